@@ -1,0 +1,33 @@
+"""Where the tool's own files live: the shipped recipes, and its state (journal, lock, log)."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Optional
+
+
+def recipes_dir() -> Path:
+    """The recipes shipped with the package: fixer/recipes in a wheel, ../recipes in a checkout."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "recipes", here.parent / "recipes"):
+        if candidate.is_dir():
+            return candidate
+    return here / "recipes"
+
+
+def under_root(path: str, root: Optional[str]) -> Path:
+    """`path` (absolute) moved under the sandbox prefix `root` (`--root DIR`)."""
+    if not root:
+        return Path(path)
+    return Path(root) / path.lstrip("/")
+
+
+def state_dir(root: Optional[str] = None) -> Path:
+    """Journal, lock and logs: /var/lib/colab-cudnn-fix as root, else ~/.local/state/colab-cudnn-fix.
+    Under `--root` both go into the sandbox."""
+    if root:
+        return under_root("/var/lib/colab-cudnn-fix", root)
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        return Path("/var/lib/colab-cudnn-fix")
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "colab-cudnn-fix"

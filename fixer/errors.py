@@ -1,0 +1,78 @@
+"""Error types. Each carries the exit code the CLI maps it to (DESIGN.md, Conventions).
+
+0 healthy or done, 1 problems found or a step failed (rolled back), 2 bad usage or bad
+input, 3 nothing could be detected (no GPU).
+"""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+
+class FixerError(Exception):
+    """Base class: a message a user can read, and the exit code it maps to."""
+
+    exit_code: int = 1
+
+    def __init__(self, message: str, *, hint: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(FixerError):
+    """Bad usage or bad input (a flag, a file, an environment description). Exit 2."""
+
+    exit_code = 2
+
+
+class RecipeError(UsageError):
+    """A recipe file is malformed or contradicts itself. Names file and line. Exit 2."""
+
+    def __init__(self, message: str, *, path: Optional[str] = None, line: Optional[int] = None,
+                 hint: Optional[str] = None) -> None:
+        where = ""
+        if path:
+            where = f"{path}:{line}: " if line else f"{path}: "
+        super().__init__(where + message, hint=hint)
+        self.path = path
+        self.line = line
+
+
+class NothingDetected(FixerError):
+    """Nothing could be detected (no GPU, no driver). Exit 3."""
+
+    exit_code = 3
+
+
+class Unsatisfiable(FixerError):
+    """No stack satisfies every constraint. `clashes` lists them in words. Exit 1."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, clashes: Sequence[str] = (), ways_out: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.clashes = tuple(clashes)
+        self.ways_out = tuple(ways_out)
+
+
+class StepFailed(FixerError):
+    """A plan step failed; the environment was rolled back. Keeps the command and its output. Exit 1."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, *, argv: Sequence[str] = (), output: str = "",
+                 rolled_back: bool = True, cause: Optional[BaseException] = None) -> None:
+        super().__init__(message)
+        self.argv = tuple(argv)
+        self.output = output
+        self.rolled_back = rolled_back
+        self.cause = cause
+
+
+class LockHeld(FixerError):
+    """Another apply holds the lock (names who). Exit 1."""
+
+    exit_code = 1

@@ -1,0 +1,591 @@
+"""The values that flow between the stages: detect -> diagnose -> resolve -> plan -> apply -> verify.
+
+Every stage takes and returns these frozen dataclasses. They serialise to plain JSON
+(`to_dict`) and back (`from_dict`), which is what `doctor --json` writes and
+`plan --environment FILE` reads. Annotations use `typing` names (Optional, Tuple) so
+that `from_dict` can evaluate them on Python 3.9.
+
+Domain words are named once here as Literals.
+"""
+from __future__ import annotations
+
+import dataclasses
+import sys
+import typing
+from typing import Any, Dict, Literal, Mapping, Optional, Tuple, Type, TypeVar
+
+#: Version of the JSON written by `doctor --json` (an Environment plus findings).
+ENVIRONMENT_SCHEMA = 1
+
+Framework = Literal[
+    "torch", "tensorflow", "jax", "cupy", "onnxruntime", "ctranslate2", "paddle"
+]
+FRAMEWORKS: Tuple[str, ...] = typing.get_args(Framework)
+
+Severity = Literal["error", "warning", "info"]
+
+FindingId = Literal[
+    "gpu-missing",
+    "driver-missing",
+    "driver-too-old",
+    "gpu-arch-unsupported",
+    "cpu-only-build",
+    "cudnn-missing",
+    "cudnn-too-old",
+    "cudnn-major-mismatch",
+    "cudnn-conflict",
+    "cudnn-shadowed",
+    "cudnn-mixed",
+    "cudnn-incomplete",
+    "cuda-lib-missing",
+    "cuda-lib-mismatch",
+    "out-of-memory",
+    "log-noise",
+    "pip-conflict",
+]
+FINDING_IDS: Tuple[str, ...] = typing.get_args(FindingId)
+
+#: Where a copy of a library came from.
+Origin = Literal[
+    "pip",            # an nvidia-* wheel in a site-packages directory
+    "apt",            # a Debian package (dpkg lists the file)
+    "conda",          # a conda prefix ($CONDA_PREFIX/lib)
+    "cuda-toolkit",   # /usr/local/cuda*/ (runfile or toolkit install)
+    "ld-library-path",  # a directory named by LD_LIBRARY_PATH, not otherwise known
+    "system",         # a system directory with no package owning the file
+    "bundled",        # shipped inside a framework's own wheel (e.g. tensorflow, ctranslate2)
+    "unknown",
+]
+
+RuntimeKind = Literal["colab", "kaggle", "docker", "wsl", "linux", "other"]
+Accelerator = Literal["gpu", "tpu", "cpu"]
+Installer = Literal["pip", "uv", "apt", "conda"]
+StepKind = Literal[
+    "pip-uninstall", "pip-install", "apt-install", "apt-hold", "conda-install",
+    "env-fix", "restart", "verify",
+]
+CheckStatus = Literal["passed", "failed", "crashed", "timeout", "skipped"]
+
+
+# ---------------------------------------------------------------------------------------
+# serialisation
+# ---------------------------------------------------------------------------------------
+
+T = TypeVar("T")
+
+
+def to_dict(value: Any) -> Any:
+    """A dataclass (or tuple/list/dict of them) as plain JSON-ready data."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_dict(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [to_dict(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): to_dict(v) for k, v in value.items()}
+    return value
+
+
+_HINTS: Dict[type, Dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> Dict[str, Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls, vars(sys.modules[cls.__module__]))
+    return _HINTS[cls]
+
+
+def _convert(tp: Any, data: Any, where: str) -> Any:
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if tp is Any:
+        return data
+    if origin is typing.Union:
+        if data is None:
+            if type(None) in args:
+                return None
+            raise ValueError(f"{where}: null is not allowed")
+        inner = [a for a in args if a is not type(None)]
+        return _convert(inner[0], data, where)
+    if origin is Literal:
+        if data not in args:
+            raise ValueError(f"{where}: {data!r} is not one of {', '.join(map(repr, args))}")
+        return data
+    if origin in (tuple, Tuple):
+        if not isinstance(data, (list, tuple)):
+            raise ValueError(f"{where}: expected a list, got {type(data).__name__}")
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_convert(args[0], v, f"{where}[{i}]") for i, v in enumerate(data))
+        if len(args) != len(data):
+            raise ValueError(f"{where}: expected {len(args)} items, got {len(data)}")
+        return tuple(_convert(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, data)))
+    if origin in (dict, Dict, Mapping):
+        if not isinstance(data, dict):
+            raise ValueError(f"{where}: expected an object, got {type(data).__name__}")
+        vt = args[1] if args else Any
+        return {str(k): _convert(vt, v, f"{where}.{k}") for k, v in data.items()}
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        return from_dict(tp, data, where)
+    if tp is float and isinstance(data, int) and not isinstance(data, bool):
+        return float(data)
+    if isinstance(tp, type) and not isinstance(data, tp):
+        raise ValueError(f"{where}: expected {tp.__name__}, got {type(data).__name__} {data!r}")
+    return data
+
+
+def from_dict(cls: Type[T], data: Any, where: str = "$") -> T:
+    """Rebuild a dataclass from `to_dict` output. Unknown keys are refused; missing keys
+    take the field's default. Raises ValueError naming the path of a bad value."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: expected an object for {cls.__name__}, got {type(data).__name__}")
+    hints = _hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)} for {cls.__name__}")
+    kwargs: Dict[str, Any] = {}
+    for name, f in fields.items():
+        if name in data:
+            kwargs[name] = _convert(hints[name], data[name], f"{where}.{name}")
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:  # type: ignore[misc]
+            raise ValueError(f"{where}: missing key {name!r} for {cls.__name__}")
+    return cls(**kwargs)
+
+
+# ---------------------------------------------------------------------------------------
+# detect: facts about the machine. Each fact that can come from several sources says which.
+# ---------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Gpu:
+    index: int
+    name: str
+    pci_bus_id: Optional[str] = None        # "00000000:00:06.0"
+    pci_device_id: Optional[str] = None     # "0x2335" (device id only, lower case)
+    compute_capability: Optional[str] = None  # "9.0"
+    memory_mib: Optional[int] = None
+    uuid: Optional[str] = None
+    source: str = ""                        # "nvml", "nvidia-smi", "sysfs", "override", ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Driver:
+    version: Optional[str] = None           # "580.159.04"
+    cuda_version: Optional[str] = None      # highest CUDA the driver supports, "13.0"
+    libcuda_path: Optional[str] = None
+    kernel_module: Optional[str] = None     # "open" / "proprietary" when known
+    source: str = ""
+    error: Optional[str] = None             # why the driver is unusable, when it is
+
+
+@dataclasses.dataclass(frozen=True)
+class Runtime:
+    kind: RuntimeKind = "linux"
+    accelerator: Optional[Accelerator] = None   # Colab/Kaggle: what the runtime was started with
+    image: Optional[str] = None             # matched Colab image (date + commit) when known
+    os_name: Optional[str] = None           # "Ubuntu 24.04.3 LTS"
+    arch: str = "x86_64"
+    glibc: Optional[str] = None             # "2.39"
+    in_notebook_kernel: bool = False        # launched from a Jupyter/IPython kernel
+    kernel_pid: Optional[int] = None
+    kernel_loaded: Tuple[str, ...] = ()     # GPU libraries the kernel process already mapped
+    source: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Distribution:
+    name: str                               # canonical name (packaging.utils.canonicalize_name)
+    version: str
+    location: str = ""                      # the site-packages directory
+    installer: Optional[str] = None         # INSTALLER file: "pip", "uv", "conda", ...
+    requires: Tuple[str, ...] = ()          # Requires-Dist lines, verbatim
+    editable: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class PythonEnv:
+    executable: str
+    version: str                            # "3.12.3"
+    prefix: str = ""
+    base_prefix: str = ""
+    is_venv: bool = False
+    site_packages: Tuple[str, ...] = ()     # in sys.path order
+    distributions: Tuple[Distribution, ...] = ()
+    pip: Optional[str] = None               # pip version, if importable in the target
+    uv: Optional[str] = None                # path of a usable uv binary
+    conda: Optional[str] = None             # path of conda/mamba, if any
+    externally_managed: bool = False        # PEP 668 marker present
+
+
+@dataclasses.dataclass(frozen=True)
+class LibFile:
+    name: str                               # file name, "libcudnn_cnn.so.9.14.0" or "libcudnn_cnn.so.9"
+    soname: Optional[str] = None            # "libcudnn_cnn.so.9"
+    version: Optional[str] = None           # version of this file when it can be told
+    size: Optional[int] = None
+    valid_elf: bool = True
+
+
+@dataclasses.dataclass(frozen=True)
+class LibraryCopy:
+    """One copy of a library family in one directory (cuDNN 9 under nvidia/cudnn/lib, ...)."""
+
+    library: str                            # "cudnn", "cudart", "cublas", "cublasLt", "nvrtc", "cufft", ...
+    major: Optional[int]
+    version: Optional[str]                  # "9.19.0" (major.minor.patch of the library)
+    directory: str
+    origin: Origin = "unknown"
+    package: Optional[str] = None           # owning package: "nvidia-cudnn-cu13 9.19.0.56", "libcudnn9-cuda-13 9.14.0.64-1"
+    version_source: str = ""                # "dist-info", "soname", "header", "cudnnGetVersion", "dpkg"
+    files: Tuple[LibFile, ...] = ()
+    missing: Tuple[str, ...] = ()           # sub-libraries this copy should have and lacks
+    mixed: bool = False                     # files of more than one version in this copy
+    cuda_major: Optional[int] = None        # the CUDA major this copy is built for, when known
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadResolution:
+    """Which copy of `library` a framework (or the plain dynamic loader) will load, and why."""
+
+    consumer: str                           # "torch", "jax", "tensorflow", ..., or "dlopen"
+    library: str                            # "cudnn"
+    soname: str                             # "libcudnn.so.9"
+    path: Optional[str]                     # the file that wins; None: nothing found
+    directory: Optional[str] = None
+    version: Optional[str] = None
+    via: str = ""                           # "preload", "DT_RPATH", "LD_LIBRARY_PATH", "DT_RUNPATH", "ld.so.cache", "default", "LD_PRELOAD"
+    steps: Tuple[str, ...] = ()             # the search order walked, for the report
+    shadowed: Tuple[str, ...] = ()          # copies that also match but lose (or win over the intended one)
+
+
+@dataclasses.dataclass(frozen=True)
+class FrameworkBuild:
+    """What an installed framework was built against, read from its files."""
+
+    framework: str                          # one of FRAMEWORKS
+    distribution: str                       # "torch", "tensorflow", "jax-cuda13-plugin", ...
+    version: str                            # "2.11.0+cu130"
+    location: str = ""
+    variant: Optional[str] = None           # "cu130", "cpu", "cuda12", ...
+    cuda: Optional[str] = None              # CUDA it was built with: "13.0"; None for a CPU build
+    cudnn: Optional[str] = None             # cuDNN it was built with: "9.19.0"
+    cudnn_requirement: Optional[str] = None  # its Requires-Dist on cuDNN, "nvidia-cudnn-cu13==9.19.0.56"
+    compute_capabilities: Tuple[str, ...] = ()  # SASS targets, "7.5", "8.0", ...
+    ptx: Optional[str] = None               # highest PTX target (JIT on newer GPUs)
+    is_cuda_build: Optional[bool] = None
+    loads_by_path: bool = False             # preloads nvidia wheel libraries by absolute path
+    library_file: Optional[str] = None      # its main native library (for RPATH/RUNPATH)
+    source: str = ""                        # which files answered
+
+
+@dataclasses.dataclass(frozen=True)
+class RuntimeView:
+    """What a framework reports once imported (doctor --deep, verify)."""
+
+    framework: str
+    imported: bool
+    error: Optional[str] = None
+    version: Optional[str] = None
+    cuda_available: Optional[bool] = None
+    cudnn_runtime: Optional[str] = None     # "9.19.0" as the framework reports it
+    devices: Tuple[str, ...] = ()
+    mapped: Tuple[str, ...] = ()            # GPU library files mapped into the process
+    seconds: Optional[float] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class ProbeNote:
+    """A line of provenance: which source answered (or failed) during detection."""
+
+    probe: str
+    ok: bool
+    detail: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Environment:
+    schema: int = ENVIRONMENT_SCHEMA
+    tool_version: str = ""
+    gpus: Tuple[Gpu, ...] = ()
+    driver: Driver = Driver()
+    runtime: Runtime = Runtime()
+    python: Optional[PythonEnv] = None
+    frameworks: Tuple[FrameworkBuild, ...] = ()
+    libraries: Tuple[LibraryCopy, ...] = ()
+    loads: Tuple[LoadResolution, ...] = ()
+    env: Dict[str, str] = dataclasses.field(default_factory=dict)  # LD_LIBRARY_PATH, LD_PRELOAD, CUDA_VISIBLE_DEVICES, ...
+    runtime_views: Tuple[RuntimeView, ...] = ()
+    probes: Tuple[ProbeNote, ...] = ()
+
+    def framework(self, name: str) -> Optional[FrameworkBuild]:
+        for f in self.frameworks:
+            if f.framework == name:
+                return f
+        return None
+
+    def distribution(self, name: str) -> Optional[Distribution]:
+        if self.python is None:
+            return None
+        from packaging.utils import canonicalize_name
+
+        want = canonicalize_name(name)
+        for d in self.python.distributions:
+            if d.name == want:
+                return d
+        return None
+
+
+# ---------------------------------------------------------------------------------------
+# diagnose
+# ---------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    id: FindingId
+    severity: Severity
+    title: str                              # one line a person reads
+    evidence: Tuple[str, ...] = ()          # paths, versions, messages
+    fix: str = ""                           # the fix it implies, in words
+    frameworks: Tuple[str, ...] = ()
+    confidence: float = 1.0                 # explain: how sure (0..1)
+
+
+# ---------------------------------------------------------------------------------------
+# recipes: typed facts about releases (loaded from recipes/*.toml by fixer.recipes)
+# ---------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Build:
+    """One installable build of a framework: a release in one CUDA variant."""
+
+    framework: str                          # "torch"
+    version: str                            # public version, "2.11.0"
+    variant: str                            # "cu130", "cu126", "cpu", "cuda12", "and-cuda", ...
+    cuda: Optional[str]                     # "13.0"; None for a CPU build
+    cudnn: Optional[str]                    # cuDNN built with, "9.19.0"; runtime: same major, minor >= this
+    python: str = ""                        # PEP 440 specifier, ">=3.10"
+    compute_capabilities: Tuple[str, ...] = ()   # SASS targets
+    ptx: Optional[str] = None               # highest PTX (JIT-compiled for newer GPUs)
+    index_url: Optional[str] = None         # None: PyPI
+    packages: Tuple[str, ...] = ()          # requirement strings that install it: "torch==2.11.0+cu130"
+    requires: Tuple[str, ...] = ()          # exact GPU-library pins it declares: "nvidia-cudnn-cu13==9.19.0.56"
+    companions: Tuple[str, ...] = ()        # "torchvision==0.26.0", ...
+    size_bytes: Optional[int] = None        # download size of the main wheel, when known
+    source: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class CudnnRelease:
+    version: str                            # "9.19.0"
+    cuda_majors: Tuple[int, ...]            # CUDA majors it is built for
+    min_compute_capability: Optional[str] = None   # "7.5" from 9.11
+    max_compute_capability: Optional[str] = None
+    pip: Dict[str, str] = dataclasses.field(default_factory=dict)  # distribution -> version: {"nvidia-cudnn-cu13": "9.19.0.56"}
+    apt: Dict[str, str] = dataclasses.field(default_factory=dict)  # package -> version string
+    size_bytes: Optional[int] = None
+    source: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class CudaDriverFloor:
+    cuda: str                               # "13.0" (toolkit) or "13" (family, minor-version compatibility)
+    min_driver: str                         # "580.65.06"
+    source: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class GpuModel:
+    name: str                               # "Tesla T4"
+    compute_capability: str                 # "7.5"
+    pci_device_ids: Tuple[str, ...] = ()    # "0x1eb8"
+    source: str = ""
+
+
+# ---------------------------------------------------------------------------------------
+# resolve / plan
+# ---------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Intent:
+    """What the user asked for. Empty: keep what is installed and make it work."""
+
+    frameworks: Tuple[str, ...] = ()        # --framework (default: those installed)
+    versions: Dict[str, str] = dataclasses.field(default_factory=dict)  # --torch 2.5.1 -> {"torch": "2.5.1"}
+    cuda: Optional[str] = None              # --cuda 12.6
+    cudnn_from: Optional[Literal["pip", "apt", "conda"]] = None
+    keep: Tuple[str, ...] = ()              # --keep NAME: never change these distributions
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """The build chosen for one framework and what it means for the machine."""
+
+    framework: str
+    build: Build
+    action: Literal["keep", "install", "change"]
+    reason: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Pin:
+    """One distribution in the target stack."""
+
+    name: str                               # "nvidia-cudnn-cu13"
+    version: str                            # "9.19.0.56"
+    index_url: Optional[str] = None
+    action: Literal["keep", "install", "upgrade", "downgrade", "remove"] = "keep"
+    installed: Optional[str] = None         # version installed now
+    why: str = ""                           # which constraint brought it in
+    size_bytes: Optional[int] = None
+    sha256: Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvFix:
+    """A change to how libraries are found: not a package."""
+
+    kind: Literal["ld-library-path-drop", "ld-library-path-add", "ld-so-conf", "ipython-preload", "env-file"]
+    value: str                              # the directory / path concerned
+    why: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Stack:
+    choices: Tuple[Choice, ...] = ()
+    pins: Tuple[Pin, ...] = ()
+    cudnn: Optional[str] = None             # the cuDNN version the stack runs on, "9.19.0"
+    cudnn_from: Optional[str] = None        # "pip", "apt", "conda"
+    env_fixes: Tuple[EnvFix, ...] = ()
+    apt: Dict[str, str] = dataclasses.field(default_factory=dict)  # package -> exact version
+    notes: Tuple[str, ...] = ()             # why, in words
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    kind: StepKind
+    summary: str                            # one line for people
+    argv: Tuple[str, ...] = ()              # the exact command; empty for in-process env fixes
+    packages: Tuple[str, ...] = ()          # requirement strings it touches
+    download_bytes: Optional[int] = None
+    files: Tuple[str, ...] = ()             # files it writes
+    content: Optional[str] = None           # for env-fix: what it writes
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    steps: Tuple[Step, ...] = ()
+    stack: Stack = Stack()
+    python: str = ""                        # target interpreter
+    restart_required: bool = False
+    findings: Tuple[Finding, ...] = ()      # what the plan fixes
+    notes: Tuple[str, ...] = ()
+
+    @property
+    def nothing_to_do(self) -> bool:
+        return not any(s.kind not in ("verify",) for s in self.steps)
+
+
+# ---------------------------------------------------------------------------------------
+# verify
+# ---------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckResult:
+    framework: str
+    status: CheckStatus
+    summary: str = ""
+    findings: Tuple[Finding, ...] = ()
+    cudnn_loaded: Optional[str] = None      # version actually mapped
+    cudnn_built: Optional[str] = None
+    mapped: Tuple[str, ...] = ()            # cuDNN files mapped into the child
+    cases: Tuple[Dict[str, Any], ...] = ()  # one per conv case: shape, dtype, max error, tolerance, ok
+    first_seconds: Optional[float] = None
+    steady_seconds: Optional[float] = None
+    seconds: Optional[float] = None         # whole child, import included
+    output: str = ""                        # tail of the child's output when it failed
+
+
+@dataclasses.dataclass(frozen=True)
+class ColabImage:
+    """One Colab GPU runtime image as recorded by googlecolab/backend-info."""
+
+    date: str                               # "2026-08-19"
+    commit: str                             # "a724079"
+    release: Optional[str] = None           # "2026.07" when the README names it
+    python: Optional[str] = None
+    torch: Optional[str] = None             # "2.11.0+cu130"
+    tensorflow: Optional[str] = None
+    jax: Optional[str] = None
+    pip_cudnn: Optional[str] = None         # "nvidia-cudnn-cu12==9.10.2.21"
+    apt_cudnn: Optional[str] = None         # "libcudnn9-cuda-12=9.8.0.87-1"
+    cuda: Optional[str] = None              # apt CUDA toolkit/libraries version
+    source: str = ""
+
+
+def _vkey(v: str) -> Tuple[int, ...]:
+    out = []
+    for part in v.split("."):
+        num = "".join(ch for ch in part if ch.isdigit())
+        out.append(int(num) if num else 0)
+    return tuple(out)
+
+
+@dataclasses.dataclass(frozen=True)
+class Recipes:
+    """Every fact about releases the resolver and diagnosis use. Built by fixer.recipes.load()
+    from recipes/*.toml, or directly in tests. Pure queries, no I/O."""
+
+    builds: Tuple[Build, ...] = ()
+    cudnn: Tuple[CudnnRelease, ...] = ()
+    driver_floors: Tuple[CudaDriverFloor, ...] = ()
+    gpus: Tuple[GpuModel, ...] = ()
+    colab_images: Tuple[ColabImage, ...] = ()
+    files: Tuple[str, ...] = ()             # the files they came from
+
+    def builds_for(self, framework: str, version: Optional[str] = None) -> Tuple[Build, ...]:
+        """Builds of a framework, newest version first; `version` filters on the public version
+        (a prefix like "2.5" matches 2.5.x)."""
+        out = [b for b in self.builds if b.framework == framework]
+        if version:
+            out = [b for b in out if b.version == version or b.version.startswith(version + ".")]
+        return tuple(sorted(out, key=lambda b: _vkey(b.version), reverse=True))
+
+    def min_driver(self, cuda: str) -> Optional[str]:
+        """Lowest Linux driver that runs code built with CUDA `cuda` ("12.6"): the family floor
+        of minor-version compatibility when known, else the toolkit's own row."""
+        major = cuda.split(".")[0]
+        for f in self.driver_floors:
+            if f.cuda == major:
+                return f.min_driver
+        for f in self.driver_floors:
+            if f.cuda == cuda:
+                return f.min_driver
+        return None
+
+    def cudnn_release(self, version: str) -> Optional[CudnnRelease]:
+        """The cuDNN release `version` ("9.19.0" or "9.19.0.56"), matched on major.minor.patch."""
+        want = _vkey(version)[:3]
+        for r in self.cudnn:
+            if _vkey(r.version)[:3] == want:
+                return r
+        return None
+
+    def gpu_by_pci(self, device_id: str) -> Optional[GpuModel]:
+        want = device_id.lower()
+        if len(want) > 6 and want.endswith("10de"):   # nvidia-smi's 0x233510DE form
+            want = want[:-4]
+        for g in self.gpus:
+            if want in (p.lower() for p in g.pci_device_ids):
+                return g
+        return None
+
+    def gpu_by_name(self, name: str) -> Optional[GpuModel]:
+        norm = name.lower().replace("nvidia", "").strip()
+        for g in self.gpus:
+            if g.name.lower().replace("nvidia", "").strip() == norm:
+                return g
+        return None

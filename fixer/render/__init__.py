@@ -1,0 +1,58 @@
+"""All terminal output: rich tables and JSON. No logic lives here.
+
+Colour follows NO_COLOR / FORCE_COLOR and TTY detection (rich does both). Area renderers
+live in submodules (render.doctor, render.plan, ...); the helpers below are shared.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Optional
+
+from rich.console import Console
+
+from ..errors import FixerError
+from ..model import to_dict
+
+_out: Optional[Console] = None
+_err: Optional[Console] = None
+
+
+def out() -> Console:
+    global _out
+    if _out is None or _out.file is not sys.stdout:
+        _out = Console(file=sys.stdout, highlight=False, soft_wrap=False)
+    return _out
+
+
+def err() -> Console:
+    global _err
+    if _err is None or _err.file is not sys.stderr:
+        _err = Console(file=sys.stderr, highlight=False)
+    return _err
+
+
+def print_json(value: Any) -> None:
+    """Dataclasses or plain data as indented JSON on stdout (no colour, no wrapping)."""
+    sys.stdout.write(json.dumps(to_dict(value), indent=2, sort_keys=False) + "\n")
+    sys.stdout.flush()
+
+
+def error(exc: FixerError, as_json: bool = False) -> None:
+    """A library error: one red line on stderr (plus its hint), or a JSON object on stdout."""
+    if as_json:
+        body = {"error": {"type": type(exc).__name__, "message": exc.message, "exit_code": exc.exit_code}}
+        for extra in ("clashes", "ways_out", "argv", "output", "path", "line"):
+            if getattr(exc, extra, None):
+                body["error"][extra] = to_dict(getattr(exc, extra))
+        if exc.hint:
+            body["error"]["hint"] = exc.hint
+        print_json(body)
+        return
+    console = err()
+    console.print(f"[bold red]error:[/] {exc.message}", markup=True, highlight=False)
+    for attr, label in (("clashes", "clash"), ("ways_out", "way out")):
+        for line in getattr(exc, attr, ()) or ():
+            console.print(f"  [yellow]{label}:[/] {line}")
+    if exc.hint:
+        console.print(f"[cyan]hint:[/] {exc.hint}")

@@ -1,0 +1,32 @@
+"""Shared test settings.
+
+- Tests marked `gpu` need an NVIDIA GPU and a working driver. They run only with
+  `--run-gpu` (on the GPU machine); CI has no GPU, so there they are skipped with that reason.
+- Recorded real outputs of a GPU machine live in tests/data/ (and ../shared/data when present).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--run-gpu", action="store_true", default=False,
+                     help="run tests that need an NVIDIA GPU (the GPU machine only)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
+    if config.getoption("--run-gpu"):
+        return
+    skip = pytest.mark.skip(reason="needs an NVIDIA GPU and driver; CI has none (run with --run-gpu on the GPU machine)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    return DATA
