@@ -17,6 +17,7 @@ from . import verify as _verify  # noqa: F401,E402
 from . import explain as _explain  # noqa: F401,E402
 from . import lock as _lock  # noqa: F401,E402
 from . import recipes as _recipes  # noqa: F401,E402
+from . import rollback as _rollback  # noqa: F401,E402
 
 
 def main(argv: Optional[List[str]] = None) -> int:
