@@ -464,6 +464,18 @@ class Stack:
 
 
 @dataclasses.dataclass(frozen=True)
+class PlanOptions:
+    """How the plan's commands are to be run: these change the literal argv of each step."""
+
+    installer: Literal["auto", "pip", "uv", "conda"] = "auto"
+    find_links: Tuple[str, ...] = ()        # --find-links DIR (local wheelhouse)
+    no_index: bool = False                  # --no-index
+    index_mirrors: Tuple[Tuple[str, str], ...] = ()  # --index-mirror FROM=TO: rewrite index URL prefixes
+    root: Optional[str] = None              # --root DIR: sandbox prefix for every file the tool writes
+    restart: bool = False                   # --restart: restart the notebook runtime at the end
+
+
+@dataclasses.dataclass(frozen=True)
 class Step:
     kind: StepKind
     summary: str                            # one line for people
