@@ -215,6 +215,7 @@ class PythonEnv:
     uv: Optional[str] = None                # path of a usable uv binary
     conda: Optional[str] = None             # path of conda/mamba, if any
     externally_managed: bool = False        # PEP 668 marker present
+    markers: Dict[str, str] = dataclasses.field(default_factory=dict)  # PEP 508 marker environment of the target
 
 
 @dataclasses.dataclass(frozen=True)
@@ -256,6 +257,8 @@ class LoadResolution:
     via: str = ""                           # "preload", "DT_RPATH", "LD_LIBRARY_PATH", "DT_RUNPATH", "ld.so.cache", "default", "LD_PRELOAD"
     steps: Tuple[str, ...] = ()             # the search order walked, for the report
     shadowed: Tuple[str, ...] = ()          # copies that also match but lose (or win over the intended one)
+    intended: Optional[str] = None          # the copy the consumer points at itself (its RPATH/RUNPATH/preload), when another wins
+    error: Optional[str] = None             # the loader would fail here: "invalid ELF header: /path", "not found"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -374,6 +377,8 @@ class Build:
     companions: Tuple[str, ...] = ()        # "torchvision==0.26.0", ...
     size_bytes: Optional[int] = None        # download size of the main wheel, when known
     source: str = ""
+    min_compute_capability: Optional[str] = None  # lowest GPU supported where only a floor is documented (JAX, TF)
+    note: str = ""                          # what was checked / inferred about this record (recipes)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -386,6 +391,7 @@ class CudnnRelease:
     apt: Dict[str, str] = dataclasses.field(default_factory=dict)  # package -> version string
     size_bytes: Optional[int] = None
     source: str = ""
+    note: str = ""                          # what was checked / inferred about this record (recipes)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -393,6 +399,7 @@ class CudaDriverFloor:
     cuda: str                               # "13.0" (toolkit) or "13" (family, minor-version compatibility)
     min_driver: str                         # "580.65.06"
     source: str = ""
+    note: str = ""                          # what was checked / inferred about this record (recipes)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -401,6 +408,7 @@ class GpuModel:
     compute_capability: str                 # "7.5"
     pci_device_ids: Tuple[str, ...] = ()    # "0x1eb8"
     source: str = ""
+    note: str = ""                          # what was checked / inferred about this record (recipes)
 
 
 # ---------------------------------------------------------------------------------------
@@ -441,6 +449,7 @@ class Pin:
     why: str = ""                           # which constraint brought it in
     size_bytes: Optional[int] = None
     sha256: Optional[str] = None
+    manager: str = "pip"                    # who installs it: "pip" (also uv), "apt" or "conda"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -461,6 +470,9 @@ class Stack:
     env_fixes: Tuple[EnvFix, ...] = ()
     apt: Dict[str, str] = dataclasses.field(default_factory=dict)  # package -> exact version
     notes: Tuple[str, ...] = ()             # why, in words
+    conda: Dict[str, str] = dataclasses.field(default_factory=dict)  # conda-forge package -> exact version (--cudnn-from conda)
+    cudnn_runtime: Dict[str, str] = dataclasses.field(default_factory=dict)  # cuDNN major -> the version every framework maps: {"9": "9.3.0.75"}
+    cudnn_packages: Dict[str, str] = dataclasses.field(default_factory=dict)  # cuDNN major -> its copy: "nvidia-cudnn-cu12 9.3.0.75", "libcudnn8 8.9.7.29-1+cuda12.2", or a directory
 
 
 @dataclasses.dataclass(frozen=True)
@@ -519,6 +531,12 @@ class CheckResult:
     steady_seconds: Optional[float] = None
     seconds: Optional[float] = None         # whole child, import included
     output: str = ""                        # tail of the child's output when it failed
+    version: Optional[str] = None           # framework version the child imported
+    device: Optional[str] = None            # GPU the child ran on, "NVIDIA H200"
+    compute_capability: Optional[str] = None  # of that GPU, "9.0"
+    import_seconds: Optional[float] = None  # framework import alone (verify's own cost = seconds - this)
+    signal: Optional[str] = None            # "SIGSEGV" when the child was killed by a signal
+    errors: Tuple[str, ...] = ()            # error messages the child caught, "stage: Type: message"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -536,6 +554,7 @@ class ColabImage:
     apt_cudnn: Optional[str] = None         # "libcudnn9-cuda-12=9.8.0.87-1"
     cuda: Optional[str] = None              # apt CUDA toolkit/libraries version
     source: str = ""
+    note: str = ""                          # e.g. how long this image state lasted (recipes)
 
 
 def _vkey(v: str) -> Tuple[int, ...]:

@@ -1,13 +1,288 @@
-"""`colab-cudnn-fix apply` (placeholder until its issue lands)."""
+"""`colab-cudnn-fix apply`: detect -> diagnose -> resolve -> plan -> apply (journaled) -> verify.
+
+Like pip it proceeds without asking (`--dry-run` shows the plan and stops, `--interactive`
+asks first), so it works in a Colab `!` cell where there is no TTY.
+
+Exit codes: 0 done, nothing to do, or healthy after the fix; 1 a step failed (the
+environment was rolled back), another apply holds the lock, or the stack is still unhealthy
+after applying; 2 bad usage or input (including a lock made for another machine); 3 no GPU
+(a CPU/TPU runtime: nothing to repair, nothing changed).
+"""
 from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import typer
 
+from ..errors import UsageError
 from ._app import app
+from ._common import (
+    CUDA_OPTION,
+    CUDNN_FROM_OPTION,
+    FRAMEWORK_OPTION,
+    JAX_OPTION,
+    JSON_OPTION,
+    KEEP_OPTION,
+    PYTHON_OPTION,
+    RECIPES_OPTION,
+    TENSORFLOW_OPTION,
+    TORCH_OPTION,
+    handle_errors,
+    make_intent,
+)
+from .plan import (
+    ENVIRONMENT_OPTION,
+    FIND_LINKS_OPTION,
+    INSTALLER_OPTION,
+    MIRROR_OPTION,
+    NO_INDEX_OPTION,
+    parse_mirrors,
+)
+
+ROOT_OPTION = typer.Option(None, "--root", metavar="DIR",
+                           help="Sandbox prefix for every file the tool writes (env files, journal); tests use it.")
+
+
+def make_options(installer: str, find_links: Optional[List[str]], no_index: bool,
+                 index_mirror: Optional[List[str]], root: Optional[str], restart: bool) -> Any:
+    from ..model import PlanOptions
+
+    if installer not in ("auto", "pip", "uv", "conda"):
+        raise UsageError(f"--installer {installer!r}: choose auto, pip, uv or conda")
+    for d in find_links or ():
+        if not os.path.isdir(d) and "://" not in d:
+            raise UsageError(f"--find-links {d}: no such directory")
+    if root is not None and not os.path.isdir(root):
+        raise UsageError(f"--root {root}: no such directory")
+    return PlanOptions(installer=installer, find_links=tuple(os.path.abspath(d) if "://" not in d else d  # type: ignore[arg-type]
+                                                             for d in find_links or ()),
+                       no_index=no_index, index_mirrors=parse_mirrors(index_mirror),
+                       root=os.path.abspath(root) if root else None, restart=restart)
 
 
 @app.command("apply")
-def apply_command() -> None:
-    """Not implemented yet."""
-    typer.echo("apply: not implemented yet", err=True)
-    raise typer.Exit(2)
+@handle_errors()
+def apply_command(
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and change nothing."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Never ask (the default unless --interactive)."),
+    interactive: bool = typer.Option(False, "--interactive", help="Show the plan and ask before changing anything."),
+    json: bool = JSON_OPTION,
+    python: Optional[str] = PYTHON_OPTION,
+    lock: Optional[str] = typer.Option(None, "--lock", metavar="FILE",
+                                       help="Install exactly this lock file (hashes enforced)."),
+    find_links: Optional[List[str]] = FIND_LINKS_OPTION,
+    no_index: bool = NO_INDEX_OPTION,
+    index_mirror: Optional[List[str]] = MIRROR_OPTION,
+    installer: str = INSTALLER_OPTION,
+    root: Optional[str] = ROOT_OPTION,
+    restart: bool = typer.Option(False, "--restart", help="Restart the notebook runtime when it must reload libraries."),
+    environment: Optional[str] = ENVIRONMENT_OPTION,
+    recipes: Optional[List[str]] = RECIPES_OPTION,
+    framework: Optional[List[str]] = FRAMEWORK_OPTION,
+    torch: Optional[str] = TORCH_OPTION,
+    tensorflow: Optional[str] = TENSORFLOW_OPTION,
+    jax: Optional[str] = JAX_OPTION,
+    cuda: Optional[str] = CUDA_OPTION,
+    cudnn_from: Optional[str] = CUDNN_FROM_OPTION,
+    keep: Optional[List[str]] = KEEP_OPTION,
+    no_verify: bool = typer.Option(False, "--no-verify", help="Skip the checks after applying."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show every line the installers print."),
+) -> None:
+    """Repair the GPU stack: run the plan's steps, journaled; roll back on any failure."""
+    from ..apply import apply_plan
+    from ..apply.colab import find_kernel
+    from ..render import apply as render
+
+    intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
+    options = make_options(installer, find_links, no_index, index_mirror, root, restart)
+    if dry_run and interactive:
+        raise UsageError("--dry-run and --interactive exclude each other")
+
+    if lock:
+        env, plan, findings = _lock_plan(lock, python, environment, options)
+        view = None
+    else:
+        view = _build_plan(python=python, environment=environment, recipes=tuple(recipes or ()),
+                          intent=intent, options=options)
+        env, plan, findings = view.env, view.plan, tuple(view.plan.findings)
+        if not env.gpus and any(f.id == "gpu-missing" and f.severity == "error" for f in findings):
+            _no_gpu(env, json)
+    target = (env.python.executable if env.python else None) or python or sys.executable
+    if python:
+        target = python
+
+    if dry_run or plan.nothing_to_do:
+        if plan.nothing_to_do:
+            render.show_nothing_to_do(plan, json, findings)
+        elif view is not None:
+            from ..render import plan as plan_render
+
+            plan_render.show(view, as_json=json)
+        else:
+            _show_lock_plan(plan, json)
+        return
+    if interactive and not yes:
+        if view is not None:
+            from ..render import plan as plan_render
+
+            plan_render.show(view, as_json=False)
+        else:
+            _show_lock_plan(plan, False)
+        if not typer.confirm("Apply these steps?", default=False):
+            raise typer.Exit(1)
+
+    result = apply_plan(plan, python=target, options=options, reporter=render.reporter_for(json, verbose),
+                        verify=not no_verify)
+    checks, findings_after, verified_by = (), (), ""
+    if not no_verify:
+        checks, findings_after, verified_by = _verify(target, recipes)
+    kernel = find_kernel()
+    restart_info = _restart(kernel, plan, options.restart, env, json)
+    render.show_applied(result, as_json=json, plan=plan, checks=checks, findings_after=findings_after,
+                        verified_by=verified_by, restart=restart_info)
+    if restart_info.get("do"):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        from ..apply.colab import restart_kernel
+
+        restart_kernel(kernel)  # type: ignore[arg-type]
+    unhealthy = any(f.severity == "error" for f in findings_after) or \
+        any(c.status in ("failed", "crashed", "timeout") for c in checks)
+    if unhealthy:
+        raise typer.Exit(1)
+
+
+def _build_plan(*, python: Optional[str], environment: Optional[str], recipes: Tuple[str, ...],
+                intent: Any, options: Any) -> Any:
+    """fixer.cli.plan.build_plan, with the COLAB_CUDNN_FIX_* detection overrides honoured as
+    `doctor` does (offline machines, tests that stand in for the driver)."""
+    from .plan import build_plan
+
+    if environment:
+        return build_plan(python=python, environment=environment, recipes=recipes, intent=intent, options=options)
+    from .. import plan as planning
+    from .. import recipes as rec
+    from ..detect import detect, overrides_from_env
+    from ..diagnose import diagnose
+    from ..render.plan import PlanView
+    from ..resolve import resolve
+
+    loaded = rec.load(recipes)
+    env = detect(python, overrides=overrides_from_env(os.environ))
+    findings = tuple(diagnose(env, loaded))
+    if not env.gpus and any(f.id == "gpu-missing" and f.severity == "error" for f in findings):
+        plan = planning.Plan(findings=findings)
+    else:
+        stack = resolve(env, intent, loaded)
+        plan = planning.make_plan(env, stack, options, findings=findings)
+    return PlanView(plan=plan, env=env, intent=intent, options=options,
+                    where="this machine" + (f" ({python})" if python else ""),
+                    recipe_dirs=recipes, recipe_files=len(loaded.files))
+
+
+def _no_gpu(env: Any, as_json: bool) -> None:
+    """A CPU or TPU runtime: nothing to repair. Say so plainly and change nothing (exit 3)."""
+    from ..render import print_json, out
+
+    acc = env.runtime.accelerator or "cpu"
+    msg = (f"no NVIDIA GPU on this runtime ({acc.upper()}): there is no GPU stack to repair, nothing was changed. "
+           "On Colab: Runtime > Change runtime type > a GPU.")
+    if as_json:
+        print_json({"schema": 1, "changed": False, "nothing_to_do": True, "no_gpu": True, "message": msg})
+    else:
+        out().print(msg, highlight=False)
+    raise typer.Exit(3)
+
+
+def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str], options: Any) -> Tuple[Any, Any, tuple]:
+    from .. import lock as locking
+    from ..apply.sources import find_uv
+
+    lock = locking.read_lock(lock_path)
+    if environment:
+        from ..plan import load_environment
+
+        env, _findings, _where = load_environment(environment)
+    else:
+        from ..detect import detect
+
+        from ..detect import overrides_from_env
+
+        env = detect(python, overrides=overrides_from_env(os.environ))
+    locking.check_compatible(lock, env, lock_path)
+    target = python or (env.python.executable if env.python else sys.executable)
+    has_pip = _has_pip(target)
+    tool = "uv" if options.installer == "uv" or (options.installer == "auto" and not has_pip and find_uv()) else "pip"
+    apt_now: Dict[str, str] = {}
+    for lib in env.libraries:
+        if lib.origin == "apt" and lib.package:
+            name, _, ver = lib.package.partition(" ")
+            apt_now[name] = ver
+    plan = locking.plan_from_lock(lock, python=target, options=options, installer=tool, apt_installed=apt_now)
+    return env, plan, ()
+
+
+def _has_pip(python: str) -> bool:
+    from ..apply.snapshot import read_target
+
+    return read_target(python).has("pip")
+
+
+def _show_lock_plan(plan: Any, as_json: bool) -> None:
+    from ..render import out, print_json
+    from ..render.plan import command_text, plan_json
+
+    if as_json:
+        print_json(plan_json(plan))
+        return
+    console = out()
+    for i, s in enumerate(plan.steps, 1):
+        console.print(f"# {i}. {s.kind}: {s.summary}", style="dim", highlight=False, markup=False)
+        console.print(command_text(s), highlight=False, markup=False, soft_wrap=True)
+
+
+def _verify(python: str, recipes: Optional[List[str]]) -> Tuple[tuple, tuple, str]:
+    """The deepest check available: the GPU conv test (fixer.verify) when a GPU is there, and
+    a fresh detect + diagnose of the result."""
+    checks: tuple = ()
+    findings: tuple = ()
+    how: List[str] = []
+    try:
+        from ..detect import detect, overrides_from_env
+        from ..diagnose import diagnose
+        from ..recipes import load
+
+        env = detect(python, overrides=overrides_from_env(os.environ))
+        findings = tuple(diagnose(env, load(tuple(recipes or ()))))
+        how.append("detect + diagnose")
+    except ImportError:
+        env = None
+    if env is not None and env.gpus:
+        try:
+            from ..verify import verify
+
+            checks = tuple(verify(python, env=env))
+            how.append("GPU convolution check")
+        except ImportError:
+            pass
+    return checks, findings, " + ".join(how)
+
+
+def _restart(kernel: Any, plan: Any, wanted: bool, env: Any, as_json: bool) -> Dict[str, Any]:
+    if kernel is None:
+        if plan.restart_required:
+            return {"needed": True, "do": False,
+                    "message": "Restart the notebook runtime so that it loads the fixed libraries."}
+        return {"needed": False, "do": False}
+    if not kernel.restart_needed:
+        return {"needed": False, "do": False, "kernel_pid": kernel.pid,
+                "message": "The notebook kernel has not loaded a GPU library yet: no restart needed."}
+    if wanted:
+        return {"needed": True, "do": True, "kernel_pid": kernel.pid,
+                "message": f"Restarting the notebook runtime (kernel pid {kernel.pid} already loaded "
+                           f"{os.path.basename(kernel.loaded[0])}); the notebook reconnects by itself."}
+    return {"needed": True, "do": False, "kernel_pid": kernel.pid,
+            "message": f"Restart the runtime (Runtime > Restart session, or rerun with --restart): the kernel "
+                       f"(pid {kernel.pid}) already loaded {os.path.basename(kernel.loaded[0])}."}

@@ -1,13 +1,101 @@
-"""`colab-cudnn-fix doctor` (placeholder until its issue lands)."""
+"""`colab-cudnn-fix doctor`: the machine's GPU stack and what is wrong with it.
+
+Exit codes: 0 healthy (or nothing to fix: no GPU and nothing installed that needs one),
+1 problems found, 2 bad usage (e.g. --python that does not exist), 3 no GPU visible.
+Overrides for offline use: COLAB_CUDNN_FIX_DRIVER, COLAB_CUDNN_FIX_CUDA, COLAB_CUDNN_FIX_GPU
+(see fixer.detect.overrides).
+"""
 from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import typer
 
+from ..errors import UsageError
+from ..model import Environment, Finding, Recipes
 from ._app import app
+from ._common import JSON_OPTION, PYTHON_OPTION, RECIPES_OPTION, handle_errors
+
+
+def exit_code_for(env: Environment, findings: Sequence[Finding]) -> Tuple[int, bool, bool]:
+    """(exit code, healthy, nothing_to_fix)."""
+    from ..diagnose import is_healthy
+
+    if any(f.id == "gpu-missing" and f.severity == "error" for f in findings):
+        return 3, False, False
+    healthy = is_healthy(findings)
+    return (0 if healthy else 1), healthy, healthy and not env.gpus
+
+
+def doctor_findings(env: Environment, recipes: Recipes, lock: Optional[str] = None) -> Tuple[Finding, ...]:
+    """Diagnosis plus, with a lock file, its drift check (fixer.lock.check_drift)."""
+    from ..diagnose import SEVERITY_ORDER, diagnose
+
+    findings = list(diagnose(env, recipes))
+    if lock:
+        try:
+            from ..lock import check_drift  # type: ignore[attr-defined]
+        except (ImportError, AttributeError):
+            raise UsageError("--lock needs the lock feature (fixer.lock.check_drift), which is not available")
+        findings += list(check_drift(lock, env))
+        findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
+    return tuple(findings)
+
+
+class _RecipesLoader(threading.Thread):
+    """Loads the recipes while detection waits on its child processes."""
+
+    def __init__(self, extra: Sequence[str]) -> None:
+        super().__init__(daemon=True)
+        self.extra = tuple(extra)
+        self.value: Optional[Recipes] = None
+        self.exc: Optional[BaseException] = None
+
+    def run(self) -> None:
+        try:
+            from .. import recipes as _recipes
+
+            self.value = _recipes.load(extra_dirs=self.extra)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
+            self.exc = exc
+
+    def get(self) -> Recipes:
+        self.join()
+        if self.exc is not None:
+            raise self.exc
+        assert self.value is not None
+        return self.value
 
 
 @app.command("doctor")
-def doctor_command() -> None:
-    """Not implemented yet."""
-    typer.echo("doctor: not implemented yet", err=True)
-    raise typer.Exit(2)
+@handle_errors()
+def doctor_command(
+    json: bool = JSON_OPTION,
+    deep: bool = typer.Option(False, "--deep", help="Also import each framework in a child process (slower) and "
+                                                    "report what it sees: its cuDNN version, mapped files, devices."),
+    python: Optional[str] = PYTHON_OPTION,
+    lock: Optional[str] = typer.Option(None, "--lock", metavar="FILE", help="Check the machine against a lock file (drift)."),
+    recipes: Optional[str] = RECIPES_OPTION,
+) -> None:
+    """Show the GPU stack (GPU, driver, each framework's build vs the cuDNN it will load) and what is wrong."""
+    from ..detect import detect, overrides_from_env
+
+    if recipes is not None and not os.path.isdir(recipes):
+        raise UsageError(f"--recipes {recipes}: not a directory")
+    overrides = overrides_from_env(os.environ)
+    loader = _RecipesLoader([recipes] if recipes else [])
+    loader.start()
+    env = detect(python, deep=deep, overrides=overrides)
+    findings = doctor_findings(env, loader.get(), lock)
+    code, healthy, nothing = exit_code_for(env, findings)
+    if json:
+        from ..render.doctor import print_doctor_json
+
+        print_doctor_json(env, findings, healthy, code)
+    else:
+        from ..render.doctor import render_doctor
+
+        render_doctor(env, findings, healthy, code, nothing_to_fix=nothing)
+    raise typer.Exit(code)

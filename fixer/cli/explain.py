@@ -1,13 +1,114 @@
-"""`colab-cudnn-fix explain` (placeholder until its issue lands)."""
+"""`colab-cudnn-fix explain`: turn an error text into its likely cause, the evidence, the fix, and
+(when the machine was detected) the plan that would apply it."""
 from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Dict, List, Optional
 
 import typer
 
+from ..errors import FixerError, UsageError
 from ._app import app
+from ._common import JSON_OPTION, PYTHON_OPTION, RECIPES_OPTION, handle_errors
+
+#: Version of the JSON written by `explain --json`.
+EXPLAIN_SCHEMA = 1
+MAX_TEXT = 5_000_000
+
+
+def read_text(text: Optional[str], file: Optional[str]) -> str:
+    """The error text from the argument, --file, or stdin ('-'); UsageError when absent or empty."""
+    if text is not None and file is not None:
+        raise UsageError("give the error text either as an argument or with --file, not both")
+    if file is not None:
+        if file == "-":
+            data = sys.stdin.read(MAX_TEXT)
+        else:
+            if not os.path.isfile(file):
+                raise UsageError(f"--file {file}: no such file")
+            try:
+                with open(file, encoding="utf-8", errors="replace") as fh:
+                    data = fh.read(MAX_TEXT)
+            except OSError as exc:
+                raise UsageError(f"--file {file}: {exc.strerror or exc}")
+    elif text == "-":
+        data = sys.stdin.read(MAX_TEXT)
+    elif text is not None:
+        data = text
+    else:
+        raise UsageError("explain needs an error text: `explain 'TEXT'`, `explain --file LOG` or `... | explain -`")
+    if not data.strip():
+        raise UsageError("the error text is empty")
+    return data
+
+
+def _plan_for(env: Any, recipes: Any, notes: List[str]) -> Any:
+    """The plan that would fix the machine (resolve + make_plan), when those stages exist."""
+    try:
+        from ..model import Intent
+        from ..plan import make_plan
+        from ..resolve import resolve
+    except ImportError:
+        notes.append("no plan: the resolve/plan stages are not available")
+        return None
+    try:
+        return make_plan(env, resolve(env, Intent(), recipes))
+    except FixerError as exc:
+        notes.append(f"no plan: {exc.message}")
+        for c in getattr(exc, "clashes", ()) or ():
+            notes.append(f"clash: {c}")
+    return None
 
 
 @app.command("explain")
-def explain_command() -> None:
-    """Not implemented yet."""
-    typer.echo("explain: not implemented yet", err=True)
-    raise typer.Exit(2)
+@handle_errors()
+def explain_command(
+    text: Optional[str] = typer.Argument(None, metavar="[TEXT | -]", help="The error text; '-' reads stdin."),
+    file: Optional[str] = typer.Option(None, "--file", "-f", metavar="F", help="Read the error text from a file ('-': stdin)."),
+    no_detect: bool = typer.Option(False, "--no-detect", help="Explain the text alone; do not look at this machine."),
+    json: bool = JSON_OPTION,
+    python: Optional[str] = PYTHON_OPTION,
+    recipes: Optional[List[str]] = RECIPES_OPTION,
+) -> None:
+    """Say why a GPU/cuDNN error happened: cause, evidence, fix (and the plan that applies it).
+    Exit 0 when a cause was found, 1 when the text was not recognised, 2 for bad input."""
+    from ..explain import analyze
+
+    data = read_text(text, file)
+    extra = list(recipes or [])
+    env = None
+    rec = None
+    notes: List[str] = []
+    if not no_detect:
+        try:
+            from ..detect import detect
+        except ImportError:
+            notes.append("no detection: fixer.detect is not available")
+        else:
+            env = detect(python)
+        if env is not None:
+            try:
+                from ..recipes import load
+
+                rec = load(extra)
+            except ImportError:
+                rec = None
+    result = analyze(data, env, rec, extra_dirs=extra)
+    notes.extend(result.notes)
+    plan = None
+    if env is not None and rec is not None and any(f.id not in ("log-noise",) for f in result.findings):
+        plan = _plan_for(env, rec, notes)
+    code = 0 if result.recognised else 1
+    if json:
+        from ..render import print_json
+
+        body: Dict[str, Any] = {"schema": EXPLAIN_SCHEMA, "recognised": result.recognised,
+                                "findings": result.findings, "rules": list(result.rules),
+                                "detected": env is not None, "plan": plan, "notes": notes}
+        print_json(body)
+    else:
+        from ..render.explain import render_explain
+
+        render_explain(result, plan, notes, detected=env is not None)
+    raise typer.Exit(code)

@@ -1,13 +1,72 @@
-"""`colab-cudnn-fix lock` (placeholder until its issue lands)."""
+"""`colab-cudnn-fix lock -o stack.lock.toml`: write the resolved stack with hashes.
+
+Exit codes: 0 written; 1 no stack fits, or an index could not give a file's hash; 2 bad
+usage or input.
+"""
 from __future__ import annotations
+
+from typing import List, Optional
 
 import typer
 
 from ._app import app
+from ._common import (
+    CUDA_OPTION,
+    CUDNN_FROM_OPTION,
+    FRAMEWORK_OPTION,
+    JAX_OPTION,
+    JSON_OPTION,
+    KEEP_OPTION,
+    PYTHON_OPTION,
+    RECIPES_OPTION,
+    TENSORFLOW_OPTION,
+    TORCH_OPTION,
+    handle_errors,
+    make_intent,
+)
+from .plan import ENVIRONMENT_OPTION, FIND_LINKS_OPTION, MIRROR_OPTION, NO_INDEX_OPTION
 
 
 @app.command("lock")
-def lock_command() -> None:
-    """Not implemented yet."""
-    typer.echo("lock: not implemented yet", err=True)
-    raise typer.Exit(2)
+@handle_errors()
+def lock_command(
+    output: str = typer.Option("stack.lock.toml", "-o", "--output", metavar="FILE", help="Where to write the lock."),
+    json: bool = JSON_OPTION,
+    python: Optional[str] = PYTHON_OPTION,
+    environment: Optional[str] = ENVIRONMENT_OPTION,
+    recipes: Optional[List[str]] = RECIPES_OPTION,
+    find_links: Optional[List[str]] = FIND_LINKS_OPTION,
+    no_index: bool = NO_INDEX_OPTION,
+    index_mirror: Optional[List[str]] = MIRROR_OPTION,
+    framework: Optional[List[str]] = FRAMEWORK_OPTION,
+    torch: Optional[str] = TORCH_OPTION,
+    tensorflow: Optional[str] = TENSORFLOW_OPTION,
+    jax: Optional[str] = JAX_OPTION,
+    cuda: Optional[str] = CUDA_OPTION,
+    cudnn_from: Optional[str] = CUDNN_FROM_OPTION,
+    keep: Optional[List[str]] = KEEP_OPTION,
+) -> None:
+    """Write the stack that fits this machine (exact versions, sha256 hashes, apt pins, loader fixes)."""
+    from .. import lock as locking
+    from ..model import to_dict
+    from ..render import out, print_json
+    from .apply import make_options
+    from .plan import build_plan
+
+    intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
+    options = make_options("auto", find_links, no_index, index_mirror, None, False)
+    view = build_plan(python=python, environment=environment, recipes=tuple(recipes or ()), intent=intent,
+                      options=options)
+    lock = locking.make_lock(view.env, view.plan.stack, options=options)
+    path = locking.write_lock(lock, output)
+    if json:
+        print_json({"schema": 1, "path": str(path), "lock": to_dict(lock)})
+        return
+    console = out()
+    console.print(f"wrote {path}: {len(lock.packages)} package(s) with hashes"
+                  + (f", {len(lock.apt)} apt pin(s)" if lock.apt else "")
+                  + (f", {len(lock.env_fixes)} loader fix(es)" if lock.env_fixes else ""), highlight=False)
+    for p in lock.packages:
+        console.print(f"  {p.name}=={p.version}  ({len(p.hashes)} hash{'es' if len(p.hashes) != 1 else ''})",
+                      highlight=False)
+    console.print(f"reproduce with: colab-cudnn-fix apply --lock {path}", style="dim", highlight=False)

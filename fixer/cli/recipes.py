@@ -1,13 +1,61 @@
-"""`colab-cudnn-fix recipes` (placeholder until its issue lands)."""
+"""`colab-cudnn-fix recipes list|show|validate`: look at and check the recipe data."""
 from __future__ import annotations
+
+from typing import List, Optional
 
 import typer
 
 from ._app import app
+from ._common import JSON_OPTION, RECIPES_OPTION, handle_errors
+
+recipes_app = typer.Typer(
+    name="recipes",
+    no_args_is_help=True,
+    add_completion=False,
+    help="List, show and validate the recipes (builds, cuDNN releases, driver floors, GPUs, Colab images).",
+)
+app.add_typer(recipes_app, name="recipes")
+
+TARGET_ARGUMENT = typer.Argument(
+    ..., metavar="WHAT",
+    help="FRAMEWORK or FRAMEWORK==VERSION (a prefix like torch==2.5 matches 2.5.x), or one of: cudnn, drivers, gpus, colab.",
+)
 
 
-@app.command("recipes")
-def recipes_command() -> None:
-    """Not implemented yet."""
-    typer.echo("recipes: not implemented yet", err=True)
-    raise typer.Exit(2)
+@recipes_app.command("list")
+@handle_errors()
+def list_command(recipes: Optional[List[str]] = RECIPES_OPTION, json: bool = JSON_OPTION) -> None:
+    """One line per framework: versions, variants and builds; then the other tables."""
+    from .. import recipes as rec
+    from ..render import recipes as render
+
+    loaded = rec.load(tuple(recipes or ()))
+    render.summary(loaded, as_json=json)
+
+
+@recipes_app.command("show")
+@handle_errors()
+def show_command(what: str = TARGET_ARGUMENT, recipes: Optional[List[str]] = RECIPES_OPTION,
+                 json: bool = JSON_OPTION) -> None:
+    """The builds of a framework (optionally one version) as a table, or another table."""
+    from .. import recipes as rec
+    from ..render import recipes as render
+
+    loaded = rec.load(tuple(recipes or ()))
+    render.show(loaded, rec.select(loaded, what), as_json=json)
+
+
+@recipes_app.command("validate")
+@handle_errors()
+def validate_command(recipes: Optional[List[str]] = RECIPES_OPTION, json: bool = JSON_OPTION) -> None:
+    """Check every recipe file; print each problem as FILE:LINE. Exit 2 if there is any."""
+    from .. import recipes as rec
+    from ..render import recipes as render
+
+    errors = rec.validate(tuple(recipes or ()))
+    try:
+        files = [str(f) for f in rec.recipe_files(tuple(recipes or ()))]
+    except Exception:  # a missing --recipes directory is already among the errors
+        files = []
+    render.validation(errors, files, as_json=json)
+    raise typer.Exit(2 if errors else 0)

@@ -1,13 +1,40 @@
-"""`colab-cudnn-fix rollback` (placeholder until the apply issue lands)."""
+"""`colab-cudnn-fix rollback`: undo the last apply from its journal (also after a crash).
+
+Exit codes: 0 rolled back exactly, or nothing to roll back (running it twice is harmless);
+1 the rollback could not restore everything (what is left is listed; the journal stays);
+another apply holds the lock.
+"""
 from __future__ import annotations
+
+from typing import Optional
 
 import typer
 
 from ._app import app
+from ._common import JSON_OPTION, handle_errors
+from .apply import ROOT_OPTION
 
 
 @app.command("rollback")
-def rollback_command() -> None:
-    """Not implemented yet."""
-    typer.echo("rollback: not implemented yet", err=True)
-    raise typer.Exit(2)
+@handle_errors()
+def rollback_command(
+    root: Optional[str] = ROOT_OPTION,
+    python: Optional[str] = typer.Option(None, "--python", metavar="PATH",
+                                         help="Target interpreter (default: the one the last apply changed)."),
+    json: bool = JSON_OPTION,
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show every line the installers print."),
+) -> None:
+    """Put back exactly what the last apply changed: package versions, files, apt pins."""
+    import os
+
+    from ..apply import rollback
+    from ..errors import UsageError
+    from ..render import apply as render
+
+    if root is not None and not os.path.isdir(root):
+        raise UsageError(f"--root {root}: no such directory")
+    result = rollback(root=os.path.abspath(root) if root else None, python=python,
+                      reporter=render.reporter_for(json, verbose))
+    render.show_rollback(result, json)
+    if result.status == "rollback-incomplete":
+        raise typer.Exit(1)

@@ -1,0 +1,21 @@
+"""Apply a plan as a transaction (journal, rollback, lock), fix the loader, handle notebook kernels.
+
+    apply_plan(plan, python=..., options=PlanOptions(...)) -> ApplyResult   (raises StepFailed after rollback)
+    rollback(root=None, python=None) -> RollbackResult
+
+Modules: transaction (apply_plan, rollback), journal, filelock, runner (the subprocess edge),
+snapshot (what the target has installed), wheelbuild (repack installed distributions),
+sources (index options, restore commands), envfix (loader fixes), colab (kernel detection,
+restart), reporter (progress hooks), results (return values).
+"""
+from __future__ import annotations
+
+from .reporter import LoggingReporter, Reporter
+from .results import APPLY_SCHEMA, ApplyResult, DistChange, RollbackResult, StepOutcome
+from .runner import CommandResult, run_command
+from .transaction import apply_plan, rollback
+
+__all__ = [
+    "APPLY_SCHEMA", "ApplyResult", "CommandResult", "DistChange", "LoggingReporter", "Reporter",
+    "RollbackResult", "StepOutcome", "apply_plan", "rollback", "run_command",
+]

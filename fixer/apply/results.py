@@ -1,0 +1,49 @@
+"""What apply and rollback return (plain frozen dataclasses; `fixer.model.to_dict` serialises them)."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional, Tuple
+
+#: Version of the JSON that `apply --json` and `rollback --json` write.
+APPLY_SCHEMA = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class DistChange:
+    name: str
+    before: Optional[str]                   # None: was not installed
+    after: Optional[str]                    # None: is not installed now
+
+
+@dataclasses.dataclass(frozen=True)
+class StepOutcome:
+    kind: str
+    summary: str
+    argv: Tuple[str, ...] = ()
+    rc: int = 0
+    seconds: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class ApplyResult:
+    changed: bool                           # False: nothing to do
+    steps: Tuple[StepOutcome, ...] = ()
+    distributions: Tuple[DistChange, ...] = ()
+    files: Tuple[str, ...] = ()             # files written or removed (real paths, under --root)
+    journal: Optional[str] = None           # journal directory (rollback reads it)
+    log: Optional[str] = None               # the log file with every command's output
+    restart_required: bool = False
+    notes: Tuple[str, ...] = ()
+    seconds: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class RollbackResult:
+    status: str                             # "rolled-back", "nothing-to-do", "rollback-incomplete"
+    journal: Optional[str] = None
+    distributions: Tuple[DistChange, ...] = ()   # what the rollback changed (now -> restored)
+    files: Tuple[str, ...] = ()             # files restored or removed
+    exact: bool = True                      # the environment is exactly as before the apply
+    remaining: Tuple[str, ...] = ()         # differences left, when not exact
+    commands: Tuple[Tuple[str, ...], ...] = ()
+    notes: Tuple[str, ...] = ()

@@ -1,0 +1,80 @@
+"""The machine's file tree seen through `root` (tests lay out a fake machine under a temp dir).
+
+Paths in the Environment are machine paths ("/usr/lib/x86_64-linux-gnu/libcudnn.so.9"); only
+the reads go through the root prefix. Directory listings and ELF headers are cached, because
+the same directories are seen as library copies and again as loader search steps.
+"""
+from __future__ import annotations
+
+import os
+from typing import Dict, List, Optional
+
+from .elf import ElfInfo, read_elf
+
+
+class MachineFS:
+    def __init__(self, root: str = "/") -> None:
+        self.root = os.path.abspath(root or "/")
+        self._ls: Dict[str, Optional[List[str]]] = {}
+        self._elf: Dict[str, ElfInfo] = {}
+
+    def R(self, path: str) -> str:
+        """Machine path -> host path."""
+        if self.root == "/":
+            return path
+        return os.path.join(self.root, path.lstrip("/"))
+
+    def unR(self, host_path: str) -> str:
+        if self.root == "/" or not host_path:
+            return host_path
+        rel = os.path.relpath(host_path, self.root)
+        return "/" if rel == "." else "/" + rel if not rel.startswith("..") else host_path
+
+    def real(self, path: str) -> str:
+        """Symlinks resolved, as a machine path (a link pointing outside root stays outside)."""
+        return self.unR(os.path.realpath(self.R(path)))
+
+    def exists(self, path: str) -> bool:
+        return os.path.exists(self.R(path))
+
+    def isdir(self, path: str) -> bool:
+        return os.path.isdir(self.R(path))
+
+    def listdir(self, path: str) -> Optional[List[str]]:
+        """Sorted names, or None when the directory is absent or unreadable."""
+        if path not in self._ls:
+            try:
+                self._ls[path] = sorted(os.listdir(self.R(path)))
+            except OSError:
+                self._ls[path] = None
+        return self._ls[path]
+
+    def listdir_error(self, path: str) -> Optional[str]:
+        try:
+            os.listdir(self.R(path))
+        except PermissionError:
+            return "permission denied"
+        except OSError as exc:
+            return exc.strerror or str(exc)
+        return None
+
+    def read_text(self, path: str, limit: int = 4 << 20) -> Optional[str]:
+        try:
+            with open(self.R(path), encoding="utf-8", errors="replace") as fh:
+                return fh.read(limit)
+        except OSError:
+            return None
+
+    def elf(self, path: str) -> ElfInfo:
+        """ELF facts of a machine path (the ElfInfo's path is the machine path)."""
+        real = self.real(path)
+        if real not in self._elf:
+            info = read_elf(self.R(real))
+            self._elf[real] = ElfInfo(**{**info.__dict__, "path": real})
+        return self._elf[real]
+
+    def size(self, path: str) -> Optional[int]:
+        try:
+            return os.path.getsize(self.R(path))
+        except OSError:
+            return None

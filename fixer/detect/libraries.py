@@ -1,0 +1,359 @@
+"""Every copy of cuDNN (and of cudart, cuBLAS, cuBLASLt, NVRTC) on the machine, with its version.
+
+Where we look: the nvidia/*/lib directories of every site-packages the target sees (pip), the
+framework's own lib dir (bundled), LD_PRELOAD and LD_LIBRARY_PATH, $CONDA_PREFIX/lib, the
+directories ld.so.cache names, the default dirs and /usr/local/cuda*. Who owns a file: the
+wheel's RECORD (pip), /var/lib/dpkg/info/*.list (apt), else by place.
+
+Version of a file, cheapest first: the versioned real file name (libcudnn_cnn.so.9.14.0), the
+owning wheel's version when the file's size matches its RECORD, the cudnn_version.h next to
+the copy, and last cudnnGetVersion called in a child process (every cuDNN 9 sub-library
+exports it) for files nothing else vouches for.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections import Counter, OrderedDict
+from typing import Dict, Iterable, List, Mapping, Optional, Set, Tuple
+
+from ..model import LibFile, LibraryCopy, ProbeNote, PythonEnv
+from .fs import MachineFS
+
+FAMILY_RE = re.compile(r"^lib(cudnn(?:_[a-z_]+)?|cudart|cublasLt|cublas|nvrtc)\.so\.(\d+)((?:\.\d+)*)$")
+CUDNN9_SUBLIBS = ("graph", "ops", "cnn", "adv", "heuristic", "engines_precompiled", "engines_runtime_compiled")
+CUDNN8_SUBLIBS = ("ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train")
+DEFAULT_DIRS = ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib")
+DPKG_PACKAGES = re.compile(r"^(libcudnn|cudnn|cuda-cudart|libcublas|cuda-nvrtc|libnvrtc|libcudart)[^:]*(:[a-z0-9]+)?\.list$")
+PIP_CUDA_DIST = re.compile(r"^nvidia-(cudnn|cuda-runtime|cublas|cuda-nvrtc|cu\d+)")
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def expected_sonames(major: int) -> Tuple[str, ...]:
+    subs = CUDNN9_SUBLIBS if major >= 9 else CUDNN8_SUBLIBS if major == 8 else ()
+    return (f"libcudnn.so.{major}",) + tuple(f"libcudnn_{s}.so.{major}" for s in subs)
+
+
+def _v3(v: str) -> str:
+    return ".".join((v.split(".") + ["0", "0"])[:3])
+
+
+@dataclasses.dataclass
+class PipFile:
+    dist: str
+    version: str
+    size: Optional[int]
+
+
+@dataclasses.dataclass
+class Owners:
+    pip: Dict[str, PipFile]                     # real machine path -> owning wheel
+    pip_expected: Dict[str, List[str]]          # lib dir -> files its wheel's RECORD lists there
+    pip_dir_dist: Dict[str, Tuple[str, str]]    # lib dir -> (dist, version)
+    dpkg: Dict[str, str]                        # real machine path -> package
+    dpkg_versions: Dict[str, str]               # package -> version
+
+
+def read_pip_owners(python: Optional[PythonEnv], fs: MachineFS, notes: List[ProbeNote]) -> Tuple[Dict[str, PipFile], Dict[str, List[str]], Dict[str, Tuple[str, str]]]:
+    owned: Dict[str, PipFile] = {}
+    expected: Dict[str, List[str]] = {}
+    dir_dist: Dict[str, Tuple[str, str]] = {}
+    if python is None:
+        return owned, expected, dir_dist
+    for d in python.distributions:
+        if not PIP_CUDA_DIST.match(d.name):
+            continue
+        names = fs.listdir(d.location) or []
+        info = next((n for n in names if n.endswith(".dist-info") and canonical(n[:-10].split("-")[0]) == d.name), None)
+        if info is None:
+            continue
+        text = fs.read_text(os.path.join(d.location, info, "RECORD"))
+        if text is None:
+            notes.append(ProbeNote("RECORD", False, f"{d.location}/{info}/RECORD unreadable"))
+            continue
+        for line in text.splitlines():
+            parts = line.rsplit(",", 2)
+            if len(parts) != 3 or not FAMILY_RE.match(os.path.basename(parts[0])):
+                continue
+            path = os.path.normpath(os.path.join(d.location, parts[0]))
+            size = int(parts[2]) if parts[2].strip().isdigit() else None
+            owned[path] = PipFile(d.name, d.version, size)
+            lib_dir = os.path.dirname(path)
+            expected.setdefault(lib_dir, []).append(os.path.basename(path))
+            dir_dist.setdefault(lib_dir, (d.name, d.version))
+    return owned, expected, dir_dist
+
+
+def read_dpkg_owners(fs: MachineFS) -> Tuple[Dict[str, str], Dict[str, str]]:
+    owners: Dict[str, str] = {}
+    versions: Dict[str, str] = {}
+    info_dir = "/var/lib/dpkg/info"
+    names = [n for n in (fs.listdir(info_dir) or []) if DPKG_PACKAGES.match(n)]
+    wanted: Set[str] = set()
+    for n in names:
+        pkg = n[:-5].split(":")[0]
+        wanted.add(pkg)
+        for line in (fs.read_text(os.path.join(info_dir, n)) or "").splitlines():
+            if FAMILY_RE.match(os.path.basename(line.strip())):
+                owners[fs.real(line.strip())] = pkg
+                owners.setdefault(line.strip(), pkg)
+    if wanted:
+        status = fs.read_text("/var/lib/dpkg/status", limit=64 << 20) or ""
+        for block in status.split("\n\n"):
+            m = re.search(r"^Package: (\S+)$", block, re.M)
+            if m and m.group(1) in wanted:
+                v = re.search(r"^Version: (\S+)$", block, re.M)
+                if v:
+                    versions[m.group(1)] = v.group(1)
+    return owners, versions
+
+
+def candidate_dirs(python: Optional[PythonEnv], env: Mapping[str, str], fs: MachineFS,
+                   cache_dirs: Iterable[str], frameworks_lib_dirs: Iterable[Tuple[str, str]]) -> "OrderedDict[str, str]":
+    """Directories to scan, in a stable order, each with an origin hint (first hint wins)."""
+    out: "OrderedDict[str, str]" = OrderedDict()
+
+    def add(d: str, origin: str) -> None:
+        if d and d.startswith("/") and os.path.normpath(d) not in out:
+            out[os.path.normpath(d)] = origin
+
+    for sp in (python.site_packages if python else ()):
+        for sub in fs.listdir(os.path.join(sp, "nvidia")) or []:
+            add(os.path.join(sp, "nvidia", sub, "lib"), "pip")
+    for d, origin in frameworks_lib_dirs:
+        add(d, origin)
+    for p in re.split(r"[:\s]+", env.get("LD_PRELOAD", "")):
+        if p.startswith("/"):
+            add(os.path.dirname(p), "ld-library-path")
+    for d in env.get("LD_LIBRARY_PATH", "").split(":"):
+        add(d, "ld-library-path")
+    if env.get("CONDA_PREFIX"):
+        add(os.path.join(env["CONDA_PREFIX"], "lib"), "conda")
+    for d in cache_dirs:
+        add(d, "system")
+    for d in DEFAULT_DIRS:
+        add(d, "system")
+    for name in fs.listdir("/usr/local") or []:
+        if name.startswith("cuda"):
+            add(f"/usr/local/{name}/lib64", "cuda-toolkit")
+            for t in fs.listdir(f"/usr/local/{name}/targets") or []:
+                add(f"/usr/local/{name}/targets/{t}/lib", "cuda-toolkit")
+    return out
+
+
+def _origin(directory: str, hint: str, owner_pkg: Optional[str], env: Mapping[str, str], is_pip: bool) -> str:
+    if is_pip or "/site-packages/nvidia/" in directory or "/dist-packages/nvidia/" in directory:
+        return "pip"
+    if owner_pkg:
+        return "apt"
+    if hint in ("bundled", "conda"):
+        return hint
+    if env.get("CONDA_PREFIX") and directory == os.path.normpath(os.path.join(env["CONDA_PREFIX"], "lib")):
+        return "conda"
+    if directory.startswith("/usr/local/cuda"):
+        return "cuda-toolkit"
+    if directory in (os.path.normpath(d) for d in env.get("LD_LIBRARY_PATH", "").split(":") if d):
+        return "ld-library-path"
+    if hint == "ld-library-path":
+        return "ld-library-path"
+    return "system"
+
+
+@dataclasses.dataclass
+class _Copy:
+    library: str
+    major: int
+    directory: str
+    real_dir: str
+    files: Dict[str, LibFile]                     # soname -> file
+    origin: str = "unknown"
+    package: Optional[str] = None
+    version: Optional[str] = None
+    version_source: str = ""
+    missing: Tuple[str, ...] = ()
+    cuda_major: Optional[int] = None
+
+
+def scan(
+    python: Optional[PythonEnv],
+    env: Mapping[str, str],
+    fs: MachineFS,
+    cache_dirs: Iterable[str],
+    frameworks_lib_dirs: Iterable[Tuple[str, str]],
+    notes: List[ProbeNote],
+) -> Tuple[List[_Copy], Owners]:
+    pip, pip_expected, pip_dir_dist = read_pip_owners(python, fs, notes)
+    dpkg, dpkg_versions = read_dpkg_owners(fs)
+    owners = Owners(pip, pip_expected, pip_dir_dist, dpkg, dpkg_versions)
+    dirs = candidate_dirs(python, env, fs, cache_dirs, frameworks_lib_dirs)
+    for lib_dir, exp in pip_expected.items():
+        if lib_dir not in dirs:
+            dirs[lib_dir] = "pip"
+    copies: List[_Copy] = []
+    seen_real: Set[str] = set()
+    for directory, hint in dirs.items():
+        names = fs.listdir(directory)
+        if names is None:
+            if directory in pip_expected:         # the wheel is installed, its files are gone
+                dist, ver = pip_dir_dist[directory]
+                fam = _families_from_names(pip_expected[directory])
+                for (lib, major) in fam:
+                    exp = expected_sonames(major) if lib == "cudnn" else (f"lib{lib}.so.{major}",)
+                    copies.append(_Copy(lib, major, directory, directory, {}, origin="pip",
+                                        package=f"{dist} {ver}", version=_v3(ver), version_source="dist-info",
+                                        missing=exp))
+                notes.append(ProbeNote("pip files", False, f"{directory}: listed by {dist} {ver} but absent"))
+            else:
+                err = fs.listdir_error(directory) if fs.exists(directory) else None
+                if err:
+                    notes.append(ProbeNote("scan", False, f"{directory}: {err}"))
+            continue
+        real_dir = fs.real(directory)
+        if real_dir in seen_real:
+            continue
+        seen_real.add(real_dir)
+        groups: Dict[Tuple[str, int], Dict[str, List[str]]] = {}
+        for n in names:
+            m = FAMILY_RE.match(n)
+            if not m:
+                continue
+            lib = "cudnn" if m.group(1).startswith("cudnn") else m.group(1)
+            soname = f"lib{m.group(1)}.so.{m.group(2)}"
+            groups.setdefault((lib, int(m.group(2))), {}).setdefault(soname, []).append(n)
+        for (lib, major), by_soname in sorted(groups.items()):
+            copies.append(_make_copy(lib, major, directory, real_dir, by_soname, hint, fs, owners, env))
+    return copies, owners
+
+
+def _families_from_names(names: Iterable[str]) -> List[Tuple[str, int]]:
+    out = []
+    for n in names:
+        m = FAMILY_RE.match(n)
+        if m:
+            key = ("cudnn" if m.group(1).startswith("cudnn") else m.group(1), int(m.group(2)))
+            if key not in out:
+                out.append(key)
+    return out
+
+
+def _make_copy(lib: str, major: int, directory: str, real_dir: str, by_soname: Dict[str, List[str]],
+               hint: str, fs: MachineFS, owners: Owners, env: Mapping[str, str]) -> _Copy:
+    files: Dict[str, LibFile] = {}
+    pkgs: Counter = Counter()
+    pip_dists: Counter = Counter()
+    for soname, names in sorted(by_soname.items()):
+        path = os.path.join(directory, soname) if soname in names else os.path.join(directory, sorted(names)[-1])
+        if not fs.exists(path):                    # dangling symlink
+            continue
+        real = fs.real(path)
+        base = os.path.basename(real)
+        version = None
+        m = FAMILY_RE.match(base)
+        if m and m.group(3).count(".") >= 2:
+            version = _v3(f"{m.group(2)}{m.group(3)}")
+        pf = owners.pip.get(real) or owners.pip.get(os.path.normpath(path))
+        size = fs.size(real)
+        info = fs.elf(path)
+        if pf is not None:
+            pip_dists[f"{pf.dist} {pf.version}"] += 1
+            if version is None and (pf.size is None or pf.size == size) and lib == "cudnn":
+                version = _v3(pf.version)
+        pkg = owners.dpkg.get(real) or owners.dpkg.get(path)
+        if pkg:
+            pkgs[pkg] += 1
+        files[soname] = LibFile(name=soname if soname in names else base, soname=info.soname or soname,
+                                version=version, size=size, valid_elf=info.valid)
+    c = _Copy(lib, major, directory, real_dir, files)
+    if pip_dists:
+        c.package = pip_dists.most_common(1)[0][0]
+    elif pkgs:
+        p = pkgs.most_common(1)[0][0]
+        c.package = f"{p} {owners.dpkg_versions[p]}" if p in owners.dpkg_versions else p
+    c.origin = _origin(directory, hint, pkgs.most_common(1)[0][0] if pkgs else None, env, bool(pip_dists))
+    if lib == "cudnn":
+        c.missing = tuple(s for s in expected_sonames(major) if s not in files)
+        cm = re.search(r"-cu(?:da-)?(\d+)\b", c.package or "")
+        c.cuda_major = int(cm.group(1)) if cm else None
+    _settle_version(c, fs)
+    return c
+
+
+def _settle_version(c: _Copy, fs: MachineFS) -> None:
+    """The copy's version: its main library's, else the most common among its files, else the
+    header next to it, else (non-cuDNN) the owning wheel's version."""
+    main = c.files.get(f"lib{c.library}.so.{c.major}")
+    known = [f.version for f in c.files.values() if f.version]
+    if main is not None and main.version:
+        c.version = main.version
+    elif known:
+        c.version = Counter(known).most_common(1)[0][0]
+    if c.version:
+        c.version_source = c.version_source or ("dist-info" if c.origin == "pip" else "soname")
+        return
+    if c.library == "cudnn":
+        for inc in (os.path.join(os.path.dirname(c.directory), "include", "cudnn_version.h"),):
+            v = parse_cudnn_version_h(fs.read_text(inc) or "")
+            if v:
+                c.version, c.version_source = v, "header"
+                return
+    elif c.package and " " in c.package and c.origin == "pip":
+        c.version, c.version_source = _v3(c.package.split(" ", 1)[1]), "dist-info"
+
+
+def parse_cudnn_version_h(text: str) -> Optional[str]:
+    """cudnn_version.h -> "9.14.0" (#define CUDNN_MAJOR 9 / CUDNN_MINOR 14 / CUDNN_PATCHLEVEL 0)."""
+    vals = dict(re.findall(r"#define\s+CUDNN_(MAJOR|MINOR|PATCHLEVEL)\s+(\d+)", text))
+    if len(vals) == 3:
+        return f"{vals['MAJOR']}.{vals['MINOR']}.{vals['PATCHLEVEL']}"
+    return None
+
+
+def cudnn_version_from_int(v: int) -> str:
+    """cudnnGetVersion: 91900 -> "9.19.0" (9+: M*10000+m*100+p); 8902 -> "8.9.2" (8: M*1000+m*100+p)."""
+    if v >= 90000:
+        return f"{v // 10000}.{(v % 10000) // 100}.{v % 100}"
+    return f"{v // 1000}.{(v % 1000) // 100}.{v % 100}"
+
+
+def unknown_cudnn_files(copies: List[_Copy], deep: bool) -> Dict[int, List[str]]:
+    """copy index -> machine paths of its cuDNN files whose version nothing cheap vouched for."""
+    out: Dict[int, List[str]] = {}
+    for i, c in enumerate(copies):
+        if c.library != "cudnn":
+            continue
+        paths = [os.path.join(c.directory, s) for s, f in c.files.items()
+                 if f.valid_elf and (deep or not f.version)]
+        if paths:
+            out[i] = paths
+    return out
+
+
+def apply_probe_versions(copies: List[_Copy], index: int, result: Mapping[str, Mapping[str, object]],
+                         fs: MachineFS, notes: List[ProbeNote]) -> None:
+    c = copies[index]
+    for soname, f in list(c.files.items()):
+        r = result.get(fs.R(os.path.join(c.directory, soname)))
+        if not r:
+            continue
+        if "version" in r:
+            c.files[soname] = dataclasses.replace(f, version=cudnn_version_from_int(int(r["version"])))  # type: ignore[arg-type]
+        else:
+            notes.append(ProbeNote("cudnnGetVersion", False, f"{c.directory}/{soname}: {r.get('error')}"))
+    c.version = None
+    before = c.version_source
+    _settle_version(c, fs)
+    if c.version and before in ("", "soname"):
+        c.version_source = "cudnnGetVersion"
+
+
+def freeze(c: _Copy) -> LibraryCopy:
+    versions = {f.version for f in c.files.values() if f.version}
+    return LibraryCopy(
+        library=c.library, major=c.major, version=c.version, directory=c.directory, origin=c.origin,  # type: ignore[arg-type]
+        package=c.package, version_source=c.version_source, files=tuple(c.files[k] for k in sorted(c.files)),
+        missing=c.missing, mixed=len(versions) > 1, cuda_major=c.cuda_major,
+    )

@@ -1,0 +1,75 @@
+"""The target interpreter: its distributions, read by `_probe.py` running inside it.
+
+The tool may live in its own venv while the user's frameworks live elsewhere (`--python PATH`),
+so nothing here looks at the running interpreter's own packages.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+
+from ..errors import UsageError
+from ..model import Distribution, ProbeNote, PythonEnv
+from ._child import Child, python_script
+
+
+def check_interpreter(python: str) -> str:
+    """A usable path to the interpreter, or a UsageError naming what is wrong with it."""
+    if os.sep not in python:
+        import shutil
+
+        found = shutil.which(python)
+        if found is None:
+            raise UsageError(f"--python {python}: no such interpreter on PATH")
+        python = found
+    if not os.path.exists(python):
+        raise UsageError(f"--python {python}: no such file")
+    if os.path.isdir(python):
+        raise UsageError(f"--python {python}: is a directory, not an interpreter (try {os.path.join(python, 'bin', 'python')})")
+    if not os.access(python, os.X_OK):
+        raise UsageError(f"--python {python}: not executable")
+    return python
+
+
+def child_env(environ: Mapping[str, str]) -> Dict[str, str]:
+    """The user's environment minus LD_PRELOAD (a broken preload must not break the probe)."""
+    env = {k: v for k, v in environ.items() if k != "LD_PRELOAD"}
+    env.setdefault("PATH", os.defpath)
+    return env
+
+
+def start_probe(python: str, environ: Mapping[str, str], timeout: float) -> Child:
+    return python_script(python, "_probe.py", isolated=False, timeout=timeout, env=child_env(environ),
+                         label=f"probe in {python}")
+
+
+def finish_probe(child: Child, python: str, explicit: bool,
+                 map_path: Callable[[str], str] = lambda p: p) -> Tuple[Optional[PythonEnv], List[ProbeNote]]:
+    data, err = child.result()
+    if data is None:
+        if explicit:
+            raise UsageError(f"--python {python}: could not inspect it ({err})",
+                             hint="it must be a Python 3 interpreter that runs on this machine")
+        return None, [ProbeNote("python", False, err or "no answer")]
+    return parse_probe(data, map_path), [ProbeNote("python", True, f"{data.get('executable')} {data.get('version')}: "
+                                                           f"{len(data.get('distributions', []))} distributions")] + [
+        ProbeNote("dist-info", False, e) for e in data.get("errors", [])]
+
+
+def parse_probe(data: Mapping[str, Any], map_path: Callable[[str], str] = lambda p: p) -> PythonEnv:
+    """The probe's JSON as a PythonEnv; `map_path` turns host paths into machine paths (a fake
+    machine tree under --root whose interpreter lives inside the tree)."""
+    dists = tuple(
+        Distribution(name=d["name"], version=str(d["version"]), location=map_path(d.get("location", "")),
+                     installer=d.get("installer"), requires=tuple(d.get("requires") or ()),
+                     editable=bool(d.get("editable")))
+        for d in data.get("distributions", [])
+    )
+    return PythonEnv(
+        executable=data.get("executable", ""), version=data.get("version", ""),
+        prefix=data.get("prefix", ""), base_prefix=data.get("base_prefix", ""),
+        is_venv=bool(data.get("is_venv")), site_packages=tuple(map_path(p) for p in data.get("site_packages", ())),
+        distributions=dists, pip=data.get("pip"), uv=data.get("uv"), conda=data.get("conda"),
+        externally_managed=bool(data.get("externally_managed")),
+        markers={str(k): str(v) for k, v in (data.get("markers") or {}).items()},
+    )

@@ -1,0 +1,521 @@
+"""diagnose(): Environment + Recipes -> findings, each with its evidence and the fix it implies.
+
+Pure: no I/O. Every number (driver floors, cuDNN's minimum compute capability, GPU compute
+capabilities, a build's kernels) comes from `recipes`; the rules themselves are the ones the
+frameworks enforce at run time:
+
+- cuDNN: the copy that loads must have the build's major and a minor >= the build's
+  (torch/backends/cudnn, XLA's cuda_dnn.cc and JAX's plugin all check this).
+- cuDNN >= 9.11 needs compute capability >= 7.5 (the recipes carry the release's minimum).
+- The driver must reach the floor of the build's CUDA major (minor-version compatibility).
+- One process maps one libcudnn.so.N: frameworks that share a process must agree on it.
+"""
+from __future__ import annotations
+
+import os
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from .model import (
+    FINDING_IDS,
+    Build,
+    Environment,
+    Finding,
+    FrameworkBuild,
+    Gpu,
+    LibraryCopy,
+    LoadResolution,
+    Recipes,
+    _vkey,
+)
+
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+GPU_PACKAGES = ("nvidia-", "torch", "jax", "tensorflow", "cupy", "onnxruntime-gpu", "ctranslate2", "paddlepaddle-gpu", "tf-keras")
+FRAMEWORK_WORDS = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "cupy": "CuPy",
+                   "onnxruntime": "ONNX Runtime", "ctranslate2": "CTranslate2", "paddle": "Paddle"}
+
+
+def diagnose(env: Environment, recipes: Recipes) -> Tuple[Finding, ...]:
+    """Findings sorted by severity (error, warning, info), then by id. Empty: healthy."""
+    d = _Diagnosis(env, recipes)
+    d.run()
+    return tuple(sorted(d.findings, key=lambda f: (SEVERITY_ORDER[f.severity], FINDING_IDS.index(f.id), f.title)))
+
+
+def is_healthy(findings: Sequence[Finding]) -> bool:
+    return not any(f.severity in ("error", "warning") for f in findings)
+
+
+def _name(fw: str) -> str:
+    return FRAMEWORK_WORDS.get(fw, fw)
+
+
+def _mm(v: Optional[str]) -> Tuple[int, ...]:
+    return _vkey(v)[:2] if v else ()
+
+
+class _Diagnosis:
+    def __init__(self, env: Environment, recipes: Recipes) -> None:
+        self.env = env
+        self.recipes = recipes
+        self.findings: List[Finding] = []
+        self.gpu_fws = [f for f in env.frameworks if f.is_cuda_build]
+        self._copy_reported: Set[Tuple[str, str]] = set()
+
+    def add(self, id: str, severity: str, title: str, evidence: Iterable[str] = (), fix: str = "",
+            frameworks: Iterable[str] = ()) -> None:
+        self.findings.append(Finding(id=id, severity=severity, title=title, evidence=tuple(evidence),  # type: ignore[arg-type]
+                                     fix=fix, frameworks=tuple(frameworks)))
+
+    # ------------------------------------------------------------------ helpers
+    def build_row(self, fw: FrameworkBuild) -> Optional[Build]:
+        public = fw.version.split("+")[0]
+        rows = [b for b in self.recipes.builds if b.framework == fw.framework and b.version == public]
+        for b in rows:
+            if fw.variant and b.variant == fw.variant:
+                return b
+        cuda_rows = [b for b in rows if b.cuda and fw.cuda and b.cuda.split(".")[0] == fw.cuda.split(".")[0]]
+        return cuda_rows[0] if len(cuda_rows) == 1 else None
+
+    def built_cudnn(self, fw: FrameworkBuild) -> Optional[str]:
+        if fw.cudnn and fw.cudnn.count(".") >= 1:
+            return fw.cudnn
+        row = self.build_row(fw)
+        if row is not None and row.cudnn:
+            return row.cudnn
+        return fw.cudnn
+
+    def gpu_cc(self, g: Gpu) -> Optional[str]:
+        if g.compute_capability:
+            return g.compute_capability
+        m = (self.recipes.gpu_by_pci(g.pci_device_id) if g.pci_device_id else None) or self.recipes.gpu_by_name(g.name)
+        return m.compute_capability if m else None
+
+    def gpu_label(self, g: Gpu) -> str:
+        m = None if g.source != "sysfs-pci" else (self.recipes.gpu_by_pci(g.pci_device_id) if g.pci_device_id else None)
+        return m.name if m else g.name
+
+    def copy_at(self, directory: Optional[str], library: str = "cudnn") -> Optional[LibraryCopy]:
+        if directory is None:
+            return None
+        for c in self.env.libraries:
+            if c.library == library and os.path.normpath(c.directory) == os.path.normpath(directory):
+                return c
+        return None
+
+    def pip_cudnn_dist(self, fw: FrameworkBuild) -> Optional[str]:
+        if fw.cudnn_requirement:
+            return fw.cudnn_requirement
+        return None
+
+    # ------------------------------------------------------------------ rules
+    def run(self) -> None:
+        env = self.env
+        if not env.gpus:
+            self.no_gpu()
+            if not self.gpu_fws or (env.runtime.kind in ("colab", "kaggle") and env.runtime.accelerator in ("cpu", "tpu")
+                                    and "CUDA_VISIBLE_DEVICES" not in env.env):
+                return
+        else:
+            if self.driver_missing():
+                pass
+            else:
+                self.driver_too_old()
+            self.arch()
+            self.cpu_only()
+        self.cudnn_loads()
+        self.cudnn_conflict()
+        self.unused_copies()
+        self.cuda_libs()
+        self.pip_conflicts()
+        self.deep_views()
+
+    def no_gpu(self) -> None:
+        env = self.env
+        cvd = env.env.get("CUDA_VISIBLE_DEVICES")
+        hidden = [p.detail for p in env.probes if p.probe == "CUDA_VISIBLE_DEVICES"]
+        nvd = [p.detail for p in env.probes if p.probe == "NVIDIA_VISIBLE_DEVICES"]
+        cpu_runtime = env.runtime.kind in ("colab", "kaggle") and env.runtime.accelerator in ("cpu", "tpu")
+        if not self.gpu_fws and not hidden:
+            return                                   # nothing needs a GPU: nothing to fix
+        if cpu_runtime and not hidden:
+            self.add("gpu-missing", "info",
+                     f"No GPU on this {env.runtime.kind} {env.runtime.accelerator.upper()} runtime; "  # type: ignore[union-attr]
+                     "nothing to fix", [f"runtime: {env.runtime.kind} ({env.runtime.accelerator})"],
+                     "For GPU work choose a GPU runtime (Colab: Runtime > Change runtime type > T4 GPU).",
+                     [f.framework for f in self.gpu_fws])
+            return
+        evidence = list(hidden) + list(nvd)
+        if cvd is not None and not hidden:
+            evidence.append(f"CUDA_VISIBLE_DEVICES={cvd!r}")
+        evidence += [f"{_name(f.framework)} {f.version} is a CUDA build" for f in self.gpu_fws]
+        failed = [f"{p.probe}: {p.detail}" for p in env.probes
+                  if not p.ok and p.probe in ("nvml", "nvidia-smi", "sysfs-pci")]
+        evidence += failed[:3]
+        if hidden:
+            fix = "Unset CUDA_VISIBLE_DEVICES (or set it to the GPU indices to use, e.g. 0), then restart the process."
+        elif nvd:
+            fix = "Start the container with a GPU (docker run --gpus all, NVIDIA_VISIBLE_DEVICES=all)."
+        elif env.runtime.kind == "colab":
+            fix = "Switch to a GPU runtime: Runtime > Change runtime type > T4 GPU (or better)."
+        else:
+            fix = "Attach an NVIDIA GPU to this machine, or install CPU builds of the frameworks."
+        self.add("gpu-missing", "error", "No NVIDIA GPU is visible" + (" (hidden by CUDA_VISIBLE_DEVICES)" if hidden else ""),
+                 evidence, fix, [f.framework for f in self.gpu_fws])
+
+    def driver_missing(self) -> bool:
+        drv = self.env.driver
+        if drv.version is not None and drv.error is None:
+            return False
+        names = ", ".join(self.gpu_label(g) for g in self.env.gpus)
+        ev = [f"GPU(s): {names}"]
+        if drv.version:
+            ev.append(f"kernel module {drv.version} is loaded")
+        if drv.error:
+            ev.append(drv.error)
+        floors = sorted({self.recipes.min_driver(f.cuda) for f in self.gpu_fws if f.cuda} - {None}, key=_vkey)
+        need = f" (>= {floors[-1]} for the installed CUDA builds)" if floors else ""
+        fix = (f"Install the NVIDIA driver{need}; in a container, start it with --gpus all so libcuda.so.1 is mounted."
+               if not drv.version else
+               "libcuda.so.1 (the driver's user-space library) is not loadable: install the driver's libraries "
+               f"matching kernel module {drv.version}, or mount them into the container (--gpus all).")
+        self.add("driver-missing", "error", f"{names or 'The GPU'} has no usable NVIDIA driver", ev, fix,
+                 [f.framework for f in self.gpu_fws])
+        return True
+
+    def driver_too_old(self) -> None:
+        drv = self.env.driver
+        for fw in self.gpu_fws:
+            if not fw.cuda:
+                continue
+            floor = self.recipes.min_driver(fw.cuda)
+            cuda_major = _vkey(fw.cuda)[0]
+            too_old = False
+            ev = [f"{_name(fw.framework)} {fw.version} is built for CUDA {fw.cuda}"]
+            if floor and drv.version and _vkey(drv.version) < _vkey(floor):
+                too_old = True
+                ev.append(f"driver {drv.version} < {floor}, the floor for CUDA {cuda_major}.x")
+            if drv.cuda_version and _vkey(drv.cuda_version)[0] < cuda_major:
+                too_old = True
+                ev.append(f"driver {drv.version} supports CUDA up to {drv.cuda_version}")
+            if not too_old:
+                continue
+            alt = self.lower_cuda_builds(fw)
+            fix = f"Install NVIDIA driver >= {floor}" if floor else "Upgrade the NVIDIA driver"
+            if alt:
+                fix += f", or install a {_name(fw.framework)} build for an older CUDA: {alt}"
+            self.add("driver-too-old", "error",
+                     f"The NVIDIA driver {drv.version} is too old for {_name(fw.framework)} {fw.version} (CUDA {fw.cuda})",
+                     ev, fix + ".", [fw.framework])
+
+    def lower_cuda_builds(self, fw: FrameworkBuild) -> str:
+        drv = self.env.driver
+        if not drv.version:
+            return ""
+        public = fw.version.split("+")[0]
+        ok = []
+        for b in self.recipes.builds_for(fw.framework, public):
+            floor = self.recipes.min_driver(b.cuda) if b.cuda else None
+            if b.cuda and floor and _vkey(drv.version) >= _vkey(floor):
+                ok.append(b)
+        # prefer a CUDA the driver reports itself (no reliance on minor-version compatibility)
+        native = _vkey(drv.cuda_version or "999")[:2]
+        ok.sort(key=lambda b: (_vkey(b.cuda or "0")[:2] <= native, _vkey(b.cuda or "0")), reverse=True)
+        if not ok:
+            return ""
+        b = ok[0]
+        where = f" from {b.index_url}" if b.index_url else ""
+        return f"{' '.join(b.packages) or b.framework + '==' + b.version} ({b.variant}{where})"
+
+    def arch(self) -> None:
+        for g in self.env.gpus:
+            cc = self.gpu_cc(g)
+            if not cc:
+                continue
+            for fw in self.gpu_fws:
+                sass, ptx = fw.compute_capabilities, fw.ptx
+                row = self.build_row(fw)
+                if not sass and row is not None:
+                    sass, ptx = row.compute_capabilities, row.ptx
+                floor = getattr(row, "min_compute_capability", None) if row is not None else None
+                if not sass and floor and _vkey(cc) < _vkey(floor):
+                    self.add("gpu-arch-unsupported", "error",
+                             f"{self.gpu_label(g)} (compute capability {cc}) is below what {_name(fw.framework)} {fw.version} supports ({floor})",
+                             [f"{_name(fw.framework)} {fw.version} needs compute capability >= {floor}",
+                              f"{self.gpu_label(g)}: compute capability {cc}"],
+                             f"Install an older {_name(fw.framework)} release that still supports compute capability {cc}.",
+                             [fw.framework])
+                    continue
+                if not sass or _runs_on(cc, sass, ptx):
+                    continue
+                alt = self.builds_for_cc(fw, cc)
+                self.add("gpu-arch-unsupported", "error",
+                         f"{self.gpu_label(g)} (compute capability {cc}) is not supported by {_name(fw.framework)} {fw.version}",
+                         [f"{_name(fw.framework)} {fw.version} ships kernels for {', '.join(sass)}"
+                          + (f" (+PTX {ptx})" if ptx else ""), f"{self.gpu_label(g)}: compute capability {cc}"],
+                         (f"Install a build that ships sm_{cc.replace('.', '')} kernels: {alt}." if alt else
+                          f"Install a {_name(fw.framework)} build whose kernels include compute capability {cc} "
+                          "(older CUDA variants such as cu126 cover 5.0-9.0)."), [fw.framework])
+
+    def builds_for_cc(self, fw: FrameworkBuild, cc: str) -> str:
+        public = fw.version.split("+")[0]
+        for b in self.recipes.builds_for(fw.framework, public) + self.recipes.builds_for(fw.framework):
+            if b.compute_capabilities and _runs_on(cc, b.compute_capabilities, b.ptx):
+                where = f" from {b.index_url}" if b.index_url else ""
+                return f"{' '.join(b.packages) or fw.framework + '==' + b.version} ({b.variant}{where})"
+        return ""
+
+    def cpu_only(self) -> None:
+        for fw in self.env.frameworks:
+            if fw.is_cuda_build is False and fw.framework in ("torch", "tensorflow", "jax", "paddle"):
+                fix = {
+                    "torch": "Reinstall a CUDA build: pip install --force-reinstall torch (PyPI's Linux wheel is a CUDA build) "
+                             "or from https://download.pytorch.org/whl/cu126",
+                    "tensorflow": "pip install 'tensorflow[and-cuda]'",
+                    "jax": "pip install 'jax[cuda13]' (or jax[cuda12]) to add the CUDA plugin",
+                    "paddle": "Install paddlepaddle-gpu",
+                }[fw.framework]
+                self.add("cpu-only-build", "warning",
+                         f"{_name(fw.framework)} {fw.version} is a CPU-only build on a machine with a GPU",
+                         [f"{fw.distribution} {fw.version} ({fw.variant or 'no CUDA'}; {fw.source})",
+                          f"GPU: {', '.join(self.gpu_label(g) for g in self.env.gpus)}"], fix + ".", [fw.framework])
+
+    # ------------------------------------------------------------------ cuDNN
+    def cudnn_loads(self) -> None:
+        for res in self.env.loads:
+            if res.library != "cudnn" or res.consumer == "dlopen":
+                continue
+            fw = self.env.framework(res.consumer)
+            if fw is None:
+                continue
+            built = self.built_cudnn(fw)
+            name = _name(fw.framework)
+            want = f"cuDNN >= {built} (major {built.split('.')[0]})" if built and "." in built else f"cuDNN {res.soname}"
+            fix_pkg = self.reinstall_hint(fw, built)
+            if res.path is None:
+                self.add("cudnn-missing", "error", f"{name} {fw.version} cannot find {res.soname}",
+                         [f"{name} needs {want}", *res.steps], fix_pkg, [fw.framework])
+                continue
+            where = f"{res.path} (via {res.via})"
+            if res.error:
+                if res.via in ("LD_LIBRARY_PATH", "LD_PRELOAD"):
+                    self.add("cudnn-shadowed", "error", f"A broken {res.soname} on {res.via} is found first by {name}",
+                             [res.error, *res.steps], f"Remove {res.directory} from {res.via} (or the broken file).",
+                             [fw.framework])
+                else:
+                    self.add("cudnn-incomplete", "error", f"The {res.soname} {name} loads is not a usable library",
+                             [res.error], fix_pkg, [fw.framework])
+                continue
+            if res.intended:
+                self.add("cudnn-shadowed", "warning" if _ok(res.version, built) else "error",
+                         f"{res.via} puts another cuDNN ahead of the one {name} points at",
+                         [f"loads {where}" + (f", cuDNN {res.version}" if res.version else ""),
+                          f"intended: {res.intended}", *[s for s in res.steps if s.startswith(("LD_", "DT_"))]],
+                         f"Remove {res.directory} from {res.via} (or unset {res.via}) so {name} loads {os.path.dirname(res.intended)}.",
+                         [fw.framework])
+            if res.version and built and "." in built:
+                if _vkey(res.version)[0] != _vkey(built)[0]:
+                    self.add("cudnn-major-mismatch", "error",
+                             f"{name} {fw.version} was built with cuDNN {built} but loads cuDNN {res.version}",
+                             [f"loads {where}", f"built with cuDNN {built}" + (f" ({fw.cudnn_requirement})" if fw.cudnn_requirement else "")],
+                             fix_pkg, [fw.framework])
+                elif _mm(res.version) < _mm(built):
+                    self.add("cudnn-too-old", "error",
+                             f"{name} {fw.version} needs cuDNN >= {_short(built)} but loads {res.version}",
+                             [f"loads {where}", f"built with cuDNN {built}" + (f" ({fw.cudnn_requirement})" if fw.cudnn_requirement else ""),
+                              *[f"not chosen: {s}" for s in res.shadowed[:3]]], fix_pkg, [fw.framework])
+            self.copy_findings(self.copy_at(res.directory), [fw.framework], loaded=True)
+            self.cudnn_arch(res, fw)
+
+    def reinstall_hint(self, fw: FrameworkBuild, built: Optional[str]) -> str:
+        req = fw.cudnn_requirement
+        if req:
+            exact = req.split(",")[0]
+            if "==" in exact:
+                return f"Reinstall the cuDNN wheel it pins: pip install --force-reinstall '{exact}'."
+            return f"Install a cuDNN wheel it accepts: pip install '{req}'."
+        if built:
+            return (f"Install cuDNN {built.split('.')[0]}.x >= {built} (pip: nvidia-cudnn-cuXX for the build's CUDA major) "
+                    "and make sure the framework finds it first.")
+        return "Install the cuDNN this build needs (pip: nvidia-cudnn-cuXX for the build's CUDA major)."
+
+    def copy_findings(self, c: Optional[LibraryCopy], frameworks: List[str], loaded: bool) -> None:
+        if c is None:
+            return
+        key = (c.directory, c.library)
+        if key in self._copy_reported:
+            for i, f in enumerate(self.findings):      # the same copy: name the extra framework
+                if c.directory in " ".join(f.evidence) and f.id in ("cudnn-incomplete", "cudnn-mixed"):
+                    self.findings[i] = Finding(f.id, f.severity, f.title, f.evidence, f.fix,
+                                               tuple(dict.fromkeys(f.frameworks + tuple(frameworks))))
+            return
+        self._copy_reported.add(key)
+        owner = f" ({c.package})" if c.package else ""
+        sev = "error" if loaded else ("warning" if c.origin == "pip" and not c.files else "info")
+        bad = [f.name for f in c.files if not f.valid_elf]
+        if c.missing or bad:
+            if c.files:
+                title = f"cuDNN {c.version or ''} in {c.directory} is incomplete".replace("  ", " ")
+            else:
+                title = f"{c.package or 'cuDNN'} is installed but its libraries are gone from {c.directory}"
+            ev = [f"{c.directory}{owner}"]
+            if c.missing:
+                ev.append("missing: " + (f"all {len(c.missing)} libraries ({c.missing[0]}, ...)" if not c.files
+                                         else ", ".join(c.missing)))
+            if bad:
+                ev.append("not loadable (truncated or not ELF): " + ", ".join(bad))
+            if loaded:
+                ev.append("a missing engine library makes convolutions fail ('unable to find an engine') "
+                          "or silently return wrong numbers")
+            fix = (f"Reinstall it: pip install --force-reinstall '{c.package.replace(' ', '==')}'." if c.origin == "pip" and c.package
+                   else f"Reinstall the package that owns it ({c.package})." if c.package
+                   else f"Restore the missing files or remove {c.directory} from the search path.")
+            self.add("cudnn-incomplete", sev, title, ev, fix, frameworks)  # type: ignore[arg-type]
+        if c.mixed:
+            vers = sorted({f"{f.name}={f.version}" for f in c.files if f.version})
+            self.add("cudnn-mixed", "error" if loaded else "info",
+                     f"cuDNN sub-libraries of different versions in {c.directory}",
+                     [f"{c.directory}{owner}", *vers],
+                     (f"Reinstall the copy so all files come from one release: pip install --force-reinstall "
+                      f"'{c.package.replace(' ', '==')}'." if c.origin == "pip" and c.package else
+                      "Reinstall one cuDNN release so every libcudnn_*.so file has the same version."), frameworks)
+
+    def cudnn_arch(self, res: LoadResolution, fw: FrameworkBuild) -> None:
+        if not res.version:
+            return
+        need = None
+        for r in self.recipes.cudnn:
+            if r.min_compute_capability and _vkey(r.version)[:3] <= _vkey(res.version)[:3]:
+                if need is None or _vkey(r.min_compute_capability) > _vkey(need):
+                    need = r.min_compute_capability
+        if need is None:
+            return
+        for g in self.env.gpus:
+            cc = self.gpu_cc(g)
+            if cc and _vkey(cc) < _vkey(need):
+                self.add("gpu-arch-unsupported", "error",
+                         f"cuDNN {res.version} needs compute capability >= {need}; {self.gpu_label(g)} has {cc}",
+                         [f"{_name(fw.framework)} loads {res.path}", f"{self.gpu_label(g)}: compute capability {cc}"],
+                         "Use cuDNN 9.10 or older with this GPU: a CUDA 12 build (e.g. torch from the cu126 index, "
+                         "which pins nvidia-cudnn-cu12==9.10.2.21).", [fw.framework])
+
+    def cudnn_conflict(self) -> None:
+        by_soname: Dict[str, List[LoadResolution]] = {}
+        for res in self.env.loads:
+            if res.library == "cudnn" and res.consumer != "dlopen" and res.path and not res.error:
+                by_soname.setdefault(res.soname, []).append(res)
+        for soname, group in by_soname.items():
+            paths = {os.path.normpath(r.path or "") for r in group}
+            if len(paths) < 2:
+                continue
+            builds = {r.consumer: self.built_cudnn(self.env.framework(r.consumer)) for r in group  # type: ignore[arg-type]
+                      if self.env.framework(r.consumer)}
+            bad = []
+            for r in group:
+                for consumer, built in builds.items():
+                    if built and "." in built and r.version and (_vkey(r.version)[0] != _vkey(built)[0] or _mm(r.version) < _mm(built)):
+                        bad.append(f"if {_name(r.consumer)} loads first, {_name(consumer)} gets cuDNN {r.version} < {built}")
+            ev = [f"{_name(r.consumer)} loads {r.path} (cuDNN {r.version or '?'}, via {r.via})" for r in group]
+            self.add("cudnn-conflict", "warning" if bad else "info",
+                     f"Frameworks load different copies of {soname}; in one process the first import wins",
+                     ev + bad,
+                     "Make them use one copy: install one nvidia-cudnn wheel new enough for all of them, "
+                     "and remove other cuDNN directories from LD_LIBRARY_PATH.", [r.consumer for r in group])
+
+    def unused_copies(self) -> None:
+        for c in self.env.libraries:
+            if c.library == "cudnn":
+                self.copy_findings(c, [], loaded=False)
+
+    def cuda_libs(self) -> None:
+        for res in self.env.loads:
+            if res.library == "cudnn" or res.consumer == "dlopen":
+                continue
+            if res.path is None or res.error:
+                fw = self.env.framework(res.consumer)
+                version = fw.version if fw else ""
+                self.add("cuda-lib-missing", "error",
+                         f"{_name(res.consumer)} {version} cannot load {res.soname}",
+                         [res.error or "not found", *res.steps],
+                         f"Install the CUDA {res.soname.rsplit('.', 1)[-1]} runtime wheels the build needs "
+                         f"(pip install --force-reinstall {fw.distribution if fw else res.consumer}=={version.split('+')[0] if version else ''} "
+                         "pulls them in), or point LD_LIBRARY_PATH at a CUDA toolkit of that major.", [res.consumer])
+
+    def pip_conflicts(self) -> None:
+        py = self.env.python
+        if py is None:
+            return
+        try:
+            from packaging.markers import InvalidMarker, UndefinedEnvironmentName
+            from packaging.requirements import InvalidRequirement, Requirement
+            from packaging.utils import canonicalize_name
+            from packaging.version import InvalidVersion, Version
+        except ImportError:  # pragma: no cover - packaging is a dependency
+            return
+        installed = {d.name: d.version for d in py.distributions}
+        markers = dict(py.markers)
+        markers.setdefault("extra", "")
+        for d in py.distributions:
+            if not d.name.startswith(GPU_PACKAGES):
+                continue
+            for line in d.requires:
+                try:
+                    req = Requirement(line)
+                except InvalidRequirement:
+                    continue
+                name = canonicalize_name(req.name)
+                if not name.startswith(GPU_PACKAGES):
+                    continue
+                try:
+                    if req.marker is not None and not req.marker.evaluate(markers):
+                        continue
+                except (InvalidMarker, UndefinedEnvironmentName, Exception):  # noqa: BLE001 - unknown marker: skip
+                    continue
+                have = installed.get(name)
+                if have is None:
+                    self.add("pip-conflict", "warning", f"{d.name} {d.version} requires {req}, which is not installed",
+                             [f"{d.name} {d.version}: Requires-Dist {line}"],
+                             f"pip install '{req.name}{req.specifier}'.", [])
+                    continue
+                try:
+                    ok = req.specifier.contains(Version(have), prereleases=True)
+                except InvalidVersion:
+                    continue
+                if ok:
+                    continue
+                safe = (name.startswith("nvidia-cudnn") and all(s.operator == "==" for s in req.specifier)
+                        and any(_vkey(have)[0] == _vkey(s.version)[0] and _vkey(have) > _vkey(s.version) for s in req.specifier))
+                self.add("pip-conflict", "info" if safe else "warning",
+                         f"{d.name} {d.version} requires {req.name}{req.specifier} but {have} is installed",
+                         [f"{d.name} {d.version}: Requires-Dist {line}", f"installed: {name} {have}"] +
+                         (["a newer cuDNN minor of the same major is safe at run time; pip check will still complain"] if safe else []),
+                         "Nothing to do at run time." if safe else f"pip install '{req.name}{req.specifier}' "
+                         f"(or change {d.name} to a version that accepts {have}).", [])
+
+    def deep_views(self) -> None:
+        for v in self.env.runtime_views:
+            if not v.error:
+                continue
+            if "cuDNN version incompatibility" in v.error and not any(f.id == "cudnn-too-old" and v.framework in f.frameworks for f in self.findings):
+                self.add("cudnn-too-old", "error", f"{_name(v.framework)} reports a cuDNN version incompatibility",
+                         [v.error], "Make the framework load the cuDNN it was built with (see its Requires-Dist).",
+                         [v.framework])
+
+
+def _short(v: str) -> str:
+    return ".".join(v.split(".")[:2])
+
+
+def _ok(version: Optional[str], built: Optional[str]) -> bool:
+    if not version or not built or "." not in built:
+        return True
+    return _vkey(version)[0] == _vkey(built)[0] and _mm(version) >= _mm(built)
+
+
+def _runs_on(cc: str, sass: Sequence[str], ptx: Optional[str]) -> bool:
+    """SASS for X.Y runs on X.Z with Z >= Y; PTX for P is JIT-compiled on anything >= P."""
+    c = _vkey(cc)[:2]
+    for s in sass:
+        k = _vkey(s)[:2]
+        if k[0] == c[0] and k[1] <= c[1]:
+            return True
+    return bool(ptx) and _vkey(ptx)[:2] <= c  # type: ignore[arg-type]

@@ -1,0 +1,272 @@
+"""Exact requirements of a wheel, read from its package index without downloading the wheel.
+
+The recipes know the full nvidia-* pins only for some torch variants (compat.md 7). When online,
+the PyTorch index itself says what a build requires: its PEP 691 JSON project page lists the
+files, and PEP 658/714 serves each wheel's METADATA next to it (`<file URL>.metadata`), from
+which the `Requires-Dist` lines are read. A torch wheel is ~1-4 GB; its metadata is ~5 KB.
+
+Everything here is best effort: any network failure, HTTP error, malformed answer or missing
+metadata gives `None` ("offline"), and the caller falls back to the recipes. Answers are cached
+on disk keyed by URL (project pages for a day, metadata files forever: they are immutable).
+
+    fetch_requires("https://download.pytorch.org/whl/cu126", "torch", "2.11.0+cu126", python_tag="cp312")
+    -> ("nvidia-cudnn-cu12==9.10.2.21; platform_system == 'Linux'", ...)
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+import time
+from email.parser import HeaderParser
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+PEP691_JSON = "application/vnd.pypi.simple.v1+json"
+#: (connect, read) seconds per request.
+DEFAULT_TIMEOUT: Tuple[float, float] = (3.05, 10.0)
+#: Extra attempts after a connection error or a 5xx/429 answer. A read timeout is not retried:
+#: an index that hangs once hangs again, and doctor/plan must stay fast.
+RETRIES = 2
+PAGE_MAX_AGE_S = 24 * 3600
+
+__all__ = ["fetch_requires", "fetch_metadata", "project_files", "default_cache_dir", "select_file"]
+
+Timeout = Union[float, Tuple[float, float]]
+
+
+def default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "colab-cudnn-fix" / "index"
+
+
+# ---------------------------------------------------------------------------------------
+# HTTP with cache, retries and timeouts
+# ---------------------------------------------------------------------------------------
+
+
+class _Offline(Exception):
+    """Any reason the index could not answer; becomes None at the public boundary."""
+
+
+def _cache_path(cache_dir: Path, url: str, accept: str) -> Path:
+    key = hashlib.sha256(f"{accept}\n{url}".encode()).hexdigest()
+    return cache_dir / key[:2] / key
+
+
+def _cache_read(path: Path, max_age: Optional[float]) -> Optional[bytes]:
+    try:
+        if max_age is not None and time.time() - path.stat().st_mtime > max_age:
+            return None
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _cache_write(path: Path, body: bytes) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=".tmp-")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(body)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only home is no reason to fail
+
+
+def _get(session: Any, url: str, accept: str, timeout: Timeout, cache_dir: Optional[Path],
+         max_age: Optional[float]) -> bytes:
+    import requests
+
+    path = _cache_path(cache_dir, url, accept) if cache_dir is not None else None
+    if path is not None:
+        hit = _cache_read(path, max_age)
+        if hit is not None:
+            return hit
+    last: Optional[str] = None
+    for attempt in range(RETRIES + 1):
+        if attempt:
+            time.sleep(min(0.2 * (2 ** (attempt - 1)), 1.0))
+        try:
+            resp = session.get(url, headers={"Accept": accept}, timeout=timeout, allow_redirects=True)
+        except requests.exceptions.Timeout as exc:
+            raise _Offline(f"timed out: {url}: {exc}")
+        except requests.exceptions.RequestException as exc:
+            last = f"{type(exc).__name__}: {exc}"
+            continue
+        if resp.status_code >= 500 or resp.status_code == 429:
+            last = f"HTTP {resp.status_code} from {url}"
+            continue
+        if resp.status_code != 200:
+            raise _Offline(f"HTTP {resp.status_code} from {url}")
+        body = resp.content
+        if path is not None:
+            _cache_write(path, body)
+        return body
+    raise _Offline(last or f"no answer from {url}")
+
+
+# ---------------------------------------------------------------------------------------
+# PEP 691 / PEP 658
+# ---------------------------------------------------------------------------------------
+
+
+def _normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def project_files(index_url: str, name: str, *, session: Any = None, timeout: Timeout = DEFAULT_TIMEOUT,
+                  cache_dir: Optional[Union[str, Path]] = None) -> Optional[List[Dict[str, Any]]]:
+    """The `files` of a PEP 691 JSON project page, or None when offline or not JSON."""
+    own = session is None
+    session = session or _session()
+    try:
+        url = index_url.rstrip("/") + "/" + _normalize(name) + "/"
+        body = _get(session, url, PEP691_JSON, timeout, _cache(cache_dir), PAGE_MAX_AGE_S)
+        try:
+            doc = json.loads(body)
+        except ValueError:
+            return None
+        files = doc.get("files") if isinstance(doc, dict) else None
+        if not isinstance(files, list):
+            return None
+        base = url
+        out = []
+        for f in files:
+            if isinstance(f, dict) and isinstance(f.get("filename"), str) and isinstance(f.get("url"), str):
+                f = dict(f)
+                from urllib.parse import urljoin
+
+                f["url"] = urljoin(base, f["url"])
+                out.append(f)
+        return out
+    except _Offline:
+        return None
+    finally:
+        if own:
+            session.close()
+
+
+def _wheel_tags(filename: str) -> Optional[Tuple[str, str, List[str], List[str]]]:
+    """(name, version, python tags, platform tags) of a wheel file name, or None."""
+    if not filename.endswith(".whl"):
+        return None
+    parts = filename[:-4].split("-")
+    if len(parts) == 6:       # with a build tag
+        parts = parts[:2] + parts[3:]
+    if len(parts) != 5:
+        return None
+    name, version, py, _abi, plat = parts
+    return name, version, py.split("."), plat.split(".")
+
+
+def _same_version(file_version: str, wanted: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        fv, wv = Version(file_version), Version(wanted)
+    except InvalidVersion:
+        return False
+    if wv.local is None:
+        return fv.public == wv.public
+    return fv == wv
+
+
+def select_file(files: Sequence[Dict[str, Any]], name: str, version: str,
+                python_tag: Optional[str] = None) -> Optional[Dict[str, Any]]:
+    """The Linux x86_64 wheel of name==version (for python_tag when given) that has PEP 658
+    metadata; the newest-looking platform tag wins among equals."""
+    want = _normalize(name)
+    best: Optional[Tuple[Tuple[int, int], Dict[str, Any]]] = None
+    for f in files:
+        tags = _wheel_tags(f["filename"])
+        if tags is None or _normalize(tags[0]) != want or not _same_version(tags[1], version):
+            continue
+        if f.get("yanked"):
+            continue
+        if not any("linux" in p and "x86_64" in p for p in tags[3]):
+            continue
+        meta = f.get("core-metadata", f.get("data-dist-info-metadata"))
+        if not meta:
+            continue
+        py_ok = python_tag is None or python_tag in tags[2] or ("py3" in tags[2] and python_tag.startswith("cp3"))
+        if not py_ok:
+            continue
+        score = (1 if python_tag and python_tag in tags[2] else 0, 1 if any("manylinux" in p for p in tags[3]) else 0)
+        if best is None or score > best[0]:
+            best = (score, f)
+    return best[1] if best else None
+
+
+def fetch_metadata(file: Dict[str, Any], *, session: Any = None, timeout: Timeout = DEFAULT_TIMEOUT,
+                   cache_dir: Optional[Union[str, Path]] = None) -> Optional[str]:
+    """The METADATA text of one file of a project page (PEP 658), checked against the sha256
+    the page gives for it; None when offline, absent or not matching."""
+    own = session is None
+    session = session or _session()
+    try:
+        meta = file.get("core-metadata", file.get("data-dist-info-metadata"))
+        if not meta:
+            return None
+        url = file["url"].split("#", 1)[0] + ".metadata"
+        body = _get(session, url, "*/*", timeout, _cache(cache_dir), None)
+        if isinstance(meta, dict) and meta.get("sha256"):
+            if hashlib.sha256(body).hexdigest() != str(meta["sha256"]).lower():
+                if cache_dir is not None:
+                    try:
+                        _cache_path(Path(cache_dir), url, "*/*").unlink()
+                    except OSError:
+                        pass
+                return None
+        return body.decode("utf-8", errors="replace")
+    except _Offline:
+        return None
+    finally:
+        if own:
+            session.close()
+
+
+def fetch_requires(index_url: str, name: str, version: str, *, python_tag: Optional[str] = None,
+                   cache_dir: Optional[Union[str, Path]] = None, session: Any = None,
+                   timeout: Timeout = DEFAULT_TIMEOUT) -> Optional[Tuple[str, ...]]:
+    """`Requires-Dist` of name==version (e.g. "2.11.0+cu126") on a PEP 691 index, verbatim
+    (markers included), or None when the index cannot tell (offline, no such file, no PEP 658
+    metadata). `cache_dir` defaults to ~/.cache/colab-cudnn-fix/index; pass a directory in
+    tests. `session` is a requests.Session (one is made and closed when omitted)."""
+    cache = cache_dir if cache_dir is not None else default_cache_dir()
+    own = session is None
+    try:
+        session = session or _session()
+    except Exception:  # requests missing or broken: behave as offline
+        return None
+    try:
+        files = project_files(index_url, name, session=session, timeout=timeout, cache_dir=cache)
+        if not files:
+            return None
+        chosen = select_file(files, name, version, python_tag)
+        if chosen is None:
+            return None
+        text = fetch_metadata(chosen, session=session, timeout=timeout, cache_dir=cache)
+        if text is None:
+            return None
+        msg = HeaderParser().parsestr(text)
+        if not msg.get("Name") or not msg.get("Metadata-Version"):
+            return None
+        return tuple(r.strip() for r in (msg.get_all("Requires-Dist") or ()))
+    finally:
+        if own:
+            session.close()
+
+
+def _session() -> Any:
+    import requests
+
+    s = requests.Session()
+    s.headers["User-Agent"] = "colab-cudnn-fix (index metadata)"
+    return s
+
+
+def _cache(cache_dir: Optional[Union[str, Path]]) -> Optional[Path]:
+    return Path(cache_dir) if cache_dir is not None else None

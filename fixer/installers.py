@@ -1,0 +1,129 @@
+"""The one place that builds installer command lines. Pure functions: they return argv
+tuples and run nothing.
+
+`plan` uses them for the steps it prints; `apply` uses them again to build the rollback
+commands (reinstall what a step removed, put back the version it changed). Every command
+targets an explicit interpreter (`python -m pip`, `uv pip --python PY`), never "whatever
+pip is first on PATH". Index URLs go through `rewrite_index` so that `--index-mirror`
+(corporate mirrors, air-gapped clusters, tests on 127.0.0.1) changes every command alike.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Optional, Sequence, Tuple
+
+#: The default index pip and uv use when no --index-url is given.
+PYPI_SIMPLE = "https://pypi.org/simple"
+
+Argv = Tuple[str, ...]
+
+
+def rewrite_index(url: Optional[str], mirrors: Iterable[Tuple[str, str]] = ()) -> Optional[str]:
+    """`url` with the first matching mirror prefix replaced (`--index-mirror FROM=TO`).
+    None (PyPI) is looked up as PYPI_SIMPLE; it stays None when no mirror names PyPI."""
+    probe = url or PYPI_SIMPLE
+    for src, dst in mirrors:
+        src_n = src.rstrip("/")
+        if probe == src_n or probe.startswith(src_n + "/") or probe.rstrip("/") == src_n:
+            return dst.rstrip("/") + probe[len(src_n):]
+    return url
+
+
+def pip_install(
+    python: str,
+    requirements: Sequence[str],
+    *,
+    index_url: Optional[str] = None,
+    extra_index_urls: Sequence[str] = (),
+    find_links: Sequence[str] = (),
+    no_index: bool = False,
+    installer: str = "pip",
+    no_deps: bool = False,
+    force_reinstall: bool = False,
+    break_system_packages: bool = False,
+    mirrors: Iterable[Tuple[str, str]] = (),
+    uv: str = "uv",
+) -> Argv:
+    """Install `requirements` (exact strings like "torch==2.5.1+cu124") into the interpreter
+    `python`.
+
+    installer "pip": `PY -m pip install --no-input ...`; "uv": `uv pip install --python PY ...`.
+    index_url None means PyPI (or its mirror when `mirrors` names PYPI_SIMPLE). `no_index`
+    drops every index and keeps only `find_links` (offline apply from a wheelhouse).
+    `uv` is the uv binary to run (a path when the target has its own)."""
+    mirrors = tuple(mirrors)
+    if installer == "uv":
+        argv = [uv, "pip", "install", "--python", python]
+    else:
+        argv = [python, "-m", "pip", "install", "--no-input"]
+    if no_deps:
+        argv.append("--no-deps")
+    if force_reinstall:
+        argv.append("--reinstall" if installer == "uv" else "--force-reinstall")
+    if break_system_packages:
+        argv.append("--break-system-packages")
+    if no_index:
+        argv.append("--no-index")
+    else:
+        url = rewrite_index(index_url, mirrors)
+        if url:
+            argv += ["--index-url", url]
+        for extra in extra_index_urls:
+            argv += ["--extra-index-url", rewrite_index(extra, mirrors) or extra]
+    for d in find_links:
+        argv += ["--find-links", d]
+    argv += list(requirements)
+    return tuple(argv)
+
+
+def pip_uninstall(python: str, names: Sequence[str], installer: str = "pip",
+                  break_system_packages: bool = False, uv: str = "uv") -> Argv:
+    """Remove distributions `names` from the interpreter `python`."""
+    if installer == "uv":
+        argv = [uv, "pip", "uninstall", "--python", python]
+    else:
+        argv = [python, "-m", "pip", "uninstall", "-y"]
+    if break_system_packages:
+        argv.append("--break-system-packages")
+    return tuple(argv + list(names))
+
+
+def apt_install(pkgs: Mapping[str, str]) -> Argv:
+    """`apt-get install` of exact versions ({"libcudnn8": "8.9.7.29-1+cuda12.2"}); downgrades
+    allowed, since putting back an older cuDNN is a normal fix."""
+    return ("apt-get", "install", "-y", "--no-install-recommends", "--allow-downgrades",
+            "--allow-change-held-packages", *[f"{k}={v}" for k, v in pkgs.items()])
+
+
+def apt_hold(names: Sequence[str]) -> Argv:
+    """Keep apt from moving the packages (`apt-get upgrade` would replace the cuDNN)."""
+    return ("apt-mark", "hold", *names)
+
+
+def apt_unhold(names: Sequence[str]) -> Argv:
+    """Undo apt_hold (rollback)."""
+    return ("apt-mark", "unhold", *names)
+
+
+def apt_remove(names: Sequence[str]) -> Argv:
+    """Remove apt packages (rollback of an apt_install of a package that was not there)."""
+    return ("apt-get", "remove", "-y", "--allow-change-held-packages", *names)
+
+
+def conda_install(specs: Sequence[str], *, conda: str = "conda", prefix: Optional[str] = None,
+                  channel: str = "conda-forge") -> Argv:
+    """`conda install` (or mamba, given as `conda`) of exact specs like "cudnn==9.3.0.75"."""
+    argv = [conda, "install", "-y", "-c", channel, "--override-channels"]
+    if prefix:
+        argv += ["-p", prefix]
+    return tuple(argv + list(specs))
+
+
+def condacolab_install(python: str) -> Argv:
+    """Install conda into a Colab runtime (condacolab restarts the kernel when done)."""
+    return (python, "-c", "import condacolab; condacolab.install()")
+
+
+__all__ = [
+    "PYPI_SIMPLE", "apt_hold", "apt_install", "apt_remove", "apt_unhold", "conda_install",
+    "condacolab_install", "pip_install", "pip_uninstall", "rewrite_index",
+]

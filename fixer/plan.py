@@ -1,0 +1,333 @@
+"""make_plan(Environment, Stack) -> Plan: the ordered steps that turn this machine into the
+stack, each with the exact command it will run. Pure: it reads nothing and runs nothing
+(`plan` and `apply --dry-run` stop here; `apply` runs the steps).
+
+Order, and why:
+1. pip-uninstall   distributions that must go first (a second pip cuDNN wheel of the same
+                   major writes the same files; leaving it would shadow the chosen copy)
+2. pip-install     framework builds, one step per index (the PyTorch index for +cuXXX builds)
+3. pip-install     the cuDNN wheel when it differs from what the frameworks pin (with
+                   --no-deps, after them, so their == pin does not pull it back down)
+4. apt-install     exact version strings, then apt-mark hold so `apt upgrade` cannot move them
+5. conda-install   condacolab first on Colab when there is no conda yet
+6. env-fix         loader fixes, each with the exact file content it writes
+7. restart         when the running notebook kernel already mapped a library that changes
+8. verify          colab-cudnn-fix verify on the target interpreter
+"""
+from __future__ import annotations
+
+import os
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from . import installers
+from ._paths import under_root
+from .model import Environment, EnvFix, Finding, Pin, Plan, PlanOptions, Stack, Step
+
+#: cuDNN's libraries per major, in the order a preload maps them (dependencies first).
+CUDNN_LIBS: Dict[int, Tuple[str, ...]] = {
+    9: ("libcudnn_graph", "libcudnn_engines_runtime_compiled", "libcudnn_engines_precompiled",
+        "libcudnn_heuristic", "libcudnn_ops", "libcudnn_cnn", "libcudnn_adv", "libcudnn"),
+    8: ("libcudnn_ops_infer", "libcudnn_ops_train", "libcudnn_cnn_infer", "libcudnn_cnn_train",
+        "libcudnn_adv_infer", "libcudnn_adv_train", "libcudnn"),
+}
+
+#: Files the env-fix steps write (before --root is applied).
+PROFILE_FILE = "/etc/profile.d/zz-colab-cudnn-fix.sh"
+LDCONF_FILE = "/etc/ld.so.conf.d/zz-colab-cudnn-fix.conf"
+IPYTHON_STARTUP = ".ipython/profile_default/startup/00-colab-cudnn-fix.py"
+
+#: Markers of each framework's native libraries in /proc/<kernel>/maps.
+_KERNEL_MARKERS: Dict[str, Tuple[str, ...]] = {
+    "torch": ("libtorch", "libc10"),
+    "tensorflow": ("libtensorflow", "_pywrap_tensorflow"),
+    "jax": ("jaxlib", "jax_cuda", "xla_extension", "jax_plugins"),
+    "cupy": ("cupy",),
+    "onnxruntime": ("onnxruntime",),
+    "ctranslate2": ("ctranslate2",),
+    "paddle": ("paddle",),
+}
+
+
+def _installer(env: Environment, options: PlanOptions) -> Tuple[str, str]:
+    """("pip"|"uv", uv binary): uv when asked, or when "auto" and the target has uv."""
+    uv = (env.python.uv if env.python else None) or "uv"
+    if options.installer == "uv":
+        return "uv", uv
+    if options.installer == "auto" and env.python is not None and env.python.uv:
+        return "uv", uv
+    return "pip", uv
+
+
+def _size(pins: Sequence[Pin]) -> Optional[int]:
+    sizes = [p.size_bytes for p in pins if p.size_bytes]
+    return sum(sizes) if sizes else None
+
+
+def _req(p: Pin) -> str:
+    return f"{p.name}=={p.version}"
+
+
+def _home(env: Environment) -> str:
+    if env.runtime.kind in ("colab", "kaggle"):
+        return "/root"
+    return os.path.expanduser("~")
+
+
+def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions(), *,
+              findings: Sequence[Finding] = ()) -> Plan:
+    """The steps from `env` to `stack`. A stack that changes nothing gives a Plan with no
+    steps (`nothing_to_do`)."""
+    python = env.python.executable if env.python else "python3"
+    installer, uv = _installer(env, options)
+    bsp = bool(env.python and env.python.externally_managed and not env.python.is_venv)
+    common = dict(find_links=options.find_links, no_index=options.no_index, installer=installer,
+                  break_system_packages=bsp, mirrors=options.index_mirrors, uv=uv)
+    steps: List[Step] = []
+    notes: List[str] = list(stack.notes)
+    if options.installer == "conda":
+        notes.append("--installer conda: Python wheels still go through pip (conda cannot install the "
+                     "PyTorch index builds); conda installs cuDNN only")
+
+    changing = [p for p in stack.pins if p.action != "keep" and p.manager == "pip"]
+    removes = [p for p in changing if p.action == "remove"]
+    # pip takes torch==2.5.1 as satisfied by 2.5.1+cpu: a build of the same version goes first
+    swaps = [p for p in changing if p.action != "remove" and p.installed and p.installed != p.version
+             and p.installed.split("+")[0] == p.version.split("+")[0]]
+    if removes or swaps:
+        what = [f"{p.name} {p.version}" for p in removes] + [f"{p.name} {p.installed}" for p in swaps]
+        why = removes[0].why if removes else f"{swaps[0].name} {swaps[0].version} has the same version number"
+        steps.append(Step(
+            kind="pip-uninstall",
+            summary="remove " + ", ".join(what) + ": " + why,
+            argv=installers.pip_uninstall(python, [p.name for p in removes + swaps], installer=installer,
+                                          break_system_packages=bsp, uv=uv),
+            packages=tuple(p.name for p in removes + swaps),
+        ))
+
+    framework_dists = {_dist(c.build.packages[0]) for c in stack.choices if c.build.packages}
+    cudnn_pins = [p for p in changing if p.action != "remove" and p.name.startswith("nvidia-cudnn-")]
+    groups: Dict[Optional[str], List[Pin]] = {}
+    for p in changing:
+        if p.action == "remove" or p in cudnn_pins:
+            continue
+        groups.setdefault(p.index_url, []).append(p)
+    # a cuDNN pin equal to what a changed framework itself pins rides along with it
+    late_cudnn: List[Pin] = []
+    for p in cudnn_pins:
+        hosts = [c.build for c in stack.choices
+                 if c.action != "keep" and f"{p.name}=={p.version}" in c.build.requires]
+        if hosts and p.installed != p.version:
+            groups.setdefault(hosts[0].index_url, []).append(p)
+        else:
+            late_cudnn.append(p)
+    for index_url, pins in sorted(groups.items(), key=lambda kv: (kv[0] is None, kv[0] or "")):
+        main = [p for p in pins if p.name in framework_dists] or pins
+        steps.append(Step(
+            kind="pip-install",
+            summary="install " + ", ".join(_req(p) for p in pins) +
+                    (f" from {index_url}" if index_url else " from PyPI") + ": " + main[0].why,
+            argv=installers.pip_install(python, [_req(p) for p in pins], index_url=index_url, **common),
+            packages=tuple(_req(p) for p in pins),
+            download_bytes=_size(pins),
+        ))
+    for p in late_cudnn:
+        reinstall = p.installed == p.version
+        steps.append(Step(
+            kind="pip-install",
+            summary=("reinstall " if reinstall else "install ") + _req(p) + " (no dependencies): " + p.why,
+            argv=installers.pip_install(python, [_req(p)], no_deps=True, force_reinstall=reinstall, **common),
+            packages=(_req(p),),
+            download_bytes=p.size_bytes,
+        ))
+
+    if stack.apt:
+        apt_pkgs = dict(stack.apt)
+        whys = [p.why for p in stack.pins if p.manager == "apt" and p.why]
+        apt_pins = [p for p in stack.pins if p.manager == "apt"]
+        steps.append(Step(
+            kind="apt-install",
+            summary="install " + ", ".join(f"{k}={v}" for k, v in apt_pkgs.items()) +
+                    " from the NVIDIA CUDA apt repository" + (f": {whys[0]}" if whys else ""),
+            argv=installers.apt_install(apt_pkgs),
+            packages=tuple(f"{k}={v}" for k, v in apt_pkgs.items()),
+            download_bytes=_size(apt_pins),
+        ))
+        steps.append(Step(
+            kind="apt-hold",
+            summary="hold " + ", ".join(apt_pkgs) + " so that apt upgrade cannot replace them",
+            argv=installers.apt_hold(list(apt_pkgs)),
+            packages=tuple(apt_pkgs),
+        ))
+
+    if stack.conda:
+        conda_bin = env.python.conda if env.python and env.python.conda else None
+        if conda_bin is None and env.runtime.kind == "colab":
+            steps.append(Step(
+                kind="conda-install",
+                summary="install conda into the Colab runtime with condacolab (the kernel restarts)",
+                argv=installers.condacolab_install(python),
+                packages=("condacolab",),
+            ))
+        prefix = env.python.prefix if env.python and env.python.prefix else None
+        specs = [f"{k}=={v}" for k, v in stack.conda.items()]
+        whys = [p.why for p in stack.pins if p.manager == "conda" and p.why]
+        steps.append(Step(
+            kind="conda-install",
+            summary="install " + ", ".join(specs) + " from conda-forge" + (f": {whys[0]}" if whys else ""),
+            argv=installers.conda_install(specs, conda=conda_bin or "conda", prefix=prefix),
+            packages=tuple(specs),
+        ))
+
+    for fx in stack.env_fixes:
+        steps.append(_env_fix_step(env, fx, options))
+
+    restart = _restart_needed(env, stack)
+    if restart and steps:
+        steps.append(Step(
+            kind="restart",
+            summary="restart the runtime: the running kernel already loaded " + ", ".join(restart) +
+                    (" (apply --restart does it)" if not options.restart else ""),
+        ))
+    if steps:
+        steps.append(Step(
+            kind="verify",
+            summary="check every framework with a GPU convolution in a child process",
+            argv=("colab-cudnn-fix", "verify", "--python", python),
+        ))
+    return Plan(
+        steps=tuple(steps),
+        stack=stack,
+        python=python,
+        restart_required=bool(restart and steps),
+        findings=tuple(findings),
+        notes=tuple(dict.fromkeys(notes)),
+    )
+
+
+def _dist(req: str) -> str:
+    from .resolve import _split_req
+
+    return _split_req(req)[0]
+
+
+def _restart_needed(env: Environment, stack: Stack) -> List[str]:
+    """Frameworks (and cuDNN) that change although the notebook kernel already mapped them."""
+    loaded = env.runtime.kernel_loaded
+    if not loaded:
+        return []
+    out: List[str] = []
+    for c in stack.choices:
+        if c.action == "keep":
+            continue
+        if any(mark in path for path in loaded for mark in _KERNEL_MARKERS.get(c.framework, (c.framework,))):
+            out.append(c.framework)
+    cudnn_changes = [p for p in stack.pins if p.action != "keep" and "cudnn" in p.name] or \
+        list(stack.apt) or [f.value for f in stack.env_fixes]
+    if cudnn_changes and any("libcudnn" in path for path in loaded):
+        out.append("cuDNN")
+    return out
+
+
+def _env_fix_step(env: Environment, fx: EnvFix, options: PlanOptions) -> Step:
+    root = options.root
+    if fx.kind == "ld-library-path-drop":
+        current = env.env.get("LD_LIBRARY_PATH", "")
+        kept = [d for d in current.split(":") if d and d.rstrip("/") != fx.value.rstrip("/")]
+        path = str(under_root(PROFILE_FILE, root))
+        content = ("# written by colab-cudnn-fix: " + fx.why + "\n"
+                   f"export LD_LIBRARY_PATH={':'.join(kept)}\n")
+        return Step(kind="env-fix", summary=f"drop {fx.value} from LD_LIBRARY_PATH (new shells): {fx.why}",
+                    files=(path,), content=content)
+    if fx.kind == "env-file":
+        current = env.env.get("LD_PRELOAD", "")
+        kept = [d for d in current.replace(" ", ":").split(":") if d and d != fx.value]
+        path = str(under_root(PROFILE_FILE, root))
+        content = ("# written by colab-cudnn-fix: " + fx.why + "\n" f"export LD_PRELOAD={':'.join(kept)}\n")
+        return Step(kind="env-fix", summary=f"drop {fx.value} from LD_PRELOAD: {fx.why}", files=(path,),
+                    content=content)
+    if fx.kind in ("ld-so-conf", "ld-library-path-add"):
+        path = str(under_root(LDCONF_FILE, root))
+        content = f"# written by colab-cudnn-fix: {fx.why}\n{fx.value}\n"
+        argv: Tuple[str, ...] = ("ldconfig",) if not root else ("ldconfig", "-r", str(root))
+        return Step(kind="env-fix", summary=f"add {fx.value} to the loader's search path ({LDCONF_FILE}), "
+                                            "then run ldconfig", argv=argv, files=(path,), content=content)
+    # ipython-preload: value is ".../libcudnn.so.N"
+    directory, _, soname = fx.value.rpartition("/")
+    major = int(soname.rsplit(".", 1)[-1]) if soname.rsplit(".", 1)[-1].isdigit() else 9
+    names = [f"{n}.so.{major}" for n in CUDNN_LIBS.get(major, ("libcudnn",))]
+    path = str(under_root(os.path.join(_home(env), IPYTHON_STARTUP), root))
+    lines = [
+        f"# written by colab-cudnn-fix: {fx.why}",
+        "# Maps the intended cuDNN by absolute path before any framework loads one.",
+        "import ctypes as _ctypes",
+        f"for _name in {tuple(names)!r}:",
+        "    try:",
+        f"        _ctypes.CDLL({directory!r} + '/' + _name, mode=_ctypes.RTLD_GLOBAL)",
+        "    except OSError:",
+        "        pass",
+        "del _ctypes",
+    ]
+    return Step(kind="env-fix", summary=f"preload {fx.value} in every new notebook kernel (IPython startup file)",
+                files=(path,), content="\n".join(lines) + "\n")
+
+
+
+
+# ---------------------------------------------------------------------------------------
+# environments described by files (`plan --environment FILE|NAME`)
+# ---------------------------------------------------------------------------------------
+
+def environments_dir() -> str:
+    """Where the bundled example environments live (fixer/environments/*.json)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "environments")
+
+
+def bundled_environments() -> List[str]:
+    """Names of the bundled example environments."""
+    d = environments_dir()
+    if not os.path.isdir(d):
+        return []
+    return sorted(f[:-5] for f in os.listdir(d) if f.endswith(".json"))
+
+
+def load_environment(spec: str) -> Tuple[Environment, Tuple[Finding, ...], str]:
+    """(Environment, findings, where) from `doctor --json` output in the file `spec`, or from
+    the bundled example called `spec`. Bad input raises UsageError naming the key path."""
+    import json
+
+    from .errors import UsageError
+    from .model import from_dict
+
+    path = spec
+    where = spec
+    if not os.path.exists(spec):
+        name = spec[:-5] if spec.endswith(".json") else spec
+        if os.sep not in spec and name in bundled_environments():
+            path = os.path.join(environments_dir(), name + ".json")
+            where = f"bundled environment {name!r}"
+        else:
+            names = ", ".join(bundled_environments())
+            raise UsageError(f"--environment {spec}: no such file, and no bundled environment of that name "
+                             f"(bundled: {names})")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--environment {spec}: cannot read it: {exc}")
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--environment {spec}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})")
+    if not isinstance(data, dict) or "environment" not in data:
+        raise UsageError(f"--environment {spec}: $: expected doctor --json output, an object with "
+                         "\"schema\" and \"environment\"")
+    schema = data.get("schema")
+    if schema != 1:
+        raise UsageError(f"--environment {spec}: $.schema: {schema!r} is not a schema this tool reads (1)")
+    try:
+        env = from_dict(Environment, data["environment"], "$.environment")
+        findings = tuple(from_dict(Finding, f, f"$.findings[{i}]") for i, f in enumerate(data.get("findings") or ()))
+    except ValueError as exc:
+        raise UsageError(f"--environment {spec}: {exc}")
+    return env, findings, where
+
+
+__all__ = ["CUDNN_LIBS", "bundled_environments", "load_environment", "make_plan"]

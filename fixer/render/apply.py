@@ -1,0 +1,132 @@
+"""Output of `apply` and `rollback`: progress lines while steps run, then what changed.
+
+Works without a TTY (a Colab `!` cell, a CI log): plain lines, no cursor movement; colour
+only where rich detects a terminal (and never with NO_COLOR). With --json, progress goes to
+stderr and stdout carries one JSON document.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Dict, List, Optional, Sequence
+
+from rich.console import Console
+from rich.markup import escape
+
+from ..apply.reporter import Reporter
+from ..apply.results import APPLY_SCHEMA, ApplyResult, RollbackResult
+from ..apply.runner import CommandResult
+from ..model import CheckResult, Finding, Plan, Step, to_dict
+from . import err, out, print_json
+
+#: Installer output lines worth showing while a step runs (downloads, what gets installed).
+_PROGRESS = re.compile(r"^\s*(Collecting|Downloading|Downloaded|Installing|Successfully|Uninstalling|"
+                       r"Attempting|Found existing|Using cached|Processing|Resolved|Prepared|Installed|"
+                       r"Uninstalled| [+-] |ERROR|error|WARNING|E: |Setting up|Unpacking|Get:)")
+
+
+class ConsoleReporter(Reporter):
+    """Step lines with a counter; the installer's download/install lines dimmed beneath."""
+
+    def __init__(self, console: Optional[Console] = None, verbose: bool = False) -> None:
+        self.console = console or out()
+        self.verbose = verbose
+
+    def phase(self, text: str) -> None:
+        self.console.print(f"[dim]{escape(text)}[/]", markup=True, highlight=False)
+
+    def step_started(self, index: int, total: int, step: Step) -> None:
+        self.console.print(f"[bold][{index}/{total}][/] {escape(step.summary)}", markup=True, highlight=False)
+        if step.argv:
+            self.console.print(f"      $ {escape(' '.join(step.argv))}", style="dim", markup=True, highlight=False)
+
+    def step_output(self, index: int, line: str) -> None:
+        if self.verbose or _PROGRESS.search(line):
+            self.console.print(f"      {escape(line)}", style="dim", markup=True, highlight=False)
+
+    def step_finished(self, index: int, step: Step, result: CommandResult) -> None:
+        if result.rc == 0:
+            self.console.print(f"      [green]ok[/] ({result.seconds:.1f} s)", markup=True, highlight=False)
+        else:
+            self.console.print(f"      [red]failed[/] (exit {result.rc})", markup=True, highlight=False)
+            for line in result.output.strip().splitlines()[-15:]:
+                self.console.print(f"      {escape(line)}", markup=True, highlight=False)
+
+    def note(self, text: str) -> None:
+        self.console.print(f"[yellow]note:[/] {escape(text)}", markup=True, highlight=False)
+
+
+def reporter_for(as_json: bool, verbose: bool = False) -> ConsoleReporter:
+    return ConsoleReporter(err() if as_json else out(), verbose=verbose)
+
+
+def show_nothing_to_do(plan: Plan, as_json: bool, findings: Sequence[Finding] = ()) -> None:
+    if as_json:
+        print_json({"schema": APPLY_SCHEMA, "changed": False, "nothing_to_do": True, "plan": to_dict(plan),
+                    "findings": to_dict(tuple(findings))})
+        return
+    out().print("[green]Nothing to do:[/] the environment already matches the plan.", markup=True)
+
+
+def show_applied(result: ApplyResult, *, as_json: bool, plan: Plan, checks: Sequence[CheckResult] = (),
+                 findings_after: Sequence[Finding] = (), verified_by: str = "", restart: Dict[str, Any]) -> None:
+    if as_json:
+        print_json({"schema": APPLY_SCHEMA, "changed": result.changed, "nothing_to_do": not result.changed,
+                    "plan": to_dict(plan), "result": to_dict(result), "verify": to_dict(tuple(checks)),
+                    "verified_by": verified_by, "findings_after": to_dict(tuple(findings_after)),
+                    "restart": restart})
+        return
+    console = out()
+    console.print()
+    if result.distributions:
+        console.print("[bold]changed[/]", markup=True)
+        for c in result.distributions:
+            console.print(f"  {c.name}: {c.before or '(absent)'} -> {c.after or '(removed)'}", highlight=False)
+    for f in result.files:
+        console.print(f"  wrote {f}", highlight=False)
+    if not result.distributions and not result.files:
+        console.print("nothing changed (every step found its work already done)")
+    for n in result.notes:
+        console.print(f"[yellow]note:[/] {escape(n)}", markup=True, highlight=False)
+    if checks:
+        for c in checks:
+            colour = {"passed": "green", "skipped": "dim"}.get(c.status, "red")
+            console.print(f"verify {c.framework}: [{colour}]{c.status}[/] {escape(c.summary)}", markup=True,
+                          highlight=False)
+    errors = [f for f in findings_after if f.severity == "error"]
+    if verified_by:
+        if errors:
+            console.print(f"[red]still wrong after apply[/] ({verified_by}):", markup=True)
+            for f in errors:
+                console.print(f"  {f.id}: {escape(f.title)}", highlight=False)
+        else:
+            console.print(f"[green]healthy[/] ({verified_by})", markup=True)
+    if restart.get("message"):
+        console.print(f"[yellow]{escape(restart['message'])}[/]", markup=True, highlight=False)
+    console.print(f"[dim]journal {result.journal}; log {result.log}; undo with `colab-cudnn-fix rollback`[/]",
+                  markup=True, highlight=False)
+
+
+def show_rollback(result: RollbackResult, as_json: bool) -> None:
+    if as_json:
+        print_json({"schema": APPLY_SCHEMA, "rollback": to_dict(result)})
+        return
+    console = out()
+    if result.status == "nothing-to-do":
+        for n in result.notes or ("nothing to roll back",):
+            console.print(f"Nothing to roll back: {escape(n)}", markup=True, highlight=False)
+        return
+    for c in result.distributions:
+        console.print(f"  {c.name}: {c.before or '(absent)'} -> {c.after or '(removed)'}", highlight=False)
+    for f in result.files:
+        console.print(f"  restored {f}", highlight=False)
+    if result.exact:
+        console.print("[green]Rolled back:[/] the environment is exactly as before the last apply.", markup=True)
+    else:
+        console.print("[red]Rollback incomplete:[/]", markup=True)
+        for r in result.remaining:
+            console.print(f"  {escape(r)}", markup=True, highlight=False)
+    console.print(f"[dim]journal {result.journal}[/]", markup=True, highlight=False)
+
+
+def lock_refusal_lines(reasons: List[str]) -> str:
+    return "; ".join(reasons)

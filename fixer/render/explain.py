@@ -1,0 +1,46 @@
+"""Terminal output of `explain`: the ranked causes with confidence, evidence and fix, then the
+plan that would apply the fix (when the machine was detected). No logic beyond formatting."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from . import out
+
+
+def _sure(c: float) -> str:
+    if c >= 0.85:
+        return "very likely"
+    if c >= 0.6:
+        return "likely"
+    if c >= 0.4:
+        return "possible"
+    return "unlikely"
+
+
+def render_explain(result: Any, plan: Any, notes: Sequence[str], detected: bool) -> None:
+    console = out()
+    if not result.recognised:
+        console.print("[yellow]Not recognised:[/] none of the known error patterns appears in this text.")
+        console.print("Run `colab-cudnn-fix doctor` to look at the machine, or `colab-cudnn-fix verify` to test it.")
+    for i, f in enumerate(result.findings):
+        label = "cause" if i == 0 else "also"
+        style = "bold green" if f.id == "log-noise" else ("bold red" if i == 0 else "bold yellow")
+        console.print(f"[{style}]{label}[/] [bold]{f.id}[/] ({_sure(f.confidence)}, {f.confidence:.2f}): {f.title}")
+        for e in f.evidence[:6]:
+            console.print(f"  [dim]{e}[/]", highlight=False)
+        if f.fix:
+            console.print(f"  [cyan]fix:[/] {f.fix}")
+    if plan is not None:
+        steps = getattr(plan, "steps", ())
+        console.print()
+        if not steps or getattr(plan, "nothing_to_do", False):
+            console.print("[green]Plan:[/] nothing to change on this machine.")
+        else:
+            console.print("[bold]Plan that would apply the fix[/] (`colab-cudnn-fix apply` runs it):")
+            for n, s in enumerate(steps, 1):
+                cmd = " ".join(s.argv) if s.argv else ""
+                console.print(f"  {n}. {s.summary}" + (f"\n     [dim]{cmd}[/]" if cmd else ""), highlight=False)
+    elif not detected and result.recognised:
+        console.print("[dim](machine not inspected: drop --no-detect to see the copies involved and the plan)[/]")
+    for n in notes:
+        console.print(f"[dim]note: {n}[/]", highlight=False)

@@ -1,0 +1,143 @@
+"""How `plan` (and `apply --dry-run`) look: the resolved settings first, then a table of
+steps, then the literal commands. `--json` prints {"schema": 1, "plan": ...}. No logic."""
+from __future__ import annotations
+
+import dataclasses
+import shlex
+from typing import Any, Dict, List, Optional, Tuple
+
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from ..model import Environment, Intent, Plan, PlanOptions, Step, to_dict
+from . import out, print_json
+
+#: Version of `plan --json`.
+PLAN_SCHEMA = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class PlanView:
+    plan: Plan
+    env: Environment
+    intent: Intent
+    options: PlanOptions
+    where: str
+    recipe_dirs: Tuple[str, ...] = ()
+    recipe_files: int = 0
+
+
+def plan_json(plan: Plan) -> Dict[str, Any]:
+    body = to_dict(plan)
+    body["nothing_to_do"] = plan.nothing_to_do
+    return {"schema": PLAN_SCHEMA, "plan": body}
+
+
+def _size(n: Optional[int]) -> str:
+    if not n:
+        return "?"
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n = n / 1000  # type: ignore[assignment]
+    return str(n)
+
+
+def command_text(step: Step) -> str:
+    """The step as a person would type it (env-fix steps: the file and its content)."""
+    lines: List[str] = []
+    if step.files and step.content is not None:
+        for f in step.files:
+            lines.append(f"# write {f}:")
+            lines += [f"#   {line}" for line in step.content.rstrip("\n").split("\n")]
+    if step.argv:
+        lines.append(shlex.join(step.argv))
+    if not lines:
+        lines.append(f"# {step.summary}")
+    return "\n".join(lines)
+
+
+def _settings(view: PlanView) -> List[Tuple[str, str, bool]]:
+    """(name, value, is_default) for the settings the plan was made with."""
+    env, it, opt = view.env, view.intent, view.options
+    gpus = ", ".join(f"{g.name} ({g.compute_capability or '?'})" for g in env.gpus) or "none"
+    py = env.python
+    installed = [f"{f.framework} {f.version}" for f in env.frameworks]
+    from ..plan import _installer
+
+    chosen, _ = _installer(env, opt)
+    return [
+        ("machine", view.where, False),
+        ("target python", f"{py.executable} (Python {py.version})" if py else "unknown", False),
+        ("GPU", gpus, False),
+        ("driver", f"{env.driver.version or 'unknown'} (CUDA {env.driver.cuda_version or '?'})", False),
+        ("installed", ", ".join(installed) or "no GPU framework", False),
+        ("--framework", ", ".join(it.frameworks) or "those installed", not it.frameworks),
+        ("versions", ", ".join(f"--{k} {v}" for k, v in it.versions.items()) or "keep what works, else newest",
+         not it.versions),
+        ("--cuda", it.cuda or "any the driver runs", it.cuda is None),
+        ("--cudnn-from", it.cudnn_from or "pip, else apt", it.cudnn_from is None),
+        ("--keep", ", ".join(it.keep) or "nothing pinned", not it.keep),
+        ("--installer", f"{opt.installer} -> {chosen}", opt.installer == "auto"),
+        ("index", "--no-index" if opt.no_index else
+         (", ".join(f"{a} -> {b}" for a, b in opt.index_mirrors) or "as each build says"),
+         not opt.no_index and not opt.index_mirrors),
+        ("recipes", "shipped" + (" + " + ", ".join(view.recipe_dirs) if view.recipe_dirs else "")
+         + (f" ({view.recipe_files} files)" if view.recipe_files else ""), not view.recipe_dirs),
+    ]
+
+
+def show(view: PlanView, as_json: bool = False) -> None:
+    plan = view.plan
+    if as_json:
+        print_json(plan_json(plan))
+        return
+    console = out()
+    for name, value, default in _settings(view):
+        style = "dim" if default else ""
+        line = f"{name:>14}: {escape(value)}"
+        console.print(f"[dim]{line}[/]" if style else line, markup=True, highlight=False)
+    console.print()
+    errors = [f for f in plan.findings if f.severity == "error"]
+    for f in errors:
+        console.print(f"[red]found:[/] {f.id}: {escape(f.title)}", markup=True, highlight=False)
+    stack = plan.stack
+    for c in stack.choices:
+        verb = {"keep": "keep", "install": "install", "change": "change to"}[c.action]
+        text = f"{verb} {c.build.version}" + \
+            (f" ({c.build.variant})" if c.build.variant and "+" not in c.build.version else "") + \
+            (f" - {c.reason}" if c.action != "keep" else "")
+        console.print(f"[bold]{c.framework}[/]: {escape(text)}", markup=True, highlight=False)
+    if stack.cudnn:
+        console.print(f"[bold]cuDNN[/]: {stack.cudnn} from {stack.cudnn_from}", markup=True, highlight=False)
+    if plan.nothing_to_do:
+        console.print()
+        console.print("[green]Nothing to do:[/] every framework fits this machine and loads the cuDNN it needs.",
+                      markup=True)
+        _notes(plan)
+        return
+    table = Table(title="plan", show_lines=False)
+    table.add_column("#", justify="right")
+    table.add_column("step")
+    table.add_column("what and why")
+    table.add_column("download", justify="right")
+    for i, s in enumerate(plan.steps, 1):
+        table.add_row(str(i), s.kind, Text(s.summary), _size(s.download_bytes) if s.kind in
+                      ("pip-install", "apt-install", "conda-install") else "")
+    console.print(table)
+    console.print("[bold]commands[/] (apply runs these; nothing has been changed):", markup=True)
+    for i, s in enumerate(plan.steps, 1):
+        console.print(f"# {i}. {s.kind}", style="dim", highlight=False)
+        console.print(command_text(s), highlight=False, markup=False, soft_wrap=True)
+    if plan.restart_required:
+        console.print("[yellow]The notebook runtime must restart after these steps.[/]", markup=True)
+    _notes(plan)
+
+
+def _notes(plan: Plan) -> None:
+    console = out()
+    if plan.notes:
+        console.print()
+        for n in plan.notes:
+            console.print(f"[dim]note:[/] {escape(n)}", markup=True, highlight=False)

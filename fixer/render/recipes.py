@@ -1,0 +1,150 @@
+"""Rendering for `colab-cudnn-fix recipes`: summary, tables of records, validation results."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Sequence, Tuple
+
+from rich.markup import escape
+from rich.table import Table
+
+from ..errors import RecipeError
+from ..model import Build, Recipes, to_dict
+from . import out, print_json
+
+
+def _vt(v: str) -> Tuple[int, ...]:
+    import re
+
+    return tuple(int(p) for p in re.findall(r"\d+", v))
+
+
+def _framework_rows(recipes: Recipes) -> Dict[str, Dict[str, Any]]:
+    rows: Dict[str, Dict[str, Any]] = {}
+    for b in recipes.builds:
+        r = rows.setdefault(b.framework, {"versions": set(), "variants": set(), "builds": 0})
+        r["versions"].add(b.version)
+        r["variants"].add(b.variant)
+        r["builds"] += 1
+    out_rows: Dict[str, Dict[str, Any]] = {}
+    for name in sorted(rows):
+        r = rows[name]
+        versions = sorted(r["versions"], key=_vt)
+        out_rows[name] = {
+            "versions": len(versions),
+            "oldest": versions[0],
+            "newest": versions[-1],
+            "variants": sorted(r["variants"]),
+            "builds": r["builds"],
+        }
+    return out_rows
+
+
+def summary(recipes: Recipes, as_json: bool = False) -> None:
+    rows = _framework_rows(recipes)
+    counts = {
+        "cudnn_releases": len(recipes.cudnn),
+        "driver_floors": len(recipes.driver_floors),
+        "gpus": len(recipes.gpus),
+        "colab_images": len(recipes.colab_images),
+    }
+    if as_json:
+        print_json({"frameworks": rows, **counts, "files": list(recipes.files)})
+        return
+    con = out()
+    width = max((len(n) for n in rows), default=0)
+    for name, r in rows.items():
+        con.print(f"{name:<{width}}  {r['versions']:>3} versions ({r['oldest']} .. {r['newest']}), "
+                  f"{len(r['variants'])} variants ({', '.join(r['variants'])}), {r['builds']} builds")
+    con.print(f"{'cudnn':<{width}}  {counts['cudnn_releases']:>3} releases")
+    con.print(f"{'drivers':<{width}}  {counts['driver_floors']:>3} CUDA driver floors")
+    con.print(f"{'gpus':<{width}}  {counts['gpus']:>3} GPU models")
+    con.print(f"{'colab':<{width}}  {counts['colab_images']:>3} Colab images")
+    con.print(f"[dim]from {len(recipes.files)} files: {escape(', '.join(recipes.files))}[/]")
+
+
+def _sm_range(b: Build) -> str:
+    if b.compute_capabilities:
+        ccs = b.compute_capabilities
+        text = f"{ccs[0]}..{ccs[-1]}" if len(ccs) > 1 else ccs[0]
+    elif b.min_compute_capability:
+        text = f">={b.min_compute_capability}"
+    else:
+        text = "?" if b.cuda else ""
+    return text + (f" +PTX {b.ptx}" if b.ptx else "")
+
+
+def _cudnn_pin(b: Build) -> str:
+    pins = [r for r in b.requires if r.lower().startswith("nvidia-cudnn")]
+    return ", ".join(pins)
+
+
+def show(recipes: Recipes, selection: Tuple[str, Sequence[Any]], as_json: bool = False) -> None:
+    kind, records = selection
+    if as_json:
+        print_json({"kind": kind, "records": [to_dict(r) for r in records]})
+        return
+    con = out()
+    if kind == "builds":
+        t = Table(show_lines=False, header_style="bold")
+        for col in ("version", "variant", "cuda", "cudnn", "python", "GPUs (SM)", "cuDNN pin", "index"):
+            t.add_column(col, overflow="fold")
+        for b in records:
+            t.add_row(*(escape(x) for x in (
+                b.version, b.variant, b.cuda or "-", b.cudnn or "-", b.python, _sm_range(b), _cudnn_pin(b),
+                (b.index_url or "PyPI").replace("https://download.pytorch.org/whl/", "pytorch/"))))
+        con.print(t)
+        if len(records) == 1 or len({b.version for b in records}) == 1:
+            for b in records:
+                con.print(f"[bold]{escape(b.framework)} {escape(b.version)} {escape(b.variant)}[/]: install "
+                          + escape(" ".join(b.packages) + (f" --index-url {b.index_url}" if b.index_url else "")))
+                for label, value in (("requires", ", ".join(b.requires)), ("companions", ", ".join(b.companions)),
+                                     ("source", b.source), ("note", b.note)):
+                    if value:
+                        con.print(f"  [dim]{label}:[/] {escape(value)}")
+        return
+    t = Table(header_style="bold")
+    if kind == "cudnn":
+        for col in ("version", "CUDA", "SM", "pip", "apt"):
+            t.add_column(col, overflow="fold")
+        for c in records:
+            sm = f"{c.min_compute_capability or '?'}..{c.max_compute_capability or ''}"
+            t.add_row(c.version, ", ".join(map(str, c.cuda_majors)), sm,
+                      ", ".join(f"{k}=={v}" for k, v in c.pip.items()), escape(", ".join(f"{k}={v}" for k, v in c.apt.items())))
+    elif kind == "drivers":
+        t.add_column("CUDA")
+        t.add_column("min driver")
+        t.add_column("kind")
+        for f in records:
+            t.add_row(f.cuda, f.min_driver, "toolkit" if "." in f.cuda else "family (minor-version compatibility)")
+    elif kind == "gpus":
+        for col in ("name", "SM", "PCI ids"):
+            t.add_column(col, overflow="fold")
+        for g in records:
+            t.add_row(escape(g.name), g.compute_capability, " ".join(g.pci_device_ids))
+    elif kind == "colab":
+        for col in ("date", "commit", "release", "python", "torch", "tensorflow", "jax", "pip cuDNN", "apt cuDNN", "CUDA"):
+            t.add_column(col, overflow="fold")
+        for i in records:
+            t.add_row(*(escape(x) for x in (i.date, i.commit, i.release or "", i.python or "", i.torch or "",
+                                             i.tensorflow or "", i.jax or "", i.pip_cudnn or "", i.apt_cudnn or "", i.cuda or "")))
+    con.print(t)
+
+
+def validation(errors: Sequence[RecipeError], files: List[str], as_json: bool = False) -> None:
+    if as_json:
+        print_json({
+            "ok": not errors,
+            "files": files,
+            "errors": [{"path": e.path, "line": e.line, "message": e.message, "hint": e.hint} for e in errors],
+        })
+        return
+    if not errors:
+        out().print(f"[green]ok[/]: {len(files)} recipe files, no problems")
+        return
+    from . import err
+
+    con = err()
+    for e in errors:
+        con.print(f"[red]{escape(e.message)}[/]", highlight=False, markup=True, soft_wrap=True)
+        if e.hint:
+            con.print(f"  [cyan]hint:[/] {escape(e.hint)}", soft_wrap=True)
+    con.print(f"{len(errors)} problem(s) in the recipes")

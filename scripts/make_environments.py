@@ -1,0 +1,551 @@
+#!/usr/bin/env python3
+"""Build doctor-JSON environments from real Colab snapshots and from our GPU machine.
+
+    python scripts/make_environments.py            # bundled examples + the replay set
+    python scripts/make_environments.py --check    # fail if the files on disk differ
+
+Writes
+- fixer/environments/NAME.json: the bundled examples (`plan --environment NAME`);
+- tests/resolve/replay/images.json: every distinct Colab image of colab_images.csv (test data,
+  not shipped); tests/resolve builds its doctor-JSON Environment with a T4, an L4 and an A100
+  through `build_environment` (the same function as the bundled files).
+
+Each file is what `doctor --json` prints: {"schema": 1, "environment": {...}, "findings": []}.
+
+Where the facts come from
+- Distributions: the image's pip-freeze.txt (snapshots) or its colab_images.csv row (every
+  other image: torch/torchvision/torchaudio/tensorflow/jax/jaxlib/plugins/pip cuDNN columns).
+  Only the GPU-relevant distributions are kept.
+- apt cuDNN: apt-list.txt or the CSV's apt_cudnn column.
+- What each framework was built with: the recipes (as doctor reads it from the wheel's
+  metadata); for builds the recipes do not list, the build's own label (torch +cu113,
+  jaxlib +cuda11.cudnn805) and TensorFlow's "tested build configurations" table
+  (https://www.tensorflow.org/install/source#gpu: 2.8 and 2.9 were built with CUDA 11.2 and
+  cuDNN 8.1). torch wheels of the PyTorch index that declare no nvidia-cudnn dependency
+  (no nvidia-cudnn-* in the image's pip freeze) carry their own cuDNN in torch/lib
+  ("bundled"); its version is the one the recipes give for that build, else 8.3.2 for
+  torch 1.12/1.13 (unverified: the PyTorch 1.12/1.13 release notes).
+- Library copies and which one each framework loads are synthesised the way the loader
+  would resolve them: pip cuDNN in <site-packages>/nvidia/cudnn/lib (found first through
+  torch's RPATH, TensorFlow >= 2.14's RUNPATH and the JAX plugin's preload), apt cuDNN in
+  /usr/lib/x86_64-linux-gnu (found through ld.so.cache).
+- GPU: a T4 (7.5), an L4 (8.9) or an A100 (8.0) with their PCI ids. Driver: the CSV's
+  driver column (the nvidia-driver-NNN package of the image), carried forward to the later
+  rows that have none (a lower bound: Colab only ever raised it), and 580.82.07 from
+  2026-02-05 on (commit 66982a1's message). The CUDA version the driver supports comes
+  from the recipes' driver table.
+- Colab's kernel environment: LD_LIBRARY_PATH=/usr/local/nvidia/lib:/usr/local/nvidia/lib64
+  (Colab's documented container default; unverified for every image).
+- The GPU machine: tests/data/gpu_machine/facts_h200.txt (H200, driver 580.159.04,
+  torch 2.11.0 (cu130), JAX 0.11.2 with jax-cuda13-plugin, pip nvidia-cudnn-cu13 9.19.0.56
+  and apt libcudnn9-cuda-13 9.14.0.64).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from fixer import model as m  # noqa: E402
+
+SHARED = REPO.parent / "shared" / "data"
+BUNDLED_DIR = REPO / "fixer" / "environments"
+REPLAY_DIR = REPO / "tests" / "resolve" / "replay"
+
+GPUS: Dict[str, m.Gpu] = {
+    "t4": m.Gpu(0, "Tesla T4", "00000000:00:04.0", "0x1eb8", "7.5", 15360, source="override"),
+    "l4": m.Gpu(0, "NVIDIA L4", "00000000:00:03.0", "0x27b8", "8.9", 23034, source="override"),
+    "a100": m.Gpu(0, "NVIDIA A100-SXM4-40GB", "00000000:00:04.0", "0x20b0", "8.0", 40960, source="override"),
+}
+COLAB_LD_LIBRARY_PATH = "/usr/local/nvidia/lib:/usr/local/nvidia/lib64"
+APT_DIR = "/usr/lib/x86_64-linux-gnu"
+TF_TESTED = {"2.8": ("11.2", "8.1.0"), "2.9": ("11.2", "8.1.0")}   # tensorflow.org/install/source#gpu
+TORCH_1X_BUNDLED_CUDNN = "8.3.2"
+RELEVANT = re.compile(r"^(torch|torchvision|torchaudio|tensorflow|tf-keras|keras|jax|jaxlib|jax-cuda\d+-(plugin|pjrt)|"
+                      r"nvidia-.*|cupy-cuda.*|ctranslate2|onnxruntime(-gpu)?|faster-whisper)$")
+CUDNN9_LIBS = ("libcudnn", "libcudnn_adv", "libcudnn_cnn", "libcudnn_engines_precompiled",
+               "libcudnn_engines_runtime_compiled", "libcudnn_graph", "libcudnn_heuristic", "libcudnn_ops")
+CUDNN8_LIBS = ("libcudnn", "libcudnn_adv_infer", "libcudnn_adv_train", "libcudnn_cnn_infer", "libcudnn_cnn_train",
+               "libcudnn_ops_infer", "libcudnn_ops_train")
+
+
+def _recipes() -> m.Recipes:
+    from fixer.recipes import load
+
+    return load()
+
+
+def canon(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def xyz(v: str) -> str:
+    """"8.9.6.50-1+cuda12.2" -> "8.9.6"."""
+    nums = re.findall(r"\d+", v.split("-")[0])
+    return ".".join(nums[:3])
+
+
+# ---------------------------------------------------------------------------------------
+# reading the snapshots
+# ---------------------------------------------------------------------------------------
+
+
+def parse_freeze(text: str) -> Dict[str, str]:
+    """pip freeze lines -> {name: version}; "name @ URL" takes the version from the wheel name."""
+    out: Dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if "==" in line:
+            name, ver = line.split("==", 1)
+            out[canon(name)] = ver.strip()
+        elif " @ " in line:
+            name, url = line.split(" @ ", 1)
+            fname = url.split("/")[-1].split("#")[0].replace("%2B", "+")
+            parts = fname.split("-")
+            if len(parts) > 2:
+                out[canon(name)] = parts[1]
+    return out
+
+
+def parse_apt_list(text: str) -> Dict[str, str]:
+    """`apt list --installed` lines -> {package: version}."""
+    out: Dict[str, str] = {}
+    for line in text.splitlines():
+        mm = re.match(r"^([^/\s]+)/\S+\s+(?:now\s+)?(\S+)\s+\S+\s+\[installed", line)
+        if mm:
+            out[mm.group(1)] = mm.group(2)
+    return out
+
+
+class Image:
+    """A Colab image: what is installed, by name."""
+
+    def __init__(self, date: str, commit: str, python: str, dists: Dict[str, str], apt: Dict[str, str],
+                 driver: Optional[str], source: str) -> None:
+        self.date, self.commit, self.python, self.dists, self.apt = date, commit, python, dists, apt
+        self.driver, self.source = driver, source
+
+    @property
+    def name(self) -> str:
+        return f"{self.date}_{self.commit[:7]}"
+
+
+def _csv_rows() -> List[Dict[str, str]]:
+    with open(SHARED / "colab_images.csv", newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def _drivers(rows: Sequence[Dict[str, str]]) -> List[Optional[str]]:
+    """The driver of each row: its own column, else carried forward."""
+    out: List[Optional[str]] = []
+    last: Optional[str] = None
+    for r in rows:
+        d = r["driver"]
+        mm = re.search(r"(\d{3}\.\d+(?:\.\d+)?)", d)
+        if mm:
+            last = mm.group(1)
+        out.append(last)
+    return out
+
+
+def _python(v: str) -> str:
+    return v if v.count(".") >= 2 else v + ".0"
+
+
+_CSV_KEY = ("python", "torch", "tensorflow", "jax", "jaxlib", "jax_cuda_plugin", "pip_cudnn", "apt_cudnn", "driver")
+
+
+def csv_images() -> List[Image]:
+    """Every distinct image of colab_images.csv (distinct framework, cuDNN, Python and driver)."""
+    rows = _csv_rows()
+    drivers = _drivers(rows)
+    seen = set()
+    out: List[Image] = []
+    for r, drv in zip(rows, drivers):
+        key = tuple(r[k] for k in _CSV_KEY[:-1]) + (drv,)
+        if key in seen:
+            continue
+        seen.add(key)
+        dists: Dict[str, str] = {}
+        for col, dist in (("torch", "torch"), ("torchvision", "torchvision"), ("torchaudio", "torchaudio"),
+                          ("tensorflow", "tensorflow"), ("jax", "jax"), ("jaxlib", "jaxlib")):
+            if r[col]:
+                dists[dist] = r[col]
+        for part in filter(None, r["jax_cuda_plugin"].split(";")):
+            k, v = part.split("=", 1)
+            dists[canon(k)] = v
+        if r["pip_cudnn"]:
+            k, v = r["pip_cudnn"].split("=", 1)
+            dists[f"nvidia-cudnn-{k}"] = v
+        apt = {}
+        for part in filter(None, r["apt_cudnn"].split(";")):
+            k, v = part.split("=", 1)
+            apt[k] = v
+        out.append(Image(r["date"], r["source_commit"], _python(r["python"]), dists, apt, drv,
+                         f"googlecolab/backend-info {r['source_commit'][:7]} (colab_images.csv row {r['date']})"))
+    return out
+
+
+def snapshot_image(name: str) -> Image:
+    """A snapshot directory of shared/data/colab_snapshots (full pip freeze and apt list)."""
+    d = SHARED / "colab_snapshots" / name
+    date, commit = name.split("_", 1)
+    rows = _csv_rows()
+    drivers = _drivers(rows)
+    python, driver = "3.12.0", None
+    for r, drv in zip(rows, drivers):
+        if r["source_commit"].startswith(commit):
+            python, driver = _python(r["python"]), drv
+    dists = {k: v for k, v in parse_freeze((d / "pip-freeze.txt").read_text()).items() if RELEVANT.match(k)}
+    apt = {k: v for k, v in parse_apt_list((d / "apt-list.txt").read_text()).items() if k.startswith("libcudnn")
+           and "-dev" not in k and "headers" not in k}
+    return Image(date, commit, python, dists, apt, driver,
+                 f"googlecolab/backend-info {commit} (shared/data/colab_snapshots/{name})")
+
+
+# ---------------------------------------------------------------------------------------
+# building an Environment
+# ---------------------------------------------------------------------------------------
+
+
+def _driver_cuda(recipes: m.Recipes, driver: Optional[str]) -> Optional[str]:
+    if not driver:
+        return None
+    from fixer.resolve import vkey
+
+    best = None
+    for f in recipes.driver_floors:
+        if "." in f.cuda and vkey(f.min_driver) <= vkey(driver):
+            if best is None or vkey(f.cuda) > vkey(best):
+                best = f.cuda
+    return best
+
+
+def _cudnn_copy(major: int, version: str, directory: str, origin: str, package: Optional[str],
+                cuda_major: Optional[int], versioned: bool, missing: Sequence[str] = ()) -> m.LibraryCopy:
+    libs = CUDNN9_LIBS if major >= 9 else CUDNN8_LIBS
+    files = tuple(
+        m.LibFile(f"{n}.so.{version}" if versioned else f"{n}.so.{major}", f"{n}.so.{major}", version)
+        for n in libs if n not in missing)
+    return m.LibraryCopy("cudnn", major, version, directory, origin, package,
+                         "dpkg" if origin == "apt" else "dist-info" if origin == "pip" else "soname", files,
+                         tuple(f"{n}.so.{major}" for n in missing), False, cuda_major)
+
+
+def _find_build(recipes: m.Recipes, framework: str, version: str, variant: Optional[str],
+                cuda_major: Optional[int] = None) -> Optional[m.Build]:
+    pub = version.split("+")[0]
+    cands = [b for b in recipes.builds_for(framework) if b.version == pub]
+    if variant:
+        for b in cands:
+            if b.variant == variant:
+                return b
+    if framework == "torch" and not variant:
+        for b in cands:
+            if b.index_url is None:
+                return b
+    if framework == "jax" and cuda_major:
+        for b in cands:
+            if b.variant == f"cuda{cuda_major}":
+                return b
+    return cands[0] if cands else None
+
+
+def _cudnn_pin(build: Optional[m.Build]) -> Optional[str]:
+    if build is None:
+        return None
+    for r in build.requires:
+        if r.startswith("nvidia-cudnn-"):
+            return r
+    return None
+
+
+def build_environment(image: Image, gpu: m.Gpu, recipes: m.Recipes, *, driver: Optional[str] = None,
+                      overrides: Optional[Dict[str, str]] = None, kernel_loaded: Sequence[str] = ()) -> m.Environment:
+    """The Environment doctor would report for `image` on a Colab VM with `gpu`.
+    `overrides` replaces distribution versions (a user's `pip install X==V`); "" removes one."""
+    dists = dict(image.dists)
+    for k, v in (overrides or {}).items():
+        if v:
+            dists[canon(k)] = v
+        else:
+            dists.pop(canon(k), None)
+    pyver = image.python
+    sp = f"/usr/local/lib/python{'.'.join(pyver.split('.')[:2])}/dist-packages"
+    driver = driver or image.driver
+    distributions = tuple(m.Distribution(k, v, sp, "pip") for k, v in sorted(dists.items()))
+
+    libraries: List[m.LibraryCopy] = []
+    pip_cudnn: Dict[int, m.LibraryCopy] = {}
+    for k, v in sorted(dists.items()):
+        mm = re.match(r"nvidia-cudnn-cu(\d+)$", k)
+        if mm:
+            major = int(v.split(".")[0])
+            c = _cudnn_copy(major, xyz(v), f"{sp}/nvidia/cudnn/lib", "pip", f"{k} {v}", int(mm.group(1)), False)
+            libraries.append(c)
+            pip_cudnn[major] = c
+    apt_cudnn: Dict[int, m.LibraryCopy] = {}
+    for k, v in sorted(image.apt.items()):
+        mm = re.match(r"libcudnn(\d+)(?:-cuda-(\d+))?$", k)
+        if not mm:
+            continue
+        major = int(mm.group(1))
+        cm = mm.group(2) or (re.search(r"\+cuda(\d+)", v).group(1) if re.search(r"\+cuda(\d+)", v) else None)
+        c = _cudnn_copy(major, xyz(v), APT_DIR, "apt", f"{k} {v}", int(cm) if cm else None, True)
+        libraries.append(c)
+        apt_cudnn[major] = c
+
+    frameworks: List[m.FrameworkBuild] = []
+    loads: List[m.LoadResolution] = []
+    ld_path = COLAB_LD_LIBRARY_PATH
+
+    def resolve_load(consumer: str, major: int, first: Sequence[Tuple[str, Optional[m.LibraryCopy]]]) -> None:
+        steps: List[str] = []
+        winner: Optional[Tuple[str, m.LibraryCopy]] = None
+        for via, copy in list(first) + [("LD_LIBRARY_PATH", None), ("ld.so.cache", apt_cudnn.get(major))]:
+            where = copy.directory if copy else (ld_path if via == "LD_LIBRARY_PATH" else APT_DIR)
+            if via == "LD_LIBRARY_PATH":
+                steps.append(f"LD_LIBRARY_PATH {ld_path}: no libcudnn.so.{major}")
+                continue
+            ok = copy is not None and not copy.missing
+            steps.append(f"{via} {where}: {'found' if ok else 'no libcudnn.so.' + str(major)}")
+            if ok and winner is None:
+                winner = (via, copy)  # type: ignore[assignment]
+                break
+        soname = f"libcudnn.so.{major}"
+        if winner is None:
+            loads.append(m.LoadResolution(consumer, "cudnn", soname, None, None, None, "", tuple(steps)))
+        else:
+            via, copy = winner
+            loads.append(m.LoadResolution(consumer, "cudnn", soname, f"{copy.directory}/{soname}", copy.directory,
+                                          copy.version, via, tuple(steps)))
+
+    # torch
+    if "torch" in dists:
+        v = dists["torch"]
+        variant = v.split("+", 1)[1] if "+" in v else None
+        b = _find_build(recipes, "torch", v, variant)
+        variant = variant or (b.variant if b else None)
+        cuda = b.cuda if b else (f"{variant[2:-1]}.{variant[-1]}" if variant and variant.startswith("cu") else None)
+        cudnn = b.cudnn if b else (TORCH_1X_BUNDLED_CUDNN if cuda else None)
+        major = int(cudnn.split(".")[0]) if cudnn else None
+        bundled = cuda is not None and major is not None and major not in pip_cudnn
+        frameworks.append(m.FrameworkBuild(
+            "torch", "torch", v, sp + "/torch", variant, cuda, cudnn, _cudnn_pin(b),
+            b.compute_capabilities if b else (), b.ptx if b else None, cuda is not None, False,
+            f"{sp}/torch/lib/libtorch_cuda.so", "torch/version.py; recipes"))
+        if major is not None and cudnn:
+            if bundled:
+                copy = _cudnn_copy(major, xyz(cudnn), f"{sp}/torch/lib", "bundled", f"torch {v}", int(cuda.split('.')[0]), False)
+                libraries.append(copy)
+                resolve_load("torch", major, [("DT_RUNPATH", copy)])
+            else:
+                resolve_load("torch", major, [("DT_RPATH", pip_cudnn.get(major))])
+    # tensorflow
+    if "tensorflow" in dists:
+        v = dists["tensorflow"]
+        pub = v.split("+")[0]
+        b = _find_build(recipes, "tensorflow", pub, "system")
+        if b:
+            cuda, cudnn = b.cuda, b.cudnn
+        else:
+            cuda, cudnn = TF_TESTED.get(".".join(pub.split(".")[:2]), (None, None))
+        frameworks.append(m.FrameworkBuild(
+            "tensorflow", "tensorflow", v, sp + "/tensorflow", "system", cuda, cudnn, None, (), None,
+            cuda is not None, False, f"{sp}/tensorflow/python/_pywrap_tensorflow_internal.so",
+            "tensorflow/python/platform/build_info.py; recipes"))
+        if cudnn:
+            major = int(cudnn.split(".")[0])
+            from fixer.resolve import vkey
+
+            first = [("DT_RUNPATH", pip_cudnn.get(major))] if vkey(pub) >= (2, 14) else []
+            resolve_load("tensorflow", major, first)
+    # jax
+    plugin = next((k for k in dists if re.match(r"jax-cuda\d+-plugin$", k)), None)
+    if plugin:
+        v = dists[plugin]
+        cm = int(re.search(r"cuda(\d+)", plugin).group(1))
+        b = _find_build(recipes, "jax", v, f"cuda{cm}", cm)
+        cuda = b.cuda if b else f"{cm}.0"
+        cudnn = b.cudnn if b else None
+        frameworks.append(m.FrameworkBuild(
+            "jax", plugin, v, f"{sp}/jax_plugins", f"cuda{cm}", cuda, cudnn, None, (), None, True, True,
+            None, "jax_plugins metadata; recipes"))
+        if cudnn:
+            major = int(cudnn.split(".")[0])
+            resolve_load("jax", major, [("preload", pip_cudnn.get(major))])
+    elif "jaxlib" in dists and "cuda" in dists["jaxlib"]:
+        v = dists["jaxlib"]
+        mm = re.search(r"cuda(\d+)\.cudnn(\d)(\d+)", v)
+        if mm:
+            cuda = mm.group(1) + ".0"
+            digits = mm.group(3)
+            minor, patch = (digits[0], digits[1:] or "0") if len(digits) > 1 else (digits, "0")
+            cudnn = f"{mm.group(2)}.{minor}.{patch}"
+            frameworks.append(m.FrameworkBuild(
+                "jax", "jaxlib", v, f"{sp}/jaxlib", f"cuda{mm.group(1)}", cuda, cudnn, None, (), None, True, False,
+                None, "jaxlib version label"))
+            resolve_load("jax", int(mm.group(2)), [])
+
+    env_vars = {"LD_LIBRARY_PATH": ld_path}
+    return m.Environment(
+        tool_version="make_environments",
+        gpus=(gpu,),
+        driver=m.Driver(driver, _driver_cuda(recipes, driver), "/usr/lib64-nvidia/libcuda.so.1", None,
+                        "override", None),
+        runtime=m.Runtime("colab", "gpu", f"{image.date} {image.commit[:7]}", None, "x86_64", None,
+                          bool(kernel_loaded), None, tuple(kernel_loaded), image.source),
+        python=m.PythonEnv("/usr/bin/python3", pyver, "/usr", "/usr", False, (sp,), distributions,
+                           "24.1.2", None, None, False),
+        frameworks=tuple(frameworks),
+        libraries=tuple(libraries),
+        loads=tuple(loads),
+        env=env_vars,
+        probes=(m.ProbeNote("make_environments", True, image.source),),
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# the GPU machine (H200)
+# ---------------------------------------------------------------------------------------
+
+
+def h200_environment(recipes: m.Recipes, *, pip_cudnn_hidden: bool = False) -> m.Environment:
+    """Our GPU machine as recorded in tests/data/gpu_machine/facts_h200.txt. With
+    `pip_cudnn_hidden`, nvidia/cudnn/lib is empty (breakage 2 of breakages_h200_cuda13.txt):
+    torch and JAX then load the apt 9.14 copy through ld.so.cache."""
+    sp = "/opt/torch/.venv/lib/python3.12/site-packages"
+    dists = {
+        "torch": "2.11.0", "torchvision": "0.26.0", "torchaudio": "2.11.0", "nvidia-cudnn-cu13": "9.19.0.56",
+        "jax": "0.11.2", "jaxlib": "0.11.2", "jax-cuda13-plugin": "0.11.2", "jax-cuda13-pjrt": "0.11.2",
+        "cupy-cuda13x": "14.2.0", "cuda-toolkit": "13.0.2", "nvidia-cublas": "13.1.0.3",
+        "nvidia-cuda-runtime": "13.0.96", "nvidia-nccl-cu13": "2.28.9", "nvidia-cusparselt-cu13": "0.8.0",
+        "nvidia-nvshmem-cu13": "3.4.5",
+    }
+    torch_build = _find_build(recipes, "torch", "2.11.0", "cu130")
+    pip_copy = _cudnn_copy(9, "9.19.0", f"{sp}/nvidia/cudnn/lib", "pip", "nvidia-cudnn-cu13 9.19.0.56", 13, False,
+                           missing=CUDNN9_LIBS if pip_cudnn_hidden else ())
+    apt_copy = _cudnn_copy(9, "9.14.0", APT_DIR, "apt", "libcudnn9-cuda-13 9.14.0.64-1", 13, True)
+    ld_path = "/usr/local/nvidia/lib64:/usr/local/nvidia/lib"
+
+    def load(consumer: str, via_first: str) -> m.LoadResolution:
+        steps = [f"{via_first} {sp}/nvidia/cudnn/lib: " + ("no libcudnn.so.9" if pip_cudnn_hidden else "found")]
+        if pip_cudnn_hidden:
+            steps += [f"LD_LIBRARY_PATH {ld_path}: no libcudnn.so.9", f"ld.so.cache {APT_DIR}: found"]
+            return m.LoadResolution(consumer, "cudnn", "libcudnn.so.9", f"{APT_DIR}/libcudnn.so.9", APT_DIR,
+                                    "9.14.0", "ld.so.cache", tuple(steps), ())
+        return m.LoadResolution(consumer, "cudnn", "libcudnn.so.9", f"{sp}/nvidia/cudnn/lib/libcudnn.so.9",
+                                f"{sp}/nvidia/cudnn/lib", "9.19.0", via_first, tuple(steps), (f"{APT_DIR}/libcudnn.so.9",))
+
+    return m.Environment(
+        tool_version="make_environments",
+        gpus=(m.Gpu(0, "NVIDIA H200", "00000000:00:06.0", "0x2335", "9.0", 143771,
+                    "GPU-b8898371-26f0-95a0-abb2-69448be4d2dd", "nvml"),),
+        driver=m.Driver("580.159.04", "13.0", "/usr/lib/x86_64-linux-gnu/libcuda.so.1", "open", "nvml"),
+        runtime=m.Runtime("docker", None, None, "Ubuntu 24.04", "x86_64", "2.39", False, None, (),
+                          "tests/data/gpu_machine/facts_h200.txt"),
+        python=m.PythonEnv("/opt/torch/.venv/bin/python3", "3.12.3", "/opt/torch/.venv", "/usr", True, (sp,),
+                           tuple(m.Distribution(k, v, sp, "uv") for k, v in sorted(dists.items())),
+                           "24.0", "/usr/local/bin/uv", None, False),
+        frameworks=(
+            m.FrameworkBuild("torch", "torch", "2.11.0", f"{sp}/torch", "cu130", "13.0", "9.19.0",
+                             "nvidia-cudnn-cu13==9.19.0.56",
+                             torch_build.compute_capabilities if torch_build else (),
+                             torch_build.ptx if torch_build else None, True, True,
+                             f"{sp}/torch/lib/libtorch_cuda.so", "torch/version.py; dist-info"),
+            m.FrameworkBuild("jax", "jax-cuda13-plugin", "0.11.2", f"{sp}/jax_plugins/xla_cuda13", "cuda13", "13.0",
+                             "9.12.0", "nvidia-cudnn-cu13<10.0,>=9.12.0.46", (), None, True, True, None,
+                             "jax_cuda13_plugin _versions (cudnn_build_version 91200)"),
+        ),
+        libraries=(pip_copy, apt_copy),
+        loads=(load("torch", "DT_RPATH"), load("jax", "preload")),
+        env={"LD_LIBRARY_PATH": ld_path},
+        probes=(m.ProbeNote("make_environments", True, "tests/data/gpu_machine/facts_h200.txt"
+                            + (" + breakage 2 (pip cuDNN hidden)" if pip_cudnn_hidden else "")),),
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# output
+# ---------------------------------------------------------------------------------------
+
+
+def doctor_json(env: m.Environment, description: str, compact: bool = False) -> str:
+    body = {"schema": m.ENVIRONMENT_SCHEMA, "environment": m.to_dict(env), "findings": [],
+            "description": description}
+    if compact:
+        return json.dumps(body, separators=(",", ":")) + "\n"
+    return json.dumps(body, indent=1, sort_keys=False) + "\n"
+
+
+def bundled(recipes: m.Recipes) -> Dict[str, Tuple[m.Environment, str]]:
+    out: Dict[str, Tuple[m.Environment, str]] = {}
+    img = snapshot_image("2026-08-19_a724079")
+    out["colab-2026-08"] = (build_environment(img, GPUS["t4"], recipes, driver="580.82.07"),
+                            "Colab GPU image of 2026-08-19 (a724079) on a T4, as shipped: healthy. Driver 580.82.07 "
+                            "(commit 66982a1's message; later drivers unknown).")
+    img = snapshot_image("2025-01-27_ba35a68")
+    out["colab-2025-01-tf215"] = (
+        build_environment(img, GPUS["t4"], recipes, overrides={"tensorflow": "2.15.1"}),
+        "Colab GPU image of 2025-01-27 (ba35a68) on a T4 after `pip install tensorflow==2.15.1`: TensorFlow 2.15 "
+        "needs cuDNN 8 and the image has only cuDNN 9 (pip nvidia-cudnn-cu12 9.3.0.75, apt libcudnn9-cuda-12 "
+        "9.2.1.18). Driver: carried forward from the last one colab_images.csv records (530.30.02).")
+    out["h200-healthy"] = (h200_environment(recipes), "Our GPU machine (H200, driver 580.159.04, torch 2.11.0 cu130, "
+                           "JAX 0.11.2 cuda13): healthy.")
+    out["h200-pip-cudnn-hidden"] = (
+        h200_environment(recipes, pip_cudnn_hidden=True),
+        "Our GPU machine with site-packages/nvidia/cudnn/lib emptied: torch (built with cuDNN 9.19) loads the apt "
+        "libcudnn9-cuda-13 9.14 and fails its version check; reinstalling nvidia-cudnn-cu13 9.19.0.56 fixes it.")
+    return out
+
+
+def replay_images() -> List[Image]:
+    return csv_images()
+
+
+def images_json(images: Sequence[Image]) -> str:
+    rows = [{"name": i.name, "date": i.date, "commit": i.commit, "python": i.python, "dists": i.dists,
+             "apt": i.apt, "driver": i.driver, "source": i.source} for i in images]
+    return json.dumps(rows, indent=0, sort_keys=True) + "\n"
+
+
+def load_images(path: Path = REPLAY_DIR / "images.json") -> List[Image]:
+    """The replay set as written by this script (tests build each GPU's Environment from it)."""
+    return [Image(r["date"], r["commit"], r["python"], r["dists"], r["apt"], r["driver"], r["source"])
+            for r in json.loads(path.read_text())]
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true", help="compare with the files on disk; exit 1 on a difference")
+    ap.add_argument("--no-replay", action="store_true", help="only the bundled examples")
+    args = ap.parse_args(argv)
+    recipes = _recipes()
+    files: Dict[Path, str] = {}
+    for name, (env, desc) in bundled(recipes).items():
+        files[BUNDLED_DIR / f"{name}.json"] = doctor_json(env, desc)
+    if not args.no_replay:
+        files[REPLAY_DIR / "images.json"] = images_json(replay_images())
+    stale = [p for p, text in files.items() if not p.exists() or p.read_text() != text]
+    if args.check:
+        for p in stale:
+            print(f"stale: {p.relative_to(REPO)}")
+        return 1 if stale else 0
+    for p, text in files.items():
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    print(f"wrote {len(files)} files ({len(stale)} changed)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,250 @@
+"""The GPU machine's real breakages, replayed on a fake machine tree with compiled stub libraries:
+detection must name the copy that loads and its version, and diagnosis the cause."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from fixer.detect import Overrides
+from fixer.diagnose import diagnose, is_healthy
+from tests.detect.fakemachine import MULTIARCH, SITE, small_recipes
+from tests.helpers.stublibs import build_cudnn_copy
+
+PIP_CUDNN = f"{SITE}/nvidia/cudnn/lib"
+
+
+def load(env, consumer, library="cudnn"):
+    return next(r for r in env.loads if r.consumer == consumer and r.library == library)
+
+
+def ids(findings, severities=("error", "warning")):
+    return sorted({f.id for f in findings if f.severity in severities})
+
+
+def test_healthy_pip_wins_over_apt(machine):
+    env = machine.h200().detect()
+    torch = load(env, "torch")
+    assert (torch.path, torch.version, torch.via) == (f"{PIP_CUDNN}/libcudnn.so.9", "9.19.0", "DT_RPATH")
+    assert any(s.startswith(f"{MULTIARCH}/libcudnn.so.9") for s in torch.shadowed)
+    jax = load(env, "jax")
+    assert (jax.path, jax.via) == (f"{PIP_CUDNN}/libcudnn.so.9", "preload")
+    copies = {c.directory: c for c in env.libraries if c.library == "cudnn"}
+    assert copies[PIP_CUDNN].origin == "pip" and copies[PIP_CUDNN].package == "nvidia-cudnn-cu13 9.19.0.56"
+    apt = copies[MULTIARCH]
+    assert (apt.origin, apt.version, apt.package) == ("apt", "9.14.0", "libcudnn9-cuda-13 9.14.0.64-1")
+    assert env.gpus[0].name == "NVIDIA H200" and env.driver.version == "580.159.04"
+    findings = diagnose(env, small_recipes())
+    assert is_healthy(findings), findings
+
+
+def test_pip_cudnn_hidden_torch_falls_to_apt(machine):
+    machine.h200()
+    os.rename(machine.p(PIP_CUDNN), machine.p(PIP_CUDNN + ".hidden"))
+    env = machine.detect()
+    torch = load(env, "torch")
+    assert torch.path.endswith("x86_64-linux-gnu/libcudnn.so.9") and torch.via == "ld.so.cache"
+    assert torch.version == "9.14.0"
+    jax = load(env, "jax")
+    assert jax.version == "9.14.0"
+    findings = diagnose(env, small_recipes())
+    too_old = [f for f in findings if f.id == "cudnn-too-old"]
+    assert [f.frameworks for f in too_old] == [("torch",)]
+    assert "9.19" in too_old[0].title and "9.14.0" in too_old[0].title
+    assert "nvidia-cudnn-cu13==9.19.0.56" in too_old[0].fix
+    gone = [f for f in findings if f.id == "cudnn-incomplete"]
+    assert gone and "nvidia-cudnn-cu13 9.19.0.56" in gone[0].title
+
+
+def test_engines_precompiled_missing(machine):
+    env = machine.h200(skip=["libcudnn_engines_precompiled.so.9", "libcudnn_cnn.so.9"]).detect()
+    pip = next(c for c in env.libraries if c.directory == PIP_CUDNN)
+    assert set(pip.missing) == {"libcudnn_engines_precompiled.so.9", "libcudnn_cnn.so.9"}
+    findings = diagnose(env, small_recipes())
+    inc = [f for f in findings if f.id == "cudnn-incomplete" and f.severity == "error"]
+    assert inc and "torch" in inc[0].frameworks and "jax" in inc[0].frameworks
+    assert "libcudnn_engines_precompiled.so.9" in " ".join(inc[0].evidence)
+
+
+def test_ld_library_path_shadows_a_runpath_consumer(machine):
+    machine.h200(runpath=True, jax=False)
+    build_cudnn_copy(machine.p("/opt/shadow/lib"), "9.14.0")
+    machine.environ["LD_LIBRARY_PATH"] = "/opt/shadow/lib:/usr/local/nvidia/lib64"
+    env = machine.detect()
+    torch = load(env, "torch")
+    assert (torch.path, torch.via, torch.version) == ("/opt/shadow/lib/libcudnn.so.9", "LD_LIBRARY_PATH", "9.14.0")
+    assert torch.intended == f"{PIP_CUDNN}/libcudnn.so.9"
+    found = ids(diagnose(env, small_recipes()))
+    assert "cudnn-shadowed" in found and "cudnn-too-old" in found
+    shadow = next(c for c in env.libraries if c.directory == "/opt/shadow/lib")
+    assert shadow.origin == "ld-library-path" and shadow.version_source == "cudnnGetVersion"
+
+
+def test_rpath_beats_ld_library_path_no_false_alarm(machine):
+    machine.h200(jax=False)
+    build_cudnn_copy(machine.p("/opt/shadow/lib"), "9.14.0")
+    machine.environ["LD_LIBRARY_PATH"] = "/opt/shadow/lib"
+    env = machine.detect()
+    torch = load(env, "torch")
+    assert torch.via == "DT_RPATH" and torch.version == "9.19.0" and torch.intended is None
+    assert "/opt/shadow/lib/libcudnn.so.9 (LD_LIBRARY_PATH)" in torch.shadowed
+    assert is_healthy(diagnose(env, small_recipes()))
+
+
+def test_garbage_libcudnn_first_on_ld_library_path(machine):
+    machine.h200(runpath=True, jax=False)
+    bad = machine.p("/opt/garbage/libcudnn.so.9")
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(os.urandom(4096))
+    machine.environ["LD_LIBRARY_PATH"] = "/opt/garbage"
+    env = machine.detect()
+    torch = load(env, "torch")
+    assert torch.error and "invalid ELF header" in torch.error
+    f = [f for f in diagnose(env, small_recipes()) if f.id == "cudnn-shadowed"]
+    assert f and f[0].severity == "error"
+
+
+def test_mixed_sub_library_versions(machine):
+    machine.h200(runpath=True, jax=False)
+    build_cudnn_copy(machine.p("/opt/cudnn/lib"), "9.19.0", sub_versions={"libcudnn_cnn.so.9": "9.14.0"})
+    machine.environ["LD_LIBRARY_PATH"] = "/opt/cudnn/lib"
+    env = machine.detect()
+    copy = next(c for c in env.libraries if c.directory == "/opt/cudnn/lib")
+    assert copy.mixed and copy.version == "9.19.0"
+    assert {f.name: f.version for f in copy.files}["libcudnn_cnn.so.9"] == "9.14.0"
+    assert "cudnn-mixed" in ids(diagnose(env, small_recipes()))
+
+
+def test_mixed_pip_copy_found_with_deep_versions(machine):
+    machine.h200(jax=False, sub_versions={"libcudnn_ops.so.9": "9.14.0"})
+    shallow = machine.detect()
+    assert not next(c for c in shallow.libraries if c.directory == PIP_CUDNN).mixed   # RECORD sizes agree
+    from fixer.detect import libraries as L
+    from fixer.detect.fs import MachineFS
+    fs = MachineFS(str(machine.root))
+    copies, _ = L.scan(shallow.python, machine.environ, fs, [], [], [])
+    i = next(i for i, c in enumerate(copies) if c.directory == PIP_CUDNN)
+    paths = L.unknown_cudnn_files(copies, deep=True)[i]
+    from fixer.detect._child import python_script
+    import sys
+    data, err = python_script(sys.executable, "_native.py", ["cudnn", *[fs.R(p) for p in paths]], timeout=20).result()
+    L.apply_probe_versions(copies, i, data, fs, [])
+    assert L.freeze(copies[i]).mixed
+
+
+def test_no_gpu_visible(machine):
+    machine.h200()
+    machine.environ["CUDA_VISIBLE_DEVICES"] = ""
+    env = machine.detect()
+    assert env.gpus == ()
+    findings = diagnose(env, small_recipes())
+    assert ids(findings) == ["gpu-missing"]
+    assert "CUDA_VISIBLE_DEVICES" in findings[0].fix
+
+
+def test_driver_550_with_cu130_torch(machine):
+    machine.h200(jax=False)
+    machine.nvidia_driver("550.54.15")
+    env = machine.detect(overrides=Overrides(cuda_version="12.4"))
+    f = [f for f in diagnose(env, small_recipes()) if f.id == "driver-too-old"]
+    assert f and "550.54.15" in f[0].title and "580.65.06" in f[0].fix
+    assert "cu126" in f[0].fix
+
+
+@pytest.mark.parametrize("name,dev,expect", [("Tesla P100-PCIE-16GB", "0x15f8", True), ("Tesla T4", "0x1eb8", False)])
+def test_old_gpu_with_cu130(machine, name, dev, expect):
+    machine.h200(jax=False)
+    machine.nvidia_driver(gpus=(("0000:00:06.0", dev, name),))
+    env = machine.detect()
+    assert env.gpus[0].name == name
+    arch = [f for f in diagnose(env, small_recipes()) if f.id == "gpu-arch-unsupported"]
+    assert bool(arch) == expect
+    if expect:
+        text = " ".join(f.title for f in arch)
+        assert "6.0" in text and "cuDNN 9.19.0 needs compute capability >= 7.5" in text
+
+
+def test_cpu_torch_on_gpu_machine(machine):
+    machine.nvidia_driver()
+    machine.torch(version="2.11.0+cpu", cuda=None, cudnn_pin=None)
+    machine.ld_cache()
+    env = machine.detect()
+    assert env.framework("torch").is_cuda_build is False
+    f = diagnose(env, small_recipes())
+    assert ids(f) == ["cpu-only-build"]
+
+
+def test_driver_missing_gpu_named_from_pci(machine):
+    machine.h200(jax=False)
+    import shutil
+    shutil.rmtree(machine.p("/proc/driver"))
+    shutil.rmtree(machine.p("/sys/module"))
+    env = machine.detect(overrides=Overrides())
+    assert env.gpus[0].pci_device_id == "0x2335" and env.gpus[0].source == "sysfs-pci"
+    assert env.driver.version is None and env.driver.error
+    f = [f for f in diagnose(env, small_recipes()) if f.id == "driver-missing"]
+    assert f and "NVIDIA H200" in f[0].title
+
+
+def test_cpu_machine_without_gpu_frameworks_is_clean(machine):
+    machine.dist("numpy", "2.1.0")
+    env = machine.detect(overrides=Overrides())
+    assert env.gpus == () and diagnose(env, small_recipes()) == ()
+
+
+def test_colab_cpu_runtime_with_cuda_torch_is_nothing_to_fix(machine):
+    machine.pip_cuda_libs(13)
+    machine.pip_cudnn()
+    machine.torch()
+    machine.environ.update({"COLAB_RELEASE_TAG": "release-colab_20261101", "COLAB_GPU": ""})
+    env = machine.detect(overrides=Overrides())
+    assert env.runtime.kind == "colab" and env.runtime.accelerator == "cpu"
+    findings = diagnose(env, small_recipes())
+    assert is_healthy(findings) and [f.id for f in findings] == ["gpu-missing"]
+
+
+def test_bad_input_unreadable_dir_truncated_so_corrupt_dist_info(machine):
+    machine.h200(jax=False)
+    lib = machine.p(PIP_CUDNN) / "libcudnn_cnn.so.9"
+    lib.write_bytes(lib.read_bytes()[:1000])
+    meta = machine.p(SITE) / "jax-0.1.dist-info"
+    meta.mkdir()
+    (meta / "METADATA").write_bytes(b"\x00\xff garbage without headers")
+    (machine.p(SITE) / "broken.dist-info").mkdir()
+    locked = machine.p("/opt/locked")
+    locked.mkdir()
+    locked.chmod(0)
+    machine.environ["LD_LIBRARY_PATH"] = "/opt/locked:/etc/ld.so.conf"
+    try:
+        env = machine.detect()
+    finally:
+        locked.chmod(0o755)
+    pip = next(c for c in env.libraries if c.directory == PIP_CUDNN)
+    assert [f.name for f in pip.files if not f.valid_elf] == ["libcudnn_cnn.so.9"]
+    assert any("unreadable metadata" in p.detail for p in env.probes)
+    assert any("broken.dist-info" in p.detail for p in env.probes)
+    f = [f for f in diagnose(env, small_recipes()) if f.id == "cudnn-incomplete"]
+    assert f and "not loadable" in " ".join(f[0].evidence)
+
+
+def test_ld_preload_beats_everything(machine):
+    machine.h200(jax=False)
+    build_cudnn_copy(machine.p("/opt/pre"), "9.14.0")
+    machine.environ["LD_PRELOAD"] = "/opt/pre/libcudnn.so.9"
+    env = machine.detect()
+    torch = load(env, "torch")
+    assert (torch.via, torch.version, torch.intended) == ("LD_PRELOAD", "9.14.0", f"{PIP_CUDNN}/libcudnn.so.9")
+    assert {"cudnn-shadowed", "cudnn-too-old"} <= set(ids(diagnose(env, small_recipes())))
+
+
+def test_torch_preloads_wheels_by_path_only_when_its_first_load_fails(machine):
+    machine.h200(jax=False, apt=False)
+    cu = machine.p(f"{SITE}/nvidia/cu13/lib")
+    rt = machine.p(f"{SITE}/nvidia/cuda_runtime/lib")
+    rt.mkdir(parents=True)
+    os.rename(cu / "libcudart.so.13", rt / "libcudart.so.13")     # global deps can't find cudart via RPATH
+    env = machine.detect()
+    assert load(env, "torch").via == "preload"
+    assert load(env, "torch", "cudart").path == f"{SITE}/nvidia/cuda_runtime/lib/libcudart.so.13"
+    healthy = machine.__class__(machine.root.parent / "m2").h200(jax=False, apt=False).detect()
+    assert load(healthy, "torch").via == "DT_RPATH"

@@ -1,0 +1,63 @@
+"""`colab-cudnn-fix explain` on the command line: input forms, exit codes, JSON."""
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from fixer.cli import main
+
+TEXT = "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (9, 19, 0) but found runtime version (9, 14, 0)."
+
+
+def test_argument(capsys):
+    assert main(["explain", "--no-detect", TEXT]) == 0
+    out = capsys.readouterr().out
+    assert "cudnn-too-old" in out and "9.14.0" in out and "fix:" in out
+
+
+def test_file_and_stdin(tmp_path, capsys, monkeypatch):
+    log = tmp_path / "log.txt"
+    log.write_text("noise\n" + TEXT + "\n")
+    assert main(["explain", "--no-detect", "--file", str(log)]) == 0
+    monkeypatch.setattr("sys.stdin", io.StringIO(TEXT))
+    assert main(["explain", "--no-detect", "-"]) == 0
+    assert capsys.readouterr().out.count("cudnn-too-old") == 2
+
+
+def test_json(capsys):
+    assert main(["explain", "--no-detect", "--json", TEXT]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["schema"] == 1 and body["recognised"] is True and body["detected"] is False
+    assert body["findings"][0]["id"] == "cudnn-too-old" and body["findings"][0]["confidence"] == 0.9
+    assert body["rules"] and body["rules"][0].startswith("errors.toml:")
+
+
+def test_unrecognised_exits_1_and_says_so(capsys):
+    assert main(["explain", "--no-detect", "my training loss is nan"]) == 1
+    assert "Not recognised" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["explain", "--no-detect"], "explain needs an error text"),
+    (["explain", "--no-detect", "   "], "the error text is empty"),
+    (["explain", "--no-detect", "--file", "/nonexistent/log.txt"], "no such file"),
+    (["explain", "--no-detect", "--file", "/etc/hostname", "TEXT"], "not both"),
+    (["explain", "--no-detect", "--recipes", "/nonexistent/dir", "TEXT"], "does not exist"),
+])
+def test_bad_input_exits_2(argv, message, capsys):
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_bad_input_json_error(capsys):
+    assert main(["explain", "--no-detect", "--json", ""]) == 2
+    assert json.loads(capsys.readouterr().out)["error"]["exit_code"] == 2
+
+
+def test_with_detection_does_not_fail_on_a_machine_without_gpu(capsys):
+    code = main(["explain", "--json", TEXT])
+    body = json.loads(capsys.readouterr().out)
+    assert code == 0 and body["detected"] is True
+    assert body["findings"][0]["id"] in ("cudnn-too-old", "cudnn-shadowed")

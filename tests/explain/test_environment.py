@@ -1,0 +1,69 @@
+"""explain combined with a detected Environment: the exact copies behind a version error, a
+shadowing finding when a good copy lost, environment facts that confirm or weaken a rule, and
+diagnose's findings merged after the text's."""
+from __future__ import annotations
+
+import pytest
+
+from fixer.explain import analyze, explain
+from fixer.model import Driver, Environment, FrameworkBuild, Gpu, LibraryCopy
+
+APT = LibraryCopy(library="cudnn", major=9, version="9.14.0", directory="/usr/lib/x86_64-linux-gnu", origin="apt",
+                  package="libcudnn9-cuda-13 9.14.0.64-1")
+PIP = LibraryCopy(library="cudnn", major=9, version="9.19.0",
+                  directory="/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib", origin="pip",
+                  package="nvidia-cudnn-cu13 9.19.0.56")
+TORCH = FrameworkBuild(framework="torch", distribution="torch", version="2.11.0+cu130", cuda="13.0", cudnn="9.19.0",
+                       is_cuda_build=True)
+H200 = Environment(gpus=(Gpu(index=0, name="NVIDIA H200", compute_capability="9.0"),),
+                   driver=Driver(version="580.159.04", cuda_version="13.0"),
+                   frameworks=(TORCH,), libraries=(APT, PIP))
+# The text torch printed on the GPU machine with the pip cuDNN hidden (data/gpu_machine).
+TORCH_TEXT = ("RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (9, 19, 0) but found runtime "
+              "version (9, 14, 0). PyTorch already comes bundled with cuDNN. One option to resolving this error is to "
+              "ensure PyTorch can find the bundled cuDNN. one possibility is that there is a conflicting cuDNN in "
+              "LD_LIBRARY_PATH.")
+
+
+def test_gpu_machine_text_plus_its_copies_is_shadowed_then_too_old_with_paths():
+    found = explain(TORCH_TEXT, H200)
+    assert [f.id for f in found][:2] == ["cudnn-shadowed", "cudnn-too-old"]
+    shadowed, too_old = found[0], found[1]
+    assert shadowed.title == (f"cuDNN 9.14.0 in {APT.directory} is loaded ahead of cuDNN 9.19.0 in {PIP.directory}")
+    assert f"loaded: apt cuDNN 9.14.0 in {APT.directory}, libcudnn9-cuda-13 9.14.0.64-1" in too_old.evidence
+    assert any(e.startswith("would satisfy the build: pip cuDNN 9.19.0") for e in too_old.evidence)
+
+
+def test_without_a_good_copy_it_stays_too_old():
+    env = Environment(gpus=H200.gpus, driver=H200.driver, frameworks=(TORCH,), libraries=(APT,))
+    found = explain(TORCH_TEXT, env)
+    assert found[0].id == "cudnn-too-old"
+    assert "cudnn-shadowed" not in [f.id for f in found]
+
+
+ENGINE = "RuntimeError: GET was unable to find an engine to execute this computation"
+
+
+def test_environment_facts_confirm_or_weaken_a_rule():
+    alone = explain(ENGINE)[0]
+    incomplete = Environment(libraries=(PIP.__class__(**{**PIP.__dict__, "missing": ("libcudnn_engines_precompiled.so.9",)}),))
+    complete = Environment(libraries=(PIP,))
+    assert alone.id == "cudnn-incomplete"
+    assert explain(ENGINE, incomplete)[0].confidence == pytest.approx(alone.confidence + 0.25)
+    weak = [f for f in explain(ENGINE, complete) if f.id == "cudnn-incomplete"][0]
+    assert weak.confidence == pytest.approx(alone.confidence * 0.5)
+
+
+def test_machine_findings_come_after_the_text_and_say_so():
+    r = analyze(TORCH_TEXT, H200)
+    assert r.recognised
+    text_ids = [f.id for f in r.findings if "found on this machine (not named by the text)" not in f.evidence]
+    assert text_ids[:2] == ["cudnn-shadowed", "cudnn-too-old"]
+    for f in r.findings:
+        if "found on this machine (not named by the text)" in f.evidence:
+            assert f.confidence <= 0.35
+
+
+def test_machine_findings_alone_do_not_make_the_text_recognised():
+    r = analyze("a message nobody knows", Environment(libraries=(APT, PIP)))
+    assert r.recognised is False

@@ -1,0 +1,150 @@
+"""Lock round trip on real venvs: lock -> TOML -> new venv -> apply --lock -> identical freeze."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from fixer import lock as locking
+from fixer.cli import main
+from fixer.errors import UsageError
+from fixer.model import (Build, Choice, Driver, Environment, EnvFix, Gpu, Pin, PlanOptions, PythonEnv, Runtime,
+                         Stack, to_dict)
+from tests.apply.conftest import CUDNN_GOOD, TORCH, copy_venv, uv_install
+from tests.helpers.pyindex import freeze_of, sha256_file
+
+pytestmark = pytest.mark.integration
+
+
+def _env(python: str, cuda: str = "13.0", cc: str = "9.0") -> Environment:
+    import subprocess
+
+    version = subprocess.run([python, "-c", "import platform; print(platform.python_version())"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    return Environment(gpus=(Gpu(index=0, name="NVIDIA H200", compute_capability=cc),),
+                       driver=Driver(version="580.159.04", cuda_version=cuda),
+                       runtime=Runtime(kind="linux", glibc="2.39", arch="x86_64"),
+                       python=PythonEnv(executable=python, version=version))
+
+
+def _stack(index_url: str) -> Stack:
+    build = Build(framework="torch", version="2.11.0", variant="cu130", cuda="13.0", cudnn="9.19.0",
+                  compute_capabilities=("7.5", "8.0", "8.6", "9.0", "10.0", "12.0"), ptx="12.0",
+                  index_url=index_url, packages=(f"torch=={TORCH}",))
+    return Stack(choices=(Choice(framework="torch", build=build, action="keep"),),
+                 pins=(Pin(name="torch", version=TORCH, index_url=index_url),
+                       Pin(name="nvidia-cudnn-cu13", version=CUDNN_GOOD, index_url=index_url),
+                       Pin(name="nvidia-cudnn-cu12", version="9.10.2.21", action="remove")),
+                 cudnn="9.19.0", cudnn_from="pip",
+                 env_fixes=(EnvFix(kind="ld-library-path-drop", value="/usr/lib/x86_64-linux-gnu", why="shadows"),))
+
+
+def _write_env(path: Path, env: Environment) -> str:
+    path.write_text(json.dumps({"schema": 1, "environment": to_dict(env), "findings": []}))
+    return str(path)
+
+
+@pytest.fixture
+def source(venv, index):
+    uv_install(venv, index, f"torch=={TORCH}", f"nvidia-cudnn-cu13=={CUDNN_GOOD}")
+    return venv
+
+
+def test_make_write_read_round_trip(source, index, wheelhouse, tmp_path):
+    lock = locking.make_lock(_env(source), _stack(index.url))
+    assert [p.name for p in lock.packages] == ["torch", "nvidia-cudnn-cu13"]
+    assert lock.packages[1].hashes == ("sha256:" + sha256_file(wheelhouse["cudnn13-good"]),)
+    assert lock.requires.cuda == "13.0" and lock.requires.python == lock.machine.python.rsplit(".", 1)[0]
+    assert lock.remove == ("nvidia-cudnn-cu12",)
+    path = locking.write_lock(lock, str(tmp_path / "stack.lock.toml"))
+    text = path.read_text()
+    assert text.count("[[package]]") == 2 and "version = 1" in text
+    assert locking.read_lock(str(path)) == lock
+
+
+def test_hashes_from_html_index_and_find_links(index, wheelhouse, tmp_path):
+    html = lambda url: ("text/html", __import__("requests").get(url).text)  # noqa: E731  the PEP 503 page
+    got = locking.index_hashes(index.url, "nvidia-cudnn-cu13", CUDNN_GOOD, fetch=html)
+    assert got == ("sha256:" + sha256_file(wheelhouse["cudnn13-good"]),)
+    local = locking.local_hashes([str(wheelhouse["torch"].parent)], "torch", TORCH)
+    assert local == ("sha256:" + sha256_file(wheelhouse["torch"]),)
+
+
+def test_apply_lock_in_a_new_venv_gives_the_same_freeze(source, index, sandbox, tmp_path, _base_venvs):
+    lock_file = tmp_path / "stack.lock.toml"
+    locking.write_lock(locking.make_lock(_env(source), _stack(index.url)), str(lock_file))
+    fresh = copy_venv(_base_venvs["pip"], tmp_path / "fresh")
+    uv_install(fresh, index, "nvidia-cudnn-cu12==9.10.2.21")          # the lock removes it
+    env_file = _write_env(tmp_path / "env.json", _env(fresh))
+    args = ["apply", "--lock", str(lock_file), "--python", fresh, "--environment", env_file,
+            "--root", str(sandbox), "--no-verify"]
+    assert main(args) == 0
+    assert freeze_of(fresh) == freeze_of(source)
+    log = next((sandbox / "var/lib/colab-cudnn-fix/journal").glob("*/apply.log")).read_text()
+    assert "--require-hashes" in log
+    assert (sandbox / "etc/profile.d/colab-cudnn-fix.sh").is_file()
+    assert main(args + ["--json"]) == 0                                   # second time: nothing to do
+
+
+def test_tampered_hash_fails_and_rolls_back(source, index, sandbox, tmp_path, _base_venvs, capsys):
+    lock_file = tmp_path / "stack.lock.toml"
+    locking.write_lock(locking.make_lock(_env(source), _stack(index.url)), str(lock_file))
+    text = lock_file.read_text()
+    lock_file.write_text(re.sub(r"sha256:[0-9a-f]{64}", "sha256:" + "0" * 64, text, count=2))
+    fresh = copy_venv(_base_venvs["pip"], tmp_path / "fresh")
+    before = freeze_of(fresh)
+    env_file = _write_env(tmp_path / "env.json", _env(fresh))
+    code = main(["apply", "--lock", str(lock_file), "--python", fresh, "--environment", env_file,
+                 "--root", str(sandbox), "--no-verify"])
+    assert code == 1
+    assert "rolled back" in " ".join(capsys.readouterr().err.split())
+    assert freeze_of(fresh) == before
+    assert not (sandbox / "etc/profile.d/colab-cudnn-fix.sh").exists()
+
+
+@pytest.mark.parametrize("cuda, cc, needle", [("12.2", "9.0", "driver 580.159.04 supports CUDA 12.2"),
+                                             ("13.0", "6.0", "compute capability 6.0")])
+def test_lock_for_another_machine_is_refused(source, index, sandbox, tmp_path, capsys, cuda, cc, needle):
+    lock_file = tmp_path / "stack.lock.toml"
+    locking.write_lock(locking.make_lock(_env(source), _stack(index.url)), str(lock_file))
+    env_file = _write_env(tmp_path / "env.json", _env(source, cuda=cuda, cc=cc))
+    code = main(["apply", "--lock", str(lock_file), "--python", source, "--environment", env_file,
+                 "--root", str(sandbox)])
+    assert code == 2
+    assert needle in " ".join(capsys.readouterr().err.split())
+    assert not (sandbox / "var/lib/colab-cudnn-fix/journal").exists()            # nothing was started
+
+
+def test_drift(source, index, tmp_path):
+    lock_file = tmp_path / "stack.lock.toml"
+    locking.write_lock(locking.make_lock(_env(source), _stack(index.url)), str(lock_file))
+    from fixer.model import Distribution
+
+    env = _env(source)
+    same = dataclasses.replace(env, python=dataclasses.replace(env.python, distributions=(
+        Distribution(name="torch", version=TORCH), Distribution(name="nvidia-cudnn-cu13", version=CUDNN_GOOD))))
+    assert locking.check_drift(str(lock_file), same) == ()
+    drifted = dataclasses.replace(env, driver=Driver(version="535.104.05", cuda_version="12.2"),
+                                  python=dataclasses.replace(env.python, distributions=(
+                                      Distribution(name="torch", version=TORCH),
+                                      Distribution(name="nvidia-cudnn-cu13", version="9.14.0.64"),
+                                      Distribution(name="nvidia-cudnn-cu12", version="9.10.2.21"))))
+    titles = [f.title for f in locking.check_drift(str(lock_file), drifted)]
+    assert any("nvidia-cudnn-cu13 is 9.14.0.64, the lock has 9.19.0.56" in t for t in titles)
+    assert any("nvidia-cudnn-cu12 is installed" in t for t in titles)
+    assert any("supports CUDA 12.2" in t for t in titles)
+
+
+@pytest.mark.parametrize("body, key", [("version = 2\n", "version"),
+                                       ("version = 1\n[[package]]\nname = 'x'\nversion = '1'\nhashes = ['md5:1']\n",
+                                        "package[0].hashes"),
+                                       ("version = 1\nbogus = 1\n", "bogus"),
+                                       ("version = [\n", "not TOML")])
+def test_bad_lock_files_are_usage_errors(tmp_path, body, key):
+    f = tmp_path / "bad.toml"
+    f.write_text(body)
+    with pytest.raises(UsageError, match=re.escape(key)):
+        locking.read_lock(str(f))

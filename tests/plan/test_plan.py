@@ -1,0 +1,86 @@
+"""make_plan: order, installers, offline/mirror rewriting, env-fix file contents, restart."""
+from __future__ import annotations
+
+from fixer import model as m
+from fixer.plan import make_plan
+from fixer.resolve import resolve
+
+from tests.resolve import scenarios as sc
+from tests.resolve.conftest import PIP_DIR, cudnn, load, make_env, pip_copy, small_recipes, tf_build
+
+MIRRORS = (("https://download.pytorch.org/whl", "http://127.0.0.1:9/torch"),
+           ("https://pypi.org/simple", "http://127.0.0.1:9/simple"))
+
+
+def test_healthy_machine_has_nothing_to_do(real_recipes):
+    env = sc.me().build_environment(sc.me().snapshot_image("2026-08-19_a724079"), sc.me().GPUS["l4"], real_recipes,
+                                    driver="580.82.07")
+    plan = make_plan(env, resolve(env, m.Intent(), real_recipes))
+    assert plan.nothing_to_do and plan.steps == () and not plan.restart_required
+
+
+def test_mirrors_no_index_and_uv_rewrite_every_command(real_recipes):
+    env = sc.pypi_torch_211_on_driver()
+    stack = resolve(env, m.Intent(), real_recipes)
+    plan = make_plan(env, stack, m.PlanOptions(index_mirrors=MIRRORS))
+    assert plan.steps[1].argv[5:7] == ("--index-url", "http://127.0.0.1:9/torch/cu128")
+    offline = make_plan(env, stack, m.PlanOptions(no_index=True, find_links=("/wheels",)))
+    assert offline.steps[1].argv == (
+        "/venv/bin/python", "-m", "pip", "install", "--no-input", "--no-index", "--find-links", "/wheels",
+        "torch==2.11.0+cu128", "torchvision==0.26.0+cu128", "nvidia-cudnn-cu12==9.19.0.56")
+    uv = make_plan(env, stack, m.PlanOptions(installer="uv"))
+    assert uv.steps[0].argv[:4] == ("uv", "pip", "uninstall", "--python")
+    assert uv.steps[1].argv[:5] == ("uv", "pip", "install", "--python", "/venv/bin/python")
+    pipped = make_plan(env, stack, m.PlanOptions(installer="pip"))
+    assert pipped.steps[1].argv[:3] == ("/venv/bin/python", "-m", "pip")
+
+
+def test_cpu_wheel_of_the_same_version_is_uninstalled_first_and_pypi_mirror_applies(real_recipes):
+    env = sc.cpu_torch_on_gpu()
+    plan = make_plan(env, resolve(env, m.Intent(), real_recipes), m.PlanOptions(index_mirrors=MIRRORS))
+    kinds = [s.kind for s in plan.steps]
+    assert kinds == ["pip-uninstall", "pip-install", "verify"]
+    assert plan.steps[1].argv[5:7] == ("--index-url", "http://127.0.0.1:9/simple")
+    assert "2.5.1+cpu" in plan.steps[0].summary
+
+
+def test_env_fixes_carry_the_exact_file_content_under_root(tmp_path):
+    good = pip_copy("9.3.0.75")
+    bad = m.LibraryCopy("cudnn", 9, "9.1.0", "/opt/old/cudnn", "ld-library-path")
+    env = make_env(
+        dists={"tensorflow": "2.18.0", "nvidia-cudnn-cu12": "9.3.0.75"},
+        frameworks=(m.FrameworkBuild("tensorflow", "tensorflow", "2.18.0", cuda="12.5", cudnn="9.3.0"),),
+        libraries=(good, bad), runtime=m.Runtime(kind="colab", in_notebook_kernel=True,
+                                                 kernel_loaded=("/opt/old/cudnn/libcudnn.so.9",)),
+        env={"LD_LIBRARY_PATH": "/opt/old/cudnn:/usr/local/nvidia/lib"},
+        loads=(load("tensorflow", bad, via="LD_LIBRARY_PATH", steps=("LD_LIBRARY_PATH /opt/old/cudnn",)),))
+    recipes = small_recipes([tf_build("2.18.0", "12.5", "9.3.0")], [cudnn("9.3.0", (12,), pip={"nvidia-cudnn-cu12": "9.3.0.75"})])
+    plan = make_plan(env, resolve(env, m.Intent(), recipes), m.PlanOptions(root=str(tmp_path)))
+    fixes = [s for s in plan.steps if s.kind == "env-fix"]
+    assert [s.files for s in fixes] == [(f"{tmp_path}/etc/profile.d/zz-colab-cudnn-fix.sh",),
+                                         (f"{tmp_path}/root/.ipython/profile_default/startup/00-colab-cudnn-fix.py",)]
+    assert fixes[0].content.endswith("export LD_LIBRARY_PATH=/usr/local/nvidia/lib\n")
+    preload = fixes[1].content
+    assert f"_ctypes.CDLL({PIP_DIR!r} + '/' + _name, mode=_ctypes.RTLD_GLOBAL)" in preload
+    compile(preload, "startup.py", "exec")            # it is valid Python
+    assert plan.restart_required and [s.kind for s in plan.steps][-2:] == ["restart", "verify"]
+
+
+def test_conda_via_condacolab_on_colab(real_recipes):
+    env = sc.tf_next_to_old_torch(real_recipes)
+    stack = resolve(env, m.Intent(cudnn_from="conda"), real_recipes)
+    plan = make_plan(env, stack)
+    assert stack.conda and stack.cudnn_from == "conda"
+    steps = [s for s in plan.steps if s.kind == "conda-install"]
+    assert steps[0].argv == ("/usr/bin/python3", "-c", "import condacolab; condacolab.install()")
+    assert steps[1].argv[:6] == ("conda", "install", "-y", "-c", "conda-forge", "--override-channels")
+    assert plan.steps[0].kind == "pip-uninstall" and "nvidia-cudnn-cu12" in plan.steps[0].argv
+
+
+def test_download_sizes_come_from_the_recipes():
+    b = tf_build("2.18.0", "12.5", "9.3.0")
+    b = m.Build(**{**b.__dict__, "size_bytes": 615_000_000})
+    rel = m.CudnnRelease("9.3.0", (12,), pip={"nvidia-cudnn-cu12": "9.3.0.75"}, size_bytes=577_000_000)
+    env = make_env(frameworks=(), dists={})
+    plan = make_plan(env, resolve(env, m.Intent(frameworks=("tensorflow",)), small_recipes([b], [rel])))
+    assert [s.download_bytes for s in plan.steps if s.kind == "pip-install"] == [615_000_000, 577_000_000]

@@ -1,0 +1,96 @@
+"""The domain-free solver on ten-line providers over plain tuples (resolvelib's test style)."""
+from __future__ import annotations
+
+from typing import Dict, List, Sequence, Tuple
+
+import pytest
+
+from fixer.resolve import BaseReporter, NoSolution, Requirement, Solver
+
+# index: name -> [(version, cost, {dep_name: allowed_versions})], best first
+Index = Dict[str, List[Tuple[int, int, Dict[str, Tuple[int, ...]]]]]
+
+
+class TupleProvider:
+    def __init__(self, index: Index) -> None:
+        self.index = index
+
+    def identify(self, thing):  # pragma: no cover - part of the shape
+        return thing[0] if isinstance(thing, tuple) else thing.identifier
+
+    def get_preference(self, identifier, requirements):
+        return (len(self.index[identifier]), identifier)
+
+    def find_matches(self, identifier, requirements):
+        return [(identifier,) + c for c in self.index[identifier] if all(r.accepts((identifier,) + c) for r in requirements)]
+
+    def is_satisfied_by(self, requirement, candidate):
+        return requirement.accepts(candidate)
+
+    def get_dependencies(self, candidate):
+        name, version, _cost, deps = candidate
+        return [Requirement(d, lambda c, ok=ok: c[1] in ok, f"{d} in {ok}", f"{name} {version}") for d, ok in deps.items()]
+
+    def cost(self, identifier, candidate, pinned):
+        return (candidate[2],)
+
+
+def req(name: str, *versions: int) -> Requirement:
+    return Requirement(name, lambda c: not versions or c[1] in versions, f"{name} {versions}", "root")
+
+
+def solve(index: Index, roots: Sequence[Requirement], **kw) -> Dict[str, int]:
+    result = Solver(TupleProvider(index), **kw).resolve(roots)
+    return {k: v[1] for k, v in result.mapping.items()}
+
+
+def test_first_fit_when_it_is_cheapest():
+    index = {"a": [(2, 0, {"b": (1, 2)}), (1, 1, {})], "b": [(2, 0, {}), (1, 1, {})]}
+    assert solve(index, [req("a")]) == {"a": 2, "b": 2}
+
+
+def test_backtracks_past_a_conflict():
+    # a2 needs b1, c needs b2: only a1 (no b) fits with c
+    index = {"a": [(2, 0, {"b": (1,)}), (1, 5, {})], "b": [(2, 0, {}), (1, 0, {})], "c": [(1, 0, {"b": (2,)})]}
+    assert solve(index, [req("a"), req("c")]) == {"a": 1, "c": 1, "b": 2}
+
+
+def test_branch_and_bound_finds_the_cheapest_not_the_first():
+    # the first candidate of a drags in an expensive b; the second is cheaper overall
+    index = {"a": [(2, 0, {"b": (9,)}), (1, 1, {"b": (1,)})], "b": [(9, 10, {}), (1, 0, {})]}
+    assert solve(index, [req("a")]) == {"a": 1, "b": 1}
+
+
+def test_no_solution_names_the_clash():
+    index = {"a": [(1, 0, {"b": (1,)})], "c": [(1, 0, {"b": (2,)})], "b": [(1, 0, {}), (2, 0, {})]}
+    with pytest.raises(NoSolution) as err:
+        solve(index, [req("a"), req("c")])
+    texts = {r.text for c in err.value.conflicts for r in c.requirements}
+    assert any("b" in t for t in texts)
+
+
+def test_root_without_candidates_fails_at_once():
+    with pytest.raises(NoSolution) as err:
+        solve({"a": [(1, 0, {})]}, [req("a", 7)])
+    assert err.value.conflicts[0].identifier == "a"
+
+
+def test_reporter_sees_pins_and_rejections():
+    seen: List[str] = []
+
+    class Rec(BaseReporter):
+        def pinning(self, identifier, candidate):
+            seen.append(f"pin {identifier}{candidate[1]}")
+
+        def rejecting_candidate(self, conflict):
+            seen.append(f"reject {conflict.identifier}")
+
+    index = {"a": [(2, 0, {"b": (1,)}), (1, 0, {})], "b": [(2, 0, {})]}
+    Solver(TupleProvider(index), Rec()).resolve([req("a")])
+    assert seen[0] == "reject b" and "pin a1" in seen
+
+
+def test_node_budget_returns_best_so_far_marked_incomplete():
+    index = {n: [(v, v, {}) for v in range(5)] for n in "abcdef"}
+    result = Solver(TupleProvider(index), max_nodes=8).resolve([req(n) for n in "abcdef"])
+    assert not result.complete and len(result.mapping) == 6
