@@ -31,3 +31,10 @@ def state_dir(root: Optional[str] = None) -> Path:
         return Path("/var/lib/colab-cudnn-fix")
     base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
     return Path(base) / "colab-cudnn-fix"
+
+
+def cache_dir() -> Path:
+    """Caches that can be rebuilt at any time (parsed recipes, index metadata):
+    $XDG_CACHE_HOME/colab-cudnn-fix or ~/.cache/colab-cudnn-fix."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "colab-cudnn-fix"

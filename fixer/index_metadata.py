@@ -32,14 +32,15 @@ DEFAULT_TIMEOUT: Tuple[float, float] = (3.05, 10.0)
 RETRIES = 2
 PAGE_MAX_AGE_S = 24 * 3600
 
+from ._paths import cache_dir
+
 __all__ = ["fetch_requires", "fetch_metadata", "project_files", "default_cache_dir", "select_file"]
 
 Timeout = Union[float, Tuple[float, float]]
 
 
 def default_cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "colab-cudnn-fix" / "index"
+    return cache_dir() / "index"
 
 
 # ---------------------------------------------------------------------------------------

@@ -223,6 +223,43 @@ def _mm(v: Optional[str]) -> Tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", v)[:2])
 
 
+def _closure(env: Environment, stack: Stack) -> List[Tuple[str, str, Optional[str]]]:
+    """(name, version, index) for the stack's pins and every installed distribution they need
+    (Requires-Dist, markers evaluated for this machine): `apply --lock` installs with --no-deps,
+    so the lock must name the whole set. Dependencies come from their parent's index."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    installed = {d.name: d for d in (env.python.distributions if env.python else ())}
+    out: List[Tuple[str, str, Optional[str]]] = []
+    seen: Dict[str, bool] = {}
+    queue: List[Tuple[str, Optional[str], Optional[str]]] = [
+        (canonicalize_name(p.name), p.version, p.index_url) for p in stack.pins if p.action != "remove"]
+    while queue:
+        name, version, index = queue.pop(0)
+        if name in seen:
+            continue
+        seen[name] = True
+        dist = installed.get(name)
+        if version is None:
+            if dist is None:
+                continue
+            version = dist.version
+        out.append((name, version, index))
+        if dist is None or not _same_version(dist.version, version):
+            continue        # the stack changes it: its new dependencies are the index's business
+        for line in dist.requires:
+            try:
+                req = Requirement(line)
+            except InvalidRequirement:
+                continue
+            if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+                continue
+            dep = canonicalize_name(req.name)
+            if dep in installed and dep not in seen:
+                queue.append((dep, None, index))
+    return out
+
+
 def make_lock(env: Environment, stack: Stack, *, options: PlanOptions = PlanOptions(),
               fetch: Optional[Fetch] = None, now: Optional[datetime.datetime] = None) -> Lock:
     """The lock for `stack` on the machine `env`: exact versions with the hashes the indexes
@@ -231,28 +268,32 @@ def make_lock(env: Environment, stack: Stack, *, options: PlanOptions = PlanOpti
 
     packages: List[LockedPackage] = []
     indexes: List[str] = []
-    for pin in stack.pins:
-        if pin.action == "remove":
-            continue
-        index = None if options.no_index else installers.rewrite_index(pin.index_url or PYPI, options.index_mirrors)
+    for name, version, index in _closure(env, stack):
+        canonical = None if options.no_index else (index or PYPI)
+        fetch_from = installers.rewrite_index(canonical, options.index_mirrors) if canonical else None
         hashes: List[str] = []
-        if pin.sha256:
+        pin = next((p for p in stack.pins if canonicalize_name(p.name) == name and p.version == version), None)
+        if pin is not None and pin.sha256:
             hashes.append("sha256:" + pin.sha256)
-        hashes += local_hashes(options.find_links, pin.name, pin.version)
-        if index:
+        hashes += local_hashes(options.find_links, name, version)
+        tried: List[str] = []
+        for url in dict.fromkeys(u for u in (fetch_from, installers.rewrite_index(PYPI, options.index_mirrors)
+                                             if canonical and canonical != PYPI else None) if u):
+            tried.append(url)
             try:
-                hashes += index_hashes(index, pin.name, pin.version, fetch)
+                found = index_hashes(url, name, version, fetch)
             except FixerError:
-                if not hashes:
-                    raise
-            if index not in indexes:
-                indexes.append(index)
+                found = ()
+            if found:
+                hashes += found
+                break
         hashes = list(dict.fromkeys(hashes))
         if not hashes:
-            where = index or ", ".join(options.find_links) or "nowhere (--no-index without --find-links)"
-            raise FixerError(f"no file of {pin.name} {pin.version} found in {where}: cannot lock it with a hash")
-        packages.append(LockedPackage(name=canonicalize_name(pin.name), version=pin.version, index=index,
-                                      hashes=tuple(hashes)))
+            where = ", ".join(tried + list(options.find_links)) or "nowhere (--no-index without --find-links)"
+            raise FixerError(f"no file of {name} {version} found in {where}: cannot lock it with a hash")
+        if canonical and canonical not in indexes:
+            indexes.append(canonical)
+        packages.append(LockedPackage(name=name, version=version, index=canonical, hashes=tuple(hashes)))
     builds = [c.build for c in stack.choices]
     cudas = [b.cuda for b in builds if b.cuda]
     ccs: Optional[set] = None

@@ -362,6 +362,8 @@ class StackProvider:
         self._deps: Dict[int, List[Requirement]] = {}
         self._companions: Dict[str, List[str]] = {}
         self._ranks: Dict[int, Dict[int, int]] = {}
+        self._pins_cache: Dict[int, Tuple[Optional[str], Optional[str]]] = {}
+        self._fixes_cache: Dict[int, int] = {}
         self._by_framework: Dict[str, Tuple[Build, ...]] = {}
         self._installed_dists = {d.name: d.version for d in (env.python.distributions if env.python else ())}
         self.gpu_present = bool(env.gpus) or env.runtime.accelerator == "gpu"
@@ -570,6 +572,7 @@ class StackProvider:
                         out.append(CudnnCandidate(
                             major=major, version=ver if source == "pip" else rel.version, cuda_major=cm,
                             source=source, package=pkg, package_version=ver,
+                            directory=copy.directory if copy is not None else None,
                             state="reinstall" if copy is not None else "new",
                             min_cc=rel.min_compute_capability, max_cc=rel.max_compute_capability,
                             size_bytes=rel.size_bytes))
@@ -611,7 +614,7 @@ class StackProvider:
         if not target:
             return 1   # a conda prefix: nothing searches it until a loader fix says so
         for ld in self._consumers(c.major):
-            if ld.steps and not any(target in step for step in ld.steps):
+            if ld.steps and not _reaches(ld, target):
                 return 1
         return 0
 
@@ -694,17 +697,26 @@ class StackProvider:
         if isinstance(candidate, CudnnCandidate):
             if candidate.state == "loaded":
                 return (0, 0, 0, 0)
-            pins = {_cudnn_pin(c.build) for c in pinned.values() if isinstance(c, BuildCandidate)}
+            pins = {self._pin_of(c) for c in pinned.values() if isinstance(c, BuildCandidate)}
             # a version a chosen build pins itself comes first: pip installs it with the build anyway
             rank = 0 if (candidate.source == "pip" and (candidate.package, candidate.package_version) in pins) \
                 else 1 + self._rank(self.cudnn_for(candidate.major), candidate)
             if candidate.state == "on-disk":
                 return (0, 1, 0, rank)      # an environment fix: nothing to download
-            return (0, 1 + self._loader_fixes(candidate), candidate.size_bytes or 0, rank)
+            fixes = self._fixes_cache.get(id(candidate))
+            if fixes is None:
+                fixes = self._fixes_cache[id(candidate)] = self._loader_fixes(candidate)
+            return (0, 1 + fixes, candidate.size_bytes or 0, rank)
         if isinstance(candidate, PackageCandidate) and candidate.version is None and candidate.manager == "pip" \
                 and candidate.name in self._installed_dists:
             return (0, 1, 0, 0)   # a removal
         return (0, 0, 0, 0)
+
+    def _pin_of(self, c: BuildCandidate) -> Tuple[Optional[str], Optional[str]]:
+        hit = self._pins_cache.get(id(c))
+        if hit is None:
+            hit = self._pins_cache[id(c)] = _cudnn_pin(c.build)
+        return hit
 
     def _rank(self, cands: List[Any], candidate: Any) -> int:
         """Position of `candidate` in its (fixed) candidate list, by identity."""
@@ -1124,10 +1136,7 @@ def _env_fixes(env: Environment, provider: StackProvider, mapping: Mapping[str, 
             elif ld.via in ("LD_PRELOAD",) and ld.path:
                 fixes.append(EnvFix("env-file", ld.path,
                                     why=f"LD_PRELOAD forces {ld.path} into {ld.consumer}: drop it"))
-            elif c.source != "pip" and not any(target in s for s in ld.steps) and c.source != "apt":
-                fixes.append(EnvFix("ld-so-conf", target,
-                                    why=f"{ld.consumer} searches only the default paths; {target} is not one"))
-            elif c.source == "pip" and not any(target in s for s in ld.steps) and ld.via in ("ld.so.cache", "default", ""):
+            elif c.source != "apt" and ld.steps and not _reaches(ld, target):
                 fixes.append(EnvFix("ld-so-conf", target,
                                     why=f"{ld.consumer} does not look in {target} by itself"))
             if notebook and ld.via in ("LD_LIBRARY_PATH", "LD_PRELOAD"):
@@ -1138,6 +1147,52 @@ def _env_fixes(env: Environment, provider: StackProvider, mapping: Mapping[str, 
     for fx in fixes:
         uniq.setdefault((fx.kind, fx.value), fx)
     return list(uniq.values())
+
+
+def searched_dirs(ld: LoadResolution) -> List[str]:
+    """The directories a consumer's search order visits, read from LoadResolution.steps as
+    detect writes them ("DT_RPATH of /x/libtorch_cuda.so: $ORIGIN/../../nvidia/cudnn/lib",
+    "torch preloads by path: /x/libcudnn.so.9", "LD_LIBRARY_PATH: /a:/b",
+    "ld.so.cache: /usr/lib/x86_64-linux-gnu/libcudnn.so.9") or in the short form
+    "DT_RPATH /dir: found"; $ORIGIN is expanded against the object's directory."""
+    import os.path as op
+
+    out: List[str] = []
+    for step in ld.steps:
+        head, sep, tail = step.partition(": ")
+        if not sep:
+            continue
+        m = re.match(r"^(DT_RPATH|DT_RUNPATH) of (\S+)$", head)
+        if m:
+            origin = op.dirname(m.group(2))
+            for e in tail.split(":"):
+                e = e.strip()
+                if e and not e.startswith("ignored"):
+                    out.append(op.normpath(e.replace("$ORIGIN", origin).replace("${ORIGIN}", origin)))
+            continue
+        if head.endswith("preloads by path"):
+            out += [op.dirname(p.strip()) for p in tail.split(",") if p.strip()]
+            continue
+        if head in ("LD_LIBRARY_PATH", "LD_PRELOAD"):
+            out += [d if head == "LD_LIBRARY_PATH" else op.dirname(d) for d in re.split(r"[: ]", tail) if d and d != "-"]
+            continue
+        if head == "ld.so.cache":
+            if tail.startswith("/"):
+                out.append(op.dirname(tail.strip()))
+            continue
+        parts = head.split(None, 1)          # short form: "VIA /dir"
+        if len(parts) == 2 and parts[1].startswith("/"):
+            out += [d for d in parts[1].split(":") if d]
+    if ld.intended:
+        out.append(op.dirname(ld.intended))
+    return [op.normpath(d) for d in out]
+
+
+def _reaches(ld: LoadResolution, target: str) -> bool:
+    import os.path as op
+
+    t = op.normpath(target)
+    return any(d == t for d in searched_dirs(ld))
 
 
 def _default_dir(env: Environment, c: CudnnCandidate) -> Optional[str]:

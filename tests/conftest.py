@@ -13,6 +13,17 @@ import pytest
 DATA = Path(__file__).parent / "data"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # Caches the tool writes (parsed recipes, index metadata) go to a throw-away folder, never
+    # to the real ~/.cache; child processes (CLI runs) inherit it.
+    import os
+    import tempfile
+
+    if not os.environ.get("COLAB_CUDNN_FIX_TEST_CACHE"):
+        os.environ["COLAB_CUDNN_FIX_TEST_CACHE"] = "1"
+        os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="fixer-test-cache-")
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-gpu", action="store_true", default=False,
                      help="run tests that need an NVIDIA GPU (the GPU machine only)")

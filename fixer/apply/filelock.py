@@ -25,7 +25,12 @@ class ApplyLock:
 
     def __init__(self, state_dir: Path, command: Optional[str] = None) -> None:
         self.path = Path(state_dir) / LOCK_NAME
-        self.command = command if command is not None else " ".join([Path(sys.argv[0]).name, *sys.argv[1:]])
+        if command is None:
+            prog = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
+            if prog in ("__main__.py", "-c", "-m"):
+                prog = "colab-cudnn-fix" if prog == "__main__.py" else f"python {prog}"
+            command = " ".join([prog, *sys.argv[1:]])
+        self.command = command
         self._fd: Optional[int] = None
 
     def acquire(self) -> "ApplyLock":

@@ -107,8 +107,8 @@ def apply_command(
         view = _build_plan(python=python, environment=environment, recipes=tuple(recipes or ()),
                           intent=intent, options=options)
         env, plan, findings = view.env, view.plan, tuple(view.plan.findings)
-        if not env.gpus and any(f.id == "gpu-missing" and f.severity == "error" for f in findings):
-            _no_gpu(env, json)
+        if not env.gpus and view.plan.nothing_to_do:
+            _no_gpu(env, json, any(f.id == "gpu-missing" and f.severity == "error" for f in findings))
     target = (env.python.executable if env.python else None) or python or sys.executable
     if python:
         target = python
@@ -182,8 +182,9 @@ def _build_plan(*, python: Optional[str], environment: Optional[str], recipes: T
                     recipe_dirs=recipes, recipe_files=len(loaded.files))
 
 
-def _no_gpu(env: Any, as_json: bool) -> None:
-    """A CPU or TPU runtime: nothing to repair. Say so plainly and change nothing (exit 3)."""
+def _no_gpu(env: Any, as_json: bool, needed: bool) -> None:
+    """A CPU or TPU runtime: nothing to repair. Say so plainly and change nothing: exit 3 when
+    something installed wants a GPU (as doctor does), else 0."""
     from ..render import print_json, out
 
     acc = env.runtime.accelerator or "cpu"
@@ -193,7 +194,7 @@ def _no_gpu(env: Any, as_json: bool) -> None:
         print_json({"schema": 1, "changed": False, "nothing_to_do": True, "no_gpu": True, "message": msg})
     else:
         out().print(msg, highlight=False)
-    raise typer.Exit(3)
+    raise typer.Exit(3 if needed else 0)
 
 
 def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str], options: Any) -> Tuple[Any, Any, tuple]:
@@ -259,7 +260,8 @@ def _verify(python: str, recipes: Optional[List[str]]) -> Tuple[tuple, tuple, st
         how.append("detect + diagnose")
     except ImportError:
         env = None
-    if env is not None and env.gpus:
+    if env is not None and any(g.source != "override" for g in env.gpus):
+        # a real GPU (not one named by COLAB_CUDNN_FIX_GPU for an offline plan): run the conv test
         try:
             from ..verify import verify
 

@@ -50,12 +50,11 @@ def lock_command(
     from .. import lock as locking
     from ..model import to_dict
     from ..render import out, print_json
-    from .apply import make_options
-    from .plan import build_plan
+    from .apply import _build_plan, make_options
 
     intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
     options = make_options("auto", find_links, no_index, index_mirror, None, False)
-    view = build_plan(python=python, environment=environment, recipes=tuple(recipes or ()), intent=intent,
+    view = _build_plan(python=python, environment=environment, recipes=tuple(recipes or ()), intent=intent,
                       options=options)
     lock = locking.make_lock(view.env, view.plan.stack, options=options)
     path = locking.write_lock(lock, output)

@@ -6,9 +6,6 @@ import dataclasses
 import shlex
 from typing import Any, Dict, List, Optional, Tuple
 
-from rich.markup import escape
-from rich.table import Table
-from rich.text import Text
 
 from ..model import Environment, Intent, Plan, PlanOptions, Step, to_dict
 from . import out, print_json
@@ -93,6 +90,10 @@ def show(view: PlanView, as_json: bool = False) -> None:
     if as_json:
         print_json(plan_json(plan))
         return
+    from rich.markup import escape
+    from rich.table import Table
+    from rich.text import Text
+
     console = out()
     for name, value, default in _settings(view):
         style = "dim" if default else ""
@@ -113,8 +114,12 @@ def show(view: PlanView, as_json: bool = False) -> None:
         console.print(f"[bold]cuDNN[/]: {stack.cudnn} from {stack.cudnn_from}", markup=True, highlight=False)
     if plan.nothing_to_do:
         console.print()
-        console.print("[green]Nothing to do:[/] every framework fits this machine and loads the cuDNN it needs.",
-                      markup=True)
+        if stack.choices:
+            console.print("[green]Nothing to do:[/] every framework fits this machine and loads the cuDNN it needs.",
+                          markup=True)
+        else:
+            console.print("[green]Nothing to do:[/] no GPU framework is installed (--framework NAME plans one).",
+                          markup=True)
         _notes(plan)
         return
     table = Table(title="plan", show_lines=False)
@@ -136,6 +141,8 @@ def show(view: PlanView, as_json: bool = False) -> None:
 
 
 def _notes(plan: Plan) -> None:
+    from rich.markup import escape
+
     console = out()
     if plan.notes:
         console.print()

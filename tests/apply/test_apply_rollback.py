@@ -179,7 +179,8 @@ def test_sigkill_between_steps_then_rollback(broken, index, sandbox, tmp_path):
     assert rollback(root=str(sandbox)).status == "nothing-to-do"
 
 
-def test_sigterm_rolls_back(broken, index, sandbox, tmp_path):
+@pytest.mark.parametrize("sig, said", [(signal.SIGTERM, "terminated (SIGTERM)"), (signal.SIGINT, "interrupted (Ctrl-C)")])
+def test_sigterm_and_ctrl_c_roll_back(broken, index, sandbox, tmp_path, sig, said):
     before = state(broken, sandbox)
     slow = Step(kind="pip-install", summary="a slow step", argv=(sys.executable, "-c", "import time; time.sleep(30)"))
     proc = _spawn_apply(tmp_path, fix_plan(broken, index, sandbox, slow), broken, sandbox)
@@ -190,9 +191,9 @@ def test_sigterm_rolls_back(broken, index, sandbox, tmp_path):
         if j and j.data["steps"] and j.data["steps"][-1]["status"] == "running":
             break
         time.sleep(0.1)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(sig)
     out, _ = proc.communicate(timeout=120)
-    assert "StepFailed terminated (SIGTERM)" in out and "rolled back" in out, out
+    assert f"StepFailed {said}" in out and "rolled back" in out, out
     assert state(broken, sandbox) == before
 
 

@@ -15,7 +15,7 @@ Files support Range requests and PEP 658 metadata (`<file>.metadata`), as PyPI d
 installers fetch metadata without downloading wheels. `requests` and `bytes_served` record
 what clients asked for.
 
-Wheel builders (`build_wheel`, `cudnn_wheel`, `torch_wheel`, `tensorflow_wheel`) write
+Wheel builders (`build_wheel`, `cudnn_wheel`, `cuda_runtime_wheel`, `torch_wheel`, `tensorflow_wheel`) write
 deterministic wheels (fixed timestamps), so the same arguments give the same sha256.
 The cuDNN stand-ins carry real compiled stub libraries (tests/helpers/stublibs.py).
 """
@@ -39,7 +39,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Uni
 
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
-from .stublibs import build_cudnn_copy
+from .stublibs import build_cudnn_copy, build_stub
 
 PathLike = Union[str, "os.PathLike[str]"]
 FileData = Union[bytes, str, Path]
@@ -162,6 +162,32 @@ def _cudnn_header(version: str) -> str:
             "#define CUDNN_VERSION (CUDNN_MAJOR * 10000 + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL)\n")
 
 
+def cuda_runtime_wheel(out_dir: PathLike, version: str = "13.0.96", *, cuda_major: int = 13,
+                       tag: str = PLATFORM_TAG) -> Path:
+    """An nvidia-cuda-runtime stand-in: nvidia/cu13/lib/libcudart.so.13 (CUDA 13 layout; CUDA 12
+    wheels use nvidia/cuda_runtime/lib), a real stub answering cudaRuntimeGetVersion."""
+    folder = f"cu{cuda_major}" if cuda_major >= 13 else "cuda_runtime"
+    name = "nvidia-cuda-runtime" if cuda_major >= 13 else f"nvidia-cuda-runtime-cu{cuda_major}"
+    with tempfile.TemporaryDirectory(prefix="cudart-wheel-") as tmp:
+        major, minor = (int(x) for x in version.split(".")[:2])
+        lib = build_stub(Path(tmp) / f"libcudart.so.{cuda_major}",
+                         exports={"cudaRuntimeGetVersion": major * 1000 + minor * 10})
+        return build_wheel(out_dir, name, version, {f"nvidia/{folder}/lib/{lib.name}": lib.read_bytes()}, tag=tag)
+
+
+def _torch_native(cuda_major: int, cudnn_major: int) -> Dict[str, FileData]:
+    """torch/lib/libtorch_cuda.so: NEEDED libcudnn.so.N and libcudart.so.M, found through
+    RPATH $ORIGIN/../../nvidia/... as in the real wheels (read by detect, never loaded)."""
+    folder = f"cu{cuda_major}" if cuda_major >= 13 else "cuda_runtime"
+    with tempfile.TemporaryDirectory(prefix="torch-native-") as tmp:
+        t = Path(tmp)
+        cudnn = build_stub(t / f"libcudnn.so.{cudnn_major}")
+        cudart = build_stub(t / f"libcudart.so.{cuda_major}")
+        lib = build_stub(t / "libtorch_cuda.so", needed=[cudnn, cudart],
+                         rpath=["$ORIGIN/../../nvidia/cudnn/lib", f"$ORIGIN/../../nvidia/{folder}/lib"])
+        return {"torch/lib/libtorch_cuda.so": lib.read_bytes()}
+
+
 def torch_wheel(
     out_dir: PathLike,
     version: str = "2.11.0+cu130",
@@ -170,8 +196,11 @@ def torch_wheel(
     requires: Sequence[str] = ("nvidia-cudnn-cu13==9.19.0.56",),
     padding: int = 0,
     tag: str = PLATFORM_TAG,
+    native: bool = False,
 ) -> Path:
-    """A torch stand-in: torch/version.py exactly as real wheels write it, and Requires-Dist pins."""
+    """A torch stand-in: torch/version.py exactly as real wheels write it, and Requires-Dist pins.
+    `native` adds torch/lib/libtorch_cuda.so (a stub with the real NEEDED/RPATH layout) so that
+    detection follows the loader to the nvidia wheels as it does for real torch."""
     version_py = (
         "from typing import Optional\n\n"
         "__all__ = ['__version__', 'debug', 'cuda', 'git_version', 'hip', 'rocm', 'xpu']\n"
@@ -185,6 +214,8 @@ def torch_wheel(
         "torch/__init__.py": "from .version import __version__  # stand-in\n",
         "torch/version.py": version_py,
     }
+    if native and cuda:
+        files.update(_torch_native(int(cuda.split(".")[0]), 9))
     return build_wheel(out_dir, "torch", version, files, requires=requires, padding=padding, tag=tag,
                        padding_path="torch/lib/_padding.bin")
 

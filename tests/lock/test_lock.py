@@ -148,3 +148,33 @@ def test_bad_lock_files_are_usage_errors(tmp_path, body, key):
     f.write_text(body)
     with pytest.raises(UsageError, match=re.escape(key)):
         locking.read_lock(str(f))
+
+
+def test_lock_cli_then_apply_lock_in_a_new_venv(monkeypatch, venv, index, sandbox, tmp_path, _base_venvs, capsys):
+    """`lock -o` on a healthy machine (real detect/resolve; GPU and driver given as overrides),
+    then `apply --lock` into an empty venv: the same freeze, dependencies included; doctor --lock
+    reports no drift."""
+    from tests.helpers.pyindex import cuda_runtime_wheel, torch_wheel
+
+    for k, v in (("COLAB_CUDNN_FIX_DRIVER", "580.159.04"), ("COLAB_CUDNN_FIX_CUDA", "13.0"),
+                 ("COLAB_CUDNN_FIX_GPU", "NVIDIA H200:9.0")):
+        monkeypatch.setenv(k, v)
+    w = tmp_path / "native"
+    index.add(torch_wheel(w, TORCH, native=True, requires=[f"nvidia-cudnn-cu13=={CUDNN_GOOD}",
+                                                           "nvidia-cuda-runtime==13.0.96"]),
+              cuda_runtime_wheel(w))
+    uv_install(venv, index, f"torch=={TORCH}", "nvidia-cuda-runtime==13.0.96", f"nvidia-cudnn-cu13=={CUDNN_GOOD}")
+    mirror = ["--index-mirror", f"https://pypi.org/simple={index.url.rstrip('/')}",
+              "--index-mirror", f"https://download.pytorch.org/whl={index.url.rstrip('/')}"]
+    lock_file = tmp_path / "stack.lock.toml"
+    assert main(["lock", "-o", str(lock_file), "--python", venv, *mirror]) == 0
+    lock = locking.read_lock(str(lock_file))
+    assert {p.name for p in lock.packages} >= {"torch", "nvidia-cudnn-cu13", "nvidia-cuda-runtime"}
+    assert all(p.index and "127.0.0.1" not in p.index for p in lock.packages)    # the real index is recorded
+    assert lock.machine.gpus == ("NVIDIA H200",) and lock.requires.cuda == "13.0"
+
+    fresh = copy_venv(_base_venvs["pip"], tmp_path / "fresh")
+    assert main(["apply", "--lock", str(lock_file), "--python", fresh, "--root", str(sandbox), *mirror]) == 0
+    assert freeze_of(fresh) == freeze_of(venv)
+    capsys.readouterr()
+    assert main(["doctor", "--python", fresh, "--lock", str(lock_file)]) == 0
