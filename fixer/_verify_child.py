@@ -128,12 +128,15 @@ def loaded_cudnn() -> dict:
         m = _CUDNN_FILE.match(os.path.basename(p))
         base, suffix = (m.group(1), m.group(2)) if m else (os.path.basename(p), None)
         file_version = suffix if suffix and suffix.count(".") >= 2 else None
-        version = _mapped_version(p)
+        # A full version in the real file name (apt: libcudnn_ops.so.9.14.0) wins: a
+        # sub-library's cudnnGetVersion forwards to whichever libcudnn_graph was mapped first,
+        # so in a mixed process it reports the other copy's version (seen on the GPU machine).
+        version = None if file_version else _mapped_version(p)
         files.append({
             "path": p, "dir": os.path.dirname(p), "lib": base,
             "major": int(suffix.split(".")[0]) if suffix else None,
-            "version": version or file_version,
-            "version_source": "cudnnGetVersion" if version else ("filename" if file_version else None),
+            "version": file_version or version,
+            "version_source": "filename" if file_version else ("cudnnGetVersion" if version else None),
         })
     main = [f for f in files if f["lib"] == "libcudnn"]
     missing = []

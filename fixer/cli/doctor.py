@@ -88,7 +88,11 @@ def doctor_command(
     loader = _RecipesLoader([recipes] if recipes else [])
     loader.start()
     env = detect(python, deep=deep, overrides=overrides)
-    findings = doctor_findings(env, loader.get(), lock)
+    recipe_set = loader.get()
+    from ..detect.colab_image import annotate
+
+    env = annotate(env, recipe_set.colab_images)
+    findings = doctor_findings(env, recipe_set, lock)
     code, healthy, nothing = exit_code_for(env, findings)
     if json:
         from ..render.doctor import print_doctor_json

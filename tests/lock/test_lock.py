@@ -11,7 +11,7 @@ import pytest
 from fixer import lock as locking
 from fixer.cli import main
 from fixer.errors import UsageError
-from fixer.model import (Build, Choice, Driver, Environment, EnvFix, Gpu, Pin, PlanOptions, PythonEnv, Runtime,
+from fixer.model import (Build, Choice, Driver, Environment, EnvFix, Gpu, Pin, PythonEnv, Runtime,
                          Stack, to_dict)
 from tests.apply.conftest import CUDNN_GOOD, TORCH, copy_venv, uv_install
 from tests.helpers.pyindex import freeze_of, sha256_file
