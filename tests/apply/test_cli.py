@@ -131,3 +131,20 @@ def test_restart_ends_the_notebook_kernel_that_loaded_cudnn(gpu_machine, native_
     assert proc.returncode == -signal.SIGKILL, proc.stdout + proc.stderr
     assert "KERNEL SURVIVED" not in proc.stdout
     assert "nvidia-cudnn-cu13" in freeze_of(native_broken) and f"=={CUDNN_OLD}" not in freeze_of(native_broken)
+
+
+def test_interactive_asks_and_a_no_changes_nothing(gpu_machine, native_broken, index, sandbox):
+    from typer.testing import CliRunner
+
+    from fixer.cli import app
+
+    before = state(native_broken, sandbox)
+    args = ["apply", "--interactive", "--python", native_broken, "--root", str(sandbox),
+            "--index-mirror", f"https://pypi.org/simple={index.url.rstrip('/')}"]
+    result = CliRunner().invoke(app, args, input="n\n")
+    assert result.exit_code == 1
+    assert "Apply these steps?" in result.output and "nvidia-cudnn-cu13==" in result.output
+    assert state(native_broken, sandbox) == before
+    result = CliRunner().invoke(app, args, input="y\n")
+    assert result.exit_code == 0, result.output
+    assert main(["doctor", "--python", native_broken]) == 0
