@@ -39,7 +39,6 @@ from .errors import Unsatisfiable, UsageError
 from .model import (
     Build,
     Choice,
-    CudnnRelease,
     EnvFix,
     Environment,
     FrameworkBuild,

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import difflib
-import json
 import re
 import sys
 import tempfile

@@ -104,8 +104,10 @@ def apply_command(
         env, plan, findings = _lock_plan(lock, python, environment, options)
         view = None
     else:
-        view = _build_plan(python=python, environment=environment, recipes=tuple(recipes or ()),
-                          intent=intent, options=options)
+        from ..pipeline import plan_for
+
+        view = plan_for(python=python, environment=environment, recipes=tuple(recipes or ()),
+                        intent=intent, options=options)
         env, plan, findings = view.env, view.plan, tuple(view.plan.findings)
         if not env.gpus and view.plan.nothing_to_do:
             _no_gpu(env, json, any(f.id == "gpu-missing" and f.severity == "error" for f in findings))
@@ -152,34 +154,6 @@ def apply_command(
         any(c.status in ("failed", "crashed", "timeout") for c in checks)
     if unhealthy:
         raise typer.Exit(1)
-
-
-def _build_plan(*, python: Optional[str], environment: Optional[str], recipes: Tuple[str, ...],
-                intent: Any, options: Any) -> Any:
-    """fixer.cli.plan.build_plan, with the COLAB_CUDNN_FIX_* detection overrides honoured as
-    `doctor` does (offline machines, tests that stand in for the driver)."""
-    from .plan import build_plan
-
-    if environment:
-        return build_plan(python=python, environment=environment, recipes=recipes, intent=intent, options=options)
-    from .. import plan as planning
-    from .. import recipes as rec
-    from ..detect import detect, overrides_from_env
-    from ..diagnose import diagnose
-    from ..render.plan import PlanView
-    from ..resolve import resolve
-
-    loaded = rec.load(recipes)
-    env = detect(python, overrides=overrides_from_env(os.environ))
-    findings = tuple(diagnose(env, loaded))
-    if not env.gpus and any(f.id == "gpu-missing" and f.severity == "error" for f in findings):
-        plan = planning.Plan(findings=findings)
-    else:
-        stack = resolve(env, intent, loaded)
-        plan = planning.make_plan(env, stack, options, findings=findings)
-    return PlanView(plan=plan, env=env, intent=intent, options=options,
-                    where="this machine" + (f" ({python})" if python else ""),
-                    recipe_dirs=recipes, recipe_files=len(loaded.files))
 
 
 def _no_gpu(env: Any, as_json: bool, needed: bool) -> None:

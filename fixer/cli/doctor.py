@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 import typer
 

@@ -50,11 +50,12 @@ def lock_command(
     from .. import lock as locking
     from ..model import to_dict
     from ..render import out, print_json
-    from .apply import _build_plan, make_options
+    from ..pipeline import plan_for
+    from .apply import make_options
 
     intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
     options = make_options("auto", find_links, no_index, index_mirror, None, False)
-    view = _build_plan(python=python, environment=environment, recipes=tuple(recipes or ()), intent=intent,
+    view = plan_for(python=python, environment=environment, recipes=tuple(recipes or ()), intent=intent,
                       options=options)
     lock = locking.make_lock(view.env, view.plan.stack, options=options)
     path = locking.write_lock(lock, output)

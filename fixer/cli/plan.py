@@ -6,15 +6,12 @@ ways out are printed), 2 bad input (an unknown version, --cuda 99, a malformed
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import typer
 
 from ..errors import UsageError
 
-if TYPE_CHECKING:
-    from ..model import Intent, PlanOptions
-    from ..render.plan import PlanView
 from ._app import app
 from ._common import (
     CUDA_OPTION,
@@ -81,40 +78,8 @@ def plan_command(
         raise UsageError(f"--installer {installer!r}: choose auto, pip, uv or conda")
     options = PlanOptions(installer=installer, find_links=tuple(find_links or ()), no_index=no_index,  # type: ignore[arg-type]
                           index_mirrors=parse_mirrors(index_mirror))
-    result = build_plan(python=python, environment=environment, recipes=tuple(recipes or ()),
-                        intent=intent, options=options)
+    from ..pipeline import plan_for
+
+    result = plan_for(python=python, environment=environment, recipes=tuple(recipes or ()),
+                      intent=intent, options=options)
     render.show(result, as_json=json)
-
-
-def build_plan(*, python: Optional[str], environment: Optional[str], recipes: Tuple[str, ...],
-               intent: "Intent", options: "PlanOptions") -> "PlanView":
-    """Environment (file, bundled or detected) -> findings -> stack -> plan. Shared with
-    `apply --dry-run`, which prints the same thing."""
-    from .. import plan as planning
-    from .. import recipes as rec
-    from ..render.plan import PlanView
-    from ..resolve import resolve
-
-    loaded = rec.load(recipes)
-    findings: tuple = ()
-    if environment:
-        if python:
-            raise UsageError("--python and --environment exclude each other: the file already names its interpreter")
-        env, findings, where = planning.load_environment(environment)
-    else:
-        try:
-            from ..detect import detect
-        except ImportError:
-            raise UsageError("detection is not available in this build: pass --environment FILE")
-        env = detect(python)
-        where = "this machine" + (f" ({python})" if python else "")
-    try:
-        from ..diagnose import diagnose
-
-        findings = tuple(diagnose(env, loaded))
-    except ImportError:
-        pass
-    stack = resolve(env, intent, loaded)
-    plan = planning.make_plan(env, stack, options, findings=findings)
-    return PlanView(plan=plan, env=env, intent=intent, options=options, where=where,
-                    recipe_dirs=recipes, recipe_files=len(loaded.files))

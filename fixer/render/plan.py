@@ -2,27 +2,16 @@
 steps, then the literal commands. `--json` prints {"schema": 1, "plan": ...}. No logic."""
 from __future__ import annotations
 
-import dataclasses
 import shlex
 from typing import Any, Dict, List, Optional, Tuple
 
 
-from ..model import Environment, Intent, Plan, PlanOptions, Step, to_dict
+from ..model import Plan, Step, to_dict
+from ..pipeline import PlannedMachine
 from . import out, print_json
 
 #: Version of `plan --json`.
 PLAN_SCHEMA = 1
-
-
-@dataclasses.dataclass(frozen=True)
-class PlanView:
-    plan: Plan
-    env: Environment
-    intent: Intent
-    options: PlanOptions
-    where: str
-    recipe_dirs: Tuple[str, ...] = ()
-    recipe_files: int = 0
 
 
 def plan_json(plan: Plan) -> Dict[str, Any]:
@@ -55,7 +44,7 @@ def command_text(step: Step) -> str:
     return "\n".join(lines)
 
 
-def _settings(view: PlanView) -> List[Tuple[str, str, bool]]:
+def _settings(view: PlannedMachine) -> List[Tuple[str, str, bool]]:
     """(name, value, is_default) for the settings the plan was made with."""
     env, it, opt = view.env, view.intent, view.options
     gpus = ", ".join(f"{g.name} ({g.compute_capability or '?'})" for g in env.gpus) or "none"
@@ -85,7 +74,7 @@ def _settings(view: PlanView) -> List[Tuple[str, str, bool]]:
     ]
 
 
-def show(view: PlanView, as_json: bool = False) -> None:
+def show(view: PlannedMachine, as_json: bool = False) -> None:
     plan = view.plan
     if as_json:
         print_json(plan_json(plan))

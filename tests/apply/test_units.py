@@ -1,7 +1,6 @@
 """Lock, journal, loader fixes and kernel detection on real files and real processes."""
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import signal

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from tests.helpers.stublibs import build_cudnn_copy, build_stub, cudnn_version_number
+from tests.helpers.stublibs import build_cudnn_copy, build_stub
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "gpu_machine"
 SITE = "/opt/torch/.venv/lib/python3.12/site-packages"
@@ -97,7 +97,7 @@ class FakeMachine:
         base = f"{re.sub(r'[-.]+', '_', name)}-{version}.dist-info"
         d = self.p(self.site) / base
         d.mkdir(parents=True, exist_ok=True)
-        meta = [f"Metadata-Version: 2.4", f"Name: {name}", f"Version: {version}"]
+        meta = ["Metadata-Version: 2.4", f"Name: {name}", f"Version: {version}"]
         meta += [f"Requires-Dist: {r}" for r in requires]
         (d / "METADATA").write_text("\n".join(meta) + "\n\nlong description\n")
         (d / "INSTALLER").write_text(installer + "\n")

@@ -11,7 +11,6 @@ from fixer.detect._child import python_script
 from fixer.detect.fs import MachineFS
 from fixer.detect.runtime import detect_runtime
 from fixer.model import Environment, from_dict, to_dict
-from tests.detect.fakemachine import SITE
 from tests.helpers.stublibs import build_cudnn_copy, build_stub
 
 CRASH = "#include <stdlib.h>\n__attribute__((constructor)) static void boom(void) { abort(); }\n"

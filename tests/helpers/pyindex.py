@@ -451,7 +451,7 @@ class PackageIndex:
                           for f in files],
             }).encode()
             return self._send(req, 200, body, "application/vnd.pypi.simple.v1+json", head)
-        return self._send(req, 200, self._links(files, f"/files/").encode(), "text/html", head)
+        return self._send(req, 200, self._links(files, "/files/").encode(), "text/html", head)
 
     def _flat(self, req: BaseHTTPRequestHandler, head: bool) -> None:
         return self._send(req, 200, self._links(self.wheels(), "/files/").encode(), "text/html", head)

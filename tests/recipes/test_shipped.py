@@ -2,13 +2,11 @@
 facts the other stages depend on."""
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import pytest
 
 from fixer import recipes as rec
 from fixer._compat import tomllib

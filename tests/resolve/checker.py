@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from packaging.specifiers import SpecifierSet
 

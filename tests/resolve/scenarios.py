@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fixer import model as m
 
-from .conftest import SP, load, load_script, make_env, pip_copy
+from .conftest import load, load_script, make_env, pip_copy
 
 _me = None
 

@@ -11,7 +11,7 @@ from fixer.errors import Unsatisfiable, UsageError
 from fixer.resolve import resolve
 
 from .checker import brute_force, from_stack, violations
-from .conftest import FLOORS, SP, load, make_env, pip_copy
+from .conftest import FLOORS, load, make_env, pip_copy
 
 CUDAS = ("11.8", "12.4", "12.8", "13.0")
 CUDNNS = ("8.9.0", "9.1.0", "9.3.0", "9.10.2", "9.19.0")

@@ -7,7 +7,7 @@ from fixer import model as m
 from fixer.errors import Unsatisfiable, UsageError
 from fixer.resolve import resolve
 
-from .conftest import (APT_DIR, PIP_DIR, SP, apt_copy, cudnn, load, make_env, pip_copy, small_recipes, tf_build,
+from .conftest import (APT_DIR, PIP_DIR, cudnn, load, make_env, pip_copy, small_recipes, tf_build,
                        torch_build)
 
 C91 = cudnn("9.1.0", (12,), pip={"nvidia-cudnn-cu12": "9.1.0.70"})
