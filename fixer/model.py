@@ -456,8 +456,10 @@ class Pin:
 class EnvFix:
     """A change to how libraries are found: not a package."""
 
-    kind: Literal["ld-library-path-drop", "ld-library-path-add", "ld-so-conf", "ipython-preload", "env-file"]
-    value: str                              # the directory / path concerned
+    kind: Literal["ld-library-path-drop", "ld-library-path-add", "ld-so-conf", "ipython-preload", "ld-preload-drop", "env-file"]
+    value: str                              # the directory / path concerned: a directory for the LD_LIBRARY_PATH and
+    #                                         ld-so-conf kinds, the intended libcudnn.so.N for ipython-preload,
+    #                                         the forced library for ld-preload-drop, the env file's path for env-file
     why: str = ""
 
 

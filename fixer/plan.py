@@ -20,21 +20,8 @@ import os
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import installers
-from ._paths import under_root
-from .model import Environment, EnvFix, Finding, Pin, Plan, PlanOptions, Stack, Step
-
-#: cuDNN's libraries per major, in the order a preload maps them (dependencies first).
-CUDNN_LIBS: Dict[int, Tuple[str, ...]] = {
-    9: ("libcudnn_graph", "libcudnn_engines_runtime_compiled", "libcudnn_engines_precompiled",
-        "libcudnn_heuristic", "libcudnn_ops", "libcudnn_cnn", "libcudnn_adv", "libcudnn"),
-    8: ("libcudnn_ops_infer", "libcudnn_ops_train", "libcudnn_cnn_infer", "libcudnn_cnn_train",
-        "libcudnn_adv_infer", "libcudnn_adv_train", "libcudnn"),
-}
-
-#: Files the env-fix steps write (before --root is applied).
-PROFILE_FILE = "/etc/profile.d/zz-colab-cudnn-fix.sh"
-LDCONF_FILE = "/etc/ld.so.conf.d/zz-colab-cudnn-fix.conf"
-IPYTHON_STARTUP = ".ipython/profile_default/startup/00-colab-cudnn-fix.py"
+from .envfix import env_fix_steps
+from .model import Environment, Finding, Pin, Plan, PlanOptions, Stack, Step
 
 #: Markers of each framework's native libraries in /proc/<kernel>/maps.
 _KERNEL_MARKERS: Dict[str, Tuple[str, ...]] = {
@@ -178,8 +165,7 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
             packages=tuple(specs),
         ))
 
-    for fx in stack.env_fixes:
-        steps.append(_env_fix_step(env, fx, options))
+    steps.extend(env_fix_steps(stack.env_fixes, home=_home(env), root=options.root))
 
     restart = _restart_needed(env, stack)
     if restart and steps:
@@ -226,51 +212,6 @@ def _restart_needed(env: Environment, stack: Stack) -> List[str]:
     if cudnn_changes and any("libcudnn" in path for path in loaded):
         out.append("cuDNN")
     return out
-
-
-def _env_fix_step(env: Environment, fx: EnvFix, options: PlanOptions) -> Step:
-    root = options.root
-    if fx.kind == "ld-library-path-drop":
-        current = env.env.get("LD_LIBRARY_PATH", "")
-        kept = [d for d in current.split(":") if d and d.rstrip("/") != fx.value.rstrip("/")]
-        path = str(under_root(PROFILE_FILE, root))
-        content = ("# written by colab-cudnn-fix: " + fx.why + "\n"
-                   f"export LD_LIBRARY_PATH={':'.join(kept)}\n")
-        return Step(kind="env-fix", summary=f"drop {fx.value} from LD_LIBRARY_PATH (new shells): {fx.why}",
-                    files=(path,), content=content)
-    if fx.kind == "env-file":
-        current = env.env.get("LD_PRELOAD", "")
-        kept = [d for d in current.replace(" ", ":").split(":") if d and d != fx.value]
-        path = str(under_root(PROFILE_FILE, root))
-        content = ("# written by colab-cudnn-fix: " + fx.why + "\n" f"export LD_PRELOAD={':'.join(kept)}\n")
-        return Step(kind="env-fix", summary=f"drop {fx.value} from LD_PRELOAD: {fx.why}", files=(path,),
-                    content=content)
-    if fx.kind in ("ld-so-conf", "ld-library-path-add"):
-        path = str(under_root(LDCONF_FILE, root))
-        content = f"# written by colab-cudnn-fix: {fx.why}\n{fx.value}\n"
-        argv: Tuple[str, ...] = ("ldconfig",) if not root else ("ldconfig", "-r", str(root))
-        return Step(kind="env-fix", summary=f"add {fx.value} to the loader's search path ({LDCONF_FILE}), "
-                                            "then run ldconfig", argv=argv, files=(path,), content=content)
-    # ipython-preload: value is ".../libcudnn.so.N"
-    directory, _, soname = fx.value.rpartition("/")
-    major = int(soname.rsplit(".", 1)[-1]) if soname.rsplit(".", 1)[-1].isdigit() else 9
-    names = [f"{n}.so.{major}" for n in CUDNN_LIBS.get(major, ("libcudnn",))]
-    path = str(under_root(os.path.join(_home(env), IPYTHON_STARTUP), root))
-    lines = [
-        f"# written by colab-cudnn-fix: {fx.why}",
-        "# Maps the intended cuDNN by absolute path before any framework loads one.",
-        "import ctypes as _ctypes",
-        f"for _name in {tuple(names)!r}:",
-        "    try:",
-        f"        _ctypes.CDLL({directory!r} + '/' + _name, mode=_ctypes.RTLD_GLOBAL)",
-        "    except OSError:",
-        "        pass",
-        "del _ctypes",
-    ]
-    return Step(kind="env-fix", summary=f"preload {fx.value} in every new notebook kernel (IPython startup file)",
-                files=(path,), content="\n".join(lines) + "\n")
-
-
 
 
 # ---------------------------------------------------------------------------------------
@@ -330,4 +271,4 @@ def load_environment(spec: str) -> Tuple[Environment, Tuple[Finding, ...], str]:
     return env, findings, where
 
 
-__all__ = ["CUDNN_LIBS", "bundled_environments", "load_environment", "make_plan"]
+__all__ = ["bundled_environments", "load_environment", "make_plan"]

@@ -1133,7 +1133,7 @@ def _env_fixes(env: Environment, provider: StackProvider, mapping: Mapping[str, 
                                     why=f"LD_LIBRARY_PATH puts {ld.directory} (cuDNN {ld.version or '?'}) ahead of "
                                         f"{target} for {ld.consumer}"))
             elif ld.via in ("LD_PRELOAD",) and ld.path:
-                fixes.append(EnvFix("env-file", ld.path,
+                fixes.append(EnvFix("ld-preload-drop", ld.path,
                                     why=f"LD_PRELOAD forces {ld.path} into {ld.consumer}: drop it"))
             elif c.source != "apt" and ld.steps and not _reaches(ld, target):
                 fixes.append(EnvFix("ld-so-conf", target,

@@ -1,152 +1,25 @@
-"""Loader fixes: make the intended cuDNN copy load, in new shells, new processes and notebook kernels.
-
-Three files, each small, marked with MARKER on its first line, written atomically, and
-removed by rollback (the journal backs up whatever was there before):
-
-- a shell env file, /etc/profile.d/colab-cudnn-fix.sh: rewrites LD_LIBRARY_PATH without the
-  entries that put another cuDNN first (and optionally puts the intended directory first);
-- an /etc/ld.so.conf.d/00-colab-cudnn-fix.conf entry naming the intended directory, then
-  `ldconfig` (only as root on the real system; in a --root sandbox ldconfig is skipped);
-- an IPython startup file, ~/.ipython/profile_default/startup/00-colab-cudnn-fix.py, that
-  fixes os.environ["LD_LIBRARY_PATH"] for child processes and ctypes-loads the intended
-  cuDNN with RTLD_GLOBAL before any framework is imported, so the kernel's later
-  dlopen("libcudnn.so.9") finds the copy already loaded.
-
-`env_fix_steps` turns the stack's EnvFix values into plan Steps (kind "env-fix", files,
-content), which is what fixer.plan puts in a Plan; `apply_env_step` carries one out.
-Every path goes through fixer._paths.under_root(path, root).
-"""
+"""Writing the loader fixes: atomically, marked, idempotent, under the --root sandbox; and
+ldconfig after an ld.so.conf.d change. What the files say is decided in fixer.envfix."""
 from __future__ import annotations
 
 import os
 import re
-import shlex
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence
 
 from .._paths import under_root
-from ..errors import UsageError
-from ..model import EnvFix, Step
+from ..envfix import (  # noqa: F401 - re-exported for the apply package and its tests
+    ENV_FILE,
+    IPYTHON_STARTUP,
+    LD_SO_CONF,
+    MARKER,
+    env_file_content,
+    env_fix_steps,
+    expand_home,
+    ipython_startup_content,
+    ld_so_conf_content,
+)
 from .journal import atomic_write
-
-MARKER = "# colab-cudnn-fix: managed file (written by `colab-cudnn-fix apply`, removed by `colab-cudnn-fix rollback`)"
-
-ENV_FILE = "/etc/profile.d/colab-cudnn-fix.sh"
-LD_SO_CONF = "/etc/ld.so.conf.d/00-colab-cudnn-fix.conf"
-IPYTHON_STARTUP = "~/.ipython/profile_default/startup/00-colab-cudnn-fix.py"
-
-
-def _check_dir(value: str, what: str) -> str:
-    if not value.startswith("/") or ":" in value or "\n" in value:
-        raise UsageError(f"{what}: {value!r} must be an absolute directory without ':' or newlines")
-    return os.path.normpath(value)
-
-
-def env_file_content(drop: Sequence[str], prepend: Sequence[str] = ()) -> str:
-    """POSIX sh that rewrites LD_LIBRARY_PATH: entries in `drop` removed, `prepend` put first."""
-    drop = [_check_dir(d, "LD_LIBRARY_PATH entry to drop") for d in drop]
-    prepend = [_check_dir(d, "LD_LIBRARY_PATH entry to add") for d in prepend]
-    skip = ":" + ":".join(drop + prepend) + ":"
-    first = ":".join(prepend)
-    return "\n".join([
-        MARKER,
-        "# Drops LD_LIBRARY_PATH entries that put another cuDNN ahead of the one the frameworks were built for.",
-        f"_ccf_skip={shlex.quote(skip)}",
-        f"_ccf_new={shlex.quote(first)}",
-        '_ccf_ifs=$IFS; IFS=:',
-        'for _ccf_d in ${LD_LIBRARY_PATH:-}; do',
-        '  case "$_ccf_skip" in *":$_ccf_d:"*) ;; *) [ -n "$_ccf_d" ] && _ccf_new="${_ccf_new:+$_ccf_new:}$_ccf_d";; esac',
-        'done',
-        'IFS=$_ccf_ifs',
-        'if [ -n "$_ccf_new" ]; then export LD_LIBRARY_PATH="$_ccf_new"; else unset LD_LIBRARY_PATH; fi',
-        'unset _ccf_skip _ccf_new _ccf_d _ccf_ifs',
-        "",
-    ])
-
-
-def ld_so_conf_content(dirs: Sequence[str]) -> str:
-    dirs = [_check_dir(d, "ld.so.conf.d directory") for d in dirs]
-    return "\n".join([MARKER, *dirs, ""])
-
-
-def ipython_startup_content(cudnn_dir: Optional[str], drop: Sequence[str] = (), prepend: Sequence[str] = ()) -> str:
-    """Python run by IPython at kernel start: fix LD_LIBRARY_PATH for children, preload cuDNN globally."""
-    if cudnn_dir:
-        cudnn_dir = _check_dir(cudnn_dir, "cuDNN directory to preload")
-    drop = [_check_dir(d, "LD_LIBRARY_PATH entry to drop") for d in drop]
-    prepend = [_check_dir(d, "LD_LIBRARY_PATH entry to add") for d in prepend]
-    return "\n".join([
-        MARKER,
-        '"""Loads the intended cuDNN before any framework does (RTLD_GLOBAL: later dlopen by soname reuses it)."""',
-        "",
-        "def _colab_cudnn_fix():",
-        "    import ctypes, glob, os, re",
-        f"    cudnn_dir = {cudnn_dir!r}",
-        f"    drop = {tuple(drop)!r}",
-        f"    prepend = {tuple(prepend)!r}",
-        "    if drop or prepend:",
-        "        keep = [p for p in os.environ.get('LD_LIBRARY_PATH', '').split(':') if p and p not in drop and p not in prepend]",
-        "        value = ':'.join(list(prepend) + keep)",
-        "        if value:",
-        "            os.environ['LD_LIBRARY_PATH'] = value",
-        "        else:",
-        "            os.environ.pop('LD_LIBRARY_PATH', None)",
-        "    if not cudnn_dir or not os.path.isdir(cudnn_dir):",
-        "        return",
-        "    names = sorted(os.path.basename(p) for p in glob.glob(os.path.join(cudnn_dir, 'libcudnn*.so.*'))",
-        "                   if re.search(r'\\.so\\.\\d+$', p))",
-        "    main = [n for n in names if re.match(r'libcudnn\\.so\\.\\d+$', n)]",
-        "    for name in main + [n for n in names if n not in main]:",
-        "        try:",
-        "            ctypes.CDLL(os.path.join(cudnn_dir, name), mode=ctypes.RTLD_GLOBAL)",
-        "        except OSError:",
-        "            pass",
-        "",
-        "",
-        "try:",
-        "    _colab_cudnn_fix()",
-        "finally:",
-        "    del _colab_cudnn_fix",
-        "",
-    ])
-
-
-def expand_home(path: str, home: Optional[str] = None) -> str:
-    if path.startswith("~/"):
-        return os.path.join(home or os.path.expanduser("~"), path[2:])
-    return path
-
-
-def env_fix_steps(fixes: Sequence[EnvFix], *, cudnn_dir: Optional[str] = None, home: Optional[str] = None,
-                  is_root: Optional[bool] = None) -> Tuple[Step, ...]:
-    """The Steps that carry out `fixes` (Stack.env_fixes). Paths are the real ones; apply moves
-    them under --root. `cudnn_dir`: the intended cuDNN directory (default: an ipython-preload
-    or ld-so-conf fix's value). `is_root`: write /etc files (default: running as root)."""
-    if is_root is None:
-        is_root = hasattr(os, "geteuid") and os.geteuid() == 0
-    drop = [f.value for f in fixes if f.kind == "ld-library-path-drop"]
-    add = [f.value for f in fixes if f.kind == "ld-library-path-add"]
-    conf = [f.value for f in fixes if f.kind == "ld-so-conf"]
-    preload = [f.value for f in fixes if f.kind == "ipython-preload"]
-    env_files = [f.value for f in fixes if f.kind == "env-file"]
-    cudnn_dir = cudnn_dir or (preload[0] if preload else (conf[0] if conf else None))
-    why: Dict[str, str] = {f.kind: f.why for f in fixes if f.why}
-    steps: List[Step] = []
-    if drop or add or env_files:
-        path = env_files[0] if env_files else ENV_FILE
-        if is_root or not path.startswith("/etc/"):
-            steps.append(Step(kind="env-fix", summary=f"write {path}: LD_LIBRARY_PATH without "
-                              f"{', '.join(drop) or 'shadowing entries'}" + (f", {', '.join(add)} first" if add else ""),
-                              files=(path,), content=env_file_content(drop, add)))
-    if conf and is_root:
-        steps.append(Step(kind="env-fix", summary=f"write {LD_SO_CONF} ({', '.join(conf)}) and run ldconfig",
-                          files=(LD_SO_CONF,), content=ld_so_conf_content(conf)))
-    if preload or drop or add:
-        path = expand_home(IPYTHON_STARTUP, home)
-        steps.append(Step(kind="env-fix", summary=f"write {path}: preload cuDNN from {cudnn_dir or '-'} in new kernels"
-                          + (f" ({why['ipython-preload']})" if "ipython-preload" in why else ""),
-                          files=(path,), content=ipython_startup_content(cudnn_dir, drop, add)))
-    return tuple(steps)
 
 
 def is_managed(path: Path) -> bool:

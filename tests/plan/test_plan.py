@@ -57,11 +57,17 @@ def test_env_fixes_carry_the_exact_file_content_under_root(tmp_path):
     recipes = small_recipes([tf_build("2.18.0", "12.5", "9.3.0")], [cudnn("9.3.0", (12,), pip={"nvidia-cudnn-cu12": "9.3.0.75"})])
     plan = make_plan(env, resolve(env, m.Intent(), recipes), m.PlanOptions(root=str(tmp_path)))
     fixes = [s for s in plan.steps if s.kind == "env-fix"]
-    assert [s.files for s in fixes] == [(f"{tmp_path}/etc/profile.d/zz-colab-cudnn-fix.sh",),
+    assert [s.files for s in fixes] == [(f"{tmp_path}/etc/profile.d/colab-cudnn-fix.sh",),
                                          (f"{tmp_path}/root/.ipython/profile_default/startup/00-colab-cudnn-fix.py",)]
-    assert fixes[0].content.endswith("export LD_LIBRARY_PATH=/usr/local/nvidia/lib\n")
+    # the env file really drops the shadowing entry when a shell sources it
+    import subprocess
+    script = tmp_path / "env.sh"
+    script.write_text(fixes[0].content)
+    got = subprocess.run(["sh", "-c", f'. "{script}"; printf %s "$LD_LIBRARY_PATH"'], capture_output=True, text=True,
+                         env={"LD_LIBRARY_PATH": "/opt/old/cudnn:/usr/local/nvidia/lib", "PATH": "/usr/bin:/bin"}).stdout
+    assert got == "/usr/local/nvidia/lib"
     preload = fixes[1].content
-    assert f"_ctypes.CDLL({PIP_DIR!r} + '/' + _name, mode=_ctypes.RTLD_GLOBAL)" in preload
+    assert f"cudnn_dir = {PIP_DIR!r}" in preload and "RTLD_GLOBAL" in preload
     compile(preload, "startup.py", "exec")            # it is valid Python
     assert plan.restart_required and [s.kind for s in plan.steps][-2:] == ["restart", "verify"]
 
