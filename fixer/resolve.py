@@ -417,12 +417,19 @@ class StackProvider:
             return None
         pub = public(fb.version)
         variant = _variant_of(fb)
+        # What pip installed: the PyPI torch wheel's metadata says "2.11.0" while its
+        # torch/version.py says "2.11.0+cu130" (seen on the GPU machine). The installed build is
+        # the recipe whose package pin equals the dist-info version, not the cu130-index twin.
+        dist_version = self._installed_dists.get(_split_req(fb.distribution)[0]) or fb.version
         recipe: Optional[Build] = None
         same = [b for b in self._builds_of(name) if public(b.version) == pub]
-        for b in same:
-            if variant and b.variant == variant:
+        same_variant = [b for b in same if variant and b.variant == variant]
+        for b in same_variant:
+            if b.packages and _split_req(b.packages[0])[1] == dist_version:
                 recipe = b
                 break
+        if recipe is None and same_variant:
+            recipe = same_variant[0]
         if recipe is None and not variant:
             for b in same:
                 if fb.cuda and b.cuda and _mm(b.cuda) == _mm(fb.cuda) and b.index_url is None:
@@ -439,7 +446,9 @@ class StackProvider:
             compute_capabilities=fb.compute_capabilities or (recipe.compute_capabilities if recipe else ()),
             ptx=fb.ptx or (recipe.ptx if recipe else None),
             index_url=recipe.index_url if recipe else None,
-            packages=recipe.packages if recipe else (f"{fb.distribution}=={fb.version}",),
+            # it is installed: its own distribution pin is what is there, whatever index built it
+            packages=(f"{fb.distribution}=={dist_version}",) + tuple(
+                r for r in (recipe.packages if recipe else ()) if _split_req(r)[0] != _split_req(fb.distribution)[0]),
             requires=recipe.requires if recipe else ((fb.cudnn_requirement,) if fb.cudnn_requirement else ()),
             companions=recipe.companions if recipe else (),
             size_bytes=recipe.size_bytes if recipe else None,
@@ -450,7 +459,7 @@ class StackProvider:
         bundled = any(
             ld.consumer == name and ld.library == "cudnn" and self._origin_of(ld.directory) == "bundled"
             for ld in self.env.loads)
-        return BuildCandidate(build, installed=True, installed_version=fb.version, self_contained=bundled,
+        return BuildCandidate(build, installed=True, installed_version=dist_version, self_contained=bundled,
                               touched=0, label=f"{pretty(name)} {fb.version} (installed)")
 
     def _origin_of(self, directory: Optional[str]) -> Optional[str]:
@@ -967,8 +976,8 @@ def _to_stack(env: Environment, intent: Intent, recipes: Recipes, provider: Stac
         if c.installed:
             fb = env.framework(f)
             choices.append(Choice(f, b, "keep", reason="installed and fits this machine"))
-            if fb is not None:
-                add_pin(fb.distribution, fb.version, f"{pretty(f)} as installed")
+            if fb is not None:   # the dist-info version: torch/version.py may add a local tag pip never saw
+                add_pin(fb.distribution, c.installed_version or fb.version, f"{pretty(f)} as installed")
             continue
         action = "change" if c.installed_version else "install"
         reason = _why_change(provider, f, c, result)

@@ -499,13 +499,28 @@ def bundled(recipes: m.Recipes) -> Dict[str, Tuple[m.Environment, str]]:
         "Colab GPU image of 2025-01-27 (ba35a68) on a T4 after `pip install tensorflow==2.15.1`: TensorFlow 2.15 "
         "needs cuDNN 8 and the image has only cuDNN 9 (pip nvidia-cudnn-cu12 9.3.0.75, apt libcudnn9-cuda-12 "
         "9.2.1.18). Driver: carried forward from the last one colab_images.csv records (530.30.02).")
-    out["h200-healthy"] = (h200_environment(recipes), "Our GPU machine (H200, driver 580.159.04, torch 2.11.0 cu130, "
-                           "JAX 0.11.2 cuda13): healthy.")
+    # Our GPU machine: the environments are REAL `doctor --json` output recorded there by
+    # scripts/device/doctor.sh (tests/data/gpu_machine/doctor_cases_h200.jsonl), not synthesised.
+    out["h200-healthy"] = (recorded_h200("healthy"), "Our GPU machine (H200, driver 580.159.04, torch 2.11.0+cu130, "
+                           "JAX 0.11.2 cuda13), recorded by `doctor --json` there: healthy.")
     out["h200-pip-cudnn-hidden"] = (
-        h200_environment(recipes, pip_cudnn_hidden=True),
-        "Our GPU machine with site-packages/nvidia/cudnn/lib emptied: torch (built with cuDNN 9.19) loads the apt "
-        "libcudnn9-cuda-13 9.14 and fails its version check; reinstalling nvidia-cudnn-cu13 9.19.0.56 fixes it.")
+        recorded_h200("pip cuDNN hidden"),
+        "Our GPU machine with site-packages/nvidia/cudnn/lib hidden, recorded by `doctor --json` there: torch "
+        "(built with cuDNN 9.19) loads the apt libcudnn9-cuda-13 9.14 and fails its version check; reinstalling "
+        "nvidia-cudnn-cu13 9.19.0.56 fixes it.")
     return out
+
+
+RECORDED_H200 = REPO / "tests" / "data" / "gpu_machine" / "doctor_cases_h200.jsonl"
+
+
+def recorded_h200(label_prefix: str) -> m.Environment:
+    """The Environment `doctor --json` recorded on the GPU machine for the case whose label starts so."""
+    for line in RECORDED_H200.read_text().splitlines():
+        case = json.loads(line)
+        if case["label"].startswith(label_prefix):
+            return m.from_dict(m.Environment, case["environment"])
+    raise SystemExit(f"{RECORDED_H200}: no case labelled {label_prefix!r}")
 
 
 def replay_images() -> List[Image]:
