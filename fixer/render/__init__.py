@@ -10,6 +10,7 @@ import sys
 from typing import Any, Optional
 
 from rich.console import Console
+from rich.markup import escape
 
 from ..errors import FixerError
 from ..model import to_dict
@@ -49,10 +50,11 @@ def error(exc: FixerError, as_json: bool = False) -> None:
             body["error"]["hint"] = exc.hint
         print_json(body)
         return
+    # soft_wrap: never break a line rich-side; a path or version cut in two can't be copied.
     console = err()
-    console.print(f"[bold red]error:[/] {exc.message}", markup=True, highlight=False)
+    console.print(f"[bold red]error:[/] {escape(exc.message)}", markup=True, highlight=False, soft_wrap=True)
     for attr, label in (("clashes", "clash"), ("ways_out", "way out")):
         for line in getattr(exc, attr, ()) or ():
-            console.print(f"  [yellow]{label}:[/] {line}")
+            console.print(f"  [yellow]{label}:[/] {escape(line)}", soft_wrap=True)
     if exc.hint:
-        console.print(f"[cyan]hint:[/] {exc.hint}")
+        console.print(f"[cyan]hint:[/] {escape(exc.hint)}", soft_wrap=True)
