@@ -7,28 +7,33 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Optional
-
-from rich.console import Console
-from rich.markup import escape
+from typing import TYPE_CHECKING, Any, Optional
 
 from ..errors import FixerError
 from ..model import to_dict
 
-_out: Optional[Console] = None
-_err: Optional[Console] = None
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# rich is imported on first use: `doctor --json` and `plan --json` never need it (fast path).
+_out: Optional["Console"] = None
+_err: Optional["Console"] = None
 
 
-def out() -> Console:
+def out() -> "Console":
     global _out
     if _out is None or _out.file is not sys.stdout:
+        from rich.console import Console
+
         _out = Console(file=sys.stdout, highlight=False, soft_wrap=False)
     return _out
 
 
-def err() -> Console:
+def err() -> "Console":
     global _err
     if _err is None or _err.file is not sys.stderr:
+        from rich.console import Console
+
         _err = Console(file=sys.stderr, highlight=False)
     return _err
 
@@ -50,6 +55,8 @@ def error(exc: FixerError, as_json: bool = False) -> None:
             body["error"]["hint"] = exc.hint
         print_json(body)
         return
+    from rich.markup import escape
+
     # soft_wrap: never break a line rich-side; a path or version cut in two can't be copied.
     console = err()
     console.print(f"[bold red]error:[/] {escape(exc.message)}", markup=True, highlight=False, soft_wrap=True)
