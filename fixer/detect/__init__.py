@@ -23,7 +23,7 @@ from .frameworks import detect_frameworks
 from .ldcache import LdCache, load_ld_cache
 from .loader import Resolver
 from .overrides import ENV_CUDA, ENV_DRIVER, ENV_GPU, Overrides, overrides_from_env
-from .python_env import check_interpreter, child_env, finish_probe, start_probe
+from .python_env import InProcessProbe, check_interpreter, child_env, finish_probe, start_probe
 from .runtime import detect_runtime
 
 __all__ = ["detect", "Overrides", "overrides_from_env", "ENV_DRIVER", "ENV_CUDA", "ENV_GPU"]
@@ -72,7 +72,10 @@ def detect(
     explicit = python is not None
     target = check_interpreter(python) if python is not None else sys.executable
 
-    probe = start_probe(target, environ, timeout)
+    # The default target is this very interpreter: probe it in-process (no second interpreter
+    # start), unless the caller's environment would give a child another sys.path.
+    same_process = not explicit and fs.root == "/" and _child_sees_my_sys_path(environ)
+    probe = InProcessProbe(environ) if same_process else start_probe(target, environ, timeout)
     probe_native = fs.root == "/" and not (overrides.gpus is not None and overrides.driver_version)
     native: Optional[Child] = None
     if probe_native:
@@ -228,3 +231,14 @@ def deep_views(python: str, frameworks: Sequence[FrameworkBuild], environ: Mappi
             mapped=tuple(data.get("mapped") or ()), seconds=data.get("seconds"),
         ))
     return tuple(out)
+
+
+def _child_sees_my_sys_path(environ: Mapping[str, str]) -> bool:
+    """Would `sys.executable` started with `environ` get this process's sys.path? PYTHONPATH is
+    read at start-up only, so an entry set since then (or a PYTHONHOME) means no."""
+    if environ.get("PYTHONHOME", os.environ.get("PYTHONHOME")) != os.environ.get("PYTHONHOME") or \
+            ("PYTHONHOME" in environ and "PYTHONHOME" not in os.environ):
+        return False
+    here = {os.path.abspath(p) for p in sys.path if p}
+    return all(os.path.abspath(p) in here for p in environ.get("PYTHONPATH", "").split(os.pathsep) if p)
+

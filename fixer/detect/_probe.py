@@ -98,8 +98,8 @@ def scan(entry, seen, dists, errors):
         dists.append(rec)
 
 
-def which(name, extra_dirs):
-    for d in list(extra_dirs) + os.environ.get("PATH", "").split(os.pathsep):
+def which(name, extra_dirs, environ=None):
+    for d in list(extra_dirs) + (os.environ if environ is None else environ).get("PATH", "").split(os.pathsep):
         p = os.path.join(d, name)
         if d and os.path.isfile(p) and os.access(p, os.X_OK):
             return p
@@ -118,7 +118,12 @@ def markers():
     }
 
 
-def main():
+def collect(environ=None):
+    """Everything the probe reports, as a dict. `environ` (default os.environ) is where uv and
+    conda are looked for. fixer.detect calls this in-process when the target is the running
+    interpreter; `main` prints it as JSON when run inside another one."""
+    if environ is None:
+        environ = os.environ
     dists, errors, seen = [], [], set()
     site_dirs = []
     for entry in sys.path:
@@ -142,11 +147,16 @@ def main():
         "prefix": sys.prefix, "base_prefix": base_prefix, "is_venv": is_venv,
         "site_packages": site_dirs, "sys_path": [p for p in sys.path if p],
         "distributions": dists, "pip": pip,
-        "uv": which("uv", [bindir]),
-        "conda": os.environ.get("CONDA_EXE") or which("conda", []) or which("mamba", []) or which("micromamba", []),
+        "uv": which("uv", [bindir], environ),
+        "conda": environ.get("CONDA_EXE") or which("conda", [], environ) or which("mamba", [], environ)
+        or which("micromamba", [], environ),
         "externally_managed": em, "markers": markers(), "errors": errors,
     }
-    sys.stdout.write(json.dumps(out))
+    return out
+
+
+def main():
+    sys.stdout.write(json.dumps(collect()))
 
 
 if __name__ == "__main__":
