@@ -18,6 +18,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 from .model import (
     FINDING_IDS,
     Build,
+    Distribution,
     Environment,
     Finding,
     FrameworkBuild,
@@ -444,52 +445,19 @@ class _Diagnosis:
         py = self.env.python
         if py is None:
             return
-        try:
-            from packaging.markers import InvalidMarker, UndefinedEnvironmentName
-            from packaging.requirements import InvalidRequirement, Requirement
-            from packaging.utils import canonicalize_name
-            from packaging.version import InvalidVersion, Version
-        except ImportError:  # pragma: no cover - packaging is a dependency
-            return
-        installed = {d.name: d.version for d in py.distributions}
-        markers = dict(py.markers)
-        markers.setdefault("extra", "")
-        for d in py.distributions:
-            if not d.name.startswith(GPU_PACKAGES):
+        for r in pip_conflict_records(py.distributions, py.markers):
+            if r["have"] is None:
+                self.add("pip-conflict", "warning", f"{r['dist']} {r['dist_version']} requires {r['req']}, which is not installed",
+                         [f"{r['dist']} {r['dist_version']}: Requires-Dist {r['line']}"],
+                         f"pip install '{r['req_name']}{r['spec']}'.", [])
                 continue
-            for line in d.requires:
-                try:
-                    req = Requirement(line)
-                except InvalidRequirement:
-                    continue
-                name = canonicalize_name(req.name)
-                if not name.startswith(GPU_PACKAGES):
-                    continue
-                try:
-                    if req.marker is not None and not req.marker.evaluate(markers):
-                        continue
-                except (InvalidMarker, UndefinedEnvironmentName, Exception):  # noqa: BLE001 - unknown marker: skip
-                    continue
-                have = installed.get(name)
-                if have is None:
-                    self.add("pip-conflict", "warning", f"{d.name} {d.version} requires {req}, which is not installed",
-                             [f"{d.name} {d.version}: Requires-Dist {line}"],
-                             f"pip install '{req.name}{req.specifier}'.", [])
-                    continue
-                try:
-                    ok = req.specifier.contains(Version(have), prereleases=True)
-                except InvalidVersion:
-                    continue
-                if ok:
-                    continue
-                safe = (name.startswith("nvidia-cudnn") and all(s.operator == "==" for s in req.specifier)
-                        and any(_vkey(have)[0] == _vkey(s.version)[0] and _vkey(have) > _vkey(s.version) for s in req.specifier))
-                self.add("pip-conflict", "info" if safe else "warning",
-                         f"{d.name} {d.version} requires {req.name}{req.specifier} but {have} is installed",
-                         [f"{d.name} {d.version}: Requires-Dist {line}", f"installed: {name} {have}"] +
-                         (["a newer cuDNN minor of the same major is safe at run time; pip check will still complain"] if safe else []),
-                         "Nothing to do at run time." if safe else f"pip install '{req.name}{req.specifier}' "
-                         f"(or change {d.name} to a version that accepts {have}).", [])
+            safe = r["safe"]
+            self.add("pip-conflict", "info" if safe else "warning",
+                     f"{r['dist']} {r['dist_version']} requires {r['req_name']}{r['spec']} but {r['have']} is installed",
+                     [f"{r['dist']} {r['dist_version']}: Requires-Dist {r['line']}", f"installed: {r['name']} {r['have']}"] +
+                     (["a newer cuDNN minor of the same major is safe at run time; pip check will still complain"] if safe else []),
+                     "Nothing to do at run time." if safe else f"pip install '{r['req_name']}{r['spec']}' "
+                     f"(or change {r['dist']} to a version that accepts {r['have']}).", [])
 
     def deep_views(self) -> None:
         for v in self.env.runtime_views:
@@ -519,3 +487,80 @@ def _runs_on(cc: str, sass: Sequence[str], ptx: Optional[str]) -> bool:
         if k[0] == c[0] and k[1] <= c[1]:
             return True
     return bool(ptx) and _vkey(ptx)[:2] <= c  # type: ignore[arg-type]
+
+
+def pip_conflict_records(distributions: Sequence[Distribution], markers: Dict[str, str]) -> List[Dict[str, object]]:
+    """`pip check` restricted to the GPU packages: each Requires-Dist among them that the
+    installed versions break, as plain records. The answer depends only on those distributions
+    (names, versions, Requires-Dist) and the markers, so it is cached on disk under that key:
+    packaging's requirement and marker parsers cost 40-65 ms to import on the GPU machine, more
+    than the whole rest of the diagnosis."""
+    import hashlib
+    import json
+
+    from ._paths import cache_dir
+
+    gpu = sorted((d.name, d.version, tuple(d.requires)) for d in distributions if d.name.startswith(GPU_PACKAGES))
+    key = hashlib.sha256(json.dumps([gpu, sorted(markers.items())]).encode()).hexdigest()[:24]
+    path = cache_dir() / "pip-check" / f"{key}.json"
+    try:
+        return list(json.loads(path.read_text()))
+    except (OSError, ValueError):
+        pass
+    records = _pip_conflict_records(distributions, markers)
+    try:
+        import tempfile
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=str(path.parent), suffix=".tmp")
+        with os.fdopen(fd, "w") as fh:
+            json.dump(records, fh)
+        os.replace(tmp, path)
+    except OSError:
+        pass   # a read-only home: no cache, same answer
+    return records
+
+
+def _pip_conflict_records(distributions: Sequence[Distribution], markers: Dict[str, str]) -> List[Dict[str, object]]:
+    from packaging.markers import InvalidMarker, UndefinedEnvironmentName
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+    from packaging.version import InvalidVersion, Version
+
+    installed = {d.name: d.version for d in distributions}
+    env_markers = dict(markers)
+    env_markers.setdefault("extra", "")
+    out: List[Dict[str, object]] = []
+    for d in distributions:
+        if not d.name.startswith(GPU_PACKAGES):
+            continue
+        for line in d.requires:
+            try:
+                req = Requirement(line)
+            except InvalidRequirement:
+                continue
+            name = canonicalize_name(req.name)
+            if not name.startswith(GPU_PACKAGES):
+                continue
+            try:
+                if req.marker is not None and not req.marker.evaluate(env_markers):
+                    continue
+            except (InvalidMarker, UndefinedEnvironmentName, Exception):  # noqa: BLE001 - unknown marker: skip
+                continue
+            have = installed.get(name)
+            record = {"dist": d.name, "dist_version": d.version, "line": line, "req": str(req), "req_name": req.name,
+                      "spec": str(req.specifier), "name": name, "have": have, "safe": False}
+            if have is None:
+                out.append(record)
+                continue
+            try:
+                if req.specifier.contains(Version(have), prereleases=True):
+                    continue
+            except InvalidVersion:
+                continue
+            record["safe"] = (name.startswith("nvidia-cudnn") and all(s.operator == "==" for s in req.specifier)
+                              and any(_vkey(have)[0] == _vkey(s.version)[0] and _vkey(have) > _vkey(s.version)
+                                      for s in req.specifier))
+            out.append(record)
+    return out
+

@@ -60,11 +60,6 @@ class _RecipesLoader(threading.Thread):
             self.value = _recipes.load(extra_dirs=self.extra)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
             self.exc = exc
-            return
-        # Detection spends ~80 ms waiting on its child processes (GIL released): import what
-        # diagnosis needs (packaging's requirement and marker parsers, ~40 ms) meanwhile.
-        import packaging.markers  # noqa: F401
-        import packaging.requirements  # noqa: F401
 
     def get(self) -> Recipes:
         self.join()
