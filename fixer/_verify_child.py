@@ -250,6 +250,29 @@ def _case_record(name, dtype, layout, errs, tol, first_ms, steady_ms, xs, ws, st
                 tolerance=tol, ok=ok, first_ms=round(first_ms, 3), steady_ms=round(steady_ms, 3))
 
 
+class _Timing:
+    """Times one case: the first call (the algorithm search / autotune), reported once per
+    framework together with the cuDNN files mapped by then, then the steady state."""
+
+    def __init__(self) -> None:
+        self.first = True
+
+    def run(self, call, name, dtype_name):
+        """(first ms, steady ms, the result of one more call)."""
+        t = time.perf_counter()
+        call()
+        first_ms = (time.perf_counter() - t) * 1000
+        if self.first:
+            emit("first", ms=first_ms, case=name, dtype=dtype_name)
+            emit("loaded", stage="after first conv", **loaded_cudnn())
+            self.first = False
+        t = time.perf_counter()
+        for _ in range(STEADY_REPEATS):
+            call()
+        steady_ms = (time.perf_counter() - t) * 1000 / STEADY_REPEATS
+        return first_ms, steady_ms, call()
+
+
 # ---------------------------------------------------------------------------------------
 # torch
 # ---------------------------------------------------------------------------------------
@@ -298,7 +321,7 @@ def run_torch(device: str, cc_override) -> None:
         if device != "cpu":
             torch.cuda.synchronize()
 
-    first = True
+    timing = _Timing()
     gen = torch.Generator().manual_seed(0)
     for dtype_name in _dtypes_for(cc):
         dtype = getattr(torch, dtype_name)
@@ -328,18 +351,7 @@ def run_torch(device: str, cc_override) -> None:
                     sync()
                     return y
 
-                t = time.perf_counter()
-                y = step()
-                first_ms = (time.perf_counter() - t) * 1000
-                if first:
-                    emit("first", ms=first_ms, case=name, dtype=dtype_name)
-                    emit("loaded", stage="after first conv", **loaded_cudnn())
-                    first = False
-                t = time.perf_counter()
-                for _ in range(STEADY_REPEATS):
-                    step()
-                steady_ms = (time.perf_counter() - t) * 1000 / STEADY_REPEATS
-                y = step()
+                first_ms, steady_ms, y = timing.run(step, name, dtype_name)
                 errs = {"y": _rel_err_torch(y, yr), "dx": _rel_err_torch(xg.grad, xr.grad),
                         "dw": _rel_err_torch(wg.grad, wr.grad)}
                 emit("case", **_case_record(name, dtype_name, layout, errs, TOLERANCE[dtype_name],
@@ -530,7 +542,7 @@ def run_tensorflow(device: str, cc_override) -> None:
         where = "/CPU:0"
 
     rng = np.random.default_rng(0)
-    first = True
+    timing = _Timing()
     for dtype_name in _dtypes_for(cc):
         dtype = getattr(tf, dtype_name)
         layout = "NCHW" if (dtype_name == "float32" and device != "cpu") else "NHWC"   # NCHW convs exist on GPU only
@@ -560,18 +572,7 @@ def run_tensorflow(device: str, cc_override) -> None:
                     return y.numpy(), dx.numpy(), dw.numpy()   # .numpy() waits for the GPU
 
                 with tf.device(where):
-                    t = time.perf_counter()
-                    run()
-                    first_ms = (time.perf_counter() - t) * 1000
-                    if first:
-                        emit("first", ms=first_ms, case=name, dtype=dtype_name)
-                        emit("loaded", stage="after first conv", **loaded_cudnn())
-                        first = False
-                    t = time.perf_counter()
-                    for _ in range(STEADY_REPEATS):
-                        run()
-                    steady_ms = (time.perf_counter() - t) * 1000 / STEADY_REPEATS
-                    y, dx, dw = run()
+                    first_ms, steady_ms, (y, dx, dw) = timing.run(run, name, dtype_name)
                 y, dx, dw = (np.asarray(a, dtype=np.float64) for a in (y, dx, dw))
                 if layout == "NHWC":
                     y, dx = y.transpose(0, 3, 1, 2), dx.transpose(0, 3, 1, 2)

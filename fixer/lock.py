@@ -65,6 +65,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from ._toml_write import quote, value
 from . import installers
 from ._compat import tomllib
 from .errors import FixerError, UsageError
@@ -328,24 +329,10 @@ def make_lock(env: Environment, stack: Stack, *, options: PlanOptions = PlanOpti
 # ---------------------------------------------------------------------------------------
 
 
-def _q(s: str) -> str:
-    return json.dumps(s, ensure_ascii=False)     # a JSON string is a valid TOML basic string
-
-
-def _value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, str):
-        return _q(v)
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_value(x) for x in v) + "]"
-    raise TypeError(f"cannot write {type(v).__name__} to TOML")
 
 
 def _table(d: Mapping[str, Any]) -> List[str]:
-    return [f"{_q(k) if not re.match(r'^[A-Za-z0-9_-]+$', k) else k} = {_value(v)}"
+    return [f"{quote(k) if not re.match(r'^[A-Za-z0-9_-]+$', k) else k} = {value(v)}"
             for k, v in d.items() if v is not None]
 
 
@@ -361,7 +348,7 @@ def dumps(lock: Lock) -> str:
         lines += ["", "[[package]]"] + _table({"name": p.name, "version": p.version, "index": p.index,
                                                "hashes": list(p.hashes)})
     for name in lock.remove:
-        lines += ["", "[[remove]]", f"name = {_q(name)}"]
+        lines += ["", "[[remove]]", f"name = {quote(name)}"]
     if lock.apt:
         lines += ["", "[apt]"] + _table(lock.apt)
     for fx in lock.env_fixes:
