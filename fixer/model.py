@@ -559,6 +559,19 @@ class ColabImage:
     note: str = ""                          # e.g. how long this image state lasted (recipes)
 
 
+@dataclasses.dataclass(frozen=True)
+class DownloadSize:
+    """Bytes of the file pip downloads for distribution==version on Linux x86_64 (the index's
+    PEP 691 `size`); prices plan steps and the resolver's "download the fewest bytes"."""
+
+    distribution: str                       # canonical name: "nvidia-cudnn-cu13"
+    version: str                            # "9.19.0.56"
+    bytes: int
+    file: str = ""                          # the wheel it was read from
+    source: str = ""
+    note: str = ""
+
+
 def _vkey(v: str) -> Tuple[int, ...]:
     out = []
     for part in v.split("."):
@@ -577,7 +590,16 @@ class Recipes:
     driver_floors: Tuple[CudaDriverFloor, ...] = ()
     gpus: Tuple[GpuModel, ...] = ()
     colab_images: Tuple[ColabImage, ...] = ()
+    downloads: Tuple[DownloadSize, ...] = ()
     files: Tuple[str, ...] = ()             # the files they came from
+
+    def download_size(self, distribution: str, version: str) -> Optional[int]:
+        """Bytes pip downloads for distribution==version, when the recipes know it."""
+        name = distribution.lower().replace("_", "-").replace(".", "-")
+        for d in self.downloads:
+            if d.distribution == name and d.version == version:
+                return d.bytes
+        return None
 
     def builds_for(self, framework: str, version: Optional[str] = None) -> Tuple[Build, ...]:
         """Builds of a framework, newest version first; `version` filters on the public version

@@ -8,6 +8,7 @@ holds arrays of tables, one per record kind:
     [[driver_floor]]  lowest driver per CUDA family / toolkit (model.CudaDriverFloor)
     [[gpu]]           one GPU model (model.GpuModel)
     [[colab_image]]   one Colab GPU runtime image (model.ColabImage)
+    [[download]]      bytes of one distribution==version wheel (model.DownloadSize)
 
 Every record has a `source`; `note` says what was checked or inferred. A bad file is refused
 with a RecipeError naming FILE:LINE: unknown keys (with a "did you mean"), wrong types, bad
@@ -39,6 +40,7 @@ from .model import (
     ColabImage,
     CudaDriverFloor,
     CudnnRelease,
+    DownloadSize,
     GpuModel,
     Recipes,
 )
@@ -289,6 +291,14 @@ _TABLES: Dict[str, Tuple[type, Dict[str, _Field]]] = {
         "source": _Field(_NONEMPTY, True),
         "note": _Field(_STR),
     }),
+    "download": (DownloadSize, {
+        "distribution": _Field(_NONEMPTY, True),
+        "version": _Field(_version, True),
+        "bytes": _Field(_int, True),
+        "file": _Field(_STR),
+        "source": _Field(_NONEMPTY, True),
+        "note": _Field(_STR),
+    }),
 }
 #: Top-level keys a recipe file may have besides the tables.
 _TOP_LEVEL = ("schema", "meta")
@@ -518,6 +528,8 @@ def _cross_check(tables: Dict[str, List[Tuple[Any, _Loc]]], errs: _Collector) ->
     floors = tables.get("driver_floor", [])
     gpus = tables.get("gpu", [])
     images = tables.get("colab_image", [])
+    _check_duplicates(tables.get("download", []), lambda d: (d.distribution, d.version),
+                      lambda d: f"download size of {d.distribution}=={d.version}", errs)
 
     _check_duplicates(builds, lambda b: (b.framework, b.version, b.variant),
                       lambda b: f"build {b.framework} {b.version} variant {b.variant}", errs)
@@ -649,8 +661,17 @@ def _disk_cache_path(key: Tuple[Any, ...]) -> Path:
 
     from . import __version__
 
-    digest = hashlib.sha256(repr((key, __version__, sys.version_info[:2])).encode()).hexdigest()[:24]
+    # The code that builds the value is part of the key too (a checkout edited in place keeps
+    # its version number): this module's and the model's file stamps.
+    code = tuple((f, os.stat(f).st_mtime_ns, os.stat(f).st_size) for f in (__file__, _model_file()))
+    digest = hashlib.sha256(repr((key, code, __version__, sys.version_info[:2])).encode()).hexdigest()[:24]
     return cache_dir() / "recipes" / f"{digest}.pickle"
+
+
+def _model_file() -> str:
+    from . import model
+
+    return model.__file__
 
 
 def _disk_cache_read(key: Tuple[Any, ...]) -> Optional[Recipes]:
@@ -701,12 +722,15 @@ def _load_all(extra_dirs: Sequence[str]) -> Tuple[Recipes, Tuple[RecipeError, ..
     _cross_check(tables, errs)
     floors = sorted((f for f, _ in tables.get("driver_floor", [])),
                     key=lambda f: ("." in f.cuda, tuple(-x for x in _vt(f.cuda))))
+    downloads = tuple(d for d, _ in tables.get("download", []))
+    sizes = {(d.distribution, d.version): d.bytes for d in downloads}
     recipes = Recipes(
-        builds=tuple(b for b, _ in tables.get("build", [])),
+        builds=tuple(_with_size(b, sizes) for b, _ in tables.get("build", [])),
         cudnn=tuple(sorted((c for c, _ in tables.get("cudnn", [])), key=lambda c: _vt(c.version), reverse=True)),
         driver_floors=tuple(floors),
         gpus=tuple(g for g, _ in tables.get("gpu", [])),
         colab_images=tuple(sorted((i for i, _ in tables.get("colab_image", [])), key=lambda i: (i.date, i.commit))),
+        downloads=downloads,
         files=tuple(str(f) for f in files),
     )
     result = (recipes, tuple(errs.errors))
@@ -717,6 +741,17 @@ def _load_all(extra_dirs: Sequence[str]) -> Tuple[Recipes, Tuple[RecipeError, ..
             _CACHE.clear()
         _CACHE[key] = result
     return result
+
+
+def _with_size(build: Build, sizes: Dict[Tuple[str, str], int]) -> Build:
+    """A build without its own size_bytes takes its main wheel's [[download]] size."""
+    if build.size_bytes is not None or not build.packages:
+        return build
+    m = re.match(r"\s*([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?\s*==\s*([^\s;,]+)", build.packages[0])
+    if not m:
+        return build
+    size = sizes.get((re.sub(r"[-_.]+", "-", m.group(1)).lower(), m.group(2)))
+    return dataclasses.replace(build, size_bytes=size) if size else build
 
 
 def load(extra_dirs: Sequence[str] = ()) -> Recipes:

@@ -23,10 +23,13 @@ Two halves, kept apart the way resolvelib keeps them apart:
    (nvidia-cudnn-cu12 8.9 and 9.3) cannot both come from pip.
 
 The objective lives in the candidate order and in `cost`, never in the solver:
-(framework versions changed, distributions touched, bytes downloaded, rank), compared in
-that order, where rank is the position in the candidate order (newest first for builds; for
-cuDNN the version a chosen build pins, then the smallest step up from the copy loaded now).
-What is installed and works costs nothing.
+(framework versions changed, distributions touched, rank, bytes downloaded) for builds and
+(.., bytes, rank) for cuDNN, compared in that order, where rank is the position in the
+candidate order (newest first for builds; for cuDNN the version a chosen build pins, then the
+smallest step up from the copy loaded now). What is installed and works costs nothing.
+"Download the fewest bytes" is carried by the distributions touched (change only the cuDNN
+wheel rather than reinstall torch); between two builds that must both be downloaded, the newest
+wins and bytes only break ties (TensorFlow 2.15 is not better than 2.17 for being 3% smaller).
 """
 from __future__ import annotations
 
@@ -365,6 +368,7 @@ class StackProvider:
         self._fixes_cache: Dict[int, int] = {}
         self._by_framework: Dict[str, Tuple[Build, ...]] = {}
         self._installed_dists = {d.name: d.version for d in (env.python.distributions if env.python else ())}
+        self._size_estimates: Dict[Tuple[str, str], int] = {}
         self.gpu_present = bool(env.gpus) or env.runtime.accelerator == "gpu"
         self.facts = self._facts()
         self.frameworks = self._wanted_frameworks()
@@ -524,7 +528,7 @@ class StackProvider:
                 0 if (same_version or inst_pub is None) else 1,
                 tuple(-x for x in vkey(c.build.version)),
                 c.touched,
-                c.build.size_bytes or 0,
+                self.estimated_size(c.build),
                 tuple(-x for x in vkey(c.build.cuda)),
             )
 
@@ -690,18 +694,32 @@ class StackProvider:
     def is_satisfied_by(self, requirement: Requirement, candidate: Any) -> bool:
         return bool(requirement.accepts(candidate))
 
+    def estimated_size(self, build: Build) -> int:
+        """Bytes to download for `build`: its own size; else a build of the same framework and
+        version (the PyPI twin of a PyTorch-index build: the wheels differ little); else the
+        largest known build of the framework. Unknown must never look free (0)."""
+        if build.size_bytes:
+            return build.size_bytes
+        key = (build.framework, public(build.version))
+        if key not in self._size_estimates:
+            same = [b.size_bytes for b in self._builds_of(build.framework)
+                    if b.size_bytes and public(b.version) == key[1]]
+            anyv = [b.size_bytes for b in self._builds_of(build.framework) if b.size_bytes]
+            self._size_estimates[key] = max(same or anyv or [0])
+        return self._size_estimates[key]
+
     def cost(self, identifier: str, candidate: Any, pinned: Mapping[str, Any]) -> Cost:
-        """(framework versions changed, distributions touched, bytes, rank), compared in that
-        order: keep the framework versions the user has (their code depends on them), then
-        change as few distributions and download as little as possible, then prefer the
-        newest (rank: the position in the candidate order)."""
+        """Compared in order: keep the framework versions the user has (their code depends on
+        them), change as few distributions as possible, then for builds the newest (rank: the
+        position in the candidate order) with bytes breaking ties, for cuDNN the fewest bytes
+        then rank (see the module docstring)."""
         if isinstance(candidate, BuildCandidate):
             if candidate.installed:
                 return (0, 0, 0, 0)
             changed = int(candidate.installed_version is not None and
                           public(candidate.installed_version) != public(candidate.build.version))
             rank = self._rank(self.build_candidates[candidate.framework], candidate)
-            return (changed, candidate.touched, candidate.build.size_bytes or 0, rank)
+            return (changed, candidate.touched, rank, self.estimated_size(candidate.build))
         if isinstance(candidate, CudnnCandidate):
             if candidate.state == "loaded":
                 return (0, 0, 0, 0)
@@ -956,6 +974,8 @@ def _to_stack(env: Environment, intent: Intent, recipes: Recipes, provider: Stac
 
     def add_pin(name: str, version: str, why: str, index_url: Optional[str] = None,
                 size: Optional[int] = None, force: bool = False) -> None:
+        if size is None:
+            size = recipes.download_size(name, version)
         have = installed.get(name)
         if have is None:
             action = "install"
