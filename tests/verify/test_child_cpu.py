@@ -27,7 +27,8 @@ def test_conv_cases_against_the_reference_on_cpu(framework):
                           capture_output=True, text=True, timeout=300)
     r = classify(framework, parse_records(proc.stdout), stdout=proc.stdout, stderr=proc.stderr,
                  returncode=proc.returncode)
-    assert len(r.cases) == 9, r
+    # torch: 3 shapes x 3 dtypes; JAX: 3 fp32 shapes + fp16/bf16 on the 16-channel shape (compile time)
+    assert len(r.cases) == (9 if framework == "torch" else 5), r
     assert {c["dtype"] for c in r.cases} == {"float32", "float16", "bfloat16"}
     assert all(c["ok"] for c in r.cases), r.cases
     assert r.status == "passed"
