@@ -224,17 +224,73 @@ def _mm(v: Optional[str]) -> Tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", v)[:2])
 
 
-def _closure(env: Environment, stack: Stack) -> List[Tuple[str, str, Optional[str]]]:
-    """(name, version, index) for the stack's pins and every installed distribution they need
-    (Requires-Dist, markers evaluated for this machine): `apply --lock` installs with --no-deps,
-    so the lock must name the whole set. Dependencies come from their parent's index."""
+RequiresOf = Callable[[Optional[str], str, str], Optional[Tuple[str, ...]]]   # (index, name, version) -> Requires-Dist
+
+
+def local_requires(directories: Iterable[str], name: str, version: str) -> Optional[Tuple[str, ...]]:
+    """Requires-Dist of name==version from a wheel in --find-links (read from its METADATA)."""
+    import zipfile
+
+    want, canon = Version(version), canonicalize_name(name)
+    for d in directories:
+        if not os.path.isdir(d):
+            continue
+        for f in sorted(os.listdir(d)):
+            if not f.endswith(".whl"):
+                continue
+            try:
+                fname, fver = parse_wheel_filename(f)[:2]
+            except Exception:  # noqa: BLE001 - not a wheel name
+                continue
+            if canonicalize_name(fname) != canon or fver != want:
+                continue
+            try:
+                with zipfile.ZipFile(os.path.join(d, f)) as z:
+                    meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+                    text = z.read(meta).decode("utf-8", "replace")
+            except (OSError, zipfile.BadZipFile, StopIteration):
+                continue
+            head = text.split("\n\n", 1)[0]
+            return tuple(line.split(":", 1)[1].strip() for line in head.splitlines() if line.startswith("Requires-Dist:"))
+    return None
+
+
+def _requires_from_index(options: PlanOptions, python_version: Optional[str]) -> RequiresOf:
+    """Requires-Dist from the index's own metadata (PEP 691 + PEP 658, fixer.index_metadata:
+    timeouts, retries, cache), or from the --find-links wheels with --no-index. None: offline."""
+    from .index_metadata import fetch_requires
+
+    tag = "cp" + "".join(python_version.split(".")[:2]) if python_version else None
+
+    def requires_of(index: Optional[str], name: str, version: str) -> Optional[Tuple[str, ...]]:
+        found = local_requires(options.find_links, name, version)
+        if found is not None or options.no_index:
+            return found
+        return fetch_requires(installers.rewrite_index(index or PYPI, options.index_mirrors) or PYPI, name, version,
+                              python_tag=tag)
+    return requires_of
+
+
+def _closure(env: Environment, stack: Stack, requires_of: Optional[RequiresOf] = None
+             ) -> List[Tuple[str, str, Optional[str]]]:
+    """(name, version, index) for the stack's pins and everything they need (Requires-Dist,
+    markers evaluated for this machine): `apply --lock` installs with --no-deps and
+    --require-hashes, so the lock must name the whole set. What is installed and kept brings its
+    installed dependencies. What the stack installs brings the dependencies its new version
+    declares: from the index's metadata when online (requires_of), else the pins the recipes
+    give for that build; an exact pin is locked as is, a range by the installed version that
+    satisfies it; anything else is refused (a lock with holes would break `apply --lock`).
+    Dependencies come from their parent's index."""
     from packaging.requirements import InvalidRequirement, Requirement
 
     installed = {d.name: d for d in (env.python.distributions if env.python else ())}
+    markers = dict(env.python.markers) if env.python else {}
+    markers["extra"] = ""
     out: List[Tuple[str, str, Optional[str]]] = []
     seen: Dict[str, bool] = {}
     queue: List[Tuple[str, Optional[str], Optional[str]]] = [
         (canonicalize_name(p.name), p.version, p.index_url) for p in stack.pins if p.action != "remove"]
+    pinned = {name for name, _, _ in queue}
     while queue:
         name, version, index = queue.pop(0)
         if name in seen:
@@ -246,19 +302,47 @@ def _closure(env: Environment, stack: Stack) -> List[Tuple[str, str, Optional[st
                 continue
             version = dist.version
         out.append((name, version, index))
-        if dist is None or not _same_version(dist.version, version):
-            continue        # the stack changes it: its new dependencies are the index's business
-        for line in dist.requires:
+        kept = dist is not None and _same_version(dist.version, version)
+        lines = dist.requires if kept else _new_requires(stack, name, version, index, requires_of)
+        for line in lines:
             try:
                 req = Requirement(line)
             except InvalidRequirement:
                 continue
-            if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+            try:
+                if req.marker is not None and not req.marker.evaluate(markers):
+                    continue
+            except Exception:  # noqa: BLE001 - a marker this machine cannot evaluate: not for it
                 continue
             dep = canonicalize_name(req.name)
-            if dep in installed and dep not in seen:
-                queue.append((dep, None, index))
+            if dep in seen or dep in pinned:
+                continue
+            have = installed.get(dep)
+            if kept:
+                if have is not None:
+                    queue.append((dep, None, index))
+                continue
+            exact = [sp.version for sp in req.specifier if sp.operator in ("==", "===") and "*" not in sp.version]
+            if len(exact) == 1 and len(req.specifier) == 1:
+                queue.append((dep, exact[0], index))
+            elif have is not None and req.specifier.contains(have.version, prereleases=True):
+                queue.append((dep, have.version, index))
+            else:
+                raise FixerError(f"cannot lock {name} {version}: it needs {req}, which nothing installed satisfies "
+                                 "and which is not an exact pin", hint="apply first, then lock the result")
     return out
+
+
+def _new_requires(stack: Stack, name: str, version: str, index: Optional[str],
+                  requires_of: Optional[RequiresOf]) -> Tuple[str, ...]:
+    lines = requires_of(index, name, version) if requires_of else None
+    if lines is not None:
+        return tuple(lines)
+    for c in stack.choices:   # offline: the pins the recipes give for that build (empty: unknown)
+        if c.build.requires and c.build.packages and c.build.packages[0].replace(" ", "") == f"{name}=={version}":
+            return tuple(c.build.requires)
+    raise FixerError(f"cannot lock {name} {version}: its dependencies are unknown (the index's metadata could not "
+                     "be read and the recipes name no pins for it)", hint="lock while online, or apply first and lock the result")
 
 
 def make_lock(env: Environment, stack: Stack, *, options: PlanOptions = PlanOptions(),
@@ -269,7 +353,8 @@ def make_lock(env: Environment, stack: Stack, *, options: PlanOptions = PlanOpti
 
     packages: List[LockedPackage] = []
     indexes: List[str] = []
-    for name, version, index in _closure(env, stack):
+    requires_of = _requires_from_index(options, env.python.version if env.python else None)
+    for name, version, index in _closure(env, stack, requires_of):
         canonical = None if options.no_index else (index or PYPI)
         fetch_from = installers.rewrite_index(canonical, options.index_mirrors) if canonical else None
         hashes: List[str] = []

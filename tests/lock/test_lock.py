@@ -178,3 +178,37 @@ def test_lock_cli_then_apply_lock_in_a_new_venv(monkeypatch, venv, index, sandbo
     assert freeze_of(fresh) == freeze_of(venv)
     capsys.readouterr()
     assert main(["doctor", "--python", fresh, "--lock", str(lock_file)]) == 0
+
+
+def _switch_to_cu126(index_url: str) -> Stack:
+    """The stack moves torch 2.11 cu130 to 2.9.0+cu126: its cuDNN 12 wheel is a NEW dependency."""
+    build = Build(framework="torch", version="2.9.0", variant="cu126", cuda="12.6", cudnn="9.10.2",
+                  compute_capabilities=("9.0",), index_url=index_url, packages=("torch==2.9.0+cu126",))
+    return Stack(choices=(Choice(framework="torch", build=build, action="change"),),
+                 pins=(Pin(name="torch", version="2.9.0+cu126", index_url=index_url, action="downgrade",
+                           installed=TORCH),
+                       Pin(name="nvidia-cudnn-cu13", version=CUDNN_GOOD, action="remove")),
+                 cudnn="9.10.2", cudnn_from="pip")
+
+
+def test_a_build_the_stack_installs_brings_its_declared_dependencies(source, index, wheelhouse):
+    # online: torch 2.9.0+cu126's Requires-Dist read from the index's PEP 658 metadata
+    lock = locking.make_lock(_env(source, cuda="12.6"), _switch_to_cu126(index.url))
+    assert {p.name: p.version for p in lock.packages} == {"torch": "2.9.0+cu126", "nvidia-cudnn-cu12": "9.10.2.21"}
+    cudnn = [p for p in lock.packages if p.name == "nvidia-cudnn-cu12"][0]
+    assert cudnn.hashes == ("sha256:" + sha256_file(wheelhouse["cudnn12"]),)
+    # offline from a wheelhouse: the same, read from the wheel's own METADATA
+    offline = locking.make_lock(_env(source, cuda="12.6"), _switch_to_cu126(index.url),
+                                options=dataclasses.replace(locking.PlanOptions(), no_index=True,
+                                                            find_links=(str(wheelhouse["cudnn12"].parent),)))
+    assert {p.name: p.version for p in offline.packages} == {p.name: p.version for p in lock.packages}
+
+
+def test_a_lock_with_unknowable_dependencies_is_refused(source):
+    env = _env(source, cuda="12.6")
+    stack = _switch_to_cu126("http://127.0.0.1:9/simple")
+    with pytest.raises(locking.FixerError, match="cannot lock torch 2.9.0\\+cu126: its dependencies are unknown"):
+        locking._closure(env, stack, requires_of=lambda index, name, version: None)
+    # a range that nothing installed satisfies is refused too, never locked loosely
+    with pytest.raises(locking.FixerError, match="needs nvidia-cudnn-cu12<10,>=9.10, which nothing installed"):
+        locking._closure(env, stack, requires_of=lambda index, name, version: ("nvidia-cudnn-cu12>=9.10,<10",))
