@@ -236,8 +236,7 @@ def deep_views(python: str, frameworks: Sequence[FrameworkBuild], environ: Mappi
 def _child_sees_my_sys_path(environ: Mapping[str, str]) -> bool:
     """Would `sys.executable` started with `environ` get this process's sys.path? PYTHONPATH is
     read at start-up only, so an entry set since then (or a PYTHONHOME) means no."""
-    if environ.get("PYTHONHOME", os.environ.get("PYTHONHOME")) != os.environ.get("PYTHONHOME") or \
-            ("PYTHONHOME" in environ and "PYTHONHOME" not in os.environ):
+    if environ.get("PYTHONHOME") != os.environ.get("PYTHONHOME"):
         return False
     here = {os.path.abspath(p) for p in sys.path if p}
     return all(os.path.abspath(p) in here for p in environ.get("PYTHONPATH", "").split(os.pathsep) if p)
