@@ -26,8 +26,8 @@ from .model import (
     LibraryCopy,
     LoadResolution,
     Recipes,
-    _vkey,
 )
+from ._versions import version_key
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 GPU_PACKAGES = ("nvidia-", "torch", "jax", "tensorflow", "cupy", "onnxruntime-gpu", "ctranslate2", "paddlepaddle-gpu", "tf-keras")
@@ -51,7 +51,7 @@ def _name(fw: str) -> str:
 
 
 def _mm(v: Optional[str]) -> Tuple[int, ...]:
-    return _vkey(v)[:2] if v else ()
+    return version_key(v)[:2] if v else ()
 
 
 class _Diagnosis:
@@ -173,7 +173,7 @@ class _Diagnosis:
             ev.append(f"kernel module {drv.version} is loaded")
         if drv.error:
             ev.append(drv.error)
-        floors = sorted({self.recipes.min_driver(f.cuda) for f in self.gpu_fws if f.cuda} - {None}, key=_vkey)
+        floors = sorted({self.recipes.min_driver(f.cuda) for f in self.gpu_fws if f.cuda} - {None}, key=version_key)
         need = f" (>= {floors[-1]} for the installed CUDA builds)" if floors else ""
         fix = (f"Install the NVIDIA driver{need}; in a container, start it with --gpus all so libcuda.so.1 is mounted."
                if not drv.version else
@@ -189,13 +189,13 @@ class _Diagnosis:
             if not fw.cuda:
                 continue
             floor = self.recipes.min_driver(fw.cuda)
-            cuda_major = _vkey(fw.cuda)[0]
+            cuda_major = version_key(fw.cuda)[0]
             too_old = False
             ev = [f"{_name(fw.framework)} {fw.version} is built for CUDA {fw.cuda}"]
-            if floor and drv.version and _vkey(drv.version) < _vkey(floor):
+            if floor and drv.version and version_key(drv.version) < version_key(floor):
                 too_old = True
                 ev.append(f"driver {drv.version} < {floor}, the floor for CUDA {cuda_major}.x")
-            if drv.cuda_version and _vkey(drv.cuda_version)[0] < cuda_major:
+            if drv.cuda_version and version_key(drv.cuda_version)[0] < cuda_major:
                 too_old = True
                 ev.append(f"driver {drv.version} supports CUDA up to {drv.cuda_version}")
             if not too_old:
@@ -216,11 +216,11 @@ class _Diagnosis:
         ok = []
         for b in self.recipes.builds_for(fw.framework, public):
             floor = self.recipes.min_driver(b.cuda) if b.cuda else None
-            if b.cuda and floor and _vkey(drv.version) >= _vkey(floor):
+            if b.cuda and floor and version_key(drv.version) >= version_key(floor):
                 ok.append(b)
         # prefer a CUDA the driver reports itself (no reliance on minor-version compatibility)
-        native = _vkey(drv.cuda_version or "999")[:2]
-        ok.sort(key=lambda b: (_vkey(b.cuda or "0")[:2] <= native, _vkey(b.cuda or "0")), reverse=True)
+        native = version_key(drv.cuda_version or "999")[:2]
+        ok.sort(key=lambda b: (version_key(b.cuda or "0")[:2] <= native, version_key(b.cuda or "0")), reverse=True)
         if not ok:
             return ""
         b = ok[0]
@@ -238,7 +238,7 @@ class _Diagnosis:
                 if not sass and row is not None:
                     sass, ptx = row.compute_capabilities, row.ptx
                 floor = getattr(row, "min_compute_capability", None) if row is not None else None
-                if not sass and floor and _vkey(cc) < _vkey(floor):
+                if not sass and floor and version_key(cc) < version_key(floor):
                     self.add("gpu-arch-unsupported", "error",
                              f"{self.gpu_label(g)} (compute capability {cc}) is below what {_name(fw.framework)} {fw.version} supports ({floor})",
                              [f"{_name(fw.framework)} {fw.version} needs compute capability >= {floor}",
@@ -314,7 +314,7 @@ class _Diagnosis:
                          f"Remove {res.directory} from {res.via} (or unset {res.via}) so {name} loads {os.path.dirname(res.intended)}.",
                          [fw.framework])
             if res.version and built and "." in built:
-                if _vkey(res.version)[0] != _vkey(built)[0]:
+                if version_key(res.version)[0] != version_key(built)[0]:
                     self.add("cudnn-major-mismatch", "error",
                              f"{name} {fw.version} was built with cuDNN {built} but loads cuDNN {res.version}",
                              [f"loads {where}", f"built with cuDNN {built}" + (f" ({fw.cudnn_requirement})" if fw.cudnn_requirement else "")],
@@ -385,14 +385,14 @@ class _Diagnosis:
             return
         need = None
         for r in self.recipes.cudnn:
-            if r.min_compute_capability and _vkey(r.version)[:3] <= _vkey(res.version)[:3]:
-                if need is None or _vkey(r.min_compute_capability) > _vkey(need):
+            if r.min_compute_capability and version_key(r.version)[:3] <= version_key(res.version)[:3]:
+                if need is None or version_key(r.min_compute_capability) > version_key(need):
                     need = r.min_compute_capability
         if need is None:
             return
         for g in self.env.gpus:
             cc = self.gpu_cc(g)
-            if cc and _vkey(cc) < _vkey(need):
+            if cc and version_key(cc) < version_key(need):
                 self.add("gpu-arch-unsupported", "error",
                          f"cuDNN {res.version} needs compute capability >= {need}; {self.gpu_label(g)} has {cc}",
                          [f"{_name(fw.framework)} loads {res.path}", f"{self.gpu_label(g)}: compute capability {cc}"],
@@ -413,7 +413,7 @@ class _Diagnosis:
             bad = []
             for r in group:
                 for consumer, built in builds.items():
-                    if built and "." in built and r.version and (_vkey(r.version)[0] != _vkey(built)[0] or _mm(r.version) < _mm(built)):
+                    if built and "." in built and r.version and (version_key(r.version)[0] != version_key(built)[0] or _mm(r.version) < _mm(built)):
                         bad.append(f"if {_name(r.consumer)} loads first, {_name(consumer)} gets cuDNN {r.version} < {built}")
             ev = [f"{_name(r.consumer)} loads {r.path} (cuDNN {r.version or '?'}, via {r.via})" for r in group]
             self.add("cudnn-conflict", "warning" if bad else "info",
@@ -476,17 +476,17 @@ def _short(v: str) -> str:
 def _ok(version: Optional[str], built: Optional[str]) -> bool:
     if not version or not built or "." not in built:
         return True
-    return _vkey(version)[0] == _vkey(built)[0] and _mm(version) >= _mm(built)
+    return version_key(version)[0] == version_key(built)[0] and _mm(version) >= _mm(built)
 
 
 def _runs_on(cc: str, sass: Sequence[str], ptx: Optional[str]) -> bool:
     """SASS for X.Y runs on X.Z with Z >= Y; PTX for P is JIT-compiled on anything >= P."""
-    c = _vkey(cc)[:2]
+    c = version_key(cc)[:2]
     for s in sass:
-        k = _vkey(s)[:2]
+        k = version_key(s)[:2]
         if k[0] == c[0] and k[1] <= c[1]:
             return True
-    return bool(ptx) and _vkey(ptx)[:2] <= c  # type: ignore[arg-type]
+    return bool(ptx) and version_key(ptx)[:2] <= c  # type: ignore[arg-type]
 
 
 def pip_conflict_records(distributions: Sequence[Distribution], markers: Dict[str, str]) -> List[Dict[str, object]]:
@@ -559,7 +559,7 @@ def _pip_conflict_records(distributions: Sequence[Distribution], markers: Dict[s
             except InvalidVersion:
                 continue
             record["safe"] = (name.startswith("nvidia-cudnn") and all(s.operator == "==" for s in req.specifier)
-                              and any(_vkey(have)[0] == _vkey(s.version)[0] and _vkey(have) > _vkey(s.version)
+                              and any(version_key(have)[0] == version_key(s.version)[0] and version_key(have) > version_key(s.version)
                                       for s in req.specifier))
             out.append(record)
     return out

@@ -23,6 +23,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from ._versions import version_key
 from ._compat import tomllib
 from ._paths import recipes_dir
 from .errors import RecipeError, UsageError
@@ -273,10 +274,6 @@ def normalize_version(text: str) -> Optional[str]:
     return None
 
 
-def _vt(v: Optional[str]) -> Tuple[int, ...]:
-    return tuple(int(x) for x in v.split(".")) if v else ()
-
-
 # ---------------------------------------------------------------------------------------
 # matching
 # ---------------------------------------------------------------------------------------
@@ -339,7 +336,7 @@ def _match_rule(rule: Rule, text: str, env: Optional[Environment]) -> Optional[_
         bu = normalize_version(captures.get(rule.versions[1], ""))
         if lo and bu:
             captures["loaded"], captures["built"] = lo, bu
-            lt, bt = _vt(lo), _vt(bu)
+            lt, bt = version_key(lo), version_key(bu)
             if lt[0] != bt[0]:
                 rid = "cudnn-major-mismatch"
             elif lt[:2] >= bt[:2]:
@@ -418,9 +415,9 @@ def _with_environment(hits: List[_Hit], env: Environment) -> List[Finding]:
         f = h.finding
         if f.id not in ("cudnn-too-old", "cudnn-major-mismatch") or "loaded" not in h.captures:
             continue
-        lo, bu = _vt(h.captures["loaded"]), _vt(h.captures["built"])
-        loaded = [c for c in copies if c.version and _vt(c.version)[:2] == lo[:2]]
-        good = [c for c in copies if c.version and _vt(c.version)[0] == bu[0] and _vt(c.version)[:2] >= bu[:2]]
+        lo, bu = version_key(h.captures["loaded"]), version_key(h.captures["built"])
+        loaded = [c for c in copies if c.version and version_key(c.version)[:2] == lo[:2]]
+        good = [c for c in copies if c.version and version_key(c.version)[0] == bu[0] and version_key(c.version)[:2] >= bu[:2]]
         ev = tuple(f"loaded: {_describe(c)}" for c in loaded) + tuple(f"would satisfy the build: {_describe(c)}" for c in good)
         h.finding = dataclasses.replace(f, evidence=f.evidence + ev)
         if loaded and good:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import tempfile
 import time
 from email.parser import HeaderParser
@@ -33,6 +32,7 @@ RETRIES = 2
 PAGE_MAX_AGE_S = 24 * 3600
 
 from ._paths import cache_dir
+from ._versions import canonical_name
 
 __all__ = ["fetch_requires", "fetch_metadata", "project_files", "default_cache_dir", "select_file"]
 
@@ -114,17 +114,13 @@ def _get(session: Any, url: str, accept: str, timeout: Timeout, cache_dir: Optio
 # ---------------------------------------------------------------------------------------
 
 
-def _normalize(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def project_files(index_url: str, name: str, *, session: Any = None, timeout: Timeout = DEFAULT_TIMEOUT,
                   cache_dir: Optional[Union[str, Path]] = None) -> Optional[List[Dict[str, Any]]]:
     """The `files` of a PEP 691 JSON project page, or None when offline or not JSON."""
     own = session is None
     session = session or _session()
     try:
-        url = index_url.rstrip("/") + "/" + _normalize(name) + "/"
+        url = index_url.rstrip("/") + "/" + canonical_name(name) + "/"
         body = _get(session, url, PEP691_JSON, timeout, _cache(cache_dir), PAGE_MAX_AGE_S)
         try:
             doc = json.loads(body)
@@ -179,11 +175,11 @@ def select_file(files: Sequence[Dict[str, Any]], name: str, version: str,
                 python_tag: Optional[str] = None) -> Optional[Dict[str, Any]]:
     """The Linux x86_64 wheel of name==version (for python_tag when given) that has PEP 658
     metadata; the newest-looking platform tag wins among equals."""
-    want = _normalize(name)
+    want = canonical_name(name)
     best: Optional[Tuple[Tuple[int, int], Dict[str, Any]]] = None
     for f in files:
         tags = _wheel_tags(f["filename"])
-        if tags is None or _normalize(tags[0]) != want or not _same_version(tags[1], version):
+        if tags is None or canonical_name(tags[0]) != want or not _same_version(tags[1], version):
             continue
         if f.get("yanked"):
             continue

@@ -14,6 +14,8 @@ import sys
 import typing
 from typing import Any, Dict, Literal, Mapping, Optional, Tuple, Type, TypeVar
 
+from ._versions import canonical_name, version_key
+
 #: Version of the JSON written by `doctor --json` (an Environment plus findings).
 ENVIRONMENT_SCHEMA = 1
 
@@ -194,7 +196,7 @@ class Runtime:
 
 @dataclasses.dataclass(frozen=True)
 class Distribution:
-    name: str                               # canonical name (packaging.utils.canonicalize_name)
+    name: str                               # canonical name (PEP 503: fixer._versions.canonical_name)
     version: str
     location: str = ""                      # the site-packages directory
     installer: Optional[str] = None         # INSTALLER file: "pip", "uv", "conda", ...
@@ -329,9 +331,7 @@ class Environment:
     def distribution(self, name: str) -> Optional[Distribution]:
         if self.python is None:
             return None
-        from packaging.utils import canonicalize_name
-
-        want = canonicalize_name(name)
+        want = canonical_name(name)
         for d in self.python.distributions:
             if d.name == want:
                 return d
@@ -572,14 +572,6 @@ class DownloadSize:
     note: str = ""
 
 
-def _vkey(v: str) -> Tuple[int, ...]:
-    out = []
-    for part in v.split("."):
-        num = "".join(ch for ch in part if ch.isdigit())
-        out.append(int(num) if num else 0)
-    return tuple(out)
-
-
 @dataclasses.dataclass(frozen=True)
 class Recipes:
     """Every fact about releases the resolver and diagnosis use. Built by fixer.recipes.load()
@@ -595,7 +587,7 @@ class Recipes:
 
     def download_size(self, distribution: str, version: str) -> Optional[int]:
         """Bytes pip downloads for distribution==version, when the recipes know it."""
-        name = distribution.lower().replace("_", "-").replace(".", "-")
+        name = canonical_name(distribution)
         for d in self.downloads:
             if d.distribution == name and d.version == version:
                 return d.bytes
@@ -607,7 +599,7 @@ class Recipes:
         out = [b for b in self.builds if b.framework == framework]
         if version:
             out = [b for b in out if b.version == version or b.version.startswith(version + ".")]
-        return tuple(sorted(out, key=lambda b: _vkey(b.version), reverse=True))
+        return tuple(sorted(out, key=lambda b: version_key(b.version), reverse=True))
 
     def min_driver(self, cuda: str) -> Optional[str]:
         """Lowest Linux driver that runs code built with CUDA `cuda` ("12.6"): the family floor
@@ -623,9 +615,9 @@ class Recipes:
 
     def cudnn_release(self, version: str) -> Optional[CudnnRelease]:
         """The cuDNN release `version` ("9.19.0" or "9.19.0.56"), matched on major.minor.patch."""
-        want = _vkey(version)[:3]
+        want = version_key(version)[:3]
         for r in self.cudnn:
-            if _vkey(r.version)[:3] == want:
+            if version_key(r.version)[:3] == want:
                 return r
         return None
 

@@ -33,6 +33,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 
 from ._compat import tomllib
 from ._paths import cache_dir, recipes_dir
+from ._versions import canonical_name, version_key
 from .errors import RecipeError
 from .model import (
     FRAMEWORKS,
@@ -497,10 +498,6 @@ def _build_record(kind: str, cls: type, fields: Dict[str, _Field], rec: Dict[str
 # ---------------------------------------------------------------------------------------
 
 
-def _vt(v: str) -> Tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", v))
-
-
 def _dist_name(req: str) -> str:
     m = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", req)
     return (m.group(0) if m else req).lower().replace("_", "-")
@@ -555,7 +552,7 @@ def _cross_check(tables: Dict[str, List[Tuple[Any, _Loc]]], errs: _Collector) ->
     for c, loc in cudnns:
         major = c.version.split(".")[0]
         if c.min_compute_capability and c.max_compute_capability and \
-                _vt(c.min_compute_capability) > _vt(c.max_compute_capability):
+                version_key(c.min_compute_capability) > version_key(c.max_compute_capability):
             errs.add(f"cuDNN {c.version}: min_compute_capability {c.min_compute_capability} is above "
                      f"max_compute_capability {c.max_compute_capability}", loc.path, loc.at("min_compute_capability"))
         for dist, ver in c.pip.items():
@@ -594,7 +591,7 @@ def _cross_check(tables: Dict[str, List[Tuple[Any, _Loc]]], errs: _Collector) ->
         if major not in floor_by and b.cuda not in floor_by:
             errs.add(f"{name}: CUDA {b.cuda} has no [[driver_floor]] (neither family {major!r} nor toolkit {b.cuda!r})",
                      loc.path, loc.at("cuda"), hint="add a [[driver_floor]] row with its source")
-        if b.ptx and b.compute_capabilities and _vt(b.ptx) < max(_vt(c) for c in b.compute_capabilities):
+        if b.ptx and b.compute_capabilities and version_key(b.ptx) < max(version_key(c) for c in b.compute_capabilities):
             errs.add(f"{name}: ptx {b.ptx} is below its highest SASS target {b.compute_capabilities[-1]}",
                      loc.path, loc.at("ptx"))
         if b.cudnn is not None:
@@ -629,7 +626,7 @@ def _cross_check(tables: Dict[str, List[Tuple[Any, _Loc]]], errs: _Collector) ->
             else:
                 lows = re.findall(r">=?\s*([\d.]+)", spec)
                 for low in lows:
-                    lt, bt = _vt(low), _vt(b.cudnn)
+                    lt, bt = version_key(low), version_key(b.cudnn)
                     if lt[:1] != bt[:1] or lt[:2] < bt[:2]:
                         errs.add(f"{name}: requires {req}, which admits cuDNN {low}, below the cuDNN {b.cudnn} "
                                  "it was built with (runtime needs the same major and an equal or newer minor)",
@@ -721,12 +718,12 @@ def _load_all(extra_dirs: Sequence[str]) -> Tuple[Recipes, Tuple[RecipeError, ..
         _parse_file(f, tables, errs)
     _cross_check(tables, errs)
     floors = sorted((f for f, _ in tables.get("driver_floor", [])),
-                    key=lambda f: ("." in f.cuda, tuple(-x for x in _vt(f.cuda))))
+                    key=lambda f: ("." in f.cuda, tuple(-x for x in version_key(f.cuda))))
     downloads = tuple(d for d, _ in tables.get("download", []))
     sizes = {(d.distribution, d.version): d.bytes for d in downloads}
     recipes = Recipes(
         builds=tuple(_with_size(b, sizes) for b, _ in tables.get("build", [])),
-        cudnn=tuple(sorted((c for c, _ in tables.get("cudnn", [])), key=lambda c: _vt(c.version), reverse=True)),
+        cudnn=tuple(sorted((c for c, _ in tables.get("cudnn", [])), key=lambda c: version_key(c.version), reverse=True)),
         driver_floors=tuple(floors),
         gpus=tuple(g for g, _ in tables.get("gpu", [])),
         colab_images=tuple(sorted((i for i, _ in tables.get("colab_image", [])), key=lambda i: (i.date, i.commit))),
@@ -750,7 +747,7 @@ def _with_size(build: Build, sizes: Dict[Tuple[str, str], int]) -> Build:
     m = re.match(r"\s*([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?\s*==\s*([^\s;,]+)", build.packages[0])
     if not m:
         return build
-    size = sizes.get((re.sub(r"[-_.]+", "-", m.group(1)).lower(), m.group(2)))
+    size = sizes.get((canonical_name(m.group(1)), m.group(2)))
     return dataclasses.replace(build, size_bytes=size) if size else build
 
 
@@ -815,7 +812,7 @@ def select(recipes: Recipes, what: str) -> Tuple[str, Tuple[Any, ...]]:
         version = version.strip()
         chosen = recipes.builds_for(name, version)
         if not chosen:
-            known = sorted({b.version for b in builds}, key=_vt)
+            known = sorted({b.version for b in builds}, key=version_key)
             raise UsageError(f"no {name} {version} in the recipes{_did_you_mean(version, known)}; "
                              f"known: {', '.join(known)}")
         builds = chosen

@@ -34,11 +34,11 @@ wins and bytes only break ties (TensorFlow 2.15 is not better than 2.17 for bein
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from .errors import Unsatisfiable, UsageError
+from ._versions import canonical_name, public, version_key
 from .model import (
     Build,
     Choice,
@@ -207,31 +207,12 @@ class Solver:
 # ---------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=4096)
-def vkey(v: Optional[str]) -> Tuple[int, ...]:
-    """Numeric key of a version string: "9.19.0.56" -> (9, 19, 0, 56); local labels dropped."""
-    if not v:
-        return ()
-    v = v.split("+")[0]
-    out = []
-    for part in re.split(r"[.\-]", v):
-        m = re.match(r"\d+", part)
-        if not m:
-            break
-        out.append(int(m.group(0)))
-    return tuple(out)
-
-
-def public(v: str) -> str:
-    return v.split("+")[0]
-
-
 def _mm(v: Optional[str]) -> Tuple[int, ...]:
-    return vkey(v)[:2]
+    return version_key(v)[:2]
 
 
 def cuda_major(cuda: Optional[str]) -> Optional[int]:
-    k = vkey(cuda)
+    k = version_key(cuda)
     return k[0] if k else None
 
 
@@ -297,14 +278,14 @@ class PackageCandidate:
 
 def _compat_cc(cc: str, build: Build) -> Optional[bool]:
     """True/False when the build's kernel list decides; None when the recipe has no list."""
-    have = vkey(cc)[:2]
+    have = version_key(cc)[:2]
     if not build.compute_capabilities and not build.ptx:
         return None
     for sass in build.compute_capabilities:
-        k = vkey(sass)[:2]
+        k = version_key(sass)[:2]
         if k and k[0] == have[0] and k[1:] <= have[1:]:
             return True
-    if build.ptx and vkey(build.ptx)[:2] <= have:
+    if build.ptx and version_key(build.ptx)[:2] <= have:
         return True
     return False
 
@@ -526,10 +507,10 @@ class StackProvider:
             return (
                 0 if c.installed else 1,
                 0 if (same_version or inst_pub is None) else 1,
-                tuple(-x for x in vkey(c.build.version)),
+                tuple(-x for x in version_key(c.build.version)),
                 c.touched,
                 self.estimated_size(c.build),
-                tuple(-x for x in vkey(c.build.cuda)),
+                tuple(-x for x in version_key(c.build.cuda)),
             )
 
         out.sort(key=key)
@@ -569,7 +550,7 @@ class StackProvider:
                     max_cc=rel.max_compute_capability if rel else None))
             on_disk[(pkg, pkg_ver)] = copy
         for rel in self.recipes.cudnn:
-            if vkey(rel.version)[:1] != (major,):
+            if version_key(rel.version)[:1] != (major,):
                 continue
             for cm in rel.cuda_majors:
                 for source, table in (("pip", rel.pip), ("apt", rel.apt)):
@@ -613,8 +594,8 @@ class StackProvider:
         # else the newest release
         step_up = bool(consumers) and any(ld.path for ld in consumers)
         uniq.sort(key=lambda c: (state_rank[c.state], source_rank.get(c.source, 0),
-                                 vkey(c.version) if (step_up and c.state in ("new", "reinstall")) else
-                                 tuple(-x for x in vkey(c.version))))
+                                 version_key(c.version) if (step_up and c.state in ("new", "reinstall")) else
+                                 tuple(-x for x in version_key(c.version))))
         return uniq
 
     def _loader_fixes(self, c: CudnnCandidate) -> int:
@@ -773,7 +754,7 @@ class StackProvider:
             floor = self.recipes.min_driver(b.cuda)
             if floor:
                 deps.append(Requirement(
-                    "__driver", lambda f, floor=floor: f.value is None or vkey(f.value) >= vkey(floor),
+                    "__driver", lambda f, floor=floor: f.value is None or version_key(f.value) >= version_key(floor),
                     f"needs driver >= {floor} (CUDA {b.cuda})", who))
             elif self.env.driver.cuda_version:
                 top = cuda_major(self.env.driver.cuda_version)
@@ -787,7 +768,7 @@ class StackProvider:
             lowest = getattr(b, "min_compute_capability", None)
             if lowest:
                 deps.append(Requirement(
-                    "__gpu", lambda f, lo=vkey(lowest): all(vkey(cc) >= lo for cc in f.value),
+                    "__gpu", lambda f, lo=version_key(lowest): all(version_key(cc) >= lo for cc in f.value),
                     f"needs compute capability >= {lowest}", who))
         if b.python and self.facts["__python"].value:
             from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -801,7 +782,7 @@ class StackProvider:
                     "__python", lambda f, spec=spec: f.value is None or spec.contains(public(f.value), prereleases=True),
                     f"needs Python {b.python}", who))
         if b.cuda and b.cudnn and not c.self_contained:
-            major, minor = (vkey(b.cudnn) + (0, 0))[:2]
+            major, minor = (version_key(b.cudnn) + (0, 0))[:2]
             cm = cuda_major(b.cuda)
             pin_dist, pin_ver = _cudnn_pin(b)
 
@@ -809,7 +790,7 @@ class StackProvider:
                 return (x.major == major and _mm(x.version) >= (major, minor)
                         and (x.cuda_major is None or cm is None or x.cuda_major == cm))
 
-            built = ".".join(str(p) for p in vkey(b.cudnn)[:3])
+            built = ".".join(str(p) for p in version_key(b.cudnn)[:3])
             text = f"needs cuDNN {major}.x >= {major}.{minor} built for CUDA {cm} (built with {built}" + \
                 (f"; pins {pin_dist}=={pin_ver})" if pin_ver else ")")
             deps.append(Requirement(f"cudnn:{major}", ok, text, who, prefer=(pin_ver,) if pin_ver else ()))
@@ -818,10 +799,10 @@ class StackProvider:
     def _cudnn_deps(self, c: CudnnCandidate) -> List[Requirement]:
         deps: List[Requirement] = []
         if c.min_cc or c.max_cc:
-            lo, hi = vkey(c.min_cc), vkey(c.max_cc)
+            lo, hi = version_key(c.min_cc), version_key(c.max_cc)
 
             def ok(f: Fact, lo: Tuple[int, ...] = lo, hi: Tuple[int, ...] = hi) -> bool:
-                return all((not lo or vkey(cc) >= lo) and (not hi or vkey(cc) <= hi) for cc in f.value)
+                return all((not lo or version_key(cc) >= lo) and (not hi or version_key(cc) <= hi) for cc in f.value)
 
             rng = f"SM >= {c.min_cc}" if c.min_cc and not c.max_cc else \
                 f"SM {c.min_cc or '?'}..{c.max_cc}"
@@ -834,7 +815,7 @@ class StackProvider:
         # Every pip cuDNN wheel of this major writes nvidia/cudnn/lib/libcudnn*.so.N, which the
         # frameworks find first through their RPATH: any other one installed must go.
         for name, ver in self._installed_dists.items():
-            if name.startswith("nvidia-cudnn-cu") and vkey(ver)[:1] == (c.major,) and \
+            if name.startswith("nvidia-cudnn-cu") and version_key(ver)[:1] == (c.major,) and \
                     not (c.source == "pip" and c.package == name):
                 deps.append(Requirement(
                     f"pip:{name}", lambda p: p.version is None,
@@ -859,7 +840,7 @@ class StackProvider:
             want = intent.versions.get(f)
             if want:
                 if not any(_version_matches(c.build.version, want) for c in cands):
-                    known = ", ".join(sorted({public(c.build.version) for c in cands}, key=vkey, reverse=True)[:12])
+                    known = ", ".join(sorted({public(c.build.version) for c in cands}, key=version_key, reverse=True)[:12])
                     raise UsageError(f"--{f} {want}: no such {pretty(f)} version in the recipes (known: {known})")
                 roots.append(Requirement(
                     f"fw:{f}", lambda c, want=want: _version_matches(c.build.version, want),
@@ -877,7 +858,7 @@ class StackProvider:
             with_cuda = [f for f in self.frameworks
                          if any(_cuda_matches(c.build.cuda, intent.cuda) for c in self.build_candidates[f])]
             if not with_cuda:
-                known = sorted({b.cuda for b in self.recipes.builds if b.cuda}, key=vkey)
+                known = sorted({b.cuda for b in self.recipes.builds if b.cuda}, key=version_key)
                 raise UsageError(f"--cuda {intent.cuda}: no build of {', '.join(self.frameworks) or 'any framework'} "
                                  f"uses CUDA {intent.cuda} (known: {', '.join(known)})")
             for f in with_cuda:
@@ -903,7 +884,7 @@ class StackProvider:
                 f"{cname} stays at {have}", f"--keep {name}", prefer=(have,), intent=True))
             if cname.startswith("nvidia-cudnn-cu"):
                 # a kept cuDNN wheel also keeps its copy: only that copy can be the one mapped
-                major = vkey(have)[0]
+                major = version_key(have)[0]
                 roots.append(Requirement(
                     f"cudnn:{major}", lambda c, cname=cname: c.source != "pip" or c.package == cname,
                     f"{cname} stays at {have}", f"--keep {name}", intent=True))
@@ -932,7 +913,7 @@ def _version_matches(version: str, want: str) -> bool:
 def _cuda_matches(cuda: Optional[str], want: str) -> bool:
     if not cuda:
         return False
-    return cuda == want or cuda.startswith(want + ".") or _mm(cuda) == _mm(want) and len(vkey(want)) >= 2
+    return cuda == want or cuda.startswith(want + ".") or _mm(cuda) == _mm(want) and len(version_key(want)) >= 2
 
 
 def _split_req(req: str) -> Tuple[str, Optional[str]]:
@@ -940,7 +921,7 @@ def _split_req(req: str) -> Tuple[str, Optional[str]]:
     m = re.match(r"\s*([A-Za-z0-9_.\-]+)(\[[^\]]*\])?\s*(?:===?\s*([^\s;,]+))?", req)
     if not m:
         return req.strip(), None
-    name = re.sub(r"[-_.]+", "-", m.group(1)).lower()
+    name = canonical_name(m.group(1))
     return name, m.group(3)
 
 
@@ -984,8 +965,8 @@ def _to_stack(env: Environment, intent: Intent, recipes: Recipes, provider: Stac
         elif have == version:
             action = "install"   # same version again: a reinstall of files that are missing
         else:
-            action = "upgrade" if vkey(version) > vkey(have) or (
-                vkey(version) == vkey(have) and version != have) else "downgrade"
+            action = "upgrade" if version_key(version) > version_key(have) or (
+                version_key(version) == version_key(have) and version != have) else "downgrade"
         pins.append(Pin(name=name, version=version, index_url=index_url, action=action,  # type: ignore[arg-type]
                         installed=have, why=why, size_bytes=size))
         pinned_names[name] = version
@@ -1051,7 +1032,7 @@ def _to_stack(env: Environment, intent: Intent, recipes: Recipes, provider: Stac
                         why + (" (its files are missing: reinstall)" if force else ""), size=cc.size_bytes, force=force)
             chosen = [m[f"fw:{f}"].build for f in provider.frameworks]
             pinned_pkgs = {_cudnn_pin(b)[1] for b in chosen if _cudnn_pin(b)[0] == cc.package}
-            if any(vkey(cc.package_version) > vkey(v) for v in pinned_pkgs if v):
+            if any(version_key(cc.package_version) > version_key(v) for v in pinned_pkgs if v):
                 notes.append(f"{cc.package} {cc.package_version} is above a framework's == pin: pip reports the "
                              "pin as broken, but a newer cuDNN minor is safe at run time")
         elif cc.source == "apt" and cc.package and cc.package_version:
@@ -1059,7 +1040,7 @@ def _to_stack(env: Environment, intent: Intent, recipes: Recipes, provider: Stac
                 apt[cc.package] = cc.package_version
                 have_apt = _apt_installed(env).get(cc.package)
                 action = "install" if have_apt is None else "install" if have_apt == cc.package_version else \
-                    "upgrade" if vkey(cc.package_version) > vkey(have_apt) else "downgrade"
+                    "upgrade" if version_key(cc.package_version) > version_key(have_apt) else "downgrade"
                 pins.append(Pin(cc.package, cc.package_version, index_url=None, action=action,  # type: ignore[arg-type]
                                 installed=have_apt, why=why, size_bytes=cc.size_bytes, manager="apt"))
         elif cc.source == "conda" and cc.package and cc.package_version:
@@ -1086,7 +1067,7 @@ def _to_stack(env: Environment, intent: Intent, recipes: Recipes, provider: Stac
     return Stack(
         choices=tuple(choices),
         pins=tuple(pins),
-        cudnn=(".".join(str(x) for x in vkey(cudnn_main.version)[:3]) if cudnn_main else None),
+        cudnn=(".".join(str(x) for x in version_key(cudnn_main.version)[:3]) if cudnn_main else None),
         cudnn_from=(cudnn_main.source if cudnn_main else None),
         env_fixes=tuple(env_fixes),
         apt=apt,
@@ -1428,5 +1409,5 @@ def _pin_words(p: Pin) -> str:
 
 __all__ = [
     "BaseReporter", "BuildCandidate", "Conflict", "CudnnCandidate", "Fact", "NoSolution", "Requirement",
-    "Result", "Solver", "StackProvider", "resolve", "vkey",
+    "Result", "Solver", "StackProvider", "resolve",
 ]

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from ._versions import version_key
 from .errors import UsageError
 from .model import CheckResult, Environment, Finding
 
@@ -169,17 +170,6 @@ def parse_records(stdout: str) -> List[Dict[str, Any]]:
 # ---------------------------------------------------------------------------------------
 
 
-def _vtuple(v: Optional[str]) -> Tuple[int, ...]:
-    if not v:
-        return ()
-    out = []
-    for part in str(v).split("."):
-        if not part.isdigit():
-            break
-        out.append(int(part))
-    return tuple(out)
-
-
 def check_loaded(framework: str, loaded: Mapping[str, Any], built: Optional[str]) -> List[Finding]:
     """Findings from the child's loaded-library record (mapped cuDNN files, their versions,
     what the copy lacks) compared with the version the framework was built with."""
@@ -190,7 +180,7 @@ def check_loaded(framework: str, loaded: Mapping[str, Any], built: Optional[str]
         return findings
     listing = tuple(f"{f['path']} ({f.get('version') or 'version unknown'})" for f in files)
     dirs = sorted({f["dir"] for f in files})
-    versions = sorted({f["version"] for f in files if f.get("version")}, key=_vtuple)
+    versions = sorted({f["version"] for f in files if f.get("version")}, key=version_key)
     main = next((f for f in files if f.get("lib") == "libcudnn"), None)
     if len(dirs) > 1 or len(versions) > 1:
         odd = [f for f in files if main and (f["dir"] != main["dir"] or (f.get("version") and f.get("version") != main.get("version")))]
@@ -205,7 +195,7 @@ def check_loaded(framework: str, loaded: Mapping[str, Any], built: Optional[str]
         ))
     loaded_version = (main or {}).get("version")
     if main and loaded_version and built:
-        lv, bv = _vtuple(loaded_version), _vtuple(built)
+        lv, bv = version_key(loaded_version), version_key(built)
         if lv and bv and lv[0] != bv[0]:
             findings.append(Finding(
                 id="cudnn-major-mismatch", severity="error", frameworks=fw,

@@ -220,7 +220,7 @@ def snapshot_image(name: str) -> Image:
 def _driver_cuda(recipes: m.Recipes, driver: Optional[str]) -> Optional[str]:
     if not driver:
         return None
-    from fixer.resolve import vkey
+    from fixer._versions import version_key as vkey
 
     best = None
     for f in recipes.driver_floors:
@@ -365,7 +365,7 @@ def build_environment(image: Image, gpu: m.Gpu, recipes: m.Recipes, *, driver: O
             "tensorflow/python/platform/build_info.py; recipes"))
         if cudnn:
             major = int(cudnn.split(".")[0])
-            from fixer.resolve import vkey
+            from fixer._versions import version_key as vkey
 
             first = [("DT_RUNPATH", pip_cudnn.get(major))] if vkey(pub) >= (2, 14) else []
             resolve_load("tensorflow", major, first)

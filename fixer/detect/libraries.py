@@ -18,6 +18,7 @@ import re
 from collections import Counter, OrderedDict
 from typing import Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
+from .._versions import canonical_name
 from ..model import LibFile, LibraryCopy, ProbeNote, PythonEnv
 from .fs import MachineFS
 
@@ -27,10 +28,6 @@ CUDNN8_SUBLIBS = ("ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer
 DEFAULT_DIRS = ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib")
 DPKG_PACKAGES = re.compile(r"^(libcudnn|cudnn|cuda-cudart|libcublas|cuda-nvrtc|libnvrtc|libcudart)[^:]*(:[a-z0-9]+)?\.list$")
 PIP_CUDA_DIST = re.compile(r"^nvidia-(cudnn|cuda-runtime|cublas|cuda-nvrtc|cu\d+)")
-
-
-def canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def expected_sonames(major: int) -> Tuple[str, ...]:
@@ -68,7 +65,7 @@ def read_pip_owners(python: Optional[PythonEnv], fs: MachineFS, notes: List[Prob
         if not PIP_CUDA_DIST.match(d.name):
             continue
         names = fs.listdir(d.location) or []
-        info = next((n for n in names if n.endswith(".dist-info") and canonical(n[:-10].split("-")[0]) == d.name), None)
+        info = next((n for n in names if n.endswith(".dist-info") and canonical_name(n[:-10].split("-")[0]) == d.name), None)
         if info is None:
             continue
         text = fs.read_text(os.path.join(d.location, info, "RECORD"))

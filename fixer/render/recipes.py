@@ -6,15 +6,10 @@ from typing import Any, Dict, List, Sequence, Tuple
 from rich.markup import escape
 from rich.table import Table
 
+from .._versions import version_key
 from ..errors import RecipeError
 from ..model import Build, Recipes, to_dict
 from . import out, print_json
-
-
-def _vt(v: str) -> Tuple[int, ...]:
-    import re
-
-    return tuple(int(p) for p in re.findall(r"\d+", v))
 
 
 def _framework_rows(recipes: Recipes) -> Dict[str, Dict[str, Any]]:
@@ -27,7 +22,7 @@ def _framework_rows(recipes: Recipes) -> Dict[str, Dict[str, Any]]:
     out_rows: Dict[str, Dict[str, Any]] = {}
     for name in sorted(rows):
         r = rows[name]
-        versions = sorted(r["versions"], key=_vt)
+        versions = sorted(r["versions"], key=version_key)
         out_rows[name] = {
             "versions": len(versions),
             "oldest": versions[0],

@@ -1,0 +1,37 @@
+"""Version strings and distribution names, the one place that normalises them.
+
+No packaging import: these run on the fast path of doctor and plan (packaging's parsers cost
+40-65 ms to import on the GPU machine). Comparisons that need real PEP 440 semantics
+(specifiers, markers) use packaging where they happen.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from typing import Optional, Tuple
+
+
+@functools.lru_cache(maxsize=4096)
+def version_key(v: Optional[str]) -> Tuple[int, ...]:
+    """Numeric key of a version string: "9.19.0.56" -> (9, 19, 0, 56). A local label is dropped
+    ("2.11.0+cu130" -> (2, 11, 0)) and the key stops at the first part that does not start
+    with a digit ("2.15.0rc1" -> (2, 15, 0))."""
+    if not v:
+        return ()
+    out = []
+    for part in re.split(r"[.\-]", v.split("+")[0]):
+        m = re.match(r"\d+", part)
+        if not m:
+            break
+        out.append(int(m.group(0)))
+    return tuple(out)
+
+
+def public(v: str) -> str:
+    """The version without its local label: "2.11.0+cu130" -> "2.11.0"."""
+    return v.split("+")[0]
+
+
+def canonical_name(name: str) -> str:
+    """A distribution name as PEP 503 normalises it: "nvidia_cudnn_cu13" -> "nvidia-cudnn-cu13"."""
+    return re.sub(r"[-_.]+", "-", name).lower()
