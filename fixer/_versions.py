@@ -35,3 +35,8 @@ def public(v: str) -> str:
 def canonical_name(name: str) -> str:
     """A distribution name as PEP 503 normalises it: "nvidia_cudnn_cu13" -> "nvidia-cudnn-cu13"."""
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def major_minor(v: Optional[str]) -> Tuple[int, ...]:
+    """(major, minor) of a version: "12.6.3" -> (12, 6); "13" -> (13,)."""
+    return version_key(v)[:2]

@@ -27,7 +27,7 @@ from .model import (
     LoadResolution,
     Recipes,
 )
-from ._versions import version_key
+from ._versions import major_minor, version_key
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 GPU_PACKAGES = ("nvidia-", "torch", "jax", "tensorflow", "cupy", "onnxruntime-gpu", "ctranslate2", "paddlepaddle-gpu", "tf-keras")
@@ -48,10 +48,6 @@ def is_healthy(findings: Sequence[Finding]) -> bool:
 
 def _name(fw: str) -> str:
     return FRAMEWORK_WORDS.get(fw, fw)
-
-
-def _mm(v: Optional[str]) -> Tuple[int, ...]:
-    return version_key(v)[:2] if v else ()
 
 
 class _Diagnosis:
@@ -319,7 +315,7 @@ class _Diagnosis:
                              f"{name} {fw.version} was built with cuDNN {built} but loads cuDNN {res.version}",
                              [f"loads {where}", f"built with cuDNN {built}" + (f" ({fw.cudnn_requirement})" if fw.cudnn_requirement else "")],
                              fix_pkg, [fw.framework])
-                elif _mm(res.version) < _mm(built):
+                elif major_minor(res.version) < major_minor(built):
                     self.add("cudnn-too-old", "error",
                              f"{name} {fw.version} needs cuDNN >= {_short(built)} but loads {res.version}",
                              [f"loads {where}", f"built with cuDNN {built}" + (f" ({fw.cudnn_requirement})" if fw.cudnn_requirement else ""),
@@ -413,7 +409,7 @@ class _Diagnosis:
             bad = []
             for r in group:
                 for consumer, built in builds.items():
-                    if built and "." in built and r.version and (version_key(r.version)[0] != version_key(built)[0] or _mm(r.version) < _mm(built)):
+                    if built and "." in built and r.version and (version_key(r.version)[0] != version_key(built)[0] or major_minor(r.version) < major_minor(built)):
                         bad.append(f"if {_name(r.consumer)} loads first, {_name(consumer)} gets cuDNN {r.version} < {built}")
             ev = [f"{_name(r.consumer)} loads {r.path} (cuDNN {r.version or '?'}, via {r.via})" for r in group]
             self.add("cudnn-conflict", "warning" if bad else "info",
@@ -476,7 +472,7 @@ def _short(v: str) -> str:
 def _ok(version: Optional[str], built: Optional[str]) -> bool:
     if not version or not built or "." not in built:
         return True
-    return version_key(version)[0] == version_key(built)[0] and _mm(version) >= _mm(built)
+    return version_key(version)[0] == version_key(built)[0] and major_minor(version) >= major_minor(built)
 
 
 def _runs_on(cc: str, sass: Sequence[str], ptx: Optional[str]) -> bool:

@@ -65,6 +65,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
 from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from ._versions import major_minor
 from ._toml_write import quote, value
 from . import installers
 from ._compat import tomllib
@@ -216,12 +217,6 @@ def local_hashes(directories: Iterable[str], name: str, version: str) -> Tuple[s
 # ---------------------------------------------------------------------------------------
 # make
 # ---------------------------------------------------------------------------------------
-
-
-def _mm(v: Optional[str]) -> Tuple[int, ...]:
-    if not v:
-        return ()
-    return tuple(int(x) for x in re.findall(r"\d+", v)[:2])
 
 
 RequiresOf = Callable[[Optional[str], str, str], Optional[Tuple[str, ...]]]   # (index, name, version) -> Requires-Dist
@@ -396,9 +391,9 @@ def make_lock(env: Environment, stack: Stack, *, options: PlanOptions = PlanOpti
     )
     requires = LockRequires(
         python=".".join(py.version.split(".")[:2]) if py else None,
-        cuda=max(cudas, key=_mm) if cudas else None,
-        compute_capabilities=tuple(sorted(ccs or (), key=_mm)),
-        ptx=min(ptxs, key=_mm) if ptxs else None,
+        cuda=max(cudas, key=major_minor) if cudas else None,
+        compute_capabilities=tuple(sorted(ccs or (), key=major_minor)),
+        ptx=min(ptxs, key=major_minor) if ptxs else None,
         arch=env.runtime.arch,
     )
     created = (now or datetime.datetime.now(datetime.timezone.utc)).isoformat(timespec="seconds")
@@ -556,7 +551,7 @@ def incompatibilities(lock: Lock, env: Environment) -> List[Tuple[str, str]]:
                                        "this machine shows none"))
         elif not env.driver.cuda_version:
             out.append(("driver-missing", f"the lock needs a driver for CUDA {req.cuda}; no working driver found"))
-        elif _mm(env.driver.cuda_version) < _mm(req.cuda):
+        elif major_minor(env.driver.cuda_version) < major_minor(req.cuda):
             out.append(("driver-too-old", f"the lock needs CUDA {req.cuda}; driver {env.driver.version} supports "
                                           f"CUDA {env.driver.cuda_version} (the lock was made for driver "
                                           f"{lock.machine.driver or '?'})"))
@@ -567,9 +562,9 @@ def incompatibilities(lock: Lock, env: Environment) -> List[Tuple[str, str]]:
                 continue
             if cc in req.compute_capabilities:
                 continue
-            if req.ptx and _mm(cc) >= _mm(req.ptx):
+            if req.ptx and major_minor(cc) >= major_minor(req.ptx):
                 continue
-            if any(_mm(c)[:1] == _mm(cc)[:1] and _mm(c) <= _mm(cc) for c in req.compute_capabilities):
+            if any(major_minor(c)[:1] == major_minor(cc)[:1] and major_minor(c) <= major_minor(cc) for c in req.compute_capabilities):
                 continue    # SASS of an older minor of the same major runs (6.0 on 6.1)
             out.append(("gpu-arch-unsupported",
                         f"{g.name} (compute capability {cc}) is not among the locked builds' targets "

@@ -38,7 +38,7 @@ import re
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from .errors import Unsatisfiable, UsageError
-from ._versions import canonical_name, public, version_key
+from ._versions import canonical_name, major_minor, public, version_key
 from .model import (
     Build,
     Choice,
@@ -205,10 +205,6 @@ class Solver:
 # ---------------------------------------------------------------------------------------
 # Part 2: the domain
 # ---------------------------------------------------------------------------------------
-
-
-def _mm(v: Optional[str]) -> Tuple[int, ...]:
-    return version_key(v)[:2]
 
 
 def cuda_major(cuda: Optional[str]) -> Optional[int]:
@@ -417,7 +413,7 @@ class StackProvider:
             recipe = same_variant[0]
         if recipe is None and not variant:
             for b in same:
-                if fb.cuda and b.cuda and _mm(b.cuda) == _mm(fb.cuda) and b.index_url is None:
+                if fb.cuda and b.cuda and major_minor(b.cuda) == major_minor(fb.cuda) and b.index_url is None:
                     recipe = b
                     break
         cuda_build = fb.is_cuda_build if fb.is_cuda_build is not None else (fb.cuda is not None)
@@ -466,7 +462,7 @@ class StackProvider:
         for name in self._companion_names(build.framework):
             if name in self._installed_dists:
                 n += 1   # an installed torchvision must change with torch, listed or not
-        if installed is None or _mm(installed.build.cuda) != _mm(build.cuda):
+        if installed is None or major_minor(installed.build.cuda) != major_minor(build.cuda):
             n += 1
         return max(n, 1)
 
@@ -787,7 +783,7 @@ class StackProvider:
             pin_dist, pin_ver = _cudnn_pin(b)
 
             def ok(x: CudnnCandidate, major: int = major, minor: int = minor, cm: Optional[int] = cm) -> bool:
-                return (x.major == major and _mm(x.version) >= (major, minor)
+                return (x.major == major and major_minor(x.version) >= (major, minor)
                         and (x.cuda_major is None or cm is None or x.cuda_major == cm))
 
             built = ".".join(str(p) for p in version_key(b.cudnn)[:3])
@@ -913,7 +909,7 @@ def _version_matches(version: str, want: str) -> bool:
 def _cuda_matches(cuda: Optional[str], want: str) -> bool:
     if not cuda:
         return False
-    return cuda == want or cuda.startswith(want + ".") or _mm(cuda) == _mm(want) and len(version_key(want)) >= 2
+    return cuda == want or cuda.startswith(want + ".") or major_minor(cuda) == major_minor(want) and len(version_key(want)) >= 2
 
 
 def _split_req(req: str) -> Tuple[str, Optional[str]]:
