@@ -38,3 +38,24 @@ def cache_dir() -> Path:
     $XDG_CACHE_HOME/colab-cudnn-fix or ~/.cache/colab-cudnn-fix."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "colab-cudnn-fix"
+
+
+def write_cache(path: Path, data: bytes) -> None:
+    """Best-effort atomic write of a cache file (temporary file in the same directory, then
+    os.replace). A read-only home or a full disk just means no cache: never an error.
+    (The journal, which must be durable, uses fixer.apply.journal.atomic_write instead.)"""
+    import tempfile
+
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=".tmp-")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass

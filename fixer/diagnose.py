@@ -494,7 +494,7 @@ def pip_conflict_records(distributions: Sequence[Distribution], markers: Dict[st
     import hashlib
     import json
 
-    from ._paths import cache_dir
+    from ._paths import cache_dir, write_cache
 
     gpu = sorted((d.name, d.version, tuple(d.requires)) for d in distributions if d.name.startswith(GPU_PACKAGES))
     key = hashlib.sha256(json.dumps([gpu, sorted(markers.items())]).encode()).hexdigest()[:24]
@@ -504,16 +504,7 @@ def pip_conflict_records(distributions: Sequence[Distribution], markers: Dict[st
     except (OSError, ValueError):
         pass
     records = _pip_conflict_records(distributions, markers)
-    try:
-        import tempfile
-
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=str(path.parent), suffix=".tmp")
-        with os.fdopen(fd, "w") as fh:
-            json.dump(records, fh)
-        os.replace(tmp, path)
-    except OSError:
-        pass   # a read-only home: no cache, same answer
+    write_cache(path, json.dumps(records).encode())   # best effort: a read-only home means no cache
     return records
 
 

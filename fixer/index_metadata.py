@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import time
 from email.parser import HeaderParser
 from pathlib import Path
@@ -31,7 +29,7 @@ DEFAULT_TIMEOUT: Tuple[float, float] = (3.05, 10.0)
 RETRIES = 2
 PAGE_MAX_AGE_S = 24 * 3600
 
-from ._paths import cache_dir
+from ._paths import cache_dir, write_cache
 from ._versions import canonical_name
 
 __all__ = ["fetch_requires", "fetch_metadata", "project_files", "default_cache_dir", "select_file"]
@@ -66,17 +64,6 @@ def _cache_read(path: Path, max_age: Optional[float]) -> Optional[bytes]:
         return None
 
 
-def _cache_write(path: Path, body: bytes) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=".tmp-")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(body)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only home is no reason to fail
-
-
 def _get(session: Any, url: str, accept: str, timeout: Timeout, cache_dir: Optional[Path],
          max_age: Optional[float]) -> bytes:
     import requests
@@ -104,7 +91,7 @@ def _get(session: Any, url: str, accept: str, timeout: Timeout, cache_dir: Optio
             raise _Offline(f"HTTP {resp.status_code} from {url}")
         body = resp.content
         if path is not None:
-            _cache_write(path, body)
+            write_cache(path, body)
         return body
     raise _Offline(last or f"no answer from {url}")
 

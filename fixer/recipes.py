@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from ._compat import tomllib
-from ._paths import cache_dir, recipes_dir
+from ._paths import cache_dir, recipes_dir, write_cache
 from ._versions import canonical_name, version_key
 from .errors import RecipeError
 from .model import (
@@ -687,17 +687,8 @@ def _disk_cache_read(key: Tuple[Any, ...]) -> Optional[Recipes]:
 
 def _disk_cache_write(key: Tuple[Any, ...], recipes: Recipes) -> None:
     import pickle
-    import tempfile
 
-    path = _disk_cache_path(key)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=str(path.parent), suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(recipes, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only home is fine: the cache is an optimisation only
+    write_cache(_disk_cache_path(key), pickle.dumps(recipes, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def _load_all(extra_dirs: Sequence[str]) -> Tuple[Recipes, Tuple[RecipeError, ...]]:
