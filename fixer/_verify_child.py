@@ -31,6 +31,8 @@ import traceback
 
 MARK = "@@fixer-verify@@ "
 _OUT_FD = 1
+_T0 = time.perf_counter()   # every record carries "t": seconds since this module started
+_WALL0 = time.time()        # the same moment on the wall clock, for the parent's startup time
 
 #: (name, x shape NCHW, w shape OIHW, stride, padding). The first is the small shape that
 #: silently returned wrong numbers on the GPU machine with engines_precompiled missing.
@@ -54,7 +56,7 @@ _CUDNN_FILE = re.compile(r"^(libcudnn[a-z_]*)\.so(?:\.(\d+(?:\.\d+)*))?$")
 
 
 def emit(event: str, **fields) -> None:
-    rec = {"event": event}
+    rec = {"event": event, "t": round(time.perf_counter() - _T0, 4)}
     rec.update(fields)
     data = (MARK + json.dumps(rec, default=str) + "\n").encode()
     while data:
@@ -72,6 +74,77 @@ def _protect_stdout() -> None:
 def _error(stage: str, exc: BaseException) -> None:
     emit("error", stage=stage, type=type(exc).__name__, message=str(exc)[-4000:],
          traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-6000:])
+
+
+#: A conv step on a cuDNN copy known to be incomplete that gives no result for this long is
+#: reported as stalled (JAX hung until the parent's 120 s timeout on the GPU machine with
+#: libcudnn_engines_precompiled missing). A healthy first step took at most 2.3 s there warm,
+#: 5.4 s from a cold file cache. FIXER_VERIFY_STALL_SECONDS overrides it.
+STALL_SECONDS = 20.0
+STALL_EXIT = 70
+
+
+class Watchdog:
+    """Ends the child with a classified record when one step stalls. Armed only where a
+    stall is expected (a cuDNN copy lacking sub-libraries): a healthy stack is never cut
+    short, and a hang elsewhere still meets the parent's timeout."""
+
+    def __init__(self, seconds: float, why: str) -> None:
+        self.seconds, self.why = seconds, why
+        self._timer = None
+
+    def arm(self, stage: str) -> None:
+        import threading
+
+        self.disarm()
+        self._timer = threading.Timer(self.seconds, self._fire, args=(stage,))
+        self._timer.daemon = True
+        self._timer.start()
+
+    def disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _fire(self, stage: str) -> None:
+        emit("error", stage=stage, type="Stalled",
+             message="no result after %g s (%s): stopped without waiting for the timeout" % (self.seconds, self.why))
+        emit("loaded", stage="stalled", **loaded_cudnn())
+        _fast_exit(STALL_EXIT)
+
+
+def watchdog_for(loaded: dict):
+    """A Watchdog when the loaded cuDNN copy lacks sub-libraries, else None."""
+    if not loaded.get("missing"):
+        return None
+    try:
+        seconds = float(os.environ.get("FIXER_VERIFY_STALL_SECONDS", STALL_SECONDS))
+    except ValueError:
+        seconds = STALL_SECONDS
+    return Watchdog(seconds, "the cuDNN copy lacks " + ", ".join(loaded["missing"]))
+
+
+def _fast_exit(code: int) -> None:
+    """Flush everything and leave without the frameworks' teardown: destroying a CUDA context,
+    cuDNN handles and XLA's threads cost about a second per check on the GPU machine, after
+    every result was already written."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001
+            pass
+    try:
+        ctypes.CDLL(None).fflush(None)   # C stdio buffers (a framework's printf to the old fd 1)
+    except Exception:  # noqa: BLE001
+        pass
+    # Close every descriptor on the parent's pipes: it reads to end of file, and need not
+    # wait for the teardown of the process (a CUDA context takes 0.2 s to release).
+    for fd in {_OUT_FD, 1, 2}:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    os._exit(code)
 
 
 # ---------------------------------------------------------------------------------------
@@ -205,12 +278,46 @@ def np_conv_reference(x, w, g, stride, pad):
 
 
 def _dtypes_for(cc) -> list:
+    """float32 everywhere; float16 from Volta (7.0, tensor cores); bfloat16 from Ampere (8.0)."""
     out = ["float32"]
     if cc is not None and cc >= (7, 0):
         out.append("float16")
     if cc is not None and cc >= (8, 0):
         out.append("bfloat16")
     return out
+
+
+#: The shapes the reduced precisions run (float32 runs every shape): a channel count that
+#: takes the tensor-core engines, and a 3-channel input layer. The small 3-channel shape is
+#: float32 only: in half precision it cost 160-260 ms of algorithm search per dtype in torch
+#: on the H200 while adding no engine family the stem lacks (scripts/device/torch_cases.py).
+HALF_SHAPES = ("2x16x32x32-pad1", "stem-3x224x224-s2")
+
+
+def plan_cases(framework: str, cc) -> list:
+    """[(dtype, layout, case)] the child runs: float32 NCHW on every shape, then each reduced
+    precision the GPU supports in NHWC (channels-last, where mixed precision runs in practice).
+
+    JAX compiles everything as one XLA program and autotunes every conv in it: each reduced
+    precision added 0.7-1.0 s there (scripts/device/jax_cases.py, jax_variants.sh), so JAX
+    runs the one its users train in, on the 16-channel shape: bfloat16 where the GPU has it,
+    float16 on Volta/Turing (Colab's T4). torch and TensorFlow users run both under autocast /
+    mixed_float16, and their per-conv search is cheaper: they run both, on HALF_SHAPES."""
+    out = [("float32", "NCHW", c) for c in CASES]
+    halves = _dtypes_for(cc)[1:]
+    if framework == "jax":
+        out += [(d, "NHWC", c) for d in halves[-1:] for c in CASES if c[0] == HALF_SHAPES[0]]
+    else:
+        out += [(d, "NHWC", c) for d in halves for c in CASES if c[0] in HALF_SHAPES]
+    return out
+
+
+def _background():
+    """One worker thread for the CPU references, so they overlap the GPU work (torch's CPU
+    convs and NumPy's einsum release the GIL)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="fixer-reference")
 
 
 def _parse_cc(text):
@@ -254,11 +361,21 @@ class _Timing:
     """Times one case: the first call (the algorithm search / autotune), reported once per
     framework together with the cuDNN files mapped by then, then the steady state."""
 
-    def __init__(self) -> None:
+    def __init__(self, watchdog=None) -> None:
         self.first = True
+        self.watchdog = watchdog
 
     def run(self, call, name, dtype_name):
         """(first ms, steady ms, the result of one more call)."""
+        if self.watchdog:
+            self.watchdog.arm("conv %s %s" % (name, dtype_name))
+        try:
+            return self._run(call, name, dtype_name)
+        finally:
+            if self.watchdog:
+                self.watchdog.disarm()
+
+    def _run(self, call, name, dtype_name):
         t = time.perf_counter()
         call()
         first_ms = (time.perf_counter() - t) * 1000
@@ -309,9 +426,11 @@ def run_torch(device: str, cc_override) -> None:
              cudnn_enabled=bool(torch.backends.cudnn.enabled), tf32_conv=bool(torch.backends.cudnn.allow_tf32))
         torch.backends.cudnn.enabled = True
         torch.backends.cudnn.benchmark = True   # autotune: the algorithm search runs on the first call
-        emit("loaded", stage="after import", **loaded_cudnn())   # kept even if the first conv crashes
+        loaded = loaded_cudnn()
+        emit("loaded", stage="after import", **loaded)   # kept even if the first conv crashes
+        watchdog = watchdog_for(loaded)
     else:
-        cc = cc_override
+        cc, watchdog = cc_override, None
         emit("device", name="cpu (test mode)", cc=None, cudnn_enabled=False, tf32_conv=False)
     import torch.nn.functional as F
 
@@ -321,43 +440,55 @@ def run_torch(device: str, cc_override) -> None:
         if device != "cpu":
             torch.cuda.synchronize()
 
-    timing = _Timing()
+    timing = _Timing(watchdog)
     gen = torch.Generator().manual_seed(0)
-    for dtype_name in _dtypes_for(cc):
+    plan = plan_cases("torch", cc)
+    inputs = []
+    for dtype_name, layout, (name, xs, ws, stride, pad) in plan:
         dtype = getattr(torch, dtype_name)
-        layout = "NCHW" if dtype_name == "float32" else "NHWC"
-        for name, xs, ws, stride, pad in CASES:
-            stage = "conv %s %s %s" % (name, dtype_name, layout)
-            try:
-                x = torch.randn(xs, generator=gen).to(dtype)
-                w = (torch.randn(ws, generator=gen) / (ws[1] * ws[2] * ws[3]) ** 0.5).to(dtype)
-                ys = (xs[0], ws[0], (xs[2] + 2 * pad - ws[2]) // stride + 1, (xs[3] + 2 * pad - ws[3]) // stride + 1)
-                g = torch.randn(ys, generator=gen)
-                # CPU reference in float64 from the same (rounded) inputs.
-                xr = x.double().requires_grad_()
-                wr = w.double().requires_grad_()
-                yr = F.conv2d(xr, wr, stride=stride, padding=pad)
-                (yr * g.double()).sum().backward()
-                fmt = torch.channels_last if layout == "NHWC" else torch.contiguous_format
-                xg = x.to(dev).contiguous(memory_format=fmt).requires_grad_()
-                wg = w.to(dev).contiguous(memory_format=fmt).requires_grad_()
-                gg = g.to(dev)
+        x = torch.randn(xs, generator=gen).to(dtype)
+        w = (torch.randn(ws, generator=gen) / (ws[1] * ws[2] * ws[3]) ** 0.5).to(dtype)
+        ys = (xs[0], ws[0], (xs[2] + 2 * pad - ws[2]) // stride + 1, (xs[3] + 2 * pad - ws[3]) // stride + 1)
+        inputs.append((x, w, torch.randn(ys, generator=gen)))
 
-                def step():
-                    xg.grad = None
-                    wg.grad = None
-                    y = F.conv2d(xg, wg, stride=stride, padding=pad)
-                    (y.float() * gg).sum().backward()
-                    sync()
-                    return y
+    def reference(x, w, g, stride, pad):
+        """Float64 CPU forward and gradients from the same (rounded) inputs, and its ms."""
+        t = time.perf_counter()
+        xr = x.detach().double().requires_grad_()   # own copies: this runs on another thread
+        wr = w.detach().double().requires_grad_()
+        yr = F.conv2d(xr, wr, stride=stride, padding=pad)
+        (yr * g.detach().double()).sum().backward()
+        return (yr.detach(), xr.grad, wr.grad), (time.perf_counter() - t) * 1000
 
-                first_ms, steady_ms, y = timing.run(step, name, dtype_name)
-                errs = {"y": _rel_err_torch(y, yr), "dx": _rel_err_torch(xg.grad, xr.grad),
-                        "dw": _rel_err_torch(wg.grad, wr.grad)}
-                emit("case", **_case_record(name, dtype_name, layout, errs, TOLERANCE[dtype_name],
-                                            first_ms, steady_ms, xs, ws, stride, pad))
-            except Exception as exc:  # noqa: BLE001 - every failure is a result
-                _error(stage, exc)
+    pool = _background()
+    refs = [pool.submit(reference, x, w, g, c[3], c[4]) for (x, w, g), (_, _, c) in zip(inputs, plan)]
+    for (dtype_name, layout, (name, xs, ws, stride, pad)), (x, w, g), ref in zip(plan, inputs, refs):
+        stage = "conv %s %s %s" % (name, dtype_name, layout)
+        try:
+            fmt = torch.channels_last if layout == "NHWC" else torch.contiguous_format
+            # copy=True: with --device cpu .to() would hand back the very tensor the
+            # reference thread is reading, and requires_grad_() would change it under it.
+            xg = x.to(dev, copy=True).contiguous(memory_format=fmt).requires_grad_()
+            wg = w.to(dev, copy=True).contiguous(memory_format=fmt).requires_grad_()
+            gg = g.to(dev, copy=True)
+
+            def step():
+                xg.grad = None
+                wg.grad = None
+                y = F.conv2d(xg, wg, stride=stride, padding=pad)
+                (y.float() * gg).sum().backward()
+                sync()
+                return y
+
+            first_ms, steady_ms, y = timing.run(step, name, dtype_name)
+            (yr, dxr, dwr), ref_ms = ref.result()
+            errs = {"y": _rel_err_torch(y, yr), "dx": _rel_err_torch(xg.grad, dxr),
+                    "dw": _rel_err_torch(wg.grad, dwr)}
+            emit("case", **_case_record(name, dtype_name, layout, errs, TOLERANCE[dtype_name],
+                                        first_ms, steady_ms, xs, ws, stride, pad), ref_ms=round(ref_ms, 3))
+        except Exception as exc:  # noqa: BLE001 - every failure is a result
+            _error(stage, exc)
+    pool.shutdown(wait=False)
     # torch's own check of the runtime cuDNN: raises the "cuDNN version incompatibility" text.
     try:
         emit("runtime", cudnn_reported=torch.backends.cudnn.version(), available=torch.backends.cudnn.is_available())
@@ -416,12 +547,14 @@ def run_jax(device: str, cc_override) -> None:
             emit("loaded", stage="after failed GPU init", **loaded_cudnn())
             return
         gpu = gpus[0]
-        emit("loaded", stage="after GPU init", **loaded_cudnn())
+        loaded = loaded_cudnn()
+        emit("loaded", stage="after GPU init", **loaded)
+        watchdog = watchdog_for(loaded)
         cc = _parse_cc(getattr(gpu, "compute_capability", None))
         emit("device", name=getattr(gpu, "device_kind", str(gpu)), cc="%d.%d" % cc if cc else None,
              cudnn_enabled=True, tf32_conv=True)
     else:
-        gpu, cc = jax.devices("cpu")[0], cc_override
+        gpu, cc, watchdog = jax.devices("cpu")[0], cc_override, None
         emit("device", name="cpu (test mode)", cc=None, cudnn_enabled=False, tf32_conv=False)
     if versions is not None:
         try:
@@ -438,16 +571,11 @@ def run_jax(device: str, cc_override) -> None:
         return jax.lax.conv_general_dilated(x, w, (stride, stride), [(pad, pad), (pad, pad)], dimension_numbers=dn)
 
     rng = np.random.default_rng(0)
-    # Every (dtype, shape) case goes into ONE jitted program: XLA compiles and autotunes once.
-    # fp32 runs every shape (the small one went silently wrong on the GPU machine). fp16/bf16
-    # NHWC run the 16->32-channel shape: with 3 input channels cuDNN compiles engines at run
-    # time, 3.2-3.4 s per dtype on an H200, against 0.7-0.8 s (scripts/device/jax_cases.py).
-    selected = []
-    for dtype_name in _dtypes_for(cc):
-        layout = "NCHW" if dtype_name == "float32" else "NHWC"
-        for case in (CASES if dtype_name == "float32" else CASES[1:2]):
-            selected.append((dtype_name, layout, case))
+    # Every (dtype, shape) case goes into ONE jitted program: XLA compiles and autotunes once
+    # (see plan_cases for which cases, and why).
+    selected = plan_cases("jax", cc)
     stage = "conv (all cases in one XLA program)"
+    pool = _background()
     try:
         data, refs, params = [], [], []
         for dtype_name, layout, (name, xs, ws, stride, pad) in selected:
@@ -457,7 +585,7 @@ def run_jax(device: str, cc_override) -> None:
             x, w, g = _inputs(rng, xs, ws, stride, pad)
             x = x.astype(np_dtype).astype(np.float32)   # rounded as the GPU sees them
             w = w.astype(np_dtype).astype(np.float32)
-            refs.append(np_conv_reference(x, w, g, stride, pad))
+            refs.append(pool.submit(np_conv_reference, x, w, g, stride, pad))
             if layout == "NHWC":
                 x, w, g = x.transpose(0, 2, 3, 1), w.transpose(2, 3, 1, 0), g.transpose(0, 2, 3, 1)
             data.append([jax.device_put(np.ascontiguousarray(x).astype(np_dtype), gpu),
@@ -474,9 +602,13 @@ def run_jax(device: str, cc_override) -> None:
             return out
 
         fn = jax.jit(all_cases)
+        if watchdog:
+            watchdog.arm(stage)
         t = time.perf_counter()
         jax.block_until_ready(fn(data))
         first_ms = (time.perf_counter() - t) * 1000
+        if watchdog:
+            watchdog.disarm()
         emit("first", ms=first_ms, case="all cases", dtype="all", includes="XLA compile + autotune")
         emit("loaded", stage="after first conv", **loaded_cudnn())
         t = time.perf_counter()
@@ -484,7 +616,8 @@ def run_jax(device: str, cc_override) -> None:
             jax.block_until_ready(fn(data))
         steady_ms = (time.perf_counter() - t) * 1000 / STEADY_REPEATS
         outs = fn(data)
-        for (dtype_name, layout, (name, xs, ws, stride, pad)), (y, dx, dw), (ry, rdx, rdw) in zip(selected, outs, refs):
+        for (dtype_name, layout, (name, xs, ws, stride, pad)), (y, dx, dw), ref in zip(selected, outs, refs):
+            ry, rdx, rdw = ref.result()
             y, dx, dw = (np.asarray(a, dtype=np.float64) for a in (y, dx, dw))
             if layout == "NHWC":
                 y, dx, dw = y.transpose(0, 3, 1, 2), dx.transpose(0, 3, 1, 2), dw.transpose(3, 2, 0, 1)
@@ -493,6 +626,7 @@ def run_jax(device: str, cc_override) -> None:
                                         first_ms, steady_ms, xs, ws, stride, pad), timing="all cases together")
     except Exception as exc:  # noqa: BLE001
         _error(stage, exc)
+    pool.shutdown(wait=False)
 
 
 # ---------------------------------------------------------------------------------------
@@ -536,52 +670,55 @@ def run_tensorflow(device: str, cc_override) -> None:
         emit("device", name=details.get("device_name", "GPU:0"), cc="%d.%d" % cc if cc else None,
              cudnn_enabled=True, tf32_conv=bool(tf.config.experimental.tensor_float_32_execution_enabled()))
         where = "/GPU:0"
+        loaded = loaded_cudnn()
+        emit("loaded", stage="after GPU init", **loaded)
+        watchdog = watchdog_for(loaded)
     else:
-        cc = cc_override
+        cc, watchdog = cc_override, None
         emit("device", name="cpu (test mode)", cc=None, cudnn_enabled=False, tf32_conv=False)
         where = "/CPU:0"
 
     rng = np.random.default_rng(0)
-    timing = _Timing()
-    for dtype_name in _dtypes_for(cc):
+    timing = _Timing(watchdog)
+    for dtype_name, layout, (name, xs, ws, stride, pad) in plan_cases("tensorflow", cc):
         dtype = getattr(tf, dtype_name)
-        layout = "NCHW" if (dtype_name == "float32" and device != "cpu") else "NHWC"   # NCHW convs exist on GPU only
-        for name, xs, ws, stride, pad in CASES:
-            stage = "conv %s %s %s" % (name, dtype_name, layout)
-            try:
-                x, w, g = _inputs(rng, xs, ws, stride, pad)
-                x = tf.cast(tf.cast(x, dtype), tf.float32).numpy()   # rounded as the GPU sees them
-                w = tf.cast(tf.cast(w, dtype), tf.float32).numpy()
-                ry, rdx, rdw = np_conv_reference(x, w, g, stride, pad)
-                if layout == "NHWC":
-                    xa, ga = x.transpose(0, 2, 3, 1), g.transpose(0, 2, 3, 1)
-                    pads = [[0, 0], [pad, pad], [pad, pad], [0, 0]]
-                else:
-                    xa, ga = x, g
-                    pads = [[0, 0], [0, 0], [pad, pad], [pad, pad]]
-                wa = w.transpose(2, 3, 1, 0)   # TF filters are HWIO in both layouts
+        if device == "cpu":
+            layout = "NHWC"   # TensorFlow's NCHW convs exist on the GPU only
+        stage = "conv %s %s %s" % (name, dtype_name, layout)
+        try:
+            x, w, g = _inputs(rng, xs, ws, stride, pad)
+            x = tf.cast(tf.cast(x, dtype), tf.float32).numpy()   # rounded as the GPU sees them
+            w = tf.cast(tf.cast(w, dtype), tf.float32).numpy()
+            ry, rdx, rdw = np_conv_reference(x, w, g, stride, pad)
+            if layout == "NHWC":
+                xa, ga = x.transpose(0, 2, 3, 1), g.transpose(0, 2, 3, 1)
+                pads = [[0, 0], [pad, pad], [pad, pad], [0, 0]]
+            else:
+                xa, ga = x, g
+                pads = [[0, 0], [0, 0], [pad, pad], [pad, pad]]
+            wa = w.transpose(2, 3, 1, 0)   # TF filters are HWIO in both layouts
 
-                def run():
-                    xv = tf.constant(xa, dtype=dtype)
-                    wv = tf.constant(wa, dtype=dtype)
-                    with tf.GradientTape() as tape:
-                        tape.watch([xv, wv])
-                        y = tf.nn.conv2d(xv, wv, strides=stride, padding=pads, data_format=layout)
-                        loss = tf.reduce_sum(tf.cast(y, tf.float32) * ga)
-                    dx, dw = tape.gradient(loss, [xv, wv])
-                    return y.numpy(), dx.numpy(), dw.numpy()   # .numpy() waits for the GPU
+            def run():
+                xv = tf.constant(xa, dtype=dtype)
+                wv = tf.constant(wa, dtype=dtype)
+                with tf.GradientTape() as tape:
+                    tape.watch([xv, wv])
+                    y = tf.nn.conv2d(xv, wv, strides=stride, padding=pads, data_format=layout)
+                    loss = tf.reduce_sum(tf.cast(y, tf.float32) * ga)
+                dx, dw = tape.gradient(loss, [xv, wv])
+                return y.numpy(), dx.numpy(), dw.numpy()   # .numpy() waits for the GPU
 
-                with tf.device(where):
-                    first_ms, steady_ms, (y, dx, dw) = timing.run(run, name, dtype_name)
-                y, dx, dw = (np.asarray(a, dtype=np.float64) for a in (y, dx, dw))
-                if layout == "NHWC":
-                    y, dx = y.transpose(0, 3, 1, 2), dx.transpose(0, 3, 1, 2)
-                dw = dw.transpose(3, 2, 0, 1)
-                errs = {"y": _rel_err_np(y, ry), "dx": _rel_err_np(dx, rdx), "dw": _rel_err_np(dw, rdw)}
-                emit("case", **_case_record(name, dtype_name, layout, errs, TOLERANCE[dtype_name],
-                                            first_ms, steady_ms, xs, ws, stride, pad))
-            except Exception as exc:  # noqa: BLE001
-                _error(stage, exc)
+            with tf.device(where):
+                first_ms, steady_ms, (y, dx, dw) = timing.run(run, name, dtype_name)
+            y, dx, dw = (np.asarray(a, dtype=np.float64) for a in (y, dx, dw))
+            if layout == "NHWC":
+                y, dx = y.transpose(0, 3, 1, 2), dx.transpose(0, 3, 1, 2)
+            dw = dw.transpose(3, 2, 0, 1)
+            errs = {"y": _rel_err_np(y, ry), "dx": _rel_err_np(dx, rdx), "dw": _rel_err_np(dw, rdw)}
+            emit("case", **_case_record(name, dtype_name, layout, errs, TOLERANCE[dtype_name],
+                                        first_ms, steady_ms, xs, ws, stride, pad))
+        except Exception as exc:  # noqa: BLE001
+            _error(stage, exc)
 
 
 # ---------------------------------------------------------------------------------------
@@ -682,7 +819,7 @@ def main(argv) -> int:
         elif opt == "--built":
             built = val
     t0 = time.perf_counter()
-    emit("start", framework=framework, python=sys.executable, pid=os.getpid(),
+    emit("start", framework=framework, python=sys.executable, pid=os.getpid(), wall=_WALL0,
          cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"))
     try:
         if framework == "libs":
@@ -703,4 +840,4 @@ def main(argv) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    _fast_exit(main(sys.argv[1:]))

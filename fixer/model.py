@@ -539,6 +539,10 @@ class CheckResult:
     import_seconds: Optional[float] = None  # framework import alone (verify's own cost = seconds - this)
     signal: Optional[str] = None            # "SIGSEGV" when the child was killed by a signal
     errors: Tuple[str, ...] = ()            # error messages the child caught, "stage: Type: message"
+    # Where the child's wall time went, in seconds: startup (interpreter start, before the child
+    # script runs), import, gpu_init, first_conv (algorithm search / XLA compile), checks (every
+    # other case, references, library checks), exit (after the last record). Absent when unknown.
+    phases: Dict[str, float] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import os
+import selectors
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
@@ -116,7 +118,7 @@ def run_check(
     """Run the child for `framework` and classify what it did. `script` and `args` exist
     for tests (stand-in children) and for the libs mode of the real child."""
     argv = [python, str(script or CHILD), framework, *args]
-    started = time.perf_counter()
+    started, started_wall = time.perf_counter(), time.time()
     timed_out = False
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -124,20 +126,59 @@ def run_check(
     except OSError as exc:
         return CheckResult(framework=framework, status="failed", summary=f"could not start {python}: {exc}",
                            output=str(exc))
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
+    out, err, eof = _read_output(proc, started + timeout)
+    returncode: Optional[int] = None
+    if eof and any(r["event"] == "done" for r in parse_records(out.decode("utf-8", "replace"))):
+        # Every result is in; the child closed its pipes and is tearing down its CUDA context
+        # (0.2 s on the GPU machine). Do not wait for that: it exits with the code main()
+        # returned, 0, and a thread reaps it.
+        try:
+            returncode = proc.wait(timeout=0.05)
+        except subprocess.TimeoutExpired:
+            returncode = 0
+            threading.Thread(target=proc.wait, name=f"reap-verify-{proc.pid}", daemon=True).start()
+    elif eof:
+        try:
+            returncode = proc.wait(timeout=max(0.1, started + timeout - time.perf_counter()))
+        except subprocess.TimeoutExpired:
+            eof = False
+    if not eof:
         timed_out = True
         _kill_group(proc)
+        more_out, more_err, _ = _read_output(proc, time.perf_counter() + 10)   # a grandchild may hold the pipes
+        out, err = out + more_out, err + more_err
         try:
-            out, err = proc.communicate(timeout=10)
-        except subprocess.TimeoutExpired:   # a grandchild that escaped the group holds the pipes
-            out, err = b"", b""
+            returncode = proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            returncode = None
     seconds = time.perf_counter() - started
     stdout = out.decode("utf-8", "replace")
     stderr = err.decode("utf-8", "replace")
     return classify(framework, parse_records(stdout), stdout=stdout, stderr=stderr,
-                    returncode=proc.returncode, timed_out=timed_out, timeout=timeout, seconds=seconds)
+                    returncode=returncode, timed_out=timed_out, timeout=timeout, seconds=seconds,
+                    started_wall=started_wall)
+
+
+def _read_output(proc: "subprocess.Popen[bytes]", deadline: float) -> Tuple[bytes, bytes, bool]:
+    """Everything the child writes to its stdout and stderr until both reach end of file or
+    `deadline` (a time.perf_counter() value) passes: (stdout, stderr, reached end of file)."""
+    chunks: Dict[Any, List[bytes]] = {proc.stdout: [], proc.stderr: []}
+    with selectors.DefaultSelector() as sel:
+        for stream in chunks:
+            if stream is not None and not stream.closed:
+                sel.register(stream, selectors.EVENT_READ)
+        while sel.get_map():
+            left = deadline - time.perf_counter()
+            if left <= 0:
+                break
+            for key, _ in sel.select(timeout=left):
+                data = os.read(key.fd, 65536)
+                if data:
+                    chunks[key.fileobj].append(data)
+                else:
+                    sel.unregister(key.fileobj)
+        eof = not sel.get_map()
+    return b"".join(chunks[proc.stdout]), b"".join(chunks[proc.stderr]), eof
 
 
 def _kill_group(proc: "subprocess.Popen[bytes]") -> None:
@@ -240,6 +281,7 @@ def classify(
     timed_out: bool = False,
     timeout: float = 0.0,
     seconds: Optional[float] = None,
+    started_wall: Optional[float] = None,
 ) -> CheckResult:
     """What a child's records, output and exit mean, as a CheckResult."""
     by: Dict[str, List[Mapping[str, Any]]] = {}
@@ -302,7 +344,10 @@ def classify(
         status = "failed"
         summary = f"no result from the child (exit {returncode}): " + (_last_line(tail) or "no output")
     elif not done:
-        status, summary = "failed", f"the child stopped early (exit {returncode})"
+        stalled = next((e for e in by.get("error", ()) if e.get("type") == "Stalled"), None)
+        status = "failed"
+        summary = (f"stalled in {stalled.get('stage')}: {stalled.get('message')}" if stalled
+                   else f"the child stopped early (exit {returncode})")
     elif any(f.severity == "error" for f in findings) or errors or bad_cases or not cases:
         status = "failed"
         if bad_cases:
@@ -342,7 +387,36 @@ def classify(
         import_seconds=round(imported["seconds"], 3) if isinstance(imported.get("seconds"), (int, float)) else None,
         signal=sig,
         errors=errors,
+        phases=phases(by, seconds, started_wall),
     )
+
+
+def phases(by: Mapping[str, Sequence[Mapping[str, Any]]], seconds: Optional[float],
+           started_wall: Optional[float]) -> Dict[str, float]:
+    """Where the child's wall time went, from the "t" (seconds since the child script started)
+    of its records: startup, import, gpu_init, first_conv, checks, exit. A phase whose end the
+    child never reached (a crash, a missing GPU) is left out."""
+    def t(event: str, which: int = -1) -> Optional[float]:
+        recs = by.get(event) or ()
+        v = recs[which].get("t") if recs else None
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+    out: Dict[str, float] = {}
+    start = (by.get("start") or [{}])[0]
+    wall0 = start.get("wall")
+    if isinstance(wall0, (int, float)) and started_wall is not None:
+        out["startup"] = max(0.0, float(wall0) - started_wall)
+    imported, device, first, done = t("imported"), t("device"), t("first", 0), t("done")
+    imp = (by.get("imported") or [{}])[-1].get("seconds")
+    if imported is not None and isinstance(imp, (int, float)):
+        out["import"] = float(imp)
+    marks = [("gpu_init", imported, device), ("first_conv", device, first), ("checks", first, done)]
+    for name, a, b in marks:
+        if a is not None and b is not None and b >= a:
+            out[name] = b - a
+    if done is not None and seconds is not None and "startup" in out:
+        out["exit"] = max(0.0, seconds - out["startup"] - done)
+    return {k: round(v, 3) for k, v in out.items()}
 
 
 def _merged_loaded(records: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:

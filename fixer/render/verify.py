@@ -41,6 +41,8 @@ def render_verify(results: Sequence[CheckResult]) -> None:
         console.print(f"  time: import {_s(r.import_seconds)}, first conv {_s(r.first_seconds, digits=3)}, "
                       f"steady {_s(None if r.steady_seconds is None else r.steady_seconds * 1000, 'ms', 3)}, "
                       f"check {_s(own)} beyond import, child {_s(r.seconds)}")
+        if r.phases:
+            console.print("  [dim]phases: " + ", ".join(f"{k.replace('_', ' ')} {v:.2f} s" for k, v in r.phases.items()) + "[/]")
         for p in r.mapped:
             console.print(f"  [dim]mapped[/] {p}", highlight=False)
         if r.cases:

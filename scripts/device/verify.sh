@@ -74,6 +74,8 @@ done
 run healthy "torch, jax, cupy pass"
 run healthy-again "pass (warm file cache)" -- --framework torch --framework jax
 
+BUDGET_LOG=$log bash scripts/device/verify_budget.sh
+
 # 1. pip cuDNN hidden: torch then runs on the apt 9.14 without error -> must FAIL as cudnn-too-old.
 #    JAX (built with 9.12) accepts 9.14: passing there is right.
 mv "$cudnn" "$cudnn.hidden"

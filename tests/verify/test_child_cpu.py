@@ -27,8 +27,29 @@ def test_conv_cases_against_the_reference_on_cpu(framework):
                           capture_output=True, text=True, timeout=300)
     r = classify(framework, parse_records(proc.stdout), stdout=proc.stdout, stderr=proc.stderr,
                  returncode=proc.returncode)
-    # torch: 3 shapes x 3 dtypes; JAX: 3 fp32 shapes + fp16/bf16 on the 16-channel shape (compile time)
-    assert len(r.cases) == (9 if framework == "torch" else 5), r
-    assert {c["dtype"] for c in r.cases} == {"float32", "float16", "bfloat16"}
+    # torch: 3 fp32 shapes + fp16/bf16 on 2 shapes; JAX: 3 fp32 shapes + bf16 (plan_cases says why)
+    assert len(r.cases) == (7 if framework == "torch" else 4), r
+    assert {c["dtype"] for c in r.cases} == ({"float32", "float16", "bfloat16"} if framework == "torch"
+                                             else {"float32", "bfloat16"})
     assert all(c["ok"] for c in r.cases), r.cases
     assert r.status == "passed"
+
+
+@pytest.mark.parametrize("framework,cc,expect", [
+    ("torch", (9, 0), [("float32", 3), ("float16", 2), ("bfloat16", 2)]),
+    ("tensorflow", (8, 0), [("float32", 3), ("float16", 2), ("bfloat16", 2)]),
+    ("torch", (7, 5), [("float32", 3), ("float16", 2)]),      # T4: no bfloat16
+    ("jax", (9, 0), [("float32", 3), ("bfloat16", 1)]),        # the one reduced precision JAX trains in
+    ("jax", (7, 5), [("float32", 3), ("float16", 1)]),         # T4: float16 instead
+    ("jax", (6, 0), [("float32", 3)]),                          # P100: no tensor cores
+    ("torch", None, [("float32", 3)]),
+])
+def test_plan_cases(framework, cc, expect):
+    from collections import Counter
+
+    from fixer import _verify_child as child
+
+    plan = child.plan_cases(framework, cc)
+    assert sorted(Counter(d for d, _, _ in plan).items()) == sorted(expect)
+    assert all(layout == ("NCHW" if d == "float32" else "NHWC") for d, layout, _ in plan)
+    assert {c[0] for _, _, c in plan} == {c[0] for c in child.CASES}

@@ -2,12 +2,13 @@
 returns a classified CheckResult and never crashes itself."""
 from __future__ import annotations
 
+import os
 import sys
 import time
 
 import pytest
 
-from fixer.verify import classify, parse_records, run_check, passed
+from fixer.verify import CHILD, classify, parse_records, run_check, passed
 from tests.verify.conftest import record
 
 PY = sys.executable
@@ -181,3 +182,75 @@ def test_torch_version_check_error_becomes_cudnn_too_old():
 def test_parse_records_skips_noise_and_bad_lines():
     text = "hello\n" + record("start", framework="x") + "\n@@fixer-verify@@ {bad\n@@fixer-verify@@ [1, 2]\n"
     assert parse_records(text) == [{"event": "start", "framework": "x"}]
+
+
+def test_a_stall_on_an_incomplete_copy_ends_early_with_its_stage(stand_in):
+    # The real child's watchdog (armed when the loaded cuDNN copy lacks sub-libraries): JAX
+    # hung until the 120 s timeout on the GPU machine with engines_precompiled missing.
+    body = f"""
+sys.path.insert(0, {str(CHILD.parent)!r})
+import _verify_child as c
+c._protect_stdout()
+c.emit("start", framework="jax", python=sys.executable, pid=os.getpid(), cuda_visible_devices=None)
+c.emit("imported", framework="jax", version="0.11.2", seconds=0.7, cuda_build=None, cuda=None)
+assert c.watchdog_for({{"missing": []}}) is None
+dog = c.watchdog_for({{"missing": ["libcudnn_engines_precompiled.so.9"]}})
+dog.arm("conv (all cases in one XLA program)")
+time.sleep(60)
+"""
+    t = time.monotonic()
+    r = run_check(PY, "jax", script=stand_in(body), timeout=50, environ={**os.environ, "FIXER_VERIFY_STALL_SECONDS": "0.5"})
+    assert time.monotonic() - t < 20
+    assert r.status == "failed" and r.summary.startswith("stalled in conv (all cases in one XLA program)")
+    assert "lacks libcudnn_engines_precompiled.so.9" in r.summary
+    assert any("Stalled" in e for e in r.errors)
+
+
+def test_phases_split_the_childs_wall_time():
+    from fixer.verify import phases
+
+    by = {"start": [{"event": "start", "t": 0.0, "wall": 1000.25}],
+          "imported": [{"event": "imported", "t": 2.6, "seconds": 2.55}],
+          "device": [{"event": "device", "t": 2.8}],
+          "first": [{"event": "first", "t": 3.1}],
+          "done": [{"event": "done", "t": 4.3}]}
+    p = phases(by, seconds=4.6, started_wall=1000.0)
+    assert p == {"startup": 0.25, "import": 2.55, "gpu_init": 0.2, "first_conv": 0.3, "checks": 1.2, "exit": 0.05}
+    # a child that never reached its GPU: only what it did reach
+    assert phases({"start": by["start"], "imported": by["imported"]}, seconds=3.0, started_wall=1000.0) == {
+        "startup": 0.25, "import": 2.55}
+
+
+def test_the_real_child_reports_its_phases(stand_in):
+    r = run_check(PY, "libs", timeout=30)
+    assert set(r.phases) >= {"startup", "import", "exit"} and all(v >= 0 for v in r.phases.values())
+    assert r.phases["startup"] < r.seconds
+
+
+def test_after_done_the_parent_does_not_wait_for_the_childs_teardown(stand_in, tmp_path):
+    # The real child closes its pipes after the last record; releasing a CUDA context then
+    # took 0.2 s per check on the GPU machine. Here the "teardown" is a 30 s sleep.
+    pidfile = tmp_path / "child.pid"
+    body = OK_CHILD + f"""
+open({str(pidfile)!r}, "w").write(str(os.getpid()))
+os.close(1); os.close(2)
+time.sleep(30)
+"""
+    t = time.monotonic()
+    r = run_check(PY, "torch", script=stand_in(body), timeout=25)
+    try:
+        assert time.monotonic() - t < 10
+        assert r.status == "passed", r.summary
+    finally:
+        os.kill(int(pidfile.read_text()), 9)
+
+
+def test_without_done_a_closed_pipe_still_waits_for_the_exit_code(stand_in):
+    body = """
+emit("start", framework="torch", python=sys.executable, pid=os.getpid(), cuda_visible_devices=None)
+os.close(1); os.close(2)
+time.sleep(0.5)
+os.kill(os.getpid(), signal.SIGSEGV)
+"""
+    r = run_check(PY, "torch", script=stand_in(body), timeout=25)
+    assert r.status == "crashed" and r.signal == "SIGSEGV"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 
 import pytest
 
@@ -49,6 +50,21 @@ def test_a_cpu_only_torch_is_cpu_only_build(fake_venv):
     assert r.version == "2.5.1+cpu" and r.import_seconds is not None
 
 
+SLOW_TEARDOWN_TORCH = CPU_TORCH + """
+import atexit, time
+atexit.register(time.sleep, 60)   # stands for a CUDA context, cuDNN handles and threads torn down at exit
+"""
+
+
+def test_the_frameworks_teardown_is_not_waited_for(fake_venv):
+    # On the GPU machine torch's and JAX's exit cost about a second per check after every
+    # result was written; the child leaves without it (the budget: < 3 s beyond the import).
+    t = time.monotonic()
+    (r,) = verify(fake_venv("torch", SLOW_TEARDOWN_TORCH), frameworks=("torch",), timeout=30)
+    assert time.monotonic() - t < 15
+    assert r.status == "failed" and r.findings[0].id == "cpu-only-build"   # not "timeout"
+
+
 def test_cli_json_and_exit_code(fake_venv, capsys):
     code = main(["verify", "--json", "--python", fake_venv("torch", CPU_TORCH)])
     body = json.loads(capsys.readouterr().out)
@@ -79,5 +95,9 @@ def test_gpu_machine_every_installed_framework_passes():
     assert results, "no framework installed"
     for r in results:
         assert r.status == "passed", (r.framework, r.summary, r.findings, r.output[-2000:])
-        assert r.cudnn_loaded and r.cases and all(c["ok"] for c in r.cases)
-        assert r.seconds - r.import_seconds < 3.0   # the budget: verify adds < 3 s beyond the framework import
+        assert r.cases and all(c["ok"] for c in r.cases)
+        if r.framework != "cupy":   # CuPy 14 has no cuDNN module: its check is a GEMM
+            assert r.cudnn_loaded and r.cudnn_built
+        assert set(r.phases) >= {"startup", "import", "gpu_init", "first_conv", "checks", "exit"}
+    # The time budget (< 3 s per framework beyond its import) is measured by a benchmark
+    # script, not asserted here: scripts/device/verify_budget.sh.
