@@ -151,6 +151,9 @@ def run_check(
             returncode = proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             returncode = None
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
     seconds = time.perf_counter() - started
     stdout = out.decode("utf-8", "replace")
     stderr = err.decode("utf-8", "replace")
@@ -362,7 +365,7 @@ def classify(
             summary = "no convolution ran"
     else:
         status = "passed"
-        summary = f"{len(cases)} conv checks passed" + (f" on cuDNN {main.get('version')}" if main and main.get("version") else "")
+        summary = f"{len(cases)} {'GEMM' if framework == 'cupy' else 'conv'} check{'s' if len(cases) != 1 else ''} passed" + (f" on cuDNN {main.get('version')}" if main and main.get("version") else "")
     if status != "passed" and findings and findings[0].title not in summary:
         summary = f"{summary}; {findings[0].id}: {findings[0].title}"
 

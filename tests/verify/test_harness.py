@@ -254,3 +254,10 @@ os.kill(os.getpid(), signal.SIGSEGV)
 """
     r = run_check(PY, "torch", script=stand_in(body), timeout=25)
     assert r.status == "crashed" and r.signal == "SIGSEGV"
+
+
+def test_cupys_check_is_called_a_gemm():
+    recs = [{"event": "start"}, {"event": "imported", "seconds": 0.4},
+            {"event": "case", "case": "gemm-256", "dtype": "float32", "ok": True, "max_error": 1e-6},
+            {"event": "done"}]
+    assert classify("cupy", recs).summary == "1 GEMM check passed"
