@@ -1,5 +1,5 @@
 """The child's conv code run for real on the CPU (`--device cpu`: the "GPU" side is the CPU),
-with real torch / JAX interpreters named in FIXER_VERIFY_TEST_PYTHONS (colon-separated).
+with real torch / JAX / TensorFlow interpreters named in FIXER_VERIFY_TEST_PYTHONS (colon-separated).
 Skipped when unset: the project's own environment has no framework (CI installs none)."""
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ def _has(py: str, module: str) -> bool:
     return subprocess.run([py, "-c", f"import {module}"], capture_output=True, timeout=120).returncode == 0
 
 
-@pytest.mark.skipif(not PYTHONS, reason="set FIXER_VERIFY_TEST_PYTHONS to interpreters with torch and/or jax")
-@pytest.mark.parametrize("framework", ["torch", "jax"])
+@pytest.mark.skipif(not PYTHONS, reason="set FIXER_VERIFY_TEST_PYTHONS to interpreters with torch, jax or tensorflow")
+@pytest.mark.parametrize("framework", ["torch", "jax", "tensorflow"])
 def test_conv_cases_against_the_reference_on_cpu(framework):
     pys = [p for p in PYTHONS if _has(p, framework)]
     if not pys:
@@ -27,10 +27,10 @@ def test_conv_cases_against_the_reference_on_cpu(framework):
                           capture_output=True, text=True, timeout=300)
     r = classify(framework, parse_records(proc.stdout), stdout=proc.stdout, stderr=proc.stderr,
                  returncode=proc.returncode)
-    # torch: 3 fp32 shapes + fp16/bf16 on 2 shapes; JAX: 3 fp32 shapes + bf16 (plan_cases says why)
-    assert len(r.cases) == (7 if framework == "torch" else 4), r
-    assert {c["dtype"] for c in r.cases} == ({"float32", "float16", "bfloat16"} if framework == "torch"
-                                             else {"float32", "bfloat16"})
+    # torch, TF: 3 fp32 shapes + fp16/bf16 on 2 shapes; JAX: 3 fp32 shapes + bf16 (plan_cases says why)
+    assert len(r.cases) == (4 if framework == "jax" else 7), r
+    assert {c["dtype"] for c in r.cases} == ({"float32", "bfloat16"} if framework == "jax"
+                                             else {"float32", "float16", "bfloat16"})
     assert all(c["ok"] for c in r.cases), r.cases
     assert r.status == "passed"
 
