@@ -109,7 +109,7 @@ class Watchdog:
     def _fire(self, stage: str) -> None:
         emit("error", stage=stage, type="Stalled",
              message="no result after %g s (%s): stopped without waiting for the timeout" % (self.seconds, self.why))
-        emit("loaded", stage="stalled", **loaded_cudnn())
+        emit("loaded", stage="stalled", **loaded_cudnn(ask_versions=False))
         _fast_exit(STALL_EXIT)
 
 
@@ -189,8 +189,10 @@ def _mapped_version(path: str):
         return None
 
 
-def loaded_cudnn() -> dict:
-    """Which cuDNN files this process mapped, their versions, and what their copy lacks."""
+def loaded_cudnn(ask_versions: bool = True) -> dict:
+    """Which cuDNN files this process mapped, their versions, and what their copy lacks.
+    ask_versions=False reads versions from file names only (no dlopen: the watchdog calls this
+    while the main thread may be stuck inside the dynamic loader, holding its lock)."""
     try:
         with open("/proc/self/maps") as fh:
             paths = mapped_cudnn_files(fh.read())
@@ -204,7 +206,7 @@ def loaded_cudnn() -> dict:
         # A full version in the real file name (apt: libcudnn_ops.so.9.14.0) wins: a
         # sub-library's cudnnGetVersion forwards to whichever libcudnn_graph was mapped first,
         # so in a mixed process it reports the other copy's version (seen on the GPU machine).
-        version = None if file_version else _mapped_version(p)
+        version = None if (file_version or not ask_versions) else _mapped_version(p)
         files.append({
             "path": p, "dir": os.path.dirname(p), "lib": base,
             "major": int(suffix.split(".")[0]) if suffix else None,
