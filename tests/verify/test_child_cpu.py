@@ -27,8 +27,8 @@ def test_conv_cases_against_the_reference_on_cpu(framework):
                           capture_output=True, text=True, timeout=300)
     r = classify(framework, parse_records(proc.stdout), stdout=proc.stdout, stderr=proc.stderr,
                  returncode=proc.returncode)
-    # torch, TF: 3 fp32 shapes + fp16/bf16 on 2 shapes; JAX: 3 fp32 shapes + bf16 (plan_cases says why)
-    assert len(r.cases) == (4 if framework == "jax" else 7), r
+    # torch, TF: 3 fp32 shapes + fp16/bf16 on 2 shapes; JAX: 2 fp32 shapes + bf16 (plan_cases says why)
+    assert len(r.cases) == (3 if framework == "jax" else 7), r
     assert {c["dtype"] for c in r.cases} == ({"float32", "bfloat16"} if framework == "jax"
                                              else {"float32", "float16", "bfloat16"})
     assert all(c["ok"] for c in r.cases), r.cases
@@ -39,9 +39,9 @@ def test_conv_cases_against_the_reference_on_cpu(framework):
     ("torch", (9, 0), [("float32", 3), ("float16", 2), ("bfloat16", 2)]),
     ("tensorflow", (8, 0), [("float32", 3), ("float16", 2), ("bfloat16", 2)]),
     ("torch", (7, 5), [("float32", 3), ("float16", 2)]),      # T4: no bfloat16
-    ("jax", (9, 0), [("float32", 3), ("bfloat16", 1)]),        # the one reduced precision JAX trains in
-    ("jax", (7, 5), [("float32", 3), ("float16", 1)]),         # T4: float16 instead
-    ("jax", (6, 0), [("float32", 3)]),                          # P100: no tensor cores
+    ("jax", (9, 0), [("float32", 2), ("bfloat16", 1)]),        # the one reduced precision JAX trains in
+    ("jax", (7, 5), [("float32", 2), ("float16", 1)]),         # T4: float16 instead
+    ("jax", (6, 0), [("float32", 2)]),                          # P100: no tensor cores
     ("torch", None, [("float32", 3)]),
 ])
 def test_plan_cases(framework, cc, expect):
@@ -52,4 +52,5 @@ def test_plan_cases(framework, cc, expect):
     plan = child.plan_cases(framework, cc)
     assert sorted(Counter(d for d, _, _ in plan).items()) == sorted(expect)
     assert all(layout == ("NCHW" if d == "float32" else "NHWC") for d, layout, _ in plan)
-    assert {c[0] for _, _, c in plan} == {c[0] for c in child.CASES}
+    shapes = {c[0] for _, _, c in plan}
+    assert shapes == ({c[0] for c in child.CASES[:2]} if framework == "jax" else {c[0] for c in child.CASES})
