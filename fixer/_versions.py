@@ -40,3 +40,12 @@ def canonical_name(name: str) -> str:
 def major_minor(v: Optional[str]) -> Tuple[int, ...]:
     """(major, minor) of a version: "12.6.3" -> (12, 6); "13" -> (13,)."""
     return version_key(v)[:2]
+
+
+def older_minor(version: Optional[str], built: Optional[str]) -> bool:
+    """True when `version` has the major of `built` but an older major.minor: "12.1.3" against
+    CUDA "12.6". Within a CUDA major only newer runtime libraries are compatible with a build."""
+    if not (version and built):
+        return False
+    v, b = version_key(version), version_key(built)
+    return bool(v) and bool(b) and v[0] == b[0] and v[:2] < b[:2]

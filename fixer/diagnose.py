@@ -27,7 +27,7 @@ from .model import (
     LoadResolution,
     Recipes,
 )
-from ._versions import major_minor, version_key
+from ._versions import major_minor, older_minor, version_key
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 GPU_PACKAGES = ("nvidia-", "torch", "jax", "tensorflow", "cupy", "onnxruntime-gpu", "ctranslate2", "paddlepaddle-gpu", "tf-keras")
@@ -48,6 +48,11 @@ def is_healthy(findings: Sequence[Finding]) -> bool:
 
 def _name(fw: str) -> str:
     return FRAMEWORK_WORDS.get(fw, fw)
+
+
+def major_minor_text(version: str) -> str:
+    """"12.6.3" -> "12.6"."""
+    return ".".join(str(p) for p in major_minor(version))
 
 
 class _Diagnosis:
@@ -424,18 +429,55 @@ class _Diagnosis:
                 self.copy_findings(c, [], loaded=False)
 
     def cuda_libs(self) -> None:
+        older: Dict[Tuple[str, str], List[LoadResolution]] = {}
         for res in self.env.loads:
             if res.library == "cudnn" or res.consumer == "dlopen":
                 continue
-            if res.path is None or res.error:
-                fw = self.env.framework(res.consumer)
-                version = fw.version if fw else ""
-                self.add("cuda-lib-missing", "error",
-                         f"{_name(res.consumer)} {version} cannot load {res.soname}",
-                         [res.error or "not found", *res.steps],
-                         f"Install the CUDA {res.soname.rsplit('.', 1)[-1]} runtime wheels the build needs "
-                         f"(pip install --force-reinstall {fw.distribution if fw else res.consumer}=={version.split('+')[0] if version else ''} "
-                         "pulls them in), or point LD_LIBRARY_PATH at a CUDA toolkit of that major.", [res.consumer])
+            if res.path and not res.error:
+                if self.older_than_build(res):
+                    older.setdefault((res.consumer, res.directory or ""), []).append(res)
+                continue
+            fw = self.env.framework(res.consumer)
+            version = fw.version if fw else ""
+            self.add("cuda-lib-missing", "error",
+                     f"{_name(res.consumer)} {version} cannot load {res.soname}",
+                     [res.error or "not found", *res.steps],
+                     f"Install the CUDA {res.soname.rsplit('.', 1)[-1]} runtime wheels the build needs "
+                     f"(pip install --force-reinstall {fw.distribution if fw else res.consumer}=={version.split('+')[0] if version else ''} "
+                     "pulls them in), or point LD_LIBRARY_PATH at a CUDA toolkit of that major.", [res.consumer])
+        for (consumer, directory), group in older.items():
+            self.cuda_lib_mismatch(consumer, directory, group)
+
+    def older_than_build(self, res: LoadResolution) -> bool:
+        """A CUDA library (cudart, cuBLAS, cuBLASLt, NVRTC: their versions follow the CUDA
+        toolkit's) of the framework's CUDA major but an older minor than it was built with:
+        it lacks symbols the build uses ("undefined symbol: ..., version libcublasLt.so.12")."""
+        fw = self.env.framework(res.consumer)
+        return older_minor(res.version, fw.cuda if fw else None)
+
+    def cuda_lib_mismatch(self, consumer: str, directory: str, group: Sequence[LoadResolution]) -> None:
+        """Typically an older CUDA toolkit on LD_LIBRARY_PATH shadowing the framework's own
+        pip copies (a RUNPATH consumer), or the pip copies gone and the system's older ones found."""
+        fw = self.env.framework(consumer)
+        assert fw is not None and fw.cuda
+        built = major_minor_text(fw.cuda)
+        libs = ", ".join(f"{r.library} {r.version}" for r in group)
+        evidence = [f"{_name(consumer)} {fw.version} was built with CUDA {fw.cuda}"]
+        evidence += [f"it loads {r.path} ({r.library} {r.version}, via {r.via})"
+                     + (f"; its own copy {r.intended} loses" if r.intended else "") for r in group]
+        first = group[0]
+        if all(r.intended for r in group):
+            where = "LD_PRELOAD" if first.via == "LD_PRELOAD" else "LD_LIBRARY_PATH"
+            fix = (f"Remove {directory} from {where} so {_name(consumer)} loads its own CUDA libraries; "
+                   "`colab-cudnn-fix apply` writes that fix (and, in a notebook, preloads the right copies in new kernels).")
+        else:
+            evidence.extend(first.steps)
+            fix = (f"Install the CUDA {built} runtime wheels {_name(consumer)} needs (pip install --force-reinstall "
+                   f"{fw.distribution}=={fw.version.split('+')[0]} pulls them in), or put a CUDA >= {built} toolkit "
+                   f"ahead of {directory}.")
+        self.add("cuda-lib-mismatch", "error",
+                 f"{_name(consumer)} loads {libs} from {directory}, older than the CUDA {built} it was built with",
+                 evidence, fix, [consumer])
 
     def pip_conflicts(self) -> None:
         py = self.env.python

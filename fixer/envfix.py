@@ -22,7 +22,7 @@ import dataclasses
 import os
 import re
 import shlex
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ._paths import under_root
 from .errors import UsageError
@@ -72,12 +72,12 @@ def env_file_content(drop: Sequence[str], prepend: Sequence[str] = (), preload_d
     return "\n".join([
         MARKER,
         *preload_lines,
-        "# Drops LD_LIBRARY_PATH entries that put another cuDNN ahead of the one the frameworks were built for.",
+        "# Drops LD_LIBRARY_PATH entries that put another cuDNN, or older CUDA libraries, ahead of the frameworks' own.",
         f"_ccf_skip={shlex.quote(skip)}",
         f"_ccf_new={shlex.quote(first)}",
         '_ccf_ifs=$IFS; IFS=:',
         'for _ccf_d in ${LD_LIBRARY_PATH:-}; do',
-        '  case "$_ccf_skip" in *":$_ccf_d:"*) ;; *) [ -n "$_ccf_d" ] && _ccf_new="${_ccf_new:+$_ccf_new:}$_ccf_d";; esac',
+        '  case "$_ccf_skip" in *":$_ccf_d:"*|*":${_ccf_d%/}:"*) ;; *) [ -n "$_ccf_d" ] && _ccf_new="${_ccf_new:+$_ccf_new:}$_ccf_d";; esac',
         'done',
         'IFS=$_ccf_ifs',
         'if [ -n "$_ccf_new" ]; then export LD_LIBRARY_PATH="$_ccf_new"; else unset LD_LIBRARY_PATH; fi',
@@ -86,33 +86,80 @@ def env_file_content(drop: Sequence[str], prepend: Sequence[str] = (), preload_d
     ])
 
 
+def environ_after(fixes: Sequence[EnvFix], environ: Mapping[str, str]) -> Dict[str, str]:
+    """The environment a new shell gets once the env file of `fixes` is in place: what apply's
+    own checks run under (the process that ran apply keeps its old LD_LIBRARY_PATH). The same
+    rules as env_file_content's shell code (a test runs both and compares)."""
+    drop = {os.path.normpath(f.value) for f in fixes if f.kind == "ld-library-path-drop"}
+    prepend = [os.path.normpath(f.value) for f in fixes if f.kind == "ld-library-path-add"]
+    preload_drop = {os.path.normpath(f.value) for f in fixes if f.kind == "ld-preload-drop"}
+    out = dict(environ)
+    if drop or prepend:
+        skip = drop | set(prepend)
+        keep = [d for d in out.get("LD_LIBRARY_PATH", "").split(":")
+                if d and d not in skip and (d[:-1] if d.endswith("/") else d) not in skip]
+        value = ":".join(prepend + keep)
+        if value:
+            out["LD_LIBRARY_PATH"] = value
+        else:
+            out.pop("LD_LIBRARY_PATH", None)
+    if preload_drop:
+        keep = [p for p in re.split(r"[: ]+", out.get("LD_PRELOAD", "")) if p and p not in preload_drop]
+        if keep:
+            out["LD_PRELOAD"] = ":".join(keep)
+        else:
+            out.pop("LD_PRELOAD", None)
+    return out
+
+
 def ld_so_conf_content(dirs: Sequence[str]) -> str:
     dirs = [_check_dir(d, "ld.so.conf.d directory") for d in dirs]
     return "\n".join([MARKER, *dirs, ""])
 
 
-def ipython_startup_content(cudnn_dir: Optional[str], drop: Sequence[str] = (), prepend: Sequence[str] = ()) -> str:
-    """Python run by IPython at kernel start: fix LD_LIBRARY_PATH for children, preload cuDNN globally."""
+#: Preload order for CUDA libraries named by path: a library's dependencies first, or loading it
+#: would find them by soname through the kernel's old LD_LIBRARY_PATH (cuBLAS needs cuBLASLt).
+_PRELOAD_ORDER = ("libcudart", "libnvrtc", "libnvJitLink", "libcublasLt", "libcublas")
+
+
+def _preload_rank(path: str) -> int:
+    base = os.path.basename(path).split(".so")[0]
+    return _PRELOAD_ORDER.index(base) if base in _PRELOAD_ORDER else len(_PRELOAD_ORDER)
+
+
+def ipython_startup_content(cudnn_dir: Optional[str], drop: Sequence[str] = (), prepend: Sequence[str] = (),
+                            files: Sequence[str] = ()) -> str:
+    """Python run by IPython at kernel start: fix LD_LIBRARY_PATH for children, preload the
+    framework's own CUDA libraries (`files`, by path, dependencies first), then cuDNN, globally."""
     if cudnn_dir:
         cudnn_dir = _check_dir(cudnn_dir, "cuDNN directory to preload")
     drop = [_check_dir(d, "LD_LIBRARY_PATH entry to drop") for d in drop]
     prepend = [_check_dir(d, "LD_LIBRARY_PATH entry to add") for d in prepend]
+    files = sorted(dict.fromkeys(_check_file(f, "library to preload") for f in files), key=_preload_rank)
     return "\n".join([
         MARKER,
-        '"""Loads the intended cuDNN before any framework does (RTLD_GLOBAL: later dlopen by soname reuses it)."""',
+        '"""Loads the intended CUDA libraries and cuDNN before any framework does (RTLD_GLOBAL: a later',
+        'dlopen by soname reuses the copy already loaded)."""',
         "",
         "def _colab_cudnn_fix():",
         "    import ctypes, glob, os, re",
         f"    cudnn_dir = {cudnn_dir!r}",
         f"    drop = {tuple(drop)!r}",
         f"    prepend = {tuple(prepend)!r}",
+        f"    files = {tuple(files)!r}",
         "    if drop or prepend:",
-        "        keep = [p for p in os.environ.get('LD_LIBRARY_PATH', '').split(':') if p and p not in drop and p not in prepend]",
+        "        keep = [p for p in os.environ.get('LD_LIBRARY_PATH', '').split(':')",
+        "                if p and os.path.normpath(p) not in drop and os.path.normpath(p) not in prepend]",
         "        value = ':'.join(list(prepend) + keep)",
         "        if value:",
         "            os.environ['LD_LIBRARY_PATH'] = value",
         "        else:",
         "            os.environ.pop('LD_LIBRARY_PATH', None)",
+        "    for path in files:",
+        "        try:",
+        "            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)",
+        "        except OSError:",
+        "            pass",
         "    if not cudnn_dir or not os.path.isdir(cudnn_dir):",
         "        return",
         "    names = sorted(os.path.basename(p) for p in glob.glob(os.path.join(cudnn_dir, 'libcudnn*.so.*'))",
@@ -144,6 +191,11 @@ def _as_dir(value: str) -> str:
     return os.path.dirname(value) if re.search(r"/libcudnn[^/]*\.so(\.\d+)*$", value) else value
 
 
+def _is_other_library(value: str) -> bool:
+    """An ipython-preload value naming a CUDA library file other than cuDNN (libcublas.so.12)."""
+    return bool(re.search(r"/lib[^/]+\.so(\.\d+)*$", value)) and not re.search(r"/libcudnn[^/]*\.so", value)
+
+
 def env_fix_steps(fixes: Sequence[EnvFix], *, cudnn_dir: Optional[str] = None, home: Optional[str] = None,
                   is_root: Optional[bool] = None, root: Optional[str] = None) -> Tuple[Step, ...]:
     """The Steps that carry out `fixes` (Stack.env_fixes). Paths are the real ones; apply moves
@@ -157,7 +209,9 @@ def env_fix_steps(fixes: Sequence[EnvFix], *, cudnn_dir: Optional[str] = None, h
     drop = [f.value for f in fixes if f.kind == "ld-library-path-drop"]
     add = [f.value for f in fixes if f.kind == "ld-library-path-add"]
     conf = [f.value for f in fixes if f.kind == "ld-so-conf"]
-    preload = [_as_dir(f.value) for f in fixes if f.kind == "ipython-preload"]
+    preload = [_as_dir(f.value) for f in fixes if f.kind == "ipython-preload" and not _is_other_library(f.value)]
+    preload_files = sorted(dict.fromkeys(f.value for f in fixes if f.kind == "ipython-preload" and _is_other_library(f.value)),
+                           key=_preload_rank)
     preload_drop = [f.value for f in fixes if f.kind == "ld-preload-drop"]
     env_files = [f.value for f in fixes if f.kind == "env-file"]
     cudnn_dir = cudnn_dir or (preload[0] if preload else (conf[0] if conf else None))
@@ -177,11 +231,14 @@ def env_fix_steps(fixes: Sequence[EnvFix], *, cudnn_dir: Optional[str] = None, h
                           + (" and run ldconfig" if argv else "; ldconfig runs later (not root, or a sandbox)")
                           + (f": {why['ld-so-conf']}" if "ld-so-conf" in why else ""),
                           argv=argv, files=(LD_SO_CONF,), content=ld_so_conf_content(conf)))
-    if preload or drop or add:
+    if preload or preload_files or drop or add:
         path = expand_home(IPYTHON_STARTUP, home)
-        steps.append(Step(kind="env-fix", summary=f"write {path}: preload cuDNN from {cudnn_dir or '-'} in new kernels"
+        what = ([f"{', '.join(os.path.basename(f) for f in preload_files)} by path"] if preload_files else []) \
+            + ([f"cuDNN from {cudnn_dir}"] if cudnn_dir else [])
+        does = f"preload {' and '.join(what)} in new kernels" if what else "fix LD_LIBRARY_PATH in new kernels"
+        steps.append(Step(kind="env-fix", summary=f"write {path}: {does}"
                           + (f" ({why['ipython-preload']})" if "ipython-preload" in why else ""),
-                          files=(path,), content=ipython_startup_content(cudnn_dir, drop, add)))
+                          files=(path,), content=ipython_startup_content(cudnn_dir, drop, add, preload_files)))
     if root:
         steps = [dataclasses.replace(s, files=tuple(str(under_root(f, root)) for f in s.files)) for s in steps]
     return tuple(steps)

@@ -38,7 +38,7 @@ import re
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from .errors import Unsatisfiable, UsageError
-from ._versions import canonical_name, major_minor, public, version_key
+from ._versions import canonical_name, major_minor, older_minor, public, version_key
 from .model import (
     Build,
     Choice,
@@ -1148,10 +1148,36 @@ def _env_fixes(env: Environment, provider: StackProvider, mapping: Mapping[str, 
                 fixes.append(EnvFix("ipython-preload", f"{target}/libcudnn.so.{c.major}",
                                     why=f"the notebook kernel keeps its LD_LIBRARY_PATH: preload "
                                         f"{target}/libcudnn.so.{c.major} before {ld.consumer} is imported"))
+    fixes += _cuda_lib_fixes(env, notebook)
     uniq: Dict[Tuple[str, str], EnvFix] = {}
     for fx in fixes:
         uniq.setdefault((fx.kind, fx.value), fx)
     return list(uniq.values())
+
+
+def _cuda_lib_fixes(env: Environment, notebook: bool) -> List[EnvFix]:
+    """A CUDA library older than the framework's build that wins over the framework's own copy
+    (diagnosis: cuda-lib-mismatch) through LD_LIBRARY_PATH or LD_PRELOAD: drop that entry; in a
+    notebook also preload the framework's own copy by path in new kernels."""
+    fixes: List[EnvFix] = []
+    for ld in env.loads:
+        if ld.library == "cudnn" or ld.consumer == "dlopen" or not (ld.path and ld.intended) or ld.error:
+            continue
+        fw = env.framework(ld.consumer)
+        if not older_minor(ld.version, fw.cuda if fw else None):
+            continue
+        why = f"{ld.path} ({ld.library} {ld.version}) is older than the CUDA {fw.cuda if fw else '?'} {ld.consumer} was built with"
+        if ld.via == "LD_LIBRARY_PATH" and ld.directory:
+            fixes.append(EnvFix("ld-library-path-drop", ld.directory, why=f"LD_LIBRARY_PATH: {why}"))
+        elif ld.via == "LD_PRELOAD":
+            fixes.append(EnvFix("ld-preload-drop", ld.path, why=f"LD_PRELOAD: {why}"))
+        else:
+            continue
+        if notebook:
+            fixes.append(EnvFix("ipython-preload", ld.intended,
+                                why=f"the notebook kernel keeps its LD_LIBRARY_PATH: preload {ld.intended} "
+                                    f"before {ld.consumer} is imported"))
+    return fixes
 
 
 def searched_dirs(ld: LoadResolution) -> List[str]:

@@ -49,10 +49,12 @@ def verify(
     frameworks: Sequence[str] = (),
     timeout: float = 120.0,
     env: Optional[Environment] = None,
+    environ: Optional[Mapping[str, str]] = None,
 ) -> Tuple[CheckResult, ...]:
     """One CheckResult per framework installed in the target interpreter (or per
     `frameworks`). Never raises for a broken stack: that is a failed result. Raises
-    UsageError for bad arguments (unknown framework, missing interpreter)."""
+    UsageError for bad arguments (unknown framework, missing interpreter). `environ`: the
+    children's environment (default: this process's), e.g. the one a new shell gets after apply."""
     if timeout <= 0:
         raise UsageError(f"--timeout must be positive, got {timeout}")
     for f in frameworks:
@@ -70,7 +72,7 @@ def verify(
             wanted = [f for f in VERIFIABLE if f in names]
         else:
             wanted = installed_frameworks(python)
-    return tuple(run_check(python, f, timeout=timeout) for f in wanted)
+    return tuple(run_check(python, f, timeout=timeout, environ=environ) for f in wanted)
 
 
 def passed(results: Iterable[CheckResult]) -> bool:

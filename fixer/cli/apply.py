@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import typer
 
@@ -139,7 +139,7 @@ def apply_command(
                         verify=not no_verify)
     checks, findings_after, verified_by = (), (), ""
     if not no_verify:
-        checks, findings_after, verified_by = _verify(target, recipes)
+        checks, findings_after, verified_by = _verify(target, recipes, plan.stack.env_fixes)
     kernel = find_kernel()
     restart_info = _restart(kernel, plan, options.restart, env, json)
     render.show_applied(result, as_json=json, plan=plan, checks=checks, findings_after=findings_after,
@@ -218,18 +218,22 @@ def _show_lock_plan(plan: Any, as_json: bool) -> None:
         console.print(command_text(s), highlight=False, markup=False, soft_wrap=True)
 
 
-def _verify(python: str, recipes: Optional[List[str]]) -> Tuple[tuple, tuple, str]:
+def _verify(python: str, recipes: Optional[List[str]], env_fixes: Sequence[Any] = ()) -> Tuple[tuple, tuple, str]:
     """The deepest check available: the GPU conv test (fixer.verify) when a GPU is there, and
-    a fresh detect + diagnose of the result."""
+    a fresh detect + diagnose of the result. Both run in the environment a new shell gets once
+    the plan's loader fixes are in place (this process keeps its old LD_LIBRARY_PATH)."""
+    from ..envfix import environ_after
+
     checks: tuple = ()
     findings: tuple = ()
     how: List[str] = []
+    environ = environ_after(env_fixes, os.environ)
     try:
         from ..detect import detect, overrides_from_env
         from ..diagnose import diagnose
         from ..recipes import load
 
-        env = detect(python, overrides=overrides_from_env(os.environ))
+        env = detect(python, environ=environ, overrides=overrides_from_env(environ))
         findings = tuple(diagnose(env, load(tuple(recipes or ()))))
         how.append("detect + diagnose")
     except ImportError:
@@ -239,11 +243,11 @@ def _verify(python: str, recipes: Optional[List[str]]) -> Tuple[tuple, tuple, st
         try:
             from ..verify import verify
 
-            checks = tuple(verify(python, env=env))
+            checks = tuple(verify(python, env=env, environ=environ))
             how.append("GPU convolution check")
         except ImportError:
             pass
-    return checks, findings, " + ".join(how)
+    return checks, findings, " + ".join(how) + (" (in the environment of a new shell)" if env_fixes else "")
 
 
 def _restart(kernel: Any, plan: Any, wanted: bool, env: Any, as_json: bool) -> Dict[str, Any]:

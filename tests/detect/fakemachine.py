@@ -120,13 +120,36 @@ class FakeMachine:
         self.dist(f"nvidia-cudnn-cu{cuda}", version, files=files)
         return lib
 
-    def pip_cuda_libs(self, cuda: int = 13) -> Path:
-        lib = self.p(self.site) / "nvidia" / f"cu{cuda}" / "lib"
-        for so in (f"libcudart.so.{cuda}", f"libcublas.so.{cuda}", f"libcublasLt.so.{cuda}"):
-            build_stub(lib / so, soname=so, exports={"cudaRuntimeGetVersion": cuda * 1000})
-        self.dist("nvidia-cuda-runtime", f"{cuda}.0.96", files=[f"nvidia/cu{cuda}/lib/libcudart.so.{cuda}"])
-        self.dist("nvidia-cublas", f"{cuda}.1.0.3", files=[f"nvidia/cu{cuda}/lib/libcublas.so.{cuda}",
-                                                            f"nvidia/cu{cuda}/lib/libcublasLt.so.{cuda}"])
+    def pip_cuda_libs(self, cuda: int = 13, runtime: Optional[str] = None, cublas: Optional[str] = None) -> Path:
+        """The CUDA runtime and cuBLAS wheels. CUDA 13 keeps them in nvidia/cu13/lib; CUDA 12 in
+        nvidia/cuda_runtime/lib and nvidia/cublas/lib (nvidia-cuda-runtime-cu12, nvidia-cublas-cu12)."""
+        if cuda >= 13:
+            lib = self.p(self.site) / "nvidia" / f"cu{cuda}" / "lib"
+            for so in (f"libcudart.so.{cuda}", f"libcublas.so.{cuda}", f"libcublasLt.so.{cuda}"):
+                build_stub(lib / so, soname=so, exports={"cudaRuntimeGetVersion": cuda * 1000})
+            self.dist("nvidia-cuda-runtime", runtime or f"{cuda}.0.96", files=[f"nvidia/cu{cuda}/lib/libcudart.so.{cuda}"])
+            self.dist("nvidia-cublas", cublas or f"{cuda}.1.0.3", files=[f"nvidia/cu{cuda}/lib/libcublas.so.{cuda}",
+                                                                         f"nvidia/cu{cuda}/lib/libcublasLt.so.{cuda}"])
+            return lib
+        rt = self.p(self.site) / "nvidia" / "cuda_runtime" / "lib"
+        bl = self.p(self.site) / "nvidia" / "cublas" / "lib"
+        build_stub(rt / f"libcudart.so.{cuda}", exports={"cudaRuntimeGetVersion": cuda * 1000})
+        for so in (f"libcublas.so.{cuda}", f"libcublasLt.so.{cuda}"):
+            build_stub(bl / so)
+        self.dist(f"nvidia-cuda-runtime-cu{cuda}", runtime or f"{cuda}.6.77", files=[f"nvidia/cuda_runtime/lib/libcudart.so.{cuda}"])
+        self.dist(f"nvidia-cublas-cu{cuda}", cublas or f"{cuda}.6.4.1", files=[f"nvidia/cublas/lib/libcublas.so.{cuda}",
+                                                                               f"nvidia/cublas/lib/libcublasLt.so.{cuda}"])
+        return bl
+
+    def cuda_toolkit(self, version: str = "12.1.105", cublas: str = "12.1.3.1") -> Path:
+        """An older CUDA toolkit's libraries as the .run installer lays them out, real file names
+        carrying the full version (libcublas.so.12 -> libcublas.so.12.1.3.1)."""
+        major = version.split(".")[0]
+        lib = self.p(f"/usr/local/cuda-{'.'.join(version.split('.')[:2])}/lib64")
+        for base, full in (("libcudart", version), ("libcublas", cublas), ("libcublasLt", cublas)):
+            real = build_stub(lib / f"{base}.so.{full}", soname=f"{base}.so.{major}",
+                              exports={"cudaRuntimeGetVersion": int(major) * 1000} if base == "libcudart" else None)
+            (lib / f"{base}.so.{major}").symlink_to(real.name)
         return lib
 
     def torch(self, version: str = "2.11.0+cu130", cuda: Optional[str] = "13.0",
@@ -143,9 +166,15 @@ class FakeMachine:
             requires.append(f'{cudnn_pin}; platform_system == "Linux"')
         if cuda:
             major = cuda.split(".")[0]
-            cu = self.p(self.site) / "nvidia" / f"cu{major}" / "lib"
-            needed = [cu / f"libcudart.so.{major}", cu / f"libcublas.so.{major}", cu / f"libcublasLt.so.{major}"]
-            search = ["$ORIGIN/../../nvidia/cudnn/lib", f"$ORIGIN/../../nvidia/cu{major}/lib", "$ORIGIN"]
+            if int(major) >= 13:
+                cu = self.p(self.site) / "nvidia" / f"cu{major}" / "lib"
+                needed = [cu / f"libcudart.so.{major}", cu / f"libcublas.so.{major}", cu / f"libcublasLt.so.{major}"]
+                search = ["$ORIGIN/../../nvidia/cudnn/lib", f"$ORIGIN/../../nvidia/cu{major}/lib", "$ORIGIN"]
+            else:
+                rt, bl = self.p(self.site) / "nvidia" / "cuda_runtime" / "lib", self.p(self.site) / "nvidia" / "cublas" / "lib"
+                needed = [rt / f"libcudart.so.{major}", bl / f"libcublas.so.{major}", bl / f"libcublasLt.so.{major}"]
+                search = ["$ORIGIN/../../nvidia/cudnn/lib", "$ORIGIN/../../nvidia/cuda_runtime/lib",
+                          "$ORIGIN/../../nvidia/cublas/lib", "$ORIGIN"]
             kw = {"runpath": search} if runpath else {"rpath": search}
             build_stub(pkg / "lib" / "libtorch_cuda.so", soname="libtorch_cuda.so", needed=needed, **kw)
             build_stub(pkg / "lib" / "libtorch_global_deps.so", soname="libtorch_global_deps.so",

@@ -248,3 +248,55 @@ def test_torch_preloads_wheels_by_path_only_when_its_first_load_fails(machine):
     assert load(env, "torch", "cudart").path == f"{SITE}/nvidia/cuda_runtime/lib/libcudart.so.13"
     healthy = machine.__class__(machine.root.parent / "m2").h200(jax=False, apt=False).detect()
     assert load(healthy, "torch").via == "DT_RPATH"
+
+
+def cu126_torch_machine(machine, *, runpath=True, pip_libs=True):
+    """torch 2.11+cu126 with its pip CUDA 12.6 libraries, and a CUDA 12.1 toolkit under /usr/local."""
+    machine.nvidia_driver()
+    machine.pip_cuda_libs(12)   # nvidia-cuda-runtime-cu12 12.6.77, nvidia-cublas-cu12 12.6.4.1
+    machine.pip_cudnn("9.10.2.21", 12)
+    machine.torch("2.11.0+cu126", "12.6", "nvidia-cudnn-cu12==9.10.2.21", runpath=runpath)
+    machine.cuda_toolkit("12.1.105", "12.1.3.1")
+    if not pip_libs:
+        for d in ("cuda_runtime", "cublas"):
+            os.rename(machine.p(f"{SITE}/nvidia/{d}"), machine.p(f"{SITE}/nvidia/{d}.gone"))
+    return machine
+
+
+def test_older_cuda_toolkit_on_ld_library_path_shadows_the_frameworks_own_libraries(machine):
+    cu126_torch_machine(machine)
+    machine.environ["LD_LIBRARY_PATH"] = "/usr/local/cuda-12.1/lib64:/usr/local/nvidia/lib64"
+    machine.ld_cache()
+    env = machine.detect()
+    cublas = load(env, "torch", "cublas")
+    assert (cublas.path, cublas.version, cublas.via) == ("/usr/local/cuda-12.1/lib64/libcublas.so.12", "12.1.3", "LD_LIBRARY_PATH")
+    assert cublas.intended == f"{SITE}/nvidia/cublas/lib/libcublas.so.12"
+    (f,) = [f for f in diagnose(env, small_recipes()) if f.id == "cuda-lib-mismatch"]
+    assert f.severity == "error" and f.frameworks == ("torch",)
+    assert f.title == ("PyTorch loads cudart 12.1.105, cublas 12.1.3, cublasLt 12.1.3 from /usr/local/cuda-12.1/lib64, "
+                       "older than the CUDA 12.6 it was built with")
+    assert any(e.endswith(f"its own copy {SITE}/nvidia/cublas/lib/libcublasLt.so.12 loses") for e in f.evidence)
+    assert "Remove /usr/local/cuda-12.1/lib64 from LD_LIBRARY_PATH" in f.fix
+
+
+def test_older_cuda_libraries_found_when_the_pip_ones_are_gone(machine):
+    cu126_torch_machine(machine, pip_libs=False)
+    machine.cache_dirs.append("/usr/local/cuda-12.1/lib64")   # as the toolkit's ld.so.conf.d entry does
+    machine.ld_cache()
+    env = machine.detect()
+    assert load(env, "torch", "cudart").via == "ld.so.cache"
+    (f,) = [f for f in diagnose(env, small_recipes()) if f.id == "cuda-lib-mismatch"]
+    assert "pip install --force-reinstall torch==2.11.0" in f.fix and "CUDA >= 12.6 toolkit" in f.fix
+
+
+def test_newer_cuda_toolkit_first_or_rpath_consumer_is_no_mismatch(machine):
+    cu126_torch_machine(machine, runpath=False)            # DT_RPATH: LD_LIBRARY_PATH cannot win
+    machine.environ["LD_LIBRARY_PATH"] = "/usr/local/cuda-12.1/lib64"
+    machine.ld_cache()
+    assert not [f for f in diagnose(machine.detect(), small_recipes()) if f.id == "cuda-lib-mismatch"]
+    machine.cuda_toolkit("12.8.90", "12.8.4.1")            # a newer minor first on the path: compatible
+    machine.environ["LD_LIBRARY_PATH"] = "/usr/local/cuda-12.8/lib64"
+    machine.torch("2.11.0+cu126", "12.6", "nvidia-cudnn-cu12==9.10.2.21", runpath=True)
+    env = machine.detect()
+    assert load(env, "torch", "cublas").version == "12.8.4"
+    assert not [f for f in diagnose(env, small_recipes()) if f.id == "cuda-lib-mismatch"]

@@ -1,6 +1,8 @@
 """Each rule of DESIGN.md / compat.md, on tiny recipes built in code."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from fixer import model as m
@@ -217,3 +219,26 @@ def test_search_order_in_detects_own_words_needs_no_loader_fix():
     stack = resolve(env, m.Intent(), small_recipes([b], [rel]))
     assert pins(stack) == {"nvidia-cudnn-cu13": ("install", "9.19.0.56")}     # a reinstall of the same version
     assert stack.env_fixes == () and stack.choices[0].action == "keep"
+
+
+@pytest.mark.parametrize("runtime,preloads", [("linux", False), ("colab", True)])
+def test_older_cuda_libraries_winning_through_ld_library_path_become_env_fixes(runtime, preloads):
+    toolkit, own = "/usr/local/cuda-12.1/lib64", "/venv/lib/python3.11/site-packages/nvidia/cublas/lib"
+    copy = pip_copy("9.1.0.70")
+    cublas = m.LoadResolution("torch", "cublas", "libcublas.so.12", f"{toolkit}/libcublas.so.12", toolkit, "12.1.3",
+                              "LD_LIBRARY_PATH", intended=f"{own}/libcublas.so.12")
+    newer = m.LoadResolution("torch", "cudart", "libcudart.so.12", "/opt/cuda-12.8/libcudart.so.12", "/opt/cuda-12.8",
+                             "12.8.90", "LD_LIBRARY_PATH", intended=f"{own}/libcudart.so.12")
+    env = make_env(dists={"torch": "2.5.1+cu121", "nvidia-cudnn-cu12": "9.1.0.70"},
+                   frameworks=(m.FrameworkBuild("torch", "torch", "2.5.1+cu121", cuda="12.1", cudnn="9.1.0"),),
+                   libraries=(copy,), loads=(load("torch", copy), cublas, newer), runtime=m.Runtime(kind=runtime),
+                   env={"LD_LIBRARY_PATH": f"{toolkit}:/opt/cuda-12.8"})
+    # torch cu121 was built with CUDA 12.1: cuBLAS 12.1.3 is not older, nothing to do
+    assert resolve(env, m.Intent(), small_recipes([T251], [C91])).env_fixes == ()
+    env = dataclasses.replace(env, frameworks=(m.FrameworkBuild("torch", "torch", "2.5.1+cu121", cuda="12.4", cudnn="9.1.0"),))
+    stack = resolve(env, m.Intent(), small_recipes([T251], [C91]))
+    kinds = {(f.kind, f.value) for f in stack.env_fixes}
+    assert ("ld-library-path-drop", toolkit) in kinds
+    assert ("ld-library-path-drop", "/opt/cuda-12.8") not in kinds          # a newer minor is compatible
+    assert (("ipython-preload", f"{own}/libcublas.so.12") in kinds) == preloads
+    assert any("older than the CUDA 12.4" in n for n in stack.notes)

@@ -3,6 +3,7 @@ stand-in module (a real torch/JAX needs a GPU: those runs are the `gpu` tests)."
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -101,3 +102,24 @@ def test_gpu_machine_every_installed_framework_passes():
         assert set(r.phases) >= {"startup", "import", "gpu_init", "first_conv", "checks", "exit"}
     # The time budget (< 3 s per framework beyond its import) is measured by a benchmark
     # script, not asserted here: scripts/device/verify_budget.sh.
+
+
+ENV_TORCH = """
+import os
+raise ImportError("LD_LIBRARY_PATH=" + os.environ.get("LD_LIBRARY_PATH", "unset"))
+"""
+
+
+def test_the_children_run_in_the_environment_given(fake_venv, monkeypatch):
+    # apply checks its result in the environment a new shell gets after its loader fixes
+    # (fixer.envfix.environ_after), not in its own, which still has the old LD_LIBRARY_PATH.
+    from fixer.envfix import environ_after
+    from fixer.model import EnvFix
+
+    monkeypatch.setenv("LD_LIBRARY_PATH", "/usr/local/cuda-12.1/lib64:/opt/keep")
+    py = fake_venv("torch", ENV_TORCH)
+    (before,) = verify(py, frameworks=("torch",), timeout=60)
+    assert any("LD_LIBRARY_PATH=/usr/local/cuda-12.1/lib64:/opt/keep" in e for e in before.errors), before.errors
+    after_env = environ_after([EnvFix("ld-library-path-drop", "/usr/local/cuda-12.1/lib64")], os.environ)
+    (after,) = verify(py, frameworks=("torch",), timeout=60, environ=after_env)
+    assert any("LD_LIBRARY_PATH=/opt/keep" in e for e in after.errors), after.errors
