@@ -13,6 +13,7 @@ frameworks enforce at run time:
 from __future__ import annotations
 
 import os
+import re
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .model import (
@@ -48,6 +49,34 @@ def is_healthy(findings: Sequence[Finding]) -> bool:
 
 def _name(fw: str) -> str:
     return FRAMEWORK_WORDS.get(fw, fw)
+
+
+_CUDNN_SUBLIB = re.compile(r"^libcudnn_[a-z_]+\.so(\.\d+)*$")
+
+
+def _same_dir(d: str) -> str:
+    """One name for a directory on merged-/usr systems (/lib/x86_64-linux-gnu is /usr/lib/...)."""
+    d = os.path.normpath(d)
+    return "/usr" + d if d.startswith(("/lib/", "/lib64/")) else d
+
+
+def foreign_cudnn_preloads(env: Environment) -> List[Tuple[str, Optional[LibraryCopy], List[LoadResolution]]]:
+    """cuDNN sub-libraries that LD_PRELOAD forces into every process from another copy than the
+    one a framework loads: (the file, its copy when known, the framework loads it mixes with).
+    The loader model follows the main libcudnn.so.N through LD_PRELOAD by itself; a preloaded
+    sub-library is only borrowed later, when cuDNN dlopens it by soname (verify saw torch and
+    JAX map the apt libcudnn_ops next to the pip copy on the GPU machine)."""
+    out: List[Tuple[str, Optional[LibraryCopy], List[LoadResolution]]] = []
+    for p in re.split(r"[:\s]+", env.env.get("LD_PRELOAD", "")):
+        if not p.startswith("/") or not _CUDNN_SUBLIB.match(os.path.basename(p)):
+            continue
+        d = _same_dir(os.path.dirname(p))
+        copy = next((c for c in env.libraries if c.library == "cudnn" and _same_dir(c.directory) == d), None)
+        mixes = [ld for ld in env.loads if ld.library == "cudnn" and ld.consumer != "dlopen" and ld.directory
+                 and not ld.error and _same_dir(ld.directory) != d]
+        if mixes:
+            out.append((os.path.normpath(p), copy, mixes))
+    return out
 
 
 def major_minor_text(version: str) -> str:
@@ -125,6 +154,7 @@ class _Diagnosis:
             self.arch()
             self.cpu_only()
         self.cudnn_loads()
+        self.preloaded_sublibraries()
         self.cudnn_conflict()
         self.unused_copies()
         self.cuda_libs()
@@ -399,6 +429,20 @@ class _Diagnosis:
                          [f"{_name(fw.framework)} loads {res.path}", f"{self.gpu_label(g)}: compute capability {cc}"],
                          "Use cuDNN 9.10 or older with this GPU: a CUDA 12 build (e.g. torch from the cu126 index, "
                          "which pins nvidia-cudnn-cu12==9.10.2.21).", [fw.framework])
+
+    def preloaded_sublibraries(self) -> None:
+        for path, copy, mixes in foreign_cudnn_preloads(self.env):
+            version = copy.version if copy and copy.version else "version unknown"
+            loads = sorted({f"cuDNN {ld.version or '?'} from {ld.directory}" for ld in mixes})
+            self.add("cudnn-mixed", "error",
+                     f"LD_PRELOAD forces {os.path.basename(path)} ({version}) from {os.path.dirname(path)} into every "
+                     f"process, next to the {' and '.join(loads)} that {', '.join(sorted({_name(ld.consumer) for ld in mixes}))} load",
+                     [f"LD_PRELOAD={self.env.env.get('LD_PRELOAD', '')}",
+                      *(f"{_name(ld.consumer)} loads {ld.path} (cuDNN {ld.version or '?'}, via {ld.via})" for ld in mixes),
+                      "cuDNN then borrows that sub-library instead of its own: its version check fails, or it runs "
+                      "on mixed code"],
+                     f"Remove {path} from LD_PRELOAD; `colab-cudnn-fix apply` writes that fix for new shells.",
+                     sorted({ld.consumer for ld in mixes}))
 
     def cudnn_conflict(self) -> None:
         by_soname: Dict[str, List[LoadResolution]] = {}

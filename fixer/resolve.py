@@ -37,6 +37,7 @@ import dataclasses
 import re
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from .diagnose import foreign_cudnn_preloads
 from .errors import Unsatisfiable, UsageError
 from ._versions import canonical_name, major_minor, older_minor, public, version_key
 from .model import (
@@ -1149,6 +1150,10 @@ def _env_fixes(env: Environment, provider: StackProvider, mapping: Mapping[str, 
                                     why=f"the notebook kernel keeps its LD_LIBRARY_PATH: preload "
                                         f"{target}/libcudnn.so.{c.major} before {ld.consumer} is imported"))
     fixes += _cuda_lib_fixes(env, notebook)
+    for path, _copy, mixes in foreign_cudnn_preloads(env):
+        fixes.append(EnvFix("ld-preload-drop", path,
+                            why=f"LD_PRELOAD forces {path} into {', '.join(sorted({ld.consumer for ld in mixes}))}, "
+                                f"which load another cuDNN copy: drop it"))
     uniq: Dict[Tuple[str, str], EnvFix] = {}
     for fx in fixes:
         uniq.setdefault((fx.kind, fx.value), fx)

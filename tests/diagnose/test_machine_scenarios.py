@@ -300,3 +300,30 @@ def test_newer_cuda_toolkit_first_or_rpath_consumer_is_no_mismatch(machine):
     env = machine.detect()
     assert load(env, "torch", "cublas").version == "12.8.4"
     assert not [f for f in diagnose(env, small_recipes()) if f.id == "cuda-lib-mismatch"]
+
+
+def test_ld_preload_of_another_copys_sub_library_is_mixed(machine):
+    # verify saw this on the GPU machine: LD_PRELOAD=<apt>/libcudnn_ops.so.9 made torch and JAX
+    # map the apt sub-library next to the pip copy (cudnn-mixed); doctor must see it too.
+    machine.h200()
+    machine.environ["LD_PRELOAD"] = f"{MULTIARCH}/libcudnn_ops.so.9"
+    env = machine.detect()
+    assert load(env, "torch").version == "9.19.0"          # the main library still comes from pip
+    (f,) = [f for f in diagnose(env, small_recipes()) if f.id == "cudnn-mixed"]
+    assert f.severity == "error" and f.frameworks == ("jax", "torch")
+    assert f.title.startswith(f"LD_PRELOAD forces libcudnn_ops.so.9 (9.14.0) from {MULTIARCH} into every process")
+    assert f"Remove {MULTIARCH}/libcudnn_ops.so.9 from LD_PRELOAD" in f.fix
+    from fixer.model import Intent
+    from fixer.resolve import resolve
+
+    fixes = {(x.kind, x.value) for x in resolve(env, Intent(), small_recipes()).env_fixes}
+    assert ("ld-preload-drop", f"{MULTIARCH}/libcudnn_ops.so.9") in fixes
+
+
+@pytest.mark.parametrize("preload", [f"{PIP_CUDNN}/libcudnn_ops.so.9",    # its own copy: nothing mixed
+                                     "libcudnn_ops.so.9",                  # a bare name: not placeable
+                                     "/opt/other/libfoo.so"])
+def test_ld_preload_that_mixes_nothing_is_no_finding(machine, preload):
+    machine.h200()
+    machine.environ["LD_PRELOAD"] = preload
+    assert not [f for f in diagnose(machine.detect(), small_recipes()) if f.id == "cudnn-mixed"]
