@@ -247,7 +247,7 @@ def _verify(python: str, recipes: Optional[List[str]], env_fixes: Sequence[Any] 
             how.append("GPU convolution check")
         except ImportError:
             pass
-    return checks, findings, " + ".join(how) + (" (in the environment of a new shell)" if env_fixes else "")
+    return checks, findings, " + ".join(how) + (", in the environment of a new shell" if env_fixes else "")
 
 
 def _restart(kernel: Any, plan: Any, wanted: bool, env: Any, as_json: bool) -> Dict[str, Any]:
