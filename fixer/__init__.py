@@ -14,7 +14,7 @@ Stage functions are imported lazily so that `import fixer` stays cheap.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import Any, List
 
 from .errors import (
     FixerError,
@@ -67,5 +67,5 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'fixer' has no attribute {name!r}")
 
 
-def __dir__() -> list:
+def __dir__() -> List[str]:
     return list(__all__)

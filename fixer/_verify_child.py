@@ -28,6 +28,10 @@ import re
 import sys
 import time
 import traceback
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: threading is imported lazily where it is used
+    import threading
 
 MARK = "@@fixer-verify@@ "
 _OUT_FD = 1
@@ -91,7 +95,7 @@ class Watchdog:
 
     def __init__(self, seconds: float, why: str) -> None:
         self.seconds, self.why = seconds, why
-        self._timer = None
+        self._timer: threading.Timer | None = None
 
     def arm(self, stage: str) -> None:
         import threading

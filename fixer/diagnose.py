@@ -401,7 +401,7 @@ class _Diagnosis:
             fix = (f"Reinstall it: pip install --force-reinstall '{c.package.replace(' ', '==')}'." if c.origin == "pip" and c.package
                    else f"Reinstall the package that owns it ({c.package})." if c.package
                    else f"Restore the missing files or remove {c.directory} from the search path.")
-            self.add("cudnn-incomplete", sev, title, ev, fix, frameworks)  # type: ignore[arg-type]
+            self.add("cudnn-incomplete", sev, title, ev, fix, frameworks)
         if c.mixed:
             vers = sorted({f"{f.name}={f.version}" for f in c.files if f.version})
             self.add("cudnn-mixed", "error" if loaded else "info",
@@ -568,7 +568,7 @@ def _runs_on(cc: str, sass: Sequence[str], ptx: Optional[str]) -> bool:
         k = version_key(s)[:2]
         if k[0] == c[0] and k[1] <= c[1]:
             return True
-    return bool(ptx) and version_key(ptx)[:2] <= c  # type: ignore[arg-type]
+    return bool(ptx) and version_key(ptx)[:2] <= c
 
 
 def pip_conflict_records(distributions: Sequence[Distribution], markers: Dict[str, str]) -> List[Dict[str, object]]:
@@ -621,8 +621,9 @@ def _pip_conflict_records(distributions: Sequence[Distribution], markers: Dict[s
             except (InvalidMarker, UndefinedEnvironmentName, Exception):  # noqa: BLE001 - unknown marker: skip
                 continue
             have = installed.get(name)
-            record = {"dist": d.name, "dist_version": d.version, "line": line, "req": str(req), "req_name": req.name,
-                      "spec": str(req.specifier), "name": name, "have": have, "safe": False}
+            record: Dict[str, object] = {
+                "dist": d.name, "dist_version": d.version, "line": line, "req": str(req), "req_name": req.name,
+                "spec": str(req.specifier), "name": name, "have": have, "safe": False}
             if have is None:
                 out.append(record)
                 continue

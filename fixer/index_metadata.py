@@ -89,7 +89,7 @@ def _get(session: Any, url: str, accept: str, timeout: Timeout, cache_dir: Optio
             continue
         if resp.status_code != 200:
             raise _Offline(f"HTTP {resp.status_code} from {url}")
-        body = resp.content
+        body: bytes = resp.content
         if path is not None:
             write_cache(path, body)
         return body

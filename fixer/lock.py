@@ -60,7 +60,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Set, Tuple
 
 from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
@@ -298,7 +298,7 @@ def _closure(env: Environment, stack: Stack, requires_of: Optional[RequiresOf] =
             version = dist.version
         out.append((name, version, index))
         kept = dist is not None and _same_version(dist.version, version)
-        lines = dist.requires if kept else _new_requires(stack, name, version, index, requires_of)
+        lines = dist.requires if dist is not None and kept else _new_requires(stack, name, version, index, requires_of)
         for line in lines:
             try:
                 req = Requirement(line)
@@ -377,7 +377,7 @@ def make_lock(env: Environment, stack: Stack, *, options: PlanOptions = PlanOpti
         packages.append(LockedPackage(name=name, version=version, index=canonical, hashes=tuple(hashes)))
     builds = [c.build for c in stack.choices]
     cudas = [b.cuda for b in builds if b.cuda]
-    ccs: Optional[set] = None
+    ccs: Optional[Set[str]] = None
     for b in builds:
         if b.compute_capabilities:
             ccs = set(b.compute_capabilities) if ccs is None else ccs & set(b.compute_capabilities)
@@ -589,6 +589,7 @@ def plan_from_lock(lock: Lock, *, python: str, options: PlanOptions, installer: 
     from ._paths import state_dir
     from .apply import envfix
     from .apply.sources import find_uv
+    from .envfix import env_fix_steps
 
     if installed is None:
         from .apply.snapshot import read_target
@@ -625,7 +626,7 @@ def plan_from_lock(lock: Lock, *, python: str, options: PlanOptions, installer: 
                               packages=tuple(f"{k}={v}" for k, v in changing.items())))
             steps.append(Step(kind="apt-hold", summary="hold " + ", ".join(changing),
                               argv=installers.apt_hold(list(changing)), packages=tuple(changing)))
-    for step in envfix.env_fix_steps(lock.env_fixes, home=home):
+    for step in env_fix_steps(lock.env_fixes, home=home):
         target = envfix.target_path(step.files[0], options.root)
         if target.is_file() and step.content is not None and target.read_text(encoding="utf-8") == step.content:
             continue

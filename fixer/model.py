@@ -148,7 +148,7 @@ def from_dict(cls: Type[T], data: Any, where: str = "$") -> T:
     for name, f in fields.items():
         if name in data:
             kwargs[name] = _convert(hints[name], data[name], f"{where}.{name}")
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:  # type: ignore[misc]
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             raise ValueError(f"{where}: missing key {name!r} for {cls.__name__}")
     return cls(**kwargs)
 

@@ -17,7 +17,7 @@ Order, and why:
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, TypedDict
 
 from . import installers
 from .envfix import env_fix_steps
@@ -60,6 +60,17 @@ def _home(env: Environment) -> str:
     return os.path.expanduser("~")
 
 
+class _PipCommon(TypedDict):
+    """The installers.pip_install keyword arguments every pip step of one plan shares."""
+
+    find_links: Tuple[str, ...]
+    no_index: bool
+    installer: str
+    break_system_packages: bool
+    mirrors: Tuple[Tuple[str, str], ...]
+    uv: str
+
+
 def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions(), *,
               findings: Sequence[Finding] = ()) -> Plan:
     """The steps from `env` to `stack`. A stack that changes nothing gives a Plan with no
@@ -67,8 +78,8 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
     python = env.python.executable if env.python else "python3"
     installer, uv = _installer(env, options)
     bsp = bool(env.python and env.python.externally_managed and not env.python.is_venv)
-    common = dict(find_links=options.find_links, no_index=options.no_index, installer=installer,
-                  break_system_packages=bsp, mirrors=options.index_mirrors, uv=uv)
+    common = _PipCommon(find_links=options.find_links, no_index=options.no_index, installer=installer,
+                        break_system_packages=bsp, mirrors=options.index_mirrors, uv=uv)
     steps: List[Step] = []
     notes: List[str] = list(stack.notes)
     if options.installer == "conda":
@@ -207,8 +218,8 @@ def _restart_needed(env: Environment, stack: Stack) -> List[str]:
             continue
         if any(mark in path for path in loaded for mark in _KERNEL_MARKERS.get(c.framework, (c.framework,))):
             out.append(c.framework)
-    cudnn_changes = [p for p in stack.pins if p.action != "keep" and "cudnn" in p.name] or \
-        list(stack.apt) or [f.value for f in stack.env_fixes]
+    cudnn_changes = (any(p.action != "keep" and "cudnn" in p.name for p in stack.pins)
+                     or bool(stack.apt) or bool(stack.env_fixes))
     if cudnn_changes and any("libcudnn" in path for path in loaded):
         out.append("cuDNN")
     return out

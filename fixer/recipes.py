@@ -606,9 +606,9 @@ def _cross_check(tables: Dict[str, List[Tuple[Any, _Loc]]], errs: _Collector) ->
             errs.add(f"{name}: requires {cudnn_reqs[0]} but cudnn is not set", loc.path, loc.at("cudnn"))
         for req in cudnn_reqs:
             dist = _dist_name(req)
-            cu = dist.rsplit("cu", 1)[1] if re.search(r"-cu\d+$", dist) else None
-            if cu is not None and cu != major:
-                errs.add(f"{name}: requires {dist} (a CUDA {cu} cuDNN) but the build is CUDA {b.cuda}",
+            req_cu = dist.rsplit("cu", 1)[1] if re.search(r"-cu\d+$", dist) else None
+            if req_cu is not None and req_cu != major:
+                errs.add(f"{name}: requires {dist} (a CUDA {req_cu} cuDNN) but the build is CUDA {b.cuda}",
                          loc.path, loc.at("requires"))
             if b.cudnn is None:
                 continue
@@ -642,7 +642,7 @@ _LOCK = threading.Lock()
 
 
 def _cache_key(files: Sequence[Path], extra_dirs: Sequence[str]) -> Tuple[Any, ...]:
-    stamp = []
+    stamp: List[Tuple[str, Optional[int], Optional[int]]] = []
     for f in files:
         try:
             st = os.stat(f)

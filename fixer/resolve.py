@@ -67,7 +67,10 @@ class Requirement:
     names who asks (a candidate's label, "this machine", "--keep torch")."""
 
     identifier: str
-    accepts: Callable[[Any], bool]
+    # Called with one candidate. `...` because most are lambdas that bind loop values
+    # through default arguments (`lambda c, want=want: ...`), which mypy cannot infer
+    # against Callable[[Any], bool].
+    accepts: Callable[..., bool]
     text: str
     parent: str = ""
     prefer: Tuple[str, ...] = ()        # exact versions the parent pins (ordering hint)
@@ -556,14 +559,14 @@ class StackProvider:
                             continue
                         if _cuda_major_of_package(pkg, ver) is None and len(rel.cuda_majors) > 1:
                             continue
-                        copy = on_disk.get((pkg, ver))
-                        if copy is not None and not copy.missing and not copy.mixed and copy.version:
+                        have = on_disk.get((pkg, ver))
+                        if have is not None and not have.missing and not have.mixed and have.version:
                             continue   # already a candidate as the copy on disk
                         out.append(CudnnCandidate(
                             major=major, version=ver if source == "pip" else rel.version, cuda_major=cm,
                             source=source, package=pkg, package_version=ver,
-                            directory=copy.directory if copy is not None else None,
-                            state="reinstall" if copy is not None else "new",
+                            directory=have.directory if have is not None else None,
+                            state="reinstall" if have is not None else "new",
                             min_cc=rel.min_compute_capability, max_cc=rel.max_compute_capability,
                             size_bytes=rel.size_bytes))
                 if rel.pip:
@@ -855,9 +858,9 @@ class StackProvider:
             with_cuda = [f for f in self.frameworks
                          if any(_cuda_matches(c.build.cuda, intent.cuda) for c in self.build_candidates[f])]
             if not with_cuda:
-                known = sorted({b.cuda for b in self.recipes.builds if b.cuda}, key=version_key)
+                known_cuda = sorted({b.cuda for b in self.recipes.builds if b.cuda}, key=version_key)
                 raise UsageError(f"--cuda {intent.cuda}: no build of {', '.join(self.frameworks) or 'any framework'} "
-                                 f"uses CUDA {intent.cuda} (known: {', '.join(known)})")
+                                 f"uses CUDA {intent.cuda} (known: {', '.join(known_cuda)})")
             for f in with_cuda:
                 roots.append(Requirement(
                     f"fw:{f}", lambda c, want=intent.cuda: _cuda_matches(c.build.cuda, want),
@@ -1304,12 +1307,12 @@ def _explain(provider: StackProvider) -> List[str]:
                        + ("" if not held else " and " + "; ".join(f"{r.text} ({r.parent})" for r in held)))
             continue
         blocks: List[str] = []
-        for c in fits:
-            for d in provider.get_dependencies(c):
+        for fit in fits:
+            for d in provider.get_dependencies(fit):
                 if d.identifier.startswith("__"):
                     fact = provider.facts[d.identifier]
                     if not d.accepts(fact):
-                        blocks.append(f"{c.label} {d.text}, but {fact.text}")
+                        blocks.append(f"{fit.label} {d.text}, but {fact.text}")
                 else:
                     for r in roots:
                         if r.identifier == d.identifier and r.intent:

@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ._versions import version_key
 from .errors import UsageError
@@ -447,7 +447,7 @@ def _reported(v: Any) -> Optional[str]:
     return None
 
 
-def _explained(text: str, have: set, framework: str) -> List[Finding]:
+def _explained(text: str, have: Set[str], framework: str) -> List[Finding]:
     """Findings the explain rules draw from the child's error texts; only confident ones,
     never log noise, and only ids not already proven by the structural checks."""
     try:

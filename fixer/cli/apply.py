@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
 
 import typer
 
@@ -40,6 +40,9 @@ from .plan import (
     NO_INDEX_OPTION,
     parse_mirrors,
 )
+
+if TYPE_CHECKING:
+    from ..model import CheckResult, Finding
 
 ROOT_OPTION = typer.Option(None, "--root", metavar="DIR",
                            help="Sandbox prefix for every file the tool writes (env files, journal); tests use it.")
@@ -137,7 +140,9 @@ def apply_command(
 
     result = apply_plan(plan, python=target, options=options, reporter=render.reporter_for(json, verbose),
                         verify=not no_verify)
-    checks, findings_after, verified_by = (), (), ""
+    checks: Tuple[CheckResult, ...] = ()
+    findings_after: Tuple[Finding, ...] = ()
+    verified_by = ""
     if not no_verify:
         checks, findings_after, verified_by = _verify(target, recipes, plan.stack.env_fixes)
     kernel = find_kernel()
@@ -171,7 +176,8 @@ def _no_gpu(env: Any, as_json: bool, needed: bool) -> None:
     raise typer.Exit(3 if needed else 0)
 
 
-def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str], options: Any) -> Tuple[Any, Any, tuple]:
+def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str],
+               options: Any) -> Tuple[Any, Any, Tuple[Finding, ...]]:
     from .. import lock as locking
     from ..apply.sources import find_uv
 
@@ -218,14 +224,15 @@ def _show_lock_plan(plan: Any, as_json: bool) -> None:
         console.print(command_text(s), highlight=False, markup=False, soft_wrap=True)
 
 
-def _verify(python: str, recipes: Optional[List[str]], env_fixes: Sequence[Any] = ()) -> Tuple[tuple, tuple, str]:
+def _verify(python: str, recipes: Optional[List[str]],
+            env_fixes: Sequence[Any] = ()) -> Tuple[Tuple[CheckResult, ...], Tuple[Finding, ...], str]:
     """The deepest check available: the GPU conv test (fixer.verify) when a GPU is there, and
     a fresh detect + diagnose of the result. Both run in the environment a new shell gets once
     the plan's loader fixes are in place (this process keeps its old LD_LIBRARY_PATH)."""
     from ..envfix import environ_after
 
-    checks: tuple = ()
-    findings: tuple = ()
+    checks: Tuple[CheckResult, ...] = ()
+    findings: Tuple[Finding, ...] = ()
     how: List[str] = []
     environ = environ_after(env_fixes, os.environ)
     try:

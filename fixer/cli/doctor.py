@@ -36,7 +36,7 @@ def doctor_findings(env: Environment, recipes: Recipes, lock: Optional[str] = No
     findings = list(diagnose(env, recipes))
     if lock:
         try:
-            from ..lock import check_drift  # type: ignore[attr-defined]
+            from ..lock import check_drift
         except (ImportError, AttributeError):
             raise UsageError("--lock needs the lock feature (fixer.lock.check_drift), which is not available")
         findings += list(check_drift(lock, env))

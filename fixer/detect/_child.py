@@ -24,7 +24,7 @@ class Child:
         self.deadline = time.monotonic() + timeout
         self.timeout = timeout
         self.error: Optional[str] = None
-        self.proc: Optional[subprocess.Popen] = None
+        self.proc: Optional[subprocess.Popen[bytes]] = None
         try:
             self.proc = subprocess.Popen(
                 self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

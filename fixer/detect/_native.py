@@ -28,14 +28,14 @@ def _maps(fragment):
 
 
 def gpu():
-    out = {"nvml": None, "nvml_error": None, "cuda_driver": None, "cuda_error": None,
-           "libcuda": None, "libnvml": None}
+    out: dict = {"nvml": None, "nvml_error": None, "cuda_driver": None, "cuda_error": None,
+                 "libcuda": None, "libnvml": None}
     try:
         nv = ctypes.CDLL("libnvidia-ml.so.1")
         rc = nv.nvmlInit_v2()
         if rc != 0:
             raise OSError("nvmlInit_v2 returned %d" % rc)
-        info = {"gpus": []}
+        info: dict = {"gpus": []}
         buf = ctypes.create_string_buffer(96)
         if nv.nvmlSystemGetDriverVersion(buf, 96) == 0:
             info["driver"] = buf.value.decode()
@@ -49,7 +49,7 @@ def gpu():
             h = ctypes.c_void_p()
             if nv.nvmlDeviceGetHandleByIndex_v2(i, ctypes.byref(h)) != 0:
                 continue
-            g = {"index": i}
+            g: dict = {"index": i}
             if nv.nvmlDeviceGetName(h, buf, 96) == 0:
                 g["name"] = buf.value.decode()
             ma, mi = ctypes.c_int(), ctypes.c_int()
@@ -96,7 +96,7 @@ def gpu():
 
 
 def cudnn(paths):
-    out = {}
+    out: dict = {}
     for p in paths:
         try:
             lib = ctypes.CDLL(p, mode=os.RTLD_LAZY | os.RTLD_LOCAL)

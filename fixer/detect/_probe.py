@@ -26,7 +26,7 @@ def canonical(name):
 
 def headers(path):
     """The header block of a METADATA/PKG-INFO file (stops at the first blank line)."""
-    out = {}
+    out: dict = {}
     last = None
     with open(path, "rb") as fh:
         for raw in fh:
@@ -118,13 +118,15 @@ def markers():
     }
 
 
-def collect(environ=None):
+def collect(environ=None) -> dict:
     """Everything the probe reports, as a dict. `environ` (default os.environ) is where uv and
     conda are looked for. fixer.detect calls this in-process when the target is the running
     interpreter; `main` prints it as JSON when run inside another one."""
     if environ is None:
         environ = os.environ
-    dists, errors, seen = [], [], set()
+    dists: list = []
+    errors: list = []
+    seen: set = set()
     site_dirs = []
     for entry in sys.path:
         if not entry or not os.path.isdir(entry):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import os
 import re
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..model import Distribution, FrameworkBuild, PythonEnv
 from .elf import read_elf
@@ -60,7 +60,7 @@ def _pyfile_assign(path: str, names: Sequence[str]) -> Dict[str, object]:
     return out
 
 
-def _dict_assign(path: str, name: str) -> Optional[dict]:
+def _dict_assign(path: str, name: str) -> Optional[Dict[Any, Any]]:
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             tree = ast.parse(fh.read())
@@ -127,9 +127,11 @@ def torch_build(d: Distribution, R: Callable[[str], str]) -> FrameworkBuild:
     pkg = os.path.join(d.location, "torch")
     vals = _pyfile_assign(os.path.join(R(pkg), "version.py"), ("__version__", "cuda", "hip"))
     version = str(vals.get("__version__") or d.version)
-    cuda = vals.get("cuda") if isinstance(vals.get("cuda"), str) else None
+    cuda_val = vals.get("cuda")
+    cuda = cuda_val if isinstance(cuda_val, str) else None
     local = version.split("+", 1)[1] if "+" in version else None
-    variant = local or (("cu" + str(cuda).replace(".", "")) if cuda else ("rocm" if vals.get("hip") else "cpu"))
+    variant: Optional[str] = local or (
+        ("cu" + str(cuda).replace(".", "")) if cuda else ("rocm" if vals.get("hip") else "cpu"))
     is_cuda: Optional[bool] = cuda is not None
     if "__version__" not in vals:             # version.py unreadable: don't call it a CPU build
         is_cuda = False if local == "cpu" else None

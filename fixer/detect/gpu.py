@@ -97,7 +97,7 @@ def parse_nvidia_smi_csv(text: str) -> Tuple[List[Gpu], Optional[str]]:
 def parse_nvml_result(data: Mapping[str, Any]) -> Tuple[List[Gpu], Optional[str], Optional[str]]:
     """The JSON of `_native.py gpu` -> (GPUs, driver version, CUDA version "13.0")."""
     nvml = data.get("nvml") or {}
-    gpus = []
+    gpus: List[Gpu] = []
     for g in nvml.get("gpus", []):
         dev = g.get("pci_device_id")
         if dev and len(dev) == 10:
@@ -200,7 +200,7 @@ def read_pci_gpus(root: str) -> List[Gpu]:
         entries = sorted(os.listdir(base))
     except OSError:
         return []
-    out = []
+    out: List[Gpu] = []
     for bus in entries:
         d = os.path.join(base, bus)
         try:

@@ -16,7 +16,7 @@ import dataclasses
 import os
 import re
 from collections import Counter, OrderedDict
-from typing import Dict, Iterable, List, Mapping, Optional, Set, Tuple
+from typing import Dict, Iterable, List, Mapping, Optional, Set, Tuple, cast
 
 from .._versions import canonical_name
 from ..model import LibFile, LibraryCopy, ProbeNote, PythonEnv
@@ -203,10 +203,10 @@ def scan(
                 dist, ver = pip_dir_dist[directory]
                 fam = _families_from_names(pip_expected[directory])
                 for (lib, major) in fam:
-                    exp = expected_sonames(major) if lib == "cudnn" else (f"lib{lib}.so.{major}",)
+                    missing = expected_sonames(major) if lib == "cudnn" else (f"lib{lib}.so.{major}",)
                     copies.append(_Copy(lib, major, directory, directory, {}, origin="pip",
                                         package=f"{dist} {ver}", version=_v3(ver), version_source="dist-info",
-                                        missing=exp))
+                                        missing=missing))
                 notes.append(ProbeNote("pip files", False, f"{directory}: listed by {dist} {ver} but absent"))
             else:
                 err = fs.listdir_error(directory) if fs.exists(directory) else None
@@ -244,8 +244,8 @@ def _families_from_names(names: Iterable[str]) -> List[Tuple[str, int]]:
 def _make_copy(lib: str, major: int, directory: str, real_dir: str, by_soname: Dict[str, List[str]],
                hint: str, fs: MachineFS, owners: Owners, env: Mapping[str, str]) -> _Copy:
     files: Dict[str, LibFile] = {}
-    pkgs: Counter = Counter()
-    pip_dists: Counter = Counter()
+    pkgs: Counter[str] = Counter()
+    pip_dists: Counter[str] = Counter()
     for soname, names in sorted(by_soname.items()):
         path = os.path.join(directory, soname) if soname in names else os.path.join(directory, sorted(names)[-1])
         if not fs.exists(path):                    # dangling symlink
@@ -341,7 +341,9 @@ def apply_probe_versions(copies: List[_Copy], index: int, result: Mapping[str, M
         if not r:
             continue
         if "version" in r:
-            c.files[soname] = dataclasses.replace(f, version=cudnn_version_from_int(int(r["version"])))  # type: ignore[arg-type]
+            # _native.py's cudnn task writes {"version": int(cudnnGetVersion())}
+            raw_version = cast(int, r["version"])
+            c.files[soname] = dataclasses.replace(f, version=cudnn_version_from_int(int(raw_version)))
         else:
             notes.append(ProbeNote("cudnnGetVersion", False, f"{c.directory}/{soname}: {r.get('error')}"))
     c.version = None

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from ..model import LibFile, LibraryCopy, LoadResolution
 from .elf import ElfInfo, expand_origin
@@ -94,7 +94,7 @@ class Resolver:
         winner: Optional[Tuple[str, str]] = None
         error: Optional[str] = None
         losers: List[str] = []
-        seen: set = set()
+        seen: Set[str] = set()
         for via, path in candidates:
             path = os.path.normpath(path)
             if not self.fs.exists(path):

@@ -78,7 +78,8 @@ def detect_runtime(fs: MachineFS, environ: Mapping[str, str], has_gpu: bool) -> 
         except (ValueError, OSError, AttributeError):
             glibc = None
     in_kernel = "JPY_PARENT_PID" in environ or kind in ("colab", "kaggle")
-    pid, loaded = (None, ())
+    pid: Optional[int] = None
+    loaded: Tuple[str, ...] = ()
     if in_kernel:
         pid, loaded = _kernel(fs, environ)
     machine = os.uname().machine if hasattr(os, "uname") else "x86_64"

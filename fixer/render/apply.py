@@ -88,16 +88,16 @@ def show_applied(result: ApplyResult, *, as_json: bool, plan: Plan, checks: Sequ
     for n in result.notes:
         console.print(f"[yellow]note:[/] {escape(n)}", markup=True, highlight=False)
     if checks:
-        for c in checks:
-            colour = {"passed": "green", "skipped": "dim"}.get(c.status, "red")
-            console.print(f"verify {c.framework}: [{colour}]{c.status}[/] {escape(c.summary)}", markup=True,
-                          highlight=False)
+        for check in checks:
+            colour = {"passed": "green", "skipped": "dim"}.get(check.status, "red")
+            console.print(f"verify {check.framework}: [{colour}]{check.status}[/] {escape(check.summary)}",
+                          markup=True, highlight=False)
     errors = [f for f in findings_after if f.severity == "error"]
     if verified_by:
         if errors:
             console.print(f"[red]still wrong after apply[/] ({verified_by}):", markup=True)
-            for f in errors:
-                console.print(f"  {f.id}: {escape(f.title)}", highlight=False)
+            for finding in errors:
+                console.print(f"  {finding.id}: {escape(finding.title)}", highlight=False)
         else:
             console.print(f"[green]healthy[/] ({verified_by})", markup=True)
     if restart.get("message"):

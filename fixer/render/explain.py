@@ -42,5 +42,5 @@ def render_explain(result: Any, plan: Any, notes: Sequence[str], detected: bool)
                 console.print(f"  {n}. {s.summary}" + (f"\n     [dim]{cmd}[/]" if cmd else ""), highlight=False)
     elif not detected and result.recognised:
         console.print("[dim](machine not inspected: drop --no-detect to see the copies involved and the plan)[/]")
-    for n in notes:
-        console.print(f"[dim]note: {n}[/]", highlight=False)
+    for note in notes:
+        console.print(f"[dim]note: {note}[/]", highlight=False)

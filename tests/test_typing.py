@@ -1,0 +1,17 @@
+"""`mypy` (strict, configured in pyproject.toml's [tool.mypy]) passes on the fixer package."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("mypy")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_mypy_strict_passes():
+    proc = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True)
+    output = proc.stdout + proc.stderr
+    print(output)
+    assert proc.returncode == 0, f"mypy failed (exit {proc.returncode}):\n{output}"
