@@ -2,8 +2,14 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
+
+
+def split_ld_preload(value: Optional[str]) -> List[str]:
+    """LD_PRELOAD's entries: ld.so(8) separates them by colons or whitespace."""
+    return [p for p in re.split(r"[:\s]+", value or "") if p]
 
 
 def recipes_dir() -> Path:

@@ -28,6 +28,7 @@ from .model import (
     LoadResolution,
     Recipes,
 )
+from ._paths import split_ld_preload
 from ._versions import major_minor, older_minor, version_key
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -67,7 +68,7 @@ def foreign_cudnn_preloads(env: Environment) -> List[Tuple[str, Optional[Library
     sub-library is only borrowed later, when cuDNN dlopens it by soname (verify saw torch and
     JAX map the apt libcudnn_ops next to the pip copy on the GPU machine)."""
     out: List[Tuple[str, Optional[LibraryCopy], List[LoadResolution]]] = []
-    for p in re.split(r"[:\s]+", env.env.get("LD_PRELOAD", "")):
+    for p in split_ld_preload(env.env.get("LD_PRELOAD")):
         if not p.startswith("/") or not _CUDNN_SUBLIB.match(os.path.basename(p)):
             continue
         d = _same_dir(os.path.dirname(p))

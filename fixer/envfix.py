@@ -24,7 +24,7 @@ import re
 import shlex
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ._paths import under_root
+from ._paths import split_ld_preload, under_root
 from .errors import UsageError
 from .model import EnvFix, Step
 
@@ -104,7 +104,7 @@ def environ_after(fixes: Sequence[EnvFix], environ: Mapping[str, str]) -> Dict[s
         else:
             out.pop("LD_LIBRARY_PATH", None)
     if preload_drop:
-        keep = [p for p in re.split(r"[: ]+", out.get("LD_PRELOAD", "")) if p and p not in preload_drop]
+        keep = [p for p in split_ld_preload(out.get("LD_PRELOAD")) if p not in preload_drop]
         if keep:
             out["LD_PRELOAD"] = ":".join(keep)
         else:

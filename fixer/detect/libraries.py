@@ -18,6 +18,7 @@ import re
 from collections import Counter, OrderedDict
 from typing import Dict, Iterable, List, Mapping, Optional, Set, Tuple, cast
 
+from .._paths import split_ld_preload
 from .._versions import canonical_name
 from ..model import LibFile, LibraryCopy, ProbeNote, PythonEnv
 from .fs import MachineFS
@@ -127,7 +128,7 @@ def candidate_dirs(python: Optional[PythonEnv], env: Mapping[str, str], fs: Mach
             add(os.path.join(sp, "nvidia", sub, "lib"), "pip")
     for d, origin in frameworks_lib_dirs:
         add(d, origin)
-    for p in re.split(r"[:\s]+", env.get("LD_PRELOAD", "")):
+    for p in split_ld_preload(env.get("LD_PRELOAD")):
         if p.startswith("/"):
             add(os.path.dirname(p), "ld-library-path")
     for d in env.get("LD_LIBRARY_PATH", "").split(":"):

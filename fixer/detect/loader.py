@@ -14,9 +14,9 @@ the process still mapped only pip files), so a copy's completeness is what matte
 from __future__ import annotations
 
 import os
-import re
 from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
+from .._paths import split_ld_preload
 from ..model import LibFile, LibraryCopy, LoadResolution
 from .elf import ElfInfo, expand_origin
 from .fs import MachineFS
@@ -24,10 +24,6 @@ from .ldcache import LdCache
 
 DEFAULT_SEARCH = ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib")
 FATAL = ("invalid ELF header", "file too short", "not a shared object", "malformed ELF", "cannot read")
-
-
-def split_ld_preload(value: str) -> List[str]:
-    return [p for p in re.split(r"[:\s]+", value or "") if p]
 
 
 class Resolver:
