@@ -80,6 +80,21 @@ def foreign_cudnn_preloads(env: Environment) -> List[Tuple[str, Optional[Library
     return out
 
 
+def older_cuda_libraries(env: Environment) -> List[LoadResolution]:
+    """The CUDA libraries (cudart, cuBLAS, cuBLASLt, NVRTC: their versions follow the CUDA
+    toolkit's) a framework loads at its CUDA major but an older minor than it was built with:
+    they lack symbols the build uses ("undefined symbol: ..., version libcublasLt.so.12").
+    The cuda-lib-mismatch finding here, and the loader fixes in resolve."""
+    out = []
+    for res in env.loads:
+        if res.library == "cudnn" or res.consumer == "dlopen" or not res.path or res.error:
+            continue
+        fw = env.framework(res.consumer)
+        if older_minor(res.version, fw.cuda if fw else None):
+            out.append(res)
+    return out
+
+
 def major_minor_text(version: str) -> str:
     """"12.6.3" -> "12.6"."""
     return ".".join(str(p) for p in major_minor(version))
@@ -474,13 +489,8 @@ class _Diagnosis:
                 self.copy_findings(c, [], loaded=False)
 
     def cuda_libs(self) -> None:
-        older: Dict[Tuple[str, str], List[LoadResolution]] = {}
         for res in self.env.loads:
-            if res.library == "cudnn" or res.consumer == "dlopen":
-                continue
-            if res.path and not res.error:
-                if self.older_than_build(res):
-                    older.setdefault((res.consumer, res.directory or ""), []).append(res)
+            if res.library == "cudnn" or res.consumer == "dlopen" or (res.path and not res.error):
                 continue
             fw = self.env.framework(res.consumer)
             version = fw.version if fw else ""
@@ -490,15 +500,11 @@ class _Diagnosis:
                      f"Install the CUDA {res.soname.rsplit('.', 1)[-1]} runtime wheels the build needs "
                      f"(pip install --force-reinstall {fw.distribution if fw else res.consumer}=={version.split('+')[0] if version else ''} "
                      "pulls them in), or point LD_LIBRARY_PATH at a CUDA toolkit of that major.", [res.consumer])
+        older: Dict[Tuple[str, str], List[LoadResolution]] = {}
+        for res in older_cuda_libraries(self.env):
+            older.setdefault((res.consumer, res.directory or ""), []).append(res)
         for (consumer, directory), group in older.items():
             self.cuda_lib_mismatch(consumer, directory, group)
-
-    def older_than_build(self, res: LoadResolution) -> bool:
-        """A CUDA library (cudart, cuBLAS, cuBLASLt, NVRTC: their versions follow the CUDA
-        toolkit's) of the framework's CUDA major but an older minor than it was built with:
-        it lacks symbols the build uses ("undefined symbol: ..., version libcublasLt.so.12")."""
-        fw = self.env.framework(res.consumer)
-        return older_minor(res.version, fw.cuda if fw else None)
 
     def cuda_lib_mismatch(self, consumer: str, directory: str, group: Sequence[LoadResolution]) -> None:
         """Typically an older CUDA toolkit on LD_LIBRARY_PATH shadowing the framework's own

@@ -37,9 +37,9 @@ import dataclasses
 import re
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from .diagnose import foreign_cudnn_preloads
+from .diagnose import foreign_cudnn_preloads, older_cuda_libraries
 from .errors import Unsatisfiable, UsageError
-from ._versions import canonical_name, major_minor, older_minor, public, version_key
+from ._versions import canonical_name, major_minor, public, version_key
 from .model import (
     Build,
     Choice,
@@ -1168,16 +1168,14 @@ def _cuda_lib_fixes(env: Environment, notebook: bool) -> List[EnvFix]:
     (diagnosis: cuda-lib-mismatch) through LD_LIBRARY_PATH or LD_PRELOAD: drop that entry; in a
     notebook also preload the framework's own copy by path in new kernels."""
     fixes: List[EnvFix] = []
-    for ld in env.loads:
-        if ld.library == "cudnn" or ld.consumer == "dlopen" or not (ld.path and ld.intended) or ld.error:
+    for ld in older_cuda_libraries(env):
+        if not ld.intended:
             continue
         fw = env.framework(ld.consumer)
-        if not older_minor(ld.version, fw.cuda if fw else None):
-            continue
         why = f"{ld.path} ({ld.library} {ld.version}) is older than the CUDA {fw.cuda if fw else '?'} {ld.consumer} was built with"
         if ld.via == "LD_LIBRARY_PATH" and ld.directory:
             fixes.append(EnvFix("ld-library-path-drop", ld.directory, why=f"LD_LIBRARY_PATH: {why}"))
-        elif ld.via == "LD_PRELOAD":
+        elif ld.via == "LD_PRELOAD" and ld.path:
             fixes.append(EnvFix("ld-preload-drop", ld.path, why=f"LD_PRELOAD: {why}"))
         else:
             continue
