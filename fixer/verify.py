@@ -129,8 +129,10 @@ def run_check(
         return CheckResult(framework=framework, status="failed", summary=f"could not start {python}: {exc}",
                            output=str(exc))
     out, err, eof = _read_output(proc, started + timeout)
+    stdout = out.decode("utf-8", "replace")
+    records = parse_records(stdout)
     returncode: Optional[int] = None
-    if eof and any(r["event"] == "done" for r in parse_records(out.decode("utf-8", "replace"))):
+    if eof and any(r["event"] == "done" for r in records):
         # Every result is in; the child closed its pipes and is tearing down its CUDA context
         # (0.2 s on the GPU machine). Do not wait for that: it exits with the code main()
         # returned, 0, and a thread reaps it.
@@ -149,6 +151,8 @@ def run_check(
         _kill_group(proc)
         more_out, more_err, _ = _read_output(proc, time.perf_counter() + 10)   # a grandchild may hold the pipes
         out, err = out + more_out, err + more_err
+        stdout = out.decode("utf-8", "replace")
+        records = parse_records(stdout)
         try:
             returncode = proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
@@ -157,9 +161,8 @@ def run_check(
         if stream is not None:
             stream.close()
     seconds = time.perf_counter() - started
-    stdout = out.decode("utf-8", "replace")
     stderr = err.decode("utf-8", "replace")
-    return classify(framework, parse_records(stdout), stdout=stdout, stderr=stderr,
+    return classify(framework, records, stdout=stdout, stderr=stderr,
                     returncode=returncode, timed_out=timed_out, timeout=timeout, seconds=seconds,
                     started_wall=started_wall)
 
