@@ -79,7 +79,7 @@ def readahead_files(framework: str) -> list:
     import glob
     import importlib.util
 
-    files = set()
+    files: set = set()
     for package, sub in _READAHEAD_PLACES.get(framework, ()):
         try:
             spec = importlib.util.find_spec(package)
