@@ -500,7 +500,7 @@ def run_torch(device: str, cc_override) -> None:
         emit("device", name=torch.cuda.get_device_name(0), cc="%d.%d" % cc,
              cudnn_enabled=bool(torch.backends.cudnn.enabled), tf32_conv=bool(torch.backends.cudnn.allow_tf32))
         torch.backends.cudnn.enabled = True
-        torch.backends.cudnn.benchmark = True   # autotune: the algorithm search runs on the first call
+        torch.backends.cudnn.benchmark = os.environ.get("FIXER_VERIFY_BENCHMARK", "1") == "1"
         loaded = loaded_cudnn()
         emit("loaded", stage="after import", **loaded)   # kept even if the first conv crashes
         watchdog = watchdog_for(loaded)
