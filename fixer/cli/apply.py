@@ -91,8 +91,8 @@ def apply_command(
     cudnn_from: Optional[str] = CUDNN_FROM_OPTION,
     keep: Optional[List[str]] = KEEP_OPTION,
     no_verify: bool = typer.Option(False, "--no-verify",
-                                   help="Skip the GPU convolution check after applying (the check that every "
-                                        "step did its work, and detect + diagnose, still run)."),
+                                   help="Skip the health checks after applying (GPU convolution test, detect + "
+                                        "diagnose); the check that every step did its work still runs."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show every line the installers print."),
 ) -> None:
     """Repair the GPU stack: run the plan's steps, journaled; roll back on any failure."""
@@ -141,7 +141,11 @@ def apply_command(
             raise typer.Exit(1)
 
     result = apply_plan(plan, python=target, options=options, reporter=render.reporter_for(json, verbose))
-    checks, findings_after, verified_by = _verify(target, recipes, plan.stack.env_fixes, gpu=not no_verify)
+    checks: Tuple[CheckResult, ...] = ()
+    findings_after: Tuple[Finding, ...] = ()
+    verified_by = ""
+    if not no_verify:
+        checks, findings_after, verified_by = _verify(target, recipes, plan.stack.env_fixes)
     kernel = find_kernel()
     restart_info = _restart(kernel, plan, options.restart, env, json)
     render.show_applied(result, as_json=json, plan=plan, checks=checks, findings_after=findings_after,
@@ -221,8 +225,8 @@ def _show_lock_plan(plan: Any, as_json: bool) -> None:
         console.print(command_text(s), highlight=False, markup=False, soft_wrap=True)
 
 
-def _verify(python: str, recipes: Optional[List[str]], env_fixes: Sequence[Any] = (),
-            gpu: bool = True) -> Tuple[Tuple[CheckResult, ...], Tuple[Finding, ...], str]:
+def _verify(python: str, recipes: Optional[List[str]],
+            env_fixes: Sequence[Any] = ()) -> Tuple[Tuple[CheckResult, ...], Tuple[Finding, ...], str]:
     """The deepest check available: the GPU conv test (fixer.verify) when a GPU is there, and
     a fresh detect + diagnose of the result. Both run in the environment a new shell gets once
     the plan's loader fixes are in place (this process keeps its old LD_LIBRARY_PATH)."""
@@ -242,7 +246,7 @@ def _verify(python: str, recipes: Optional[List[str]], env_fixes: Sequence[Any] 
         how.append("detect + diagnose")
     except ImportError:
         env = None
-    if gpu and env is not None and any(g.source != "override" for g in env.gpus):
+    if env is not None and any(g.source != "override" for g in env.gpus):
         # a real GPU (not one named by COLAB_CUDNN_FIX_GPU for an offline plan): run the conv test
         try:
             from ..verify import verify
