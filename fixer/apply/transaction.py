@@ -237,7 +237,8 @@ def _prepare(journal: Journal, plan: Plan, python: str, options: PlanOptions, re
             real = envfix.target_path(path, options.root)
             if any(f["path"] == str(real) for f in files):
                 continue
-            rec: Dict[str, Any] = {"path": str(real), "existed": False, "backup": None, "mode": None, "sha256": None}
+            rec: Dict[str, Any] = {"path": str(real), "existed": False, "backup": None, "mode": None, "sha256": None,
+                                   "created_dirs": _missing_parents(real)}
             if real.is_file() or real.is_symlink():
                 data = real.read_bytes()
                 backup = journal.dir / "files" / str(len(files))
@@ -291,6 +292,16 @@ def _check_space(journal: Journal, plan: Plan, manifests: Dict[str, Dict[str, An
                           f"{_mb(download)} twice, {_mb(SPACE_MARGIN)} reserve) and {_mb(free)} is free; "
                           "nothing was changed",
                           hint="free some disk space (Colab: delete files under /content or /root/.cache/pip)")
+
+
+def _missing_parents(path: Path) -> List[str]:
+    """The directories above `path` that do not exist yet (deepest first): writing it creates them."""
+    out: List[str] = []
+    d = path.parent
+    while not d.exists() and d != d.parent:
+        out.append(str(d))
+        d = d.parent
+    return out
 
 
 def _mb(n: int) -> str:
@@ -633,6 +644,9 @@ def _restore(journal: Journal, python: str, rep: Reporter, run: Runner) -> Rollb
             elif path.exists() or path.is_symlink():
                 path.unlink()
                 restored_files.append(str(path))
+            for d in rec.get("created_dirs", ()):          # directories the apply created for it, if empty
+                if os.path.isdir(d) and not os.listdir(d):
+                    os.rmdir(d)
         except OSError as exc:
             failures.append(f"cannot restore {path}: {exc}")
     if journal.data.get("ldconfig") and restored_files:
@@ -729,6 +743,9 @@ def _restore(journal: Journal, python: str, rep: Reporter, run: Runner) -> Rollb
                 remaining.append(f"{path} differs from its backup")
         elif path.exists():
             remaining.append(f"{path} still exists")
+        for d in rec.get("created_dirs", ()):
+            if os.path.isdir(d) and not os.listdir(d):
+                remaining.append(f"{d}/: empty directory the apply created")
     if before is None:
         remaining.append("the journal's record of the distributions before the apply is lost: versions not checked")
     if remaining:
