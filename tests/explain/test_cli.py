@@ -29,7 +29,7 @@ def test_file_and_stdin(tmp_path, capsys, monkeypatch):
 def test_json(capsys):
     assert main(["explain", "--no-detect", "--json", TEXT]) == 0
     body = json.loads(capsys.readouterr().out)
-    assert body["schema"] == 1 and body["recognised"] is True and body["detected"] is False
+    assert body["schema"] == 2 and body["recognised"] is True and body["detected"] is False
     assert body["findings"][0]["id"] == "cudnn-too-old" and body["findings"][0]["confidence"] == 0.9
     assert body["rules"] and body["rules"][0].startswith("errors.toml:")
 
