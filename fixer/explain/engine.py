@@ -121,7 +121,7 @@ def _version_outcome(rule: Rule, captures: Dict[str, str], cat: Catalogue) -> Tu
         return "cudnn-major-mismatch", (f"The cuDNN that loaded ({lo}) has another major version than the {bu} "
                                         "the framework was built with")
     if rel == "other-minor":
-        return "cudnn-too-old", (f"The cuDNN that loaded ({lo}) is not the minor the framework was built with ({bu}): "
+        return None, (f"The cuDNN that loaded ({lo}) is not the minor the framework was built with ({bu}): "
                                  "before cuDNN 8 the minor had to match")
     return None, ""
 
@@ -372,9 +372,53 @@ def colab_without_gpu(env: Optional[Environment]) -> bool:
     return bool(env is not None and env.runtime.kind == "colab" and env.runtime.accelerator != "gpu" and not env.gpus)
 
 
+#: Above this size only the lines that can matter (and 3 lines around each) are matched: Python's
+#: regular expressions take ~0.2 s per pattern over 5 MB, the catalogue has ~100 patterns.
+LARGE_TEXT = 200_000
+_RELEVANT = (
+    "cuda", "cudnn", "dnn", ".so", ".dll", "nvidia", "gpu", "driver", "segmentation", "sigsegv", "core dumped",
+    "kernel image", "memory", "oom", "librar", "symbol", "elf", "torch", "tensorflow", "jax", "paddle", "onnxruntime",
+    "ctranslate2", "whisper", "loadlibrary", "winerror", "calling init", "version", "installed", "package:", "unable",
+    "could not", "couldn't", "cannot", "failed", "error", "loaded", "created device", "numa", "tensorrt", "absl",
+    "onednn", "compiled", "cpu instructions", "placer", "is_available", "backend", "import",
+)
+#: What is left of a large text after the filter is cut to its head and tail (errors come last).
+KEEP_HEAD, KEEP_TAIL = 100_000, 900_000
+
+
+def relevant_lines(text: str) -> str:
+    """The lines of a large text that any catalogue pattern could need, with 3 lines of context
+    each (multi-line messages such as JAX's version report), in order; when still large, its
+    head and tail."""
+    import bisect
+
+    low = text.lower()
+    starts = [0]
+    pos = low.find("\n")
+    while pos >= 0:
+        starts.append(pos + 1)
+        pos = low.find("\n", pos + 1)
+    keep = bytearray(len(starts))
+    for word in _RELEVANT:
+        pos = low.find(word)
+        while pos >= 0:
+            i = bisect.bisect_right(starts, pos) - 1
+            for j in range(max(0, i - 3), min(len(starts), i + 4)):
+                keep[j] = 1
+            nxt = starts[i + 1] if i + 1 < len(starts) else len(low)
+            pos = low.find(word, nxt)
+    lines = text.split("\n")
+    out = "\n".join(line for line, k in zip(lines, keep) if k)
+    if len(out) > KEEP_HEAD + KEEP_TAIL:
+        out = out[:KEEP_HEAD] + "\n" + out[-KEEP_TAIL:]
+    return out
+
+
 def analyze_text(text: str, cat: Catalogue, env: Optional[Environment] = None,
                  recipes: Optional[Recipes] = None, rules: Optional[Sequence[Rule]] = None,
                  notes: Sequence[str] = ()) -> Explanation:
+    if len(text) > LARGE_TEXT:
+        text = relevant_lines(text)
     rule_list = tuple(rules) if rules is not None else cat.rules
     hits: List[Hit] = []
     for r in rule_list:
