@@ -444,9 +444,9 @@ def _merged_loaded(records: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
 
 def _reported(v: Any) -> Optional[str]:
     if isinstance(v, int) and v > 0:
-        from ._verify_child import decode_cudnn_version
+        from .rules import cudnn_version_from_int
 
-        return decode_cudnn_version(v)
+        return cudnn_version_from_int(v)
     return None
 
 
