@@ -66,7 +66,9 @@ def cudnn_sublibraries(major: int) -> "Tuple[str, ...]":
 
 
 def cudnn_version_from_int(v: int) -> str:
-    """cudnnGetVersion() -> "9.19.0": 91900 (9+: M*10000+m*100+p); 8902 -> "8.9.2" (before 9: M*1000+m*100+p)."""
+    """cudnnGetVersion() -> "9.19.0". cuDNN 9 changed CUDNN_VERSION from M*1000+m*100+p to
+    M*10000+m*100+p (cudnn_version.h of 8.9.7 and 9.0.0), so any value >= 90000 is in the new
+    form: 91900 -> "9.19.0", 8902 -> "8.9.2", 7104 -> "7.1.4"."""
     if v >= 90000:
         return "%d.%d.%d" % (v // 10000, (v % 10000) // 100, v % 100)
     return "%d.%d.%d" % (v // 1000, (v % 1000) // 100, v % 100)
@@ -330,7 +332,8 @@ def _dtypes_for(cc) -> list:
 #: The shapes the reduced precisions run (float32 runs every shape): a channel count that
 #: takes the tensor-core engines, and a 3-channel input layer. The small 3-channel shape is
 #: float32 only: in half precision it cost 160-260 ms of algorithm search per dtype in torch
-#: on the H200 while adding no engine family the stem lacks (scripts/device/torch_cases.py).
+#: on the H200 (search on, as torch ran then) while adding no engine family the stem lacks
+#: (scripts/device/torch_cases.py).
 HALF_SHAPES = ("2x16x32x32-pad1", "stem-3x224x224-s2")
 
 
@@ -466,7 +469,11 @@ def run_torch(device: str, cc_override) -> None:
         emit("device", name=torch.cuda.get_device_name(0), cc="%d.%d" % cc,
              cudnn_enabled=bool(torch.backends.cudnn.enabled), tf32_conv=bool(torch.backends.cudnn.allow_tf32))
         torch.backends.cudnn.enabled = True
-        torch.backends.cudnn.benchmark = True   # autotune: the algorithm search runs on the first call
+        # torch's default (no algorithm search): what users' code runs unless it opts in. Measured on
+        # the H200 (scripts/device/verify_jit.sh): with the search on, a freshly started machine JIT-
+        # compiled the runtime-compiled engines it tried (8.3 s beyond the import, 1.1 s without),
+        # and with engines_precompiled missing the search hid the wrong numbers the default gives.
+        torch.backends.cudnn.benchmark = False
         loaded = loaded_cudnn()
         emit("loaded", stage="after import", **loaded)   # kept even if the first conv crashes
         watchdog = watchdog_for(loaded)

@@ -27,7 +27,7 @@ from .rules import (
     built_cudnn,
     copy_at,
     cudnn_compatible,
-    cudnn_problem,
+    cudnn_relation,
     display_name as _name,
     foreign_cudnn_preloads,
     gpu_compute_capability,
@@ -287,15 +287,15 @@ class _Diagnosis:
                              [res.error], fix_pkg, [fw.framework])
                 continue
             if res.intended:
-                self.add("cudnn-shadowed", "warning" if cudnn_compatible(res.version, built) else "error",
+                self.add("cudnn-shadowed", "warning" if cudnn_compatible(res.version, built) is not False else "error",
                          f"{res.via} puts another cuDNN ahead of the one {name} points at",
                          [f"loads {where}" + (f", cuDNN {res.version}" if res.version else ""),
                           f"intended: {res.intended}", *[s for s in res.steps if s.startswith(("LD_", "DT_"))]],
                          f"Remove {res.directory} from {res.via} (or unset {res.via}) so {name} loads {os.path.dirname(res.intended)}.",
                          [fw.framework])
-            problem = cudnn_problem(res.version, built) if built and "." in built else None
-            if problem and built:
-                if problem == "major":
+            relation = cudnn_relation(res.version, built)
+            if relation not in (None, "ok") and built:
+                if relation == "other-major":
                     self.add("cudnn-major-mismatch", "error",
                              f"{name} {fw.version} was built with cuDNN {built} but loads cuDNN {res.version}",
                              [f"loads {where}", f"built with cuDNN {built}" + (f" ({fw.cudnn_requirement})" if fw.cudnn_requirement else "")],
@@ -408,7 +408,7 @@ class _Diagnosis:
             bad = []
             for r in group:
                 for consumer, built in builds.items():
-                    if built and "." in built and not cudnn_compatible(r.version, built):
+                    if cudnn_compatible(r.version, built) is False:
                         bad.append(f"if {_name(r.consumer)} loads first, {_name(consumer)} gets cuDNN {r.version} < {built}")
             ev = [f"{_name(r.consumer)} loads {r.path} (cuDNN {r.version or '?'}, via {r.via})" for r in group]
             self.add("cudnn-conflict", "warning" if bad else "info",

@@ -3,8 +3,8 @@
 Where each rule comes from:
 
 - cuDNN compatibility: the copy a process maps must have the major the framework was built
-  with and a minor >= the built one (torch/backends/cudnn/__init__.py, XLA's cuda_dnn.cc and
-  JAX's plugin check exactly this at run time).
+  with and, from cuDNN 8, a minor >= the built one (before 8: the same minor)
+  (torch/backends/cudnn/__init__.py, XLA's cuda_dnn.cc and JAX's plugin check this at run time).
 - Runs on a GPU: SASS for compute capability X.Y runs on X.Z with Z >= Y; PTX for P is
   JIT-compiled on any P' >= P (CUDA C Programming Guide, "Binary Compatibility" and
   "PTX Compatibility").
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from ._paths import split_ld_preload
 from ._versions import canonical_name, major_minor, older_minor, version_key
@@ -45,7 +45,9 @@ def cudnn_sublibraries(major: int) -> "Tuple[str, ...]":
 
 
 def cudnn_version_from_int(v: int) -> str:
-    """cudnnGetVersion() -> "9.19.0": 91900 (9+: M*10000+m*100+p); 8902 -> "8.9.2" (before 9: M*1000+m*100+p)."""
+    """cudnnGetVersion() -> "9.19.0". cuDNN 9 changed CUDNN_VERSION from M*1000+m*100+p to
+    M*10000+m*100+p (cudnn_version.h of 8.9.7 and 9.0.0), so any value >= 90000 is in the new
+    form: 91900 -> "9.19.0", 8902 -> "8.9.2", 7104 -> "7.1.4"."""
     if v >= 90000:
         return "%d.%d.%d" % (v // 10000, (v % 10000) // 100, v % 100)
     return "%d.%d.%d" % (v // 1000, (v % 1000) // 100, v % 100)
@@ -106,23 +108,68 @@ CUDNN_SUBLIBRARY_FILE = re.compile(r"^libcudnn_[a-z_]+\.so(\.\d+)*$")
 # ---------------------------------------------------------------------------------------
 
 
-def cudnn_compatible(runtime: Optional[str], built: Optional[str]) -> bool:
-    """True when a framework built with cuDNN `built` runs on the copy of version `runtime`:
-    same major, runtime major.minor >= built major.minor. Unknown on either side: True (nothing
-    to say); a `built` without a minor ("9") only decides the major."""
-    rv, bv = version_key(runtime), version_key(built)
-    if not rv or not bv:
-        return True
-    if rv[0] != bv[0]:
-        return False
-    return len(bv) < 2 or rv[:2] >= bv[:2]
+def decode_cudnn_version(value: Union[int, str, Sequence[int]]) -> Optional[str]:
+    """A cuDNN version in any form the libraries and frameworks print it, as "M.m.p".
 
-
-def cudnn_problem(runtime: Optional[str], built: Optional[str]) -> Optional[str]:
-    """Why `runtime` does not fit a build with cuDNN `built`: "major" or "minor"; None when it fits."""
-    if cudnn_compatible(runtime, built):
+    cudnnGetVersion() integers (91900 -> "9.19.0", 8907 -> "8.9.7", 7104 -> "7.1.4", 5105 ->
+    "5.1.5"), tuples as torch prints them ((9, 19, 0) or the text "(9, 19, 0)"), and dotted
+    strings ("9.19.0.56" -> "9.19.0.56"). None when the value is none of these."""
+    if isinstance(value, (tuple, list)):
+        parts = [int(p) for p in value]
+        return ".".join(str(p) for p in parts) if parts else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        n = value
+    else:
+        t = str(value).strip().strip("()[]")
+        if "," in t:
+            items = [p.strip() for p in t.split(",") if p.strip()]
+            return ".".join(str(int(p)) for p in items) if items and all(p.isdigit() for p in items) else None
+        if re.fullmatch(r"\d+(?:\.\d+)+", t):
+            return t
+        if not t.isdigit():
+            return None
+        n = int(t)
+    if n < 1000:
         return None
-    return "major" if version_key(runtime)[0] != version_key(built)[0] else "minor"
+    return cudnn_version_from_int(n)
+
+
+def cudnn_compatible(runtime: Optional[str], built: Optional[str]) -> Optional[bool]:
+    """Whether a cuDNN `runtime` version works for a framework built against `built`.
+
+    Same major always; from cuDNN 8 on a runtime minor >= the build's minor (torch
+    backends/cudnn/__init__.py, XLA cuda_dnn.cc IsSourceCompatibleWithCudnnLibrary). Before
+    cuDNN 8 the same minor was required: torch for cuDNN < 7, and TensorFlow 1.x compared
+    "compatibility versions" (M*1000+m*100, e.g. 7100 against 7000) for 7.x. None when a
+    version is missing or unreadable."""
+    r, b = version_key(runtime), version_key(built)
+    if len(r) < 2 or len(b) < 2:
+        return None
+    if r[0] != b[0]:
+        return False
+    if b[0] < 8:
+        return r[1] == b[1]
+    return r[1] >= b[1]
+
+
+def cudnn_relation(runtime: Optional[str], built: Optional[str]) -> Optional[str]:
+    """How a runtime cuDNN relates to the build: "ok", "other-major", "older" (same major, an
+    older minor), or "other-minor" (same major, a newer minor that the rule before cuDNN 8
+    refused). None when unreadable."""
+    ok = cudnn_compatible(runtime, built)
+    if ok is None:
+        return None
+    if ok:
+        return "ok"
+    r, b = version_key(runtime), version_key(built)
+    if r[0] != b[0]:
+        return "other-major"
+    return "older" if r[:2] < b[:2] else "other-minor"
+
+
+def cudnn_major_minor(version: Optional[str]) -> Tuple[int, ...]:
+    """(major, minor) of a cuDNN version string."""
+    return version_key(version)[:2]
 
 
 def runs_on(cc: str, sass: Sequence[str], ptx: Optional[str]) -> bool:

@@ -48,7 +48,9 @@ def cudnn_sublibraries(major: int) -> "Tuple[str, ...]":
 
 
 def cudnn_version_from_int(v: int) -> str:
-    """cudnnGetVersion() -> "9.19.0": 91900 (9+: M*10000+m*100+p); 8902 -> "8.9.2" (before 9: M*1000+m*100+p)."""
+    """cudnnGetVersion() -> "9.19.0". cuDNN 9 changed CUDNN_VERSION from M*1000+m*100+p to
+    M*10000+m*100+p (cudnn_version.h of 8.9.7 and 9.0.0), so any value >= 90000 is in the new
+    form: 91900 -> "9.19.0", 8902 -> "8.9.2", 7104 -> "7.1.4"."""
     if v >= 90000:
         return "%d.%d.%d" % (v // 10000, (v % 10000) // 100, v % 100)
     return "%d.%d.%d" % (v // 1000, (v % 1000) // 100, v % 100)

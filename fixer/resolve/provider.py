@@ -31,6 +31,7 @@ from ..model import Build, Environment, FrameworkBuild, Intent, LibraryCopy, Loa
 from ..rules import (
     build_runs_on,
     cuda_major_of_package,
+    cudnn_compatible,
     cudnn_pin,
     display_name,
     gpu_compute_capability,
@@ -594,8 +595,8 @@ class StackProvider:
             cm = cuda_major(b.cuda)
             pin_dist, pin_ver = cudnn_pin(b.requires)
 
-            def ok(x: CudnnCandidate, major: int = major, minor: int = minor, cm: Optional[int] = cm) -> bool:
-                return (x.major == major and major_minor(x.version) >= (major, minor)
+            def ok(x: CudnnCandidate, built: str = f"{major}.{minor}", cm: Optional[int] = cm) -> bool:
+                return (cudnn_compatible(x.version, built) is True
                         and (x.cuda_major is None or cm is None or x.cuda_major == cm))
 
             built = ".".join(str(p) for p in version_key(b.cudnn)[:3])
