@@ -21,11 +21,10 @@ from typer.core import TyperCommand, TyperGroup
 
 from ..detect.overrides import ENV_CUDA, ENV_DRIVER, ENV_GPU
 from ..model import FRAMEWORKS
+from ..verify import VERIFIABLE
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: Frameworks `verify` can check (cupy has a GEMM check but is not a framework to resolve).
-VERIFY_FRAMEWORKS: Tuple[str, ...] = ("torch", "tensorflow", "jax", "cupy")
 INSTALLERS: Tuple[str, ...] = ("auto", "pip", "uv", "conda")
 CUDNN_SOURCES: Tuple[str, ...] = ("pip", "apt", "conda")
 
@@ -66,7 +65,7 @@ OPTIONS: Dict[str, OptionSpec] = {
     "framework": OptionSpec(("--framework",), "Framework to make work (repeatable; default: those installed).",
                             kind="multi", choices=FRAMEWORKS, metavar="NAME"),
     "verify_framework": OptionSpec(("--framework",), "Check only this framework (repeatable; default: those "
-                                                     "installed).", kind="multi", choices=VERIFY_FRAMEWORKS,
+                                                     "installed).", kind="multi", choices=VERIFIABLE,
                                    metavar="NAME"),
     "torch": OptionSpec(("--torch",), "Wanted PyTorch version.", metavar="VERSION"),
     "tensorflow": OptionSpec(("--tensorflow",), "Wanted TensorFlow version.", metavar="VERSION"),
