@@ -201,7 +201,11 @@ def _prepare(journal: Journal, plan: Plan, python: str, options: PlanOptions, re
     before = read_target(python)
     notes: List[str] = []
     before_data = snapshot_to_dict(before)
+    # the listings of site-packages (and of a venv's own root, where uv keeps its .lock): whatever
+    # appears there during the apply and was not there before is the apply's, and rollback removes it
     sites = sorted({d.site_packages for d in before.dists if d.dist_info.endswith(".dist-info")})
+    if before.prefix and os.path.isfile(os.path.join(before.prefix, "pyvenv.cfg")):
+        sites.append(before.prefix)
     before_data["site_dirs"] = [filetree.dir_entry(s) for s in sites if os.path.isdir(s)]
     journal.write_part("before.json", before_data)
     journal.set(sources=sources_of(plan.steps, options),

@@ -261,3 +261,62 @@ def test_read_only_target_rolls_back(broken, index, sandbox, tmp_path):
     assert "Read-only file system" in Path(Journal.last(state_dir(str(sandbox))).log_path).read_text() \
         or "ermission denied" in out
     assert state(broken, sandbox) == before
+
+
+def test_repaired_files_are_reported_when_the_version_stays_and_rollback_puts_the_damage_back(broken, index, sandbox):
+    """Issue 10: a reinstall of the same version repairs a truncated library; apply names the file,
+    and rollback restores exactly the state before (the truncated file), byte for byte."""
+    from fixer.apply import filetree
+
+    site = next((Path(broken).parent.parent / "lib").glob("python3*/site-packages"))
+    lib = site / "nvidia/cudnn/lib/libcudnn_ops.so.9"
+    lib.write_bytes(lib.read_bytes()[:100])
+    before = state(broken, sandbox)
+    step = pip_step(broken, index, f"nvidia-cudnn-cu13=={CUDNN_OLD}", extra=("--force-reinstall",))
+    result = apply_plan(Plan(steps=(step,), python=broken), python=broken, options=options(sandbox))
+    assert result.distributions == ()                          # the version did not change ...
+    assert str(lib) in result.repaired                           # ... but the file did
+    assert lib.stat().st_size > 100
+    back = rollback(root=str(sandbox))
+    assert back.exact and str(lib) in back.restored, back.remaining
+    assert lib.stat().st_size == 100 and state(broken, sandbox) == before
+    manifest = next(iter(__import__("fixer.apply.journal", fromlist=["Journal"]).Journal.latest(
+        state_dir(str(sandbox))).manifests()))
+    assert filetree.check(manifest) == []
+
+
+def test_installer_does_not_outlive_a_killed_apply(broken, index, sandbox, tmp_path):
+    """The apply dies by SIGKILL while its installer runs: the kernel sends the installer SIGINT
+    (PR_SET_PDEATHSIG), and rollback finds nothing left running."""
+    from fixer.apply.runner import alive
+
+    child = Step(kind="pip-install", summary="an installer whose apply dies",
+                 argv=(sys.executable, "-c", "import os, time; time.sleep(0.5); os.kill(os.getppid(), 9); time.sleep(30)"),
+                 packages=())
+    proc = _spawn_apply(tmp_path, Plan(steps=(child,), python=broken), broken, sandbox)
+    proc.communicate(timeout=120)
+    assert proc.returncode == -signal.SIGKILL
+    recorded = Journal.latest(state_dir(str(sandbox))).data["child"]
+    assert recorded and recorded["pid"] > 0 and recorded["start"]
+    deadline = time.time() + 10
+    while alive(recorded["pid"], recorded["start"]) and time.time() < deadline:
+        time.sleep(0.05)
+    assert not alive(recorded["pid"], recorded["start"])
+    back = rollback(root=str(sandbox))
+    assert back.status == "rolled-back"
+
+
+def test_rollback_stops_a_recorded_installer_first(tmp_path):
+    """An installer left running (no parent-death signal: started by another tool) that ignores
+    SIGINT and SIGTERM: rollback's stop escalates to SIGKILL and waits until it is gone."""
+    from fixer.apply.runner import alive, process_start_time, stop_recorded
+
+    stubborn = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN);"
+                                 " signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"],
+                                start_new_session=True, stdout=subprocess.PIPE, text=True)
+    assert stubborn.stdout.readline().strip() == "ready"
+    start = process_start_time(stubborn.pid)
+    assert stop_recorded(stubborn.pid, start, stubborn.pid, grace_int=0.3, grace_term=0.3) == "SIGKILL"
+    stubborn.wait(timeout=10)
+    assert not alive(stubborn.pid, start)
+    assert stop_recorded(stubborn.pid, start) == ""              # already gone: nothing sent
