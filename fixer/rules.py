@@ -5,9 +5,12 @@ Detection, diagnosis, resolution, explanation and verification call these; none 
 from __future__ import annotations
 
 import re
-from typing import Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Optional, Sequence, Tuple, Union
 
 from ._versions import version_key
+
+if TYPE_CHECKING:
+    from .model import CudaDriverFloor
 
 #: cuDNN 9 changed CUDNN_VERSION from MAJOR*1000+MINOR*100+PATCH to MAJOR*10000+MINOR*100+PATCH
 #: (cudnn_version.h of 8.9.7 and 9.0.0), so any value >= 90000 is in the new form.
@@ -78,3 +81,25 @@ def cudnn_relation(runtime: Optional[str], built: Optional[str]) -> Optional[str
 def cudnn_major_minor(version: Optional[str]) -> Tuple[int, ...]:
     """(major, minor) of a cuDNN version string."""
     return version_key(version)[:2]
+
+
+def driver_cuda_mismatch(driver: str, cuda: str, floors: Sequence["CudaDriverFloor"]) -> Optional[str]:
+    """Why a driver version cannot report `cuda` as its CUDA (cuDriverGetVersion), or None.
+
+    NVIDIA's table (recipes/nvidia.toml [[driver_floor]], toolkit rows "X.Y"): a toolkit needs
+    at least its GA driver, so the driver's CUDA is never newer than the newest toolkit whose
+    floor the driver meets, and never older (a driver reports the CUDA of its own branch, which
+    is at least that toolkit's). Driver branches rise with CUDA, so both bounds are general."""
+    toolkits = sorted(((version_key(f.cuda), version_key(f.min_driver), f.cuda, f.min_driver) for f in floors
+                       if f.cuda.count(".") == 1), reverse=True)
+    want, have = version_key(cuda)[:2], version_key(driver)
+    for tk, floor, name, floor_text in toolkits:
+        if tk == want and have < floor:
+            return f"CUDA {cuda} needs driver >= {floor_text}, and driver {driver} is older"
+    for tk, floor, name, _text in toolkits:
+        if have >= floor:
+            if want < tk:
+                return (f"driver {driver} supports CUDA {name} (it is at least that toolkit's driver), "
+                        f"so it cannot report CUDA {cuda}")
+            break
+    return None

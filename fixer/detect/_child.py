@@ -9,9 +9,25 @@ import json
 import os
 import subprocess
 import time
+import weakref
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+#: Children started and not yet collected. Each runs in its own session (a broken driver probe
+#: must not take the terminal's signals), so Ctrl-C does not reach them: kill_live() does.
+_LIVE: "weakref.WeakSet[Child]" = weakref.WeakSet()
+
+
+def kill_live() -> int:
+    """Kill every child still running (Ctrl-C, SIGTERM); returns how many were killed."""
+    n = 0
+    for child in list(_LIVE):
+        if child.proc is not None and child.proc.poll() is None:
+            child._kill()
+            n += 1
+        _LIVE.discard(child)
+    return n
 
 
 class Child:
@@ -32,6 +48,8 @@ class Child:
             )
         except OSError as exc:
             self.error = f"cannot run {self.argv[0]}: {exc.strerror or exc}"
+        else:
+            _LIVE.add(self)
 
     def result(self) -> Tuple[Optional[Any], Optional[str]]:
         """(decoded JSON or None, error text or None)."""
@@ -42,6 +60,11 @@ class Child:
         except subprocess.TimeoutExpired:
             self._kill()
             return None, f"{self.label}: no answer within {self.timeout:g} s (killed)"
+        except BaseException:  # Ctrl-C while waiting: the child is in its own session, kill it
+            self._kill()
+            raise
+        finally:
+            _LIVE.discard(self)
         text = out.decode("utf-8", "replace").strip()
         if self.proc.returncode != 0:
             tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {self.proc.returncode}"]
@@ -79,7 +102,13 @@ def python_script(python: str, script: str, args: Sequence[str] = (), *, isolate
 
 
 def collect(children: Dict[str, Child]) -> Dict[str, Tuple[Optional[Any], Optional[str]]]:
-    return {k: c.result() for k, c in children.items()}
+    try:
+        return {k: c.result() for k, c in children.items()}
+    except BaseException:
+        for c in children.values():
+            if c.proc is not None and c.proc.poll() is None:
+                c._kill()
+        raise
 
 
 def split_evenly(items: List[str], parts: int) -> List[List[str]]:
