@@ -5,18 +5,21 @@ cudnnGetVersion probes) at once and then waits, so their start-up costs overlap.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
+import threading
 import time
-import weakref
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 #: Children started and not yet collected. Each runs in its own session (a broken driver probe
 #: must not take the terminal's signals), so Ctrl-C does not reach them: kill_live() does.
-_LIVE: "weakref.WeakSet[Child]" = weakref.WeakSet()
+#: A plain set, not a WeakSet: a Child dropped by frames an interrupt unwound still runs.
+_LIVE: "Set[Child]" = set()
 
 
 def kill_live() -> int:
@@ -30,6 +33,26 @@ def kill_live() -> int:
     return n
 
 
+@contextlib.contextmanager
+def _ctrl_c_deferred() -> Iterator[None]:
+    """Hold a Ctrl-C that arrives inside the block until its end (main thread only: where
+    Python runs its SIGINT handler), so a started child is registered before the interrupt."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: List[int] = []
+    old = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+    if held:
+        if callable(old):
+            old(signal.SIGINT, None)
+        elif old == signal.SIG_DFL:
+            raise KeyboardInterrupt
+
+
 class Child:
     """One running child; `result()` waits (up to the deadline) and decodes its JSON."""
 
@@ -41,15 +64,16 @@ class Child:
         self.timeout = timeout
         self.error: Optional[str] = None
         self.proc: Optional[subprocess.Popen[bytes]] = None
-        try:
-            self.proc = subprocess.Popen(
-                self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                env=dict(env) if env is not None else None, start_new_session=True,
-            )
-        except OSError as exc:
-            self.error = f"cannot run {self.argv[0]}: {exc.strerror or exc}"
-        else:
-            _LIVE.add(self)
+        with _ctrl_c_deferred():  # a Ctrl-C inside Popen would leave the started child unknown
+            try:
+                self.proc = subprocess.Popen(
+                    self.argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                    env=dict(env) if env is not None else None, start_new_session=True,
+                )
+            except OSError as exc:
+                self.error = f"cannot run {self.argv[0]}: {exc.strerror or exc}"
+            else:
+                _LIVE.add(self)
 
     def result(self) -> Tuple[Optional[Any], Optional[str]]:
         """(decoded JSON or None, error text or None)."""
