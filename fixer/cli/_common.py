@@ -99,13 +99,16 @@ def parse_mirrors(values: Optional[List[str]]) -> Tuple[Tuple[str, str], ...]:
 
 
 def make_options(installer: str, find_links: Optional[List[str]], no_index: bool,
-                 index_mirror: Optional[List[str]], root: Optional[str], restart: bool) -> Any:
+                 index_mirror: Optional[List[str]], root: Optional[str], restart: bool,
+                 local_paths: bool = True) -> Any:
+    """The source and installer options as PlanOptions. `local_paths`: the --find-links
+    directories are on this machine (not so for `plan --environment`, a plan for another one)."""
     from ..model import PlanOptions
 
     if installer not in ("auto", "pip", "uv", "conda"):
         raise UsageError(f"--installer {installer!r}: choose auto, pip, uv or conda")
     for d in find_links or ():
-        if not os.path.isdir(d) and "://" not in d:
+        if local_paths and not os.path.isdir(d) and "://" not in d:
             raise UsageError(f"--find-links {d}: no such directory")
     if root is not None and not os.path.isdir(root):
         raise UsageError(f"--root {root}: no such directory")

@@ -38,7 +38,7 @@ def plan_command(
     from ..render import plan as render
 
     intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
-    options = make_options(installer, find_links, no_index, index_mirror, None, False)
+    options = make_options(installer, find_links, no_index, index_mirror, None, False, local_paths=not environment)
     from ..pipeline import plan_for
 
     result = plan_for(python=python, environment=environment, recipes=tuple(recipes or ()),

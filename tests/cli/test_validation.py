@@ -55,7 +55,8 @@ def test_bad_overrides_exit_2(env, message, capsys, monkeypatch):
 
 @pytest.mark.parametrize("argv,message", [
     (["plan", "--environment", "colab-2026-08", "--torch", ""], "--torch is empty"),
-    (["plan", "--environment", "colab-2026-08", "--find-links", "/nonexistent"], "--find-links /nonexistent: no such directory"),
+    (["plan", "--find-links", "/nonexistent"], "--find-links /nonexistent: no such directory"),
+    (["apply", "--dry-run", "--find-links", "/nonexistent"], "--find-links /nonexistent: no such directory"),
     (["lock", "--environment", "colab-2026-08", "--find-links", "/nonexistent"], "--find-links /nonexistent"),
     (["doctor", "--recipes", "/nonexistent-a", "--recipes", "/tmp"], "--recipes /nonexistent-a: not a directory"),
     (["verify", "--python", "/bin/ls"], "--python /bin/ls: could not inspect it"),
