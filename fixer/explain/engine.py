@@ -24,7 +24,7 @@ from .loader import LoadFailure, family_by_name, find_failures, finding_of
 MAX = 0.99
 #: frameworks as a text names them (imports, paths, package names)
 _FRAMEWORK_WORDS = {
-    "torch": r"\bimport torch\b|\btorch[/\\.]|\bPyTorch\b|\btorch\b",
+    "torch": r"\bimport torch|\btorch\w*[/\\.]|\bPyTorch\b|\btorch\w*\b",
     "tensorflow": r"\bimport tensorflow\b|\btensorflow[/\\.]|\bTensorFlow\b|\btensorflow\b",
     "jax": r"\bimport jax\b|\bjax[/\\.]|\bjaxlib\b|\bJAX\b",
     "paddle": r"\bpaddle\b|\bPaddle\b",
@@ -131,6 +131,8 @@ def _match_rule(rule: Rule, text: str, env: Optional[Environment], cat: Catalogu
         return []
     if not all(p.search(text) for p in rule.requires):
         return []
+    if rule.frameworks and len(frameworks_in(text, env)) < rule.frameworks:
+        return []
     matches = [m for p in rule.patterns for m in p.finditer(text)]
     if not matches:
         return []
@@ -205,6 +207,23 @@ def _loader_hits(text: str, cat: Catalogue) -> List[Hit]:
     hits: List[Hit] = []
     for f in failures:
         fid = finding_of(f)
+        if fid is None and f.kind == "wrapper" and not f.inner and f.library is not None and f.library.role == "framework":
+            # a framework's CUDA plug-in failed to load and the text does not say which dependency:
+            # LoadLibrary error 126 / dlopen of the plug-in fails for a missing cuDNN or CUDA library
+            lib = f.library
+            hits.append(Hit(finding=Finding(
+                id="cudnn-missing", severity="error",
+                title=f"{lib.name} (a framework's CUDA plug-in) could not be loaded: a library it depends on, most often cuDNN, is missing",
+                evidence=(f.line,) + tuple(f"source: {c}" for c in f.cites[:1]), fix=_LOADER_FIX["cudnn-missing"],
+                confidence=0.6), decisive=False, offset=f.offset, where=f.where,
+                check=f"ldd {lib.name} | grep 'not found' (Windows: a dependency walker on {lib.name})"))
+            hits.append(Hit(finding=Finding(
+                id="cuda-lib-missing", severity="error",
+                title=f"{lib.name} could not be loaded: a CUDA library it depends on (cuBLAS, cudart, cuFFT) is missing",
+                evidence=(f.line, f"an alternative reading of this message ({f.where})"), fix=_LOADER_FIX["cuda-lib-missing"],
+                confidence=0.5), decisive=False, offset=f.offset, where=f.where,
+                check=f"ldd {lib.name} | grep 'not found'", alternative_of="cudnn-missing"))
+            continue
         if fid is None:
             continue
         lib = f.library

@@ -194,6 +194,6 @@ def finding_of(f: LoadFailure) -> Optional[str]:
         return None
     if fam.role == "framework":
         return None
-    if fam.role == "cudnn" and needer_fam is not None and needer_fam.role == "framework":
-        return "cudnn-too-old"                  # the framework needs a newer cuDNN than the one loaded
+    if fam.role == "cudnn" and f.needer is not None and (needer_fam is None or needer_fam.role != "cudnn"):
+        return "cudnn-too-old"                  # a program built against a newer cuDNN than the one loaded
     return fam.mismatch
