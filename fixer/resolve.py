@@ -585,8 +585,9 @@ class StackProvider:
                 seen.add(k)
                 uniq.append(c)
         if self.intent.cudnn_from:
-            uniq = [c for c in uniq if c.source == self.intent.cudnn_from or
-                    (c.state == "loaded" and c.source == self.intent.cudnn_from)]
+            # --cudnn-from names where a NEW copy comes from; a copy every consumer of this
+            # major already loads stays (never take a working major away from a framework)
+            uniq = [c for c in uniq if c.source == self.intent.cudnn_from or c.state == "loaded"]
         source_rank = {"pip": 0, "apt": 1, "conda": 2}
         state_rank = {"loaded": 0, "on-disk": 1, "reinstall": 2, "new": 3}
         # copies on disk first; then, when a copy of this major is loaded now, the smallest
@@ -807,7 +808,8 @@ class StackProvider:
             rng = f"SM >= {c.min_cc}" if c.min_cc and not c.max_cc else \
                 f"SM {c.min_cc or '?'}..{c.max_cc}"
             deps.append(Requirement("__gpu", ok, f"needs {rng}", c.label))
-        if c.package and c.package_version and c.source in ("pip", "apt"):
+        if c.package and c.package_version and c.source in ("pip", "apt", "conda"):
+            # one version per package and prefix: conda-forge's `cudnn` holds one major at a time
             want = c.package_version
             deps.append(Requirement(
                 f"{c.source}:{c.package}", lambda p, want=want: p.version == want,
@@ -1148,7 +1150,7 @@ def _env_fixes(env: Environment, provider: StackProvider, mapping: Mapping[str, 
             elif c.source != "apt" and ld.steps and not _reaches(ld, target):
                 fixes.append(EnvFix("ld-so-conf", target,
                                     why=f"{ld.consumer} does not look in {target} by itself"))
-            if notebook and ld.via in ("LD_LIBRARY_PATH", "LD_PRELOAD"):
+            if notebook and (ld.via in ("LD_LIBRARY_PATH", "LD_PRELOAD") or c.source == "conda"):
                 fixes.append(EnvFix("ipython-preload", f"{target}/libcudnn.so.{c.major}",
                                     why=f"the notebook kernel keeps its LD_LIBRARY_PATH: preload "
                                         f"{target}/libcudnn.so.{c.major} before {ld.consumer} is imported"))
@@ -1238,6 +1240,10 @@ def _default_dir(env: Environment, c: CudnnCandidate) -> Optional[str]:
         return f"{sp}/nvidia/cudnn/lib" if sp else None
     if c.source == "apt":
         return "/usr/lib/x86_64-linux-gnu"
+    if c.source == "conda":
+        from .conda import conda_lib_dir
+
+        return conda_lib_dir(env)
     return None
 
 
