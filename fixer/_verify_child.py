@@ -296,7 +296,8 @@ def _dtypes_for(cc) -> list:
 #: The shapes the reduced precisions run (float32 runs every shape): a channel count that
 #: takes the tensor-core engines, and a 3-channel input layer. The small 3-channel shape is
 #: float32 only: in half precision it cost 160-260 ms of algorithm search per dtype in torch
-#: on the H200 while adding no engine family the stem lacks (scripts/device/torch_cases.py).
+#: on the H200 (search on, as torch ran then) while adding no engine family the stem lacks
+#: (scripts/device/torch_cases.py).
 HALF_SHAPES = ("2x16x32x32-pad1", "stem-3x224x224-s2")
 
 
@@ -434,7 +435,11 @@ def run_torch(device: str, cc_override) -> None:
         emit("device", name=torch.cuda.get_device_name(0), cc="%d.%d" % cc,
              cudnn_enabled=bool(torch.backends.cudnn.enabled), tf32_conv=bool(torch.backends.cudnn.allow_tf32))
         torch.backends.cudnn.enabled = True
-        torch.backends.cudnn.benchmark = True   # autotune: the algorithm search runs on the first call
+        # torch's default (no algorithm search): what users' code runs unless it opts in. Measured on
+        # the H200 (scripts/device/verify_jit.sh): with the search on, a freshly started machine JIT-
+        # compiled the runtime-compiled engines it tried (8.3 s beyond the import, 1.1 s without),
+        # and with engines_precompiled missing the search hid the wrong numbers the default gives.
+        torch.backends.cudnn.benchmark = False
         loaded = loaded_cudnn()
         emit("loaded", stage="after import", **loaded)   # kept even if the first conv crashes
         watchdog = watchdog_for(loaded)
