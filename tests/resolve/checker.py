@@ -89,7 +89,7 @@ def violations(env: m.Environment, intent: m.Intent, recipes: m.Recipes,
                     bad.append(f"cuDNN {ver} needs SM >= {rel.min_compute_capability}, GPU is {cc}")
                 if rel.max_compute_capability and nums(cc) > nums(rel.max_compute_capability):
                     bad.append(f"cuDNN {ver} supports SM <= {rel.max_compute_capability}, GPU is {cc}")
-        if intent.cudnn_from and src != intent.cudnn_from and not _loaded_by_all(env, choices, major, ver, src):
+        if intent.cudnn_from and src != intent.cudnn_from and not _loaded_by_all(env, choices, major, ver, src, dist):
             # --cudnn-from says where a new copy comes from; a copy every framework of this
             # major already loads may stay (a working major is never taken away)
             bad.append(f"cuDNN {major} from {src}, asked {intent.cudnn_from}")
@@ -104,7 +104,7 @@ def violations(env: m.Environment, intent: m.Intent, recipes: m.Recipes,
 
 
 def _loaded_by_all(env: m.Environment, choices: Dict[str, Tuple[m.Build, bool]], major: int, ver: str,
-                   src: str) -> bool:
+                   src: str, dist: Optional[str]) -> bool:
     """Every framework of `choices` that needs cuDNN `major` loads, today, a copy of `src` with
     this version (a pip copy's version is its wheel's)."""
     users = [f for f, (b, _k) in choices.items() if b.cuda and b.cudnn and nums(b.cudnn)[0] == major]
@@ -117,6 +117,8 @@ def _loaded_by_all(env: m.Environment, choices: Dict[str, Tuple[m.Build, bool]],
                      and c.major == major), None)
         if copy is None or copy.origin != src:
             return False
+        if dist and (copy.package or "").split()[0] != dist:
+            return False       # another package of the same source: a new install, not the copy loaded now
         pkg_ver = (copy.package or "").split()[-1] if copy.package else ""
         if nums(ver) != nums(copy.version) and nums(ver) != nums(pkg_ver):
             return False
