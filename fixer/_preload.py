@@ -148,7 +148,9 @@ def fix_process(*, cudnn: Sequence[str] = (), files: Sequence[str] = (), drop: S
             by_soname.setdefault(_soname(p), p)
     loaded: List[str] = []
     already: List[str] = []
-    conflicts: List[Tuple[str, str]] = []
+    # LD_PRELOAD loaded these at process start: the environment change reaches children only
+    conflicts: List[Tuple[str, str]] = [(p, "LD_PRELOAD at process start") for p in preload_drop
+                                        if os.path.realpath(p) in mapped_real]
     failed: List[Tuple[str, str]] = []
     load = loader or (lambda p: ctypes.CDLL(p, mode=ctypes.RTLD_GLOBAL))
     for path in order:
