@@ -819,8 +819,9 @@ class StackProvider:
         for name, ver in self._installed_dists.items():
             if name.startswith("nvidia-cudnn-cu") and version_key(ver)[:1] == (c.major,) and \
                     not (c.source == "pip" and c.package == name):
+                # gone, or moved to another cuDNN major (then it no longer writes libcudnn*.so.N)
                 deps.append(Requirement(
-                    f"pip:{name}", lambda p: p.version is None,
+                    f"pip:{name}", lambda p, major=c.major: p.version is None or version_key(p.version)[:1] != (major,),
                     f"needs {name} {ver} gone (its nvidia/cudnn/lib copy would load first)", c.label))
         return deps
 
