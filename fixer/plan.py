@@ -23,6 +23,7 @@ from . import installers
 from ._paths import under_root
 from .envfix import env_fix_steps
 from .model import Environment, Finding, Pin, Plan, PlanOptions, Stack, Step
+from .rules import requirement_name
 
 #: Markers of each framework's native libraries in /proc/<kernel>/maps.
 _KERNEL_MARKERS: Dict[str, Tuple[str, ...]] = {
@@ -239,9 +240,7 @@ def _conda_steps(env: Environment, stack: Stack, options: PlanOptions, python: s
 
 
 def _dist(req: str) -> str:
-    from .resolve import _split_req
-
-    return _split_req(req)[0]
+    return requirement_name(req)
 
 
 def _restart_needed(env: Environment, stack: Stack) -> List[str]:
