@@ -28,6 +28,8 @@ from .._paths import under_root
 from .._preload import ProcessFix, fix_process, mapped_files
 from ..model import EnvFix, Environment, Plan, PlanOptions
 from .colab import _LOADED
+from .results import ApplyResult
+from .runner import Runner
 
 FIXED_IN_KERNEL = "fixed in this kernel"
 FIXED_FOR_NEW = "fixed for new processes"
@@ -227,15 +229,16 @@ def apply_here(*, resume: bool = False, restart: bool = False, python: Optional[
                framework: Sequence[str] = (), cudnn_from: Optional[str] = None, keep: Sequence[str] = (),
                find_links: Sequence[str] = (), no_index: bool = False,
                condacolab_installer_url: Optional[str] = None, condacolab_sha256: Optional[str] = None,
-               reporter: Any = None, runner: Optional[Callable[..., Any]] = None) -> KernelApplyResult:
+               this_process: Optional[bool] = None, reporter: Any = None,
+               runner: Optional[Runner] = None) -> KernelApplyResult:
     """apply, called in a notebook cell: plan and apply as the CLI does, then fix this kernel
     in place when it has not loaded a GPU library yet. A plan that needs condacolab stops
     before it (journaled), runs condacolab.install() here (the kernel restarts), and goes on
     with `apply_here(resume=True)` (or `!colab-cudnn-fix apply --resume`); a plain apply_here()
-    after the restart picks the journal up too."""
+    after the restart picks the journal up too. `this_process` (default: running in a kernel)
+    applies the loader fix to the calling process itself (a plain Python process too)."""
     from .._paths import state_dir
-    from ..envfix import environ_after
-    from ..model import Intent
+    from ..model import EnvFix as _EnvFix, Intent, from_dict, to_dict
     from ..pipeline import plan_for
     from .journal import Journal
     from .transaction import apply_plan, resume_apply
@@ -244,12 +247,10 @@ def apply_here(*, resume: bool = False, restart: bool = False, python: Optional[
     if not resume and last is not None and last.status == "awaiting-restart":
         resume = True
     if resume:
-        result = resume_apply(root=root, python=python, reporter=reporter, runner=runner)  # type: ignore[arg-type]
-        from ..model import EnvFix as _EnvFix, from_dict
-
+        resumed = resume_apply(root=root, python=python, reporter=reporter, runner=runner)
         fixes = tuple(from_dict(_EnvFix, f, "$.env_fixes") for f in (last.data.get("env_fixes", []) if last else []))
         env_after = _detect_after(python or (last.data["python"] if last else sys.executable), fixes)
-        return _finish_in_kernel(result, fixes, env_after, root, restart)
+        return _finish_in_kernel(resumed, fixes, env_after, root, restart, this_process=this_process)
     options = PlanOptions(installer=installer, find_links=tuple(find_links), no_index=no_index,  # type: ignore[arg-type]
                           root=root, restart=restart)
     intent = Intent(frameworks=tuple(framework), cudnn_from=cudnn_from, keep=tuple(keep))  # type: ignore[arg-type]
@@ -262,14 +263,11 @@ def apply_here(*, resume: bool = False, restart: bool = False, python: Optional[
         return KernelApplyResult(apply=None, kernel=KernelVerdict(FIXED_FOR_NEW, verdict.message, todo=verdict.hint),
                                  nothing_to_do=True, exit_code=verdict.exit_code)
     target = python or (view.env.python.executable if view.env.python else sys.executable)
-    result = None
+    result: Optional[ApplyResult] = None
     if not plan.nothing_to_do:
-        result = apply_plan(plan, python=target, options=options, reporter=reporter, runner=runner)  # type: ignore[arg-type]
+        result = apply_plan(plan, python=target, options=options, reporter=reporter, runner=runner)
         if result.awaiting_restart:
-            from .journal import Journal as _J
-            from ..model import to_dict
-
-            j = _J.last(state_dir(root))
+            j = Journal.last(state_dir(root))
             if j is not None:
                 j.set(env_fixes=[to_dict(f) for f in plan.stack.env_fixes])
             if in_live_kernel():
@@ -280,7 +278,7 @@ def apply_here(*, resume: bool = False, restart: bool = False, python: Optional[
             return KernelApplyResult(apply=result, kernel=None, awaiting_restart=True)
     env_after = _detect_after(target, plan.stack.env_fixes) if environment is None else view.env
     return _finish_in_kernel(result, plan.stack.env_fixes, env_after, root, restart,
-                             nothing_to_do=plan.nothing_to_do)
+                             nothing_to_do=plan.nothing_to_do, this_process=this_process)
 
 
 def _detect_after(python: str, fixes: Sequence[EnvFix]) -> Environment:
@@ -291,13 +289,14 @@ def _detect_after(python: str, fixes: Sequence[EnvFix]) -> Environment:
     return detect(python, environ=environ, overrides=overrides_from_env(environ))
 
 
-def _finish_in_kernel(result: Any, fixes: Sequence[EnvFix], env_after: Environment, root: Optional[str],
-                      restart: bool, nothing_to_do: bool = False) -> KernelApplyResult:
+def _finish_in_kernel(result: Optional[ApplyResult], fixes: Sequence[EnvFix], env_after: Environment,
+                      root: Optional[str], restart: bool, nothing_to_do: bool = False,
+                      this_process: Optional[bool] = None) -> KernelApplyResult:
     from .colab import find_kernel, restart_kernel
 
-    if in_live_kernel():
+    if this_process if this_process is not None else in_live_kernel():
         kv = fix_this_kernel(env_after, fixes, root=root)
-        if kv.restart_needed and restart:
+        if kv.restart_needed and restart and in_live_kernel():
             from .colab import KernelInfo
 
             restart_kernel(KernelInfo(pid=os.getpid(), cmdline="this kernel"))
