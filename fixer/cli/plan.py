@@ -6,13 +6,13 @@ ways out are printed), 2 bad input (an unknown version, --cuda 99, a malformed
 """
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import List, Optional
 
+import typer
 
 from ._app import app
 from ._common import handle_errors, make_intent, make_options
 from .options import command, option
-
 
 
 @command(app, "plan")
@@ -43,4 +43,10 @@ def plan_command(
 
     result = plan_for(python=python, environment=environment, recipes=tuple(recipes or ()),
                       intent=intent, options=options)
+    from ..nogpu import no_gpu
+
+    verdict = no_gpu(result.env, result.plan.findings)
+    if verdict is not None and verdict.exit_code and result.plan.nothing_to_do:
+        render.show_no_gpu(verdict, json, result.plan)
+        raise typer.Exit(verdict.exit_code)
     render.show(result, as_json=json)
