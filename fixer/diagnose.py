@@ -8,8 +8,9 @@ resolve) live in fixer/rules.py.
 from __future__ import annotations
 
 import os
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from .nogpu import gpu_hint
 from .model import (
     FINDING_IDS,
     Build,
@@ -22,7 +23,9 @@ from .model import (
     LoadResolution,
     Recipes,
 )
-from ._versions import major_minor, version_key
+from ._versions import major_minor, same_version, version_key
+if TYPE_CHECKING:
+    from .lock import Lock
 from .rules import (
     built_cudnn,
     copy_at,
@@ -119,11 +122,13 @@ class _Diagnosis:
         if not self.gpu_fws and not hidden:
             return                                   # nothing needs a GPU: nothing to fix
         if cpu_runtime and not hidden:
-            self.add("gpu-missing", "info",
-                     f"No GPU on this {env.runtime.kind} {env.runtime.accelerator.upper()} runtime; "  # type: ignore[union-attr]
-                     "nothing to fix", [f"runtime: {env.runtime.kind} ({env.runtime.accelerator})"],
-                     "For GPU work choose a GPU runtime (Colab: Runtime > Change runtime type > T4 GPU).",
-                     [f.framework for f in self.gpu_fws])
+            # CUDA builds installed on a CPU/TPU runtime: no GPU stack to repair here, and the
+            # user must switch runtimes before any fix can run (exit 3, fixer.nogpu)
+            self.add("gpu-missing", "error",
+                     f"No GPU on this {env.runtime.kind} {env.runtime.accelerator.upper()} runtime",  # type: ignore[union-attr]
+                     [f"runtime: {env.runtime.kind} ({env.runtime.accelerator})"]
+                     + [f"{_name(f.framework)} {f.version} is a CUDA build" for f in self.gpu_fws],
+                     gpu_hint(env), [f.framework for f in self.gpu_fws])
             return
         evidence = list(hidden) + list(nvd)
         if cvd is not None and not hidden:
@@ -132,14 +137,7 @@ class _Diagnosis:
         failed = [f"{p.probe}: {p.detail}" for p in env.probes
                   if not p.ok and p.probe in ("nvml", "nvidia-smi", "sysfs-pci")]
         evidence += failed[:3]
-        if hidden:
-            fix = "Unset CUDA_VISIBLE_DEVICES (or set it to the GPU indices to use, e.g. 0), then restart the process."
-        elif nvd:
-            fix = "Start the container with a GPU (docker run --gpus all, NVIDIA_VISIBLE_DEVICES=all)."
-        elif env.runtime.kind == "colab":
-            fix = "Switch to a GPU runtime: Runtime > Change runtime type > T4 GPU (or better)."
-        else:
-            fix = "Attach an NVIDIA GPU to this machine, or install CPU builds of the frameworks."
+        fix = gpu_hint(env, hidden=bool(hidden), container=bool(nvd))
         self.add("gpu-missing", "error", "No NVIDIA GPU is visible" + (" (hidden by CUDA_VISIBLE_DEVICES)" if hidden else ""),
                  evidence, fix, [f.framework for f in self.gpu_fws])
 
@@ -563,3 +561,43 @@ def _pip_conflict_records(distributions: Sequence[Distribution], markers: Dict[s
             out.append(record)
     return out
 
+
+# ----------------------------------------------------------------------------- lock drift
+
+def lock_drift(lock: "Lock", env: Environment, lock_path: str) -> Tuple[Finding, ...]:
+    """Findings for what differs between the machine and a lock file (`doctor --lock FILE`):
+    the ways the machine cannot run the locked stack, then each package, removal and apt pin
+    that is not as locked."""
+    from .lock import incompatibilities
+
+    findings: List[Finding] = []
+    for fid, reason in incompatibilities(lock, env):
+        findings.append(Finding(id=fid, severity="error", title=f"lock {os.path.basename(lock_path)}: {reason}",  # type: ignore[arg-type]
+                                evidence=(lock_path,), fix="make a new lock for this machine"))
+    for p in lock.packages:
+        dist = env.distribution(p.name)
+        if dist is None:
+            findings.append(Finding(id="pip-conflict", severity="error",
+                                    title=f"drift from lock: {p.name} {p.version} is not installed",
+                                    evidence=(lock_path,), fix=f"colab-cudnn-fix apply --lock {lock_path}"))
+        elif not same_version(dist.version, p.version):
+            findings.append(Finding(id="pip-conflict", severity="error",
+                                    title=f"drift from lock: {p.name} is {dist.version}, the lock has {p.version}",
+                                    evidence=(lock_path, dist.location), fix=f"colab-cudnn-fix apply --lock {lock_path}"))
+    for name in lock.remove:
+        if env.distribution(name) is not None:
+            findings.append(Finding(id="pip-conflict", severity="warning",
+                                    title=f"drift from lock: {name} is installed, the lock removes it",
+                                    evidence=(lock_path,), fix=f"colab-cudnn-fix apply --lock {lock_path}"))
+    apt_seen: Dict[str, str] = {}
+    for lib in env.libraries:
+        if lib.origin == "apt" and lib.package:
+            name, _, ver = lib.package.partition(" ")
+            apt_seen[name] = ver
+    for pin in lock.apt:
+        name, ver = pin.package, pin.version
+        if name in apt_seen and apt_seen[name] != ver:
+            findings.append(Finding(id="pip-conflict", severity="warning",
+                                    title=f"drift from lock: apt {name} is {apt_seen[name]}, the lock has {ver}",
+                                    evidence=(lock_path,), fix=f"colab-cudnn-fix apply --lock {lock_path}"))
+    return tuple(findings)

@@ -25,8 +25,12 @@ journal.json (version 2; version 1 journals are still read):
      "ldconfig": null | ["ldconfig", ...],
      "steps": [{"kind", "summary", "argv", "status": "pending"|"running"|"done"|"failed", "rc", "seconds"}],
      "error": null | text, "rollback": null | {...result...}, "notes": [...],
+     "resume": absent | {"next": index of the first step still to run, "steps": [Step as to_dict writes it],
+                         "reason": text, "command": what the user runs to go on},
      ...further keys are allowed (other parts of the tool add their own), and
      "checksum": "sha256:<hex of the canonical JSON of every other key>"}
+    status "awaiting-restart": the apply stopped before a step that must run in a fresh notebook
+    kernel (condacolab restarts it); `apply --resume` / fixer.apply(resume=True) runs "resume".
 
 Every save goes to a temporary file, is fsynced, replaces the old one, and the directory is
 fsynced: a SIGKILL at any point leaves either the old or the new journal, never half of one.
@@ -49,8 +53,10 @@ from ..errors import JournalDamaged, JournalWriteFailed
 JOURNAL_VERSION = 2
 _READABLE = (1, 2)
 
-#: Statuses of a journal whose apply (or rollback) did not finish.
+#: Statuses of a journal whose apply (or rollback) did not finish ("awaiting-restart": it waits for
+#: `apply --resume` after a kernel restart, and its backups must stay).
 UNFINISHED = ("applying", "rolling-back", "rollback-incomplete")
+WAITING = ("awaiting-restart",)
 
 #: Fields a readable journal must have, with their types.
 _REQUIRED = {"id": str, "status": str, "python": str, "steps": list}

@@ -40,7 +40,7 @@ from ..errors import FixerError, JournalWriteFailed, NoSpace, StepFailed, UsageE
 from ..model import Plan, PlanOptions, Step
 from . import envfix, filetree
 from .filelock import ApplyLock, TargetLock
-from .journal import UNFINISHED, Journal, atomic_write
+from .journal import UNFINISHED, WAITING, Journal, atomic_write
 from .reporter import Reporter, default_reporter
 from .results import ApplyResult, DistChange, RollbackResult, StepOutcome
 from .runner import CommandResult, Runner, process_start_time, run_command, stop_recorded
@@ -57,6 +57,20 @@ KEEP_BACKUPS = 1
 SPACE_MARGIN = 64 << 20
 
 _UNFINISHED = UNFINISHED
+
+#: What the user runs to go on after condacolab restarted the kernel (one place for the words).
+RESUME_HINT = ("run `!colab-cudnn-fix apply --resume` (or `import fixer.apply.kernel as k; k.apply_here(resume=True)`) "
+               "once the kernel is back")
+
+
+class _Pause(Exception):
+    """A step must run in a fresh notebook kernel (condacolab restarts it): stop here, journal
+    where to go on, keep everything done so far."""
+
+    def __init__(self, index: int, reason: str) -> None:
+        super().__init__(reason)
+        self.index = index
+        self.reason = reason
 
 
 class _Terminated(BaseException):
@@ -95,7 +109,10 @@ def apply_plan(plan: Plan, *, python: str, options: PlanOptions, reporter: Optio
         locks.append(TargetLock(python).acquire())
         locks.append(ApplyLock(state).acquire())
         last = Journal.latest(state)
-        if last is not None and last.status in _UNFINISHED:
+        if last is not None and last.status in _UNFINISHED + WAITING:
+            if last.status == "awaiting-restart":
+                raise UsageError(f"the previous apply (journal {last.id}) waits for a kernel restart; nothing was "
+                                 "changed now", hint=RESUME_HINT + ", or `colab-cudnn-fix rollback` to undo it")
             raise UsageError(
                 f"the previous apply (journal {last.id}) did not finish (status {last.status}); "
                 "nothing was changed now",
@@ -104,26 +121,8 @@ def apply_plan(plan: Plan, *, python: str, options: PlanOptions, reporter: Optio
         rep.phase(f"journal {journal.dir}")
         before = _prepare(journal, plan, python, options, rep, run)
         journal.set(status="applying")
-        outcomes = _run_steps(journal, active, options, rep, run, locks)
-        rep.phase("checking the result")
-        problems = _post_check(active, python, options)
-        if problems:
-            raise StepFailed("the environment does not match the plan after applying it: " + "; ".join(problems),
-                             rolled_back=True)
-        after = read_target(python)
-        repaired = _repaired(journal, before, after)
-        journal.set(status="done", after=snapshot_to_dict(after))
-        notes = list(journal.data.get("notes", ()))
-        pruned = prune_backups(state, keep=KEEP_BACKUPS)
-        if pruned:
-            notes.append(f"removed the backups of {pruned} older apply(s) (kept the newest {KEEP_BACKUPS})")
-        return ApplyResult(
-            changed=True, steps=outcomes, distributions=_diff(before, after),
-            files=tuple(f["path"] for f in journal.data["files"]), repaired=tuple(repaired),
-            journal=str(journal.dir), log=str(journal.log_path),
-            restart_required=plan.restart_required or any(s.kind == "restart" for s in plan.steps),
-            notes=tuple(notes), seconds=time.monotonic() - started,
-        )
+        return _finish(journal, active, 0, before, python, options, rep, run, started,
+                       plan.restart_required or any(s.kind == "restart" for s in plan.steps), locks)
     except BaseException as exc:
         if journal is None or journal.status in ("prepared",):
             if journal is not None:
@@ -165,6 +164,101 @@ def _try_set(journal: Journal, **values: Any) -> bool:
     except JournalWriteFailed:
         journal.data.update(values)
         return False
+
+
+def _finish(journal: Journal, steps: Sequence[Step], start: int, before: TargetSnapshot, python: str,
+            options: PlanOptions, rep: Reporter, run: Runner, started: float,
+            restart_required: bool, locks: Sequence[ApplyLock] = ()) -> ApplyResult:
+    """Run steps[start:], check (always: --no-verify skips only the health checks), journal "done"
+    (or "awaiting-restart" at a step that needs a fresh kernel). Raises on failure; the caller
+    rolls back."""
+    try:
+        outcomes = _run_steps(journal, steps, options, rep, run, start=start, locks=locks)
+    except _Pause as pause:
+        from ..model import to_dict
+
+        journal.set(status="awaiting-restart", resume={
+            "next": pause.index, "steps": [to_dict(s) for s in steps], "reason": pause.reason,
+            "command": RESUME_HINT})
+        return ApplyResult(changed=True, journal=str(journal.dir), log=str(journal.log_path),
+                           files=tuple(f["path"] for f in journal.data["files"]),
+                           notes=tuple(journal.data.get("notes", ())) + (pause.reason,),
+                           seconds=time.monotonic() - started, awaiting_restart=True, resume=RESUME_HINT)
+    rep.phase("checking the result")
+    problems = _post_check(steps, python, options)
+    if problems:
+        raise StepFailed("the environment does not match the plan after applying it: " + "; ".join(problems),
+                         rolled_back=True)
+    after = read_target(python)
+    repaired = _repaired(journal, before, after)
+    journal.set(status="done", after=snapshot_to_dict(after))
+    notes = list(journal.data.get("notes", ()))
+    pruned = prune_backups(journal.dir.parent.parent, keep=KEEP_BACKUPS)
+    if pruned:
+        notes.append(f"removed the backups of {pruned} older apply(s) (kept the newest {KEEP_BACKUPS})")
+    return ApplyResult(
+        changed=True, steps=outcomes, distributions=_diff(before, after),
+        files=tuple(f["path"] for f in journal.data["files"]), repaired=tuple(repaired),
+        journal=str(journal.dir), log=str(journal.log_path),
+        restart_required=restart_required, notes=tuple(notes), seconds=time.monotonic() - started,
+    )
+
+
+def resume_apply(*, root: Optional[str] = None, python: Optional[str] = None, reporter: Optional[Reporter] = None,
+                 runner: Optional[Runner] = None, verify: bool = True) -> ApplyResult:
+    """Go on with the apply that stopped for a kernel restart (journal status "awaiting-restart"):
+    run its remaining steps as one transaction with the part already done; on any failure the
+    whole apply is rolled back, as if it had never stopped. (`verify` is kept for callers; the
+    check after the steps always runs.)"""
+    from ..model import from_dict
+
+    del verify
+    rep = default_reporter(reporter)
+    run: Runner = runner or run_command
+    started = time.monotonic()
+    state = state_dir(root)
+    old_handlers = _catch_signals()
+    journal: Optional[Journal] = None
+    locks: List[ApplyLock] = []
+    target = python or ""
+    try:
+        locks.append(ApplyLock(state).acquire())
+        journal = Journal.latest(state)
+        if journal is None or journal.status != "awaiting-restart":
+            what = "no apply recorded" if journal is None else f"the last apply (journal {journal.id}) is {journal.status}"
+            raise UsageError(f"--resume: nothing to resume: {what}", hint="run `colab-cudnn-fix apply`")
+        info = journal.data.get("resume")
+        before_data = journal.before()
+        if not isinstance(info, dict) or not isinstance(info.get("steps"), list) or before_data is None:
+            raise UsageError(f"journal {journal.dir}: no resume record; nothing was changed now",
+                             hint="`colab-cudnn-fix rollback` undoes the part already done")
+        steps = [from_dict(Step, d, f"$.resume.steps[{i}]") for i, d in enumerate(info["steps"])]
+        target = python or journal.data["python"]
+        locks.insert(0, TargetLock(target).acquire())
+        before = snapshot_from_dict(before_data)
+        rep.phase(f"resuming journal {journal.dir} at step {info['next'] + 1}/{len(steps)}")
+        journal.set(status="applying")
+        return _finish(journal, steps, int(info["next"]), before, target, PlanOptions(root=root),
+                       rep, run, started, any(s.kind == "restart" for s in steps), locks)
+    except BaseException as exc:
+        if journal is None or journal.status != "applying":
+            raise
+        reason = _describe(exc)
+        rep.phase(f"rolling back: {reason}")
+        _try_set(journal, error=reason)
+        shielded = _ignore_signals()
+        try:
+            result = _restore(journal, target or journal.data["python"], rep, run)
+        finally:
+            _restore_signals(shielded)
+        tail = "rolled back, every recorded file is as before" if result.exact else \
+            f"rollback was incomplete ({'; '.join(result.remaining[:10])}); journal {journal.dir}"
+        raise StepFailed(f"{reason}; {tail}", argv=getattr(exc, "argv", ()), output=getattr(exc, "output", ""),
+                         rolled_back=result.exact, cause=exc if isinstance(exc, Exception) else None) from exc
+    finally:
+        for lock in reversed(locks):
+            lock.release()
+        _restore_signals(old_handlers)
 
 
 def _describe(exc: BaseException) -> str:
@@ -338,7 +432,7 @@ def prune_backups(state: Path, keep: int = KEEP_BACKUPS) -> int:
             status = Journal.load(directory).status
         except FixerError:
             continue
-        if status in _UNFINISHED:
+        if status in _UNFINISHED + WAITING:
             continue
         gone = False
         for sub in ("backups", "wheels"):
@@ -379,11 +473,23 @@ def _dpkg_version(pkg: str, run: Runner) -> Optional[str]:
 
 
 def _run_steps(journal: Journal, steps: Sequence[Step], options: PlanOptions, rep: Reporter,
-               run: Runner, locks: Sequence[ApplyLock] = ()) -> Tuple[StepOutcome, ...]:
+               run: Runner, start: int = 0, locks: Sequence[ApplyLock] = ()) -> Tuple[StepOutcome, ...]:
+    from ..conda import CONDACOLAB_PREFIX, installed_by_condacolab, is_condacolab_step
+
     outcomes: List[StepOutcome] = []
     total = len(steps)
     for i, step in enumerate(steps, 1):
+        if i - 1 < start:
+            continue
         rec = journal.data["steps"][i - 1]
+        if is_condacolab_step(step):
+            if not installed_by_condacolab(CONDACOLAB_PREFIX, options.root):
+                raise _Pause(i - 1, f"condacolab must install conda inside the notebook kernel, which then restarts: "
+                                    f"in a cell run `import condacolab; condacolab.install()`, then {RESUME_HINT}")
+            rec.update(status="done", rc=0, seconds=0.0)
+            journal.save()
+            _note(journal, rep, f"conda is in {CONDACOLAB_PREFIX} already (condacolab ran): step {i} done")
+            continue
         rec.update(status="running", started=time.time())
         journal.save()
         rep.step_started(i, total, step)
@@ -780,4 +886,4 @@ def _pinned(before: TargetSnapshot, name: str) -> str:
     return f"{name}=={dist.version}"
 
 
-__all__ = ["apply_plan", "rollback", "TIMEOUTS"]
+__all__ = ["RESUME_HINT", "TIMEOUTS", "apply_plan", "resume_apply", "rollback"]

@@ -18,29 +18,11 @@ import typer
 
 from ..errors import UsageError
 from ._app import app
-from ._common import handle_errors, make_intent
+from ._common import handle_errors, make_intent, make_options
 from .options import command, option
-from .plan import parse_mirrors
 
 if TYPE_CHECKING:
     from ..model import CheckResult, Finding
-
-
-def make_options(installer: str, find_links: Optional[List[str]], no_index: bool,
-                 index_mirror: Optional[List[str]], root: Optional[str], restart: bool) -> Any:
-    from ..model import PlanOptions
-
-    if installer not in ("auto", "pip", "uv", "conda"):
-        raise UsageError(f"--installer {installer!r}: choose auto, pip, uv or conda")
-    for d in find_links or ():
-        if not os.path.isdir(d) and "://" not in d:
-            raise UsageError(f"--find-links {d}: no such directory")
-    if root is not None and not os.path.isdir(root):
-        raise UsageError(f"--root {root}: no such directory")
-    return PlanOptions(installer=installer, find_links=tuple(os.path.abspath(d) if "://" not in d else d  # type: ignore[arg-type]
-                                                             for d in find_links or ()),
-                       no_index=no_index, index_mirrors=parse_mirrors(index_mirror),
-                       root=os.path.abspath(root) if root else None, restart=restart)
 
 
 @command(app, "apply")
@@ -90,7 +72,7 @@ def apply_command(
                         intent=intent, options=options)
         env, plan, findings = view.env, view.plan, tuple(view.plan.findings)
         if not env.gpus and view.plan.nothing_to_do:
-            _no_gpu(env, json, any(f.id == "gpu-missing" and f.severity == "error" for f in findings))
+            _no_gpu(env, findings, json)
     target = (env.python.executable if env.python else None) or python or sys.executable
     if python:
         target = python
@@ -137,19 +119,17 @@ def apply_command(
         raise typer.Exit(1)
 
 
-def _no_gpu(env: Any, as_json: bool, needed: bool) -> None:
-    """A CPU or TPU runtime: nothing to repair. Say so plainly and change nothing: exit 3 when
-    something installed wants a GPU (as doctor does), else 0."""
-    from ..render import print_json, out
+def _no_gpu(env: Any, findings: Sequence[Any], as_json: bool) -> None:
+    """A machine with no visible GPU (fixer.nogpu decides): nothing to repair. Say what to do
+    and change nothing: exit 3 when something installed or asked for wants a GPU, else 0."""
+    from ..nogpu import no_gpu
+    from ..render.plan import show_no_gpu
 
-    acc = env.runtime.accelerator or "cpu"
-    msg = (f"no NVIDIA GPU on this runtime ({acc.upper()}): there is no GPU stack to repair, nothing was changed. "
-           "On Colab: Runtime > Change runtime type > a GPU.")
-    if as_json:
-        print_json({"schema": 1, "changed": False, "nothing_to_do": True, "no_gpu": True, "message": msg})
-    else:
-        out().print(msg, highlight=False)
-    raise typer.Exit(3 if needed else 0)
+    verdict = no_gpu(env, findings)
+    if verdict is None:
+        return
+    show_no_gpu(verdict, as_json, command="apply")
+    raise typer.Exit(verdict.exit_code)
 
 
 def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str],
