@@ -180,24 +180,11 @@ def _describe(holder: Dict[str, Any], path: Path) -> str:
     if not holder:
         return f"another apply holds the lock {path}"
     pid = holder.get("pid")
-    if isinstance(pid, int) and not _pid_alive(pid):
+    from .runner import alive
+
+    if isinstance(pid, int) and not alive(pid):
         return (f"the apply pid {pid} ({holder.get('command', '?')}, started {holder.get('started', '?')}) is gone, "
                 f"but an installer it started still runs and holds the lock {path}; "
                 "`colab-cudnn-fix rollback` stops it and restores the state before that apply")
     return (f"another apply is running: pid {holder.get('pid', '?')} "
             f"({holder.get('command', '?')}), started {holder.get('started', '?')}; lock file {path}")
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            state = f.read().rsplit(b")", 1)[1].split()[0]
-        return state not in (b"Z", b"X")
-    except (OSError, IndexError):
-        return True

@@ -33,6 +33,8 @@ import zipfile
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from .journal import unlink_quietly
+
 MANIFEST_VERSION = 1
 
 #: pip's AdjacentTempDirectory names start with "~" (req_uninstall.StashedUninstallPathSet).
@@ -162,10 +164,7 @@ def backup(manifest: Dict[str, Any], archive: Path, *, compresslevel: int = 1) -
             os.fsync(f.fileno())
         os.replace(tmp, archive)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        unlink_quietly(tmp)
         raise
     return archive.stat().st_size
 
@@ -279,10 +278,7 @@ def _write_back(entry: Dict[str, Any], zf: Optional[zipfile.ZipFile]) -> None:
             os.utime(tmp, ns=(entry["mtime_ns"], entry["mtime_ns"]))
         os.replace(tmp, p)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        unlink_quietly(tmp)
         raise
 
 

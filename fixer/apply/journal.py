@@ -77,12 +77,17 @@ def atomic_write(path: Path, data: bytes, mode: Optional[int] = None) -> None:
             os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        unlink_quietly(tmp)
         raise
     fsync_dir(path.parent)
+
+
+def unlink_quietly(path: "os.PathLike[str] | str") -> None:
+    """Remove a temporary file on the way out of a failed write; it may not exist."""
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def fsync_dir(directory: Path) -> None:

@@ -137,14 +137,15 @@ def stop_recorded(pid: int, start: Optional[int], pgid: Optional[int] = None, *,
                       grace_int=grace_int, grace_term=grace_term)
 
 
-def _shield() -> Dict[int, Any]:
-    """Ignore SIGINT/SIGTERM while a child is being stopped (a second Ctrl-C must not leave it orphaned)."""
+def ignore_signals() -> Dict[int, Any]:
+    """Ignore SIGINT/SIGTERM (in the main thread) while a child is stopped or a rollback runs: a
+    second Ctrl-C must not leave either half done. Returns the old handlers for restore_signals."""
     if threading.current_thread() is not threading.main_thread():
         return {}
     return {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
 
 
-def _unshield(old: Dict[int, Any]) -> None:
+def restore_signals(old: Dict[int, Any]) -> None:
     for sig, handler in old.items():
         signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
 
@@ -193,7 +194,7 @@ def run_command(argv: Sequence[str], *, timeout: float,
                 on_output(line.rstrip("\n"))
         rc = proc.wait()
     except BaseException:
-        shielded = _shield()
+        shielded = ignore_signals()
         try:
             # keep reading its output while it unwinds: a child blocked on a full pipe cannot exit
             drain = threading.Thread(target=_drain, args=(proc, on_output), daemon=True)
@@ -202,7 +203,7 @@ def run_command(argv: Sequence[str], *, timeout: float,
             proc.wait()
             drain.join(timeout=5)
         finally:
-            _unshield(shielded)
+            restore_signals(shielded)
         raise
     finally:
         timer.cancel()

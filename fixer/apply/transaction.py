@@ -28,7 +28,7 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, NoReturn, Optional, Sequence, Set, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
@@ -43,7 +43,15 @@ from .filelock import ApplyLock, TargetLock
 from .journal import UNFINISHED, WAITING, Journal, atomic_write
 from .reporter import Reporter, default_reporter
 from .results import ApplyResult, DistChange, RollbackResult, StepOutcome
-from .runner import CommandResult, Runner, process_start_time, run_command, stop_recorded
+from .runner import (
+    CommandResult,
+    Runner,
+    ignore_signals,
+    process_start_time,
+    restore_signals,
+    run_command,
+    stop_recorded,
+)
 from .snapshot import TargetSnapshot, read_target, snapshot_from_dict, snapshot_to_dict
 from .sources import install_exact_argv, restore_tool, sources_of
 
@@ -133,27 +141,32 @@ def apply_plan(plan: Plan, *, python: str, options: PlanOptions, reporter: Optio
             if isinstance(exc, (KeyboardInterrupt, _Terminated)):
                 raise StepFailed(f"{_describe(exc)} before any change; nothing was changed", rolled_back=True)
             raise
-        reason = _describe(exc)
-        rep.phase(f"rolling back: {reason}")
-        _try_set(journal, error=reason)
-        shielded = _ignore_signals()
-        try:
-            result = _restore(journal, python, rep, run)
-        finally:
-            _restore_signals(shielded)
-        argv = getattr(exc, "argv", ())
-        output = getattr(exc, "output", "")
-        if result.exact:
-            message = f"{reason}; rolled back, every recorded file is as before"
-        else:
-            message = (f"{reason}; rollback was incomplete ({'; '.join(result.remaining[:10])}); "
-                       f"journal {journal.dir}")
-        raise StepFailed(message, argv=argv, output=output, rolled_back=result.exact,
-                         cause=exc if isinstance(exc, Exception) else None) from exc
+        _roll_back_after(exc, journal, python, rep, run)
     finally:
         for lock in reversed(locks):
             lock.release()
-        _restore_signals(old_handlers)
+        restore_signals(old_handlers)
+
+
+def _roll_back_after(exc: BaseException, journal: Journal, python: str, rep: Reporter, run: Runner) -> NoReturn:
+    """Restore the state before the apply (signals ignored meanwhile), then raise StepFailed
+    saying what went wrong and whether the check after the restore found everything as before."""
+    reason = _describe(exc)
+    rep.phase(f"rolling back: {reason}")
+    _try_set(journal, error=reason)
+    shielded = ignore_signals()
+    try:
+        result = _restore(journal, python, rep, run)
+    finally:
+        restore_signals(shielded)
+    if result.status == "rolled-back":
+        tail = "rolled back, every recorded file is as before" + (
+            "" if result.exact else f" (reinstalled by version only: {', '.join(result.unverified)})")
+    else:
+        tail = f"rollback was incomplete ({'; '.join(result.remaining[:10])}); journal {journal.dir}"
+    raise StepFailed(f"{reason}; {tail}", argv=getattr(exc, "argv", ()), output=getattr(exc, "output", ""),
+                     rolled_back=result.status == "rolled-back",
+                     cause=exc if isinstance(exc, Exception) else None) from exc
 
 
 def _try_set(journal: Journal, **values: Any) -> bool:
@@ -243,22 +256,11 @@ def resume_apply(*, root: Optional[str] = None, python: Optional[str] = None, re
     except BaseException as exc:
         if journal is None or journal.status != "applying":
             raise
-        reason = _describe(exc)
-        rep.phase(f"rolling back: {reason}")
-        _try_set(journal, error=reason)
-        shielded = _ignore_signals()
-        try:
-            result = _restore(journal, target or journal.data["python"], rep, run)
-        finally:
-            _restore_signals(shielded)
-        tail = "rolled back, every recorded file is as before" if result.exact else \
-            f"rollback was incomplete ({'; '.join(result.remaining[:10])}); journal {journal.dir}"
-        raise StepFailed(f"{reason}; {tail}", argv=getattr(exc, "argv", ()), output=getattr(exc, "output", ""),
-                         rolled_back=result.exact, cause=exc if isinstance(exc, Exception) else None) from exc
+        _roll_back_after(exc, journal, target or journal.data["python"], rep, run)
     finally:
         for lock in reversed(locks):
             lock.release()
-        _restore_signals(old_handlers)
+        restore_signals(old_handlers)
 
 
 def _describe(exc: BaseException) -> str:
@@ -653,19 +655,6 @@ def _catch_signals() -> Dict[int, Any]:
             signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler)}
 
 
-def _ignore_signals() -> Dict[int, Any]:
-    """A rollback is not interrupted by a second Ctrl-C or SIGTERM (SIGKILL still works; the
-    journal then lets `colab-cudnn-fix rollback` finish the job)."""
-    if threading.current_thread() is not threading.main_thread():
-        return {}
-    return {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
-
-
-def _restore_signals(old: Dict[int, Any]) -> None:
-    for sig, handler in old.items():
-        signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
-
-
 # ---------------------------------------------------------------------------------------
 # rollback
 # ---------------------------------------------------------------------------------------
@@ -681,7 +670,7 @@ def rollback(*, root: Optional[str] = None, python: Optional[str] = None, report
     rep = default_reporter(reporter)
     run: Runner = runner or run_command
     state = state_dir(root)
-    shielded = _ignore_signals()
+    shielded = ignore_signals()
     try:
         with ApplyLock(state):
             journal = Journal.latest(state, force=force)
@@ -705,7 +694,7 @@ def rollback(*, root: Optional[str] = None, python: Optional[str] = None, report
             finally:
                 target_lock.release()
     finally:
-        _restore_signals(shielded)
+        restore_signals(shielded)
 
 
 def _stop_child(journal: Journal, rep: Reporter) -> Optional[str]:

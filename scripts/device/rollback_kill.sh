@@ -105,18 +105,23 @@ old_di = os.path.join(site, f"nvidia_cudnn_cu13-{ver}.dist-info")
 nv = os.path.join(site, "nvidia")
 seen = None
 while proc.poll() is None:
-    stash = [n for n in (os.listdir(nv) if os.path.isdir(nv) else []) if n.startswith("~")]
-    top = [n for n in os.listdir(site) if n.startswith("~")]
-    if stash or top or not os.path.isdir(old_di):
-        seen = f"stash {stash + top}, old dist-info {'present' if os.path.isdir(old_di) else 'gone'}"
+    if not os.path.isdir(old_di):       # pip moved the old copy aside (renames: microseconds) ...
+        time.sleep(0.05)                # ... and is extracting the new one
+        stash = [os.path.relpath(os.path.join(d, n), site) for d, dirs, files in os.walk(nv)
+                 for n in dirs + files if n.startswith("~")] if os.path.isdir(nv) else []
+        top = [n for n in os.listdir(site) if n.startswith("~")]
+        lib = os.path.join(nv, "cudnn", "lib")
+        new = sorted(os.listdir(lib)) if os.path.isdir(lib) else []
+        seen = f"pip's moved-aside copies {stash + top}; new files extracted so far: {len(new)}"
         proc.send_signal(getattr(signal, sig))
         print(f"KILLED the apply with {sig} at {time.time() - t0:.1f} s, between uninstall and install: {seen}")
         break
     time.sleep(0.005)
 rc = proc.wait()
 print(f"apply exit {rc} after {time.time() - t0:.1f} s" + ("" if seen else "  (NOT KILLED: the window was never seen)"))
-left = [n for n in os.listdir(nv)] if os.path.isdir(nv) else []
-print("left in site-packages/nvidia:", left, "| ~ entries at the top:", [n for n in os.listdir(site) if n.startswith("~")])
+left = sorted(os.path.relpath(os.path.join(d, n), site) for d, dirs, files in os.walk(site) for n in dirs + files
+              if n.startswith("~"))
+print("pip's moved-aside copies left after the kill (rollback must remove them):", left[:8], len(left))
 PY
   sleep 1
   t0=$(date +%s.%N)

@@ -133,6 +133,9 @@ JOURNAL_POINTS = ("create", "before", "manifest", "applying", "step-running", "c
 
 APPLY_DRIVER = r'''
 import errno, json, os, signal, sys, traceback
+# under a file-size limit, CPython's .pyc writer keeps a short write (FileIO.write is one write(2))
+# and replaces the cache with a truncated file: never write caches from the faulted process
+sys.dont_write_bytecode = True
 from pathlib import Path
 from fixer.apply import apply_plan, journal as _j
 from fixer.errors import FixerError
