@@ -281,6 +281,7 @@ class _Diagnosis:
                 continue
             for fw in self.gpu_fws:
                 sass, ptx = fw.compute_capabilities, fw.ptx
+                tokens = fw.arch_list           # read from the build's own libraries: wins over the recipes
                 row = self.build_row(fw)
                 if not sass and row is not None:
                     sass, ptx = row.compute_capabilities, row.ptx
@@ -293,13 +294,19 @@ class _Diagnosis:
                              f"Install an older {_name(fw.framework)} release that still supports compute capability {cc}.",
                              [fw.framework])
                     continue
-                if not sass or _runs_on(cc, sass, ptx):
+                if tokens:
+                    if runs_on_arch_list(cc, tokens):
+                        continue
+                    shipped = f"{' '.join(tokens)} (read from {fw.arch_source})"
+                elif not sass or _runs_on(cc, sass, ptx):
                     continue
+                else:
+                    shipped = ", ".join(sass) + (f" (+PTX {ptx})" if ptx else "") + " (recipes)"
                 alt = self.builds_for_cc(fw, cc)
                 self.add("gpu-arch-unsupported", "error",
                          f"{self.gpu_label(g)} (compute capability {cc}) is not supported by {_name(fw.framework)} {fw.version}",
-                         [f"{_name(fw.framework)} {fw.version} ships kernels for {', '.join(sass)}"
-                          + (f" (+PTX {ptx})" if ptx else ""), f"{self.gpu_label(g)}: compute capability {cc}"],
+                         [f"{_name(fw.framework)} {fw.version} ships kernels for {shipped}",
+                          f"{self.gpu_label(g)}: compute capability {cc}"],
                          (f"Install a build that ships sm_{cc.replace('.', '')} kernels: {alt}." if alt else
                           f"Install a {_name(fw.framework)} build whose kernels include compute capability {cc} "
                           "(older CUDA variants such as cu126 cover 5.0-9.0)."), [fw.framework])
@@ -570,12 +577,31 @@ def _ok(version: Optional[str], built: Optional[str]) -> bool:
 
 def _runs_on(cc: str, sass: Sequence[str], ptx: Optional[str]) -> bool:
     """SASS for X.Y runs on X.Z with Z >= Y; PTX for P is JIT-compiled on anything >= P."""
+    tokens = [f"sm_{s.replace('.', '')}" for s in sass] + ([f"compute_{ptx.replace('.', '')}"] if ptx else [])
+    return runs_on_arch_list(cc, tokens)
+
+
+def runs_on_arch_list(cc: str, tokens: Sequence[str]) -> bool:
+    """Does a GPU of compute capability `cc` run a build shipping `tokens` (torch.cuda.get_arch_list()
+    spelling)? CUDA C Programming Guide, "Binary Compatibility" / "Application Compatibility":
+    SASS sm_XY runs on X.Z for Z >= Y (same major only); PTX compute_XY is JIT-compiled by the
+    driver for any X.Y or newer. An arch-specific target (sm_90a, compute_90a) runs on exactly
+    that architecture; a family-specific one (sm_100f) on its major with a minor >= its own."""
     c = version_key(cc)[:2]
-    for s in sass:
-        k = version_key(s)[:2]
-        if k[0] == c[0] and k[1] <= c[1]:
+    for t in tokens:
+        m = re.match(r"^(sm|compute)_(\d+)(\d)([af]?)$", t)
+        if not m:
+            continue
+        k = (int(m.group(2)), int(m.group(3)))
+        if m.group(4) == "a":
+            ok = k == c
+        elif m.group(1) == "sm" or m.group(4) == "f":
+            ok = k[0] == c[0] and k[1] <= c[1]
+        else:
+            ok = k <= c
+        if ok:
             return True
-    return bool(ptx) and version_key(ptx)[:2] <= c
+    return False
 
 
 def pip_conflict_records(distributions: Sequence[Distribution], markers: Dict[str, str]) -> List[Dict[str, object]]:
