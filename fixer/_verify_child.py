@@ -59,72 +59,6 @@ CUDNN_SUBLIBS = {
 _CUDNN_FILE = re.compile(r"^(libcudnn[a-z_]*)\.so(?:\.(\d+(?:\.\d+)*))?$")
 
 
-#: Read ahead while the framework imports (FIXER_VERIFY_READAHEAD=fadvise|read): on a freshly
-#: started machine the first convolutions wait on the disk for the GPU libraries' pages.
-#: First needed, first read: cuDNN's engine and heuristic libraries, then cuBLAS and NVRTC.
-_READAHEAD_FIRST = ("libcudnn_engines_precompiled", "libcudnn_heuristic", "libcudnn_engines_runtime_compiled",
-                    "libcudnn_cnn", "libcudnn_ops", "libcudnn_graph", "libcudnn_adv", "libcudnn.",
-                    "libcublasLt", "libcublas.", "libnvrtc")
-#: Where each framework's GPU libraries live: (top-level package, subfolder glob or "" for all).
-_READAHEAD_PLACES = {
-    "torch": (("nvidia", "*/lib"), ("torch", "lib")),
-    "jax": (("nvidia", "*/lib"), ("jaxlib", ""), ("jax_plugins", "")),
-    "tensorflow": (("nvidia", "*/lib"), ("tensorflow", "")),
-    "cupy": (("nvidia", "*/lib"), ("cupy", ""), ("cupy_backends", "")),
-}
-
-
-def readahead_files(framework: str) -> list:
-    """The shared libraries `framework` will map, first needed first, found without importing."""
-    import glob
-    import importlib.util
-
-    files: set = set()
-    for package, sub in _READAHEAD_PLACES.get(framework, ()):
-        try:
-            spec = importlib.util.find_spec(package)
-        except (ImportError, ValueError):
-            continue
-        for top in list(spec.submodule_search_locations or []) if spec else []:
-            for folder in glob.glob(os.path.join(top, sub)) if sub else [top]:
-                for d, _, names in os.walk(folder):
-                    files.update(os.path.join(d, n) for n in names if ".so" in n)
-
-    def rank(path):
-        base = os.path.basename(path)
-        for i, stem in enumerate(_READAHEAD_FIRST):
-            if base.startswith(stem):
-                return i, base
-        return len(_READAHEAD_FIRST), base
-
-    return sorted((f for f in files if not os.path.islink(f)), key=rank)
-
-
-def _readahead(framework: str, how: str) -> None:
-    """Bring the libraries into the page cache on a daemon thread (syscalls release the GIL)."""
-    import threading
-
-    def work():
-        buf = bytearray(8 << 20) if how == "read" else None
-        for path in readahead_files(framework):
-            try:
-                fd = os.open(path, os.O_RDONLY)
-            except OSError:
-                continue
-            try:
-                if buf is None:
-                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
-                else:
-                    while os.readv(fd, [buf]) > 0:
-                        pass
-            except OSError:
-                pass
-            finally:
-                os.close(fd)
-
-    threading.Thread(target=work, name="fixer-readahead", daemon=True).start()
-
-
 def emit(event: str, **fields) -> None:
     rec = {"event": event, "t": round(time.perf_counter() - _T0, 4)}
     rec.update(fields)
@@ -362,7 +296,8 @@ def _dtypes_for(cc) -> list:
 #: The shapes the reduced precisions run (float32 runs every shape): a channel count that
 #: takes the tensor-core engines, and a 3-channel input layer. The small 3-channel shape is
 #: float32 only: in half precision it cost 160-260 ms of algorithm search per dtype in torch
-#: on the H200 while adding no engine family the stem lacks (scripts/device/torch_cases.py).
+#: on the H200 (search on, as torch ran then) while adding no engine family the stem lacks
+#: (scripts/device/torch_cases.py).
 HALF_SHAPES = ("2x16x32x32-pad1", "stem-3x224x224-s2")
 
 
@@ -500,7 +435,11 @@ def run_torch(device: str, cc_override) -> None:
         emit("device", name=torch.cuda.get_device_name(0), cc="%d.%d" % cc,
              cudnn_enabled=bool(torch.backends.cudnn.enabled), tf32_conv=bool(torch.backends.cudnn.allow_tf32))
         torch.backends.cudnn.enabled = True
-        torch.backends.cudnn.benchmark = True   # autotune: the algorithm search runs on the first call
+        # torch's default (no algorithm search): what users' code runs unless it opts in. Measured on
+        # the H200 (scripts/device/verify_jit.sh): with the search on, a freshly started machine JIT-
+        # compiled the runtime-compiled engines it tried (8.3 s beyond the import, 1.1 s without),
+        # and with engines_precompiled missing the search hid the wrong numbers the default gives.
+        torch.backends.cudnn.benchmark = False
         loaded = loaded_cudnn()
         emit("loaded", stage="after import", **loaded)   # kept even if the first conv crashes
         watchdog = watchdog_for(loaded)
@@ -893,9 +832,6 @@ def main(argv) -> int:
             dlopen.append(val)
         elif opt == "--built":
             built = val
-    how = os.environ.get("FIXER_VERIFY_READAHEAD", "")
-    if how in ("fadvise", "read") and framework in _READAHEAD_PLACES and device != "cpu":
-        _readahead(framework, how)
     t0 = time.perf_counter()
     emit("start", framework=framework, python=sys.executable, pid=os.getpid(), wall=_WALL0,
          cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"))
