@@ -22,6 +22,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, TypedDict
 from . import installers
 from .envfix import env_fix_steps
 from .model import Environment, Finding, Pin, Plan, PlanOptions, Stack, Step
+from .rules import requirement_name
 
 #: Markers of each framework's native libraries in /proc/<kernel>/maps.
 _KERNEL_MARKERS: Dict[str, Tuple[str, ...]] = {
@@ -202,9 +203,7 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
 
 
 def _dist(req: str) -> str:
-    from .resolve import _split_req
-
-    return _split_req(req)[0]
+    return requirement_name(req)
 
 
 def _restart_needed(env: Environment, stack: Stack) -> List[str]:

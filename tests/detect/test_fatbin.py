@@ -263,7 +263,7 @@ def test_runs_on_rule(cc_: str, tokens: List[str]) -> None:
     """One target at a time decides (the list runs iff one target does), and each target follows the
     CUDA compatibility rules: SASS same major and minor <= GPU's, PTX any older-or-equal arch,
     `a` targets exactly their arch."""
-    from fixer.diagnose import _runs_on, runs_on_arch_list
+    from fixer.rules import runs_on as _runs_on, runs_on_arch_list
 
     assert runs_on_arch_list(cc_, tokens) == any(runs_on_arch_list(cc_, [t]) for t in tokens)
     major, minor = (int(x) for x in cc_.split("."))
