@@ -21,6 +21,7 @@ from . import explain as _explain  # noqa: F401,E402
 from . import lock as _lock  # noqa: F401,E402
 from . import recipes as _recipes  # noqa: F401,E402
 from . import rollback as _rollback  # noqa: F401,E402
+from . import report as _report  # noqa: F401,E402
 
 
 def _click_class(name: str) -> Any:

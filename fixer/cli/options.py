@@ -100,6 +100,10 @@ OPTIONS: Dict[str, OptionSpec] = {
     "file": OptionSpec(("--file", "-f"), "Read the error text from this file ('-': stdin).", metavar="F"),
     "no_detect": OptionSpec(("--no-detect",), "Explain the text alone; do not look at this machine.",
                             kind="flag"),
+    # -- report, debug
+    "html": OptionSpec(("--html",), "Write HTML (one self-contained page) instead of markdown.", kind="flag"),
+    "no_redact": OptionSpec(("--no-redact",), "Show home and user paths as they are (by default the home "
+                                              "directory reads ~ and user names <user>).", kind="flag"),
 }
 
 #: Intent options shared by plan, apply and lock (in this order in their help).
@@ -123,6 +127,8 @@ EXIT_CODES: Dict[str, Tuple[Tuple[int, str], ...]] = {
     "rollback": ((0, "rolled back exactly, or nothing to roll back"),
                  (1, "could not restore everything (what is left is listed), or another apply holds the lock"),
                  (2, "bad usage or input")),
+    "report": ((0, "the report was written (its verdict is inside)"), (2, "bad usage or input")),
+    "debug": ((0, "the bundle was written"), (2, "bad usage or input")),
     "recipes list": ((0, "listed"), (2, "bad usage or a broken recipe file")),
     "recipes show": ((0, "shown"), (2, "bad usage, nothing matches, or a broken recipe file")),
     "recipes validate": ((0, "every recipe file is valid"), (2, "problems found (each as FILE:LINE)")),
@@ -137,7 +143,7 @@ ENVIRONMENT_OVERRIDES: Tuple[Tuple[str, str], ...] = (
     (ENV_CUDA, "highest CUDA the driver supports, e.g. 13.0"),
     (ENV_GPU, "GPUs instead of probing: NAME:CC[,NAME:CC...], e.g. 'Tesla T4:7.5', or none"),
 )
-DETECTING_COMMANDS = ("doctor", "plan", "apply", "lock", "verify", "explain")
+DETECTING_COMMANDS = ("doctor", "plan", "apply", "lock", "verify", "explain", "report", "debug")
 
 
 def _check_choice(key: str, spec: OptionSpec) -> Callable[[Any], Any]:
