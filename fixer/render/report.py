@@ -26,7 +26,7 @@ def _gpu_text(g: Dict[str, Any]) -> str:
         extra.append(f"compute capability {g['compute_capability']}")
     if g.get("memory_mib"):
         extra.append(f"{g['memory_mib'] // 1024} GiB")
-    return g["name"] + (f" ({', '.join(extra)})" if extra else "")
+    return str(g["name"]) + (f" ({', '.join(extra)})" if extra else "")
 
 
 def _driver_text(d: Dict[str, Any]) -> str:
