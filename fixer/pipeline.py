@@ -92,7 +92,10 @@ def doctor_findings(env: Environment, recipes: Recipes, lock: Optional[str] = No
     check (fixer.lock.check_drift)."""
     from .diagnose import SEVERITY_ORDER, diagnose
 
-    findings = list(diagnose(env, recipes))
+    from .plugins import run_checks
+
+    findings = list(diagnose(env, recipes)) + list(run_checks(env, recipes))
+    findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
     if lock:
         try:
             from .lock import check_drift
