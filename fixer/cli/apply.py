@@ -90,7 +90,7 @@ def apply_command(
                         intent=intent, options=options)
         env, plan, findings = view.env, view.plan, tuple(view.plan.findings)
         if not env.gpus and view.plan.nothing_to_do:
-            _no_gpu(env, json, any(f.id == "gpu-missing" and f.severity == "error" for f in findings))
+            _no_gpu(env, findings, json)
     target = (env.python.executable if env.python else None) or python or sys.executable
     if python:
         target = python
@@ -138,19 +138,17 @@ def apply_command(
         raise typer.Exit(1)
 
 
-def _no_gpu(env: Any, as_json: bool, needed: bool) -> None:
-    """A CPU or TPU runtime: nothing to repair. Say so plainly and change nothing: exit 3 when
-    something installed wants a GPU (as doctor does), else 0."""
-    from ..render import print_json, out
+def _no_gpu(env: Any, findings: Sequence[Any], as_json: bool) -> None:
+    """A machine with no visible GPU (fixer.nogpu decides): nothing to repair. Say what to do
+    and change nothing: exit 3 when something installed or asked for wants a GPU, else 0."""
+    from ..nogpu import no_gpu
+    from ..render.plan import show_no_gpu
 
-    acc = env.runtime.accelerator or "cpu"
-    msg = (f"no NVIDIA GPU on this runtime ({acc.upper()}): there is no GPU stack to repair, nothing was changed. "
-           "On Colab: Runtime > Change runtime type > a GPU.")
-    if as_json:
-        print_json({"schema": 1, "changed": False, "nothing_to_do": True, "no_gpu": True, "message": msg})
-    else:
-        out().print(msg, highlight=False)
-    raise typer.Exit(3 if needed else 0)
+    verdict = no_gpu(env, findings)
+    if verdict is None:
+        return
+    show_no_gpu(verdict, as_json, command="apply")
+    raise typer.Exit(verdict.exit_code)
 
 
 def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str],
