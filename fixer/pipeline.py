@@ -145,11 +145,14 @@ def examine(python: Optional[str] = None, *, deep: bool = False, lock: Optional[
     for d in recipes:
         if not os.path.isdir(d):
             raise UsageError(f"--recipes {d}: not a directory")
+    if environment and (python or deep):
+        raise UsageError(f"--environment excludes {'--python' if python else '--deep'}: the file describes "
+                         "a machine that is not probed")
     environ = os.environ if environ is None else environ
     loader = _RecipesLoader(recipes)
     loader.start()
     if environment:
-        env = machine(python, environment, environ)[0]
+        env = machine(environment=environment, environ=environ)[0]
     else:
         env = detect(python, deep=deep, overrides=overrides_from_env(environ), environ=environ)
     recipe_set = loader.get()

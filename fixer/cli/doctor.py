@@ -7,7 +7,7 @@ Overrides for offline use: COLAB_CUDNN_FIX_DRIVER, COLAB_CUDNN_FIX_CUDA, COLAB_C
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -23,12 +23,13 @@ def doctor_command(
     deep: bool = option("deep"),
     python: Optional[str] = option("python"),
     lock: Optional[str] = option("lock"),
-    recipes: Optional[str] = option("recipes"),
+    recipes: Optional[List[str]] = option("recipes"),
+    environment: Optional[str] = option("environment"),
 ) -> None:
     """Show the GPU stack (GPU, driver, each framework's build vs the cuDNN it will load) and what is wrong."""
     from ..pipeline import examine
 
-    r = examine(python, deep=deep, lock=lock, recipes=[recipes] if recipes else [])
+    r = examine(python, deep=deep, lock=lock, recipes=list(recipes or ()), environment=environment)
     if json:
         from ..render.doctor import print_doctor_json
 
