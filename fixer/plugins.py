@@ -15,9 +15,10 @@ named in `problems()` (the CLI prints those as warning lines on stderr), so one 
 cannot take a command down. rapids-cli's `rapids_doctor_check` entry point works the same way.
 
 Discovery reads the `*.dist-info/entry_points.txt` files of the directories on sys.path
-(the same files importlib.metadata reads) and keeps the answer per process, keyed by those
-directories' mtimes (installing or removing a distribution changes its directory's mtime);
-with no plugin installed it costs a directory listing per sys.path entry.
+(the same files importlib.metadata reads) and keeps the answer, in the process and on disk,
+keyed by those directories' mtimes (installing or removing a distribution changes its
+directory's mtime): a later process pays one stat per sys.path entry and one small read
+(scripts/bench_plugins.py measures it).
 """
 from __future__ import annotations
 
@@ -101,6 +102,11 @@ def discover(path: Optional[Sequence[str]] = None) -> Tuple[Plugin, ...]:
         hit = _CACHE.get(k)
     if hit is not None:
         return hit
+    disk = _disk_read(k)
+    if disk is not None:
+        with _LOCK:
+            _CACHE[k] = disk
+        return disk
     found: List[Plugin] = []
     seen = set()
     for d, _m in key:
@@ -128,7 +134,36 @@ def discover(path: Optional[Sequence[str]] = None) -> Tuple[Plugin, ...]:
     result = tuple(found)
     with _LOCK:
         _CACHE[k] = result
+    _disk_write(k, result)
     return result
+
+
+def _disk_path(key: Tuple[Tuple[str, int], ...]) -> Any:
+    import hashlib
+
+    from ._paths import cache_dir
+
+    return cache_dir() / "plugins" / (hashlib.sha256(repr(key).encode()).hexdigest()[:24] + ".json")
+
+
+def _disk_read(key: Tuple[Tuple[str, int], ...]) -> Optional[Tuple[Plugin, ...]]:
+    """The plugins an earlier process found on the same directories, unchanged since (the key
+    holds each directory's mtime: installing or removing a distribution changes it)."""
+    import json
+
+    try:
+        data = json.loads(_disk_path(key).read_text())
+        return tuple(Plugin(**d) for d in data)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def _disk_write(key: Tuple[Tuple[str, int], ...], plugins: Tuple[Plugin, ...]) -> None:
+    import json
+
+    from ._paths import write_cache
+
+    write_cache(_disk_path(key), json.dumps([dataclasses.asdict(p) for p in plugins]).encode())
 
 
 def recipe_dirs(path: Optional[Sequence[str]] = None) -> Tuple[Tuple[Plugin, str], ...]:

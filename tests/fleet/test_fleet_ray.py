@@ -24,7 +24,7 @@ ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'cola
 REPO = Path(__file__).resolve().parents[2]
 H200 = {"COLAB_CUDNN_FIX_GPU": "NVIDIA H200:9.0", "COLAB_CUDNN_FIX_DRIVER": "580.65.06", "COLAB_CUDNN_FIX_CUDA": "13.0"}
 T4_OLD = {"COLAB_CUDNN_FIX_GPU": "Tesla T4:7.5", "COLAB_CUDNN_FIX_DRIVER": "535.104.05", "COLAB_CUDNN_FIX_CUDA": "12.2"}
-LOCK = """version = 1
+LOCK = """version = 2
 created = "2026-11-26T00:00:00Z"
 tool = "colab-cudnn-fix test"
 
