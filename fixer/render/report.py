@@ -196,3 +196,11 @@ def print_report(value: Dict[str, Any], fmt: str) -> None:
         text = markdown(value)
     sys.stdout.write(text)
     sys.stdout.flush()
+
+
+def doctor_html(env: Any, findings: Sequence[Any], healthy: bool, exit_code: int) -> str:
+    """A doctor result as the report's HTML, unredacted (a notebook shows the user's own
+    machine): what the Python API's results return from `_repr_html_`."""
+    from ..report import build_report
+
+    return html(build_report(env, findings, healthy=healthy, exit_code=exit_code), title="colab-cudnn-fix doctor")
