@@ -46,6 +46,7 @@ class Hit:
     benign: bool = False
     alternative_of: Optional[str] = None
     captures: Dict[str, str] = dataclasses.field(default_factory=dict)
+    absent: bool = False           # says a driver/GPU is not there at all (not damaged, not mismatched)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -184,7 +185,8 @@ def _match_rule(rule: Rule, text: str, env: Optional[Environment], cat: Catalogu
         title=title, evidence=tuple(evidence) + tuple(f"source: {s}" for s in rule.cites[:1]),
         fix=fix, confidence=round(min(MAX, conf), 3))
     hits = [Hit(finding=finding, decisive=rule.decisive, offset=last.start(), where=rule.where,
-                check=rule.check, benign=benign, captures=captures)]
+                check=rule.check, benign=benign, captures=captures,
+                absent=any(a.id == "gpu-missing" for a in rule.alternatives))]
     if rid == rule.id and not benign:
         for a in rule.alternatives:
             hits.append(Hit(
@@ -246,7 +248,8 @@ def _loader_hits(text: str, cat: Catalogue) -> List[Hit]:
             finding=Finding(id=fid, severity="error", title=title,  # type: ignore[arg-type]
                             evidence=tuple(ev) + tuple(f"source: {c}" for c in f.cites[:1]), fix=fix,
                             confidence=round(conf, 3)),
-            decisive=not f.inner, offset=f.offset, where=f.where, check=_LOADER_CHECK.get(fid, "")))
+            decisive=not f.inner, offset=f.offset, where=f.where, check=_LOADER_CHECK.get(fid, ""),
+            absent=f.kind in ("missing", "wrapper")))
     return hits
 
 
@@ -449,7 +452,7 @@ def analyze_text(text: str, cat: Catalogue, env: Optional[Environment] = None,
     windows = bool(_WINDOWS_TEXT.search(text))
     on_colab_text = bool(_COLAB_TEXT.search(text))
     colab_cpu = colab_without_gpu(env)
-    driver = [h for h in hits if h.finding.id == "driver-missing"]
+    driver = [h for h in hits if h.finding.id == "driver-missing" and h.absent]
     if driver and (on_colab_text or colab_cpu):
         # no driver on Colab: the runtime has no GPU (Colab's GPU runtimes come with the driver)
         hits = [h for h in hits if h.finding.id != "gpu-missing"]
