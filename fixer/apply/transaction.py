@@ -279,7 +279,11 @@ def _prepare(journal: Journal, plan: Plan, python: str, options: PlanOptions, re
         held = res.output.split() if res.rc == 0 else []
     if any(s.kind == "conda-install" for s in plan.steps):
         notes.append("conda package changes outside site-packages are not rolled back")
-    journal.set(wheels=wheels, files=files, apt_before=apt_before, apt_held=held, notes=notes)
+    from ..model import to_dict
+
+    # the loader fixes, for a resume after a kernel restart (it fixes the new kernel with them)
+    journal.set(wheels=wheels, files=files, apt_before=apt_before, apt_held=held, notes=notes,
+                env_fixes=[to_dict(f) for f in plan.stack.env_fixes])
     return before
 
 

@@ -91,6 +91,8 @@ OPTIONS: Dict[str, OptionSpec] = {
     "restart": OptionSpec(("--restart",), "Restart the notebook runtime when it must reload libraries.",
                           kind="flag"),
     "no_verify": OptionSpec(("--no-verify",), "Skip the checks after applying.", kind="flag"),
+    "resume": OptionSpec(("--resume",), "Go on with the apply that stopped for a kernel restart (condacolab), "
+                                        "from its journal.", kind="flag"),
     "verbose": OptionSpec(("--verbose", "-v"), "Show every line the installers print.", kind="flag"),
     # -- lock, verify, explain
     "output": OptionSpec(("-o", "--output"), "Where to write the lock file.", metavar="FILE",
