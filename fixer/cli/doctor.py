@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import typer
 
@@ -77,17 +77,26 @@ def doctor_command(
     deep: bool = option("deep"),
     python: Optional[str] = option("python"),
     lock: Optional[str] = option("lock"),
-    recipes: Optional[str] = option("recipes"),
+    recipes: Optional[List[str]] = option("recipes"),
+    environment: Optional[str] = option("environment"),
 ) -> None:
     """Show the GPU stack (GPU, driver, each framework's build vs the cuDNN it will load) and what is wrong."""
     from ..detect import detect, overrides_from_env
 
-    if recipes is not None and not os.path.isdir(recipes):
-        raise UsageError(f"--recipes {recipes}: not a directory")
-    overrides = overrides_from_env(os.environ)
-    loader = _RecipesLoader([recipes] if recipes else [])
+    for d in recipes or ():
+        if not os.path.isdir(d):
+            raise UsageError(f"--recipes {d}: not a directory")
+    if environment and (python or deep):
+        raise UsageError(f"--environment excludes {'--python' if python else '--deep'}: the file describes "
+                         "a machine that is not probed")
+    loader = _RecipesLoader(list(recipes or ()))
     loader.start()
-    env = detect(python, deep=deep, overrides=overrides)
+    if environment:
+        from ..pipeline import machine
+
+        env = machine(environment=environment)[0]
+    else:
+        env = detect(python, deep=deep, overrides=overrides_from_env(os.environ))
     recipe_set = loader.get()
     from ..detect.colab_image import annotate
 
