@@ -21,7 +21,9 @@ Two sources, both read without importing the framework and without reading whole
    GrigoryEvko/nvopen-tools fatbin/FORMAT_SPECIFICATION.md), checked field by field against
    fatbins made by nvcc 13.0 (tests/data/fatbin/, with the commands that made them). The
    architecture is in the entry header, so compressed payloads (LZ4 or zstd) need no
-   decompression. Containers may be separated by alignment padding.
+   decompression. Containers may be separated by alignment padding. On a real NVIDIA library,
+   libcurand.so.10 of the nvidia-curand-cu12 10.3.7.77 wheel (96 MB), it reads sm_50 sm_60 sm_70
+   sm_75 sm_80 sm_86 sm_89 sm_90 compute_90 (11 containers, 98 entries) in under 1 ms.
 
 2. The arch list torch compiles into libtorch_python.so: torch/csrc/cuda/Module.cpp returns
    `C10_STRINGIZE(CUDA_ARCH_FLAGS)` from `torch._C._cuda_getArchFlags()`, and

@@ -157,3 +157,19 @@ def test_report_cli_markdown_html_json() -> None:
     assert data["schema"] == 1 and data["redacted"] is True and data["exit_code"] == 1
     bad = cli("report", "--html", "--json")
     assert bad.returncode == 2 and "exclude each other" in bad.stdout + bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_doctor_html_for_notebooks_is_the_report_unredacted() -> None:
+    """The notebook rendering of a doctor result (fixer.render.report.doctor_html): the same
+    renderer, the user's own paths kept."""
+    from fixer.plan import load_environment
+    from fixer.render.report import doctor_html
+
+    env = load_environment("h200-pip-cudnn-hidden")[0]
+    f = Finding(id="cudnn-too-old", severity="error", title="PyTorch needs cuDNN >= 9.19 but loads 9.14.0")
+    page = doctor_html(env, [f], healthy=False, exit_code=1)
+    p = _Balance()
+    p.feed(page)
+    p.close()
+    assert p.stack == [] and "colab-cudnn-fix doctor" in page and "cudnn-too-old" in page
+    assert "/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib" in page
