@@ -25,6 +25,7 @@ journal.json (version 2; version 1 journals are still read):
      "ldconfig": null | ["ldconfig", ...],
      "steps": [{"kind", "summary", "argv", "status": "pending"|"running"|"done"|"failed", "rc", "seconds"}],
      "error": null | text, "rollback": null | {...result...}, "notes": [...],
+     "env_fixes": [EnvFix as to_dict writes it],   the plan's loader fixes (a resumed apply fixes the new kernel)
      "resume": absent | {"next": index of the first step still to run, "steps": [Step as to_dict writes it],
                          "reason": text, "command": what the user runs to go on},
      ...further keys are allowed (other parts of the tool add their own), and
