@@ -23,6 +23,9 @@ def handle_errors(json_flag: str = "json") -> Callable[[F], F]:
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
+            from ..render import set_command
+
+            set_command(command)
             try:
                 return fn(*args, **kwargs)
             except FixerError as exc:

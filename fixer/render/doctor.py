@@ -15,7 +15,7 @@ SEV_MARK = {"error": "✗", "warning": "!", "info": "i"}
 
 def doctor_json(env: Environment, findings: Sequence[Finding], healthy: bool, exit_code: int) -> Dict[str, Any]:
     """The documented `doctor --json` object (schema 1)."""
-    return {"schema": ENVIRONMENT_SCHEMA, "environment": to_dict(env), "findings": to_dict(list(findings)),
+    return {"schema": ENVIRONMENT_SCHEMA, "command": "doctor", "environment": to_dict(env), "findings": to_dict(list(findings)),
             "healthy": healthy, "exit_code": exit_code}
 
 
