@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextvars
 import json
 import sys
-from typing import TYPE_CHECKING, Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence
 
 from ..errors import FixerError
 from ..model import to_dict
@@ -125,3 +125,39 @@ def warning(line: str) -> None:
     """One warning line on stderr (plain text: it must stay readable in logs and `!` cells)."""
     sys.stderr.write(f"warning: {line}\n")
     sys.stderr.flush()
+
+
+def print_table(console: "Console", headers: Sequence[str], rows: Sequence[Sequence[Any]], *,
+                title: Optional[str] = None, boxed: bool = True, styles: Optional[Dict[str, str]] = None) -> None:
+    """`rows` as a table when every cell fits whole at the console's width; otherwise as a list
+    (the first cell, then "header: value" lines) so that no version, path or command is ever
+    cut or split. A cell is plain text or a rich Text."""
+    from rich.table import Table
+    from rich.text import Text
+
+    def plain(cell: Any) -> str:
+        return cell.plain if isinstance(cell, Text) else str(cell)
+
+    longest = [max([len(w) for w in headers[i].split()] + [len(w) for r in rows for w in plain(r[i]).split()] + [1])
+               for i in range(len(headers))]
+    overhead = (3 * len(headers) + 1) if boxed else 2 * (len(headers) - 1)
+    if sum(longest) + overhead <= console.width:
+        if boxed:
+            table = Table(title=title, show_lines=False, header_style="bold")
+        else:
+            table = Table(title=title, show_lines=False, header_style="bold", box=None, show_edge=False,
+                          pad_edge=False)
+        for h in headers:
+            table.add_column(h, overflow="fold", justify="right" if (styles or {}).get(h) == "right" else "left")
+        for r in rows:
+            table.add_row(*(c if isinstance(c, Text) else Text(str(c)) for c in r))
+        console.print(table)
+        return
+    if title:
+        console.print(f"[bold]{title}[/]", markup=True)
+    for r in rows:
+        first = plain(r[0]).strip() or "-"
+        console.print(Text(first, style="bold"), soft_wrap=True)
+        for h, c in zip(headers[1:], r[1:]):
+            if plain(c).strip():
+                console.print(Text(f"  {h}: ") + (c if isinstance(c, Text) else Text(str(c))), soft_wrap=True)
