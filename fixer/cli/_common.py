@@ -23,10 +23,10 @@ def handle_errors(json_flag: str = "json") -> Callable[[F], F]:
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            from ..render import set_command
-
-            set_command(command)
             try:
+                from ..render import set_command
+
+                set_command(command)
                 return fn(*args, **kwargs)
             except FixerError as exc:
                 from .. import render
