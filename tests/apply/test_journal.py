@@ -131,3 +131,32 @@ def test_apply_on_a_locked_target_is_refused_before_any_journal(broken, index, s
     finally:
         held.release()
     assert not (state_dir(str(tmp_path)) / "journal").exists()
+
+
+def test_not_enough_disk_is_refused_before_any_change(broken, index, sandbox, monkeypatch):
+    import shutil as _shutil
+
+    from fixer.apply import transaction
+    from fixer.errors import NoSpace
+
+    before = state(broken, sandbox)
+    real = _shutil.disk_usage
+    monkeypatch.setattr(transaction.shutil, "disk_usage",
+                        lambda p: real(p)._replace(free=1 << 20))          # 1 MiB free everywhere
+    plan = Plan(steps=(pip_step(broken, index, f"nvidia-cudnn-cu13=={CUDNN_GOOD}"),), python=broken)
+    with pytest.raises(NoSpace, match="nothing was changed"):
+        apply_plan(plan, python=broken, options=options(sandbox))
+    assert state(broken, sandbox) == before
+    assert Journal.latest(state_dir(str(sandbox))).status == "abandoned"
+
+
+def test_backups_of_the_previous_apply_go_after_the_next_success(broken, index, sandbox):
+    plan = Plan(steps=(pip_step(broken, index, f"nvidia-cudnn-cu13=={CUDNN_GOOD}"),), python=broken)
+    first = apply_plan(plan, python=broken, options=options(sandbox))
+    assert any((Path(first.journal) / "backups").iterdir())
+    again = Plan(steps=(pip_step(broken, index, f"nvidia-cudnn-cu13=={CUDNN_GOOD}", extra=("--force-reinstall",)),),
+                 python=broken)
+    second = apply_plan(again, python=broken, options=options(sandbox))
+    assert not (Path(first.journal) / "backups").exists()            # pruned: only the newest is kept
+    assert any((Path(second.journal) / "backups").iterdir())
+    assert any("removed the backups" in n for n in second.notes)
