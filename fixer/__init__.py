@@ -1,21 +1,38 @@
 """colab-cudnn-fix: make the NVIDIA driver, CUDA runtime, cuDNN and PyTorch/TensorFlow/JAX agree.
 
-The pipeline, each stage a function of the previous stage's value:
+The public API is one function per command, each returning a result with `.to_dict()` (the
+command's --json payload), `.exit_code` and a rich rendering in notebooks:
 
-    detect() -> Environment -> diagnose() -> [Finding]
-    resolve(Environment, Intent, Recipes) -> Stack      (raises Unsatisfiable)
-    plan(Environment, Stack) -> Plan                    (dry run stops here)
-    apply(Plan) -> result, journaled and rolled back on failure
-    verify(...) -> [CheckResult]
-    lock(...)
+    fixer.doctor()  fixer.plan()  fixer.apply()  fixer.verify()  fixer.explain(text)
+    fixer.lock()    fixer.rollback()
 
-Stage functions are imported lazily so that `import fixer` stays cheap.
+The stages underneath (fixer.detect.detect, fixer.diagnose.diagnose, fixer.resolve.resolve,
+fixer.plan.make_plan, ...) are importable from their modules. `import fixer` stays cheap: the
+functions import their stages when called.
 """
 from __future__ import annotations
 
-import importlib
+import sys
+import types
 from typing import Any, List
 
+from .api import (
+    ApplyResult,
+    CommandResult,
+    DoctorResult,
+    ExplainResult,
+    LockResult,
+    PlanResult,
+    RollbackResult,
+    VerifyResult,
+    apply,
+    doctor,
+    explain,
+    lock,
+    plan,
+    rollback,
+    verify,
+)
 from .errors import (
     FixerError,
     LockHeld,
@@ -39,32 +56,30 @@ from .model import (
 
 __version__ = "0.1.0"
 
-_LAZY = {
-    "detect": ("fixer.detect", "detect"),
-    "diagnose": ("fixer.diagnose", "diagnose"),
-    "load_recipes": ("fixer.recipes", "load"),
-    "resolve": ("fixer.resolve", "resolve"),
-    "plan": ("fixer.plan", "make_plan"),
-    "apply": ("fixer.apply", "apply_plan"),
-    "rollback": ("fixer.apply", "rollback"),
-    "verify": ("fixer.verify", "verify"),
-    "explain": ("fixer.explain", "explain"),
-    "lock": ("fixer.lock", "make_lock"),
-}
+_API = ("doctor", "plan", "apply", "verify", "explain", "lock", "rollback")
 
 __all__ = [
-    "__version__",
+    "__version__", *_API,
+    "ApplyResult", "CommandResult", "DoctorResult", "ExplainResult", "LockResult", "PlanResult", "RollbackResult",
+    "VerifyResult",
     "Build", "CheckResult", "Environment", "Finding", "Intent", "Plan", "Recipes", "Stack", "Step",
     "FixerError", "LockHeld", "NothingDetected", "RecipeError", "StepFailed", "Unsatisfiable", "UsageError",
-    *_LAZY,
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        module, attr = _LAZY[name]
-        return getattr(importlib.import_module(module), attr)
-    raise AttributeError(f"module 'fixer' has no attribute {name!r}")
+class _Package(types.ModuleType):
+    """The package keeps its public functions: importing the submodule of the same name
+    (fixer.plan, fixer.apply, fixer.verify, fixer.explain, fixer.lock) would otherwise replace
+    `fixer.plan` the function with the module, and a second call `fixer.plan()` would fail
+    (a re-run notebook cell). The submodules stay importable by their dotted names."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _API and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __dir__() -> List[str]:

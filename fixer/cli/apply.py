@@ -10,37 +10,18 @@ after applying; 2 bad usage or input (including a lock made for another machine)
 """
 from __future__ import annotations
 
-import os
 import sys
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
 from ..errors import UsageError
 from ._app import app
-from ._common import handle_errors, make_intent
+from ._common import handle_errors
 from .options import command, option
-from .plan import parse_mirrors
 
 if TYPE_CHECKING:
-    from ..model import CheckResult, Finding
-
-
-def make_options(installer: str, find_links: Optional[List[str]], no_index: bool,
-                 index_mirror: Optional[List[str]], root: Optional[str], restart: bool) -> Any:
-    from ..model import PlanOptions
-
-    if installer not in ("auto", "pip", "uv", "conda"):
-        raise UsageError(f"--installer {installer!r}: choose auto, pip, uv or conda")
-    for d in find_links or ():
-        if not os.path.isdir(d) and "://" not in d:
-            raise UsageError(f"--find-links {d}: no such directory")
-    if root is not None and not os.path.isdir(root):
-        raise UsageError(f"--root {root}: no such directory")
-    return PlanOptions(installer=installer, find_links=tuple(os.path.abspath(d) if "://" not in d else d  # type: ignore[arg-type]
-                                                             for d in find_links or ()),
-                       no_index=no_index, index_mirrors=parse_mirrors(index_mirror),
-                       root=os.path.abspath(root) if root else None, restart=restart)
+    from ..api import ApplyResult
 
 
 @command(app, "apply")
@@ -71,182 +52,32 @@ def apply_command(
     verbose: bool = option("verbose"),
 ) -> None:
     """Repair the GPU stack: run the plan's steps, journaled; roll back on any failure."""
-    from ..apply import apply_plan
-    from ..apply.colab import find_kernel
+    from ..api import _apply
     from ..render import apply as render
 
-    intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
-    options = make_options(installer, find_links, no_index, index_mirror, root, restart)
     if dry_run and interactive:
         raise UsageError("--dry-run and --interactive exclude each other")
 
-    if lock:
-        env, plan, findings = _lock_plan(lock, python, environment, options)
-        view = None
+    def confirm(preview: "ApplyResult") -> bool:
+        preview.show()
+        return bool(typer.confirm("Apply these steps?", default=False))
+
+    result = _apply(dry_run=dry_run, python=python, lock=lock, find_links=find_links, no_index=no_index,
+                    index_mirror=index_mirror, installer=installer, root=root, restart=restart,
+                    environment=environment, recipes=recipes, framework=framework, torch=torch,
+                    tensorflow=tensorflow, jax=jax, cuda=cuda, cudnn_from=cudnn_from, keep=keep,
+                    no_verify=no_verify, reporter=render.reporter_for(json, verbose),
+                    confirm=confirm if (interactive and not yes) else None, environ=None)
+    if result.outcome == "declined":
+        raise typer.Exit(result.exit_code)
+    if json:
+        from ..render import print_json
+
+        print_json(result.to_dict())
     else:
-        from ..pipeline import plan_for
-
-        view = plan_for(python=python, environment=environment, recipes=tuple(recipes or ()),
-                        intent=intent, options=options)
-        env, plan, findings = view.env, view.plan, tuple(view.plan.findings)
-        if not env.gpus and view.plan.nothing_to_do:
-            _no_gpu(env, json, any(f.id == "gpu-missing" and f.severity == "error" for f in findings))
-    target = (env.python.executable if env.python else None) or python or sys.executable
-    if python:
-        target = python
-
-    if dry_run or plan.nothing_to_do:
-        if plan.nothing_to_do:
-            render.show_nothing_to_do(plan, json, findings)
-        elif view is not None:
-            from ..render import plan as plan_render
-
-            plan_render.show(view, as_json=json)
-        else:
-            _show_lock_plan(plan, json)
-        return
-    if interactive and not yes:
-        if view is not None:
-            from ..render import plan as plan_render
-
-            plan_render.show(view, as_json=False)
-        else:
-            _show_lock_plan(plan, False)
-        if not typer.confirm("Apply these steps?", default=False):
-            raise typer.Exit(1)
-
-    result = apply_plan(plan, python=target, options=options, reporter=render.reporter_for(json, verbose),
-                        verify=not no_verify)
-    checks: Tuple[CheckResult, ...] = ()
-    findings_after: Tuple[Finding, ...] = ()
-    verified_by = ""
-    if not no_verify:
-        checks, findings_after, verified_by = _verify(target, recipes, plan.stack.env_fixes)
-    kernel = find_kernel()
-    restart_info = _restart(kernel, plan, options.restart, env, json)
-    render.show_applied(result, as_json=json, plan=plan, checks=checks, findings_after=findings_after,
-                        verified_by=verified_by, restart=restart_info)
-    if restart_info.get("do"):
+        result.show()
+    if result.restart.get("do"):
         sys.stdout.flush()
         sys.stderr.flush()
-        from ..apply.colab import restart_kernel
-
-        restart_kernel(kernel)  # type: ignore[arg-type]
-    unhealthy = any(f.severity == "error" for f in findings_after) or \
-        any(c.status in ("failed", "crashed", "timeout") for c in checks)
-    if unhealthy:
-        raise typer.Exit(1)
-
-
-def _no_gpu(env: Any, as_json: bool, needed: bool) -> None:
-    """A CPU or TPU runtime: nothing to repair. Say so plainly and change nothing: exit 3 when
-    something installed wants a GPU (as doctor does), else 0."""
-    from ..render import print_json, out
-
-    acc = env.runtime.accelerator or "cpu"
-    msg = (f"no NVIDIA GPU on this runtime ({acc.upper()}): there is no GPU stack to repair, nothing was changed. "
-           "On Colab: Runtime > Change runtime type > a GPU.")
-    if as_json:
-        print_json({"schema": 1, "changed": False, "nothing_to_do": True, "no_gpu": True, "message": msg})
-    else:
-        out().print(msg, highlight=False)
-    raise typer.Exit(3 if needed else 0)
-
-
-def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str],
-               options: Any) -> Tuple[Any, Any, Tuple[Finding, ...]]:
-    from .. import lock as locking
-    from ..apply.sources import find_uv
-
-    lock = locking.read_lock(lock_path)
-    if environment:
-        from ..plan import load_environment
-
-        env, _findings, _where = load_environment(environment)
-    else:
-        from ..detect import detect
-
-        from ..detect import overrides_from_env
-
-        env = detect(python, overrides=overrides_from_env(os.environ))
-    locking.check_compatible(lock, env, lock_path)
-    target = python or (env.python.executable if env.python else sys.executable)
-    has_pip = _has_pip(target)
-    tool = "uv" if options.installer == "uv" or (options.installer == "auto" and not has_pip and find_uv()) else "pip"
-    apt_now: Dict[str, str] = {}
-    for lib in env.libraries:
-        if lib.origin == "apt" and lib.package:
-            name, _, ver = lib.package.partition(" ")
-            apt_now[name] = ver
-    plan = locking.plan_from_lock(lock, python=target, options=options, installer=tool, apt_installed=apt_now)
-    return env, plan, ()
-
-
-def _has_pip(python: str) -> bool:
-    from ..apply.snapshot import read_target
-
-    return read_target(python).has("pip")
-
-
-def _show_lock_plan(plan: Any, as_json: bool) -> None:
-    from ..render import out, print_json
-    from ..render.plan import command_text, plan_json
-
-    if as_json:
-        print_json(plan_json(plan))
-        return
-    console = out()
-    for i, s in enumerate(plan.steps, 1):
-        console.print(f"# {i}. {s.kind}: {s.summary}", style="dim", highlight=False, markup=False)
-        console.print(command_text(s), highlight=False, markup=False, soft_wrap=True)
-
-
-def _verify(python: str, recipes: Optional[List[str]],
-            env_fixes: Sequence[Any] = ()) -> Tuple[Tuple[CheckResult, ...], Tuple[Finding, ...], str]:
-    """The deepest check available: the GPU conv test (fixer.verify) when a GPU is there, and
-    a fresh detect + diagnose of the result. Both run in the environment a new shell gets once
-    the plan's loader fixes are in place (this process keeps its old LD_LIBRARY_PATH)."""
-    from ..envfix import environ_after
-
-    checks: Tuple[CheckResult, ...] = ()
-    findings: Tuple[Finding, ...] = ()
-    how: List[str] = []
-    environ = environ_after(env_fixes, os.environ)
-    try:
-        from ..detect import detect, overrides_from_env
-        from ..diagnose import diagnose
-        from ..recipes import load
-
-        env = detect(python, environ=environ, overrides=overrides_from_env(environ))
-        findings = tuple(diagnose(env, load(tuple(recipes or ()))))
-        how.append("detect + diagnose")
-    except ImportError:
-        env = None
-    if env is not None and any(g.source != "override" for g in env.gpus):
-        # a real GPU (not one named by COLAB_CUDNN_FIX_GPU for an offline plan): run the conv test
-        try:
-            from ..verify import verify
-
-            checks = tuple(verify(python, env=env, environ=environ))
-            how.append("GPU convolution check")
-        except ImportError:
-            pass
-    return checks, findings, " + ".join(how) + (", in the environment of a new shell" if env_fixes else "")
-
-
-def _restart(kernel: Any, plan: Any, wanted: bool, env: Any, as_json: bool) -> Dict[str, Any]:
-    if kernel is None:
-        if plan.restart_required:
-            return {"needed": True, "do": False,
-                    "message": "Restart the notebook runtime so that it loads the fixed libraries."}
-        return {"needed": False, "do": False}
-    if not kernel.restart_needed:
-        return {"needed": False, "do": False, "kernel_pid": kernel.pid,
-                "message": "The notebook kernel has not loaded a GPU library yet: no restart needed."}
-    if wanted:
-        return {"needed": True, "do": True, "kernel_pid": kernel.pid,
-                "message": f"Restarting the notebook runtime (kernel pid {kernel.pid} already loaded "
-                           f"{os.path.basename(kernel.loaded[0])}); the notebook reconnects by itself."}
-    return {"needed": True, "do": False, "kernel_pid": kernel.pid,
-            "message": f"Restart the runtime (Runtime > Restart session, or rerun with --restart): the kernel "
-                       f"(pid {kernel.pid}) already loaded {os.path.basename(kernel.loaded[0])}."}
+        result.restart_kernel()
+    raise typer.Exit(result.exit_code)

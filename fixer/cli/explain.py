@@ -13,8 +13,6 @@ from ._app import app
 from ._common import handle_errors
 from .options import command, option
 
-#: Version of the JSON written by `explain --json`.
-EXPLAIN_SCHEMA = 1
 MAX_TEXT = 5_000_000
 
 
@@ -44,24 +42,6 @@ def read_text(text: Optional[str], file: Optional[str]) -> str:
     return data
 
 
-def _plan_for(env: Any, recipes: Any, notes: List[str]) -> Any:
-    """The plan that would fix the machine (resolve + make_plan), when those stages exist."""
-    try:
-        from ..model import Intent
-        from ..plan import make_plan
-        from ..resolve import resolve
-    except ImportError:
-        notes.append("no plan: the resolve/plan stages are not available")
-        return None
-    try:
-        return make_plan(env, resolve(env, Intent(), recipes))
-    except FixerError as exc:
-        notes.append(f"no plan: {exc.message}")
-        for c in getattr(exc, "clashes", ()) or ():
-            notes.append(f"clash: {c}")
-    return None
-
-
 @command(app, "explain")
 @handle_errors()
 def explain_command(
@@ -74,42 +54,13 @@ def explain_command(
 ) -> None:
     """Say why a GPU/cuDNN error happened: cause, evidence, fix (and the plan that applies it).
     Exit 0 when a cause was found, 1 when the text was not recognised, 2 for bad input."""
-    from ..explain import analyze
+    from ..api import explain
 
-    data = read_text(text, file)
-    extra = list(recipes or [])
-    env = None
-    rec = None
-    notes: List[str] = []
-    if not no_detect:
-        try:
-            from ..detect import detect
-        except ImportError:
-            notes.append("no detection: fixer.detect is not available")
-        else:
-            env = detect(python)
-        if env is not None:
-            try:
-                from ..recipes import load
-
-                rec = load(extra)
-            except ImportError:
-                rec = None
-    result = analyze(data, env, rec, extra_dirs=extra)
-    notes.extend(result.notes)
-    plan = None
-    if env is not None and rec is not None and any(f.id not in ("log-noise",) for f in result.findings):
-        plan = _plan_for(env, rec, notes)
-    code = 0 if result.recognised else 1
+    result = explain(read_text(text, file), detect=not no_detect, python=python, recipes=recipes)
     if json:
         from ..render import print_json
 
-        body: Dict[str, Any] = {"schema": EXPLAIN_SCHEMA, "recognised": result.recognised,
-                                "findings": result.findings, "rules": list(result.rules),
-                                "detected": env is not None, "plan": plan, "notes": notes}
-        print_json(body)
+        print_json(result.to_dict())
     else:
-        from ..render.explain import render_explain
-
-        render_explain(result, plan, notes, detected=env is not None)
-    raise typer.Exit(code)
+        result.show()
+    raise typer.Exit(result.exit_code)

@@ -6,27 +6,11 @@ ways out are printed), 2 bad input (an unknown version, --cuda 99, a malformed
 """
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
-
-import typer
-
-from ..errors import UsageError
+from typing import List, Optional
 
 from ._app import app
-from ._common import handle_errors, make_intent
+from ._common import handle_errors
 from .options import command, option
-
-
-
-def parse_mirrors(values: Optional[List[str]]) -> Tuple[Tuple[str, str], ...]:
-    out = []
-    for v in values or ():
-        src, sep, dst = v.partition("=")
-        if not sep or not src or not dst:
-            raise UsageError(f"--index-mirror {v!r}: expected FROM=TO, e.g. "
-                             "https://download.pytorch.org/whl=http://127.0.0.1:8080/whl")
-        out.append((src, dst))
-    return tuple(out)
 
 
 @command(app, "plan")
@@ -49,16 +33,14 @@ def plan_command(
     index_mirror: Optional[List[str]] = option("index_mirror"),
 ) -> None:
     """Show the steps that make this machine's GPU stack consistent, as exact commands."""
-    from ..model import PlanOptions
-    from ..render import plan as render
+    from ..api import plan
 
-    intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
-    if installer not in ("auto", "pip", "uv", "conda"):
-        raise UsageError(f"--installer {installer!r}: choose auto, pip, uv or conda")
-    options = PlanOptions(installer=installer, find_links=tuple(find_links or ()), no_index=no_index,  # type: ignore[arg-type]
-                          index_mirrors=parse_mirrors(index_mirror))
-    from ..pipeline import plan_for
+    result = plan(python=python, environment=environment, recipes=recipes, framework=framework, torch=torch,
+                  tensorflow=tensorflow, jax=jax, cuda=cuda, cudnn_from=cudnn_from, keep=keep, installer=installer,
+                  find_links=find_links, no_index=no_index, index_mirror=index_mirror)
+    if json:
+        from ..render import print_json
 
-    result = plan_for(python=python, environment=environment, recipes=tuple(recipes or ()),
-                      intent=intent, options=options)
-    render.show(result, as_json=json)
+        print_json(result.to_dict())
+    else:
+        result.show()

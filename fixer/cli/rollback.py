@@ -24,16 +24,14 @@ def rollback_command(
     verbose: bool = option("verbose"),
 ) -> None:
     """Put back exactly what the last apply changed: package versions, files, apt pins."""
-    import os
-
-    from ..apply import rollback
-    from ..errors import UsageError
+    from ..api import rollback
     from ..render import apply as render
 
-    if root is not None and not os.path.isdir(root):
-        raise UsageError(f"--root {root}: no such directory")
-    result = rollback(root=os.path.abspath(root) if root else None, python=python,
-                      reporter=render.reporter_for(json, verbose))
-    render.show_rollback(result, json)
-    if result.status == "rollback-incomplete":
-        raise typer.Exit(1)
+    result = rollback(root=root, python=python, reporter=render.reporter_for(json, verbose))
+    if json:
+        from ..render import print_json
+
+        print_json(result.to_dict())
+    else:
+        result.show()
+    raise typer.Exit(result.exit_code)

@@ -80,8 +80,3 @@ def python_script(python: str, script: str, args: Sequence[str] = (), *, isolate
 
 def collect(children: Dict[str, Child]) -> Dict[str, Tuple[Optional[Any], Optional[str]]]:
     return {k: c.result() for k, c in children.items()}
-
-
-def split_evenly(items: List[str], parts: int) -> List[List[str]]:
-    parts = max(1, min(parts, len(items)))
-    return [items[i::parts] for i in range(parts)]

@@ -5,9 +5,10 @@ live in submodules (render.doctor, render.plan, ...); the helpers below are shar
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
-from typing import TYPE_CHECKING, Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional
 
 from ..errors import FixerError
 from ..model import to_dict
@@ -18,10 +19,24 @@ if TYPE_CHECKING:
 # rich is imported on first use: `doctor --json` and `plan --json` never need it (fast path).
 _out: Optional["Console"] = None
 _err: Optional["Console"] = None
+_recording: Optional["Console"] = None
+
+
+@contextlib.contextmanager
+def recording(console: "Console") -> Iterator["Console"]:
+    """Send what the renderers print to `console` (a recording one, for a notebook's display)."""
+    global _recording
+    before, _recording = _recording, console
+    try:
+        yield console
+    finally:
+        _recording = before
 
 
 def out() -> "Console":
     global _out
+    if _recording is not None:
+        return _recording
     if _out is None or _out.file is not sys.stdout:
         from rich.console import Console
 

@@ -20,6 +20,14 @@ def plan_json(plan: Plan) -> Dict[str, Any]:
     return {"schema": PLAN_SCHEMA, "plan": body}
 
 
+def show_commands(plan: Plan) -> None:
+    """A plan without the machine it was made for (from a lock file): its numbered commands."""
+    console = out()
+    for i, s in enumerate(plan.steps, 1):
+        console.print(f"# {i}. {s.kind}: {s.summary}", style="dim", highlight=False, markup=False)
+        console.print(command_text(s), highlight=False, markup=False, soft_wrap=True)
+
+
 def _size(n: Optional[int]) -> str:
     if not n:
         return "?"

@@ -1,0 +1,666 @@
+"""The library's public functions, one per command: doctor, plan, apply, verify, explain, lock, rollback.
+
+Each takes keyword arguments that mirror the command's options (`environment=`, `python=`,
+`find_links=`, ...), runs the pipeline and returns a result object:
+
+- `.to_dict()`: exactly the command's `--json` payload;
+- `.exit_code`: the command's exit code;
+- `.show()`: the command's terminal output (the CLI calls it), and `__rich__` / `_repr_html_`
+  so that a notebook cell `fixer.doctor()` shows the same table as the CLI.
+
+Errors are raised (fixer.errors: UsageError exit 2, Unsatisfiable exit 1, ...); the CLI turns
+them into its error output. The orchestration lives here (apply with a lock file, the check
+after apply, the restart decision), never in the CLI. Nothing here prints, except `.show()`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from .errors import UsageError
+from .model import CheckResult, Environment, Finding, Intent, Plan, PlanOptions, Recipes, to_dict
+
+if TYPE_CHECKING:
+    from .apply.reporter import Reporter
+    from .apply.results import ApplyResult as _Applied, RollbackResult as _RolledBack
+    from .explain import Explanation
+    from .pipeline import PlannedMachine
+
+Many = Union[str, Sequence[str], None]
+
+#: Versions of the JSON payloads (the documented schemas).
+VERIFY_SCHEMA = 1
+EXPLAIN_SCHEMA = 1
+LOCK_SCHEMA = 1
+
+
+def _many(v: Many) -> Tuple[str, ...]:
+    """A repeatable option given as one string or a sequence."""
+    if v is None:
+        return ()
+    return (v,) if isinstance(v, str) else tuple(v)
+
+
+# ---------------------------------------------------------------------------------------
+# results
+# ---------------------------------------------------------------------------------------
+
+
+class CommandResult:
+    """What a command returns: its JSON payload, its exit code and its rendering."""
+
+    command: str = ""
+    exit_code: int = 0
+
+    def to_dict(self) -> Dict[str, Any]:
+        raise NotImplementedError
+
+    def show(self) -> None:
+        """The command's terminal output, through fixer.render."""
+        raise NotImplementedError
+
+    def _recorded(self, width: int = 110) -> Any:
+        from rich.console import Console
+
+        from . import render
+
+        console = Console(record=True, width=width, file=open(os.devnull, "w"), force_terminal=True,
+                          color_system="truecolor", highlight=False)
+        with render.recording(console):
+            self.show()
+        console.file.close()
+        return console
+
+    def __rich__(self) -> Any:
+        from rich.text import Text
+
+        return Text.from_ansi(self._recorded().export_text(styles=True))
+
+    def _repr_html_(self) -> str:
+        return str(self._recorded().export_html(inline_styles=True))
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.command}: exit {self.exit_code}>"
+
+
+@dataclasses.dataclass(repr=False)
+class DoctorResult(CommandResult):
+    environment: Environment
+    findings: Tuple[Finding, ...]
+    healthy: bool
+    nothing_to_fix: bool
+    exit_code: int
+    command: str = "doctor"
+
+    def to_dict(self) -> Dict[str, Any]:
+        from .render.doctor import doctor_json
+
+        return doctor_json(self.environment, self.findings, self.healthy, self.exit_code)
+
+    def show(self) -> None:
+        from .render.doctor import render_doctor
+
+        render_doctor(self.environment, self.findings, self.healthy, self.exit_code, nothing_to_fix=self.nothing_to_fix)
+
+
+@dataclasses.dataclass(repr=False)
+class PlanResult(CommandResult):
+    machine: "PlannedMachine"
+    exit_code: int = 0
+    command: str = "plan"
+
+    @property
+    def plan(self) -> Plan:
+        return self.machine.plan
+
+    def to_dict(self) -> Dict[str, Any]:
+        from .render.plan import plan_json
+
+        return plan_json(self.machine.plan)
+
+    def show(self) -> None:
+        from .render import plan as render
+
+        render.show(self.machine)
+
+
+@dataclasses.dataclass(repr=False)
+class ApplyResult(CommandResult):
+    """outcome: "no-gpu", "nothing-to-do", "dry-run", "declined" or "applied"."""
+
+    outcome: str
+    plan: Plan
+    findings: Tuple[Finding, ...] = ()
+    machine: Optional["PlannedMachine"] = None      # None for a plan from a lock file
+    applied: Optional["_Applied"] = None
+    checks: Tuple[CheckResult, ...] = ()
+    findings_after: Tuple[Finding, ...] = ()
+    verified_by: str = ""
+    restart: Dict[str, Any] = dataclasses.field(default_factory=dict)
+    message: str = ""
+    exit_code: int = 0
+    command: str = "apply"
+    _kernel: Any = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        from .render import apply as render
+        from .render.plan import plan_json
+
+        if self.outcome == "no-gpu":
+            return render.no_gpu_json(self.message)
+        if self.outcome == "nothing-to-do":
+            return render.nothing_to_do_json(self.plan, self.findings)
+        if self.outcome in ("dry-run", "declined"):
+            return plan_json(self.plan)
+        assert self.applied is not None
+        return render.applied_json(self.applied, plan=self.plan, checks=self.checks,
+                                   findings_after=self.findings_after, verified_by=self.verified_by,
+                                   restart=self.restart)
+
+    def show(self) -> None:
+        from .render import apply as render
+
+        if self.outcome == "no-gpu":
+            render.show_message(self.message)
+        elif self.outcome == "nothing-to-do":
+            render.show_nothing_to_do(self.plan, as_json=False, findings=self.findings)
+        elif self.outcome in ("dry-run", "declined"):
+            show_plan(self.plan, self.machine)
+        else:
+            assert self.applied is not None
+            render.show_applied(self.applied, as_json=False, plan=self.plan, checks=self.checks,
+                                findings_after=self.findings_after, verified_by=self.verified_by, restart=self.restart)
+
+    def restart_kernel(self) -> None:
+        """Restart the notebook kernel when --restart asked for it and it is needed (after the
+        result has been shown: the kernel this runs in may be the one restarted)."""
+        if self.restart.get("do") and self._kernel is not None:
+            from .apply.colab import restart_kernel
+
+            restart_kernel(self._kernel)
+
+
+@dataclasses.dataclass(repr=False)
+class VerifyResult(CommandResult):
+    results: Tuple[CheckResult, ...]
+    passed: bool
+    exit_code: int
+    command: str = "verify"
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"schema": VERIFY_SCHEMA, "passed": self.passed, "results": to_dict(self.results)}
+
+    def show(self) -> None:
+        from .render.verify import render_verify
+
+        render_verify(self.results)
+
+
+@dataclasses.dataclass(repr=False)
+class ExplainResult(CommandResult):
+    explanation: "Explanation"
+    plan: Optional[Plan]
+    notes: Tuple[str, ...]
+    detected: bool
+    exit_code: int
+    command: str = "explain"
+
+    @property
+    def findings(self) -> Tuple[Finding, ...]:
+        return self.explanation.findings
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"schema": EXPLAIN_SCHEMA, "recognised": self.explanation.recognised,
+                "findings": to_dict(self.explanation.findings), "rules": list(self.explanation.rules),
+                "detected": self.detected, "plan": to_dict(self.plan), "notes": list(self.notes)}
+
+    def show(self) -> None:
+        from .render.explain import render_explain
+
+        render_explain(self.explanation, self.plan, self.notes, detected=self.detected)
+
+
+@dataclasses.dataclass(repr=False)
+class LockResult(CommandResult):
+    lock: Any
+    path: str
+    exit_code: int = 0
+    command: str = "lock"
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"schema": LOCK_SCHEMA, "path": self.path, "lock": to_dict(self.lock)}
+
+    def show(self) -> None:
+        from .render.apply import show_lock_written
+
+        show_lock_written(self.lock, self.path)
+
+
+@dataclasses.dataclass(repr=False)
+class RollbackResult(CommandResult):
+    result: "_RolledBack"
+    exit_code: int
+    command: str = "rollback"
+
+    def to_dict(self) -> Dict[str, Any]:
+        from .render.apply import rollback_json
+
+        return rollback_json(self.result)
+
+    def show(self) -> None:
+        from .render.apply import show_rollback
+
+        show_rollback(self.result, as_json=False)
+
+
+def show_plan(plan: Plan, machine: Optional["PlannedMachine"]) -> None:
+    """A plan as `plan` shows it; a plan from a lock file as its numbered commands."""
+    if machine is not None:
+        from .render import plan as render
+
+        render.show(machine)
+    else:
+        from .render.plan import show_commands
+
+        show_commands(plan)
+
+
+# ---------------------------------------------------------------------------------------
+# option values -> model values (the checks every caller gets, CLI or not)
+# ---------------------------------------------------------------------------------------
+
+
+def make_intent(framework: Many = None, torch: Optional[str] = None, tensorflow: Optional[str] = None,
+                jax: Optional[str] = None, cuda: Optional[str] = None, cudnn_from: Optional[str] = None,
+                keep: Many = None) -> Intent:
+    """Intent options -> Intent, checking their form (not yet against recipes)."""
+    from .model import FRAMEWORKS
+
+    frameworks = _many(framework)
+    for f in frameworks:
+        if f not in FRAMEWORKS:
+            raise UsageError(f"unknown framework {f!r} (--framework): choose from {', '.join(FRAMEWORKS)}")
+    versions: Dict[str, str] = {}
+    for name, value in (("torch", torch), ("tensorflow", tensorflow), ("jax", jax)):
+        if value:
+            from packaging.version import InvalidVersion, Version
+
+            try:
+                Version(value)
+            except InvalidVersion:
+                raise UsageError(f"--{name} {value!r} is not a version number")
+            versions[name] = value
+            if name not in frameworks and frameworks:
+                frameworks = frameworks + (name,)
+    if cuda is not None:
+        parts = cuda.split(".")
+        if not (1 <= len(parts) <= 2 and all(p.isdigit() for p in parts)):
+            raise UsageError(f"--cuda {cuda!r} is not a CUDA version like 12.6")
+    if cudnn_from is not None and cudnn_from not in ("pip", "apt", "conda"):
+        raise UsageError(f"--cudnn-from {cudnn_from!r}: choose pip, apt or conda")
+    return Intent(frameworks=frameworks, versions=versions, cuda=cuda, cudnn_from=cudnn_from,  # type: ignore[arg-type]
+                  keep=_many(keep))
+
+
+def parse_mirrors(values: Many) -> Tuple[Tuple[str, str], ...]:
+    """--index-mirror FROM=TO values -> (FROM, TO) pairs."""
+    out = []
+    for v in _many(values):
+        src, sep, dst = v.partition("=")
+        if not sep or not src or not dst:
+            raise UsageError(f"--index-mirror {v!r}: expected FROM=TO, e.g. "
+                             "https://download.pytorch.org/whl=http://127.0.0.1:8080/whl")
+        out.append((src, dst))
+    return tuple(out)
+
+
+def make_options(installer: str = "auto", find_links: Many = None, no_index: bool = False,
+                 index_mirror: Many = None, root: Optional[str] = None, restart: bool = False,
+                 check_paths: bool = True) -> PlanOptions:
+    """Installer and index options -> PlanOptions. `check_paths`: --find-links and --root must
+    exist (apply and lock); plan only describes them."""
+    if installer not in ("auto", "pip", "uv", "conda"):
+        raise UsageError(f"--installer {installer!r}: choose auto, pip, uv or conda")
+    links = _many(find_links)
+    if check_paths:
+        for d in links:
+            if not os.path.isdir(d) and "://" not in d:
+                raise UsageError(f"--find-links {d}: no such directory")
+        if root is not None and not os.path.isdir(root):
+            raise UsageError(f"--root {root}: no such directory")
+        links = tuple(os.path.abspath(d) if "://" not in d else d for d in links)
+        root = os.path.abspath(root) if root else None
+    return PlanOptions(installer=installer, find_links=links, no_index=no_index,  # type: ignore[arg-type]
+                       index_mirrors=parse_mirrors(index_mirror), root=root, restart=restart)
+
+
+# ---------------------------------------------------------------------------------------
+# doctor
+# ---------------------------------------------------------------------------------------
+
+
+def doctor_exit_code(env: Environment, findings: Sequence[Finding]) -> Tuple[int, bool, bool]:
+    """(exit code, healthy, nothing_to_fix): 3 no GPU while something needs one, 1 problems, 0 healthy."""
+    from .diagnose import is_healthy
+
+    if any(f.id == "gpu-missing" and f.severity == "error" for f in findings):
+        return 3, False, False
+    healthy = is_healthy(findings)
+    return (0 if healthy else 1), healthy, healthy and not env.gpus
+
+
+def doctor_findings(env: Environment, recipes: Recipes, lock: Optional[str] = None) -> Tuple[Finding, ...]:
+    """Diagnosis plus, with a lock file, its drift check (fixer.lock.check_drift)."""
+    from .diagnose import SEVERITY_ORDER, diagnose
+
+    findings = list(diagnose(env, recipes))
+    if lock:
+        from .lock import check_drift
+
+        findings += list(check_drift(lock, env))
+        findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
+    return tuple(findings)
+
+
+class _RecipesLoader(threading.Thread):
+    """Loads the recipes while detection waits on its child processes."""
+
+    def __init__(self, extra: Sequence[str]) -> None:
+        super().__init__(daemon=True)
+        self.extra = tuple(extra)
+        self.value: Optional[Recipes] = None
+        self.exc: Optional[BaseException] = None
+
+    def run(self) -> None:
+        try:
+            from .recipes import load
+
+            self.value = load(extra_dirs=self.extra)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            self.exc = exc
+
+    def get(self) -> Recipes:
+        self.join()
+        if self.exc is not None:
+            raise self.exc
+        assert self.value is not None
+        return self.value
+
+
+def doctor(*, python: Optional[str] = None, deep: bool = False, lock: Optional[str] = None,
+           recipes: Many = None, environ: Optional[Mapping[str, str]] = None) -> DoctorResult:
+    """The machine's GPU stack and what is wrong with it (`colab-cudnn-fix doctor`).
+    COLAB_CUDNN_FIX_* overrides are read from `environ` (default: os.environ)."""
+    from .detect import detect, overrides_from_env
+    from .detect.colab_image import annotate
+
+    extra = _many(recipes)
+    for d in extra:
+        if not os.path.isdir(d):
+            raise UsageError(f"--recipes {d}: not a directory")
+    loader = _RecipesLoader(extra)
+    loader.start()
+    env = detect(python, deep=deep, overrides=overrides_from_env(os.environ if environ is None else environ))
+    recipe_set = loader.get()
+    env = annotate(env, recipe_set.colab_images)
+    findings = doctor_findings(env, recipe_set, lock)
+    code, healthy, nothing = doctor_exit_code(env, findings)
+    return DoctorResult(environment=env, findings=findings, healthy=healthy, nothing_to_fix=nothing, exit_code=code)
+
+
+# ---------------------------------------------------------------------------------------
+# plan
+# ---------------------------------------------------------------------------------------
+
+
+def plan(*, environment: Optional[str] = None, python: Optional[str] = None, recipes: Many = None,
+         framework: Many = None, torch: Optional[str] = None, tensorflow: Optional[str] = None,
+         jax: Optional[str] = None, cuda: Optional[str] = None, cudnn_from: Optional[str] = None,
+         keep: Many = None, installer: str = "auto", find_links: Many = None, no_index: bool = False,
+         index_mirror: Many = None, environ: Optional[Mapping[str, str]] = None) -> PlanResult:
+    """The steps that make the machine's GPU stack consistent (`colab-cudnn-fix plan`). Changes nothing."""
+    from .pipeline import plan_for
+
+    intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
+    options = make_options(installer, find_links, no_index, index_mirror, check_paths=False)
+    return PlanResult(plan_for(python=python, environment=environment, recipes=_many(recipes), intent=intent,
+                               options=options, environ=environ))
+
+
+# ---------------------------------------------------------------------------------------
+# apply
+# ---------------------------------------------------------------------------------------
+
+
+def apply(*, dry_run: bool = False, python: Optional[str] = None, lock: Optional[str] = None,
+          find_links: Many = None, no_index: bool = False, index_mirror: Many = None, installer: str = "auto",
+          root: Optional[str] = None, restart: bool = False, environment: Optional[str] = None,
+          recipes: Many = None, framework: Many = None, torch: Optional[str] = None,
+          tensorflow: Optional[str] = None, jax: Optional[str] = None, cuda: Optional[str] = None,
+          cudnn_from: Optional[str] = None, keep: Many = None, no_verify: bool = False,
+          reporter: Optional["Reporter"] = None,
+          confirm: Optional[Callable[["ApplyResult"], bool]] = None,
+          environ: Optional[Mapping[str, str]] = None) -> ApplyResult:
+    """Repair the GPU stack (`colab-cudnn-fix apply`): plan, run the steps journaled (rolled back
+    on any failure), then check the result. `confirm` is asked with the dry-run result before
+    anything changes (the CLI's --interactive); `reporter` receives the progress. With
+    restart=True a notebook kernel that already loaded a GPU library is restarted at the end."""
+    result = _apply(dry_run=dry_run, python=python, lock=lock, find_links=find_links, no_index=no_index,
+                    index_mirror=index_mirror, installer=installer, root=root, restart=restart,
+                    environment=environment, recipes=recipes, framework=framework, torch=torch,
+                    tensorflow=tensorflow, jax=jax, cuda=cuda, cudnn_from=cudnn_from, keep=keep,
+                    no_verify=no_verify, reporter=reporter, confirm=confirm, environ=environ)
+    result.restart_kernel()
+    return result
+
+
+def _apply(*, dry_run: bool, python: Optional[str], lock: Optional[str], find_links: Many, no_index: bool,
+           index_mirror: Many, installer: str, root: Optional[str], restart: bool, environment: Optional[str],
+           recipes: Many, framework: Many, torch: Optional[str], tensorflow: Optional[str], jax: Optional[str],
+           cuda: Optional[str], cudnn_from: Optional[str], keep: Many, no_verify: bool,
+           reporter: Optional["Reporter"], confirm: Optional[Callable[["ApplyResult"], bool]],
+           environ: Optional[Mapping[str, str]]) -> ApplyResult:
+    """apply without the final kernel restart (the CLI shows the result first)."""
+    from .apply import apply_plan
+    from .apply.colab import find_kernel
+
+    intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
+    options = make_options(installer, find_links, no_index, index_mirror, root, restart)
+    machine: Optional["PlannedMachine"] = None
+    if lock:
+        env, the_plan = _lock_plan(lock, python, environment, options, environ)
+        findings: Tuple[Finding, ...] = ()
+    else:
+        from .pipeline import plan_for
+
+        machine = plan_for(python=python, environment=environment, recipes=_many(recipes), intent=intent,
+                           options=options, environ=environ)
+        env, the_plan, findings = machine.env, machine.plan, tuple(machine.plan.findings)
+        if not env.gpus and the_plan.nothing_to_do:
+            needed = any(f.id == "gpu-missing" and f.severity == "error" for f in findings)
+            acc = env.runtime.accelerator or "cpu"
+            msg = (f"no NVIDIA GPU on this runtime ({acc.upper()}): there is no GPU stack to repair, nothing was "
+                   "changed. On Colab: Runtime > Change runtime type > a GPU.")
+            return ApplyResult(outcome="no-gpu", plan=the_plan, findings=findings, machine=machine, message=msg,
+                               exit_code=3 if needed else 0)
+    target = python or (env.python.executable if env.python else None) or sys.executable
+    if the_plan.nothing_to_do:
+        return ApplyResult(outcome="nothing-to-do", plan=the_plan, findings=findings, machine=machine)
+    preview = ApplyResult(outcome="dry-run", plan=the_plan, findings=findings, machine=machine)
+    if dry_run:
+        return preview
+    if confirm is not None and not confirm(preview):
+        return dataclasses.replace(preview, outcome="declined", exit_code=1)
+    applied = apply_plan(the_plan, python=target, options=options, reporter=reporter, verify=not no_verify)
+    checks: Tuple[CheckResult, ...] = ()
+    findings_after: Tuple[Finding, ...] = ()
+    verified_by = ""
+    if not no_verify:
+        checks, findings_after, verified_by = check_after_apply(target, _many(recipes), the_plan.stack.env_fixes,
+                                                                environ)
+    kernel = find_kernel()
+    unhealthy = any(f.severity == "error" for f in findings_after) or \
+        any(c.status in ("failed", "crashed", "timeout") for c in checks)
+    return ApplyResult(outcome="applied", plan=the_plan, findings=findings, machine=machine, applied=applied,
+                       checks=checks, findings_after=findings_after, verified_by=verified_by,
+                       restart=restart_decision(kernel, the_plan, options.restart), exit_code=1 if unhealthy else 0,
+                       _kernel=kernel)
+
+
+def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str], options: PlanOptions,
+               environ: Optional[Mapping[str, str]]) -> Tuple[Environment, Plan]:
+    """The plan that reproduces a lock file on this machine (or the one `environment` describes)."""
+    from .apply.snapshot import read_target
+    from .apply.sources import find_uv
+    from .lock import check_compatible, plan_from_lock, read_lock
+
+    lock_file = read_lock(lock_path)
+    if environment:
+        from .plan import load_environment
+
+        env = load_environment(environment)[0]
+    else:
+        from .detect import detect, overrides_from_env
+
+        env = detect(python, overrides=overrides_from_env(os.environ if environ is None else environ))
+    check_compatible(lock_file, env, lock_path)
+    target = python or (env.python.executable if env.python else sys.executable)
+    has_pip = read_target(target).has("pip")
+    tool = "uv" if options.installer == "uv" or (options.installer == "auto" and not has_pip and find_uv()) else "pip"
+    apt_now: Dict[str, str] = {}
+    for lib in env.libraries:
+        if lib.origin == "apt" and lib.package:
+            name, _, ver = lib.package.partition(" ")
+            apt_now[name] = ver
+    return env, plan_from_lock(lock_file, python=target, options=options, installer=tool, apt_installed=apt_now)
+
+
+def check_after_apply(python: str, recipes: Sequence[str], env_fixes: Sequence[Any] = (),
+                      environ: Optional[Mapping[str, str]] = None) -> Tuple[Tuple[CheckResult, ...], Tuple[Finding, ...], str]:
+    """The deepest check available after apply: a fresh detect + diagnose, and the GPU conv test
+    (fixer.verify) when a real GPU is there. Both run in the environment a new shell gets once
+    the plan's loader fixes are in place (this process keeps its old LD_LIBRARY_PATH)."""
+    from .detect import detect, overrides_from_env
+    from .diagnose import diagnose
+    from .envfix import environ_after
+    from .recipes import load
+    from .verify import verify as run_verify
+
+    after = environ_after(env_fixes, os.environ if environ is None else environ)
+    env = detect(python, environ=after, overrides=overrides_from_env(after))
+    findings = tuple(diagnose(env, load(tuple(recipes))))
+    how = ["detect + diagnose"]
+    checks: Tuple[CheckResult, ...] = ()
+    if any(g.source != "override" for g in env.gpus):
+        # a real GPU (not one named by COLAB_CUDNN_FIX_GPU for an offline plan): run the conv test
+        checks = tuple(run_verify(python, env=env, environ=after))
+        how.append("GPU convolution check")
+    return checks, findings, " + ".join(how) + (", in the environment of a new shell" if env_fixes else "")
+
+
+def restart_decision(kernel: Any, the_plan: Plan, wanted: bool) -> Dict[str, Any]:
+    """Whether the notebook kernel must restart, whether apply does it (--restart), and what to say."""
+    if kernel is None:
+        if the_plan.restart_required:
+            return {"needed": True, "do": False,
+                    "message": "Restart the notebook runtime so that it loads the fixed libraries."}
+        return {"needed": False, "do": False}
+    if not kernel.restart_needed:
+        return {"needed": False, "do": False, "kernel_pid": kernel.pid,
+                "message": "The notebook kernel has not loaded a GPU library yet: no restart needed."}
+    if wanted:
+        return {"needed": True, "do": True, "kernel_pid": kernel.pid,
+                "message": f"Restarting the notebook runtime (kernel pid {kernel.pid} already loaded "
+                           f"{os.path.basename(kernel.loaded[0])}); the notebook reconnects by itself."}
+    return {"needed": True, "do": False, "kernel_pid": kernel.pid,
+            "message": f"Restart the runtime (Runtime > Restart session, or rerun with --restart): the kernel "
+                       f"(pid {kernel.pid}) already loaded {os.path.basename(kernel.loaded[0])}."}
+
+
+# ---------------------------------------------------------------------------------------
+# verify, explain, lock, rollback
+# ---------------------------------------------------------------------------------------
+
+
+def verify(*, python: Optional[str] = None, framework: Many = None, timeout: float = 120.0) -> VerifyResult:
+    """Per framework, convolutions on the GPU checked against the CPU and the cuDNN files really
+    loaded, each in a child process of the target (`colab-cudnn-fix verify`)."""
+    from .verify import passed, verify as run_verify
+
+    results = tuple(run_verify(python, frameworks=_many(framework), timeout=timeout))
+    ok = passed(results)
+    return VerifyResult(results=results, passed=ok, exit_code=0 if ok else 1)
+
+
+def explain(text: str, *, detect: bool = True, python: Optional[str] = None, recipes: Many = None) -> ExplainResult:
+    """Why a GPU/cuDNN error happened: cause, evidence, fix, and (when the machine is detected)
+    the plan that applies it (`colab-cudnn-fix explain`)."""
+    from .errors import FixerError
+    from .explain import analyze
+
+    if not text or not text.strip():
+        raise UsageError("the error text is empty")
+    extra = list(_many(recipes))
+    env = None
+    rec = None
+    notes: List[str] = []
+    if detect:
+        from .detect import detect as run_detect
+        from .recipes import load
+
+        env = run_detect(python)
+        rec = load(extra)
+    result = analyze(text, env, rec, extra_dirs=extra)
+    notes.extend(result.notes)
+    the_plan = None
+    if env is not None and rec is not None and any(f.id != "log-noise" for f in result.findings):
+        from .plan import make_plan
+        from .resolve import resolve
+
+        try:
+            the_plan = make_plan(env, resolve(env, Intent(), rec))
+        except FixerError as exc:
+            notes.append(f"no plan: {exc.message}")
+            for c in getattr(exc, "clashes", ()) or ():
+                notes.append(f"clash: {c}")
+    return ExplainResult(explanation=result, plan=the_plan, notes=tuple(notes), detected=env is not None,
+                         exit_code=0 if result.recognised else 1)
+
+
+def lock(*, output: str = "colab-cudnn-fix.lock.toml", python: Optional[str] = None,
+         environment: Optional[str] = None, recipes: Many = None, find_links: Many = None, no_index: bool = False,
+         index_mirror: Many = None, framework: Many = None, torch: Optional[str] = None,
+         tensorflow: Optional[str] = None, jax: Optional[str] = None, cuda: Optional[str] = None,
+         cudnn_from: Optional[str] = None, keep: Many = None,
+         environ: Optional[Mapping[str, str]] = None) -> LockResult:
+    """Write the stack that fits the machine, with exact versions and hashes (`colab-cudnn-fix lock`)."""
+    from .lock import make_lock, write_lock
+    from .pipeline import plan_for
+
+    intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
+    options = make_options("auto", find_links, no_index, index_mirror, None, False)
+    machine = plan_for(python=python, environment=environment, recipes=_many(recipes), intent=intent,
+                       options=options, environ=environ)
+    lock_file = make_lock(machine.env, machine.plan.stack, options=options)
+    path = write_lock(lock_file, output)
+    return LockResult(lock=lock_file, path=str(path))
+
+
+def rollback(*, root: Optional[str] = None, python: Optional[str] = None,
+             reporter: Optional["Reporter"] = None) -> RollbackResult:
+    """Put back exactly what the last apply changed (`colab-cudnn-fix rollback`)."""
+    from .apply import rollback as run_rollback
+
+    if root is not None and not os.path.isdir(root):
+        raise UsageError(f"--root {root}: no such directory")
+    result = run_rollback(root=os.path.abspath(root) if root else None, python=python, reporter=reporter)
+    return RollbackResult(result=result, exit_code=1 if result.status == "rollback-incomplete" else 0)
+
+
+__all__ = [
+    "ApplyResult", "CommandResult", "DoctorResult", "ExplainResult", "LockResult", "PlanResult", "RollbackResult",
+    "VerifyResult", "apply", "doctor", "explain", "lock", "plan", "rollback", "verify",
+]
