@@ -33,7 +33,8 @@ Many = Union[str, Sequence[str], None]
 
 #: Versions of the JSON payloads (the documented schemas).
 VERIFY_SCHEMA = 1
-EXPLAIN_SCHEMA = 1
+#: `explain --json` (2: alternatives with their checks, benign, windows, colab_no_gpu, frameworks).
+EXPLAIN_SCHEMA = 2
 LOCK_SCHEMA = 1
 
 
@@ -213,8 +214,13 @@ class ExplainResult(CommandResult):
         return self.explanation.findings
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"schema": EXPLAIN_SCHEMA, "recognised": self.explanation.recognised,
-                "findings": to_dict(self.explanation.findings), "rules": list(self.explanation.rules),
+        r = self.explanation
+        return {"schema": EXPLAIN_SCHEMA, "recognised": r.recognised,
+                "findings": to_dict(r.findings), "rules": list(r.rules),
+                "alternatives": [{"id": f.id, "confidence": f.confidence, "check": r.check_for(f.id)}
+                                 for f in r.findings],
+                "ambiguous": r.ambiguous, "benign": r.benign, "windows": r.windows,
+                "frameworks": list(r.frameworks), "colab_no_gpu": r.colab_no_gpu,
                 "detected": self.detected, "plan": to_dict(self.plan), "notes": list(self.notes)}
 
     def show(self) -> None:
@@ -595,9 +601,12 @@ def verify(*, python: Optional[str] = None, framework: Many = None, timeout: flo
     return VerifyResult(results=results, passed=ok, exit_code=0 if ok else 1)
 
 
-def explain(text: str, *, detect: bool = True, python: Optional[str] = None, recipes: Many = None) -> ExplainResult:
+def explain(text: str, *, detect: bool = True, python: Optional[str] = None, recipes: Many = None,
+            read_note: Optional[str] = None) -> ExplainResult:
     """Why a GPU/cuDNN error happened: cause, evidence, fix, and (when the machine is detected)
-    the plan that applies it (`colab-cudnn-fix explain`)."""
+    the plan that applies it (`colab-cudnn-fix explain`). Exit code 0 a cause found, 1 not
+    recognised, 3 a Colab runtime without a GPU where the text says there is none. `read_note`:
+    what reading the text skipped (the middle of a long log), kept with the notes."""
     from .errors import FixerError
     from .explain import analyze
 
@@ -606,7 +615,7 @@ def explain(text: str, *, detect: bool = True, python: Optional[str] = None, rec
     extra = list(_many(recipes))
     env = None
     rec = None
-    notes: List[str] = []
+    notes: List[str] = [read_note] if read_note else []
     if detect:
         from .detect import detect as run_detect
         from .recipes import load
@@ -614,7 +623,7 @@ def explain(text: str, *, detect: bool = True, python: Optional[str] = None, rec
         env = run_detect(python)
         rec = load(extra)
     result = analyze(text, env, rec, extra_dirs=extra)
-    notes.extend(result.notes)
+    notes.extend(n for n in result.notes if n not in notes)
     the_plan = None
     if env is not None and rec is not None and any(f.id != "log-noise" for f in result.findings):
         from .plan import make_plan
@@ -626,8 +635,11 @@ def explain(text: str, *, detect: bool = True, python: Optional[str] = None, rec
             notes.append(f"no plan: {exc.message}")
             for c in getattr(exc, "clashes", ()) or ():
                 notes.append(f"clash: {c}")
+    code = 0 if result.recognised else 1
+    if result.colab_no_gpu and result.findings and result.findings[0].id in ("gpu-missing", "driver-missing"):
+        code = 3
     return ExplainResult(explanation=result, plan=the_plan, notes=tuple(notes), detected=env is not None,
-                         exit_code=0 if result.recognised else 1)
+                         exit_code=code)
 
 
 def lock(*, output: str = "colab-cudnn-fix.lock.toml", python: Optional[str] = None,

@@ -4,42 +4,55 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Dict, List, Optional
+from typing import List, Optional, Tuple
 
 import typer
 
-from ..errors import FixerError, UsageError
+from ..errors import UsageError
 from ._app import app
 from ._common import handle_errors
 from .options import command, option
 
-MAX_TEXT = 5_000_000
 
 
-def read_text(text: Optional[str], file: Optional[str]) -> str:
-    """The error text from the argument, --file, or stdin ('-'); UsageError when absent or empty."""
+def _stdin() -> Tuple[str, Optional[str]]:
+    from ..explain.logtext import read_head_tail
+
+    buf = getattr(sys.stdin, "buffer", None)
+    if buf is not None:
+        return read_head_tail(buf)
+    import io
+
+    return read_head_tail(io.BytesIO(sys.stdin.read().encode("utf-8", errors="replace")))
+
+
+def read_text(text: Optional[str], file: Optional[str]) -> Tuple[str, Optional[str]]:
+    """(the error text, a note when the middle of a long log was skipped) from the argument,
+    --file, or stdin ('-'); UsageError when absent or empty."""
+    from ..explain.logtext import read_log_file
+
+    note: Optional[str] = None
     if text is not None and file is not None:
         raise UsageError("give the error text either as an argument or with --file, not both")
     if file is not None:
         if file == "-":
-            data = sys.stdin.read(MAX_TEXT)
+            data, note = _stdin()
         else:
             if not os.path.isfile(file):
                 raise UsageError(f"--file {file}: no such file")
             try:
-                with open(file, encoding="utf-8", errors="replace") as fh:
-                    data = fh.read(MAX_TEXT)
+                data, note = read_log_file(file)
             except OSError as exc:
                 raise UsageError(f"--file {file}: {exc.strerror or exc}")
     elif text == "-":
-        data = sys.stdin.read(MAX_TEXT)
+        data, note = _stdin()
     elif text is not None:
         data = text
     else:
         raise UsageError("explain needs an error text: `explain 'TEXT'`, `explain --file LOG` or `... | explain -`")
     if not data.strip():
         raise UsageError("the error text is empty")
-    return data
+    return data, note
 
 
 @command(app, "explain")
@@ -53,10 +66,12 @@ def explain_command(
     recipes: Optional[List[str]] = option("recipes"),
 ) -> None:
     """Say why a GPU/cuDNN error happened: cause, evidence, fix (and the plan that applies it).
-    Exit 0 when a cause was found, 1 when the text was not recognised, 2 for bad input."""
+    Exit 0 when a cause was found, 1 when the text was not recognised, 2 for bad input, 3 when
+    the machine is a Colab runtime without a GPU and the text says there is none."""
     from ..api import explain
 
-    result = explain(read_text(text, file), detect=not no_detect, python=python, recipes=recipes)
+    data, skipped = read_text(text, file)
+    result = explain(data, detect=not no_detect, python=python, recipes=recipes, read_note=skipped)
     if json:
         from ..render import print_json
 
