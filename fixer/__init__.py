@@ -12,9 +12,10 @@ functions import their stages when called.
 """
 from __future__ import annotations
 
+import importlib
 import sys
 import types
-from typing import Any, List
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from .api import (
     ApplyResult,
@@ -25,13 +26,6 @@ from .api import (
     PlanResult,
     RollbackResult,
     VerifyResult,
-    apply,
-    doctor,
-    explain,
-    lock,
-    plan,
-    rollback,
-    verify,
 )
 from .errors import (
     FixerError,
@@ -56,7 +50,14 @@ from .model import (
 
 __version__ = "0.1.0"
 
-_API = ("doctor", "plan", "apply", "verify", "explain", "lock", "rollback")
+#: The commands, and the stages for those who chain them by hand: name -> (module, function).
+_API: Dict[str, Tuple[str, str]] = {
+    "doctor": ("fixer.api", "doctor"), "plan": ("fixer.api", "plan"), "apply": ("fixer.api", "apply"),
+    "verify": ("fixer.api", "verify"), "explain": ("fixer.api", "explain"), "lock": ("fixer.api", "lock"),
+    "rollback": ("fixer.api", "rollback"),
+    "detect": ("fixer.detect", "detect"), "diagnose": ("fixer.diagnose", "diagnose"),
+    "resolve": ("fixer.resolve", "resolve"), "load_recipes": ("fixer.recipes", "load"),
+}
 
 __all__ = [
     "__version__", *_API,
@@ -67,17 +68,69 @@ __all__ = [
 ]
 
 
+class _Function:
+    """`fixer.plan`, `fixer.apply`, ...: the public function, which also answers attribute access
+    for the submodule of the same name (fixer/plan.py, fixer/apply/, ...), so that
+    `import fixer.apply.kernel`, `from fixer import lock` and a re-run `fixer.plan()` all work
+    whichever was imported first. The function is imported on first call (`import fixer` stays
+    cheap); the submodule on first attribute access."""
+
+    def __init__(self, name: str, module: str, attr: str) -> None:
+        object.__setattr__(self, "_name", name)
+        object.__setattr__(self, "_where", (module, attr))
+        object.__setattr__(self, "__name__", name)
+        object.__setattr__(self, "__qualname__", name)
+
+    @property
+    def __wrapped__(self) -> Any:        # inspect.signature and help() follow it
+        module, attr = object.__getattribute__(self, "_where")
+        return getattr(importlib.import_module(module), attr)
+
+    @property
+    def __doc__(self) -> Optional[str]:  # type: ignore[override]
+        return str(self.__wrapped__.__doc__ or "")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.__wrapped__(*args, **kwargs)
+
+    def _module(self) -> types.ModuleType:
+        return importlib.import_module(f"fixer.{object.__getattribute__(self, '_name')}")
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return getattr(self._module(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._module(), name, value)
+
+    def __delattr__(self, name: str) -> None:
+        delattr(self._module(), name)
+
+    def __repr__(self) -> str:
+        return f"<function fixer.{object.__getattribute__(self, '_name')}>"
+
+
 class _Package(types.ModuleType):
-    """The package keeps its public functions: importing the submodule of the same name
-    (fixer.plan, fixer.apply, fixer.verify, fixer.explain, fixer.lock) would otherwise replace
-    `fixer.plan` the function with the module, and a second call `fixer.plan()` would fail
-    (a re-run notebook cell). The submodules stay importable by their dotted names."""
+    """Keeps `fixer.NAME` the public function when the submodule fixer.NAME is imported (the
+    import system would otherwise replace the attribute with the module)."""
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name in _API and isinstance(value, types.ModuleType):
             return
         super().__setattr__(name, value)
 
+
+if TYPE_CHECKING:
+    from .api import apply, doctor, explain, lock, plan, rollback, verify
+    from .detect import detect
+    from .diagnose import diagnose
+    from .recipes import load as load_recipes
+    from .resolve import resolve
+else:
+    for _name, (_module, _attr) in _API.items():
+        globals()[_name] = _Function(_name, _module, _attr)
+    del _name, _module, _attr
 
 sys.modules[__name__].__class__ = _Package
 

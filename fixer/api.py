@@ -26,6 +26,7 @@ from .model import CheckResult, Environment, Finding, Intent, Plan, PlanOptions,
 if TYPE_CHECKING:
     from .apply.reporter import Reporter
     from .apply.results import ApplyResult as _Applied, RollbackResult as _RolledBack
+    from .nogpu import NoGpu
     from .explain import Explanation
     from .pipeline import PlannedMachine
 
@@ -109,7 +110,10 @@ class DoctorResult(CommandResult):
 
 @dataclasses.dataclass(repr=False)
 class PlanResult(CommandResult):
+    """`no_gpu`: the verdict (fixer.nogpu) when no GPU is visible and the plan has nothing to do."""
+
     machine: "PlannedMachine"
+    no_gpu: Optional["NoGpu"] = None
     exit_code: int = 0
     command: str = "plan"
 
@@ -118,14 +122,19 @@ class PlanResult(CommandResult):
         return self.machine.plan
 
     def to_dict(self) -> Dict[str, Any]:
-        from .render.plan import plan_json
+        from .render.plan import no_gpu_json, plan_json
 
+        if self.no_gpu is not None:
+            return no_gpu_json(self.no_gpu, self.machine.plan)
         return plan_json(self.machine.plan)
 
     def show(self) -> None:
         from .render import plan as render
 
-        render.show(self.machine)
+        if self.no_gpu is not None:
+            render.show_no_gpu(self.no_gpu, as_json=False, plan=self.machine.plan)
+        else:
+            render.show(self.machine)
 
 
 @dataclasses.dataclass(repr=False)
@@ -141,7 +150,7 @@ class ApplyResult(CommandResult):
     findings_after: Tuple[Finding, ...] = ()
     verified_by: str = ""
     restart: Dict[str, Any] = dataclasses.field(default_factory=dict)
-    message: str = ""
+    no_gpu: Optional["NoGpu"] = None
     exit_code: int = 0
     command: str = "apply"
     _kernel: Any = None
@@ -151,7 +160,9 @@ class ApplyResult(CommandResult):
         from .render.plan import plan_json
 
         if self.outcome == "no-gpu":
-            return render.no_gpu_json(self.message)
+            from .render.plan import no_gpu_json
+
+            return no_gpu_json(self.no_gpu, command="apply")
         if self.outcome == "nothing-to-do":
             return render.nothing_to_do_json(self.plan, self.findings)
         if self.outcome in ("dry-run", "declined"):
@@ -165,7 +176,9 @@ class ApplyResult(CommandResult):
         from .render import apply as render
 
         if self.outcome == "no-gpu":
-            render.show_message(self.message)
+            from .render.plan import show_no_gpu
+
+            show_no_gpu(self.no_gpu, as_json=False, command="apply")
         elif self.outcome == "nothing-to-do":
             render.show_nothing_to_do(self.plan, as_json=False, findings=self.findings)
         elif self.outcome in ("dry-run", "declined"):
@@ -428,12 +441,17 @@ def plan(*, environment: Optional[str] = None, python: Optional[str] = None, rec
          keep: Many = None, installer: str = "auto", find_links: Many = None, no_index: bool = False,
          index_mirror: Many = None, environ: Optional[Mapping[str, str]] = None) -> PlanResult:
     """The steps that make the machine's GPU stack consistent (`colab-cudnn-fix plan`). Changes nothing."""
+    from .nogpu import no_gpu
     from .pipeline import plan_for
 
     intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
     options = make_options(installer, find_links, no_index, index_mirror, check_paths=False)
-    return PlanResult(plan_for(python=python, environment=environment, recipes=_many(recipes), intent=intent,
-                               options=options, environ=environ))
+    machine = plan_for(python=python, environment=environment, recipes=_many(recipes), intent=intent,
+                       options=options, environ=environ)
+    verdict = no_gpu(machine.env, machine.plan.findings)
+    if verdict is not None and verdict.exit_code and machine.plan.nothing_to_do:
+        return PlanResult(machine, no_gpu=verdict, exit_code=verdict.exit_code)
+    return PlanResult(machine)
 
 
 # ---------------------------------------------------------------------------------------
@@ -472,6 +490,7 @@ def _apply(*, dry_run: bool, python: Optional[str], lock: Optional[str], find_li
     """apply without the final kernel restart (the CLI shows the result first)."""
     from .apply import apply_plan
     from .apply.colab import find_kernel
+    from .nogpu import no_gpu
 
     intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
     options = make_options(installer, find_links, no_index, index_mirror, root, restart)
@@ -485,13 +504,10 @@ def _apply(*, dry_run: bool, python: Optional[str], lock: Optional[str], find_li
         machine = plan_for(python=python, environment=environment, recipes=_many(recipes), intent=intent,
                            options=options, environ=environ)
         env, the_plan, findings = machine.env, machine.plan, tuple(machine.plan.findings)
-        if not env.gpus and the_plan.nothing_to_do:
-            needed = any(f.id == "gpu-missing" and f.severity == "error" for f in findings)
-            acc = env.runtime.accelerator or "cpu"
-            msg = (f"no NVIDIA GPU on this runtime ({acc.upper()}): there is no GPU stack to repair, nothing was "
-                   "changed. On Colab: Runtime > Change runtime type > a GPU.")
-            return ApplyResult(outcome="no-gpu", plan=the_plan, findings=findings, machine=machine, message=msg,
-                               exit_code=3 if needed else 0)
+        verdict = no_gpu(env, findings) if the_plan.nothing_to_do else None
+        if verdict is not None:
+            return ApplyResult(outcome="no-gpu", plan=the_plan, findings=findings, machine=machine, no_gpu=verdict,
+                               exit_code=verdict.exit_code)
     target = python or (env.python.executable if env.python else None) or sys.executable
     if the_plan.nothing_to_do:
         return ApplyResult(outcome="nothing-to-do", plan=the_plan, findings=findings, machine=machine)

@@ -54,6 +54,8 @@ def plan_for(*, python: Optional[str] = None, environment: Optional[str] = None,
     from .plan import make_plan
     from .resolve import resolve
 
+    if options.installer == "conda" and intent.cudnn_from is None:
+        intent = dataclasses.replace(intent, cudnn_from="conda")   # conda installs what it can: cuDNN
     loaded = rec.load(recipes)
     env, _recorded, where = machine(python, environment, environ)
     findings = tuple(diagnose(env, loaded))

@@ -75,8 +75,18 @@ def test_the_functions_survive_importing_their_modules():
     import fixer.verify  # noqa: F401
 
     for name in ("doctor", "plan", "apply", "verify", "explain", "lock", "rollback"):
-        assert callable(getattr(fixer, name)) and getattr(fixer, name).__module__ == "fixer.api", name
+        assert callable(getattr(fixer, name)) and repr(getattr(fixer, name)) == f"<function fixer.{name}>", name
     assert fixer.plan(environment=ENV).exit_code == 0
+    import fixer.apply.kernel as kernel                 # the submodules stay reachable through the name
+    from fixer import lock as locking
+
+    assert kernel.__name__ == "fixer.apply.kernel" and callable(locking.write_lock)
+
+
+def test_the_stages_run_twice_too():
+    env = fixer.detect()
+    assert type(fixer.detect()) is type(env)
+    assert fixer.diagnose(env, fixer.load_recipes()) == fixer.diagnose(env, fixer.load_recipes())
 
 
 def test_bad_keyword_values_are_usage_errors():

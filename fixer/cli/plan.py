@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import List, Optional
 
+import typer
+
 from ._app import app
 from ._common import handle_errors
 from .options import command, option
@@ -44,3 +46,4 @@ def plan_command(
         print_json(result.to_dict())
     else:
         result.show()
+    raise typer.Exit(result.exit_code)

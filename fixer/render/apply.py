@@ -59,14 +59,6 @@ def reporter_for(as_json: bool, verbose: bool = False) -> ConsoleReporter:
     return ConsoleReporter(err() if as_json else out(), verbose=verbose)
 
 
-def no_gpu_json(message: str) -> Dict[str, Any]:
-    return {"schema": 1, "changed": False, "nothing_to_do": True, "no_gpu": True, "message": message}
-
-
-def show_message(message: str) -> None:
-    out().print(message, highlight=False, markup=False)
-
-
 def nothing_to_do_json(plan: Plan, findings: Sequence[Finding] = ()) -> Dict[str, Any]:
     return {"schema": APPLY_SCHEMA, "changed": False, "nothing_to_do": True, "plan": to_dict(plan),
             "findings": to_dict(tuple(findings))}

@@ -2,16 +2,15 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
 import re
 from pathlib import Path
 
 import pytest
 
+from fixer import lock as locking
 from fixer.cli import main
 from fixer.errors import UsageError
-locking = importlib.import_module("fixer.lock")   # `fixer.lock` is the API function
 from fixer.model import (Build, Choice, Driver, Environment, EnvFix, Gpu, Pin, PythonEnv, Runtime,
                          Stack, to_dict)
 from tests.apply.conftest import CUDNN_GOOD, TORCH, copy_venv, uv_install
