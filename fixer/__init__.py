@@ -75,11 +75,15 @@ class _Function:
     whichever was imported first. The function is imported on first call (`import fixer` stays
     cheap); the submodule on first attribute access."""
 
+    __slots__ = ("_name", "_where")   # no instance __dict__: attributes set on it go to the module
+
     def __init__(self, name: str, module: str, attr: str) -> None:
         object.__setattr__(self, "_name", name)
         object.__setattr__(self, "_where", (module, attr))
-        object.__setattr__(self, "__name__", name)
-        object.__setattr__(self, "__qualname__", name)
+
+    @property
+    def __name__(self) -> str:
+        return str(object.__getattribute__(self, "_name"))
 
     @property
     def __wrapped__(self) -> Any:        # inspect.signature and help() follow it
