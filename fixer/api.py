@@ -304,9 +304,11 @@ def make_intent(framework: Many = None, torch: Optional[str] = None, tensorflow:
             raise UsageError(f"unknown framework {f!r} (--framework): choose from {', '.join(FRAMEWORKS)}")
     versions: Dict[str, str] = {}
     for name, value in (("torch", torch), ("tensorflow", tensorflow), ("jax", jax)):
-        if value:
+        if value is not None:
             from packaging.version import InvalidVersion, Version
 
+            if not value.strip():
+                raise UsageError(f"--{name} is empty: give a version like 2.5.1, or leave the option out")
             try:
                 Version(value)
             except InvalidVersion:
@@ -338,22 +340,21 @@ def parse_mirrors(values: Many) -> Tuple[Tuple[str, str], ...]:
 
 def make_options(installer: str = "auto", find_links: Many = None, no_index: bool = False,
                  index_mirror: Many = None, root: Optional[str] = None, restart: bool = False,
-                 check_paths: bool = True) -> PlanOptions:
-    """Installer and index options -> PlanOptions. `check_paths`: --find-links and --root must
-    exist (apply and lock); plan only describes them."""
+                 local_paths: bool = True) -> PlanOptions:
+    """The source and installer options as PlanOptions. `local_paths`: the --find-links
+    directories are on this machine (not so for `plan --environment`, a plan for another one)."""
     if installer not in ("auto", "pip", "uv", "conda"):
         raise UsageError(f"--installer {installer!r}: choose auto, pip, uv or conda")
     links = _many(find_links)
-    if check_paths:
-        for d in links:
-            if not os.path.isdir(d) and "://" not in d:
-                raise UsageError(f"--find-links {d}: no such directory")
-        if root is not None and not os.path.isdir(root):
-            raise UsageError(f"--root {root}: no such directory")
-        links = tuple(os.path.abspath(d) if "://" not in d else d for d in links)
-        root = os.path.abspath(root) if root else None
-    return PlanOptions(installer=installer, find_links=links, no_index=no_index,  # type: ignore[arg-type]
-                       index_mirrors=parse_mirrors(index_mirror), root=root, restart=restart)
+    for d in links:
+        if local_paths and not os.path.isdir(d) and "://" not in d:
+            raise UsageError(f"--find-links {d}: no such directory")
+    if root is not None and not os.path.isdir(root):
+        raise UsageError(f"--root {root}: no such directory")
+    return PlanOptions(installer=installer, find_links=tuple(os.path.abspath(d) if "://" not in d else d  # type: ignore[arg-type]
+                                                             for d in links),
+                       no_index=no_index, index_mirrors=parse_mirrors(index_mirror),
+                       root=os.path.abspath(root) if root else None, restart=restart)
 
 
 # ---------------------------------------------------------------------------------------
@@ -410,9 +411,11 @@ class _RecipesLoader(threading.Thread):
 
 
 def doctor(*, python: Optional[str] = None, deep: bool = False, lock: Optional[str] = None,
-           recipes: Many = None, environ: Optional[Mapping[str, str]] = None) -> DoctorResult:
-    """The machine's GPU stack and what is wrong with it (`colab-cudnn-fix doctor`).
-    COLAB_CUDNN_FIX_* overrides are read from `environ` (default: os.environ)."""
+           recipes: Many = None, environment: Optional[str] = None,
+           environ: Optional[Mapping[str, str]] = None) -> DoctorResult:
+    """The machine's GPU stack and what is wrong with it (`colab-cudnn-fix doctor`), or of the
+    machine a `doctor --json` file describes (`environment`). COLAB_CUDNN_FIX_* overrides are
+    read from `environ` (default: os.environ)."""
     from .detect import detect, overrides_from_env
     from .detect.colab_image import annotate
 
@@ -420,9 +423,17 @@ def doctor(*, python: Optional[str] = None, deep: bool = False, lock: Optional[s
     for d in extra:
         if not os.path.isdir(d):
             raise UsageError(f"--recipes {d}: not a directory")
+    if environment and (python or deep):
+        raise UsageError(f"--environment excludes {'--python' if python else '--deep'}: the file describes "
+                         "a machine that is not probed")
     loader = _RecipesLoader(extra)
     loader.start()
-    env = detect(python, deep=deep, overrides=overrides_from_env(os.environ if environ is None else environ))
+    if environment:
+        from .pipeline import machine
+
+        env = machine(environment=environment)[0]
+    else:
+        env = detect(python, deep=deep, overrides=overrides_from_env(os.environ if environ is None else environ))
     recipe_set = loader.get()
     env = annotate(env, recipe_set.colab_images)
     findings = doctor_findings(env, recipe_set, lock)
@@ -445,7 +456,7 @@ def plan(*, environment: Optional[str] = None, python: Optional[str] = None, rec
     from .pipeline import plan_for
 
     intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
-    options = make_options(installer, find_links, no_index, index_mirror, check_paths=False)
+    options = make_options(installer, find_links, no_index, index_mirror, local_paths=not environment)
     machine = plan_for(python=python, environment=environment, recipes=_many(recipes), intent=intent,
                        options=options, environ=environ)
     verdict = no_gpu(machine.env, machine.plan.findings)
@@ -607,18 +618,25 @@ def restart_decision(kernel: Any, the_plan: Plan, wanted: bool) -> Dict[str, Any
 # ---------------------------------------------------------------------------------------
 
 
-def verify(*, python: Optional[str] = None, framework: Many = None, timeout: float = 120.0) -> VerifyResult:
+def verify(*, python: Optional[str] = None, framework: Many = None, timeout: float = 120.0,
+           environment: Optional[str] = None) -> VerifyResult:
     """Per framework, convolutions on the GPU checked against the CPU and the cuDNN files really
-    loaded, each in a child process of the target (`colab-cudnn-fix verify`)."""
+    loaded, each in a child process of the target (`colab-cudnn-fix verify`). `environment`: a
+    `doctor --json` file whose frameworks are the ones checked, here."""
     from .verify import passed, verify as run_verify
 
-    results = tuple(run_verify(python, frameworks=_many(framework), timeout=timeout))
+    env = None
+    if environment:
+        from .pipeline import machine
+
+        env = machine(environment=environment)[0]
+    results = tuple(run_verify(python, frameworks=_many(framework), timeout=timeout, env=env))
     ok = passed(results)
     return VerifyResult(results=results, passed=ok, exit_code=0 if ok else 1)
 
 
 def explain(text: str, *, detect: bool = True, python: Optional[str] = None, recipes: Many = None,
-            read_note: Optional[str] = None) -> ExplainResult:
+            environment: Optional[str] = None, read_note: Optional[str] = None) -> ExplainResult:
     """Why a GPU/cuDNN error happened: cause, evidence, fix, and (when the machine is detected)
     the plan that applies it (`colab-cudnn-fix explain`). Exit code 0 a cause found, 1 not
     recognised, 3 a Colab runtime without a GPU where the text says there is none. `read_note`:
@@ -632,11 +650,19 @@ def explain(text: str, *, detect: bool = True, python: Optional[str] = None, rec
     env = None
     rec = None
     notes: List[str] = [read_note] if read_note else []
-    if detect:
+    if environment and not detect:
+        raise UsageError("--environment and --no-detect exclude each other")
+    if environment:
+        from .pipeline import machine
+
+        env = machine(python, environment)[0]
+    elif detect:
         from .detect import detect as run_detect
-        from .recipes import load
 
         env = run_detect(python)
+    if env is not None:
+        from .recipes import load
+
         rec = load(extra)
     result = analyze(text, env, rec, extra_dirs=extra)
     notes.extend(n for n in result.notes if n not in notes)

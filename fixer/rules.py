@@ -28,7 +28,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from ._paths import split_ld_preload
 from ._versions import canonical_name, major_minor, older_minor, version_key
-from .model import Build, Environment, FrameworkBuild, Gpu, LibraryCopy, LoadResolution, Recipes
+from .model import Build, CudaDriverFloor, Environment, FrameworkBuild, Gpu, LibraryCopy, LoadResolution, Recipes
 
 # RULES-FOR-CHILDREN BEGIN
 #: The sub-libraries of one cuDNN copy by major, without "lib" and ".so.N" (cuDNN 9 split the
@@ -366,3 +366,25 @@ def cudnn_loads(env: Environment) -> Dict[str, List[LoadResolution]]:
         if res.library == "cudnn" and res.consumer != "dlopen":
             out.setdefault(res.soname, []).append(res)
     return out
+
+
+def driver_cuda_mismatch(driver: str, cuda: str, floors: Sequence[CudaDriverFloor]) -> Optional[str]:
+    """Why a driver version cannot report `cuda` as its CUDA (cuDriverGetVersion), or None.
+
+    NVIDIA's table (recipes/nvidia.toml [[driver_floor]], toolkit rows "X.Y"): a toolkit needs
+    at least its GA driver, so the driver's CUDA is never newer than the newest toolkit whose
+    floor the driver meets, and never older (a driver reports the CUDA of its own branch, which
+    is at least that toolkit's). Driver branches rise with CUDA, so both bounds are general."""
+    toolkits = sorted(((version_key(f.cuda), version_key(f.min_driver), f.cuda, f.min_driver) for f in floors
+                       if f.cuda.count(".") == 1), reverse=True)
+    want, have = version_key(cuda)[:2], version_key(driver)
+    for tk, floor, _name, floor_text in toolkits:
+        if tk == want and have < floor:
+            return f"CUDA {cuda} needs driver >= {floor_text}, and driver {driver} is older"
+    for tk, floor, name, _text in toolkits:
+        if have >= floor:
+            if want < tk:
+                return (f"driver {driver} supports CUDA {name} (it is at least that toolkit's driver), "
+                        f"so it cannot report CUDA {cuda}")
+            break
+    return None

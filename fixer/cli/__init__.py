@@ -10,6 +10,7 @@ from typing import Any, List, Optional, Sequence
 
 import typer
 
+from .._entry import command_of
 from ._app import app
 
 # Importing the modules registers their commands.
@@ -26,16 +27,6 @@ from . import rollback as _rollback  # noqa: F401,E402
 def _click_class(name: str) -> Any:
     """click's exception class `name`, from the click typer uses (its own copy in newer typer)."""
     return next(c for c in typer.BadParameter.__mro__ if c.__name__ == name)
-
-
-def command_of(argv: Sequence[str]) -> str:
-    """The command an argv names ('recipes show', 'doctor', or '' when none)."""
-    words = [a for a in argv if not a.startswith("-")]
-    if not words:
-        return ""
-    if words[0] == "recipes" and len(words) > 1:
-        return f"recipes {words[1]}"
-    return words[0]
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -86,13 +77,9 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def _interrupted(args: Sequence[str]) -> int:
-    from ..errors import FixerError
-    from ..render import error
+    from .._entry import report_interrupt
 
-    err = FixerError("interrupted")
-    err.exit_code = 130
-    error(err, as_json="--json" in args, command=command_of(args))
-    return 130
+    return report_interrupt(args)
 
 
 __all__ = ["app", "main"]

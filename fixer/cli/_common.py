@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Dict, List, Optional, TypeVar
+from typing import Any, Callable, TypeVar
 
 import typer
 
-from ..errors import FixerError, UsageError
-from ..model import Intent
+from ..errors import FixerError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -30,11 +29,9 @@ def handle_errors(json_flag: str = "json") -> Callable[[F], F]:
                 render.error(exc, as_json=bool(kwargs.get(json_flag)), command=command)
                 raise typer.Exit(exc.exit_code)
             except KeyboardInterrupt:
-                from .. import render
+                from .._entry import report_interrupt
 
-                interrupted = FixerError("interrupted")
-                interrupted.exit_code = 130
-                render.error(interrupted, as_json=bool(kwargs.get(json_flag)), command=command)
+                report_interrupt([*command.split(), *(["--json"] if kwargs.get(json_flag) else [])])
                 raise typer.Exit(130)
 
         return wrapper  # type: ignore[return-value]

@@ -23,12 +23,13 @@ def doctor_command(
     deep: bool = option("deep"),
     python: Optional[str] = option("python"),
     lock: Optional[str] = option("lock"),
-    recipes: Optional[str] = option("recipes"),
+    recipes: Optional[List[str]] = option("recipes"),
+    environment: Optional[str] = option("environment"),
 ) -> None:
     """Show the GPU stack (GPU, driver, each framework's build vs the cuDNN it will load) and what is wrong."""
     from ..api import doctor
 
-    result = doctor(python=python, deep=deep, lock=lock, recipes=recipes)
+    result = doctor(python=python, deep=deep, lock=lock, recipes=recipes, environment=environment)
     if json:
         from ..render.doctor import print_doctor_json
 

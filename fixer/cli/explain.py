@@ -48,11 +48,24 @@ def read_text(text: Optional[str], file: Optional[str]) -> Tuple[str, Optional[s
         data, note = _stdin()
     elif text is not None:
         data = text
+    elif _stdin_is_piped():
+        data, note = _stdin()
     else:
         raise UsageError("explain needs an error text: `explain 'TEXT'`, `explain --file LOG` or `... | explain -`")
     if not data.strip():
         raise UsageError("the error text is empty")
     return data, note
+
+
+def _stdin_is_piped() -> bool:
+    """stdin is a pipe or a file (not a terminal, not closed): `cmd 2>&1 | explain` reads it."""
+    import stat
+
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):  # no stdin, or a test's stand-in without a descriptor
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
 
 
 @command(app, "explain")
@@ -64,6 +77,7 @@ def explain_command(
     json: bool = option("json"),
     python: Optional[str] = option("python"),
     recipes: Optional[List[str]] = option("recipes"),
+    environment: Optional[str] = option("environment"),
 ) -> None:
     """Say why a GPU/cuDNN error happened: cause, evidence, fix (and the plan that applies it).
     Exit 0 when a cause was found, 1 when the text was not recognised, 2 for bad input, 3 when
@@ -71,7 +85,8 @@ def explain_command(
     from ..api import explain
 
     data, skipped = read_text(text, file)
-    result = explain(data, detect=not no_detect, python=python, recipes=recipes, read_note=skipped)
+    result = explain(data, detect=not no_detect, python=python, recipes=recipes, environment=environment,
+                     read_note=skipped)
     if json:
         from ..render import print_json
 

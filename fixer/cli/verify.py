@@ -17,12 +17,13 @@ def verify_command(
     python: Optional[str] = option("python"),
     framework: Optional[List[str]] = option("verify_framework"),
     timeout: float = option("timeout"),
+    environment: Optional[str] = option("environment"),
 ) -> None:
     """Prove the GPU stack works: per framework, convs on the GPU checked against the CPU, and the
     cuDNN files really loaded. Exit 0 only when every framework passes."""
     from ..api import verify
 
-    result = verify(python=python, framework=framework, timeout=timeout)
+    result = verify(python=python, framework=framework, timeout=timeout, environment=environment)
     if json:
         from ..render import print_json
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from ..errors import FixerError
 from ..model import to_dict
@@ -63,15 +63,9 @@ def error(exc: FixerError, as_json: bool = False, command: str = "") -> None:
     """A library error: one red line on stderr (plus its hint), or a JSON object on stdout
     (fixer/schemas/error.json: the same shape for every command)."""
     if as_json:
-        body: Dict[str, Any] = {"schema": 1, "command": command, "exit_code": exc.exit_code,
-                                "error": {"type": type(exc).__name__, "message": exc.message,
-                                          "exit_code": exc.exit_code}}
-        for extra in ("clashes", "ways_out", "argv", "output", "path", "line"):
-            if getattr(exc, extra, None):
-                body["error"][extra] = to_dict(getattr(exc, extra))
-        if exc.hint:
-            body["error"]["hint"] = exc.hint
-        print_json(body)
+        from ..errors import error_payload
+
+        print_json(error_payload(exc, command))
         return
     from rich.markup import escape
 
