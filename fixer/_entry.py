@@ -16,8 +16,8 @@ def command_of(argv: "Sequence[str]") -> str:
     words = [a for a in argv if not a.startswith("-")]
     if not words:
         return ""
-    if words[0] == "recipes" and len(words) > 1:
-        return f"recipes {words[1]}"
+    if words[0] in ("recipes", "fleet") and len(words) > 1:
+        return f"{words[0]} {words[1]}"
     return words[0]
 
 

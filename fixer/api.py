@@ -17,7 +17,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-import threading
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .errors import UsageError
@@ -106,6 +105,11 @@ class DoctorResult(CommandResult):
         from .render.doctor import render_doctor
 
         render_doctor(self.environment, self.findings, self.healthy, self.exit_code, nothing_to_fix=self.nothing_to_fix)
+
+    def _repr_html_(self) -> str:
+        from .render.report import doctor_html
+
+        return doctor_html(self.environment, self.findings, self.healthy, self.exit_code)
 
 
 @dataclasses.dataclass(repr=False)
@@ -362,83 +366,17 @@ def make_options(installer: str = "auto", find_links: Many = None, no_index: boo
 # ---------------------------------------------------------------------------------------
 
 
-def doctor_exit_code(env: Environment, findings: Sequence[Finding]) -> Tuple[int, bool, bool]:
-    """(exit code, healthy, nothing_to_fix): 3 no GPU while something needs one, 1 problems, 0 healthy."""
-    from .diagnose import is_healthy
-
-    if any(f.id == "gpu-missing" and f.severity == "error" for f in findings):
-        return 3, False, False
-    healthy = is_healthy(findings)
-    return (0 if healthy else 1), healthy, healthy and not env.gpus
-
-
-def doctor_findings(env: Environment, recipes: Recipes, lock: Optional[str] = None) -> Tuple[Finding, ...]:
-    """Diagnosis plus, with a lock file, its drift check (fixer.lock.check_drift)."""
-    from .diagnose import SEVERITY_ORDER, diagnose
-
-    findings = list(diagnose(env, recipes))
-    if lock:
-        from .lock import check_drift
-
-        findings += list(check_drift(lock, env))
-        findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
-    return tuple(findings)
-
-
-class _RecipesLoader(threading.Thread):
-    """Loads the recipes while detection waits on its child processes."""
-
-    def __init__(self, extra: Sequence[str]) -> None:
-        super().__init__(daemon=True)
-        self.extra = tuple(extra)
-        self.value: Optional[Recipes] = None
-        self.exc: Optional[BaseException] = None
-
-    def run(self) -> None:
-        try:
-            from .recipes import load
-
-            self.value = load(extra_dirs=self.extra)
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            self.exc = exc
-
-    def get(self) -> Recipes:
-        self.join()
-        if self.exc is not None:
-            raise self.exc
-        assert self.value is not None
-        return self.value
-
-
 def doctor(*, python: Optional[str] = None, deep: bool = False, lock: Optional[str] = None,
            recipes: Many = None, environment: Optional[str] = None,
            environ: Optional[Mapping[str, str]] = None) -> DoctorResult:
     """The machine's GPU stack and what is wrong with it (`colab-cudnn-fix doctor`), or of the
     machine a `doctor --json` file describes (`environment`). COLAB_CUDNN_FIX_* overrides are
     read from `environ` (default: os.environ)."""
-    from .detect import detect, overrides_from_env
-    from .detect.colab_image import annotate
+    from .pipeline import examine
 
-    extra = _many(recipes)
-    for d in extra:
-        if not os.path.isdir(d):
-            raise UsageError(f"--recipes {d}: not a directory")
-    if environment and (python or deep):
-        raise UsageError(f"--environment excludes {'--python' if python else '--deep'}: the file describes "
-                         "a machine that is not probed")
-    loader = _RecipesLoader(extra)
-    loader.start()
-    if environment:
-        from .pipeline import machine
-
-        env = machine(environment=environment)[0]
-    else:
-        env = detect(python, deep=deep, overrides=overrides_from_env(os.environ if environ is None else environ))
-    recipe_set = loader.get()
-    env = annotate(env, recipe_set.colab_images)
-    findings = doctor_findings(env, recipe_set, lock)
-    code, healthy, nothing = doctor_exit_code(env, findings)
-    return DoctorResult(environment=env, findings=findings, healthy=healthy, nothing_to_fix=nothing, exit_code=code)
+    r = examine(python, deep=deep, lock=lock, recipes=_many(recipes), environ=environ, environment=environment)
+    return DoctorResult(environment=r.env, findings=r.findings, healthy=r.healthy, nothing_to_fix=r.nothing_to_fix,
+                        exit_code=r.exit_code)
 
 
 # ---------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from .rules import (
     older_cuda_libraries,
     recipe_build,
     runs_on,
+    runs_on_arch_list,
     unloadable_files,
 )
 
@@ -212,6 +213,7 @@ class _Diagnosis:
                 continue
             for fw in self.gpu_fws:
                 sass, ptx = fw.compute_capabilities, fw.ptx
+                tokens = fw.arch_list           # read from the build's own libraries: wins over the recipes
                 row = self.build_row(fw)
                 if not sass and row is not None:
                     sass, ptx = row.compute_capabilities, row.ptx
@@ -224,13 +226,19 @@ class _Diagnosis:
                              f"Install an older {_name(fw.framework)} release that still supports compute capability {cc}.",
                              [fw.framework])
                     continue
-                if not sass or runs_on(cc, sass, ptx):
+                if tokens:
+                    if runs_on_arch_list(cc, tokens):
+                        continue
+                    shipped = f"{' '.join(tokens)} (read from {fw.arch_source})"
+                elif not sass or runs_on(cc, sass, ptx):
                     continue
+                else:
+                    shipped = ", ".join(sass) + (f" (+PTX {ptx})" if ptx else "") + " (recipes)"
                 alt = self.builds_for_cc(fw, cc)
                 self.add("gpu-arch-unsupported", "error",
                          f"{self.gpu_label(g)} (compute capability {cc}) is not supported by {_name(fw.framework)} {fw.version}",
-                         [f"{_name(fw.framework)} {fw.version} ships kernels for {', '.join(sass)}"
-                          + (f" (+PTX {ptx})" if ptx else ""), f"{self.gpu_label(g)}: compute capability {cc}"],
+                         [f"{_name(fw.framework)} {fw.version} ships kernels for {shipped}",
+                          f"{self.gpu_label(g)}: compute capability {cc}"],
                          (f"Install a build that ships sm_{cc.replace('.', '')} kernels: {alt}." if alt else
                           f"Install a {_name(fw.framework)} build whose kernels include compute capability {cc} "
                           "(older CUDA variants such as cu126 cover 5.0-9.0)."), [fw.framework])

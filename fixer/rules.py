@@ -174,12 +174,32 @@ def cudnn_major_minor(version: Optional[str]) -> Tuple[int, ...]:
 
 def runs_on(cc: str, sass: Sequence[str], ptx: Optional[str]) -> bool:
     """SASS for X.Y runs on X.Z with Z >= Y; PTX for P is JIT-compiled on anything >= P."""
+    tokens = [f"sm_{s.replace('.', '')}" for s in sass] + ([f"compute_{ptx.replace('.', '')}"] if ptx else [])
+    return runs_on_arch_list(cc, tokens)
+
+
+def runs_on_arch_list(cc: str, tokens: Sequence[str]) -> bool:
+    """Does a GPU of compute capability `cc` run a build shipping `tokens` (torch.cuda.get_arch_list()
+    spelling: "sm_90", "sm_90a", "compute_120")? SASS sm_XY runs on X.Z for Z >= Y (same major
+    only); PTX compute_XY is JIT-compiled by the driver for any X.Y or newer. An arch-specific
+    target (sm_90a, compute_90a) runs on exactly that architecture; a family-specific one
+    (sm_100f) on its major with a minor >= its own (CUDA C Programming Guide, "Binary
+    Compatibility", "PTX Compatibility" and "Feature Availability")."""
     c = major_minor(cc)
-    for s in sass:
-        k = major_minor(s)
-        if k and k[0] == c[0] and k[1:] <= c[1:]:
+    for t in tokens:
+        m = re.match(r"^(sm|compute)_(\d+)(\d)([af]?)$", t)
+        if not m:
+            continue
+        k = (int(m.group(2)), int(m.group(3)))
+        if m.group(4) == "a":
+            ok = k == c
+        elif m.group(1) == "sm" or m.group(4) == "f":
+            ok = k[0] == c[0] and k[1:] <= c[1:]
+        else:
+            ok = k <= c
+        if ok:
             return True
-    return bool(ptx) and major_minor(ptx) <= c
+    return False
 
 
 def build_runs_on(cc: str, build: Build) -> Optional[bool]:

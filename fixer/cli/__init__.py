@@ -22,6 +22,9 @@ from . import explain as _explain  # noqa: F401,E402
 from . import lock as _lock  # noqa: F401,E402
 from . import recipes as _recipes  # noqa: F401,E402
 from . import rollback as _rollback  # noqa: F401,E402
+from . import report as _report  # noqa: F401,E402
+from . import fleet as _fleet  # noqa: F401,E402
+from . import debug as _debug  # noqa: F401,E402
 
 
 def _click_class(name: str) -> Any:
@@ -33,7 +36,20 @@ def main(argv: Optional[List[str]] = None) -> int:
     """Console entry point. Returns the exit code (tests call it with an argv list).
 
     A usage error (unknown option, bad choice) exits 2; with --json it is one JSON object on
-    stdout like any other error (fixer/schemas/error.json). Ctrl-C exits 130 without a traceback."""
+    stdout like any other error (fixer/schemas/error.json). Ctrl-C exits 130 without a traceback.
+    Broken plugins met on the way (fixer.plugins) are warning lines on stderr."""
+    code = _main(argv)
+    from ..plugins import problems
+
+    if problems():
+        from ..render import warning
+
+        for line in problems():
+            warning(line)
+    return code
+
+
+def _main(argv: Optional[List[str]] = None) -> int:
     args = list(argv if argv is not None else sys.argv[1:])
     usage_error = _click_class("UsageError")
     click_exception = _click_class("ClickException")

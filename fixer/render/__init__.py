@@ -77,3 +77,9 @@ def error(exc: FixerError, as_json: bool = False, command: str = "") -> None:
             console.print(f"  [yellow]{label}:[/] {escape(line)}", soft_wrap=True)
     if exc.hint:
         console.print(f"[cyan]hint:[/] {escape(exc.hint)}", soft_wrap=True)
+
+
+def warning(line: str) -> None:
+    """One warning line on stderr (plain text: it must stay readable in logs and `!` cells)."""
+    sys.stderr.write(f"warning: {line}\n")
+    sys.stderr.flush()
