@@ -413,14 +413,17 @@ def apply(*, dry_run: bool = False, python: Optional[str] = None, lock: Optional
           root: Optional[str] = None, restart: bool = False, environment: Optional[str] = None,
           recipes: Many = None, framework: Many = None, torch: Optional[str] = None,
           tensorflow: Optional[str] = None, jax: Optional[str] = None, cuda: Optional[str] = None,
-          cudnn_from: Optional[str] = None, keep: Many = None, no_verify: bool = False,
+          cudnn_from: Optional[str] = None, keep: Many = None, no_verify: bool = False, resume: bool = False,
           reporter: Optional["Reporter"] = None,
           confirm: Optional[Callable[["ApplyResult"], bool]] = None,
           environ: Optional[Mapping[str, str]] = None) -> ApplyResult:
     """Repair the GPU stack (`colab-cudnn-fix apply`): plan, run the steps journaled (rolled back
     on any failure), then check the result. `confirm` is asked with the dry-run result before
     anything changes (the CLI's --interactive); `reporter` receives the progress. With
-    restart=True a notebook kernel that already loaded a GPU library is restarted at the end."""
+    restart=True a notebook kernel that already loaded a GPU library is restarted at the end;
+    resume=True goes on with the apply that stopped for condacolab's kernel restart."""
+    if resume:
+        return resume_apply(root=root, python=python, no_verify=no_verify, recipes=recipes, reporter=reporter)
     result = _apply(dry_run=dry_run, python=python, lock=lock, find_links=find_links, no_index=no_index,
                     index_mirror=index_mirror, installer=installer, root=root, restart=restart,
                     environment=environment, recipes=recipes, framework=framework, torch=torch,
@@ -466,6 +469,11 @@ def _apply(*, dry_run: bool, python: Optional[str], lock: Optional[str], find_li
     if confirm is not None and not confirm(preview):
         return dataclasses.replace(preview, outcome="declined", exit_code=1)
     applied = apply_plan(the_plan, python=target, options=options, reporter=reporter, verify=not no_verify)
+    if applied.awaiting_restart:
+        # stopped before condacolab, which must run in the kernel: nothing to verify yet
+        return ApplyResult(outcome="applied", plan=the_plan, findings=findings, machine=machine, applied=applied,
+                           restart={"verdict": "waiting for the kernel restart (condacolab)", "needed": True,
+                                    "do": False, "message": f"Not finished: {applied.resume}."})
     checks: Tuple[CheckResult, ...] = ()
     findings_after: Tuple[Finding, ...] = ()
     verified_by = ""
@@ -479,6 +487,35 @@ def _apply(*, dry_run: bool, python: Optional[str], lock: Optional[str], find_li
                        checks=checks, findings_after=findings_after, verified_by=verified_by,
                        restart=restart_decision(kernel, the_plan, options.restart), exit_code=1 if unhealthy else 0,
                        _kernel=kernel)
+
+
+def resume_apply(*, root: Optional[str], python: Optional[str], no_verify: bool, recipes: Many,
+                 reporter: Optional["Reporter"]) -> ApplyResult:
+    """`apply --resume`: go on with the apply that stopped for condacolab's kernel restart."""
+    from ._paths import state_dir
+    from .apply.colab import find_kernel
+    from .apply.journal import Journal
+    from .apply.transaction import resume_apply as resume_transaction
+    from .model import EnvFix, Stack, from_dict
+
+    if root is not None and not os.path.isdir(root):
+        raise UsageError(f"--root {root}: no such directory")
+    root = os.path.abspath(root) if root else None
+    last = Journal.last(state_dir(root))
+    fixes = tuple(from_dict(EnvFix, f, "$.env_fixes") for f in (last.data.get("env_fixes", []) if last else []))
+    applied = resume_transaction(root=root, python=python, reporter=reporter, verify=not no_verify)
+    target = python or (last.data["python"] if last else sys.executable)
+    checks: Tuple[CheckResult, ...] = ()
+    findings_after: Tuple[Finding, ...] = ()
+    verified_by = ""
+    if not no_verify:
+        checks, findings_after, verified_by = check_after_apply(target, _many(recipes), fixes)
+    the_plan = Plan(stack=Stack(env_fixes=fixes))
+    unhealthy = any(f.severity == "error" for f in findings_after) or \
+        any(c.status in ("failed", "crashed", "timeout") for c in checks)
+    return ApplyResult(outcome="applied", plan=the_plan, applied=applied, checks=checks,
+                       findings_after=findings_after, verified_by=verified_by,
+                       restart=restart_decision(find_kernel(), the_plan, False), exit_code=1 if unhealthy else 0)
 
 
 def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str], options: PlanOptions,
@@ -533,22 +570,24 @@ def check_after_apply(python: str, recipes: Sequence[str], env_fixes: Sequence[A
 
 
 def restart_decision(kernel: Any, the_plan: Plan, wanted: bool) -> Dict[str, Any]:
-    """Whether the notebook kernel must restart, whether apply does it (--restart), and what to say."""
-    if kernel is None:
-        if the_plan.restart_required:
-            return {"needed": True, "do": False,
-                    "message": "Restart the notebook runtime so that it loads the fixed libraries."}
-        return {"needed": False, "do": False}
-    if not kernel.restart_needed:
-        return {"needed": False, "do": False, "kernel_pid": kernel.pid,
-                "message": "The notebook kernel has not loaded a GPU library yet: no restart needed."}
-    if wanted:
-        return {"needed": True, "do": True, "kernel_pid": kernel.pid,
-                "message": f"Restarting the notebook runtime (kernel pid {kernel.pid} already loaded "
-                           f"{os.path.basename(kernel.loaded[0])}); the notebook reconnects by itself."}
-    return {"needed": True, "do": False, "kernel_pid": kernel.pid,
-            "message": f"Restart the runtime (Runtime > Restart session, or rerun with --restart): the kernel "
-                       f"(pid {kernel.pid}) already loaded {os.path.basename(kernel.loaded[0])}."}
+    """Where the fix reached (fixer.apply.kernel.child_verdict: one home for these words) and
+    whether --restart ends the kernel now."""
+    from .apply.kernel import child_verdict
+
+    v = child_verdict(kernel, the_plan)
+    needed = v.restart_needed or (kernel is None and bool(the_plan.restart_required))
+    do = bool(needed and wanted and kernel is not None)
+    message = v.message
+    if do:
+        message += "; restarting the notebook runtime now (--restart): the notebook reconnects by itself"
+    elif v.todo:
+        message += f". To do: {v.todo}"
+    elif needed:
+        message += ". To do: restart the notebook runtime so that it loads the fixed libraries"
+    info: Dict[str, Any] = {"verdict": v.verdict, "needed": needed, "do": do, "message": message}
+    if kernel is not None:
+        info["kernel_pid"] = kernel.pid
+    return info
 
 
 # ---------------------------------------------------------------------------------------

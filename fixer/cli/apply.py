@@ -50,24 +50,25 @@ def apply_command(
     keep: Optional[List[str]] = option("keep"),
     no_verify: bool = option("no_verify"),
     verbose: bool = option("verbose"),
+    resume: bool = option("resume"),
 ) -> None:
     """Repair the GPU stack: run the plan's steps, journaled; roll back on any failure."""
-    from ..api import _apply
+    from ..api import _apply, resume_apply
     from ..render import apply as render
 
     if dry_run and interactive:
         raise UsageError("--dry-run and --interactive exclude each other")
 
-    def confirm(preview: "ApplyResult") -> bool:
-        preview.show()
-        return bool(typer.confirm("Apply these steps?", default=False))
-
-    result = _apply(dry_run=dry_run, python=python, lock=lock, find_links=find_links, no_index=no_index,
-                    index_mirror=index_mirror, installer=installer, root=root, restart=restart,
-                    environment=environment, recipes=recipes, framework=framework, torch=torch,
-                    tensorflow=tensorflow, jax=jax, cuda=cuda, cudnn_from=cudnn_from, keep=keep,
-                    no_verify=no_verify, reporter=render.reporter_for(json, verbose),
-                    confirm=confirm if (interactive and not yes) else None, environ=None)
+    if resume:
+        result = resume_apply(root=root, python=python, no_verify=no_verify, recipes=recipes,
+                              reporter=render.reporter_for(json, verbose))
+    else:
+        result = _apply(dry_run=dry_run, python=python, lock=lock, find_links=find_links, no_index=no_index,
+                        index_mirror=index_mirror, installer=installer, root=root, restart=restart,
+                        environment=environment, recipes=recipes, framework=framework, torch=torch,
+                        tensorflow=tensorflow, jax=jax, cuda=cuda, cudnn_from=cudnn_from, keep=keep,
+                        no_verify=no_verify, reporter=render.reporter_for(json, verbose),
+                        confirm=_confirm if (interactive and not yes) else None, environ=None)
     if result.outcome == "declined":
         raise typer.Exit(result.exit_code)
     if json:
@@ -81,3 +82,8 @@ def apply_command(
         sys.stderr.flush()
         result.restart_kernel()
     raise typer.Exit(result.exit_code)
+
+
+def _confirm(preview: "ApplyResult") -> bool:
+    preview.show()
+    return bool(typer.confirm("Apply these steps?", default=False))

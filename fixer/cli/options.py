@@ -55,7 +55,7 @@ OPTIONS: Dict[str, OptionSpec] = {
                                           "replace the shipped recipes of the same name.", kind="multi",
                           metavar="DIR"),
     "environment": OptionSpec(("--environment",), "Use the machine a `doctor --json` file describes, or a "
-                                                  "bundled example: colab-2026-08, colab-2025-01-tf215, "
+                                                  "bundled example: colab-2026-08, colab-2026-08-cpu, colab-2025-01-tf215, "
                                                   "h200-healthy, h200-pip-cudnn-hidden.", metavar="FILE|NAME"),
     "lock": OptionSpec(("--lock",), "A lock file written by `lock` (doctor: report drift from it; apply: "
                                     "install exactly it, hashes enforced).", metavar="FILE"),
@@ -91,6 +91,8 @@ OPTIONS: Dict[str, OptionSpec] = {
     "restart": OptionSpec(("--restart",), "Restart the notebook runtime when it must reload libraries.",
                           kind="flag"),
     "no_verify": OptionSpec(("--no-verify",), "Skip the checks after applying.", kind="flag"),
+    "resume": OptionSpec(("--resume",), "Go on with the apply that stopped for a kernel restart (condacolab), "
+                                        "from its journal.", kind="flag"),
     "verbose": OptionSpec(("--verbose", "-v"), "Show every line the installers print.", kind="flag"),
     # -- lock, verify, explain
     "output": OptionSpec(("-o", "--output"), "Where to write the lock file.", metavar="FILE",
