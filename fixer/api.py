@@ -57,6 +57,12 @@ class CommandResult:
     exit_code: int = 0
 
     def to_dict(self) -> Dict[str, Any]:
+        """The command's `--json` payload, in its one documented shape (render.json_payload)."""
+        from .render import json_payload
+
+        return json_payload(self._payload(), self.command)
+
+    def _payload(self) -> Dict[str, Any]:
         raise NotImplementedError
 
     def show(self) -> None:
@@ -96,7 +102,7 @@ class DoctorResult(CommandResult):
     exit_code: int
     command: str = "doctor"
 
-    def to_dict(self) -> Dict[str, Any]:
+    def _payload(self) -> Dict[str, Any]:
         from .render.doctor import doctor_json
 
         return doctor_json(self.environment, self.findings, self.healthy, self.exit_code)
@@ -125,7 +131,7 @@ class PlanResult(CommandResult):
     def plan(self) -> Plan:
         return self.machine.plan
 
-    def to_dict(self) -> Dict[str, Any]:
+    def _payload(self) -> Dict[str, Any]:
         from .render.plan import no_gpu_json, plan_json
 
         if self.no_gpu is not None:
@@ -159,7 +165,7 @@ class ApplyResult(CommandResult):
     command: str = "apply"
     _kernel: Any = None
 
-    def to_dict(self) -> Dict[str, Any]:
+    def _payload(self) -> Dict[str, Any]:
         from .render import apply as render
         from .render.plan import plan_json
 
@@ -208,7 +214,7 @@ class VerifyResult(CommandResult):
     exit_code: int
     command: str = "verify"
 
-    def to_dict(self) -> Dict[str, Any]:
+    def _payload(self) -> Dict[str, Any]:
         return {"schema": VERIFY_SCHEMA, "passed": self.passed, "results": to_dict(self.results)}
 
     def show(self) -> None:
@@ -230,7 +236,7 @@ class ExplainResult(CommandResult):
     def findings(self) -> Tuple[Finding, ...]:
         return self.explanation.findings
 
-    def to_dict(self) -> Dict[str, Any]:
+    def _payload(self) -> Dict[str, Any]:
         r = self.explanation
         return {"schema": EXPLAIN_SCHEMA, "recognised": r.recognised,
                 "findings": to_dict(r.findings), "rules": list(r.rules),
@@ -253,7 +259,7 @@ class LockResult(CommandResult):
     exit_code: int = 0
     command: str = "lock"
 
-    def to_dict(self) -> Dict[str, Any]:
+    def _payload(self) -> Dict[str, Any]:
         return {"schema": LOCK_SCHEMA, "path": self.path, "lock": to_dict(self.lock)}
 
     def show(self) -> None:
@@ -268,7 +274,7 @@ class RollbackResult(CommandResult):
     exit_code: int
     command: str = "rollback"
 
-    def to_dict(self) -> Dict[str, Any]:
+    def _payload(self) -> Dict[str, Any]:
         from .render.apply import rollback_json
 
         return rollback_json(self.result)

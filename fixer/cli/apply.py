@@ -72,9 +72,9 @@ def apply_command(
     if result.outcome == "declined":
         raise typer.Exit(result.exit_code)
     if json:
-        from ..render import print_json
+        from ..render import write_json
 
-        print_json(result.to_dict())
+        write_json(result.to_dict())
     else:
         result.show()
     if result.restart.get("do"):

@@ -88,9 +88,9 @@ def explain_command(
     result = explain(data, detect=not no_detect, python=python, recipes=recipes, environment=environment,
                      read_note=skipped)
     if json:
-        from ..render import print_json
+        from ..render import write_json
 
-        print_json(result.to_dict())
+        write_json(result.to_dict())
     else:
         result.show()
     raise typer.Exit(result.exit_code)

@@ -38,8 +38,8 @@ def lock_command(
                   no_index=no_index, index_mirror=index_mirror, framework=framework, torch=torch,
                   tensorflow=tensorflow, jax=jax, cuda=cuda, cudnn_from=cudnn_from, keep=keep)
     if json:
-        from ..render import print_json
+        from ..render import write_json
 
-        print_json(result.to_dict())
+        write_json(result.to_dict())
     else:
         result.show()

@@ -41,9 +41,9 @@ def plan_command(
                   tensorflow=tensorflow, jax=jax, cuda=cuda, cudnn_from=cudnn_from, keep=keep, installer=installer,
                   find_links=find_links, no_index=no_index, index_mirror=index_mirror)
     if json:
-        from ..render import print_json
+        from ..render import write_json
 
-        print_json(result.to_dict())
+        write_json(result.to_dict())
     else:
         result.show()
     raise typer.Exit(result.exit_code)

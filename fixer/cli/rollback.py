@@ -29,9 +29,9 @@ def rollback_command(
 
     result = rollback(root=root, python=python, reporter=render.reporter_for(json, verbose))
     if json:
-        from ..render import print_json
+        from ..render import write_json
 
-        print_json(result.to_dict())
+        write_json(result.to_dict())
     else:
         result.show()
     raise typer.Exit(result.exit_code)

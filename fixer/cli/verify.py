@@ -25,9 +25,9 @@ def verify_command(
 
     result = verify(python=python, framework=framework, timeout=timeout, environment=environment)
     if json:
-        from ..render import print_json
+        from ..render import write_json
 
-        print_json(result.to_dict())
+        write_json(result.to_dict())
     else:
         result.show()
     raise typer.Exit(result.exit_code)
