@@ -474,7 +474,7 @@ def _apply(*, dry_run: bool, python: Optional[str], lock: Optional[str], find_li
         return preview
     if confirm is not None and not confirm(preview):
         return dataclasses.replace(preview, outcome="declined", exit_code=1)
-    applied = apply_plan(the_plan, python=target, options=options, reporter=reporter, verify=not no_verify)
+    applied = apply_plan(the_plan, python=target, options=options, reporter=reporter)
     if applied.awaiting_restart:
         # stopped before condacolab, which must run in the kernel: nothing to verify yet
         return ApplyResult(outcome="applied", plan=the_plan, findings=findings, machine=machine, applied=applied,
@@ -686,14 +686,15 @@ def lock(*, output: str = "colab-cudnn-fix.lock.toml", python: Optional[str] = N
     return LockResult(lock=lock_file, path=str(path))
 
 
-def rollback(*, root: Optional[str] = None, python: Optional[str] = None,
+def rollback(*, root: Optional[str] = None, python: Optional[str] = None, force: bool = False,
              reporter: Optional["Reporter"] = None) -> RollbackResult:
-    """Put back exactly what the last apply changed (`colab-cudnn-fix rollback`)."""
+    """Put back exactly what the last apply changed (`colab-cudnn-fix rollback`); `force`
+    restores from what a damaged journal still holds."""
     from .apply import rollback as run_rollback
 
     if root is not None and not os.path.isdir(root):
         raise UsageError(f"--root {root}: no such directory")
-    result = run_rollback(root=os.path.abspath(root) if root else None, python=python, reporter=reporter)
+    result = run_rollback(root=os.path.abspath(root) if root else None, python=python, reporter=reporter, force=force)
     return RollbackResult(result=result, exit_code=1 if result.status == "rollback-incomplete" else 0)
 
 

@@ -1,8 +1,9 @@
 """`colab-cudnn-fix rollback`: undo the last apply from its journal (also after a crash).
 
-Exit codes: 0 rolled back exactly, or nothing to roll back (running it twice is harmless);
-1 the rollback could not restore everything (what is left is listed; the journal stays);
-another apply holds the lock.
+Exit codes: 0 rolled back (every version and every recorded file checked), or nothing to roll
+back (running it twice is harmless); 1 the rollback could not restore everything (what differs
+is listed; the journal stays), or another apply holds the lock; 2 the journal is damaged
+(`--force` restores from what it still holds).
 """
 from __future__ import annotations
 
@@ -22,12 +23,13 @@ def rollback_command(
     python: Optional[str] = option("python"),
     json: bool = option("json"),
     verbose: bool = option("verbose"),
+    force: bool = option("force"),
 ) -> None:
     """Put back exactly what the last apply changed: package versions, files, apt pins."""
     from ..api import rollback
     from ..render import apply as render
 
-    result = rollback(root=root, python=python, reporter=render.reporter_for(json, verbose))
+    result = rollback(root=root, python=python, force=force, reporter=render.reporter_for(json, verbose))
     if json:
         from ..render import write_json
 
