@@ -527,8 +527,7 @@ def resume_apply(*, root: Optional[str], python: Optional[str], no_verify: bool,
 def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str], options: PlanOptions,
                environ: Optional[Mapping[str, str]]) -> Tuple[Environment, Plan]:
     """The plan that reproduces a lock file on this machine (or the one `environment` describes)."""
-    from .apply.snapshot import read_target
-    from .apply.sources import find_uv
+    from . import installers
     from .lock import check_compatible, plan_from_lock, read_lock
 
     lock_file = read_lock(lock_path)
@@ -542,8 +541,8 @@ def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str]
         env = detect(python, overrides=overrides_from_env(os.environ if environ is None else environ))
     check_compatible(lock_file, env, lock_path)
     target = python or (env.python.executable if env.python else sys.executable)
-    has_pip = read_target(target).has("pip")
-    tool = "uv" if options.installer == "uv" or (options.installer == "auto" and not has_pip and find_uv()) else "pip"
+    chosen = installers.choose(options.installer, env.python.uv if env.python else None)
+    tool = "pip" if chosen == "conda" else chosen    # a lock installs pip distributions; conda plans' pip steps use pip
     apt_now: Dict[str, str] = {}
     for lib in env.libraries:
         if lib.origin == "apt" and lib.package:

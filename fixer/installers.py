@@ -23,6 +23,16 @@ PYTORCH_INDEX = "https://download.pytorch.org/whl"
 Argv = Tuple[str, ...]
 
 
+def choose(requested: str, uv: Optional[str]) -> str:
+    """The installer a plan is made for: "conda" and "pip" and "uv" as asked; "auto" is uv
+    when a uv binary was found for the target (`uv`, its path: in the target's bin directory
+    or on PATH, as detection reports it), else pip. The one rule: make_plan and the lock
+    planner call it, and the Plan records the answer (`Plan.installer`) for render and apply."""
+    if requested in ("pip", "uv", "conda"):
+        return requested
+    return "uv" if uv else "pip"
+
+
 def pytorch_variant_index(version: str) -> Optional[str]:
     """The PyTorch index folder of a version whose local label is a build variant
     ("2.5.1+cu124" -> .../whl/cu124), else None."""

@@ -511,6 +511,7 @@ class Plan:
     restart_required: bool = False
     findings: Tuple[Finding, ...] = ()      # what the plan fixes
     notes: Tuple[str, ...] = ()
+    installer: str = "pip"                  # "pip", "uv" or "conda": what the plan was made for (installers.choose)
 
     @property
     def nothing_to_do(self) -> bool:

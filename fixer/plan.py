@@ -38,13 +38,9 @@ _KERNEL_MARKERS: Dict[str, Tuple[str, ...]] = {
 
 
 def _installer(env: Environment, options: PlanOptions) -> Tuple[str, str]:
-    """("pip"|"uv", uv binary): uv when asked, or when "auto" and the target has uv."""
-    uv = (env.python.uv if env.python else None) or "uv"
-    if options.installer == "uv":
-        return "uv", uv
-    if options.installer == "auto" and env.python is not None and env.python.uv:
-        return "uv", uv
-    return "pip", uv
+    """(installers.choose's answer, uv binary)."""
+    found = env.python.uv if env.python else None
+    return installers.choose(options.installer, found), found or "uv"
 
 
 def _size(pins: Sequence[Pin]) -> Optional[int]:
@@ -78,7 +74,8 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
     """The steps from `env` to `stack`. A stack that changes nothing gives a Plan with no
     steps (`nothing_to_do`)."""
     python = env.python.executable if env.python else "python3"
-    installer, uv = _installer(env, options)
+    chosen, uv = _installer(env, options)
+    installer = "pip" if chosen == "conda" else chosen   # conda plans' pip steps (condacolab) use pip
     bsp = bool(env.python and env.python.externally_managed and not env.python.is_venv)
     common = _PipCommon(find_links=options.find_links, no_index=options.no_index, installer=installer,
                         break_system_packages=bsp, mirrors=options.index_mirrors, uv=uv)
@@ -191,6 +188,7 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
         restart_required=bool(restart and steps),
         findings=tuple(findings),
         notes=tuple(dict.fromkeys(notes)),
+        installer=chosen,
     )
 
 

@@ -128,7 +128,7 @@ def plan_from_lock(lock: Lock, *, python: str, options: PlanOptions, installer: 
         if target.is_file() and step.content is not None and target.read_text(encoding="utf-8") == step.content:
             continue
         steps.append(step)
-    return Plan(steps=tuple(steps), python=python,
+    return Plan(steps=tuple(steps), python=python, installer=installer,
                 notes=(f"from lock made {lock.created} by {lock.tool}",))
 
 

@@ -58,9 +58,7 @@ def _settings(view: PlannedMachine) -> List[Tuple[str, str, bool]]:
     gpus = ", ".join(f"{g.name} ({g.compute_capability or '?'})" for g in env.gpus) or "none"
     py = env.python
     installed = [f"{f.framework} {f.version}" for f in env.frameworks]
-    from ..plan import _installer
-
-    chosen, _ = _installer(env, opt)
+    chosen = view.plan.installer
     return [
         ("machine", view.where, False),
         ("target python", f"{py.executable} (Python {py.version})" if py else "unknown", False),

@@ -96,3 +96,27 @@ def test_download_sizes_come_from_the_recipes():
     env = make_env(frameworks=(), dists={})
     plan = make_plan(env, resolve(env, m.Intent(frameworks=("tensorflow",)), small_recipes([b], [rel])))
     assert [s.download_bytes for s in plan.steps if s.kind == "pip-install"] == [615_000_000, 577_000_000]
+
+
+def test_plan_records_its_installer_and_its_pip_steps_use_it(real_recipes):
+    """Plan.installer is installers.choose's answer, for every --installer and with or without
+    a uv found for the target; every pip step of the plan runs that installer."""
+    import dataclasses
+
+    from fixer import installers
+
+    base = sc.pypi_torch_211_on_driver()
+    stack = resolve(base, m.Intent(), real_recipes)
+    for uv in (None, "/opt/uv/bin/uv"):
+        assert base.python is not None
+        env = dataclasses.replace(base, python=dataclasses.replace(base.python, uv=uv))
+        for requested in ("auto", "pip", "uv"):
+            plan = make_plan(env, stack, m.PlanOptions(installer=requested))  # type: ignore[arg-type]
+            assert plan.installer == installers.choose(requested, uv) == (
+                "uv" if requested == "uv" or (requested == "auto" and uv) else "pip")
+            pip_steps = [s for s in plan.steps if s.kind in ("pip-install", "pip-uninstall")]
+            assert pip_steps
+            for s in pip_steps:
+                assert (s.argv[1:3] == ("pip", "install") or s.argv[1:3] == ("pip", "uninstall")) == (
+                    plan.installer == "uv"), s.argv
+            assert m.from_dict(m.Plan, m.to_dict(plan)) == plan
