@@ -535,6 +535,12 @@ class _Diagnosis:
         if py is None:
             return
         for r in pip_conflict_records(py.distributions, py.markers):
+            served = self.cudnn_served_elsewhere(str(r["dist"]), str(r["name"])) if r["have"] is None else None
+            if served:
+                self.add("pip-conflict", "info", f"{r['dist']} {r['dist_version']} requires {r['req']}, which is not "
+                         "installed; its cuDNN comes from another copy", [f"{r['dist']} {r['dist_version']}: Requires-Dist "
+                         f"{r['line']}", served], "Nothing to do at run time; pip check will still complain.", [])
+                continue
             if r["have"] is None:
                 self.add("pip-conflict", "warning", f"{r['dist']} {r['dist_version']} requires {r['req']}, which is not installed",
                          [f"{r['dist']} {r['dist_version']}: Requires-Dist {r['line']}"],
@@ -547,6 +553,20 @@ class _Diagnosis:
                      (["a newer cuDNN minor of the same major is safe at run time; pip check will still complain"] if safe else []),
                      "Nothing to do at run time." if safe else f"pip install '{r['req_name']}{r['spec']}' "
                      f"(or change {r['dist']} to a version that accepts {r['have']}).", [])
+
+    def cudnn_served_elsewhere(self, dist: str, required: str) -> Optional[str]:
+        """When `dist` (a framework's distribution) requires the cuDNN wheel `required` that is not
+        installed, but the framework loads a cuDNN copy (apt, conda, ...) that meets its build:
+        that load, in words (--cudnn-from apt removes the wheel on purpose)."""
+        if not required.startswith("nvidia-cudnn"):
+            return None
+        fw = next((f for f in self.env.frameworks if f.distribution == dist), None)
+        if fw is None:
+            return None
+        loads = [ld for ld in self.env.loads if ld.consumer == fw.framework and ld.library == "cudnn"]
+        if not loads or any(ld.error or not ld.path or not _ok(ld.version, self.built_cudnn(fw)) for ld in loads):
+            return None
+        return "; ".join(f"{_name(fw.framework)} loads {ld.path} (cuDNN {ld.version or '?'})" for ld in loads)
 
     def deep_views(self) -> None:
         for v in self.env.runtime_views:

@@ -508,6 +508,15 @@ class Plan:
     restart_required: bool = False
     findings: Tuple[Finding, ...] = ()      # what the plan fixes
     notes: Tuple[str, ...] = ()
+    # The plan simulated on the Environment model (fixer.simulate) and diagnosed again:
+    after: Tuple[Finding, ...] = ()         # what the result would still show
+    manual: Tuple[Finding, ...] = ()        # errors/warnings no step fixes: "cannot fix automatically"
+    drift: Tuple[str, ...] = ()             # where the result would not be the stack the plan chose
+
+    @property
+    def is_fix(self) -> bool:
+        """The simulated result is healthy and is the stack the plan chose."""
+        return not self.manual and not self.drift
 
     @property
     def nothing_to_do(self) -> bool:

@@ -88,6 +88,11 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
 
     changing = [p for p in stack.pins if p.action != "keep" and p.manager == "pip"]
     removes = [p for p in changing if p.action == "remove"]
+    # A pip cuDNN wheel that goes because cuDNN now comes from apt or conda is removed after the
+    # framework installs: their dependencies (an == pin on that wheel) would bring it back.
+    late_removes = [p for p in removes if p.name.startswith("nvidia-cudnn-") and any(
+        c.action != "keep" and any(_dist(r) == p.name for r in c.build.requires) for c in stack.choices)]
+    removes = [p for p in removes if p not in late_removes]
     # pip takes torch==2.5.1 as satisfied by 2.5.1+cpu: a build of the same version goes first
     swaps = [p for p in changing if p.action != "remove" and p.installed and p.installed != p.version
              and p.installed.split("+")[0] == p.version.split("+")[0]]
@@ -136,6 +141,16 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
             argv=installers.pip_install(python, [_req(p)], no_deps=True, force_reinstall=reinstall, **common),
             packages=(_req(p),),
             download_bytes=p.size_bytes,
+        ))
+
+    if late_removes:
+        steps.append(Step(
+            kind="pip-uninstall",
+            summary="remove " + ", ".join(f"{p.name} (brought back by the installs above)" for p in late_removes)
+                    + ": " + late_removes[0].why,
+            argv=installers.pip_uninstall(python, [p.name for p in late_removes], installer=installer,
+                                          break_system_packages=bsp, uv=uv),
+            packages=tuple(p.name for p in late_removes),
         ))
 
     if stack.apt:

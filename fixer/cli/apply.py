@@ -91,6 +91,11 @@ def apply_command(
     cudnn_from: Optional[str] = CUDNN_FROM_OPTION,
     keep: Optional[List[str]] = KEEP_OPTION,
     no_verify: bool = typer.Option(False, "--no-verify", help="Skip the checks after applying."),
+    prepare_for_gpu: bool = typer.Option(
+        False, "--prepare-for-gpu",
+        help="This machine has no GPU now but is being prepared for one (an image built on a CPU host): "
+             "apply the plan anyway. Without it, apply on a machine with no visible GPU changes nothing "
+             "and exits 3 (0 when nothing installed or asked for needs a GPU)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Show every line the installers print."),
 ) -> None:
     """Repair the GPU stack: run the plan's steps, journaled; roll back on any failure."""
@@ -102,18 +107,26 @@ def apply_command(
     options = make_options(installer, find_links, no_index, index_mirror, root, restart)
     if dry_run and interactive:
         raise UsageError("--dry-run and --interactive exclude each other")
+    if environment and not dry_run:
+        raise UsageError(f"--environment {environment}: that plan is for the machine the file describes, "
+                         "not this one; add --dry-run to see it (apply changes only the machine it runs on)")
 
     if lock:
         env, plan, findings = _lock_plan(lock, python, environment, options)
         view = None
     else:
-        from ..pipeline import plan_for
+        from ..pipeline import blockers, plan_for, refuse_without_gpu
 
         view = plan_for(python=python, environment=environment, recipes=tuple(recipes or ()),
-                        intent=intent, options=options)
+                        intent=intent, options=options, prepare_for_gpu=prepare_for_gpu)
         env, plan, findings = view.env, view.plan, tuple(view.plan.findings)
-        if not env.gpus and view.plan.nothing_to_do:
-            _no_gpu(env, json, any(f.id == "gpu-missing" and f.severity == "error" for f in findings))
+        code = refuse_without_gpu(env, intent, findings, prepare_for_gpu)
+        if code is not None and not dry_run:
+            _no_gpu(env, json, code)
+        blocking = blockers(plan, prepare_for_gpu)
+        if (blocking or plan.drift) and not dry_run:
+            render.show_not_a_fix(plan, blocking, json)
+            raise typer.Exit(1)
     target = (env.python.executable if env.python else None) or python or sys.executable
     if python:
         target = python
@@ -161,19 +174,20 @@ def apply_command(
         raise typer.Exit(1)
 
 
-def _no_gpu(env: Any, as_json: bool, needed: bool) -> None:
-    """A CPU or TPU runtime: nothing to repair. Say so plainly and change nothing: exit 3 when
-    something installed wants a GPU (as doctor does), else 0."""
+def _no_gpu(env: Any, as_json: bool, code: int) -> None:
+    """No visible GPU: nothing to repair. Say so plainly and change nothing: exit 3 when
+    something installed or asked for wants a GPU (as doctor does), else 0."""
     from ..render import print_json, out
 
     acc = env.runtime.accelerator or "cpu"
     msg = (f"no NVIDIA GPU on this runtime ({acc.upper()}): there is no GPU stack to repair, nothing was changed. "
-           "On Colab: Runtime > Change runtime type > a GPU.")
+           "On Colab: Runtime > Change runtime type > a GPU. (--prepare-for-gpu applies the plan anyway, "
+           "for a machine being set up for a GPU later.)")
     if as_json:
         print_json({"schema": 1, "changed": False, "nothing_to_do": True, "no_gpu": True, "message": msg})
     else:
         out().print(msg, highlight=False)
-    raise typer.Exit(3 if needed else 0)
+    raise typer.Exit(code)
 
 
 def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str],
