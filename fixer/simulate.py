@@ -178,7 +178,9 @@ class _State:
                 if p.name == req.name and p.exact:
                     known.add(p.exact)
         ok = [v for v in known if _satisfies(v, req.spec)]
-        return max(ok, key=version_key) if ok else None
+        if ok:
+            return max(ok, key=version_key)
+        return _lowest_allowed(req.spec)    # pip finds one on the index; the recipes do not list it
 
     def set_framework(self, b: Build, dist: str, version: str) -> None:
         cudnn_req = next((r for r in b.requires if parse_requirement(r).name.startswith("nvidia-cudnn")), None)
@@ -349,6 +351,14 @@ def _recorded(ld: LoadResolution) -> Tuple[List[str], List[str], List[str], Opti
 def _soname_major(soname: str) -> Optional[int]:
     m = re.search(r"\.so\.(\d+)", soname)
     return int(m.group(1)) if m else None
+
+
+def _lowest_allowed(spec: str) -> Optional[str]:
+    """A version inside `spec` named by its own lower bound (">=12.6.85,<13" -> "12.6.85")."""
+    for m in re.finditer(r"(>=|==|~=|===)\s*([0-9][^\s,;]*)", spec):
+        if _satisfies(m.group(2), spec):
+            return m.group(2)
+    return None
 
 
 def _satisfies(version: str, spec: str) -> bool:
