@@ -59,6 +59,72 @@ CUDNN_SUBLIBS = {
 _CUDNN_FILE = re.compile(r"^(libcudnn[a-z_]*)\.so(?:\.(\d+(?:\.\d+)*))?$")
 
 
+#: Read ahead while the framework imports (FIXER_VERIFY_READAHEAD=fadvise|read): on a freshly
+#: started machine the first convolutions wait on the disk for the GPU libraries' pages.
+#: First needed, first read: cuDNN's engine and heuristic libraries, then cuBLAS and NVRTC.
+_READAHEAD_FIRST = ("libcudnn_engines_precompiled", "libcudnn_heuristic", "libcudnn_engines_runtime_compiled",
+                    "libcudnn_cnn", "libcudnn_ops", "libcudnn_graph", "libcudnn_adv", "libcudnn.",
+                    "libcublasLt", "libcublas.", "libnvrtc")
+#: Where each framework's GPU libraries live: (top-level package, subfolder glob or "" for all).
+_READAHEAD_PLACES = {
+    "torch": (("nvidia", "*/lib"), ("torch", "lib")),
+    "jax": (("nvidia", "*/lib"), ("jaxlib", ""), ("jax_plugins", "")),
+    "tensorflow": (("nvidia", "*/lib"), ("tensorflow", "")),
+    "cupy": (("nvidia", "*/lib"), ("cupy", ""), ("cupy_backends", "")),
+}
+
+
+def readahead_files(framework: str) -> list:
+    """The shared libraries `framework` will map, first needed first, found without importing."""
+    import glob
+    import importlib.util
+
+    files: set = set()
+    for package, sub in _READAHEAD_PLACES.get(framework, ()):
+        try:
+            spec = importlib.util.find_spec(package)
+        except (ImportError, ValueError):
+            continue
+        for top in list(spec.submodule_search_locations or []) if spec else []:
+            for folder in glob.glob(os.path.join(top, sub)) if sub else [top]:
+                for d, _, names in os.walk(folder):
+                    files.update(os.path.join(d, n) for n in names if ".so" in n)
+
+    def rank(path):
+        base = os.path.basename(path)
+        for i, stem in enumerate(_READAHEAD_FIRST):
+            if base.startswith(stem):
+                return i, base
+        return len(_READAHEAD_FIRST), base
+
+    return sorted((f for f in files if not os.path.islink(f)), key=rank)
+
+
+def _readahead(framework: str, how: str) -> None:
+    """Bring the libraries into the page cache on a daemon thread (syscalls release the GIL)."""
+    import threading
+
+    def work():
+        buf = bytearray(8 << 20) if how == "read" else None
+        for path in readahead_files(framework):
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except OSError:
+                continue
+            try:
+                if buf is None:
+                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+                else:
+                    while os.readv(fd, [buf]) > 0:
+                        pass
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+
+    threading.Thread(target=work, name="fixer-readahead", daemon=True).start()
+
+
 def emit(event: str, **fields) -> None:
     rec = {"event": event, "t": round(time.perf_counter() - _T0, 4)}
     rec.update(fields)
@@ -827,6 +893,9 @@ def main(argv) -> int:
             dlopen.append(val)
         elif opt == "--built":
             built = val
+    how = os.environ.get("FIXER_VERIFY_READAHEAD", "")
+    if how in ("fadvise", "read") and framework in _READAHEAD_PLACES and device != "cpu":
+        _readahead(framework, how)
     t0 = time.perf_counter()
     emit("start", framework=framework, python=sys.executable, pid=os.getpid(), wall=_WALL0,
          cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"))

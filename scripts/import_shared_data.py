@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Regenerate recipes/{torch,tensorflow,jax,nvidia,colab}.toml from the research data in
-../shared/data (torch_builds.toml, tensorflow_builds.toml, jax_builds.toml, nvidia.toml,
+data/ (torch_builds.toml, tensorflow_builds.toml, jax_builds.toml, nvidia.toml,
 colab_images.csv).
 
 Why a converter: the research files are written for people (free-text ranges, notes, one
@@ -10,7 +10,7 @@ re-import after new research a one-liner. Facts the research data lacks or marks
 that were checked separately (PCI ids, the torch 2.11.0+cu128 metadata, A10G) live in
 CORRECTIONS below, each with what was checked.
 
-    python scripts/import_shared_data.py [--data ../shared/data] [--out recipes] [--check]
+    python scripts/import_shared_data.py [--data data/] [--out recipes] [--check]
 
 --check exits 1 when the generated files differ from the ones in --out (for CI).
 """
@@ -658,7 +658,7 @@ def colab_images(rows: List[Dict[str, str]], snapshots: Iterable[str]) -> List[D
             "pip_cudnn": pip_cudnn or None,
             "apt_cudnn": row["apt_cudnn"].replace(";", ";") or None,
             "cuda": ";".join(v.split("-")[0] for v in cuda_lib) or None,
-            "source": f"googlecolab/backend-info commit {row['source_commit']} (shared/data/colab_images.csv)",
+            "source": f"googlecolab/backend-info commit {row['source_commit']} (data/colab_images.csv)",
             "_until": row["date"],
         }
         out.append(rec)
@@ -706,23 +706,23 @@ def generate(data_dir: Path, gpu_facts: Path, out_dir: Optional[Path] = None) ->
     probe = probe_path.read_text() if probe_path.exists() else ""
     floors: Dict[str, str] = {}
     files = {
-        "torch.toml": write(Path(), "torch", "shared/data/torch_builds.toml", [
+        "torch.toml": write(Path(), "torch", "data/torch_builds.toml", [
             ("torch builds: one per public version x CUDA variant (Linux x86_64)", "build",
              keep_refreshed(torch_builds(torch), out_dir / "torch.toml" if out_dir else None)),
         ]),
-        "tensorflow.toml": write(Path(), "tensorflow", "shared/data/tensorflow_builds.toml", [
+        "tensorflow.toml": write(Path(), "tensorflow", "data/tensorflow_builds.toml", [
             ("TensorFlow builds: 'system' (plain wheel, system CUDA/cuDNN) and 'and-cuda' (tensorflow[and-cuda] nvidia-* pins)", "build", tf_builds(tf, floors)),
         ]),
-        "jax.toml": write(Path(), "jax", "shared/data/jax_builds.toml", [
+        "jax.toml": write(Path(), "jax", "data/jax_builds.toml", [
             ("JAX builds: jax[cuda12] / jax[cuda13] (plugin + nvidia-* wheels)", "build",
-             jax_builds(jax) + jax_builds_from_probe(probe, jax_builds(jax), "shared/data/gpu_machine/probe_h200_cuda13.txt")),
+             jax_builds(jax) + jax_builds_from_probe(probe, jax_builds(jax), "data/gpu_machine/probe_h200_cuda13.txt")),
         ]),
-        "nvidia.toml": write(Path(), "nvidia", "shared/data/nvidia.toml (+ tests/data/gpu_machine/facts_h200.txt, colab_images.csv)", [
+        "nvidia.toml": write(Path(), "nvidia", "data/nvidia.toml (+ tests/data/gpu_machine/facts_h200.txt, colab_images.csv)", [
             ("Driver floors: family rows ('13', '12', '11': minor-version compatibility) first, then toolkit GA rows", "driver_floor", driver_floors(nv)),
             ("cuDNN releases: CUDA majors, GPU range, pip distribution versions, apt package versions", "cudnn", cudnn_releases(torch, tf, jax, nv, colab, facts)),
             ("GPU models: compute capability and PCI device ids", "gpu", gpus(nv, gpu_corrections())),
         ]),
-        "colab.toml": write(Path(), "colab", "shared/data/colab_images.csv", [
+        "colab.toml": write(Path(), "colab", "data/colab_images.csv", [
             ("Colab GPU runtime images: one per distinct state, plus release and snapshot commits", "colab_image", colab_images(colab, snapshots)),
         ]),
     }
@@ -732,7 +732,7 @@ def generate(data_dir: Path, gpu_facts: Path, out_dir: Optional[Path] = None) ->
 def main(argv: Optional[List[str]] = None) -> int:
     root = Path(__file__).resolve().parent.parent
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", default=str(root.parent / "shared" / "data"))
+    ap.add_argument("--data", default=str(root / "data"))
     ap.add_argument("--gpu-facts", default=str(root / "tests" / "data" / "gpu_machine" / "facts_h200.txt"))
     ap.add_argument("--out", default=str(root / "recipes"))
     ap.add_argument("--check", action="store_true", help="exit 1 if the files in --out differ")

@@ -55,7 +55,7 @@ sys.path.insert(0, str(REPO))
 
 from fixer import model as m  # noqa: E402
 
-SHARED = REPO.parent / "shared" / "data"
+DATA = REPO / "data"   # copied from the research data, with SOURCE files (data/README.md)
 BUNDLED_DIR = REPO / "fixer" / "environments"
 REPLAY_DIR = REPO / "tests" / "resolve" / "replay"
 
@@ -140,7 +140,7 @@ class Image:
 
 
 def _csv_rows() -> List[Dict[str, str]]:
-    with open(SHARED / "colab_images.csv", newline="") as fh:
+    with open(DATA / "colab_images.csv", newline="") as fh:
         return list(csv.DictReader(fh))
 
 
@@ -196,8 +196,8 @@ def csv_images() -> List[Image]:
 
 
 def snapshot_image(name: str) -> Image:
-    """A snapshot directory of shared/data/colab_snapshots (full pip freeze and apt list)."""
-    d = SHARED / "colab_snapshots" / name
+    """A snapshot directory of data/colab_snapshots (full pip freeze and apt list)."""
+    d = DATA / "colab_snapshots" / name
     date, commit = name.split("_", 1)
     rows = _csv_rows()
     drivers = _drivers(rows)
@@ -209,7 +209,7 @@ def snapshot_image(name: str) -> Image:
     apt = {k: v for k, v in parse_apt_list((d / "apt-list.txt").read_text()).items() if k.startswith("libcudnn")
            and "-dev" not in k and "headers" not in k}
     return Image(date, commit, python, dists, apt, driver,
-                 f"googlecolab/backend-info {commit} (shared/data/colab_snapshots/{name})")
+                 f"googlecolab/backend-info {commit} (data/colab_snapshots/{name})")
 
 
 # ---------------------------------------------------------------------------------------

@@ -2,23 +2,75 @@
 
 - Tests marked `gpu` need an NVIDIA GPU and a working driver. They run only with
   `--run-gpu` (on the GPU machine); CI has no GPU, so there they are skipped with that reason.
-- Recorded real outputs of a GPU machine live in tests/data/ (and ../shared/data when present).
+- Recorded real outputs of a GPU machine live in tests/data/; the research data the recipes are
+  generated from lives in data/ (with its sources).
+- The project stands alone: an audit hook records every file or directory the test process opens
+  or lists beside the checkout (under its parent folder, outside the repo and the temp folders), and
+  the test during which that happened fails, naming the path.
 """
 from __future__ import annotations
 
+import os
+import sys
+import tempfile
 from pathlib import Path
+from typing import Any, List, Tuple
 
 import pytest
 
 DATA = Path(__file__).parent / "data"
+REPO = Path(__file__).resolve().parent.parent
+
+#: Paths read beside the checkout since the last check: (event, path).
+_OUTSIDE: List[Tuple[str, str]] = []
+_AUDITED = {"open", "os.listdir", "os.scandir", "glob.glob", "os.walk"}
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _beside_the_repo(path: str) -> bool:
+    """True for a path in the checkout's parent folder that is neither the repo nor a temp folder."""
+    parent = str(REPO.parent)
+    if not _inside(path, parent) or _inside(path, str(REPO)):
+        return False
+    return not _inside(path, os.path.realpath(tempfile.gettempdir()))
+
+
+def _audit(event: str, args: Tuple[Any, ...]) -> None:
+    if event not in _AUDITED or not args:
+        return
+    target = args[0]
+    if isinstance(target, int) or target is None:
+        return
+    try:
+        path = os.path.realpath(os.fsdecode(target))
+    except (TypeError, ValueError):
+        return
+    if _beside_the_repo(path):
+        _OUTSIDE.append((event, path))
+
+
+if str(REPO.parent) != os.sep:      # a checkout at / has nothing beside it
+    sys.addaudithook(_audit)
+
+
+@pytest.fixture(autouse=True)
+def _stands_alone():
+    """Fail the test that read a path beside the checkout (a sibling folder): the repo must stand alone."""
+    del _OUTSIDE[:]
+    yield
+    if _OUTSIDE:
+        seen = sorted(set(_OUTSIDE))
+        del _OUTSIDE[:]
+        pytest.fail("read outside the repository (the project must stand alone): "
+                    + ", ".join(f"{event} {path}" for event, path in seen[:5]))
 
 
 def pytest_configure(config: pytest.Config) -> None:
     # Caches the tool writes (parsed recipes, index metadata) go to a throw-away folder, never
     # to the real ~/.cache; child processes (CLI runs) inherit it.
-    import os
-    import tempfile
-
     if not os.environ.get("COLAB_CUDNN_FIX_TEST_CACHE"):
         os.environ["COLAB_CUDNN_FIX_TEST_CACHE"] = "1"
         os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="fixer-test-cache-")

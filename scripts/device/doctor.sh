@@ -1,6 +1,6 @@
 #!/bin/bash
 # `colab-cudnn-fix doctor` on the GPU machine: healthy, then each breakage of
-# shared/data/gpu_machine/device_break.sh (same techniques), then the benchmark.
+# data/gpu_machine/device_break.sh (same techniques), then the benchmark.
 # Every change is undone on exit (trap), even on failure or interrupt.
 # Run from the repository root:  bash scripts/device/doctor.sh      Output: $OUT (6 files)
 #   doctor.txt        text reports with exit codes (healthy and each breakage)

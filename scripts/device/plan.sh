@@ -1,6 +1,6 @@
 #!/bin/bash
 # `colab-cudnn-fix plan` on the GPU machine: the plan for the machine as it is, then for each
-# breakage of shared/data/gpu_machine/device_break.sh (same techniques), the bundled example
+# breakage of data/gpu_machine/device_break.sh (same techniques), the bundled example
 # environments, and the benchmark. plan changes nothing; the breakages are undone on exit (trap).
 # Run from the repository root:  bash scripts/device/plan.sh      Output: $OUT (4 files)
 #   plan.txt      text output and exit code of each case

@@ -1,6 +1,6 @@
 #!/bin/bash
 # `colab-cudnn-fix verify` on the GPU machine: healthy, then each breakage of
-# shared/data/gpu_machine/device_break.sh plus two made-up mixed copies, with timings.
+# data/gpu_machine/device_break.sh plus two made-up mixed copies, with timings.
 # Every file moved is moved back on exit (trap), whatever happens.
 # Usage (repo root, on the GPU machine): bash scripts/device/verify.sh
 # Output: $OUT/verify.txt (summary + tails) and $OUT/verify_runs.jsonl (one `verify --json` per line).

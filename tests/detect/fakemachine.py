@@ -258,7 +258,7 @@ class FakeMachine:
 
 
 def small_recipes():
-    """The few real facts the rules need (values from /work/shared/data)."""
+    """The few real facts the rules need (values from the repo's data/)."""
     from fixer.model import Build, CudaDriverFloor, CudnnRelease, GpuModel, Recipes
 
     return Recipes(
