@@ -141,11 +141,16 @@ class _Diagnosis:
         m = None if g.source != "sysfs-pci" else (self.recipes.gpu_by_pci(g.pci_device_id) if g.pci_device_id else None)
         return m.name if m else g.name
 
-    def copy_at(self, directory: Optional[str], library: str = "cudnn") -> Optional[LibraryCopy]:
+    def copy_at(self, directory: Optional[str], library: str = "cudnn", soname: str = "") -> Optional[LibraryCopy]:
+        """The copy in `directory`; with `soname`, the one of that major (the pip wheels of
+        cuDNN 8 and 9 share nvidia/cudnn/lib)."""
         if directory is None:
             return None
+        m = re.search(r"\.so\.(\d+)", soname)
+        major = int(m.group(1)) if m else None
         for c in self.env.libraries:
-            if c.library == library and os.path.normpath(c.directory) == os.path.normpath(directory):
+            if c.library == library and os.path.normpath(c.directory) == os.path.normpath(directory) and \
+                    (major is None or c.major in (None, major)):
                 return c
         return None
 
@@ -371,7 +376,17 @@ class _Diagnosis:
                              f"{name} {fw.version} needs cuDNN >= {_short(built)} but loads {res.version}",
                              [f"loads {where}", f"built with cuDNN {built}" + (f" ({fw.cudnn_requirement})" if fw.cudnn_requirement else ""),
                               *[f"not chosen: {s}" for s in res.shadowed[:3]]], fix_pkg, [fw.framework])
-            self.copy_findings(self.copy_at(res.directory), [fw.framework], loaded=True)
+            copy = self.copy_at(res.directory, soname=res.soname)
+            fw_cuda = version_key(fw.cuda)[0] if fw.cuda else None
+            if copy is not None and copy.cuda_major and fw_cuda and copy.cuda_major != fw_cuda and \
+                    copy.origin != "bundled":
+                self.add("cudnn-major-mismatch", "error",
+                         f"{name} {fw.version} (CUDA {fw.cuda}) loads a cuDNN built for CUDA {copy.cuda_major}",
+                         [f"loads {where}" + (f", cuDNN {res.version}" if res.version else "")
+                          + (f" ({copy.package})" if copy.package else ""),
+                          f"{name} was built with CUDA {fw.cuda}; a cuDNN build needs the CUDA major it was built for"],
+                         fix_pkg, [fw.framework])
+            self.copy_findings(copy, [fw.framework], loaded=True)
             self.cudnn_arch(res, fw)
 
     def reinstall_hint(self, fw: FrameworkBuild, built: Optional[str]) -> str:
@@ -398,7 +413,9 @@ class _Diagnosis:
             return
         self._copy_reported.add(key)
         owner = f" ({c.package})" if c.package else ""
-        sev = "error" if loaded else ("warning" if c.origin == "pip" and not c.files else "info")
+        # a wheel pip lists as installed whose files are broken is a warning even when nothing loads
+        # it (pip will not repair it by itself); a stray or apt copy nothing loads is a note
+        sev = "error" if loaded else ("warning" if c.origin == "pip" and c.package else "info")
         bad = [f.name for f in c.files if not f.valid_elf]
         if c.missing or bad:
             if c.files:
@@ -420,7 +437,7 @@ class _Diagnosis:
             self.add("cudnn-incomplete", sev, title, ev, fix, frameworks)
         if c.mixed:
             vers = sorted({f"{f.name}={f.version}" for f in c.files if f.version})
-            self.add("cudnn-mixed", "error" if loaded else "info",
+            self.add("cudnn-mixed", sev,
                      f"cuDNN sub-libraries of different versions in {c.directory}",
                      [f"{c.directory}{owner}", *vers],
                      (f"Reinstall the copy so all files come from one release: pip install --force-reinstall "

@@ -34,10 +34,12 @@ wins and bytes only break ties (TensorFlow 2.15 is not better than 2.17 for bein
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from .diagnose import foreign_cudnn_preloads, older_cuda_libraries
+from ._paths import split_ld_preload
+from .diagnose import _same_dir, foreign_cudnn_preloads, older_cuda_libraries
 from .errors import Unsatisfiable, UsageError
 from ._versions import canonical_name, major_minor, public, version_key
 from .model import (
@@ -305,6 +307,12 @@ def _variant_of(fb: FrameworkBuild) -> Optional[str]:
     return None
 
 
+def _intact(copy: LibraryCopy) -> bool:
+    """A copy that can serve as it is: a known version, no sub-library missing, none of
+    another release, every file a loadable ELF (a truncated or emptied file is not)."""
+    return bool(copy.version) and not copy.missing and not copy.mixed and all(f.valid_elf for f in copy.files)
+
+
 def _parse_package(s: Optional[str]) -> Tuple[Optional[str], Optional[str]]:
     """"nvidia-cudnn-cu13 9.19.0.56" -> (name, version)."""
     if not s:
@@ -516,6 +524,28 @@ class StackProvider:
         out.sort(key=key)
         return out
 
+    def cuda_runtime_reachable(self, c: BuildCandidate) -> bool:
+        """A CUDA build runs only where its CUDA runtime (cudart, cuBLAS) loads: the build
+        brings the wheels itself (its requires name them: torch, tensorflow[and-cuda], JAX's
+        cuda extra), or the machine has them (for the installed build: its loads find them; for
+        another: a copy of that CUDA major is on disk)."""
+        b = c.build
+        if not b.cuda:
+            return True
+        if any(canonical_name(_split_req(r)[0]).startswith(("nvidia-cuda-runtime", "nvidia-cublas")) for r in b.requires):
+            return True
+        if c.installed:
+            return not any(ld.consumer == b.framework and ld.library in ("cudart", "cublas", "cublasLt")
+                           and (ld.error or not ld.path) for ld in self.env.loads)
+        major = cuda_major(b.cuda)
+        known = [x for x in self.env.libraries if x.library == "cudart"] or \
+            [ld for ld in self.env.loads if ld.library == "cudart"]
+        if not known:
+            return True                       # the machine description says nothing about cudart
+        wheel = f"nvidia-cuda-runtime-cu{major}" if major and major < 13 else "nvidia-cuda-runtime"
+        return wheel in self._installed_dists or \
+            any(x.library == "cudart" and x.major == major and not x.missing for x in self.env.libraries)
+
     # -- cuDNN candidates -----------------------------------------------------------------
 
     def _consumers(self, major: int) -> List[LoadResolution]:
@@ -537,7 +567,7 @@ class StackProvider:
             if copy.library != "cudnn" or copy.major != major or copy.origin == "bundled":
                 continue
             pkg, pkg_ver = _parse_package(copy.package)
-            intact = bool(copy.version) and not copy.missing and not copy.mixed
+            intact = _intact(copy)
             rel = self.recipes.cudnn_release(copy.version) if copy.version else None
             if intact:
                 loaded = bool(consumers) and all(ld.directory == copy.directory for ld in consumers)
@@ -560,7 +590,7 @@ class StackProvider:
                         if _cuda_major_of_package(pkg, ver) is None and len(rel.cuda_majors) > 1:
                             continue
                         have = on_disk.get((pkg, ver))
-                        if have is not None and not have.missing and not have.mixed and have.version:
+                        if have is not None and _intact(have):
                             continue   # already a candidate as the copy on disk
                         out.append(CudnnCandidate(
                             major=major, version=ver if source == "pip" else rel.version, cuda_major=cm,
@@ -794,6 +824,12 @@ class StackProvider:
             text = f"needs cuDNN {major}.x >= {major}.{minor} built for CUDA {cm} (built with {built}" + \
                 (f"; pins {pin_dist}=={pin_ver})" if pin_ver else ")")
             deps.append(Requirement(f"cudnn:{major}", ok, text, who, prefer=(pin_ver,) if pin_ver else ()))
+            if pin_dist and not c.installed and self.intent.cudnn_from in (None, "pip"):
+                # installing this build brings its cuDNN wheel, which its RPATH finds first: another
+                # copy chosen for this major would not be the one it loads
+                deps.append(Requirement(
+                    f"cudnn:{major}", lambda x, d=pin_dist: x.source == "pip" and x.package == d,
+                    f"brings {pin_dist} (its Requires-Dist), which it loads first", who))
         return deps
 
     def _cudnn_deps(self, c: CudnnCandidate) -> List[Requirement]:
@@ -837,6 +873,10 @@ class StackProvider:
                 roots.append(Requirement(
                     f"fw:{f}", lambda c: c.build.cuda is not None,
                     "a GPU is present: needs a CUDA build", "this machine"))
+                roots.append(Requirement(
+                    f"fw:{f}", lambda c: self.cuda_runtime_reachable(c),
+                    "needs the CUDA runtime libraries of its CUDA major (this machine has none: a build that "
+                    "brings them, e.g. tensorflow[and-cuda])", "this machine"))
             want = intent.versions.get(f)
             if want:
                 if not any(_version_matches(c.build.version, want) for c in cands):
@@ -987,8 +1027,10 @@ def _to_stack(env: Environment, intent: Intent, recipes: Recipes, provider: Stac
         for i, req in enumerate(b.packages):
             name, ver = _split_req(req)
             if ver:
+                # an extra of the same version (tensorflow -> tensorflow[and-cuda]) is still an install:
+                # pip then adds what the extra brings
                 add_pin(name, ver, reason if i == 0 else f"part of {pretty(f)} {b.version}",
-                        index_url=b.index_url, size=b.size_bytes if i == 0 else None)
+                        index_url=b.index_url, size=b.size_bytes if i == 0 else None, force="[" in req)
         label = _local_label(b)
         listed = {_split_req(r)[0] for r in b.companions}
         for other in provider._companion_names(f):
@@ -1153,6 +1195,17 @@ def _env_fixes(env: Environment, provider: StackProvider, mapping: Mapping[str, 
                                     why=f"the notebook kernel keeps its LD_LIBRARY_PATH: preload "
                                         f"{target}/libcudnn.so.{c.major} before {ld.consumer} is imported"))
     fixes += _cuda_lib_fixes(env, notebook)
+    # a cuDNN library LD_PRELOAD forces in from another copy than the chosen one mixes with it in
+    # every process, whether or not a framework loads cuDNN yet (a CPU torch about to become a CUDA one)
+    for ident, cand in mapping.items():
+        if not ident.startswith("cudnn:"):
+            continue
+        target = cand.directory or _default_dir(env, cand)
+        for p in split_ld_preload(env.env.get("LD_PRELOAD")):
+            if target and p.startswith("/") and re.match(rf"^libcudnn(_[a-z_]+)?\.so\.{cand.major}(\.|$)", os.path.basename(p)) \
+                    and _same_dir(os.path.dirname(p)) != _same_dir(target):
+                fixes.append(EnvFix("ld-preload-drop", os.path.normpath(p),
+                                    why=f"LD_PRELOAD forces {p} in, another cuDNN than the chosen {target}: drop it"))
     for path, _copy, mixes in foreign_cudnn_preloads(env):
         fixes.append(EnvFix("ld-preload-drop", path,
                             why=f"LD_PRELOAD forces {path} into {', '.join(sorted({ld.consumer for ld in mixes}))}, "

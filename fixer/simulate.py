@@ -202,14 +202,39 @@ class _State:
                 owned = True
                 self.copies[i] = _complete(c, _v3(version) if c.library == "cudnn" else c.version,
                                            package=f"{dist} {version}")
+        if not owned and self.site:
+            self.new_runtime_copies(dist, version)
         if dist.startswith("nvidia-cudnn-cu"):
             self.cudnn_touched = True
             if not owned and self.site:
                 cuda = re.search(r"cu(\d+)$", dist)
                 d = f"{self.site}/nvidia/cudnn/lib"
-                self.copies = [c for c in self.copies if not (c.library == "cudnn" and _same_dir(c.directory) == _same_dir(d))]
+                major = version_key(version)[0]
+                # wheels of two cuDNN majors share the directory (libcudnn.so.8 next to .so.9)
+                self.copies = [c for c in self.copies if not (c.library == "cudnn" and c.major in (None, major)
+                                                              and _same_dir(c.directory) == _same_dir(d))]
                 self.copies.append(_new_cudnn_copy(d, _v3(version), "pip", f"{dist} {version}",
                                                    int(cuda.group(1)) if cuda else None))
+
+    def new_runtime_copies(self, dist: str, version: str) -> None:
+        """A CUDA runtime wheel newly installed (nvidia-cuda-runtime-cu12, nvidia-cublas, ...):
+        its libraries in the folder the wheels use."""
+        from .detect import WHEEL_LIBRARIES, wheel_lib_folders
+
+        m = re.match(r"^(nvidia-[a-z-]+?)(?:-cu(\d+))?$", dist)
+        if not m or m.group(1) not in WHEEL_LIBRARIES or m.group(1) == "nvidia-cudnn":
+            return
+        major = int(m.group(2)) if m.group(2) else version_key(version)[0]
+        for library in WHEEL_LIBRARIES[m.group(1)]:
+            folders = wheel_lib_folders(library, major)
+            folder = folders[-1] if major >= 13 else folders[0]
+            d = f"{self.site}/nvidia/{folder}/lib"
+            soname = f"lib{library}.so.{major}"
+            self.copies = [c for c in self.copies if not (c.library == library and c.major == major
+                                                          and _same_dir(c.directory) == _same_dir(d))]
+            self.copies.append(LibraryCopy(library=library, major=major, version=_v3(version), directory=d,
+                                           origin="pip", package=f"{dist} {version}", version_source="simulated",
+                                           files=(LibFile(name=soname, soname=soname, version=_v3(version)),)))
 
     # -- system packages -----------------------------------------------------------------
     def apt_install(self, pkg: str, ver: str) -> None:
