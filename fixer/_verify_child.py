@@ -28,6 +28,7 @@ import re
 import sys
 import time
 import traceback
+from typing import Optional, Sequence, Tuple  # the annotations of the rules block
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # annotations only: threading is imported lazily where it is used
@@ -50,79 +51,54 @@ CASES = (
 TOLERANCE = {"float32": 1e-2, "float16": 2e-2, "bfloat16": 5e-2}
 STEADY_REPEATS = 5
 
-CUDNN_SUBLIBS = {
-    9: ("libcudnn_graph", "libcudnn_ops", "libcudnn_cnn", "libcudnn_adv", "libcudnn_heuristic",
-        "libcudnn_engines_precompiled", "libcudnn_engines_runtime_compiled"),
-    8: ("libcudnn_ops_infer", "libcudnn_ops_train", "libcudnn_cnn_infer", "libcudnn_cnn_train",
-        "libcudnn_adv_infer", "libcudnn_adv_train"),
-}
-_CUDNN_FILE = re.compile(r"^(libcudnn[a-z_]*)\.so(?:\.(\d+(?:\.\d+)*))?$")
-
-
-#: Read ahead while the framework imports (FIXER_VERIFY_READAHEAD=fadvise|read): on a freshly
-#: started machine the first convolutions wait on the disk for the GPU libraries' pages.
-#: First needed, first read: cuDNN's engine and heuristic libraries, then cuBLAS and NVRTC.
-_READAHEAD_FIRST = ("libcudnn_engines_precompiled", "libcudnn_heuristic", "libcudnn_engines_runtime_compiled",
-                    "libcudnn_cnn", "libcudnn_ops", "libcudnn_graph", "libcudnn_adv", "libcudnn.",
-                    "libcublasLt", "libcublas.", "libnvrtc")
-#: Where each framework's GPU libraries live: (top-level package, subfolder glob or "" for all).
-_READAHEAD_PLACES = {
-    "torch": (("nvidia", "*/lib"), ("torch", "lib")),
-    "jax": (("nvidia", "*/lib"), ("jaxlib", ""), ("jax_plugins", "")),
-    "tensorflow": (("nvidia", "*/lib"), ("tensorflow", "")),
-    "cupy": (("nvidia", "*/lib"), ("cupy", ""), ("cupy_backends", "")),
+# RULES-FOR-CHILDREN BEGIN
+#: The sub-libraries of one cuDNN copy by major, without "lib" and ".so.N" (cuDNN 9 split the
+#: library into graph/engine parts; cuDNN 8 into infer/train halves).
+CUDNN_SUBLIBRARIES = {
+    9: ("graph", "ops", "cnn", "adv", "heuristic", "engines_precompiled", "engines_runtime_compiled"),
+    8: ("ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train"),
 }
 
 
-def readahead_files(framework: str) -> list:
-    """The shared libraries `framework` will map, first needed first, found without importing."""
-    import glob
-    import importlib.util
+def cudnn_sublibraries(major: int) -> "Tuple[str, ...]":
+    """The sub-library names of cuDNN `major` (a later major is assumed to keep 9's split)."""
+    return CUDNN_SUBLIBRARIES[9] if major >= 9 else CUDNN_SUBLIBRARIES.get(major, ())
 
-    files: set = set()
-    for package, sub in _READAHEAD_PLACES.get(framework, ()):
-        try:
-            spec = importlib.util.find_spec(package)
-        except (ImportError, ValueError):
+
+def cudnn_version_from_int(v: int) -> str:
+    """cudnnGetVersion() -> "9.19.0". cuDNN 9 changed CUDNN_VERSION from M*1000+m*100+p to
+    M*10000+m*100+p (cudnn_version.h of 8.9.7 and 9.0.0), so any value >= 90000 is in the new
+    form: 91900 -> "9.19.0", 8902 -> "8.9.2", 7104 -> "7.1.4"."""
+    if v >= 90000:
+        return "%d.%d.%d" % (v // 10000, (v % 10000) // 100, v % 100)
+    return "%d.%d.%d" % (v // 1000, (v % 1000) // 100, v % 100)
+
+
+_CUDNN_REQ = re.compile(r"^\s*(nvidia-cudnn-cu(\d+))\s*(?:\[[^\]]*\])?\s*\(?([^;)]*)\)?\s*(?:;(.*))?$", re.I)
+
+
+def cudnn_requirement(requires: "Sequence[str]", allow_extras: bool = False) -> "Tuple[Optional[str], Optional[str]]":
+    """(requirement string, cuDNN major.minor.patch it implies) from Requires-Dist lines.
+
+    "nvidia-cudnn-cu13==9.19.0.56; platform_system == "Linux"" -> ("nvidia-cudnn-cu13==9.19.0.56", "9.19.0")
+    "nvidia-cudnn-cu13<10.0,>=9.12.0.46; ... extra == "with-cuda"" -> (..., "9.12.0") (the lower bound)."""
+    for line in requires:
+        m = _CUDNN_REQ.match(line)
+        if not m:
             continue
-        for top in list(spec.submodule_search_locations or []) if spec else []:
-            for folder in glob.glob(os.path.join(top, sub)) if sub else [top]:
-                for d, _, names in os.walk(folder):
-                    files.update(os.path.join(d, n) for n in names if ".so" in n)
-
-    def rank(path):
-        base = os.path.basename(path)
-        for i, stem in enumerate(_READAHEAD_FIRST):
-            if base.startswith(stem):
-                return i, base
-        return len(_READAHEAD_FIRST), base
-
-    return sorted((f for f in files if not os.path.islink(f)), key=rank)
-
-
-def _readahead(framework: str, how: str) -> None:
-    """Bring the libraries into the page cache on a daemon thread (syscalls release the GIL)."""
-    import threading
-
-    def work():
-        buf = bytearray(8 << 20) if how == "read" else None
-        for path in readahead_files(framework):
-            try:
-                fd = os.open(path, os.O_RDONLY)
-            except OSError:
-                continue
-            try:
-                if buf is None:
-                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
-                else:
-                    while os.readv(fd, [buf]) > 0:
-                        pass
-            except OSError:
-                pass
-            finally:
-                os.close(fd)
-
-    threading.Thread(target=work, name="fixer-readahead", daemon=True).start()
+        marker = m.group(4) or ""
+        if "extra" in marker and not allow_extras:
+            continue
+        spec = m.group(3).replace(" ", "")
+        req = m.group(1).lower() + spec
+        for clause in spec.split(","):
+            cm = re.match(r"^(==|>=|~=|===)(\d+(?:\.\d+)*)", clause)
+            if cm:
+                return req, ".".join((cm.group(2).split(".") + ["0", "0"])[:3])
+        return req, None
+    return None, None
+# RULES-FOR-CHILDREN END
+_CUDNN_FILE = re.compile(r"^(libcudnn[a-z_]*)\.so(?:\.(\d+(?:\.\d+)*))?$")
 
 
 def emit(event: str, **fields) -> None:
@@ -222,13 +198,6 @@ def _fast_exit(code: int) -> None:
 # ---------------------------------------------------------------------------------------
 
 
-def decode_cudnn_version(v: int) -> str:
-    """cudnnGetVersion() -> "9.19.0" (9.x: M*10000+m*100+p; before 9: M*1000+m*100+p)."""
-    if v >= 90000:
-        return "%d.%d.%d" % (v // 10000, (v % 10000) // 100, v % 100)
-    return "%d.%d.%d" % (v // 1000, (v % 1000) // 100, v % 100)
-
-
 def mapped_cudnn_files(maps_text: str) -> list:
     """Paths of libcudnn* files in a /proc/PID/maps text, in order of first appearance."""
     seen = []
@@ -254,7 +223,7 @@ def _mapped_version(path: str):
     fn.restype = ctypes.c_size_t
     fn.argtypes = []
     try:
-        return decode_cudnn_version(int(fn()))
+        return cudnn_version_from_int(int(fn()))
     except Exception:  # noqa: BLE001 - a foreign library; any failure means "unknown"
         return None
 
@@ -285,15 +254,16 @@ def loaded_cudnn(ask_versions: bool = True) -> dict:
         })
     main = [f for f in files if f["lib"] == "libcudnn"]
     missing = []
-    if main and main[0]["major"] in CUDNN_SUBLIBS:
+    if main and cudnn_sublibraries(main[0]["major"] or 0):
         d, major = main[0]["dir"], main[0]["major"]
         try:
             present = set(os.listdir(d))
         except OSError:
             present = set()
-        for sub in CUDNN_SUBLIBS[major]:
-            if not any(n == "%s.so.%d" % (sub, major) or n.startswith("%s.so.%d." % (sub, major)) for n in present):
-                missing.append("%s.so.%d" % (sub, major))
+        for sub in cudnn_sublibraries(major):
+            name = "libcudnn_%s.so.%d" % (sub, major)
+            if not any(n == name or n.startswith(name + ".") for n in present):
+                missing.append(name)
     return {"files": files, "missing": missing}
 
 
@@ -362,7 +332,8 @@ def _dtypes_for(cc) -> list:
 #: The shapes the reduced precisions run (float32 runs every shape): a channel count that
 #: takes the tensor-core engines, and a 3-channel input layer. The small 3-channel shape is
 #: float32 only: in half precision it cost 160-260 ms of algorithm search per dtype in torch
-#: on the H200 while adding no engine family the stem lacks (scripts/device/torch_cases.py).
+#: on the H200 (search on, as torch ran then) while adding no engine family the stem lacks
+#: (scripts/device/torch_cases.py).
 HALF_SHAPES = ("2x16x32x32-pad1", "stem-3x224x224-s2")
 
 
@@ -416,11 +387,9 @@ def _requires_pin(dist_names) -> tuple:
             reqs = metadata.requires(name) or []
         except Exception:  # noqa: BLE001
             continue
-        for r in reqs:
-            m = re.match(r"\s*(nvidia-cudnn-cu\d+)\s*(?:\(|)\s*==\s*([0-9.]+)", r)
-            if m:
-                v = ".".join(m.group(2).split(".")[:3])
-                return v, "Requires-Dist of %s: %s" % (name, r.split(";")[0].strip())
+        req, version = cudnn_requirement(reqs)
+        if req:
+            return version, "Requires-Dist of %s: %s" % (name, req)
     return None, None
 
 
@@ -500,7 +469,11 @@ def run_torch(device: str, cc_override) -> None:
         emit("device", name=torch.cuda.get_device_name(0), cc="%d.%d" % cc,
              cudnn_enabled=bool(torch.backends.cudnn.enabled), tf32_conv=bool(torch.backends.cudnn.allow_tf32))
         torch.backends.cudnn.enabled = True
-        torch.backends.cudnn.benchmark = True   # autotune: the algorithm search runs on the first call
+        # torch's default (no algorithm search): what users' code runs unless it opts in. Measured on
+        # the H200 (scripts/device/verify_jit.sh): with the search on, a freshly started machine JIT-
+        # compiled the runtime-compiled engines it tried (8.3 s beyond the import, 1.1 s without),
+        # and with engines_precompiled missing the search hid the wrong numbers the default gives.
+        torch.backends.cudnn.benchmark = False
         loaded = loaded_cudnn()
         emit("loaded", stage="after import", **loaded)   # kept even if the first conv crashes
         watchdog = watchdog_for(loaded)
@@ -633,7 +606,7 @@ def run_jax(device: str, cc_override) -> None:
         emit("device", name="cpu (test mode)", cc=None, cudnn_enabled=False, tf32_conv=False)
     if versions is not None:
         try:
-            emit("built", cudnn_built=decode_cudnn_version(int(versions.cudnn_build_version())),
+            emit("built", cudnn_built=cudnn_version_from_int(int(versions.cudnn_build_version())),
                  source="%s._versions.cudnn_build_version()" % plugin)
             emit("runtime", cudnn_reported=int(versions.cudnn_get_version()))
         except Exception as exc:  # noqa: BLE001
@@ -824,7 +797,7 @@ def run_cupy(device: str, cc_override) -> None:
     try:
         from cupy.cuda import cudnn as _cudnn  # noqa: F401 - CuPy < 14 only
 
-        built = decode_cudnn_version(int(_cudnn.get_build_version()))
+        built = cudnn_version_from_int(int(_cudnn.get_build_version()))
         emit("runtime", cudnn_reported=int(_cudnn.getVersion()))
     except Exception:  # noqa: BLE001
         pass
@@ -893,9 +866,6 @@ def main(argv) -> int:
             dlopen.append(val)
         elif opt == "--built":
             built = val
-    how = os.environ.get("FIXER_VERIFY_READAHEAD", "")
-    if how in ("fadvise", "read") and framework in _READAHEAD_PLACES and device != "cpu":
-        _readahead(framework, how)
     t0 = time.perf_counter()
     emit("start", framework=framework, python=sys.executable, pid=os.getpid(), wall=_WALL0,
          cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"))

@@ -1,19 +1,13 @@
 """diagnose(): Environment + Recipes -> findings, each with its evidence and the fix it implies.
 
 Pure: no I/O. Every number (driver floors, cuDNN's minimum compute capability, GPU compute
-capabilities, a build's kernels) comes from `recipes`; the rules themselves are the ones the
-frameworks enforce at run time:
-
-- cuDNN: the copy that loads must have the build's major and a minor >= the build's
-  (torch/backends/cudnn, XLA's cuda_dnn.cc and JAX's plugin all check this).
-- cuDNN >= 9.11 needs compute capability >= 7.5 (the recipes carry the release's minimum).
-- The driver must reach the floor of the build's CUDA major (minor-version compatibility).
-- One process maps one libcudnn.so.N: frameworks that share a process must agree on it.
+capabilities, a build's kernels) comes from `recipes`; the rules themselves (cuDNN
+compatibility, runs-on, completeness, display names, the Environment queries it shares with
+resolve) live in fixer/rules.py.
 """
 from __future__ import annotations
 
 import os
-import re
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .model import (
@@ -28,13 +22,23 @@ from .model import (
     LoadResolution,
     Recipes,
 )
-from ._paths import split_ld_preload
-from ._versions import major_minor, older_minor, version_key
+from ._versions import major_minor, version_key
+from .rules import (
+    built_cudnn,
+    copy_at,
+    cudnn_compatible,
+    cudnn_relation,
+    display_name as _name,
+    foreign_cudnn_preloads,
+    gpu_compute_capability,
+    older_cuda_libraries,
+    recipe_build,
+    runs_on,
+    unloadable_files,
+)
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 GPU_PACKAGES = ("nvidia-", "torch", "jax", "tensorflow", "cupy", "onnxruntime-gpu", "ctranslate2", "paddlepaddle-gpu", "tf-keras")
-FRAMEWORK_WORDS = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "cupy": "CuPy",
-                   "onnxruntime": "ONNX Runtime", "ctranslate2": "CTranslate2", "paddle": "Paddle"}
 
 
 def diagnose(env: Environment, recipes: Recipes) -> Tuple[Finding, ...]:
@@ -46,53 +50,6 @@ def diagnose(env: Environment, recipes: Recipes) -> Tuple[Finding, ...]:
 
 def is_healthy(findings: Sequence[Finding]) -> bool:
     return not any(f.severity in ("error", "warning") for f in findings)
-
-
-def _name(fw: str) -> str:
-    return FRAMEWORK_WORDS.get(fw, fw)
-
-
-_CUDNN_SUBLIB = re.compile(r"^libcudnn_[a-z_]+\.so(\.\d+)*$")
-
-
-def _same_dir(d: str) -> str:
-    """One name for a directory on merged-/usr systems (/lib/x86_64-linux-gnu is /usr/lib/...)."""
-    d = os.path.normpath(d)
-    return "/usr" + d if d.startswith(("/lib/", "/lib64/")) else d
-
-
-def foreign_cudnn_preloads(env: Environment) -> List[Tuple[str, Optional[LibraryCopy], List[LoadResolution]]]:
-    """cuDNN sub-libraries that LD_PRELOAD forces into every process from another copy than the
-    one a framework loads: (the file, its copy when known, the framework loads it mixes with).
-    The loader model follows the main libcudnn.so.N through LD_PRELOAD by itself; a preloaded
-    sub-library is only borrowed later, when cuDNN dlopens it by soname (verify saw torch and
-    JAX map the apt libcudnn_ops next to the pip copy on the GPU machine)."""
-    out: List[Tuple[str, Optional[LibraryCopy], List[LoadResolution]]] = []
-    for p in split_ld_preload(env.env.get("LD_PRELOAD")):
-        if not p.startswith("/") or not _CUDNN_SUBLIB.match(os.path.basename(p)):
-            continue
-        d = _same_dir(os.path.dirname(p))
-        copy = next((c for c in env.libraries if c.library == "cudnn" and _same_dir(c.directory) == d), None)
-        mixes = [ld for ld in env.loads if ld.library == "cudnn" and ld.consumer != "dlopen" and ld.directory
-                 and not ld.error and _same_dir(ld.directory) != d]
-        if mixes:
-            out.append((os.path.normpath(p), copy, mixes))
-    return out
-
-
-def older_cuda_libraries(env: Environment) -> List[LoadResolution]:
-    """The CUDA libraries (cudart, cuBLAS, cuBLASLt, NVRTC: their versions follow the CUDA
-    toolkit's) a framework loads at its CUDA major but an older minor than it was built with:
-    they lack symbols the build uses ("undefined symbol: ..., version libcublasLt.so.12").
-    The cuda-lib-mismatch finding here, and the loader fixes in resolve."""
-    out = []
-    for res in env.loads:
-        if res.library == "cudnn" or res.consumer == "dlopen" or not res.path or res.error:
-            continue
-        fw = env.framework(res.consumer)
-        if older_minor(res.version, fw.cuda if fw else None):
-            out.append(res)
-    return out
 
 
 def major_minor_text(version: str) -> str:
@@ -115,49 +72,20 @@ class _Diagnosis:
 
     # ------------------------------------------------------------------ helpers
     def build_row(self, fw: FrameworkBuild) -> Optional[Build]:
-        public = fw.version.split("+")[0]
-        rows = [b for b in self.recipes.builds if b.framework == fw.framework and b.version == public]
-        for b in rows:
-            if fw.variant and b.variant == fw.variant:
-                return b
-        cuda_rows = [b for b in rows if b.cuda and fw.cuda and b.cuda.split(".")[0] == fw.cuda.split(".")[0]]
-        return cuda_rows[0] if len(cuda_rows) == 1 else None
+        return recipe_build(fw, self.recipes)
 
     def built_cudnn(self, fw: FrameworkBuild) -> Optional[str]:
-        if fw.cudnn and fw.cudnn.count(".") >= 1:
-            return fw.cudnn
-        row = self.build_row(fw)
-        if row is not None and row.cudnn:
-            return row.cudnn
-        return fw.cudnn
+        return built_cudnn(fw, self.recipes)
 
     def gpu_cc(self, g: Gpu) -> Optional[str]:
-        if g.compute_capability:
-            return g.compute_capability
-        m = (self.recipes.gpu_by_pci(g.pci_device_id) if g.pci_device_id else None) or self.recipes.gpu_by_name(g.name)
-        return m.compute_capability if m else None
+        return gpu_compute_capability(g, self.recipes)
 
     def gpu_label(self, g: Gpu) -> str:
         m = None if g.source != "sysfs-pci" else (self.recipes.gpu_by_pci(g.pci_device_id) if g.pci_device_id else None)
         return m.name if m else g.name
 
     def copy_at(self, directory: Optional[str], library: str = "cudnn", soname: str = "") -> Optional[LibraryCopy]:
-        """The copy in `directory`; with `soname`, the one of that major (the pip wheels of
-        cuDNN 8 and 9 share nvidia/cudnn/lib)."""
-        if directory is None:
-            return None
-        m = re.search(r"\.so\.(\d+)", soname)
-        major = int(m.group(1)) if m else None
-        for c in self.env.libraries:
-            if c.library == library and os.path.normpath(c.directory) == os.path.normpath(directory) and \
-                    (major is None or c.major in (None, major)):
-                return c
-        return None
-
-    def pip_cudnn_dist(self, fw: FrameworkBuild) -> Optional[str]:
-        if fw.cudnn_requirement:
-            return fw.cudnn_requirement
-        return None
+        return copy_at(self.env, directory, library, soname)
 
     # ------------------------------------------------------------------ rules
     def run(self) -> None:
@@ -298,7 +226,7 @@ class _Diagnosis:
                              f"Install an older {_name(fw.framework)} release that still supports compute capability {cc}.",
                              [fw.framework])
                     continue
-                if not sass or _runs_on(cc, sass, ptx):
+                if not sass or runs_on(cc, sass, ptx):
                     continue
                 alt = self.builds_for_cc(fw, cc)
                 self.add("gpu-arch-unsupported", "error",
@@ -312,7 +240,7 @@ class _Diagnosis:
     def builds_for_cc(self, fw: FrameworkBuild, cc: str) -> str:
         public = fw.version.split("+")[0]
         for b in self.recipes.builds_for(fw.framework, public) + self.recipes.builds_for(fw.framework):
-            if b.compute_capabilities and _runs_on(cc, b.compute_capabilities, b.ptx):
+            if b.compute_capabilities and runs_on(cc, b.compute_capabilities, b.ptx):
                 where = f" from {b.index_url}" if b.index_url else ""
                 return f"{' '.join(b.packages) or fw.framework + '==' + b.version} ({b.variant}{where})"
         return ""
@@ -359,19 +287,20 @@ class _Diagnosis:
                              [res.error], fix_pkg, [fw.framework])
                 continue
             if res.intended:
-                self.add("cudnn-shadowed", "warning" if _ok(res.version, built) else "error",
+                self.add("cudnn-shadowed", "warning" if cudnn_compatible(res.version, built) is not False else "error",
                          f"{res.via} puts another cuDNN ahead of the one {name} points at",
                          [f"loads {where}" + (f", cuDNN {res.version}" if res.version else ""),
                           f"intended: {res.intended}", *[s for s in res.steps if s.startswith(("LD_", "DT_"))]],
                          f"Remove {res.directory} from {res.via} (or unset {res.via}) so {name} loads {os.path.dirname(res.intended)}.",
                          [fw.framework])
-            if res.version and built and "." in built:
-                if version_key(res.version)[0] != version_key(built)[0]:
+            relation = cudnn_relation(res.version, built)
+            if relation not in (None, "ok") and built:
+                if relation == "other-major":
                     self.add("cudnn-major-mismatch", "error",
                              f"{name} {fw.version} was built with cuDNN {built} but loads cuDNN {res.version}",
                              [f"loads {where}", f"built with cuDNN {built}" + (f" ({fw.cudnn_requirement})" if fw.cudnn_requirement else "")],
                              fix_pkg, [fw.framework])
-                elif major_minor(res.version) < major_minor(built):
+                else:
                     self.add("cudnn-too-old", "error",
                              f"{name} {fw.version} needs cuDNN >= {_short(built)} but loads {res.version}",
                              [f"loads {where}", f"built with cuDNN {built}" + (f" ({fw.cudnn_requirement})" if fw.cudnn_requirement else ""),
@@ -416,7 +345,7 @@ class _Diagnosis:
         # a wheel pip lists as installed whose files are broken is a warning even when nothing loads
         # it (pip will not repair it by itself); a stray or apt copy nothing loads is a note
         sev = "error" if loaded else ("warning" if c.origin == "pip" and c.package else "info")
-        bad = [f.name for f in c.files if not f.valid_elf]
+        bad = unloadable_files(c)
         if c.missing or bad:
             if c.files:
                 title = f"cuDNN {c.version or ''} in {c.directory} is incomplete".replace("  ", " ")
@@ -491,7 +420,7 @@ class _Diagnosis:
             bad = []
             for r in group:
                 for consumer, built in builds.items():
-                    if built and "." in built and r.version and (version_key(r.version)[0] != version_key(built)[0] or major_minor(r.version) < major_minor(built)):
+                    if cudnn_compatible(r.version, built) is False:
                         bad.append(f"if {_name(r.consumer)} loads first, {_name(consumer)} gets cuDNN {r.version} < {built}")
             ev = [f"{_name(r.consumer)} loads {r.path} (cuDNN {r.version or '?'}, via {r.via})" for r in group]
             self.add("cudnn-conflict", "warning" if bad else "info",
@@ -581,7 +510,7 @@ class _Diagnosis:
         if fw is None:
             return None
         loads = [ld for ld in self.env.loads if ld.consumer == fw.framework and ld.library == "cudnn"]
-        if not loads or any(ld.error or not ld.path or not _ok(ld.version, self.built_cudnn(fw)) for ld in loads):
+        if not loads or any(ld.error or not ld.path or cudnn_compatible(ld.version, self.built_cudnn(fw)) is False for ld in loads):
             return None
         return "; ".join(f"{_name(fw.framework)} loads {ld.path} (cuDNN {ld.version or '?'})" for ld in loads)
 
@@ -597,22 +526,6 @@ class _Diagnosis:
 
 def _short(v: str) -> str:
     return ".".join(v.split(".")[:2])
-
-
-def _ok(version: Optional[str], built: Optional[str]) -> bool:
-    if not version or not built or "." not in built:
-        return True
-    return version_key(version)[0] == version_key(built)[0] and major_minor(version) >= major_minor(built)
-
-
-def _runs_on(cc: str, sass: Sequence[str], ptx: Optional[str]) -> bool:
-    """SASS for X.Y runs on X.Z with Z >= Y; PTX for P is JIT-compiled on anything >= P."""
-    c = version_key(cc)[:2]
-    for s in sass:
-        k = version_key(s)[:2]
-        if k[0] == c[0] and k[1] <= c[1]:
-            return True
-    return bool(ptx) and version_key(ptx)[:2] <= c
 
 
 def pip_conflict_records(distributions: Sequence[Distribution], markers: Dict[str, str]) -> List[Dict[str, object]]:

@@ -265,12 +265,10 @@ def normalize_version(text: str) -> Optional[str]:
         return ".".join(parts) if all(p.isdigit() for p in parts) else None
     if re.fullmatch(r"\d+(?:\.\d+)+", t):
         return t
-    if t.isdigit():
-        v = int(t)
-        if v >= 90000:
-            return f"{v // 10000}.{(v % 10000) // 100}.{v % 100}"
-        if v >= 1000:
-            return f"{v // 1000}.{(v % 1000) // 100}.{v % 100}"
+    if t.isdigit() and int(t) >= 1000:
+        from .rules import cudnn_version_from_int
+
+        return cudnn_version_from_int(int(t))
     return None
 
 

@@ -22,6 +22,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, TypedDict
 from . import installers
 from .envfix import env_fix_steps
 from .model import Environment, Finding, Pin, Plan, PlanOptions, Stack, Step
+from .rules import requirement_name
 
 #: Markers of each framework's native libraries in /proc/<kernel>/maps.
 _KERNEL_MARKERS: Dict[str, Tuple[str, ...]] = {
@@ -250,9 +251,7 @@ def _stale_parts(env: Environment, stack: Stack) -> List[Tuple[str, str, str]]:
 
 
 def _dist(req: str) -> str:
-    from .resolve import _split_req
-
-    return _split_req(req)[0]
+    return requirement_name(req)
 
 
 def _restart_needed(env: Environment, stack: Stack) -> List[str]:

@@ -35,6 +35,7 @@ from ._compat import tomllib
 from ._paths import cache_dir, recipes_dir, write_cache
 from ._versions import canonical_name, version_key
 from .errors import RecipeError
+from .rules import requirement_name, split_requirement
 from .model import (
     FRAMEWORKS,
     Build,
@@ -498,11 +499,6 @@ def _build_record(kind: str, cls: type, fields: Dict[str, _Field], rec: Dict[str
 # ---------------------------------------------------------------------------------------
 
 
-def _dist_name(req: str) -> str:
-    m = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", req)
-    return (m.group(0) if m else req).lower().replace("_", "-")
-
-
 def _spec_part(req: str) -> str:
     return re.sub(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]]*\])?\s*", "", req)
 
@@ -575,8 +571,8 @@ def _cross_check(tables: Dict[str, List[Tuple[Any, _Loc]]], errs: _Collector) ->
 
     for b, loc in builds:
         name = f"{b.framework} {b.version} ({b.variant})"
-        nvidia_reqs = [r for r in b.requires if _dist_name(r).startswith(("nvidia-", "cuda-"))]
-        cudnn_reqs = [r for r in b.requires if _dist_name(r).startswith("nvidia-cudnn")]
+        nvidia_reqs = [r for r in b.requires if requirement_name(r).startswith(("nvidia-", "cuda-"))]
+        cudnn_reqs = [r for r in b.requires if requirement_name(r).startswith("nvidia-cudnn")]
         if b.cuda is None:
             if b.cudnn is not None:
                 errs.add(f"{name}: cudnn {b.cudnn} is set but cuda is not (a build without CUDA uses no cuDNN)",
@@ -605,7 +601,7 @@ def _cross_check(tables: Dict[str, List[Tuple[Any, _Loc]]], errs: _Collector) ->
         elif cudnn_reqs:
             errs.add(f"{name}: requires {cudnn_reqs[0]} but cudnn is not set", loc.path, loc.at("cudnn"))
         for req in cudnn_reqs:
-            dist = _dist_name(req)
+            dist = requirement_name(req)
             req_cu = dist.rsplit("cu", 1)[1] if re.search(r"-cu\d+$", dist) else None
             if req_cu is not None and req_cu != major:
                 errs.add(f"{name}: requires {dist} (a CUDA {req_cu} cuDNN) but the build is CUDA {b.cuda}",
@@ -735,10 +731,10 @@ def _with_size(build: Build, sizes: Dict[Tuple[str, str], int]) -> Build:
     """A build without its own size_bytes takes its main wheel's [[download]] size."""
     if build.size_bytes is not None or not build.packages:
         return build
-    m = re.match(r"\s*([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?\s*==\s*([^\s;,]+)", build.packages[0])
-    if not m:
+    name, version = split_requirement(build.packages[0])
+    if version is None:
         return build
-    size = sizes.get((canonical_name(m.group(1)), m.group(2)))
+    size = sizes.get((name, version))
     return dataclasses.replace(build, size_bytes=size) if size else build
 
 

@@ -1,17 +1,111 @@
-"""The domain rules, each written once (DESIGN: "Every rule has one home").
+"""The domain rules, each written once; detect, diagnose, resolve, plan, explain and verify call them.
 
-Detection, diagnosis, resolution, explanation and verification call these; none keeps a copy.
+Where each rule comes from:
+
+- cuDNN compatibility: the copy a process maps must have the major the framework was built
+  with and, from cuDNN 8, a minor >= the built one (before 8: the same minor)
+  (torch/backends/cudnn/__init__.py, XLA's cuda_dnn.cc and JAX's plugin check this at run time).
+- Runs on a GPU: SASS for compute capability X.Y runs on X.Z with Z >= Y; PTX for P is
+  JIT-compiled on any P' >= P (CUDA C Programming Guide, "Binary Compatibility" and
+  "PTX Compatibility").
+- cudnnGetVersion: from cuDNN 9 it returns M*10000 + m*100 + p, before 9 M*1000 + m*100 + p
+  (cudnn_version.h's CUDNN_VERSION macro of each release).
+- The sub-libraries a cuDNN copy consists of per major (the files each release ships) and what
+  a complete copy is: every one present, every file a loadable ELF object, one version.
+- Display names of the frameworks, requirement and pin parsing, and the Environment queries
+  that diagnose and resolve both ask.
+
+The block between the RULES-FOR-CHILDREN markers is stdlib-only with builtin annotations: the
+scripts that run inside foreign interpreters (fixer/_verify_child.py, fixer/detect/_deep.py)
+carry a copy generated from it (scripts/sync_rules.py writes it, tests/test_rules_copies.py
+checks it), because they cannot import this package.
 """
 from __future__ import annotations
 
+import os
 import re
-from typing import Optional, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
-from ._versions import version_key
+from ._paths import split_ld_preload
+from ._versions import canonical_name, major_minor, older_minor, version_key
+from .model import Build, Environment, FrameworkBuild, Gpu, LibraryCopy, LoadResolution, Recipes
 
-#: cuDNN 9 changed CUDNN_VERSION from MAJOR*1000+MINOR*100+PATCH to MAJOR*10000+MINOR*100+PATCH
-#: (cudnn_version.h of 8.9.7 and 9.0.0), so any value >= 90000 is in the new form.
-_CUDNN9_ENCODING_FROM = 90000
+# RULES-FOR-CHILDREN BEGIN
+#: The sub-libraries of one cuDNN copy by major, without "lib" and ".so.N" (cuDNN 9 split the
+#: library into graph/engine parts; cuDNN 8 into infer/train halves).
+CUDNN_SUBLIBRARIES = {
+    9: ("graph", "ops", "cnn", "adv", "heuristic", "engines_precompiled", "engines_runtime_compiled"),
+    8: ("ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train"),
+}
+
+
+def cudnn_sublibraries(major: int) -> "Tuple[str, ...]":
+    """The sub-library names of cuDNN `major` (a later major is assumed to keep 9's split)."""
+    return CUDNN_SUBLIBRARIES[9] if major >= 9 else CUDNN_SUBLIBRARIES.get(major, ())
+
+
+def cudnn_version_from_int(v: int) -> str:
+    """cudnnGetVersion() -> "9.19.0". cuDNN 9 changed CUDNN_VERSION from M*1000+m*100+p to
+    M*10000+m*100+p (cudnn_version.h of 8.9.7 and 9.0.0), so any value >= 90000 is in the new
+    form: 91900 -> "9.19.0", 8902 -> "8.9.2", 7104 -> "7.1.4"."""
+    if v >= 90000:
+        return "%d.%d.%d" % (v // 10000, (v % 10000) // 100, v % 100)
+    return "%d.%d.%d" % (v // 1000, (v % 1000) // 100, v % 100)
+
+
+_CUDNN_REQ = re.compile(r"^\s*(nvidia-cudnn-cu(\d+))\s*(?:\[[^\]]*\])?\s*\(?([^;)]*)\)?\s*(?:;(.*))?$", re.I)
+
+
+def cudnn_requirement(requires: "Sequence[str]", allow_extras: bool = False) -> "Tuple[Optional[str], Optional[str]]":
+    """(requirement string, cuDNN major.minor.patch it implies) from Requires-Dist lines.
+
+    "nvidia-cudnn-cu13==9.19.0.56; platform_system == "Linux"" -> ("nvidia-cudnn-cu13==9.19.0.56", "9.19.0")
+    "nvidia-cudnn-cu13<10.0,>=9.12.0.46; ... extra == "with-cuda"" -> (..., "9.12.0") (the lower bound)."""
+    for line in requires:
+        m = _CUDNN_REQ.match(line)
+        if not m:
+            continue
+        marker = m.group(4) or ""
+        if "extra" in marker and not allow_extras:
+            continue
+        spec = m.group(3).replace(" ", "")
+        req = m.group(1).lower() + spec
+        for clause in spec.split(","):
+            cm = re.match(r"^(==|>=|~=|===)(\d+(?:\.\d+)*)", clause)
+            if cm:
+                return req, ".".join((cm.group(2).split(".") + ["0", "0"])[:3])
+        return req, None
+    return None, None
+# RULES-FOR-CHILDREN END
+
+#: The scripts that run inside foreign interpreters and carry a copy of the block above.
+CHILD_SCRIPTS = ("_verify_child.py", "detect/_deep.py")
+
+
+def child_block(text: Optional[str] = None) -> str:
+    """The RULES-FOR-CHILDREN block (markers included) of `text`, by default of this file."""
+    if text is None:
+        with open(__file__, encoding="utf-8") as fh:
+            text = fh.read()
+    begin, end = "# RULES-FOR-CHILDREN BEGIN", "# RULES-FOR-CHILDREN END"
+    i, j = text.find(begin), text.find(end)
+    if i < 0 or j < i:
+        return ""
+    return text[i:j + len(end)]
+
+
+def expected_cudnn_sonames(major: int) -> Tuple[str, ...]:
+    """Every file a complete copy of cuDNN `major` has, by soname: libcudnn.so.9, libcudnn_graph.so.9, ..."""
+    return (f"libcudnn.so.{major}",) + tuple(f"libcudnn_{s}.so.{major}" for s in cudnn_sublibraries(major))
+
+
+#: A cuDNN sub-library file name (not the main libcudnn.so.N).
+CUDNN_SUBLIBRARY_FILE = re.compile(r"^libcudnn_[a-z_]+\.so(\.\d+)*$")
+
+
+# ---------------------------------------------------------------------------------------
+# cuDNN compatibility, kernels, completeness
+# ---------------------------------------------------------------------------------------
 
 
 def decode_cudnn_version(value: Union[int, str, Sequence[int]]) -> Optional[str]:
@@ -37,9 +131,7 @@ def decode_cudnn_version(value: Union[int, str, Sequence[int]]) -> Optional[str]
         n = int(t)
     if n < 1000:
         return None
-    if n >= _CUDNN9_ENCODING_FROM:
-        return f"{n // 10000}.{(n % 10000) // 100}.{n % 100}"
-    return f"{n // 1000}.{(n % 1000) // 100}.{n % 100}"
+    return cudnn_version_from_int(n)
 
 
 def cudnn_compatible(runtime: Optional[str], built: Optional[str]) -> Optional[bool]:
@@ -78,3 +170,216 @@ def cudnn_relation(runtime: Optional[str], built: Optional[str]) -> Optional[str
 def cudnn_major_minor(version: Optional[str]) -> Tuple[int, ...]:
     """(major, minor) of a cuDNN version string."""
     return version_key(version)[:2]
+
+
+def runs_on(cc: str, sass: Sequence[str], ptx: Optional[str]) -> bool:
+    """SASS for X.Y runs on X.Z with Z >= Y; PTX for P is JIT-compiled on anything >= P."""
+    c = major_minor(cc)
+    for s in sass:
+        k = major_minor(s)
+        if k and k[0] == c[0] and k[1:] <= c[1:]:
+            return True
+    return bool(ptx) and major_minor(ptx) <= c
+
+
+def build_runs_on(cc: str, build: Build) -> Optional[bool]:
+    """True/False when the build's kernel list decides; None when the recipe lists no kernels."""
+    if not build.compute_capabilities and not build.ptx:
+        return None
+    return runs_on(cc, build.compute_capabilities, build.ptx)
+
+
+def kernel_list(sass: Sequence[str], ptx: Optional[str]) -> str:
+    """"7.5, 8.0, 9.0, PTX 9.0" (or "unknown")."""
+    parts = list(sass) + ([f"PTX {ptx}"] if ptx else [])
+    return ", ".join(parts) or "unknown"
+
+
+def unloadable_files(copy: LibraryCopy) -> List[str]:
+    """Files of the copy the loader would refuse (truncated, not ELF)."""
+    return [f.name for f in copy.files if not f.valid_elf]
+
+
+def is_complete(copy: LibraryCopy) -> bool:
+    """A cuDNN (or CUDA library) copy is complete when every file it should have is present,
+    every file is a loadable ELF object, and all are of one version. An incomplete copy loads
+    but fails ("unable to find an engine") or computes wrong numbers: it needs a reinstall."""
+    return not copy.missing and not unloadable_files(copy) and not copy.mixed
+
+
+def is_usable(copy: LibraryCopy) -> bool:
+    """Complete and of a known version: a copy the resolver may keep as it is."""
+    return bool(copy.version) and is_complete(copy)
+
+
+def cuda_version_from_int(v: int) -> str:
+    """cuDriverGetVersion / cudaRuntimeGetVersion: 13000 -> "13.0", 12060 -> "12.6"."""
+    return f"{v // 1000}.{(v % 1000) // 10}"
+
+
+# ---------------------------------------------------------------------------------------
+# names
+# ---------------------------------------------------------------------------------------
+
+DISPLAY_NAMES = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "cupy": "CuPy",
+                 "onnxruntime": "ONNX Runtime", "ctranslate2": "CTranslate2", "paddle": "PaddlePaddle"}
+
+
+def display_name(framework: str) -> str:
+    """The name people know a framework by: "torch" -> "PyTorch"."""
+    return DISPLAY_NAMES.get(framework, framework)
+
+
+# ---------------------------------------------------------------------------------------
+# requirements and pins
+# ---------------------------------------------------------------------------------------
+
+_REQ = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9_.\-]*)\s*(\[[^\]]*\])?\s*(?:===?\s*([^\s;,]+))?")
+
+
+def split_requirement(req: str) -> Tuple[str, Optional[str]]:
+    """"torch==2.5.1+cu124" -> ("torch", "2.5.1+cu124"); "nvidia_cudnn_cu12[x] >= 9" ->
+    ("nvidia-cudnn-cu12", None): the canonical name and the exact (==) version, extras dropped."""
+    m = _REQ.match(req)
+    if not m:
+        return canonical_name(req.strip()), None
+    return canonical_name(m.group(1)), m.group(3)
+
+
+def requirement_parts(req: str) -> Tuple[str, Tuple[str, ...], str, Optional[str]]:
+    """"jax[cuda12]==0.4.30; sys_platform == 'linux'" -> ("jax", ("cuda12",), "==0.4.30", "0.4.30"):
+    the canonical name, the extras, the specifier text and the exact (==) version."""
+    m = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9_.\-]*)\s*(\[[^\]]*\])?\s*([^;]*?)\s*(;.*)?$", req)
+    if not m:
+        return canonical_name(req.strip()), (), "", None
+    extras = tuple(e.strip() for e in (m.group(2) or "").strip("[]").split(",") if e.strip())
+    spec = (m.group(3) or "").strip()
+    exact = re.match(r"^={2,3}\s*([^\s,;]+)$", spec)
+    return canonical_name(m.group(1)), extras, spec, exact.group(1) if exact else None
+
+
+def requirement_name(req: str) -> str:
+    """The canonical distribution name a requirement string names."""
+    return split_requirement(req)[0]
+
+
+def cudnn_pin(requires: Sequence[str]) -> Tuple[Optional[str], Optional[str]]:
+    """The exact cuDNN wheel pin among requirement strings: ("nvidia-cudnn-cu12", "9.1.0.70"), else (None, None)."""
+    for r in requires:
+        name, version = split_requirement(r)
+        if name.startswith("nvidia-cudnn-cu") and version:
+            return name, version
+    return None, None
+
+
+def cuda_major_of_package(name: Optional[str], version: Optional[str] = None) -> Optional[int]:
+    """The CUDA major a package is built for, from its name or version: nvidia-cudnn-cu13 -> 13,
+    libcudnn9-cuda-12 -> 12, 8.9.7.29-1+cuda12.2 -> 12; None when neither says."""
+    m = re.search(r"cu(?:da)?-?(\d{2})", f"{name or ''} {version or ''}")
+    return int(m.group(1)) if m else None
+
+
+def cudnn_major_of_package(name: str) -> Optional[int]:
+    """libcudnn9-cuda-12 -> 9, libcudnn8 -> 8; None for the pip wheels (their major is the version's)."""
+    m = re.match(r"^(?:lib)?cudnn(\d+)", name)
+    return int(m.group(1)) if m else None
+
+
+# ---------------------------------------------------------------------------------------
+# Environment queries shared by diagnose and resolve
+# ---------------------------------------------------------------------------------------
+
+
+def gpu_compute_capability(gpu: Gpu, recipes: Recipes) -> Optional[str]:
+    """The GPU's compute capability: detected, else from the recipes' GPU table by PCI id or name."""
+    if gpu.compute_capability:
+        return gpu.compute_capability
+    model = (recipes.gpu_by_pci(gpu.pci_device_id) if gpu.pci_device_id else None) or recipes.gpu_by_name(gpu.name)
+    return model.compute_capability if model else None
+
+
+def recipe_build(fw: FrameworkBuild, recipes: Recipes) -> Optional[Build]:
+    """The recipe row of an installed build: same framework and public version, the same variant
+    when detected, else the only row of its CUDA major."""
+    public = fw.version.split("+")[0]
+    rows = [b for b in recipes.builds if b.framework == fw.framework and b.version == public]
+    for b in rows:
+        if fw.variant and b.variant == fw.variant:
+            return b
+    cuda_rows = [b for b in rows if b.cuda and fw.cuda and b.cuda.split(".")[0] == fw.cuda.split(".")[0]]
+    return cuda_rows[0] if len(cuda_rows) == 1 else None
+
+
+def built_cudnn(fw: FrameworkBuild, recipes: Recipes) -> Optional[str]:
+    """The cuDNN version an installed framework was built with: detected (major.minor at least),
+    else its recipe row's, else whatever detection found."""
+    if fw.cudnn and fw.cudnn.count(".") >= 1:
+        return fw.cudnn
+    row = recipe_build(fw, recipes)
+    if row is not None and row.cudnn:
+        return row.cudnn
+    return fw.cudnn
+
+
+def same_dir(d: str) -> str:
+    """One name for a directory on merged-/usr systems (/lib/x86_64-linux-gnu is /usr/lib/...)."""
+    d = os.path.normpath(d)
+    return "/usr" + d if d.startswith(("/lib/", "/lib64/")) else d
+
+
+def copy_at(env: Environment, directory: Optional[str], library: str = "cudnn",
+            soname: str = "") -> Optional[LibraryCopy]:
+    """The copy of `library` detection found in `directory`; with `soname` ("libcudnn.so.8"),
+    the one of that major (the cuDNN 8 and 9 pip wheels share nvidia/cudnn/lib)."""
+    if directory is None:
+        return None
+    m = re.search(r"\.so\.(\d+)", soname)
+    major = int(m.group(1)) if m else None
+    for c in env.libraries:
+        if c.library == library and os.path.normpath(c.directory) == os.path.normpath(directory) and \
+                (major is None or c.major in (None, major)):
+            return c
+    return None
+
+
+def foreign_cudnn_preloads(env: Environment) -> List[Tuple[str, Optional[LibraryCopy], List[LoadResolution]]]:
+    """cuDNN sub-libraries that LD_PRELOAD forces into every process from another copy than the
+    one a framework loads: (the file, its copy when known, the framework loads it mixes with).
+    The loader model follows the main libcudnn.so.N through LD_PRELOAD by itself; a preloaded
+    sub-library is only borrowed later, when cuDNN dlopens it by soname (verify saw torch and
+    JAX map the apt libcudnn_ops next to the pip copy on the GPU machine)."""
+    out: List[Tuple[str, Optional[LibraryCopy], List[LoadResolution]]] = []
+    for p in split_ld_preload(env.env.get("LD_PRELOAD")):
+        if not p.startswith("/") or not CUDNN_SUBLIBRARY_FILE.match(os.path.basename(p)):
+            continue
+        d = same_dir(os.path.dirname(p))
+        copy = next((c for c in env.libraries if c.library == "cudnn" and same_dir(c.directory) == d), None)
+        mixes = [ld for ld in env.loads if ld.library == "cudnn" and ld.consumer != "dlopen" and ld.directory
+                 and not ld.error and same_dir(ld.directory) != d]
+        if mixes:
+            out.append((os.path.normpath(p), copy, mixes))
+    return out
+
+
+def older_cuda_libraries(env: Environment) -> List[LoadResolution]:
+    """The CUDA libraries (cudart, cuBLAS, cuBLASLt, NVRTC: their versions follow the CUDA
+    toolkit's) a framework loads at its CUDA major but an older minor than it was built with:
+    they lack symbols the build uses ("undefined symbol: ..., version libcublasLt.so.12").
+    The cuda-lib-mismatch finding in diagnose, and the loader fixes in resolve."""
+    out = []
+    for res in env.loads:
+        if res.library == "cudnn" or res.consumer == "dlopen" or not res.path or res.error:
+            continue
+        fw = env.framework(res.consumer)
+        if older_minor(res.version, fw.cuda if fw else None):
+            out.append(res)
+    return out
+
+
+def cudnn_loads(env: Environment) -> Dict[str, List[LoadResolution]]:
+    """Where each framework's libcudnn.so.N resolves, grouped by soname (frameworks only)."""
+    out: Dict[str, List[LoadResolution]] = {}
+    for res in env.loads:
+        if res.library == "cudnn" and res.consumer != "dlopen":
+            out.setdefault(res.soname, []).append(res)
+    return out

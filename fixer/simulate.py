@@ -29,6 +29,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from ._paths import split_ld_preload
 from ._versions import canonical_name, version_key
+from .rules import expected_cudnn_sonames, requirement_parts, same_dir
 from .model import (
     Build,
     Distribution,
@@ -45,12 +46,11 @@ from .model import (
 
 MULTIARCH = "/usr/lib/x86_64-linux-gnu"
 DEFAULT_SEARCH = ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib")
-_REQ = re.compile(r"^\s*([A-Za-z0-9_.\-]+)\s*(\[[^\]]*\])?\s*(.*?)\s*(;.*)?$")
 
 
 @dataclasses.dataclass(frozen=True)
 class Requirement:
-    """A requirement string split: name (canonical), extras, specifier text, exact version."""
+    """A requirement string split (fixer.rules.requirement_parts): name, extras, specifier, exact version."""
 
     name: str
     extras: Tuple[str, ...] = ()
@@ -59,24 +59,12 @@ class Requirement:
 
 
 def parse_requirement(text: str) -> Requirement:
-    """"jax[cuda12]==0.4.30" -> Requirement("jax", ("cuda12",), "==0.4.30", "0.4.30");
-    apt's "pkg=ver" and conda's "pkg==ver" read the same way."""
-    m = _REQ.match(text)
-    if not m:
-        return Requirement(text.strip())
-    name = canonical_name(m.group(1))
-    extras = tuple(e.strip() for e in (m.group(2) or "").strip("[]").split(",") if e.strip())
-    spec = (m.group(3) or "").strip()
-    exact = None
-    em = re.match(r"^={1,3}\s*([^\s,;]+)$", spec)
-    if em:
-        exact = em.group(1)
-    return Requirement(name, extras, spec, exact)
+    """"jax[cuda12]==0.4.30" -> Requirement("jax", ("cuda12",), "==0.4.30", "0.4.30")."""
+    return Requirement(*requirement_parts(text))
 
 
 def _same_dir(d: Optional[str]) -> str:
-    d = os.path.normpath(d or "")
-    return "/usr" + d if d.startswith(("/lib/", "/lib64/")) or d == "/lib" else d
+    return same_dir(d or "")
 
 
 def _v3(v: str) -> str:
@@ -407,10 +395,8 @@ def _complete(c: LibraryCopy, version: Optional[str], package: Optional[str]) ->
 
 
 def _new_cudnn_copy(directory: str, version: str, origin: str, package: str, cuda_major: Optional[int]) -> LibraryCopy:
-    from .detect.libraries import expected_sonames
-
     major = version_key(version)[0]
-    files = tuple(LibFile(name=s, soname=s, version=version) for s in expected_sonames(major))
+    files = tuple(LibFile(name=s, soname=s, version=version) for s in expected_cudnn_sonames(major))
     return LibraryCopy(library="cudnn", major=major, version=version, directory=directory, origin=origin,  # type: ignore[arg-type]
                        package=package, version_source="simulated", files=files, cuda_major=cuda_major)
 

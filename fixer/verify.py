@@ -25,6 +25,7 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, 
 from ._versions import version_key
 from .errors import UsageError
 from .model import CheckResult, Environment, Finding
+from .rules import cudnn_relation
 
 CHILD = Path(__file__).with_name("_verify_child.py")
 MARK = "@@fixer-verify@@ "
@@ -243,16 +244,17 @@ def check_loaded(framework: str, loaded: Mapping[str, Any], built: Optional[str]
                 "LD_LIBRARY_PATH (or remove that copy), then restart the process. `colab-cudnn-fix apply` plans it.",
         ))
     loaded_version = (main or {}).get("version")
-    if main and loaded_version and built:
-        lv, bv = version_key(loaded_version), version_key(built)
-        if lv and bv and lv[0] != bv[0]:
+    relation = cudnn_relation(loaded_version, built) if main else None
+    if main and loaded_version and built and relation not in (None, "ok"):
+        bv = version_key(built)
+        if relation == "other-major":
             findings.append(Finding(
                 id="cudnn-major-mismatch", severity="error", frameworks=fw,
                 title=f"{framework} was built with cuDNN {built} but loaded cuDNN {loaded_version} from {main['dir']}",
                 evidence=listing,
                 fix=f"Install cuDNN {bv[0]}.x (the nvidia-cudnn wheel {framework} requires) and make it the copy that loads.",
             ))
-        elif len(lv) >= 2 and len(bv) >= 2 and lv[:2] < bv[:2]:
+        else:
             findings.append(Finding(
                 id="cudnn-too-old", severity="error", frameworks=fw,
                 title=f"{framework} runs on cuDNN {loaded_version} from {main['dir']}, older than the {built} it was built with",
@@ -444,9 +446,9 @@ def _merged_loaded(records: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
 
 def _reported(v: Any) -> Optional[str]:
     if isinstance(v, int) and v > 0:
-        from ._verify_child import decode_cudnn_version
+        from .rules import cudnn_version_from_int
 
-        return decode_cudnn_version(v)
+        return cudnn_version_from_int(v)
     return None
 
 

@@ -1,11 +1,14 @@
 """Command-line interface. Thin: parse, call one library function, render, map errors to exit codes.
 
-Each command lives in its own module and registers itself on the shared app.
+Each command lives in its own module and registers itself on the shared app; every option
+comes from the one options table (fixer.cli.options).
 """
 from __future__ import annotations
 
 import sys
-from typing import List, Optional
+from typing import Any, List, Optional, Sequence
+
+import typer
 
 from ._app import app
 
@@ -20,18 +23,76 @@ from . import recipes as _recipes  # noqa: F401,E402
 from . import rollback as _rollback  # noqa: F401,E402
 
 
+def _click_class(name: str) -> Any:
+    """click's exception class `name`, from the click typer uses (its own copy in newer typer)."""
+    return next(c for c in typer.BadParameter.__mro__ if c.__name__ == name)
+
+
+def command_of(argv: Sequence[str]) -> str:
+    """The command an argv names ('recipes show', 'doctor', or '' when none)."""
+    words = [a for a in argv if not a.startswith("-")]
+    if not words:
+        return ""
+    if words[0] == "recipes" and len(words) > 1:
+        return f"recipes {words[1]}"
+    return words[0]
+
+
 def main(argv: Optional[List[str]] = None) -> int:
-    """Console entry point. Returns the exit code (tests call it with an argv list)."""
+    """Console entry point. Returns the exit code (tests call it with an argv list).
+
+    A usage error (unknown option, bad choice) exits 2; with --json it is one JSON object on
+    stdout like any other error (fixer/schemas/error.json). Ctrl-C exits 130 without a traceback."""
+    args = list(argv if argv is not None else sys.argv[1:])
+    usage_error = _click_class("UsageError")
+    click_exception = _click_class("ClickException")
     try:
-        app(args=argv if argv is not None else sys.argv[1:], prog_name="colab-cudnn-fix", standalone_mode=True)
+        rv = app(args=args, prog_name="colab-cudnn-fix", standalone_mode=False)
     except SystemExit as exc:
         code = exc.code
-        if code is None:
-            return 0
-        if isinstance(code, int):
-            return code
-        return 1
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    except usage_error as exc:
+        from ..errors import UsageError
+
+        if type(exc).__name__ == "NoArgsIsHelpError":  # no command given: the help, as a usage error
+            sys.stdout.write(exc.format_message())
+            return 2
+        from ..render import error
+
+        ctx = getattr(exc, "ctx", None)
+        hint = f"see `{ctx.command_path} --help`" if ctx is not None else "see `colab-cudnn-fix --help`"
+        error(UsageError(exc.format_message(), hint=hint), as_json="--json" in args, command=command_of(args))
+        return 2
+    except click_exception as exc:
+        from ..errors import FixerError
+        from ..render import error
+
+        err = FixerError(exc.format_message())
+        err.exit_code = int(getattr(exc, "exit_code", 1))
+        error(err, as_json="--json" in args, command=command_of(args))
+        return err.exit_code
+    except KeyboardInterrupt:
+        return _interrupted(args)
+    except Exception as exc:  # noqa: BLE001 - click's Abort (Ctrl-C at a prompt) or typer's Exit
+        name = type(exc).__name__
+        if name == "Abort":
+            return _interrupted(args)
+        if name == "Exit":
+            return int(getattr(exc, "exit_code", 0) or 0)
+        raise
+    if isinstance(rv, int):
+        return rv
     return 0
+
+
+def _interrupted(args: Sequence[str]) -> int:
+    from ..errors import FixerError
+    from ..render import error
+
+    err = FixerError("interrupted")
+    err.exit_code = 130
+    error(err, as_json="--json" in args, command=command_of(args))
+    return 130
 
 
 __all__ = ["app", "main"]

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import functools
-import sys
 from typing import Any, Callable, Dict, List, Optional, TypeVar
 
 import typer
@@ -12,22 +11,15 @@ from ..model import Intent
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-JSON_OPTION = typer.Option(False, "--json", help="Write machine-readable JSON (versioned schema) to stdout.")
-PYTHON_OPTION = typer.Option(
-    None, "--python", metavar="PATH",
-    help="Target interpreter to inspect/repair (default: the one running this tool).",
-)
-RECIPES_OPTION = typer.Option(
-    None, "--recipes", metavar="DIR",
-    help="Extra recipe directory; its files override the shipped recipes of the same name.",
-)
-
-
 def handle_errors(json_flag: str = "json") -> Callable[[F], F]:
     """Turn a FixerError raised by the library into a rendered message and its exit code.
     Anything else is a bug: it propagates (with a traceback) so it gets reported."""
 
     def deco(fn: F) -> F:
+        command = fn.__module__.rsplit(".", 1)[-1]
+        if command == "recipes":
+            command = "recipes " + fn.__name__.replace("_command", "")
+
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             try:
@@ -35,12 +27,14 @@ def handle_errors(json_flag: str = "json") -> Callable[[F], F]:
             except FixerError as exc:
                 from .. import render
 
-                render.error(exc, as_json=bool(kwargs.get(json_flag)))
+                render.error(exc, as_json=bool(kwargs.get(json_flag)), command=command)
                 raise typer.Exit(exc.exit_code)
             except KeyboardInterrupt:
                 from .. import render
 
-                render.error(FixerError("interrupted"), as_json=bool(kwargs.get(json_flag)))
+                interrupted = FixerError("interrupted")
+                interrupted.exit_code = 130
+                render.error(interrupted, as_json=bool(kwargs.get(json_flag)), command=command)
                 raise typer.Exit(130)
 
         return wrapper  # type: ignore[return-value]
@@ -91,14 +85,3 @@ def make_intent(
     )
 
 
-FRAMEWORK_OPTION = typer.Option(None, "--framework", help="Framework to make work (repeatable; default: those installed).")
-TORCH_OPTION = typer.Option(None, "--torch", metavar="VERSION", help="Wanted PyTorch version.")
-TENSORFLOW_OPTION = typer.Option(None, "--tensorflow", metavar="VERSION", help="Wanted TensorFlow version.")
-JAX_OPTION = typer.Option(None, "--jax", metavar="VERSION", help="Wanted JAX version.")
-CUDA_OPTION = typer.Option(None, "--cuda", metavar="X.Y", help="Wanted CUDA version of the builds.")
-CUDNN_FROM_OPTION = typer.Option(None, "--cudnn-from", help="Where cuDNN should come from: pip, apt or conda.")
-KEEP_OPTION = typer.Option(None, "--keep", metavar="NAME", help="Never change this distribution (repeatable).")
-
-
-def stdout_is_tty() -> bool:
-    return sys.stdout.isatty()

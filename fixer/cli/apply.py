@@ -18,34 +18,12 @@ import typer
 
 from ..errors import UsageError
 from ._app import app
-from ._common import (
-    CUDA_OPTION,
-    CUDNN_FROM_OPTION,
-    FRAMEWORK_OPTION,
-    JAX_OPTION,
-    JSON_OPTION,
-    KEEP_OPTION,
-    PYTHON_OPTION,
-    RECIPES_OPTION,
-    TENSORFLOW_OPTION,
-    TORCH_OPTION,
-    handle_errors,
-    make_intent,
-)
-from .plan import (
-    ENVIRONMENT_OPTION,
-    FIND_LINKS_OPTION,
-    INSTALLER_OPTION,
-    MIRROR_OPTION,
-    NO_INDEX_OPTION,
-    parse_mirrors,
-)
+from ._common import handle_errors, make_intent
+from .options import command, option
+from .plan import parse_mirrors
 
 if TYPE_CHECKING:
     from ..model import CheckResult, Finding
-
-ROOT_OPTION = typer.Option(None, "--root", metavar="DIR",
-                           help="Sandbox prefix for every file the tool writes (env files, journal); tests use it.")
 
 
 def make_options(installer: str, find_links: Optional[List[str]], no_index: bool,
@@ -65,38 +43,33 @@ def make_options(installer: str, find_links: Optional[List[str]], no_index: bool
                        root=os.path.abspath(root) if root else None, restart=restart)
 
 
-@app.command("apply")
+@command(app, "apply")
 @handle_errors()
 def apply_command(
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and change nothing."),
-    yes: bool = typer.Option(False, "--yes", "-y", help="Never ask (the default unless --interactive)."),
-    interactive: bool = typer.Option(False, "--interactive", help="Show the plan and ask before changing anything."),
-    json: bool = JSON_OPTION,
-    python: Optional[str] = PYTHON_OPTION,
-    lock: Optional[str] = typer.Option(None, "--lock", metavar="FILE",
-                                       help="Install exactly this lock file (hashes enforced)."),
-    find_links: Optional[List[str]] = FIND_LINKS_OPTION,
-    no_index: bool = NO_INDEX_OPTION,
-    index_mirror: Optional[List[str]] = MIRROR_OPTION,
-    installer: str = INSTALLER_OPTION,
-    root: Optional[str] = ROOT_OPTION,
-    restart: bool = typer.Option(False, "--restart", help="Restart the notebook runtime when it must reload libraries."),
-    environment: Optional[str] = ENVIRONMENT_OPTION,
-    recipes: Optional[List[str]] = RECIPES_OPTION,
-    framework: Optional[List[str]] = FRAMEWORK_OPTION,
-    torch: Optional[str] = TORCH_OPTION,
-    tensorflow: Optional[str] = TENSORFLOW_OPTION,
-    jax: Optional[str] = JAX_OPTION,
-    cuda: Optional[str] = CUDA_OPTION,
-    cudnn_from: Optional[str] = CUDNN_FROM_OPTION,
-    keep: Optional[List[str]] = KEEP_OPTION,
-    no_verify: bool = typer.Option(False, "--no-verify", help="Skip the checks after applying."),
-    prepare_for_gpu: bool = typer.Option(
-        False, "--prepare-for-gpu",
-        help="This machine has no GPU now but is being prepared for one (an image built on a CPU host): "
-             "apply the plan anyway. Without it, apply on a machine with no visible GPU changes nothing "
-             "and exits 3 (0 when nothing installed or asked for needs a GPU)."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show every line the installers print."),
+    dry_run: bool = option("dry_run"),
+    yes: bool = option("yes"),
+    interactive: bool = option("interactive"),
+    json: bool = option("json"),
+    python: Optional[str] = option("python"),
+    lock: Optional[str] = option("lock"),
+    find_links: Optional[List[str]] = option("find_links"),
+    no_index: bool = option("no_index"),
+    index_mirror: Optional[List[str]] = option("index_mirror"),
+    installer: str = option("installer"),
+    root: Optional[str] = option("root"),
+    restart: bool = option("restart"),
+    environment: Optional[str] = option("environment"),
+    recipes: Optional[List[str]] = option("recipes"),
+    framework: Optional[List[str]] = option("framework"),
+    torch: Optional[str] = option("torch"),
+    tensorflow: Optional[str] = option("tensorflow"),
+    jax: Optional[str] = option("jax"),
+    cuda: Optional[str] = option("cuda"),
+    cudnn_from: Optional[str] = option("cudnn_from"),
+    keep: Optional[List[str]] = option("keep"),
+    no_verify: bool = option("no_verify"),
+    prepare_for_gpu: bool = option("prepare_for_gpu"),
+    verbose: bool = option("verbose"),
 ) -> None:
     """Repair the GPU stack: run the plan's steps, journaled; roll back on any failure."""
     from ..apply import apply_plan

@@ -16,7 +16,8 @@ import typer
 from ..errors import UsageError
 from ..model import Environment, Finding, Recipes
 from ._app import app
-from ._common import JSON_OPTION, PYTHON_OPTION, RECIPES_OPTION, handle_errors
+from ._common import handle_errors
+from .options import command, option
 
 
 def exit_code_for(env: Environment, findings: Sequence[Finding]) -> Tuple[int, bool, bool]:
@@ -69,15 +70,14 @@ class _RecipesLoader(threading.Thread):
         return self.value
 
 
-@app.command("doctor")
+@command(app, "doctor")
 @handle_errors()
 def doctor_command(
-    json: bool = JSON_OPTION,
-    deep: bool = typer.Option(False, "--deep", help="Also import each framework in a child process (slower) and "
-                                                    "report what it sees: its cuDNN version, mapped files, devices."),
-    python: Optional[str] = PYTHON_OPTION,
-    lock: Optional[str] = typer.Option(None, "--lock", metavar="FILE", help="Check the machine against a lock file (drift)."),
-    recipes: Optional[str] = RECIPES_OPTION,
+    json: bool = option("json"),
+    deep: bool = option("deep"),
+    python: Optional[str] = option("python"),
+    lock: Optional[str] = option("lock"),
+    recipes: Optional[str] = option("recipes"),
 ) -> None:
     """Show the GPU stack (GPU, driver, each framework's build vs the cuDNN it will load) and what is wrong."""
     from ..detect import detect, overrides_from_env

@@ -10,7 +10,8 @@ import typer
 
 from ..errors import FixerError, UsageError
 from ._app import app
-from ._common import JSON_OPTION, PYTHON_OPTION, RECIPES_OPTION, handle_errors
+from ._common import handle_errors
+from .options import command, option
 
 #: Version of the JSON written by `explain --json`.
 EXPLAIN_SCHEMA = 1
@@ -61,15 +62,15 @@ def _plan_for(env: Any, recipes: Any, notes: List[str]) -> Any:
     return None
 
 
-@app.command("explain")
+@command(app, "explain")
 @handle_errors()
 def explain_command(
     text: Optional[str] = typer.Argument(None, metavar="[TEXT | -]", help="The error text; '-' reads stdin."),
-    file: Optional[str] = typer.Option(None, "--file", "-f", metavar="F", help="Read the error text from a file ('-': stdin)."),
-    no_detect: bool = typer.Option(False, "--no-detect", help="Explain the text alone; do not look at this machine."),
-    json: bool = JSON_OPTION,
-    python: Optional[str] = PYTHON_OPTION,
-    recipes: Optional[List[str]] = RECIPES_OPTION,
+    file: Optional[str] = option("file"),
+    no_detect: bool = option("no_detect"),
+    json: bool = option("json"),
+    python: Optional[str] = option("python"),
+    recipes: Optional[List[str]] = option("recipes"),
 ) -> None:
     """Say why a GPU/cuDNN error happened: cause, evidence, fix (and the plan that applies it).
     Exit 0 when a cause was found, 1 when the text was not recognised, 2 for bad input."""

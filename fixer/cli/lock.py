@@ -10,41 +10,28 @@ from typing import List, Optional
 import typer
 
 from ._app import app
-from ._common import (
-    CUDA_OPTION,
-    CUDNN_FROM_OPTION,
-    FRAMEWORK_OPTION,
-    JAX_OPTION,
-    JSON_OPTION,
-    KEEP_OPTION,
-    PYTHON_OPTION,
-    RECIPES_OPTION,
-    TENSORFLOW_OPTION,
-    TORCH_OPTION,
-    handle_errors,
-    make_intent,
-)
-from .plan import ENVIRONMENT_OPTION, FIND_LINKS_OPTION, MIRROR_OPTION, NO_INDEX_OPTION
+from ._common import handle_errors, make_intent
+from .options import command, option
 
 
-@app.command("lock")
+@command(app, "lock")
 @handle_errors()
 def lock_command(
-    output: str = typer.Option("stack.lock.toml", "-o", "--output", metavar="FILE", help="Where to write the lock."),
-    json: bool = JSON_OPTION,
-    python: Optional[str] = PYTHON_OPTION,
-    environment: Optional[str] = ENVIRONMENT_OPTION,
-    recipes: Optional[List[str]] = RECIPES_OPTION,
-    find_links: Optional[List[str]] = FIND_LINKS_OPTION,
-    no_index: bool = NO_INDEX_OPTION,
-    index_mirror: Optional[List[str]] = MIRROR_OPTION,
-    framework: Optional[List[str]] = FRAMEWORK_OPTION,
-    torch: Optional[str] = TORCH_OPTION,
-    tensorflow: Optional[str] = TENSORFLOW_OPTION,
-    jax: Optional[str] = JAX_OPTION,
-    cuda: Optional[str] = CUDA_OPTION,
-    cudnn_from: Optional[str] = CUDNN_FROM_OPTION,
-    keep: Optional[List[str]] = KEEP_OPTION,
+    output: str = option("output"),
+    json: bool = option("json"),
+    python: Optional[str] = option("python"),
+    environment: Optional[str] = option("environment"),
+    recipes: Optional[List[str]] = option("recipes"),
+    find_links: Optional[List[str]] = option("find_links"),
+    no_index: bool = option("no_index"),
+    index_mirror: Optional[List[str]] = option("index_mirror"),
+    framework: Optional[List[str]] = option("framework"),
+    torch: Optional[str] = option("torch"),
+    tensorflow: Optional[str] = option("tensorflow"),
+    jax: Optional[str] = option("jax"),
+    cuda: Optional[str] = option("cuda"),
+    cudnn_from: Optional[str] = option("cudnn_from"),
+    keep: Optional[List[str]] = option("keep"),
 ) -> None:
     """Write the stack that fits this machine (exact versions, sha256 hashes, apt pins, loader fixes)."""
     from .. import lock as locking

@@ -13,30 +13,9 @@ import typer
 from ..errors import UsageError
 
 from ._app import app
-from ._common import (
-    CUDA_OPTION,
-    CUDNN_FROM_OPTION,
-    FRAMEWORK_OPTION,
-    JAX_OPTION,
-    JSON_OPTION,
-    KEEP_OPTION,
-    PYTHON_OPTION,
-    RECIPES_OPTION,
-    TENSORFLOW_OPTION,
-    TORCH_OPTION,
-    handle_errors,
-    make_intent,
-)
+from ._common import handle_errors, make_intent
+from .options import command, option
 
-ENVIRONMENT_OPTION = typer.Option(
-    None, "--environment", metavar="FILE|NAME",
-    help="Plan for the machine a `doctor --json` file describes, or a bundled example "
-         "(colab-2026-08, colab-2025-01-tf215, h200-healthy, h200-pip-cudnn-hidden).",
-)
-INSTALLER_OPTION = typer.Option("auto", "--installer", help="pip, uv, conda or auto (uv when the target has it).")
-FIND_LINKS_OPTION = typer.Option(None, "--find-links", metavar="DIR", help="Local wheelhouse (repeatable).")
-NO_INDEX_OPTION = typer.Option(False, "--no-index", help="Use no package index (only --find-links).")
-MIRROR_OPTION = typer.Option(None, "--index-mirror", metavar="FROM=TO", help="Rewrite an index URL prefix (repeatable).")
 
 
 def parse_mirrors(values: Optional[List[str]]) -> Tuple[Tuple[str, str], ...]:
@@ -50,24 +29,24 @@ def parse_mirrors(values: Optional[List[str]]) -> Tuple[Tuple[str, str], ...]:
     return tuple(out)
 
 
-@app.command("plan")
+@command(app, "plan")
 @handle_errors()
 def plan_command(
-    json: bool = JSON_OPTION,
-    python: Optional[str] = PYTHON_OPTION,
-    environment: Optional[str] = ENVIRONMENT_OPTION,
-    recipes: Optional[List[str]] = RECIPES_OPTION,
-    framework: Optional[List[str]] = FRAMEWORK_OPTION,
-    torch: Optional[str] = TORCH_OPTION,
-    tensorflow: Optional[str] = TENSORFLOW_OPTION,
-    jax: Optional[str] = JAX_OPTION,
-    cuda: Optional[str] = CUDA_OPTION,
-    cudnn_from: Optional[str] = CUDNN_FROM_OPTION,
-    keep: Optional[List[str]] = KEEP_OPTION,
-    installer: str = INSTALLER_OPTION,
-    find_links: Optional[List[str]] = FIND_LINKS_OPTION,
-    no_index: bool = NO_INDEX_OPTION,
-    index_mirror: Optional[List[str]] = MIRROR_OPTION,
+    json: bool = option("json"),
+    python: Optional[str] = option("python"),
+    environment: Optional[str] = option("environment"),
+    recipes: Optional[List[str]] = option("recipes"),
+    framework: Optional[List[str]] = option("framework"),
+    torch: Optional[str] = option("torch"),
+    tensorflow: Optional[str] = option("tensorflow"),
+    jax: Optional[str] = option("jax"),
+    cuda: Optional[str] = option("cuda"),
+    cudnn_from: Optional[str] = option("cudnn_from"),
+    keep: Optional[List[str]] = option("keep"),
+    installer: str = option("installer"),
+    find_links: Optional[List[str]] = option("find_links"),
+    no_index: bool = option("no_index"),
+    index_mirror: Optional[List[str]] = option("index_mirror"),
 ) -> None:
     """Show the steps that make this machine's GPU stack consistent, as exact commands."""
     from ..model import PlanOptions

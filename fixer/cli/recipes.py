@@ -6,12 +6,15 @@ from typing import List, Optional
 import typer
 
 from ._app import app
-from ._common import JSON_OPTION, RECIPES_OPTION, handle_errors
+from ._common import handle_errors
+from .options import CONTEXT, Group, command, option
 
 recipes_app = typer.Typer(
     name="recipes",
     no_args_is_help=True,
     add_completion=False,
+    cls=Group,
+    context_settings=dict(CONTEXT),
     help="List, show and validate the recipes (builds, cuDNN releases, driver floors, GPUs, Colab images).",
 )
 app.add_typer(recipes_app, name="recipes")
@@ -22,9 +25,9 @@ TARGET_ARGUMENT = typer.Argument(
 )
 
 
-@recipes_app.command("list")
+@command(recipes_app, "list")
 @handle_errors()
-def list_command(recipes: Optional[List[str]] = RECIPES_OPTION, json: bool = JSON_OPTION) -> None:
+def list_command(recipes: Optional[List[str]] = option("recipes"), json: bool = option("json")) -> None:
     """One line per framework: versions, variants and builds; then the other tables."""
     from .. import recipes as rec
     from ..render import recipes as render
@@ -33,10 +36,10 @@ def list_command(recipes: Optional[List[str]] = RECIPES_OPTION, json: bool = JSO
     render.summary(loaded, as_json=json)
 
 
-@recipes_app.command("show")
+@command(recipes_app, "show")
 @handle_errors()
-def show_command(what: str = TARGET_ARGUMENT, recipes: Optional[List[str]] = RECIPES_OPTION,
-                 json: bool = JSON_OPTION) -> None:
+def show_command(what: str = TARGET_ARGUMENT, recipes: Optional[List[str]] = option("recipes"),
+                 json: bool = option("json")) -> None:
     """The builds of a framework (optionally one version) as a table, or another table."""
     from .. import recipes as rec
     from ..render import recipes as render
@@ -45,9 +48,9 @@ def show_command(what: str = TARGET_ARGUMENT, recipes: Optional[List[str]] = REC
     render.show(loaded, rec.select(loaded, what), as_json=json)
 
 
-@recipes_app.command("validate")
+@command(recipes_app, "validate")
 @handle_errors()
-def validate_command(recipes: Optional[List[str]] = RECIPES_OPTION, json: bool = JSON_OPTION) -> None:
+def validate_command(recipes: Optional[List[str]] = option("recipes"), json: bool = option("json")) -> None:
     """Check every recipe file; print each problem as FILE:LINE. Exit 2 if there is any."""
     from .. import recipes as rec
     from ..render import recipes as render

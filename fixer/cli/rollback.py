@@ -11,18 +11,17 @@ from typing import Optional
 import typer
 
 from ._app import app
-from ._common import JSON_OPTION, handle_errors
-from .apply import ROOT_OPTION
+from ._common import handle_errors
+from .options import command, option
 
 
-@app.command("rollback")
+@command(app, "rollback")
 @handle_errors()
 def rollback_command(
-    root: Optional[str] = ROOT_OPTION,
-    python: Optional[str] = typer.Option(None, "--python", metavar="PATH",
-                                         help="Target interpreter (default: the one the last apply changed)."),
-    json: bool = JSON_OPTION,
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Show every line the installers print."),
+    root: Optional[str] = option("root"),
+    python: Optional[str] = option("python"),
+    json: bool = option("json"),
+    verbose: bool = option("verbose"),
 ) -> None:
     """Put back exactly what the last apply changed: package versions, files, apt pins."""
     import os

@@ -7,21 +7,20 @@ from typing import List, Optional
 import typer
 
 from ._app import app
-from ._common import JSON_OPTION, PYTHON_OPTION, handle_errors
+from ._common import handle_errors
+from .options import command, option
 
 #: Version of the JSON written by `verify --json`.
 VERIFY_SCHEMA = 1
 
 
-@app.command("verify")
+@command(app, "verify")
 @handle_errors()
 def verify_command(
-    json: bool = JSON_OPTION,
-    python: Optional[str] = PYTHON_OPTION,
-    framework: Optional[List[str]] = typer.Option(
-        None, "--framework", metavar="NAME",
-        help="Check only this framework (repeatable: torch, tensorflow, jax, cupy). Default: those installed."),
-    timeout: float = typer.Option(120.0, "--timeout", metavar="S", help="Seconds each framework's check may take."),
+    json: bool = option("json"),
+    python: Optional[str] = option("python"),
+    framework: Optional[List[str]] = option("verify_framework"),
+    timeout: float = option("timeout"),
 ) -> None:
     """Prove the GPU stack works: per framework, convs on the GPU checked against the CPU, and the
     cuDNN files really loaded. Exit 0 only when every framework passes."""

@@ -14,32 +14,8 @@ import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from ..model import Distribution, FrameworkBuild, PythonEnv
+from ..rules import cudnn_requirement
 from .elf import read_elf
-
-_CUDNN_REQ = re.compile(r"^\s*(nvidia-cudnn-cu(\d+))\s*(?:\[[^\]]*\])?\s*\(?([^;)]*)\)?\s*(?:;(.*))?$", re.I)
-
-
-def cudnn_requirement(requires: Sequence[str], allow_extras: bool = False) -> Tuple[Optional[str], Optional[str]]:
-    """(requirement string, cuDNN major.minor.patch it implies) from Requires-Dist lines.
-
-    "nvidia-cudnn-cu13==9.19.0.56; platform_system == "Linux"" -> ("nvidia-cudnn-cu13==9.19.0.56", "9.19.0")
-    "nvidia-cudnn-cu13<10.0,>=9.12.0.46; ... extra == "with-cuda"" -> (..., "9.12.0") (the lower bound)."""
-    for line in requires:
-        m = _CUDNN_REQ.match(line)
-        if not m:
-            continue
-        marker = m.group(4) or ""
-        if "extra" in marker and not allow_extras:
-            continue
-        spec = m.group(3).replace(" ", "")
-        req = m.group(1).lower() + spec
-        for clause in spec.split(","):
-            cm = re.match(r"^(==|>=|~=|===)(\d+(?:\.\d+)*)", clause)
-            if cm:
-                return req, ".".join((cm.group(2).split(".") + ["0", "0"])[:3])
-        return req, None
-    return None, None
-
 
 def _pyfile_assign(path: str, names: Sequence[str]) -> Dict[str, object]:
     """Literal assignments `name = ...` / `name: T = ...` at module level of a small .py file."""

@@ -22,6 +22,7 @@ import subprocess
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ..model import Driver, Gpu, ProbeNote
+from ..rules import cuda_version_from_int
 from .overrides import Overrides
 
 SMI_FIELDS = "index,name,pci.bus_id,pci.device_id,compute_cap,memory.total,driver_version,uuid"
@@ -108,11 +109,6 @@ def parse_nvml_result(data: Mapping[str, Any]) -> Tuple[List[Gpu], Optional[str]
                         uuid=g.get("uuid"), source="nvml"))
     cuda_int = data.get("cuda_driver") or nvml.get("cuda")
     return gpus, nvml.get("driver"), cuda_version_from_int(cuda_int) if cuda_int else None
-
-
-def cuda_version_from_int(v: int) -> str:
-    """cuDriverGetVersion's 13000 -> "13.0"; 12080 -> "12.8"."""
-    return f"{v // 1000}.{(v % 1000) // 10}"
 
 
 def parse_pci_device(vendor: str, device: str, klass: str) -> Optional[str]:

@@ -21,19 +21,13 @@ from typing import Dict, Iterable, List, Mapping, Optional, Set, Tuple, cast
 from .._paths import split_ld_preload
 from .._versions import canonical_name
 from ..model import LibFile, LibraryCopy, ProbeNote, PythonEnv
+from ..rules import cudnn_version_from_int, expected_cudnn_sonames
 from .fs import MachineFS
 
 FAMILY_RE = re.compile(r"^lib(cudnn(?:_[a-z_]+)?|cudart|cublasLt|cublas|nvrtc)\.so\.(\d+)((?:\.\d+)*)$")
-CUDNN9_SUBLIBS = ("graph", "ops", "cnn", "adv", "heuristic", "engines_precompiled", "engines_runtime_compiled")
-CUDNN8_SUBLIBS = ("ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train")
 DEFAULT_DIRS = ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib")
 DPKG_PACKAGES = re.compile(r"^(libcudnn|cudnn|cuda-cudart|libcublas|cuda-nvrtc|libnvrtc|libcudart)[^:]*(:[a-z0-9]+)?\.list$")
 PIP_CUDA_DIST = re.compile(r"^nvidia-(cudnn|cuda-runtime|cublas|cuda-nvrtc|cu\d+)")
-
-
-def expected_sonames(major: int) -> Tuple[str, ...]:
-    subs = CUDNN9_SUBLIBS if major >= 9 else CUDNN8_SUBLIBS if major == 8 else ()
-    return (f"libcudnn.so.{major}",) + tuple(f"libcudnn_{s}.so.{major}" for s in subs)
 
 
 def _v3(v: str) -> str:
@@ -204,7 +198,7 @@ def scan(
                 dist, ver = pip_dir_dist[directory]
                 fam = _families_from_names(pip_expected[directory])
                 for (lib, major) in fam:
-                    missing = expected_sonames(major) if lib == "cudnn" else (f"lib{lib}.so.{major}",)
+                    missing = expected_cudnn_sonames(major) if lib == "cudnn" else (f"lib{lib}.so.{major}",)
                     copies.append(_Copy(lib, major, directory, directory, {}, origin="pip",
                                         package=f"{dist} {ver}", version=_v3(ver), version_source="dist-info",
                                         missing=missing))
@@ -277,7 +271,7 @@ def _make_copy(lib: str, major: int, directory: str, real_dir: str, by_soname: D
         c.package = f"{p} {owners.dpkg_versions[p]}" if p in owners.dpkg_versions else p
     c.origin = _origin(directory, hint, pkgs.most_common(1)[0][0] if pkgs else None, env, bool(pip_dists))
     if lib == "cudnn":
-        c.missing = tuple(s for s in expected_sonames(major) if s not in files)
+        c.missing = tuple(s for s in expected_cudnn_sonames(major) if s not in files)
         cm = re.search(r"-cu(?:da-)?(\d+)\b", c.package or "")
         c.cuda_major = int(cm.group(1)) if cm else None
     _settle_version(c, fs)
@@ -312,13 +306,6 @@ def parse_cudnn_version_h(text: str) -> Optional[str]:
     if len(vals) == 3:
         return f"{vals['MAJOR']}.{vals['MINOR']}.{vals['PATCHLEVEL']}"
     return None
-
-
-def cudnn_version_from_int(v: int) -> str:
-    """cudnnGetVersion: 91900 -> "9.19.0" (9+: M*10000+m*100+p); 8902 -> "8.9.2" (8: M*1000+m*100+p)."""
-    if v >= 90000:
-        return f"{v // 10000}.{(v % 10000) // 100}.{v % 100}"
-    return f"{v // 1000}.{(v % 1000) // 100}.{v % 100}"
 
 
 def unknown_cudnn_files(copies: List[_Copy], deep: bool) -> Dict[int, List[str]]:

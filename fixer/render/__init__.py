@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional
 
 from ..errors import FixerError
 from ..model import to_dict
@@ -44,10 +44,13 @@ def print_json(value: Any) -> None:
     sys.stdout.flush()
 
 
-def error(exc: FixerError, as_json: bool = False) -> None:
-    """A library error: one red line on stderr (plus its hint), or a JSON object on stdout."""
+def error(exc: FixerError, as_json: bool = False, command: str = "") -> None:
+    """A library error: one red line on stderr (plus its hint), or a JSON object on stdout
+    (fixer/schemas/error.json: the same shape for every command)."""
     if as_json:
-        body = {"error": {"type": type(exc).__name__, "message": exc.message, "exit_code": exc.exit_code}}
+        body: Dict[str, Any] = {"schema": 1, "command": command, "exit_code": exc.exit_code,
+                                "error": {"type": type(exc).__name__, "message": exc.message,
+                                          "exit_code": exc.exit_code}}
         for extra in ("clashes", "ways_out", "argv", "output", "path", "line"):
             if getattr(exc, extra, None):
                 body["error"][extra] = to_dict(getattr(exc, extra))

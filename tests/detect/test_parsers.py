@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import json
 
-from fixer.detect.frameworks import cudnn_requirement
 from fixer.detect.gpu import (
-    cuda_version_from_int, filter_visible, parse_nvidia_smi_csv, parse_nvml_result, parse_pci_device,
+    filter_visible, parse_nvidia_smi_csv, parse_nvml_result, parse_pci_device,
     parse_proc_driver_nvidia_version, parse_proc_gpu_information, parse_sys_module_nvidia_version,
 )
 from fixer.detect.ldcache import LdCache, parse_ldconfig_p
-from fixer.detect.libraries import cudnn_version_from_int, parse_cudnn_version_h
+from fixer.detect.libraries import parse_cudnn_version_h
+from fixer.rules import cuda_version_from_int, cudnn_requirement, cudnn_version_from_int
 from fixer.detect.overrides import overrides_from_env, parse_gpu_override
 from fixer.detect.runtime import parse_maps_gpu_libs, parse_os_release
 from fixer.errors import UsageError

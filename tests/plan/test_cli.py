@@ -72,11 +72,11 @@ def test_unsatisfiable_exits_1_with_clashes_and_ways_out(capsys):
 
 def test_bad_input_exits_2_with_a_clear_message(capsys, tmp_path):
     cases = [
-        (["--environment", "colab-2026-08", "--torch", "9.9"], "--torch 9.9: no such torch version"),
+        (["--environment", "colab-2026-08", "--torch", "9.9"], "--torch 9.9: no such PyTorch version"),
         (["--environment", "colab-2026-08", "--cuda", "99"], "--cuda 99: no build"),
-        (["--environment", "colab-2026-08", "--framework", "tensorflw"], "unknown framework 'tensorflw'"),
+        (["--environment", "colab-2026-08", "--framework", "tensorflw"], "'--framework': 'tensorflw' is not one of: torch"),
         (["--environment", "no-such-machine"], "no bundled environment of that name"),
-        (["--environment", "colab-2026-08", "--installer", "npm"], "--installer 'npm'"),
+        (["--environment", "colab-2026-08", "--installer", "npm"], "'--installer': 'npm' is not one of: auto, pip"),
         (["--environment", "colab-2026-08", "--index-mirror", "nonsense"], "expected FROM=TO"),
     ]
     bad = tmp_path / "bad.json"

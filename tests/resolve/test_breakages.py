@@ -98,6 +98,6 @@ def test_asking_for_a_torch_the_k80_cannot_run_says_why(real_recipes):
     with pytest.raises(Unsatisfiable) as err:
         resolve(sc.k80(), m.Intent(versions={"torch": "2.11.0"}, frameworks=("torch",)), real_recipes)
     text = " ".join(err.value.clashes)
-    assert "torch: no build fits torch 2.11.0 (--torch 2.11.0)" in text
+    assert "PyTorch: no build fits PyTorch 2.11.0 (--torch 2.11.0)" in text
     assert "Tesla K80 (compute capability 3.7)" in text and "driver 470.256.02" in text
     assert any(w.startswith("without --torch 2.11.0: ") for w in err.value.ways_out)

@@ -139,7 +139,7 @@ def test_intent_torch_version_and_cuda():
     stack = resolve(make_env(), m.Intent(frameworks=("torch",), versions={"torch": "2.5.1"}, cuda="12.1"), r)
     assert (stack.choices[0].build.version, stack.choices[0].build.variant) == ("2.5.1", "cu121")
     assert pins(stack)["torch"] == ("install", "2.5.1+cu121")
-    with pytest.raises(UsageError, match=r"--torch 9\.9: no such torch version.*2\.6\.0"):
+    with pytest.raises(UsageError, match=r"--torch 9\.9: no such PyTorch version.*2\.6\.0"):
         resolve(make_env(), m.Intent(frameworks=("torch",), versions={"torch": "9.9"}), r)
     with pytest.raises(UsageError, match=r"--cuda 99: no build .* uses CUDA 99"):
         resolve(make_env(), m.Intent(frameworks=("torch",), cuda="99"), r)

@@ -92,7 +92,7 @@ def test_maps_parser_keeps_order_dedupes_and_strips_deleted():
 
 @pytest.mark.parametrize("raw,text", [(91900, "9.19.0"), (91400, "9.14.0"), (90100, "9.1.0"), (8907, "8.9.7"), (7605, "7.6.5")])
 def test_decode_cudnn_version(raw, text):
-    assert child.decode_cudnn_version(raw) == text
+    assert child.cudnn_version_from_int(raw) == text
 
 
 def test_version_of_a_file_not_mapped_is_not_loaded_to_find_out(tmp_path):

@@ -81,7 +81,7 @@ def test_cli_table(fake_venv, capsys):
 
 
 @pytest.mark.parametrize("argv,msg", [
-    (["verify", "--framework", "caffe"], "no framework 'caffe'"),
+    (["verify", "--framework", "caffe"], "'caffe' is not one of: torch"),
     (["verify", "--python", "/nonexistent/python"], "no such executable"),
     (["verify", "--timeout", "-1"], "--timeout"),
 ])

@@ -1,0 +1,306 @@
+"""Every command-line option, declared once: its flags, value, choices, default and help.
+
+A command names the options it takes (`json: bool = option("json")`); typer builds the parser
+from what `option()` returns, and `help_text()` renders `--help` from this same table (choices,
+defaults, exit codes, the COLAB_CUDNN_FIX_* overrides), so help cannot drift from the parser.
+A test checks that every option of every command comes from here.
+
+Commands register through `command(app, name)`, which attaches the plain help renderer below
+and the command's exit codes (EXIT_CODES). New commands add their row to EXIT_CODES and take
+their options from OPTIONS (add a row when an option is new).
+"""
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import textwrap
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+from ..detect.overrides import ENV_CUDA, ENV_DRIVER, ENV_GPU
+from ..model import FRAMEWORKS
+from ..verify import VERIFIABLE
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+INSTALLERS: Tuple[str, ...] = ("auto", "pip", "uv", "conda")
+CUDNN_SOURCES: Tuple[str, ...] = ("pip", "apt", "conda")
+
+
+@dataclasses.dataclass(frozen=True)
+class OptionSpec:
+    """One option. `kind`: "flag" (on/off, default off), "value" (one value) or "multi"
+    (repeatable, a list)."""
+
+    flags: Tuple[str, ...]
+    help: str
+    kind: str = "value"
+    metavar: Optional[str] = None
+    choices: Tuple[str, ...] = ()
+    default: Any = None
+    type: type = str
+
+
+OPTIONS: Dict[str, OptionSpec] = {
+    # -- global
+    "version": OptionSpec(("--version",), "Print the version and exit.", kind="flag"),
+    # -- output and target
+    "json": OptionSpec(("--json",), "Write one JSON object to stdout (its shape: fixer/schemas/COMMAND.json; "
+                                    "errors too).", kind="flag"),
+    "python": OptionSpec(("--python",), "Target interpreter to inspect or repair (default: the one running "
+                                        "this tool; rollback: the one the last apply changed).", metavar="PATH"),
+    "recipes": OptionSpec(("--recipes",), "Extra recipe directory (repeatable, later ones win); its files "
+                                          "replace the shipped recipes of the same name.", kind="multi",
+                          metavar="DIR"),
+    "environment": OptionSpec(("--environment",), "Use the machine a `doctor --json` file describes, or a "
+                                                  "bundled example: colab-2026-08, colab-2025-01-tf215, "
+                                                  "h200-healthy, h200-pip-cudnn-hidden.", metavar="FILE|NAME"),
+    "lock": OptionSpec(("--lock",), "A lock file written by `lock` (doctor: report drift from it; apply: "
+                                    "install exactly it, hashes enforced).", metavar="FILE"),
+    "deep": OptionSpec(("--deep",), "Also import each framework in a child process (slower) and report what "
+                                    "it sees: its cuDNN version, mapped files, devices.", kind="flag"),
+    # -- intent
+    "framework": OptionSpec(("--framework",), "Framework to make work (repeatable; default: those installed).",
+                            kind="multi", choices=FRAMEWORKS, metavar="NAME"),
+    "verify_framework": OptionSpec(("--framework",), "Check only this framework (repeatable; default: those "
+                                                     "installed).", kind="multi", choices=VERIFIABLE,
+                                   metavar="NAME"),
+    "torch": OptionSpec(("--torch",), "Wanted PyTorch version.", metavar="VERSION"),
+    "tensorflow": OptionSpec(("--tensorflow",), "Wanted TensorFlow version.", metavar="VERSION"),
+    "jax": OptionSpec(("--jax",), "Wanted JAX version.", metavar="VERSION"),
+    "cuda": OptionSpec(("--cuda",), "Wanted CUDA version of the builds.", metavar="X.Y"),
+    "cudnn_from": OptionSpec(("--cudnn-from",), "Where cuDNN should come from.", choices=CUDNN_SOURCES),
+    "keep": OptionSpec(("--keep",), "Never change this distribution (repeatable).", kind="multi", metavar="NAME"),
+    # -- sources and installers
+    "installer": OptionSpec(("--installer",), "Installer to run (auto: uv when the target has no pip and uv "
+                                              "is there, else pip).", choices=INSTALLERS, default="auto"),
+    "find_links": OptionSpec(("--find-links",), "Local wheelhouse directory (repeatable).", kind="multi",
+                             metavar="DIR"),
+    "no_index": OptionSpec(("--no-index",), "Use no package index (only --find-links).", kind="flag"),
+    "index_mirror": OptionSpec(("--index-mirror",), "Rewrite an index URL prefix (repeatable), e.g. "
+                                                    "https://download.pytorch.org/whl=http://127.0.0.1:8080/whl",
+                               kind="multi", metavar="FROM=TO"),
+    # -- apply and rollback
+    "dry_run": OptionSpec(("--dry-run",), "Print the plan and change nothing.", kind="flag"),
+    "yes": OptionSpec(("--yes", "-y"), "Never ask (the default unless --interactive).", kind="flag"),
+    "interactive": OptionSpec(("--interactive",), "Show the plan and ask before changing anything.", kind="flag"),
+    "root": OptionSpec(("--root",), "Sandbox prefix for every file the tool writes (loader fixes, journal).",
+                       metavar="DIR"),
+    "restart": OptionSpec(("--restart",), "Restart the notebook runtime when it must reload libraries.",
+                          kind="flag"),
+    "no_verify": OptionSpec(("--no-verify",), "Skip the checks after applying.", kind="flag"),
+    "prepare_for_gpu": OptionSpec(
+        ("--prepare-for-gpu",),
+        "This machine has no GPU now but is being prepared for one (an image built on a CPU host): apply the "
+        "plan anyway. Without it, apply on a machine with no visible GPU changes nothing and exits 3 (0 when "
+        "nothing installed or asked for needs a GPU).", kind="flag"),
+    "verbose": OptionSpec(("--verbose", "-v"), "Show every line the installers print.", kind="flag"),
+    # -- lock, verify, explain
+    "output": OptionSpec(("-o", "--output"), "Where to write the lock file.", metavar="FILE",
+                         default="stack.lock.toml"),
+    "timeout": OptionSpec(("--timeout",), "Seconds each framework's check may take.", metavar="S",
+                          default=120.0, type=float),
+    "file": OptionSpec(("--file", "-f"), "Read the error text from this file ('-': stdin).", metavar="F"),
+    "no_detect": OptionSpec(("--no-detect",), "Explain the text alone; do not look at this machine.",
+                            kind="flag"),
+}
+
+#: Intent options shared by plan, apply and lock (in this order in their help).
+INTENT = ("framework", "torch", "tensorflow", "jax", "cuda", "cudnn_from", "keep")
+
+#: Each command's exit codes, as its help prints them.
+EXIT_CODES: Dict[str, Tuple[Tuple[int, str], ...]] = {
+    "doctor": ((0, "healthy, or nothing to fix (no GPU and nothing installed needs one)"), (1, "problems found"),
+               (2, "bad usage or input"), (3, "no GPU visible while something installed needs one")),
+    "plan": ((0, "a plan, or nothing to do"), (1, "no stack fits (the clashes are printed)"),
+             (2, "bad usage or input")),
+    "apply": ((0, "done, nothing to do, or healthy after the fix"),
+              (1, "a step failed (rolled back), another apply holds the lock, or still unhealthy after"),
+              (2, "bad usage or input (nothing changed)"), (3, "no GPU (nothing changed)"),
+              (130, "interrupted (rolled back)")),
+    "verify": ((0, "every framework passed"), (1, "a framework failed, crashed or timed out"),
+               (2, "bad usage or input")),
+    "explain": ((0, "a cause was found"), (1, "the text was not recognised"), (2, "bad usage or input")),
+    "lock": ((0, "written"), (1, "no stack fits, or an index could not give a file's hash"),
+             (2, "bad usage or input")),
+    "rollback": ((0, "rolled back exactly, or nothing to roll back"),
+                 (1, "could not restore everything (what is left is listed), or another apply holds the lock"),
+                 (2, "bad usage or input")),
+    "recipes list": ((0, "listed"), (2, "bad usage or a broken recipe file")),
+    "recipes show": ((0, "shown"), (2, "bad usage, nothing matches, or a broken recipe file")),
+    "recipes validate": ((0, "every recipe file is valid"), (2, "problems found (each as FILE:LINE)")),
+}
+GENERAL_EXIT_CODES: Tuple[Tuple[int, str], ...] = (
+    (0, "healthy or done"), (1, "problems found, or a step failed (rolled back)"),
+    (2, "bad usage or bad input (nothing changed)"), (3, "nothing detected (no GPU)"), (130, "interrupted"))
+
+#: Environment variables the commands that detect read (see fixer.detect.overrides).
+ENVIRONMENT_OVERRIDES: Tuple[Tuple[str, str], ...] = (
+    (ENV_DRIVER, "driver version instead of probing, e.g. 580.65.06"),
+    (ENV_CUDA, "highest CUDA the driver supports, e.g. 13.0"),
+    (ENV_GPU, "GPUs instead of probing: NAME:CC[,NAME:CC...], e.g. 'Tesla T4:7.5', or none"),
+)
+DETECTING_COMMANDS = ("doctor", "plan", "apply", "lock", "verify", "explain")
+
+
+def _check_choice(key: str, spec: OptionSpec) -> Callable[[Any], Any]:
+    def check(value: Any) -> Any:
+        if value is None:
+            return value
+        for v in value if isinstance(value, (list, tuple)) else (value,):
+            if v not in spec.choices:
+                raise typer.BadParameter(f"{v!r} is not one of: {', '.join(spec.choices)}")
+        return value
+
+    return check
+
+
+def option(key: str, **extra: Any) -> Any:
+    """The typer option for OPTIONS[key] (use it as the parameter's default); `extra` passes
+    parser-only settings (an eager callback) through."""
+    spec = OPTIONS[key]
+    metavar = spec.metavar or ("|".join(spec.choices) if spec.choices else None)
+    kwargs: Dict[str, Any] = {"help": spec.help}
+    if metavar is not None and spec.kind != "flag":
+        kwargs["metavar"] = metavar
+    if spec.choices:
+        kwargs["callback"] = _check_choice(key, spec)
+    # a flag has one spelling ("--json", never "--json/--no-json"): typer gives a bool option
+    # with explicit names no "--no-" twin
+    default = False if spec.kind == "flag" else spec.default
+    kwargs.update(extra)
+    return typer.Option(default, *spec.flags, **kwargs)
+
+
+def spec_for(flags: Sequence[str], help: Optional[str]) -> Optional[OptionSpec]:
+    """The table row a parser option was built from (same flags and help), or None."""
+    for spec in OPTIONS.values():
+        if set(spec.flags) == set(flags) and spec.help == help:
+            return spec
+    return None
+
+
+# -- help rendering ---------------------------------------------------------------------------
+
+def help_width() -> int:
+    """Help wraps prose at the terminal's width (COLUMNS when piped), at most 100 columns."""
+    cols = shutil.get_terminal_size((100, 24)).columns
+    return max(40, min(cols, 100))
+
+
+def _wrap(text: str, width: int, indent: str, first: str = "") -> List[str]:
+    """Wrap at spaces only: a command, path, flag or name is never cut or split at a hyphen."""
+    w = textwrap.TextWrapper(width=width, initial_indent=first or indent, subsequent_indent=indent,
+                             break_long_words=False, break_on_hyphens=False)
+    return w.wrap(text) or [first.rstrip()]
+
+
+def _option_lines(param: Any, width: int) -> List[str]:
+    flags = list(param.opts) + list(getattr(param, "secondary_opts", []) or [])
+    spec = spec_for(flags, getattr(param, "help", None))
+    head = ", ".join(sorted(flags, key=lambda f: (f.startswith("--"), f)))
+    if spec is None:  # typer's own (--help, completion) or a command's argument
+        text = getattr(param, "help", None) or ""
+        metavar = None
+    else:
+        text = spec.help
+        metavar = None if spec.kind == "flag" else (spec.metavar or "|".join(spec.choices))
+        if spec.choices and spec.metavar:
+            text += f" Choices: {', '.join(spec.choices)}."
+        if spec.default not in (None, False):
+            text += f" Default: {spec.default}."
+        if spec.kind == "multi":
+            text = text if "repeatable" in text else text + " Repeatable."
+    if metavar:
+        head += f" {metavar}"
+    lines = [f"  {head}"]
+    lines += _wrap(text, width, " " * 6) if text else []
+    return lines
+
+
+def _section(title: str, rows: Sequence[Tuple[str, str]], width: int) -> List[str]:
+    lines = ["", f"{title}:"]
+    for key, text in rows:
+        lines += _wrap(text, width, " " * 8, first=f"  {key:<5} ") if len(key) <= 5 else \
+            [f"  {key}"] + _wrap(text, width, " " * 6)
+    return lines
+
+
+def help_text(command: Any, ctx: Any, name: str) -> str:
+    width = help_width()
+    lines = [f"Usage: {ctx.command_path} {' '.join(command.collect_usage_pieces(ctx))}", ""]
+    doc = (command.help or "").strip()
+    for para in doc.split("\n\n"):
+        lines += _wrap(" ".join(para.split()), width, "  ") + [""]
+    args = [p for p in command.get_params(ctx) if getattr(p, "param_type_name", "") == "argument"]
+    opts = [p for p in command.get_params(ctx) if getattr(p, "param_type_name", "") == "option"]
+    if args:
+        lines.append("Arguments:")
+        for a in args:
+            lines.append(f"  {a.metavar or (a.name or '').upper()}")
+            lines += _wrap(getattr(a, "help", "") or "", width, " " * 6)
+        lines.append("")
+    lines.append("Options:")
+    for p in opts:
+        lines += _option_lines(p, width)
+    lines += _section("Exit codes", [(str(c), t) for c, t in EXIT_CODES.get(name, GENERAL_EXIT_CODES)], width)
+    if name in DETECTING_COMMANDS:
+        lines += _overrides(width)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _overrides(width: int) -> List[str]:
+    lines = [""] + _wrap("Environment overrides (offline use; detection reads them instead of probing):", width, "")
+    for var, text in ENVIRONMENT_OVERRIDES:
+        lines += [f"  {var}"] + _wrap(text, width, " " * 6)
+    return lines
+
+
+class Command(TyperCommand):
+    """A command whose help comes from the options table, with plain text (no boxes) that never
+    cuts a word."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        formatter.write(help_text(self, ctx, _command_name(ctx)))
+
+
+class Group(TyperGroup):
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        width = help_width()
+        name = _command_name(ctx)
+        lines = [f"Usage: {ctx.command_path} [OPTIONS] COMMAND [ARGS]...", ""]
+        lines += _wrap(" ".join((self.help or "").split()), width, "  ") + ["", "Commands:"]
+        for sub in self.list_commands(ctx):
+            cmd = self.get_command(ctx, sub)
+            if cmd is None or getattr(cmd, "hidden", False):
+                continue
+            short = " ".join((cmd.help or "").strip().split("\n\n")[0].split())
+            lines += [f"  {sub}"] + _wrap(short, width, " " * 6)
+        lines += ["", "Options:"]
+        for p in self.get_params(ctx):
+            lines += _option_lines(p, width)
+        if not name:
+            lines += _section("Exit codes (each command lists its own)",
+                              [(str(c), t) for c, t in GENERAL_EXIT_CODES], width)
+            lines += _overrides(width)
+        formatter.write("\n".join(lines).rstrip() + "\n")
+
+
+def _command_name(ctx: Any) -> str:
+    """'doctor', 'recipes show' or '' for the top level."""
+    parts = []
+    while ctx is not None and ctx.parent is not None:
+        parts.append(ctx.info_name)
+        ctx = ctx.parent
+    return " ".join(reversed(parts))
+
+
+CONTEXT = {"help_option_names": ["-h", "--help"]}
+
+
+def command(app: Any, name: str) -> Callable[[F], F]:
+    """Register a command on `app` with the table's help renderer; `-h` works like `--help`."""
+    return app.command(name, cls=Command, context_settings=dict(CONTEXT))  # type: ignore[no-any-return]
+

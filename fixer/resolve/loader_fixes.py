@@ -1,0 +1,143 @@
+"""Loader fixes: which environment changes make every framework map the chosen cuDNN (and
+its own CUDA libraries), reasoned over the loader's search order as detect walked it.
+The fixes are EnvFix values; fixer.envfix turns them into the files a plan writes.
+"""
+from __future__ import annotations
+
+import os.path as op
+import re
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
+
+from ..model import EnvFix, Environment, LoadResolution
+from .._paths import split_ld_preload
+from ..rules import foreign_cudnn_preloads, older_cuda_libraries, same_dir
+
+if TYPE_CHECKING:
+    from .provider import CudnnCandidate, Ident, StackProvider
+
+
+def env_fixes(env: Environment, provider: StackProvider, mapping: Mapping[Ident, Any]) -> List[EnvFix]:
+    """Loader fixes so that every framework maps the chosen cuDNN: drop an LD_LIBRARY_PATH
+    entry that puts another copy first; in a notebook (the kernel's environment cannot change
+    after start) preload the chosen copy by absolute path; add an ld.so.conf entry when a
+    consumer only searches the default paths and the chosen copy is not on them."""
+    fixes: List[EnvFix] = []
+    notebook = env.runtime.kind in ("colab", "kaggle") or env.runtime.in_notebook_kernel
+    for ident, cand in mapping.items():
+        if not ident.kind == "cudnn":
+            continue
+        c: CudnnCandidate = cand
+        target = c.directory or default_dir(env, c)
+        if not target:
+            continue
+        for ld in provider._consumers(c.major):
+            if ld.directory == target:
+                continue
+            if ld.via == "LD_LIBRARY_PATH" and ld.directory:
+                fixes.append(EnvFix("ld-library-path-drop", ld.directory,
+                                    why=f"LD_LIBRARY_PATH puts {ld.directory} (cuDNN {ld.version or '?'}) ahead of "
+                                        f"{target} for {ld.consumer}"))
+            elif ld.via in ("LD_PRELOAD",) and ld.path:
+                fixes.append(EnvFix("ld-preload-drop", ld.path,
+                                    why=f"LD_PRELOAD forces {ld.path} into {ld.consumer}: drop it"))
+            elif c.source != "apt" and ld.steps and not reaches(ld, target):
+                fixes.append(EnvFix("ld-so-conf", target,
+                                    why=f"{ld.consumer} does not look in {target} by itself"))
+            if notebook and ld.via in ("LD_LIBRARY_PATH", "LD_PRELOAD"):
+                fixes.append(EnvFix("ipython-preload", f"{target}/libcudnn.so.{c.major}",
+                                    why=f"the notebook kernel keeps its LD_LIBRARY_PATH: preload "
+                                        f"{target}/libcudnn.so.{c.major} before {ld.consumer} is imported"))
+    fixes += cuda_lib_fixes(env, notebook)
+    # a cuDNN library LD_PRELOAD forces in from another copy than the chosen one mixes with it in
+    # every process, whether or not a framework loads cuDNN yet (a CPU torch about to become a CUDA one)
+    for ident, cand in mapping.items():
+        if ident.kind != "cudnn":
+            continue
+        target = cand.directory or default_dir(env, cand)
+        for p in split_ld_preload(env.env.get("LD_PRELOAD")):
+            if target and p.startswith("/") and re.match(rf"^libcudnn(_[a-z_]+)?\.so\.{cand.major}(\.|$)", op.basename(p)) \
+                    and same_dir(op.dirname(p)) != same_dir(target):
+                fixes.append(EnvFix("ld-preload-drop", op.normpath(p),
+                                    why=f"LD_PRELOAD forces {p} in, another cuDNN than the chosen {target}: drop it"))
+    for path, _copy, mixes in foreign_cudnn_preloads(env):
+        fixes.append(EnvFix("ld-preload-drop", path,
+                            why=f"LD_PRELOAD forces {path} into {', '.join(sorted({ld.consumer for ld in mixes}))}, "
+                                f"which load another cuDNN copy: drop it"))
+    uniq: Dict[Tuple[str, str], EnvFix] = {}
+    for fx in fixes:
+        uniq.setdefault((fx.kind, fx.value), fx)
+    return list(uniq.values())
+
+
+def cuda_lib_fixes(env: Environment, notebook: bool) -> List[EnvFix]:
+    """A CUDA library older than the framework's build that wins over the framework's own copy
+    (diagnosis: cuda-lib-mismatch) through LD_LIBRARY_PATH or LD_PRELOAD: drop that entry; in a
+    notebook also preload the framework's own copy by path in new kernels."""
+    fixes: List[EnvFix] = []
+    for ld in older_cuda_libraries(env):
+        if not ld.intended:
+            continue
+        fw = env.framework(ld.consumer)
+        why = f"{ld.path} ({ld.library} {ld.version}) is older than the CUDA {fw.cuda if fw else '?'} {ld.consumer} was built with"
+        if ld.via == "LD_LIBRARY_PATH" and ld.directory:
+            fixes.append(EnvFix("ld-library-path-drop", ld.directory, why=f"LD_LIBRARY_PATH: {why}"))
+        elif ld.via == "LD_PRELOAD" and ld.path:
+            fixes.append(EnvFix("ld-preload-drop", ld.path, why=f"LD_PRELOAD: {why}"))
+        else:
+            continue
+        if notebook:
+            fixes.append(EnvFix("ipython-preload", ld.intended,
+                                why=f"the notebook kernel keeps its LD_LIBRARY_PATH: preload {ld.intended} "
+                                    f"before {ld.consumer} is imported"))
+    return fixes
+
+
+def searched_dirs(ld: LoadResolution) -> List[str]:
+    """The directories a consumer's search order visits, read from LoadResolution.steps as
+    detect writes them ("DT_RPATH of /x/libtorch_cuda.so: $ORIGIN/../../nvidia/cudnn/lib",
+    "torch preloads by path: /x/libcudnn.so.9", "LD_LIBRARY_PATH: /a:/b",
+    "ld.so.cache: /usr/lib/x86_64-linux-gnu/libcudnn.so.9") or in the short form
+    "DT_RPATH /dir: found"; $ORIGIN is expanded against the object's directory."""
+    out: List[str] = []
+    for step in ld.steps:
+        head, sep, tail = step.partition(": ")
+        if not sep:
+            continue
+        m = re.match(r"^(DT_RPATH|DT_RUNPATH) of (\S+)$", head)
+        if m:
+            origin = op.dirname(m.group(2))
+            for e in tail.split(":"):
+                e = e.strip()
+                if e and not e.startswith("ignored"):
+                    out.append(op.normpath(e.replace("$ORIGIN", origin).replace("${ORIGIN}", origin)))
+            continue
+        if head.endswith("preloads by path"):
+            out += [op.dirname(p.strip()) for p in tail.split(",") if p.strip()]
+            continue
+        if head in ("LD_LIBRARY_PATH", "LD_PRELOAD"):
+            out += [d if head == "LD_LIBRARY_PATH" else op.dirname(d) for d in re.split(r"[: ]", tail) if d and d != "-"]
+            continue
+        if head == "ld.so.cache":
+            if tail.startswith("/"):
+                out.append(op.dirname(tail.strip()))
+            continue
+        parts = head.split(None, 1)          # short form: "VIA /dir"
+        if len(parts) == 2 and parts[1].startswith("/"):
+            out += [d for d in parts[1].split(":") if d]
+    if ld.intended:
+        out.append(op.dirname(ld.intended))
+    return [op.normpath(d) for d in out]
+
+
+def reaches(ld: LoadResolution, target: str) -> bool:
+    t = op.normpath(target)
+    return any(d == t for d in searched_dirs(ld))
+
+
+def default_dir(env: Environment, c: CudnnCandidate) -> Optional[str]:
+    if c.source == "pip":
+        sp = env.python.site_packages[0] if env.python and env.python.site_packages else None
+        return f"{sp}/nvidia/cudnn/lib" if sp else None
+    if c.source == "apt":
+        return "/usr/lib/x86_64-linux-gnu"
+    return None

@@ -1,0 +1,756 @@
+"""The domain as a provider for the solver: the rules of DESIGN.md over one machine.
+
+The machine enters as pinned virtual candidates, like conda's `__cuda`: DRIVER (a driver
+version: a build of CUDA X.Y needs the driver floor of that CUDA family), GPU (the compute
+capabilities present: a build needs kernels that run on each, `rules.runs_on`; a cuDNN release
+may need a minimum) and PYTHON (the build's Python specifier). Each framework is an identifier
+`framework_id(NAME)` whose candidates are recipe builds (the installed one first). Each cuDNN
+major is an identifier `cudnn_id(N)`: one process maps one libcudnn.so.N, so every framework in
+the environment shares that one copy and each asks `rules.cudnn_compatible` of it, built for its
+CUDA major. A copy of cuDNN from pip or apt is a package version (`package_id("pip", DIST)`),
+so two majors that would need two versions of one distribution (nvidia-cudnn-cu12 8.9 and 9.3)
+cannot both come from pip.
+
+The objective lives in the candidate order and in `cost`, never in the solver:
+(framework versions changed, distributions touched, rank, bytes downloaded) for builds and
+(.., bytes, rank) for cuDNN, compared in that order, where rank is the position in the
+candidate order (newest first for builds; for cuDNN the version a chosen build pins, then the
+smallest step up from the copy loaded now). What is installed and works costs nothing.
+"Download the fewest bytes" is carried by the distributions touched (change only the cuDNN
+wheel rather than reinstall torch); between two builds that must both be downloaded, the newest
+wins and bytes only break ties (TensorFlow 2.15 is not better than 2.17 for being 3% smaller).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+
+from ..errors import UsageError
+from .._versions import canonical_name, major_minor, public, version_key
+from ..model import Build, Environment, FrameworkBuild, Intent, LibraryCopy, LoadResolution, Recipes
+from ..rules import (
+    build_runs_on,
+    cuda_major_of_package,
+    cudnn_compatible,
+    cudnn_pin,
+    display_name,
+    gpu_compute_capability,
+    is_usable,
+    kernel_list,
+    split_requirement,
+)
+from .loader_fixes import default_dir, reaches
+from .solver import Cost, Requirement
+
+Req = Requirement["Ident"]
+
+
+class Ident(NamedTuple):
+    """A solver identifier: what kind of thing, and which one."""
+
+    kind: str       # "fact", "framework", "cudnn" (name: the major), "pip", "apt"
+    name: str
+
+
+DRIVER = Ident("fact", "driver")
+GPU = Ident("fact", "gpu")
+PYTHON = Ident("fact", "python")
+
+
+def framework_id(name: str) -> Ident:
+    return Ident("framework", name)
+
+
+def cudnn_id(major: int) -> Ident:
+    return Ident("cudnn", str(major))
+
+
+def package_id(manager: str, name: str) -> Ident:
+    return Ident(manager, name)
+
+
+def cuda_major(cuda: Optional[str]) -> Optional[int]:
+    k = version_key(cuda)
+    return k[0] if k else None
+
+
+@dataclasses.dataclass(frozen=True)
+class Fact:
+    """A machine fact as a pinned virtual candidate (conda's __cuda). value None: unknown."""
+
+    name: Ident
+    value: Any
+    text: str
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildCandidate:
+    build: Build
+    installed: bool = False
+    installed_version: Optional[str] = None   # what is installed now (any variant)
+    self_contained: bool = False              # loads its own bundled cuDNN: no shared copy needed
+    touched: int = 1                          # distributions that change when it is chosen
+    label: str = ""
+
+    @property
+    def framework(self) -> str:
+        return self.build.framework
+
+
+@dataclasses.dataclass(frozen=True)
+class CudnnCandidate:
+    """The copy of libcudnn.so.N that every framework of the process will map."""
+
+    major: int
+    version: str                      # "9.19.0.56" or "9.19.0"
+    cuda_major: Optional[int]
+    source: str                       # "pip", "apt", "conda", or the origin of an installed copy
+    package: Optional[str] = None     # "nvidia-cudnn-cu13", "libcudnn9-cuda-13", "cudnn"
+    package_version: Optional[str] = None
+    directory: Optional[str] = None   # for a copy on disk
+    state: str = "new"                # "loaded" (on disk, everyone loads it), "on-disk", "reinstall", "new"
+    min_cc: Optional[str] = None
+    max_cc: Optional[str] = None
+    size_bytes: Optional[int] = None
+
+    @property
+    def label(self) -> str:
+        where = f"{self.package} {self.package_version}" if self.package else f"{self.source} copy"
+        return f"cuDNN {self.version} ({where}{' in ' + self.directory if self.directory and not self.package else ''})"
+
+
+@dataclasses.dataclass(frozen=True)
+class PackageCandidate:
+    manager: str      # "pip" / "apt"
+    name: str
+    version: Optional[str]    # None: not installed (removed if it is there now)
+
+
+def _variant_of(fb: FrameworkBuild) -> Optional[str]:
+    if fb.variant:
+        return fb.variant
+    if "+" in fb.version:
+        return fb.version.split("+", 1)[1]
+    return None
+
+
+def _parse_package(s: Optional[str]) -> Tuple[Optional[str], Optional[str]]:
+    """"nvidia-cudnn-cu13 9.19.0.56" -> (name, version)."""
+    if not s:
+        return None, None
+    parts = s.replace("==", " ").replace("=", " ").split()
+    if len(parts) >= 2:
+        return parts[0], parts[1]
+    return parts[0], None
+
+
+class StackProvider:
+    """The rules of DESIGN.md as a provider. Built once per resolve from the machine facts,
+    the intent and the recipes; answers the solver's questions without I/O."""
+
+    def __init__(self, env: Environment, intent: Intent, recipes: Recipes) -> None:
+        self.env = env
+        self.intent = intent
+        self.recipes = recipes
+        self.notes: List[str] = []
+        self._matches: Dict[Tuple[Ident, Tuple[int, ...]], List[Any]] = {}
+        self._deps: Dict[int, List[Req]] = {}
+        self._companions: Dict[str, List[str]] = {}
+        self._ranks: Dict[int, Dict[int, int]] = {}
+        self._pins_cache: Dict[int, Tuple[Optional[str], Optional[str]]] = {}
+        self._fixes_cache: Dict[int, int] = {}
+        self._by_framework: Dict[str, Tuple[Build, ...]] = {}
+        self._installed_dists = {d.name: d.version for d in (env.python.distributions if env.python else ())}
+        self._size_estimates: Dict[Tuple[str, str], int] = {}
+        self.gpu_present = bool(env.gpus) or env.runtime.accelerator == "gpu"
+        self.facts = self._facts()
+        self.frameworks = self._wanted_frameworks()
+        self.build_candidates: Dict[str, List[BuildCandidate]] = {
+            f: self._build_candidates(f) for f in self.frameworks}
+        self.cudnn_candidates: Dict[int, List[CudnnCandidate]] = {}
+
+    # -- machine facts -------------------------------------------------------------------
+
+    def _facts(self) -> Dict[Ident, Fact]:
+        env = self.env
+        ccs: List[str] = []
+        for g in env.gpus:
+            cc = gpu_compute_capability(g, self.recipes)
+            if cc and cc not in ccs:
+                ccs.append(cc)
+            elif not cc:
+                self.notes.append(f"compute capability of {g.name} unknown: kernel lists not checked")
+        names = sorted({g.name for g in env.gpus})
+        gpu_text = (", ".join(names) + f" (compute capability {', '.join(ccs) or 'unknown'})") if names else "no GPU"
+        driver = env.driver.version
+        if self.gpu_present and not driver:
+            self.notes.append("driver version unknown: driver floors not checked")
+        py = env.python.version if env.python else None
+        return {
+            DRIVER: Fact(DRIVER, driver, f"driver {driver}" if driver else "driver unknown"),
+            GPU: Fact(GPU, tuple(ccs), gpu_text),
+            PYTHON: Fact(PYTHON, py, f"Python {py}" if py else "Python unknown"),
+        }
+
+    def _wanted_frameworks(self) -> List[str]:
+        out: List[str] = []
+        for fb in self.env.frameworks:
+            if fb.framework not in out:
+                out.append(fb.framework)
+        for f in self.intent.frameworks:
+            if f not in out:
+                out.append(f)
+        return out
+
+    # -- framework candidates ---------------------------------------------------------------
+
+    def _installed_build(self, name: str) -> Optional[BuildCandidate]:
+        fb = self.env.framework(name)
+        if fb is None:
+            return None
+        pub = public(fb.version)
+        variant = _variant_of(fb)
+        # What pip installed: the PyPI torch wheel's metadata says "2.11.0" while its
+        # torch/version.py says "2.11.0+cu130" (seen on the GPU machine). The installed build is
+        # the recipe whose package pin equals the dist-info version, not the cu130-index twin.
+        dist_version = self._installed_dists.get(split_requirement(fb.distribution)[0]) or fb.version
+        recipe: Optional[Build] = None
+        same = [b for b in self._builds_of(name) if public(b.version) == pub]
+        same_variant = [b for b in same if variant and b.variant == variant]
+        for b in same_variant:
+            if b.packages and split_requirement(b.packages[0])[1] == dist_version:
+                recipe = b
+                break
+        if recipe is None and same_variant:
+            recipe = same_variant[0]
+        if recipe is None and not variant:
+            for b in same:
+                if fb.cuda and b.cuda and major_minor(b.cuda) == major_minor(fb.cuda) and b.index_url is None:
+                    recipe = b
+                    break
+        cuda_build = fb.is_cuda_build if fb.is_cuda_build is not None else (fb.cuda is not None)
+        build = Build(
+            framework=name,
+            version=fb.version,
+            variant=variant or (recipe.variant if recipe else ("cpu" if not cuda_build else "installed")),
+            cuda=fb.cuda if fb.cuda else (recipe.cuda if recipe and cuda_build else None),
+            cudnn=fb.cudnn or (recipe.cudnn if recipe else None),
+            python="",  # it is installed: it runs on this Python
+            compute_capabilities=fb.compute_capabilities or (recipe.compute_capabilities if recipe else ()),
+            ptx=fb.ptx or (recipe.ptx if recipe else None),
+            index_url=recipe.index_url if recipe else None,
+            # it is installed: its own distribution pin is what is there, whatever index built it
+            packages=(f"{fb.distribution}=={dist_version}",) + tuple(
+                r for r in (recipe.packages if recipe else ()) if split_requirement(r)[0] != split_requirement(fb.distribution)[0]),
+            requires=recipe.requires if recipe else ((fb.cudnn_requirement,) if fb.cudnn_requirement else ()),
+            companions=recipe.companions if recipe else (),
+            size_bytes=recipe.size_bytes if recipe else None,
+            source=f"installed ({fb.source or 'detected'})",
+        )
+        if not cuda_build:
+            build = dataclasses.replace(build, cuda=None, cudnn=None)
+        bundled = any(
+            ld.consumer == name and ld.library == "cudnn" and self._origin_of(ld.directory) == "bundled"
+            for ld in self.env.loads)
+        return BuildCandidate(build, installed=True, installed_version=dist_version, self_contained=bundled,
+                              touched=0, label=f"{display_name(name)} {fb.version} (installed)")
+
+    def _origin_of(self, directory: Optional[str]) -> Optional[str]:
+        for c in self.env.libraries:
+            if c.directory == directory:
+                return c.origin
+        return None
+
+    def _touched(self, build: Build, installed: Optional[BuildCandidate]) -> int:
+        """How many distributions change if `build` replaces what is installed: its own
+        packages, the companions that are installed (they must match it), and its CUDA
+        libraries when the CUDA version changes. (The recipes do not know every build's
+        exact nvidia-* pins, so those are counted as one group, not one by one.)"""
+        n = 0
+        for req in build.packages:
+            name, ver = split_requirement(req)
+            if self._installed_dists.get(name) != ver:
+                n += 1
+        for name in self._companion_names(build.framework):
+            if name in self._installed_dists:
+                n += 1   # an installed torchvision must change with torch, listed or not
+        if installed is None or major_minor(installed.build.cuda) != major_minor(build.cuda):
+            n += 1
+        return max(n, 1)
+
+    def _builds_of(self, framework: str) -> Tuple[Build, ...]:
+        hit = self._by_framework.get(framework)
+        if hit is None:
+            hit = self._by_framework[framework] = self.recipes.builds_for(framework)
+        return hit
+
+    def _companion_names(self, framework: str) -> List[str]:
+        """torchvision, torchaudio, ...: every companion any build of `framework` names."""
+        hit = self._companions.get(framework)
+        if hit is None:
+            hit = []
+            for b in self.recipes.builds:
+                if b.framework == framework:
+                    for req in b.companions:
+                        n = split_requirement(req)[0]
+                        if n not in hit:
+                            hit.append(n)
+            self._companions[framework] = hit
+        return hit
+
+    def _build_candidates(self, name: str) -> List[BuildCandidate]:
+        installed = self._installed_build(name)
+        inst_pub = public(installed.build.version) if installed else None
+        out: List[BuildCandidate] = [installed] if installed else []
+        for b in self._builds_of(name):
+            if installed and public(b.version) == inst_pub and b.variant == installed.build.variant:
+                continue
+            out.append(BuildCandidate(b, installed=False,
+                                      installed_version=installed.installed_version if installed else None,
+                                      touched=self._touched(b, installed),
+                                      label=f"{display_name(name)} {_label_version(b)}"))
+
+        def key(c: BuildCandidate) -> Tuple[Any, ...]:
+            same_version = inst_pub is not None and public(c.build.version) == inst_pub
+            return (
+                0 if c.installed else 1,
+                0 if (same_version or inst_pub is None) else 1,
+                tuple(-x for x in version_key(c.build.version)),
+                c.touched,
+                self.estimated_size(c.build),
+                tuple(-x for x in version_key(c.build.cuda)),
+            )
+
+        out.sort(key=key)
+        return out
+
+    # -- cuDNN candidates -----------------------------------------------------------------
+
+    def _consumers(self, major: int) -> List[LoadResolution]:
+        soname = f"libcudnn.so.{major}"
+        return [ld for ld in self.env.loads
+                if ld.library == "cudnn" and ld.soname == soname and ld.consumer in self.frameworks
+                and self._origin_of(ld.directory) != "bundled"]   # a framework's own copy serves only it
+
+    def cudnn_for(self, major: int) -> List[CudnnCandidate]:
+        if major not in self.cudnn_candidates:
+            self.cudnn_candidates[major] = self._cudnn_candidates(major)
+        return self.cudnn_candidates[major]
+
+    def _cudnn_candidates(self, major: int) -> List[CudnnCandidate]:
+        out: List[CudnnCandidate] = []
+        consumers = self._consumers(major)
+        on_disk: Dict[Tuple[Optional[str], Optional[str]], LibraryCopy] = {}
+        for copy in self.env.libraries:
+            if copy.library != "cudnn" or copy.major != major or copy.origin == "bundled":
+                continue
+            pkg, pkg_ver = _parse_package(copy.package)
+            intact = is_usable(copy)
+            rel = self.recipes.cudnn_release(copy.version) if copy.version else None
+            if intact:
+                loaded = bool(consumers) and all(ld.directory == copy.directory for ld in consumers)
+                out.append(CudnnCandidate(
+                    major=major, version=pkg_ver if (pkg_ver and copy.origin == "pip") else (copy.version or ""),
+                    cuda_major=copy.cuda_major or cuda_major_of_package(pkg, pkg_ver),
+                    source=copy.origin, package=pkg, package_version=pkg_ver, directory=copy.directory,
+                    state="loaded" if loaded else "on-disk",
+                    min_cc=rel.min_compute_capability if rel else None,
+                    max_cc=rel.max_compute_capability if rel else None))
+            on_disk[(pkg, pkg_ver)] = copy
+        for rel in self.recipes.cudnn:
+            if version_key(rel.version)[:1] != (major,):
+                continue
+            for cm in rel.cuda_majors:
+                for source, table in (("pip", rel.pip), ("apt", rel.apt)):
+                    for pkg, ver in table.items():
+                        if cuda_major_of_package(pkg, ver) not in (cm, None):
+                            continue
+                        if cuda_major_of_package(pkg, ver) is None and len(rel.cuda_majors) > 1:
+                            continue
+                        have = on_disk.get((pkg, ver))
+                        if have is not None and is_usable(have):
+                            continue   # already a candidate as the copy on disk
+                        out.append(CudnnCandidate(
+                            major=major, version=ver if source == "pip" else rel.version, cuda_major=cm,
+                            source=source, package=pkg, package_version=ver,
+                            directory=have.directory if have is not None else None,
+                            state="reinstall" if have is not None else "new",
+                            min_cc=rel.min_compute_capability, max_cc=rel.max_compute_capability,
+                            size_bytes=rel.size_bytes))
+                if rel.pip:
+                    # conda-forge publishes cuDNN as `cudnn` with the same four-part version
+                    ver = sorted(rel.pip.values())[0]
+                    out.append(CudnnCandidate(
+                        major=major, version=ver, cuda_major=cm, source="conda", package="cudnn",
+                        package_version=ver, state="new", min_cc=rel.min_compute_capability,
+                        max_cc=rel.max_compute_capability, size_bytes=rel.size_bytes))
+        # dedupe (a release listing two CUDA majors with one package)
+        seen = set()
+        uniq = []
+        for c in out:
+            k = (c.source, c.package, c.package_version, c.directory, c.cuda_major)
+            if k not in seen:
+                seen.add(k)
+                uniq.append(c)
+        if self.intent.cudnn_from:
+            uniq = [c for c in uniq if c.source == self.intent.cudnn_from or
+                    (c.state == "loaded" and c.source == self.intent.cudnn_from)]
+        source_rank = {"pip": 0, "apt": 1, "conda": 2}
+        state_rank = {"loaded": 0, "on-disk": 1, "reinstall": 2, "new": 3}
+        # copies on disk first; then, when a copy of this major is loaded now, the smallest
+        # step up from it (the least change: usually the version a build's == pin names),
+        # else the newest release
+        step_up = bool(consumers) and any(ld.path for ld in consumers)
+        uniq.sort(key=lambda c: (state_rank[c.state], source_rank.get(c.source, 0),
+                                 version_key(c.version) if (step_up and c.state in ("new", "reinstall")) else
+                                 tuple(-x for x in version_key(c.version))))
+        return uniq
+
+    def _loader_fixes(self, c: CudnnCandidate) -> int:
+        """1 when a framework would not find a new copy where it goes without a loader fix
+        (its search order, as detect walked it, never looks there)."""
+        if c.source == "apt":
+            return 0
+        target = c.directory or default_dir(self.env, c)
+        if not target:
+            return 1   # a conda prefix: nothing searches it until a loader fix says so
+        for ld in self._consumers(c.major):
+            if ld.steps and not reaches(ld, target):
+                return 1
+        return 0
+
+    # -- the provider interface -----------------------------------------------------------
+
+    def identify(self, thing: Any) -> Ident:
+        if isinstance(thing, Requirement):
+            ident: Ident = thing.identifier
+            return ident
+        if isinstance(thing, Fact):
+            return thing.name
+        if isinstance(thing, BuildCandidate):
+            return framework_id(thing.framework)
+        if isinstance(thing, CudnnCandidate):
+            return cudnn_id(thing.major)
+        if isinstance(thing, PackageCandidate):
+            return package_id(thing.manager, thing.name)
+        raise TypeError(thing)
+
+    def get_preference(self, identifier: Ident, requirements: Sequence[Req]) -> Tuple[int, int, Ident]:
+        """Machine facts first (one candidate each), then frameworks in the order the user
+        named them, then cuDNN majors, then the package versions they imply."""
+        if identifier.kind == "fact":
+            return (0, 0, identifier)
+        if identifier.kind == "framework":
+            name = identifier.name
+            pos = self.frameworks.index(name) if name in self.frameworks else 99
+            return (1, pos, identifier)
+        if identifier.kind == "cudnn":
+            return (2, -int(identifier.name), identifier)
+        return (3, 0, identifier)
+
+    def _all_candidates(self, identifier: Ident, requirements: Sequence[Req]) -> List[Any]:
+        if identifier.kind == "fact":
+            return [self.facts[identifier]]
+        if identifier.kind == "framework":
+            return list(self.build_candidates.get(identifier.name, ()))
+        if identifier.kind == "cudnn":
+            cands = list(self.cudnn_for(int(identifier.name)))
+            prefer = [v for r in requirements for v in r.prefer]
+            if prefer:
+                # versions a chosen build pins exactly come first among the ones not yet on disk
+                cands.sort(key=lambda c: (c.state in ("new", "reinstall"),
+                                          c.package_version not in prefer))
+            return cands
+        manager, name = identifier.kind, identifier.name
+        versions: List[str] = []
+        installed = self._installed_dists.get(name) if manager == "pip" else None
+        if installed:
+            versions.append(installed)
+        for r in requirements:
+            for v in r.prefer:
+                if v not in versions:
+                    versions.append(v)
+        return [PackageCandidate(manager, name, v) for v in versions] + [PackageCandidate(manager, name, None)]
+
+    def find_matches(self, identifier: Ident, requirements: Sequence[Req]) -> List[Any]:
+        key = (identifier, tuple(sorted(id(r) for r in requirements)))
+        hit = self._matches.get(key)
+        if hit is None:
+            hit = [c for c in self._all_candidates(identifier, requirements)
+                   if all(r.accepts(c) for r in requirements)]
+            self._matches[key] = hit
+        return hit
+
+    def is_satisfied_by(self, requirement: Req, candidate: Any) -> bool:
+        return bool(requirement.accepts(candidate))
+
+    def estimated_size(self, build: Build) -> int:
+        """Bytes to download for `build`: its own size; else a build of the same framework and
+        version (the PyPI twin of a PyTorch-index build: the wheels differ little); else the
+        largest known build of the framework. Unknown must never look free (0)."""
+        if build.size_bytes:
+            return build.size_bytes
+        key = (build.framework, public(build.version))
+        if key not in self._size_estimates:
+            same = [b.size_bytes for b in self._builds_of(build.framework)
+                    if b.size_bytes and public(b.version) == key[1]]
+            anyv = [b.size_bytes for b in self._builds_of(build.framework) if b.size_bytes]
+            self._size_estimates[key] = max(same or anyv or [0])
+        return self._size_estimates[key]
+
+    def cost(self, identifier: Ident, candidate: Any, pinned: Mapping[Ident, Any]) -> Cost:
+        """Compared in order: keep the framework versions the user has (their code depends on
+        them), change as few distributions as possible, then for builds the newest (rank: the
+        position in the candidate order) with bytes breaking ties, for cuDNN the fewest bytes
+        then rank (see the module docstring)."""
+        if isinstance(candidate, BuildCandidate):
+            if candidate.installed:
+                return (0, 0, 0, 0)
+            changed = int(candidate.installed_version is not None and
+                          public(candidate.installed_version) != public(candidate.build.version))
+            rank = self._rank(self.build_candidates[candidate.framework], candidate)
+            return (changed, candidate.touched, rank, self.estimated_size(candidate.build))
+        if isinstance(candidate, CudnnCandidate):
+            if candidate.state == "loaded":
+                return (0, 0, 0, 0)
+            pins = {self._pin_of(c) for c in pinned.values() if isinstance(c, BuildCandidate)}
+            # a version a chosen build pins itself comes first: pip installs it with the build anyway
+            rank = 0 if (candidate.source == "pip" and (candidate.package, candidate.package_version) in pins) \
+                else 1 + self._rank(self.cudnn_for(candidate.major), candidate)
+            if candidate.state == "on-disk":
+                return (0, 1, 0, rank)      # an environment fix: nothing to download
+            fixes = self._fixes_cache.get(id(candidate))
+            if fixes is None:
+                fixes = self._fixes_cache[id(candidate)] = self._loader_fixes(candidate)
+            return (0, 1 + fixes, candidate.size_bytes or 0, rank)
+        if isinstance(candidate, PackageCandidate) and candidate.version is None and candidate.manager == "pip" \
+                and candidate.name in self._installed_dists:
+            return (0, 1, 0, 0)   # a removal
+        return (0, 0, 0, 0)
+
+    def _pin_of(self, c: BuildCandidate) -> Tuple[Optional[str], Optional[str]]:
+        hit = self._pins_cache.get(id(c))
+        if hit is None:
+            hit = self._pins_cache[id(c)] = cudnn_pin(c.build.requires)
+        return hit
+
+    def _rank(self, cands: List[Any], candidate: Any) -> int:
+        """Position of `candidate` in its (fixed) candidate list, by identity."""
+        table = self._ranks.get(id(cands))
+        if table is None:
+            table = self._ranks[id(cands)] = {id(c): i for i, c in enumerate(cands)}
+        return table.get(id(candidate), len(cands))
+
+    def get_dependencies(self, candidate: Any) -> List[Req]:
+        hit = self._deps.get(id(candidate))
+        if hit is None:
+            if isinstance(candidate, BuildCandidate):
+                hit = self._build_deps(candidate)
+            elif isinstance(candidate, CudnnCandidate):
+                hit = self._cudnn_deps(candidate)
+            else:
+                hit = []
+            self._deps[id(candidate)] = hit
+        return hit
+
+    # -- requirements ---------------------------------------------------------------------
+
+    def cuda_runtime_reachable(self, c: BuildCandidate) -> bool:
+        """A CUDA build runs only where its CUDA runtime (cudart, cuBLAS) loads: the build
+        brings the wheels itself (its requires name them: torch, tensorflow[and-cuda], JAX's
+        cuda extra), or the machine has them (for the installed build: its loads find them; for
+        another: a copy of that CUDA major is on disk, or its runtime wheel is installed)."""
+        b = c.build
+        if not b.cuda:
+            return True
+        if any(split_requirement(r)[0].startswith(("nvidia-cuda-runtime", "nvidia-cublas")) for r in b.requires):
+            return True
+        if c.installed:
+            return not any(ld.consumer == b.framework and ld.library in ("cudart", "cublas", "cublasLt")
+                           and (ld.error or not ld.path) for ld in self.env.loads)
+        major = cuda_major(b.cuda)
+        if not any(x.library == "cudart" for x in self.env.libraries) and \
+                not any(ld.library == "cudart" for ld in self.env.loads):
+            return True                       # the machine description says nothing about cudart
+        wheel = f"nvidia-cuda-runtime-cu{major}" if major and major < 13 else "nvidia-cuda-runtime"
+        return wheel in self._installed_dists or \
+            any(x.library == "cudart" and x.major == major and not x.missing for x in self.env.libraries)
+
+    def _build_deps(self, c: BuildCandidate) -> List[Req]:
+        b = c.build
+        who = c.label
+        deps: List[Req] = []
+        if b.cuda:
+            floor = self.recipes.min_driver(b.cuda)
+            if floor:
+                deps.append(Requirement(
+                    DRIVER, lambda f, floor=floor: f.value is None or version_key(f.value) >= version_key(floor),
+                    f"needs driver >= {floor} (CUDA {b.cuda})", who))
+            elif self.env.driver.cuda_version:
+                top = cuda_major(self.env.driver.cuda_version)
+                deps.append(Requirement(
+                    DRIVER, lambda f, m=cuda_major(b.cuda), top=top: m is None or top is None or m <= top,
+                    f"needs a driver for CUDA {b.cuda}", who))
+            if b.compute_capabilities or b.ptx:
+                deps.append(Requirement(
+                    GPU, lambda f, b=b: all(build_runs_on(cc, b) is not False for cc in f.value),
+                    f"ships kernels for {kernel_list(b.compute_capabilities, b.ptx)}", who))
+            lowest = getattr(b, "min_compute_capability", None)
+            if lowest:
+                deps.append(Requirement(
+                    GPU, lambda f, lo=version_key(lowest): all(version_key(cc) >= lo for cc in f.value),
+                    f"needs compute capability >= {lowest}", who))
+        if b.python and self.facts[PYTHON].value:
+            from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+            try:
+                spec = SpecifierSet(b.python)
+            except InvalidSpecifier:
+                spec = None
+            if spec is not None:
+                deps.append(Requirement(
+                    PYTHON, lambda f, spec=spec: f.value is None or spec.contains(public(f.value), prereleases=True),
+                    f"needs Python {b.python}", who))
+        if b.cuda and b.cudnn and not c.self_contained:
+            major, minor = (version_key(b.cudnn) + (0, 0))[:2]
+            cm = cuda_major(b.cuda)
+            pin_dist, pin_ver = cudnn_pin(b.requires)
+
+            def ok(x: CudnnCandidate, built: str = f"{major}.{minor}", cm: Optional[int] = cm) -> bool:
+                return (cudnn_compatible(x.version, built) is True
+                        and (x.cuda_major is None or cm is None or x.cuda_major == cm))
+
+            built = ".".join(str(p) for p in version_key(b.cudnn)[:3])
+            text = f"needs cuDNN {major}.x >= {major}.{minor} built for CUDA {cm} (built with {built}" + \
+                (f"; pins {pin_dist}=={pin_ver})" if pin_ver else ")")
+            deps.append(Requirement(cudnn_id(major), ok, text, who, prefer=(pin_ver,) if pin_ver else ()))
+            if pin_dist and not c.installed and self.intent.cudnn_from in (None, "pip"):
+                # installing this build brings its cuDNN wheel, which its RPATH finds first: another
+                # copy chosen for this major would not be the one it loads
+                deps.append(Requirement(
+                    cudnn_id(major), lambda x, d=pin_dist: x.source == "pip" and x.package == d,
+                    f"brings {pin_dist} (its Requires-Dist), which it loads first", who))
+        return deps
+
+    def _cudnn_deps(self, c: CudnnCandidate) -> List[Req]:
+        deps: List[Req] = []
+        if c.min_cc or c.max_cc:
+            lo, hi = version_key(c.min_cc), version_key(c.max_cc)
+
+            def ok(f: Fact, lo: Tuple[int, ...] = lo, hi: Tuple[int, ...] = hi) -> bool:
+                return all((not lo or version_key(cc) >= lo) and (not hi or version_key(cc) <= hi) for cc in f.value)
+
+            rng = f"SM >= {c.min_cc}" if c.min_cc and not c.max_cc else \
+                f"SM {c.min_cc or '?'}..{c.max_cc}"
+            deps.append(Requirement(GPU, ok, f"needs {rng}", c.label))
+        if c.package and c.package_version and c.source in ("pip", "apt"):
+            want = c.package_version
+            deps.append(Requirement(
+                package_id(c.source, c.package), lambda p, want=want: p.version == want,
+                f"is {c.package}=={want}", c.label, prefer=(want,)))
+        # Every pip cuDNN wheel of this major writes nvidia/cudnn/lib/libcudnn*.so.N, which the
+        # frameworks find first through their RPATH: any other one installed must go.
+        for name, ver in self._installed_dists.items():
+            if name.startswith("nvidia-cudnn-cu") and version_key(ver)[:1] == (c.major,) and \
+                    not (c.source == "pip" and c.package == name):
+                deps.append(Requirement(
+                    package_id("pip", name), lambda p: p.version is None,
+                    f"needs {name} {ver} gone (its nvidia/cudnn/lib copy would load first)", c.label))
+        return deps
+
+    # -- roots: the frameworks and what the user asked ------------------------------------
+
+    def roots(self) -> List[Req]:
+        roots: List[Req] = []
+        intent = self.intent
+        keep = set(intent.keep)
+        for f in self.frameworks:
+            cands = self.build_candidates.get(f, [])
+            if not cands:
+                raise UsageError(f"no recipe knows a build of {f!r} and it is not installed")
+            roots.append(Requirement(framework_id(f), lambda c: True, f"{display_name(f)} is wanted", "you"))
+            if self.gpu_present:
+                roots.append(Requirement(
+                    framework_id(f), lambda c: c.build.cuda is not None,
+                    "a GPU is present: needs a CUDA build", "this machine"))
+                roots.append(Requirement(
+                    framework_id(f), lambda c: self.cuda_runtime_reachable(c),
+                    "needs the CUDA runtime libraries of its CUDA major (this machine has none: a build that "
+                    "brings them, e.g. tensorflow[and-cuda])", "this machine"))
+            want = intent.versions.get(f)
+            if want:
+                if not any(_version_matches(c.build.version, want) for c in cands):
+                    known = ", ".join(sorted({public(c.build.version) for c in cands}, key=version_key, reverse=True)[:12])
+                    raise UsageError(f"--{f} {want}: no such {display_name(f)} version in the recipes (known: {known})")
+                roots.append(Requirement(
+                    framework_id(f), lambda c, want=want: _version_matches(c.build.version, want),
+                    f"{display_name(f)} {want}", f"--{f} {want}", intent=True))
+            dists = {split_requirement(p)[0] for c in cands[:1] for p in c.build.packages}
+            fb = self.env.framework(f)
+            if fb is not None:
+                dists.add(fb.distribution)
+            if f in keep or dists & keep:
+                if not (cands and cands[0].installed):
+                    raise UsageError(f"--keep {f}: {display_name(f)} is not installed")
+                roots.append(Requirement(
+                    framework_id(f), lambda c: c.installed, f"{display_name(f)} stays as installed", f"--keep {f}", intent=True))
+        if intent.cuda:
+            with_cuda = [f for f in self.frameworks
+                         if any(_cuda_matches(c.build.cuda, intent.cuda) for c in self.build_candidates[f])]
+            if not with_cuda:
+                known_cuda = sorted({b.cuda for b in self.recipes.builds if b.cuda}, key=version_key)
+                raise UsageError(f"--cuda {intent.cuda}: no build of {', '.join(self.frameworks) or 'any framework'} "
+                                 f"uses CUDA {intent.cuda} (known: {', '.join(known_cuda)})")
+            for f in with_cuda:
+                roots.append(Requirement(
+                    framework_id(f), lambda c, want=intent.cuda: _cuda_matches(c.build.cuda, want),
+                    f"CUDA {intent.cuda}", f"--cuda {intent.cuda}", intent=True))
+        framework_dists = set()
+        for f in self.frameworks:
+            for c in self.build_candidates.get(f, [])[:1]:
+                framework_dists |= {split_requirement(p)[0] for p in c.build.packages}
+            fb = self.env.framework(f)
+            if fb:
+                framework_dists.add(fb.distribution)
+        for name in sorted(keep - set(self.frameworks) - framework_dists):
+            from packaging.utils import canonicalize_name
+
+            cname = canonicalize_name(name)
+            have = self._installed_dists.get(cname)
+            if have is None:
+                raise UsageError(f"--keep {name}: no such distribution is installed")
+            roots.append(Requirement(
+                package_id("pip", cname), lambda p, have=have: p.version == have,
+                f"{cname} stays at {have}", f"--keep {name}", prefer=(have,), intent=True))
+            if cname.startswith("nvidia-cudnn-cu"):
+                # a kept cuDNN wheel also keeps its copy: only that copy can be the one mapped
+                major = version_key(have)[0]
+                roots.append(Requirement(
+                    cudnn_id(major), lambda c, cname=cname: c.source != "pip" or c.package == cname,
+                    f"{cname} stays at {have}", f"--keep {name}", intent=True))
+        return roots
+
+
+def _local_label(b: Build) -> Optional[str]:
+    """"cu128" when the build installs as torch==2.11.0+cu128 (an index build), else None."""
+    for req in b.packages[:1]:
+        ver = split_requirement(req)[1]
+        if ver and "+" in ver:
+            return ver.split("+", 1)[1]
+    return None
+
+
+def _label_version(b: Build) -> str:
+    return b.version if "+" in b.version or not b.variant else f"{b.version}+{b.variant}" \
+        if b.variant.startswith("cu") or b.variant == "cpu" else f"{b.version} ({b.variant})"
+
+
+def _version_matches(version: str, want: str) -> bool:
+    pub = public(version)
+    return pub == want or pub.startswith(want + ".") or version == want
+
+
+def _cuda_matches(cuda: Optional[str], want: str) -> bool:
+    if not cuda:
+        return False
+    return cuda == want or cuda.startswith(want + ".") or major_minor(cuda) == major_minor(want) and len(version_key(want)) >= 2

@@ -1,0 +1,190 @@
+"""A domain-free backtracking solver: identifiers, requirements and candidates only.
+
+It talks to the domain through a `Provider` with resolvelib's methods (get_preference,
+find_matches, is_satisfied_by, get_dependencies) plus one more, `cost`, because our objective
+is "change as little as possible", not "first fit". It is a depth-first branch and bound:
+candidates are tried in the provider's order, each requirement is checked forward (an
+identifier left with no candidate is a conflict at once), and once a full assignment is found,
+branches that cannot beat it are cut.
+
+Identifiers are whatever hashable values the provider uses (typed; never parsed here) and
+candidates are opaque. A failure is data: `NoSolution.conflicts` lists the clashing
+requirements, for the caller to put into words.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable, Dict, Generic, Hashable, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple, TypeVar
+
+KT = TypeVar("KT", bound=Hashable)
+
+Cost = Tuple[int, ...]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Requirement(Generic[KT]):
+    """A constraint on one identifier. `accepts` decides; `text` says it in words; `parent`
+    names who asks (a candidate's label, "this machine", "--keep torch")."""
+
+    identifier: KT
+    # Called with one candidate. `...` because most are lambdas that bind loop values
+    # through default arguments (`lambda c, want=want: ...`), which mypy cannot infer
+    # against Callable[[Any], bool].
+    accepts: Callable[..., bool]
+    text: str
+    parent: str = ""
+    prefer: Tuple[str, ...] = ()        # exact versions the parent pins (ordering hint)
+    intent: bool = False                # comes from what the user asked
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"<{self.identifier}: {self.text} ({self.parent})>"
+
+
+@dataclasses.dataclass(frozen=True)
+class Conflict(Generic[KT]):
+    """Why a branch failed: the requirements on `identifier` that no candidate meets, or a
+    pinned `candidate` that a new requirement refuses."""
+
+    identifier: KT
+    requirements: Tuple[Requirement[KT], ...]
+    candidate: Any = None
+
+
+class BaseReporter(Generic[KT]):
+    """Hooks the solver calls (resolvelib's BaseReporter shape). Subclass to trace or draw."""
+
+    def starting(self) -> None: ...
+    def pinning(self, identifier: KT, candidate: Any) -> None: ...
+    def rejecting_candidate(self, conflict: Conflict[KT]) -> None: ...
+    def backtracking(self, identifier: KT, candidate: Any) -> None: ...
+    def found(self, cost: Cost) -> None: ...
+    def ending(self, result: Optional["Result[KT]"]) -> None: ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Result(Generic[KT]):
+    mapping: Dict[KT, Any]                        # identifier -> chosen candidate
+    criteria: Dict[KT, Tuple[Requirement[KT], ...]]  # identifier -> requirements (why it is there)
+    cost: Cost
+    complete: bool = True                        # False when the node budget cut the search
+
+
+class NoSolution(Exception):
+    """No assignment meets every requirement; `conflicts` are the clashes met on the way."""
+
+    def __init__(self, conflicts: Sequence[Conflict[Any]]) -> None:
+        super().__init__("no solution")
+        self.conflicts = tuple(conflicts)
+
+
+def _add(a: Cost, b: Cost) -> Cost:
+    if not a:
+        return b
+    return tuple(x + y for x, y in zip(a, b))
+
+
+class Provider(Protocol[KT]):
+    """The domain's side (resolvelib's AbstractProvider shape, plus `cost`)."""
+
+    def get_preference(self, identifier: KT, requirements: Sequence[Requirement[KT]]) -> Any:
+        """Sort key: the open identifier with the smallest key is decided next."""
+
+    def find_matches(self, identifier: KT, requirements: Sequence[Requirement[KT]]) -> Sequence[Any]:
+        """Candidates for `identifier` that meet every requirement, most preferred first."""
+
+    def is_satisfied_by(self, requirement: Requirement[KT], candidate: Any) -> bool:
+        """Whether a pinned candidate meets a requirement added later."""
+
+    def get_dependencies(self, candidate: Any) -> Sequence[Requirement[KT]]:
+        """What choosing `candidate` requires of other identifiers."""
+
+    def cost(self, identifier: KT, candidate: Any, pinned: Mapping[KT, Any]) -> Cost:
+        """What choosing `candidate` costs, given what is pinned (compared as tuples, summed)."""
+
+
+class Solver(Generic[KT]):
+    """Depth-first branch and bound over a provider.
+
+    Complete: if any assignment satisfies every requirement it is found (the search only cuts
+    branches that conflict or cannot beat a stack already found). `max_nodes` bounds the
+    optimisation: past it, once a stack has been found, the best so far is returned, marked
+    incomplete; the budget never turns a satisfiable input into "no solution"."""
+
+    def __init__(self, provider: Provider[KT], reporter: Optional[BaseReporter[KT]] = None, max_nodes: int = 50000) -> None:
+        self.provider = provider
+        self.reporter: BaseReporter[KT] = reporter or BaseReporter()
+        self.max_nodes = max_nodes
+
+    def resolve(self, roots: Iterable[Requirement[KT]]) -> Result[KT]:
+        p = self.provider
+        self.reporter.starting()
+        criteria: Dict[KT, Tuple[Requirement[KT], ...]] = {}
+        for r in roots:
+            criteria[r.identifier] = criteria.get(r.identifier, ()) + (r,)
+        self._best: Optional[Result[KT]] = None
+        self._nodes = 0
+        self._conflicts: List[Conflict[KT]] = []
+        self._zero: Cost = ()
+        for ident, reqs in criteria.items():
+            if not p.find_matches(ident, reqs):
+                self._conflict(Conflict(ident, reqs))
+        if not self._conflicts:
+            self._search({}, criteria, ())
+        self.reporter.ending(self._best)
+        if self._best is None:
+            raise NoSolution(self._conflicts)
+        return self._best
+
+    def _conflict(self, c: Conflict[KT]) -> None:
+        self.reporter.rejecting_candidate(c)
+        if len(self._conflicts) < 500:
+            self._conflicts.append(c)
+
+    def _beaten(self, cost: Cost) -> bool:
+        return self._best is not None and cost >= self._best.cost
+
+    def _search(self, pinned: Dict[KT, Any], criteria: Dict[KT, Tuple[Requirement[KT], ...]], cost: Cost) -> None:
+        p = self.provider
+        open_ids = [i for i in criteria if i not in pinned]
+        if not open_ids:
+            if not self._beaten(cost):
+                self._best = Result(dict(pinned), dict(criteria), cost, complete=True)
+                self.reporter.found(cost)
+            return
+        ident = min(open_ids, key=lambda i: p.get_preference(i, criteria[i]))
+        for candidate in p.find_matches(ident, criteria[ident]):
+            self._nodes += 1
+            if self._nodes > self.max_nodes and self._best is not None:
+                # enough: keep the best stack found (the budget never stops the search for a first one)
+                self._best = dataclasses.replace(self._best, complete=False)
+                return
+            new_cost = _add(cost, p.cost(ident, candidate, pinned))
+            if self._beaten(new_cost):
+                continue   # candidates come cheapest first, but cost may depend on pins: keep looking
+            deps = p.get_dependencies(candidate)
+            new_criteria = dict(criteria)
+            for d in deps:
+                new_criteria[d.identifier] = new_criteria.get(d.identifier, ()) + (d,)
+            ok = True
+            for d in deps:
+                if d.identifier in pinned:
+                    if not p.is_satisfied_by(d, pinned[d.identifier]):
+                        self._conflict(Conflict(d.identifier, (d,), pinned[d.identifier]))
+                        ok = False
+                        break
+                elif d.identifier != ident and not p.find_matches(d.identifier, new_criteria[d.identifier]):
+                    self._conflict(Conflict(d.identifier, new_criteria[d.identifier]))
+                    ok = False
+                    break
+            if not ok:
+                continue
+            pinned[ident] = candidate
+            self.reporter.pinning(ident, candidate)
+            self._search(pinned, new_criteria, new_cost)
+            del pinned[ident]
+            self.reporter.backtracking(ident, candidate)
+            if self._nodes > self.max_nodes and self._best is not None:
+                return
+
+
+__all__ = ["BaseReporter", "Conflict", "Cost", "NoSolution", "Provider", "Requirement", "Result", "Solver"]
