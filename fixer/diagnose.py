@@ -18,6 +18,7 @@ from .model import (
     Finding,
     FrameworkBuild,
     Gpu,
+    LibFile,
     LibraryCopy,
     LoadResolution,
     Recipes,
@@ -365,10 +366,14 @@ class _Diagnosis:
                    else f"Restore the missing files or remove {c.directory} from the search path.")
             self.add("cudnn-incomplete", sev, title, ev, fix, frameworks)
         if c.mixed:
-            vers = sorted({f"{f.name}={f.version}" for f in c.files if f.version})
+            expected, odd, rest = mixed_files(c)
+            odd_words = ", ".join(f"{f.name} is {f.version}" for f in odd)
             self.add("cudnn-mixed", sev,
-                     f"cuDNN sub-libraries of different versions in {c.directory}",
-                     [f"{c.directory}{owner}", *vers],
+                     f"cuDNN sub-libraries of different versions in {c.directory}: {odd_words}, "
+                     f"the rest {expected}",
+                     [*(f"{f.name}: cuDNN {f.version}, not {expected} like the rest of the copy" for f in odd),
+                      f"{c.directory}{owner}",
+                      f"the other {len(rest)} files: cuDNN {expected} ({', '.join(f.name for f in rest)})"],
                      (f"Reinstall the copy so all files come from one release: pip install --force-reinstall "
                       f"'{c.package.replace(' ', '==')}'." if c.origin == "pip" and c.package else
                       "Reinstall one cuDNN release so every libcudnn_*.so file has the same version."), frameworks)
@@ -422,6 +427,11 @@ class _Diagnosis:
                 for consumer, built in builds.items():
                     if cudnn_compatible(r.version, built) is False:
                         bad.append(f"if {_name(r.consumer)} loads first, {_name(consumer)} gets cuDNN {r.version} < {built}")
+            # the odd one out first: the copy fewer frameworks load (then the older one)
+            count: Dict[str, int] = {}
+            for r in group:
+                count[os.path.normpath(r.path or "")] = count.get(os.path.normpath(r.path or ""), 0) + 1
+            group = sorted(group, key=lambda r: (count[os.path.normpath(r.path or "")], version_key(r.version)))
             ev = [f"{_name(r.consumer)} loads {r.path} (cuDNN {r.version or '?'}, via {r.via})" for r in group]
             self.add("cudnn-conflict", "warning" if bad else "info",
                      f"Frameworks load different copies of {soname}; in one process the first import wins",
@@ -526,6 +536,25 @@ class _Diagnosis:
 
 def _short(v: str) -> str:
     return ".".join(v.split(".")[:2])
+
+
+def mixed_files(c: LibraryCopy) -> Tuple[str, List[LibFile], List[LibFile]]:
+    """A copy whose files are of several releases: (the copy's own version, the files of
+    another version, the files of its own). Its own version is its package's (the wheel or apt
+    package that put it there), else the one most of its files have."""
+    from collections import Counter
+
+    known = [f for f in c.files if f.version]
+    expected = None
+    if c.package and " " in c.package:
+        pkg_v = ".".join(str(x) for x in version_key(c.package.split(" ", 1)[1])[:3])
+        if any(f.version == pkg_v for f in known):
+            expected = pkg_v
+    if expected is None:
+        expected = Counter(f.version for f in known).most_common(1)[0][0] if known else (c.version or "?")
+    odd = [f for f in known if f.version != expected]
+    rest = [f for f in known if f.version == expected]
+    return expected or "?", odd, rest
 
 
 def pip_conflict_records(distributions: Sequence[Distribution], markers: Dict[str, str]) -> List[Dict[str, object]]:

@@ -85,7 +85,9 @@ def old_copy(directory: Path, cuda: int = 13, version: str = OLD) -> Path:
 
 
 def damage_file(lib: Path, d: Damage, other_copy: Path) -> None:
-    """A file damage on the cuDNN copy in `lib`."""
+    """A file damage on the cuDNN copy in `lib` (nothing when another damage removed the copy)."""
+    if not lib.is_dir():
+        return
     f = lib / d.target
     if d.kind == "file-missing":
         if f.exists() or f.is_symlink():

@@ -93,3 +93,17 @@ def test_each_kind_alone(kind: str) -> None:
        cuda=st.sampled_from([13, 12]), runpath=st.booleans(), apt=st.booleans())
 def test_damage_alone_and_in_pairs(damages: List[Damage], cuda: int, runpath: bool, apt: bool) -> None:
     _record(check_case(base_for(damages, cuda, runpath, apt), damages))
+
+
+@pytest.mark.parametrize("kind", ["sublib-other-release", "symlink-other-copy"])
+@pytest.mark.parametrize("target", TARGETS)
+def test_evidence_leads_with_the_odd_file(kind: str, target: str) -> None:
+    """Evidence leads with the odd one out: the file of the other release comes first, in the
+    title and as the first line of evidence."""
+    with tempfile.TemporaryDirectory(prefix="damage-") as tmp:
+        m, ov = damaged(Path(tmp), Base(13, apt=True), [Damage(kind, target)])
+        env = detect(m, ov)
+    mixed = [f for f in diagnose(env, RECIPES) if f.id == "cudnn-mixed"]
+    assert mixed, [f.id for f in diagnose(env, RECIPES)]
+    assert mixed[0].evidence[0].startswith(f"{target}: cuDNN 9.14.0"), mixed[0].evidence
+    assert f"{target} is 9.14.0" in mixed[0].title and mixed[0].title.endswith("the rest 9.19.0")
