@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import typer
 
@@ -13,35 +13,49 @@ from ._app import app
 from ._common import handle_errors
 from .options import command, option
 
-#: Version of the JSON written by `explain --json`.
-EXPLAIN_SCHEMA = 1
-MAX_TEXT = 5_000_000
+#: Version of the JSON written by `explain --json` (2: alternatives with their checks, benign,
+#: windows, colab_no_gpu, frameworks).
+EXPLAIN_SCHEMA = 2
 
 
-def read_text(text: Optional[str], file: Optional[str]) -> str:
-    """The error text from the argument, --file, or stdin ('-'); UsageError when absent or empty."""
+def _stdin() -> Tuple[str, Optional[str]]:
+    from ..explain.logtext import read_head_tail
+
+    buf = getattr(sys.stdin, "buffer", None)
+    if buf is not None:
+        return read_head_tail(buf)
+    import io
+
+    return read_head_tail(io.BytesIO(sys.stdin.read().encode("utf-8", errors="replace")))
+
+
+def read_text(text: Optional[str], file: Optional[str]) -> Tuple[str, Optional[str]]:
+    """(the error text, a note when the middle of a long log was skipped) from the argument,
+    --file, or stdin ('-'); UsageError when absent or empty."""
+    from ..explain.logtext import read_log_file
+
+    note: Optional[str] = None
     if text is not None and file is not None:
         raise UsageError("give the error text either as an argument or with --file, not both")
     if file is not None:
         if file == "-":
-            data = sys.stdin.read(MAX_TEXT)
+            data, note = _stdin()
         else:
             if not os.path.isfile(file):
                 raise UsageError(f"--file {file}: no such file")
             try:
-                with open(file, encoding="utf-8", errors="replace") as fh:
-                    data = fh.read(MAX_TEXT)
+                data, note = read_log_file(file)
             except OSError as exc:
                 raise UsageError(f"--file {file}: {exc.strerror or exc}")
     elif text == "-":
-        data = sys.stdin.read(MAX_TEXT)
+        data, note = _stdin()
     elif text is not None:
         data = text
     else:
         raise UsageError("explain needs an error text: `explain 'TEXT'`, `explain --file LOG` or `... | explain -`")
     if not data.strip():
         raise UsageError("the error text is empty")
-    return data
+    return data, note
 
 
 def _plan_for(env: Any, recipes: Any, notes: List[str]) -> Any:
@@ -73,14 +87,15 @@ def explain_command(
     recipes: Optional[List[str]] = option("recipes"),
 ) -> None:
     """Say why a GPU/cuDNN error happened: cause, evidence, fix (and the plan that applies it).
-    Exit 0 when a cause was found, 1 when the text was not recognised, 2 for bad input."""
+    Exit 0 when a cause was found, 1 when the text was not recognised, 2 for bad input, 3 when
+    the machine is a Colab runtime without a GPU and the text says there is none."""
     from ..explain import analyze
 
-    data = read_text(text, file)
+    data, skipped = read_text(text, file)
     extra = list(recipes or [])
     env = None
     rec = None
-    notes: List[str] = []
+    notes: List[str] = [skipped] if skipped else []
     if not no_detect:
         try:
             from ..detect import detect
@@ -96,16 +111,22 @@ def explain_command(
             except ImportError:
                 rec = None
     result = analyze(data, env, rec, extra_dirs=extra)
-    notes.extend(result.notes)
+    notes.extend(n for n in result.notes if n not in notes)
     plan = None
     if env is not None and rec is not None and any(f.id not in ("log-noise",) for f in result.findings):
         plan = _plan_for(env, rec, notes)
     code = 0 if result.recognised else 1
+    if result.colab_no_gpu and result.findings and result.findings[0].id in ("gpu-missing", "driver-missing"):
+        code = 3
     if json:
         from ..render import print_json
 
         body: Dict[str, Any] = {"schema": EXPLAIN_SCHEMA, "recognised": result.recognised,
                                 "findings": result.findings, "rules": list(result.rules),
+                                "alternatives": [{"id": f.id, "confidence": f.confidence,
+                                                  "check": result.check_for(f.id)} for f in result.findings],
+                                "ambiguous": result.ambiguous, "benign": result.benign, "windows": result.windows,
+                                "frameworks": list(result.frameworks), "colab_no_gpu": result.colab_no_gpu,
                                 "detected": env is not None, "plan": plan, "notes": notes}
         print_json(body)
     else:

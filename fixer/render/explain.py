@@ -22,12 +22,19 @@ def render_explain(result: Any, plan: Any, notes: Sequence[str], detected: bool)
     if not result.recognised:
         console.print("[yellow]Not recognised:[/] none of the known error patterns appears in this text.")
         console.print("Run `colab-cudnn-fix doctor` to look at the machine, or `colab-cudnn-fix verify` to test it.")
+    if getattr(result, "benign", False):
+        console.print("[green]Benign:[/] the recognised lines are harmless; the cause of a failure lies in another message.")
+    elif getattr(result, "ambiguous", False):
+        console.print("[yellow]Ambiguous:[/] this text has more than one reading; the check under each one decides.")
     for i, f in enumerate(result.findings):
-        label = "cause" if i == 0 else "also"
+        label = "cause" if i == 0 else ("or" if f.confidence >= 0.2 and f.id != "log-noise" else "also")
         style = "bold green" if f.id == "log-noise" else ("bold red" if i == 0 else "bold yellow")
         console.print(f"[{style}]{label}[/] [bold]{f.id}[/] ({_sure(f.confidence)}, {f.confidence:.2f}): {f.title}")
         for e in f.evidence[:6]:
             console.print(f"  [dim]{e}[/]", highlight=False)
+        check = result.check_for(f.id) if hasattr(result, "check_for") else ""
+        if check:
+            console.print(f"  [magenta]check:[/] {check}", highlight=False)
         if f.fix:
             console.print(f"  [cyan]fix:[/] {f.fix}")
     if plan is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from fixer.explain import analyze, explain
-from fixer.model import Driver, Environment, FrameworkBuild, Gpu, LibraryCopy
+from fixer.model import Driver, Environment, FrameworkBuild, Gpu, LibraryCopy, Runtime
 
 APT = LibraryCopy(library="cudnn", major=9, version="9.14.0", directory="/usr/lib/x86_64-linux-gnu", origin="apt",
                   package="libcudnn9-cuda-13 9.14.0.64-1")
@@ -67,3 +67,51 @@ def test_machine_findings_come_after_the_text_and_say_so():
 def test_machine_findings_alone_do_not_make_the_text_recognised():
     r = analyze("a message nobody knows", Environment(libraries=(APT, PIP)))
     assert r.recognised is False
+
+
+COLAB_CPU = Environment(runtime=Runtime(kind="colab", accelerator="cpu"), frameworks=(TORCH,))
+NO_DRIVER = "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx"
+
+
+def test_no_driver_on_a_colab_cpu_runtime_is_change_runtime_type():
+    r = analyze(NO_DRIVER, COLAB_CPU)
+    assert r.findings[0].id == "gpu-missing" and "Change runtime type" in r.findings[0].fix
+    assert r.colab_no_gpu is True
+
+
+def test_no_driver_elsewhere_is_a_driver_problem_with_the_no_gpu_alternative():
+    r = analyze(NO_DRIVER)
+    assert [f.id for f in r.findings][:2] == ["driver-missing", "gpu-missing"]
+    assert r.check_for("gpu-missing") and r.colab_no_gpu is False
+
+
+def test_no_driver_with_a_colab_path_in_the_text_is_change_runtime_type():
+    text = '  File "/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py", line 298, in _lazy_init\n' + NO_DRIVER
+    assert analyze(text).findings[0].id == "gpu-missing"
+
+
+def test_cli_exits_3_on_a_colab_cpu_runtime(monkeypatch, capsys):
+    import fixer.detect
+    from fixer.cli import main
+
+    monkeypatch.setattr(fixer.detect, "detect", lambda python=None: COLAB_CPU)
+    assert main(["explain", NO_DRIVER]) == 3
+    assert "Change runtime type" in capsys.readouterr().out
+
+
+def test_two_frameworks_named_by_the_machine_are_named_in_the_fix():
+    tf = FrameworkBuild(framework="tensorflow", distribution="tensorflow", version="2.20.0", cuda="12.5", cudnn="9.3.0",
+                        is_cuda_build=True)
+    env = Environment(gpus=H200.gpus, driver=H200.driver, frameworks=(TORCH, tf), libraries=(APT,))
+    text = "Loaded runtime CuDNN library: 9.1.0 but source was compiled with: 9.3.0."
+    top = explain(text, env)[0]
+    assert top.id == "cudnn-too-old" and "torch, tensorflow" in top.fix and "imported first" in top.fix
+
+
+def test_the_machine_decides_between_alternatives():
+    """is_available() is False: a CPU-only torch on the machine makes cpu-only-build the cause."""
+    cpu_torch = FrameworkBuild(framework="torch", distribution="torch", version="2.11.0+cpu", is_cuda_build=False)
+    text = "assert torch.cuda.is_available() is returning False"
+    assert explain(text)[0].id == "gpu-missing"
+    env = Environment(gpus=H200.gpus, driver=H200.driver, frameworks=(cpu_torch,))
+    assert explain(text, env)[0].id == "cpu-only-build"

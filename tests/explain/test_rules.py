@@ -24,7 +24,7 @@ def ids(text, **kw):
 
 def test_shipped_rules_load():
     rules = load_rules()
-    assert len(rules) >= 20 and all(r.sources for r in rules)
+    assert len(rules) >= 20 and all(r.cites for r in rules)
     assert rules_files()[0].name == "errors.toml"
 
 
@@ -35,8 +35,9 @@ def test_failed_to_get_convolution_algorithm_alone_is_out_of_memory():
 
 def test_failed_to_get_convolution_algorithm_after_the_version_line_is_too_old():
     found = explain(LOADED_OLD + "\n" + FAILED_CONV)
-    assert [f.id for f in found] == ["cudnn-too-old"]
-    assert found[0].confidence >= 0.9
+    assert found[0].id == "cudnn-too-old" and found[0].confidence >= 0.9
+    # the convolution failure is the version's symptom: its readings stay below verify's 0.5 cut
+    assert all(f.confidence < 0.5 for f in found[1:])
     assert "8.0.5" in found[0].title and "8.1.0" in found[0].title
 
 
@@ -54,8 +55,9 @@ def test_log_noise_alone_is_the_cause_and_never_outranks_a_real_one():
     alone = explain(NOISE)
     assert [f.id for f in alone] == ["log-noise"] and alone[0].severity == "info"
     mixed = explain(NOISE + "\n" + FAILED_CONV)
-    assert [f.id for f in mixed] == ["out-of-memory", "log-noise"]
-    assert mixed[1].confidence < mixed[0].confidence
+    assert mixed[0].id == "out-of-memory"
+    noise = [f for f in mixed if f.id == "log-noise"][0]
+    assert noise.confidence < mixed[0].confidence
 
 
 def test_loaded_newer_than_built_is_not_a_too_old_cudnn():
@@ -98,13 +100,14 @@ def test_empty_text_is_a_usage_error(text):
         explain(text)
 
 
-GOOD = '''schema = 1
+GOOD = '''schema = 2
 [[rule]]
 id = "out-of-memory"
 title = "oom {what}"
 patterns = ['(?P<what>CUDA out of memory)']
 fix = "free memory"
 sources = ["https://example.org/1"]
+cites = ["pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp@v2.4.0"]
 '''
 
 
@@ -113,8 +116,11 @@ sources = ["https://example.org/1"]
     (('id = "out-of-memory"', 'id = "out-of-memroy"'), "is not a finding id (did you mean 'out-of-memory'?)", 3),
     (("(?P<what>CUDA out of memory)", "(?P<what>CUDA out of memory"), "bad regular expression", 5),
     (('title = "oom {what}"', 'title = "oom {who}"'), "uses {who}, which no pattern captures", 4),
-    (("schema = 1", "schema = 2"), "expected `schema = 1`", 1),
+    (("schema = 2", "schema = 3"), "expected `schema = 2`", 1),
     (('sources = ["https://example.org/1"]', 'sources = ["example.org"]'), "is not a URL", 7),
+    (('cites = ["pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp@v2.4.0"]', ''), "missing key 'cites'", 2),
+    (('fix = "free memory"', 'fix = "free memory"\ntemplates = ["{nope}"]'), "template uses {nope}", 7),
+    (('fix = "free memory"', "fix = \"free memory\"\nalternatives = [{ id = 'gpu-missing', confidence = 0.9, title = 't', check = 'c' }]"), "more likely than the rule itself", 7),
     (('fix = "free memory"', 'fix = "free memory"\nwhen_env = ["gpu-hot"]'), "unknown environment fact 'gpu-hot'", 7),
     (('fix = "free memory"', "fix = \"free memory\"\nversions = { loaded = 'a', built = 'b' }"), "which no pattern captures", 7),
     (('[[rule]]', '[[rules]]'), "unknown table or key 'rules' (did you mean 'rule'?)", 2),

@@ -1,0 +1,514 @@
+"""Matching, ranking and combining with the machine.
+
+Every rule gives a base confidence; context raises or lowers it (`requires`, `excludes`,
+`supports`, machine facts); captured versions are judged by fixer.rules (a pair that is
+compatible is said to be benign, not a cause); loader errors are read structurally
+(fixer.explain.loader); ambiguous texts come with ranked alternatives, each with the check that
+decides; with an Environment, diagnose's findings re-rank them. A harmless line never outranks a
+real cause, and when several errors appear the last one (errors come last in logs) wins a tie.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import string
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from .._versions import version_key
+from ..model import Environment, Finding, LibraryCopy, Recipes
+from ..rules import cudnn_relation, decode_cudnn_version
+from .catalogue import FACTS, Catalogue, Rule, cudnn_copies
+from .loader import LoadFailure, family_by_name, find_failures, finding_of
+
+MAX = 0.99
+#: frameworks as a text names them (imports, paths, package names)
+_FRAMEWORK_WORDS = {
+    "torch": r"\bimport torch\b|\btorch[/\\.]|\bPyTorch\b|\btorch\b",
+    "tensorflow": r"\bimport tensorflow\b|\btensorflow[/\\.]|\bTensorFlow\b|\btensorflow\b",
+    "jax": r"\bimport jax\b|\bjax[/\\.]|\bjaxlib\b|\bJAX\b",
+    "paddle": r"\bpaddle\b|\bPaddle\b",
+    "onnxruntime": r"\bonnxruntime\b",
+    "ctranslate2": r"\bctranslate2\b|\bfaster_whisper\b|\bfaster-whisper\b",
+}
+_WINDOWS_TEXT = re.compile(r"\.dll\b|\[WinError \d+\]|\bDLL load failed\b|LoadLibrary failed|[A-Za-z]:\\\\?[\w ]+\\", re.I)
+_COLAB_TEXT = re.compile(r"/content/|google\.colab|\bcolab\b|/usr/local/lib/python3\.\d+/dist-packages", re.I)
+_LOADER_CONFIDENCE = {"missing": 0.9, "symbol": 0.88, "version": 0.88, "damaged": 0.86, "wrapper": 0.8}
+
+
+@dataclasses.dataclass
+class Hit:
+    finding: Finding
+    decisive: bool
+    offset: int
+    where: str
+    check: str = ""
+    benign: bool = False
+    alternative_of: Optional[str] = None
+    captures: Dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class Explanation:
+    """What explain found: ranked findings (causes first, then alternatives), whether the TEXT
+    was recognised (machine-only findings do not count), the check that decides each finding,
+    and notes on what was combined or skipped."""
+
+    findings: Tuple[Finding, ...]
+    recognised: bool
+    rules: Tuple[str, ...] = ()                 # where the rules that fired live, "errors.toml:42"
+    notes: Tuple[str, ...] = ()
+    checks: Tuple[Tuple[str, str], ...] = ()    # (finding id, the one check that decides it)
+    benign: bool = False                        # only harmless lines were recognised
+    ambiguous: bool = False                     # the top cause has a close alternative
+    windows: bool = False                       # a Windows text (the tool works on Linux)
+    frameworks: Tuple[str, ...] = ()            # frameworks the text (or the machine) shows
+    colab_no_gpu: bool = False                  # a Colab runtime without a GPU (exit 3)
+
+    def check_for(self, finding_id: str) -> str:
+        return next((c for i, c in self.checks if i == finding_id), "")
+
+
+class _Format(Dict[str, str]):
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+def _fmt(template: str, captures: Dict[str, str]) -> str:
+    return string.Formatter().vformat(template, (), _Format(captures))
+
+
+def _line_at(text: str, offset: int) -> str:
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    line = text[start:end if end >= 0 else len(text)].strip()
+    return line if len(line) <= 300 else line[:297] + "..."
+
+
+def _norm(raw: str) -> Optional[str]:
+    return decode_cudnn_version(re.sub(r"\s+", "", raw)) if raw else None
+
+
+# ---------------------------------------------------------------------------------------
+# the rules
+# ---------------------------------------------------------------------------------------
+
+
+def _version_outcome(rule: Rule, captures: Dict[str, str], cat: Catalogue) -> Tuple[Optional[str], str]:
+    """(finding id, title) that the captured versions decide, or (None, "") to keep the rule.
+    "benign" when the pair is compatible."""
+    assert rule.versions is not None
+    raw_lo, raw_bu = captures.get(rule.versions[0], ""), captures.get(rule.versions[1], "")
+    if captures.get("min"):
+        raw_bu = captures["min"] if rule.library else raw_bu
+    fam = family_by_name(captures.get(rule.library or "", ""), cat.families) if rule.library else None
+    if fam is not None and fam.role != "cudnn":
+        # another CUDA library: the same function gives both integers, so their order decides
+        lo_n, bu_n = version_key(raw_lo), version_key(raw_bu)
+        if not lo_n or not bu_n:
+            return None, ""
+        captures["loaded"], captures["built"] = raw_lo, raw_bu
+        return (None, "") if lo_n < bu_n else ("benign", f"{fam.name} {raw_lo} is not older than the {raw_bu} JAX needs")
+    lo, bu = _norm(raw_lo), _norm(raw_bu)
+    if not lo or not bu:
+        return None, ""
+    captures["loaded"], captures["built"] = lo, bu
+    rel = cudnn_relation(lo, bu)
+    if rel == "ok":
+        return "benign", (f"cuDNN {lo} satisfies a build against {bu} (same major, minor not older): "
+                          "this pair is fine, the cause lies elsewhere")
+    if rel == "other-major":
+        return "cudnn-major-mismatch", (f"The cuDNN that loaded ({lo}) has another major version than the {bu} "
+                                        "the framework was built with")
+    if rel == "other-minor":
+        return None, (f"The cuDNN that loaded ({lo}) is not the minor the framework was built with ({bu}): "
+                                 "before cuDNN 8 the minor had to match")
+    return None, ""
+
+
+def _match_rule(rule: Rule, text: str, env: Optional[Environment], cat: Catalogue) -> List[Hit]:
+    if any(p.search(text) for p in rule.excludes):
+        return []
+    if not all(p.search(text) for p in rule.requires):
+        return []
+    matches = [m for p in rule.patterns for m in p.finditer(text)]
+    if not matches:
+        return []
+    matches.sort(key=lambda m: m.start())
+    last = matches[-1]
+    captures: Dict[str, str] = {}
+    for m in reversed(matches):            # the last occurrence's values: errors come last
+        for k, v in m.groupdict().items():
+            if v is not None and k not in captures:
+                captures[k] = v
+    rid = rule.id
+    title_override = ""
+    benign = rule.benign
+    if rule.distinct_dirs:
+        paths: List[str] = []
+        for m in matches:
+            p = m.groupdict().get(rule.distinct_dirs)
+            if p and p not in paths:
+                paths.append(p)
+        dirs = sorted({os.path.dirname(p) for p in paths})
+        if len(dirs) < 2:
+            return []
+        captures["dirs"] = ", ".join(dirs)
+    if rule.versions:
+        outcome, title_override = _version_outcome(rule, captures, cat)
+        if outcome == "benign":
+            rid, benign = "log-noise", True
+        elif outcome:
+            rid = outcome
+    conf = rule.base + 0.1 * sum(1 for p in rule.supports if p.search(text))
+    if env is not None and rule.when_env:
+        values = []
+        for f in rule.when_env:
+            v = FACTS[f.lstrip("!")](env)
+            values.append(None if v is None else (not v if f.startswith("!") else v))
+        if any(v is False for v in values):
+            conf *= 0.5
+        elif all(v is True for v in values):
+            conf += 0.25
+    title = title_override or _fmt(rule.title, captures)
+    fix = _fmt(rule.fix, captures)
+    if benign:
+        conf = min(conf, 0.9)
+        fix = ("Nothing to fix here: this line is benign. The cause of a failure lies in another message; "
+               "paste the error (the last E/F line or the Traceback) to explain it.") if rule.versions else fix
+    evidence: List[str] = []
+    for m in reversed(matches):
+        line = _line_at(text, m.start())
+        if line not in evidence:
+            evidence.append(line)
+        if len(evidence) >= 3:
+            break
+    finding = Finding(
+        id=rid,  # type: ignore[arg-type]
+        severity="info" if benign else rule.severity,  # type: ignore[arg-type]
+        title=title, evidence=tuple(evidence) + tuple(f"source: {s}" for s in rule.cites[:1]),
+        fix=fix, confidence=round(min(MAX, conf), 3))
+    hits = [Hit(finding=finding, decisive=rule.decisive, offset=last.start(), where=rule.where,
+                check=rule.check, benign=benign, captures=captures)]
+    if rid == rule.id and not benign:
+        for a in rule.alternatives:
+            hits.append(Hit(
+                finding=Finding(id=a.id, severity="error", title=a.title,  # type: ignore[arg-type]
+                                evidence=tuple(evidence[:1]) + (f"an alternative reading of this message ({rule.where})",),
+                                fix="", confidence=round(min(MAX, a.confidence), 3)),
+                decisive=False, offset=last.start(), where=rule.where, check=a.check, alternative_of=rule.id))
+    return hits
+
+
+def _loader_hits(text: str, cat: Catalogue) -> List[Hit]:
+    failures = find_failures(text, cat)
+    hits: List[Hit] = []
+    for f in failures:
+        fid = finding_of(f)
+        if fid is None:
+            continue
+        lib = f.library
+        conf = _LOADER_CONFIDENCE[f.kind]
+        if f.inner:
+            conf -= 0.1      # its own dlerror names the real failure, read by the other loader tables
+        what = {
+            "missing": "cannot be found by the dynamic loader",
+            "wrapper": "could not be loaded",
+            "damaged": f"is damaged or of the wrong kind ({f.detail})" if f.detail else "is damaged",
+            "symbol": f"lacks the symbol {f.symbol}" if f.symbol else "lacks a symbol",
+            "version": "lacks a symbol version",
+        }[f.kind]
+        if f.kind in ("symbol", "version"):
+            needer = f.needer.describe() if f.needer else "a library"
+            prov = f.provider.name if f.provider else "its provider"
+            title = (f"{needer} needs {f.symbol or 'a symbol'} from {prov}, which the loaded {prov} lacks: "
+                     + ("two cuDNN releases are mixed" if fid == "cudnn-mixed" else "an older copy was loaded"))
+        else:
+            title = f"{lib.describe() if lib else 'A library'} {what}"
+        fix = _LOADER_FIX.get(fid, "")
+        ev = [f.line]
+        if lib is not None and lib.windows:
+            ev.append("a Windows library name: colab-cudnn-fix repairs Linux machines (Colab, Kaggle, WSL, "
+                      "containers); on Windows put the DLL's directory on PATH")
+        hits.append(Hit(
+            finding=Finding(id=fid, severity="error", title=title,  # type: ignore[arg-type]
+                            evidence=tuple(ev) + tuple(f"source: {c}" for c in f.cites[:1]), fix=fix,
+                            confidence=round(conf, 3)),
+            decisive=not f.inner, offset=f.offset, where=f.where, check=_LOADER_CHECK.get(fid, "")))
+    return hits
+
+
+_LOADER_FIX = {
+    "cudnn-missing": ("Install the cuDNN this build needs (for pip builds: the nvidia-cudnn-cuXX wheel of the right major) "
+                      "and make its lib directory findable (the framework's own wheel path, or LD_LIBRARY_PATH). "
+                      "`colab-cudnn-fix apply` does both."),
+    "cuda-lib-missing": ("Install the CUDA runtime wheels the framework needs (nvidia-cuda-nvrtc-cuXX, nvidia-cublas-cuXX, "
+                         "nvidia-cuda-runtime-cuXX, ...) of its CUDA major, or the matching CUDA toolkit libraries, and "
+                         "make them findable."),
+    "cudnn-mixed": ("Load every cuDNN library from one copy: remove the other copy's directory from LD_LIBRARY_PATH / "
+                    "LD_PRELOAD / ld.so.conf, or reinstall the nvidia-cudnn wheel whole. `colab-cudnn-fix doctor` names "
+                    "both copies."),
+    "cudnn-too-old": ("Make the framework load a cuDNN at least as new as its build (the nvidia-cudnn wheel it requires) "
+                      "and drop older copies from LD_LIBRARY_PATH."),
+    "cuda-lib-mismatch": ("Another CUDA installation's library wins the search: remove the older CUDA toolkit (or conda) "
+                          "directory from LD_LIBRARY_PATH, or put the framework's own nvidia/*/lib directories first; within "
+                          "a CUDA major only a library at least as new as the build works. `colab-cudnn-fix doctor` names the "
+                          "copy that loads and `apply` writes the fix."),
+    "cudnn-incomplete": "Reinstall the cuDNN copy whole (pip install --force-reinstall the nvidia-cudnn wheel).",
+    "driver-missing": ("Install (or load) the NVIDIA driver; in a container, start it with the GPU exposed (--gpus all). "
+                       "On Colab: Runtime → Change runtime type → a GPU."),
+    "driver-too-old": "Update the NVIDIA driver, or install a framework build for an older CUDA that this driver supports.",
+}
+_LOADER_CHECK = {
+    "cudnn-missing": "`colab-cudnn-fix doctor`: the cuDNN copies on disk and the directories the loader searches",
+    "cuda-lib-missing": "pip list | grep nvidia- and `colab-cudnn-fix doctor`: the CUDA library copies",
+    "cudnn-mixed": "LD_DEBUG=libs python ... 2>&1 | grep libcudnn: the libcudnn* files come from two directories",
+    "cuda-lib-mismatch": "LD_DEBUG=libs: the directory the named library loads from (an older CUDA toolkit on LD_LIBRARY_PATH)",
+    "driver-missing": "nvidia-smi",
+}
+
+
+# ---------------------------------------------------------------------------------------
+# ranking
+# ---------------------------------------------------------------------------------------
+
+
+def rank(hits: List[Hit]) -> List[Hit]:
+    """Best hit per finding id; by confidence, then decisive, then LATER in the text (errors
+    come last in logs). A harmless line never outranks a real cause; an alternative never
+    outranks a direct reading of the same id."""
+    best: Dict[str, Hit] = {}
+    for h in hits:
+        cur = best.get(h.finding.id)
+        key = (h.alternative_of is None, h.finding.confidence, h.decisive, h.offset)
+        if cur is None or key > (cur.alternative_of is None, cur.finding.confidence, cur.decisive, cur.offset):
+            best[h.finding.id] = h
+    ranked = list(best.values())
+    # A message that names its cause (decisive, sure) makes the generic failures around it its
+    # symptoms ("Failed to get convolution algorithm ... see if a warning log message was
+    # printed above"): ambiguous readings and their alternatives drop to half.
+    if any(h.decisive and not h.benign and h.finding.confidence >= 0.85 for h in ranked):
+        for h in ranked:
+            if not h.decisive and not h.benign:
+                h.finding = dataclasses.replace(h.finding, confidence=round(h.finding.confidence * 0.5, 3))
+    if any(not h.benign and h.finding.id != "log-noise" for h in ranked):
+        for h in ranked:
+            if h.benign or h.finding.id == "log-noise":
+                h.finding = dataclasses.replace(h.finding, confidence=round(h.finding.confidence * 0.3, 3))
+    ranked.sort(key=lambda h: (-h.finding.confidence, not h.decisive, -h.offset))
+    return ranked
+
+
+# ---------------------------------------------------------------------------------------
+# combining with the detected machine
+# ---------------------------------------------------------------------------------------
+
+
+def _describe(c: LibraryCopy) -> str:
+    pkg = f", {c.package}" if c.package else ""
+    return f"{c.origin} cuDNN {c.version or '?'} in {c.directory}{pkg}"
+
+
+def _with_environment(hits: List[Hit], env: Environment) -> List[Hit]:
+    """Name the exact copies behind a version finding; add (or confirm) cudnn-shadowed when a
+    copy that would satisfy the build exists on disk but lost to the older one; drop the
+    shadowing reading when the machine has no such copy."""
+    extra: List[Hit] = []
+    drop: List[Hit] = []
+    copies = cudnn_copies(env)
+    for h in hits:
+        f = h.finding
+        if f.id not in ("cudnn-too-old", "cudnn-major-mismatch", "cudnn-shadowed"):
+            continue
+        if "loaded" not in h.captures or "built" not in h.captures:
+            continue
+        lo, bu = version_key(h.captures["loaded"]), version_key(h.captures["built"])
+        loaded = [c for c in copies if c.version and version_key(c.version)[:2] == lo[:2]]
+        good = [c for c in copies if c.version and cudnn_relation(c.version, ".".join(map(str, bu))) == "ok"]
+        ev = tuple(f"loaded: {_describe(c)}" for c in loaded) + tuple(f"would satisfy the build: {_describe(c)}" for c in good)
+        h.finding = dataclasses.replace(f, evidence=f.evidence + ev)
+        if f.id != "cudnn-shadowed" and loaded and good:
+            winner, want = loaded[0], good[0]
+            extra.append(Hit(finding=Finding(
+                id="cudnn-shadowed", severity="error",
+                title=f"cuDNN {winner.version} in {winner.directory} is loaded ahead of cuDNN {want.version} in {want.directory}",
+                evidence=ev + f.evidence[:1],
+                fix=f"Put {want.directory} first (or drop {winner.directory} from LD_LIBRARY_PATH / LD_PRELOAD / ld.so.conf), "
+                    "or remove the older copy. `colab-cudnn-fix apply` plans it.",
+                confidence=round(min(MAX, f.confidence + 0.02), 3)),
+                decisive=True, offset=h.offset, where=h.where,
+                check="LD_DEBUG=libs: the directory libcudnn.so loads from"))
+        elif f.id != "cudnn-shadowed" and copies and not good:
+            # no copy on this machine would satisfy the build: nothing is shadowed, the copy is old
+            drop.extend(x for x in hits if x.finding.id == "cudnn-shadowed" and x.alternative_of)
+    for d in drop:
+        if d in hits:
+            hits.remove(d)
+    return extra
+
+
+def _diagnose(env: Environment, recipes: Optional[Recipes]) -> Tuple[List[Finding], Optional[str]]:
+    from ..diagnose import diagnose
+    try:
+        if recipes is None:
+            from ..recipes import load
+
+            recipes = load()
+        return list(diagnose(env, recipes)), None
+    except Exception as exc:  # noqa: BLE001 - a failure there must not hide what the text says
+        return [], f"diagnose failed: {type(exc).__name__}: {exc}"
+
+
+def frameworks_in(text: str, env: Optional[Environment]) -> Tuple[str, ...]:
+    found = [fw for fw, rx in _FRAMEWORK_WORDS.items() if re.search(rx, text)]
+    if env is not None:
+        for fb in env.frameworks:
+            if fb.is_cuda_build and fb.framework not in found:
+                found.append(fb.framework)
+    return tuple(found)
+
+
+def colab_without_gpu(env: Optional[Environment]) -> bool:
+    return bool(env is not None and env.runtime.kind == "colab" and env.runtime.accelerator != "gpu" and not env.gpus)
+
+
+#: Above this size only the lines that can matter (and 3 lines around each) are matched: Python's
+#: regular expressions take ~0.2 s per pattern over 5 MB, the catalogue has ~100 patterns.
+LARGE_TEXT = 200_000
+_RELEVANT = (
+    "cuda", "cudnn", "dnn", ".so", ".dll", "nvidia", "gpu", "driver", "segmentation", "sigsegv", "core dumped",
+    "kernel image", "memory", "oom", "librar", "symbol", "elf", "torch", "tensorflow", "jax", "paddle", "onnxruntime",
+    "ctranslate2", "whisper", "loadlibrary", "winerror", "calling init", "version", "installed", "package:", "unable",
+    "could not", "couldn't", "cannot", "failed", "error", "loaded", "created device", "numa", "tensorrt", "absl",
+    "onednn", "compiled", "cpu instructions", "placer", "is_available", "backend", "import",
+)
+#: What is left of a large text after the filter is cut to its head and tail (errors come last).
+KEEP_HEAD, KEEP_TAIL = 100_000, 900_000
+
+
+def relevant_lines(text: str) -> str:
+    """The lines of a large text that any catalogue pattern could need, with 3 lines of context
+    each (multi-line messages such as JAX's version report), in order; when still large, its
+    head and tail."""
+    import bisect
+
+    low = text.lower()
+    starts = [0]
+    pos = low.find("\n")
+    while pos >= 0:
+        starts.append(pos + 1)
+        pos = low.find("\n", pos + 1)
+    keep = bytearray(len(starts))
+    for word in _RELEVANT:
+        pos = low.find(word)
+        while pos >= 0:
+            i = bisect.bisect_right(starts, pos) - 1
+            for j in range(max(0, i - 3), min(len(starts), i + 4)):
+                keep[j] = 1
+            nxt = starts[i + 1] if i + 1 < len(starts) else len(low)
+            pos = low.find(word, nxt)
+    lines = text.split("\n")
+    out = "\n".join(line for line, k in zip(lines, keep) if k)
+    if len(out) > KEEP_HEAD + KEEP_TAIL:
+        out = out[:KEEP_HEAD] + "\n" + out[-KEEP_TAIL:]
+    return out
+
+
+def analyze_text(text: str, cat: Catalogue, env: Optional[Environment] = None,
+                 recipes: Optional[Recipes] = None, rules: Optional[Sequence[Rule]] = None,
+                 notes: Sequence[str] = ()) -> Explanation:
+    if len(text) > LARGE_TEXT:
+        text = relevant_lines(text)
+    rule_list = tuple(rules) if rules is not None else cat.rules
+    hits: List[Hit] = []
+    for r in rule_list:
+        hits.extend(_match_rule(r, text, env, cat))
+    if rules is None:
+        hits.extend(_loader_hits(text, cat))
+    fws = frameworks_in(text, env)
+    windows = bool(_WINDOWS_TEXT.search(text))
+    on_colab_text = bool(_COLAB_TEXT.search(text))
+    colab_cpu = colab_without_gpu(env)
+    for h in hits:
+        # "Found no NVIDIA driver" on Colab: the runtime has no GPU; elsewhere: a driver problem
+        if h.finding.id == "gpu-missing" and h.alternative_of == "driver-missing" and (on_colab_text or colab_cpu):
+            h.finding = dataclasses.replace(h.finding, confidence=0.95 if colab_cpu else 0.92,
+                                            fix="On Colab: Runtime → Change runtime type → a GPU (T4 or better), then rerun.")
+            h.alternative_of = None
+            h.decisive = True
+    ranked = rank(hits)
+    out_notes: List[str] = list(notes)
+    if env is not None:
+        ranked = _env_rerank(ranked, env)
+        extra = _with_environment(ranked, env)
+        for e in extra:
+            ranked = [h for h in ranked if not (h.finding.id == e.finding.id and h.finding.confidence <= e.finding.confidence)]
+            if all(h.finding.id != e.finding.id for h in ranked):
+                idx = next((i for i, h in enumerate(ranked)
+                            if h.finding.id in ("cudnn-too-old", "cudnn-major-mismatch")), len(ranked))
+                ranked.insert(idx, e)
+    findings = [h.finding for h in ranked]
+    checks = [(h.finding.id, h.check) for h in ranked if h.check]
+    if fws and len(fws) >= 2 and findings and findings[0].id in ("cudnn-too-old", "cudnn-major-mismatch", "cudnn-shadowed"):
+        top = findings[0]
+        others = ", ".join(fws)
+        findings[0] = dataclasses.replace(
+            top, evidence=top.evidence + (f"frameworks in this process: {others}",),
+            fix=top.fix + (f" With {others} in one process, the framework imported first decides which cuDNN copy "
+                           "all of them use: one cuDNN of the shared major at least as new as every build serves all "
+                           "(or import the one with the newest requirement first)."))
+    recognised = bool(findings)
+    if env is not None:
+        machine, note = _diagnose(env, recipes)
+        if note:
+            out_notes.append(note)
+        for m in machine:
+            same = next((i for i, f in enumerate(findings) if f.id == m.id), None)
+            if same is not None:
+                f = findings[same]
+                findings[same] = dataclasses.replace(
+                    f, evidence=f.evidence + tuple(e for e in m.evidence if e not in f.evidence) + ("confirmed on this machine",),
+                    confidence=round(min(MAX, f.confidence + 0.1 + (0.3 if same > 0 else 0)), 3), fix=f.fix or m.fix)
+            else:
+                findings.append(dataclasses.replace(m, confidence=round(min(m.confidence, 0.35), 3),
+                                                    evidence=m.evidence + ("found on this machine (not named by the text)",)))
+        findings.sort(key=lambda f: -f.confidence)
+    if colab_cpu and any(f.id in ("gpu-missing", "driver-missing") for f in findings):
+        out_notes.append("this is a Colab runtime without a GPU: Runtime → Change runtime type → a GPU")
+    if windows:
+        out_notes.append("this text comes from Windows (DLL names / Windows paths): colab-cudnn-fix inspects and repairs "
+                         "Linux machines only (Colab, Kaggle, Linux VMs and containers, WSL); the explanation of the "
+                         "message still holds")
+    benign = bool(findings) and all(f.id == "log-noise" for f in findings)
+    if benign:
+        out_notes.append("only benign lines were recognised: the failure, if any, is reported by another message")
+    ambiguous = len(findings) >= 2 and findings[1].confidence >= findings[0].confidence - 0.15 \
+        and findings[1].id != "log-noise"
+    return Explanation(findings=tuple(findings), recognised=recognised, rules=tuple(dict.fromkeys(h.where for h in ranked)),
+                       notes=tuple(out_notes), checks=tuple(dict.fromkeys(checks)), benign=benign, ambiguous=ambiguous,
+                       windows=windows, frameworks=fws, colab_no_gpu=colab_cpu)
+
+
+def _env_rerank(ranked: List[Hit], env: Environment) -> List[Hit]:
+    """The machine decides between alternatives: facts it shows promote the matching reading."""
+    promote: Dict[str, float] = {}
+    if colab_without_gpu(env) or (env.runtime.accelerator == "cpu" and not env.gpus):
+        promote["gpu-missing"] = 0.95
+    fws = [fb for fb in env.frameworks if fb.framework == "torch"]
+    if fws and all(fb.is_cuda_build is False for fb in fws):
+        promote["cpu-only-build"] = 0.93
+    if env.driver is not None and env.driver.cuda_version:
+        for fb in env.frameworks:
+            if fb.cuda and version_key(env.driver.cuda_version)[:2] < version_key(fb.cuda)[:2]:
+                promote["driver-too-old"] = 0.93
+    if not promote:
+        return ranked
+    changed = False
+    for h in ranked:
+        if h.finding.id in promote and h.finding.confidence < promote[h.finding.id]:
+            h.finding = dataclasses.replace(h.finding, confidence=promote[h.finding.id],
+                                            evidence=h.finding.evidence + ("decided by this machine",))
+            changed = True
+    if changed:
+        ranked.sort(key=lambda h: (-h.finding.confidence, not h.decisive, -h.offset))
+    return ranked

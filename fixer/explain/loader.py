@@ -1,0 +1,199 @@
+"""Loader errors, read structurally: which library failed (its family, version, directory and
+role) and how (missing, a symbol or version it lacks, a damaged file), from any wording the
+catalogue's [[loader]] tables know. No rule is written per library name: the family table
+(keyed by file stem) decides what a failure of that library means."""
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from .catalogue import Catalogue, Family
+
+_LINUX = re.compile(r"^(?P<stem>lib[\w+\-]*?)\.so(?:\.(?P<ver>[\d.]+))?$")
+_LINUX_LOOSE = re.compile(r"^(?P<stem>[\w+\-]+?)\.so(?:\.(?P<ver>[\d.]+))?$")
+# cudnn64_8.dll, cudnn_ops64_9.dll, cublasLt64_12.dll, cudart64_110.dll, nvrtc64_120_0.dll, nvcuda.dll
+_WINDOWS = re.compile(r"^(?P<stem>[\w+\-]+?)(?:64)?(?:_(?P<ver>\d+)(?:_\d+)?)?\.dll$", re.I)
+
+
+@dataclasses.dataclass(frozen=True)
+class Library:
+    """A library file named in an error text."""
+
+    text: str                        # as written: "/venv/.../libcudnn_ops.so.9"
+    name: str                        # file name: "libcudnn_ops.so.9"
+    stem: str                        # "libcudnn_ops"
+    version: Optional[str]           # "9", "12.4", "11.0" (Windows cudart64_110 -> "11.0")
+    directory: Optional[str]         # "/venv/.../nvidia/cudnn/lib"
+    windows: bool
+    family: Optional[Family]
+    part: str = ""                   # the part after the family stem: "ops", "builtins", "Lt", "" (the main library)
+
+    @property
+    def role(self) -> Optional[str]:
+        return self.family.role if self.family else None
+
+    def describe(self) -> str:
+        fam = self.family.name if self.family else "unknown library"
+        bits = [f"{self.name} ({fam}"]
+        if self.part:
+            bits.append(f", part {self.part}")
+        if self.version:
+            bits.append(f", version {self.version}")
+        bits.append(")")
+        if self.directory:
+            bits.append(f" in {self.directory}")
+        return "".join(bits)
+
+
+def _family_of_stem(stem: str, families: Sequence[Family]) -> Tuple[Optional[Family], str]:
+    """The family whose stem is this stem or a prefix of it followed by '_' or '-' (longest wins)."""
+    best: Tuple[int, Optional[Family], str] = (0, None, "")
+    low = stem.lower()
+    for fam in families:
+        for s in fam.stems:
+            sl = s.lower()
+            if low == sl or (low.startswith(sl) and low[len(sl)] in "_-"):
+                if len(sl) > best[0]:
+                    best = (len(sl), fam, stem[len(sl):].lstrip("_-"))
+            elif low.startswith(sl) and len(sl) > best[0] and stem[len(sl):] in ("Lt", "w", "Mg"):
+                best = (len(sl), fam, stem[len(sl):])
+    return best[1], best[2]
+
+
+def parse_library(text: str, families: Sequence[Family]) -> Optional[Library]:
+    """A library reference ("libcudnn_ops.so.9", "/x/libcublasLt.so.12", "cudnn64_8.dll") with its
+    family; None when the text is no library file name."""
+    t = text.strip().strip("'\"`")
+    if not t:
+        return None
+    windows = "\\" in t or t.lower().endswith(".dll")
+    sep = max(t.rfind("/"), t.rfind("\\"))
+    name, directory = (t[sep + 1:], t[:sep] or "/") if sep >= 0 else (t, None)
+    m = _WINDOWS.match(name) if windows else (_LINUX.match(name) or _LINUX_LOOSE.match(name))
+    if not m:
+        return None
+    stem, ver = m.group("stem"), m.group("ver")
+    if windows and ver and len(ver) >= 3 and stem.lower().startswith(("cudart", "nvrtc")):
+        ver = f"{ver[:-1]}.{ver[-1]}"           # cudart64_110.dll: CUDA 11.0
+    fam, part = _family_of_stem(stem, families)
+    if fam is None and not stem.startswith("lib") and not windows:
+        fam, part = _family_of_stem("lib" + stem, families)
+    return Library(text=t, name=name, stem=stem, version=ver, directory=directory, windows=windows, family=fam,
+                   part=part)
+
+
+def family_by_name(name: str, families: Sequence[Family]) -> Optional[Family]:
+    """The family a framework's printed name ("cuDNN", "cuBLAS", "CUDA") belongs to."""
+    for fam in families:
+        if name in fam.names:
+            return fam
+    low = name.lower()
+    for fam in families:
+        if low in (n.lower() for n in fam.names):
+            return fam
+    return None
+
+
+def family_of_symbol(sym: str, families: Sequence[Family]) -> Optional[Family]:
+    """The family that provides a symbol, by its name (longest matching prefix wins)."""
+    best: Tuple[int, Optional[Family]] = (0, None)
+    for fam in families:
+        for rx in fam.symbols:
+            m = rx.search(sym)
+            if m and m.start() == 0 and m.end() > best[0]:
+                best = (m.end(), fam)
+    return best[1]
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadFailure:
+    """One failed load found in the text."""
+
+    kind: str                        # missing | symbol | version | damaged | wrapper
+    library: Optional[Library]       # the library that is missing / lacks the symbol's provider
+    needer: Optional[Library]        # the library that needed it (symbol/version errors)
+    symbol: Optional[str]
+    provider: Optional[Family]       # the family that should provide the symbol or version
+    detail: str                      # the dlerror detail ("No such file or directory", "file too short")
+    offset: int
+    line: str
+    where: str                       # the [[loader]] table, "errors.toml:123"
+    cites: Tuple[str, ...]
+    inner: bool = False              # a wrapper whose own dlerror text names the real failure
+
+
+def _line_at(text: str, offset: int) -> str:
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    line = text[start:end if end >= 0 else len(text)].strip()
+    return line if len(line) <= 300 else line[:297] + "..."
+
+
+def find_failures(text: str, cat: Catalogue) -> List[LoadFailure]:
+    """Every failed load the catalogue's loader wordings find in the text, in text order."""
+    fams = cat.families
+    out: List[LoadFailure] = []
+    for rule in cat.loaders:
+        for rx in rule.patterns:
+            for m in rx.finditer(text):
+                g: Dict[str, Optional[str]] = m.groupdict()
+                libs: List[Optional[Library]] = []
+                if g.get("libs"):
+                    for piece in (g.get("libs") or "").split(","):
+                        lib = parse_library(piece, fams)
+                        if lib is not None:
+                            libs.append(lib)
+                        break                   # cuDNN 9 lists one library's names, most specific first
+                elif g.get("lib"):
+                    libs.append(parse_library(g["lib"] or "", fams))
+                needer = parse_library(g["needer"] or "", fams) if g.get("needer") else None
+                sym = g.get("sym")
+                verlib = parse_library(g["verlib"] or "", fams) if g.get("verlib") else None
+                provider = None
+                if rule.kind in ("symbol", "version"):
+                    if verlib is not None and verlib.family is not None:
+                        provider = verlib.family
+                    elif sym:
+                        provider = family_of_symbol(sym, fams)
+                    if provider is None and libs and libs[0] is not None:
+                        provider = libs[0].family
+                    if not libs and verlib is not None:
+                        libs = [verlib]
+                err = g.get("err") or g.get("why") or ""
+                inner = bool(rule.kind == "wrapper" and err and re.search(
+                    r"cannot open shared object file|undefined symbol|not found \(required by|file too short|"
+                    r"invalid ELF header|wrong ELF class", err))
+                for lib in libs or [None]:
+                    if lib is None and needer is None and not sym:
+                        continue
+                    out.append(LoadFailure(kind=rule.kind, library=lib, needer=needer, symbol=sym, provider=provider,
+                                           detail=err.strip(), offset=m.start(), line=_line_at(text, m.start()),
+                                           where=rule.where, cites=rule.cites, inner=inner))
+    out.sort(key=lambda f: f.offset)
+    return out
+
+
+def finding_of(f: LoadFailure) -> Optional[str]:
+    """The finding id a failed load means, decided by the library family."""
+    if f.kind in ("missing", "wrapper"):
+        if f.library is None or f.library.family is None:
+            return None
+        if f.kind == "wrapper" and f.library.role == "framework":
+            return None                         # a framework's own plug-in: its dependency is the cause
+        return f.library.family.missing
+    if f.kind == "damaged":
+        return f.library.family.damaged if f.library and f.library.family else None
+    # symbol / version: what the provider lacks. Two cuDNN releases mixed when a cuDNN library
+    # needs a cuDNN symbol (or names no provider); an older CUDA library otherwise.
+    fam = f.provider
+    needer_fam = f.needer.family if f.needer else None
+    if fam is None:
+        fam = needer_fam
+    if fam is None:
+        return None
+    if fam.role == "framework":
+        return None
+    if fam.role == "cudnn" and needer_fam is not None and needer_fam.role == "framework":
+        return "cudnn-too-old"                  # the framework needs a newer cuDNN than the one loaded
+    return fam.mismatch
