@@ -65,3 +65,21 @@ def write_cache(path: Path, data: bytes) -> None:
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+def runnable_python(python: str) -> str:
+    """The interpreter to hand a `-c CODE` argument to. condacolab replaces sys.executable by a
+    bash wrapper, `exec env PATH=... LD_LIBRARY_PATH=... PYTHON.real -x $@`, whose unquoted $@
+    splits every argument at spaces (`-c "import json, sys"` runs just `import`): call the
+    `.real` interpreter behind such a wrapper directly (the same Python; the wrapper only adds
+    PATH and LD_LIBRARY_PATH, which a notebook kernel started through it already has)."""
+    real = python + ".real"
+    try:
+        if os.path.getsize(python) < 4096 and os.path.exists(real):
+            with open(python, "rb") as f:
+                text = f.read(4096)
+            if text.startswith(b"#!/bin/bash") and b"exec env " in text and b".real" in text:
+                return real
+    except OSError:
+        pass
+    return python

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
+from .nogpu import gpu_hint
 from .model import (
     FINDING_IDS,
     Build,
@@ -120,11 +121,13 @@ class _Diagnosis:
         if not self.gpu_fws and not hidden:
             return                                   # nothing needs a GPU: nothing to fix
         if cpu_runtime and not hidden:
-            self.add("gpu-missing", "info",
-                     f"No GPU on this {env.runtime.kind} {env.runtime.accelerator.upper()} runtime; "  # type: ignore[union-attr]
-                     "nothing to fix", [f"runtime: {env.runtime.kind} ({env.runtime.accelerator})"],
-                     "For GPU work choose a GPU runtime (Colab: Runtime > Change runtime type > T4 GPU).",
-                     [f.framework for f in self.gpu_fws])
+            # CUDA builds installed on a CPU/TPU runtime: no GPU stack to repair here, and the
+            # user must switch runtimes before any fix can run (exit 3, fixer.nogpu)
+            self.add("gpu-missing", "error",
+                     f"No GPU on this {env.runtime.kind} {env.runtime.accelerator.upper()} runtime",  # type: ignore[union-attr]
+                     [f"runtime: {env.runtime.kind} ({env.runtime.accelerator})"]
+                     + [f"{_name(f.framework)} {f.version} is a CUDA build" for f in self.gpu_fws],
+                     gpu_hint(env), [f.framework for f in self.gpu_fws])
             return
         evidence = list(hidden) + list(nvd)
         if cvd is not None and not hidden:
@@ -133,14 +136,7 @@ class _Diagnosis:
         failed = [f"{p.probe}: {p.detail}" for p in env.probes
                   if not p.ok and p.probe in ("nvml", "nvidia-smi", "sysfs-pci")]
         evidence += failed[:3]
-        if hidden:
-            fix = "Unset CUDA_VISIBLE_DEVICES (or set it to the GPU indices to use, e.g. 0), then restart the process."
-        elif nvd:
-            fix = "Start the container with a GPU (docker run --gpus all, NVIDIA_VISIBLE_DEVICES=all)."
-        elif env.runtime.kind == "colab":
-            fix = "Switch to a GPU runtime: Runtime > Change runtime type > T4 GPU (or better)."
-        else:
-            fix = "Attach an NVIDIA GPU to this machine, or install CPU builds of the frameworks."
+        fix = gpu_hint(env, hidden=bool(hidden), container=bool(nvd))
         self.add("gpu-missing", "error", "No NVIDIA GPU is visible" + (" (hidden by CUDA_VISIBLE_DEVICES)" if hidden else ""),
                  evidence, fix, [f.framework for f in self.gpu_fws])
 

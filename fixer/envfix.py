@@ -128,48 +128,38 @@ def _preload_rank(path: str) -> int:
 
 
 def ipython_startup_content(cudnn_dir: Optional[str], drop: Sequence[str] = (), prepend: Sequence[str] = (),
-                            files: Sequence[str] = ()) -> str:
-    """Python run by IPython at kernel start: fix LD_LIBRARY_PATH for children, preload the
-    framework's own CUDA libraries (`files`, by path, dependencies first), then cuDNN, globally."""
-    if cudnn_dir:
-        cudnn_dir = _check_dir(cudnn_dir, "cuDNN directory to preload")
+                            files: Sequence[str] = (), cudnn: Sequence[str] = ()) -> str:
+    """Python run by IPython at kernel start: the same fix `fixer.apply()` applies to a live
+    kernel (fixer._preload.fix_process, the one home of that code): LD_LIBRARY_PATH fixed for
+    children, the framework's own CUDA libraries (`files`) and the intended cuDNN (`cudnn`:
+    libcudnn.so.N paths, or the directory `cudnn_dir`) loaded by path, globally, dependencies
+    first. It imports fixer from where this copy of the tool lives when the kernel's own
+    interpreter cannot, and does nothing (no error) when neither works."""
+    mains = [_check_file(c, "cuDNN library to preload") for c in cudnn]
+    if cudnn_dir and not mains:
+        mains = [_check_dir(cudnn_dir, "cuDNN directory to preload")]
     drop = [_check_dir(d, "LD_LIBRARY_PATH entry to drop") for d in drop]
     prepend = [_check_dir(d, "LD_LIBRARY_PATH entry to add") for d in prepend]
     files = sorted(dict.fromkeys(_check_file(f, "library to preload") for f in files), key=_preload_rank)
+    home = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     return "\n".join([
         MARKER,
         '"""Loads the intended CUDA libraries and cuDNN before any framework does (RTLD_GLOBAL: a later',
-        'dlopen by soname reuses the copy already loaded)."""',
+        'dlopen by soname reuses the copy already loaded). The code is fixer._preload.fix_process."""',
         "",
         "def _colab_cudnn_fix():",
-        "    import ctypes, glob, os, re",
-        f"    cudnn_dir = {cudnn_dir!r}",
-        f"    drop = {tuple(drop)!r}",
-        f"    prepend = {tuple(prepend)!r}",
-        f"    files = {tuple(files)!r}",
-        "    if drop or prepend:",
-        "        keep = [p for p in os.environ.get('LD_LIBRARY_PATH', '').split(':')",
-        "                if p and os.path.normpath(p) not in drop and os.path.normpath(p) not in prepend]",
-        "        value = ':'.join(list(prepend) + keep)",
-        "        if value:",
-        "            os.environ['LD_LIBRARY_PATH'] = value",
-        "        else:",
-        "            os.environ.pop('LD_LIBRARY_PATH', None)",
-        "    for path in files:",
+        "    import sys",
+        "    try:",
+        "        from fixer._preload import fix_process",
+        "    except ImportError:",
+        f"        sys.path.append({home!r})",
         "        try:",
-        "            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)",
-        "        except OSError:",
-        "            pass",
-        "    if not cudnn_dir or not os.path.isdir(cudnn_dir):",
-        "        return",
-        "    names = sorted(os.path.basename(p) for p in glob.glob(os.path.join(cudnn_dir, 'libcudnn*.so.*'))",
-        "                   if re.search(r'\\.so\\.\\d+$', p))",
-        "    main = [n for n in names if re.match(r'libcudnn\\.so\\.\\d+$', n)]",
-        "    for name in main + [n for n in names if n not in main]:",
-        "        try:",
-        "            ctypes.CDLL(os.path.join(cudnn_dir, name), mode=ctypes.RTLD_GLOBAL)",
-        "        except OSError:",
-        "            pass",
+        "            from fixer._preload import fix_process",
+        "        except ImportError:",
+        "            return",
+        "        finally:",
+        f"            sys.path.remove({home!r})",
+        f"    fix_process(cudnn={tuple(mains)!r}, files={tuple(files)!r}, drop={tuple(drop)!r}, prepend={tuple(prepend)!r})",
         "",
         "",
         "try:",
@@ -210,6 +200,8 @@ def env_fix_steps(fixes: Sequence[EnvFix], *, cudnn_dir: Optional[str] = None, h
     add = [f.value for f in fixes if f.kind == "ld-library-path-add"]
     conf = [f.value for f in fixes if f.kind == "ld-so-conf"]
     preload = [_as_dir(f.value) for f in fixes if f.kind == "ipython-preload" and not _is_other_library(f.value)]
+    preload_mains = [f.value for f in fixes if f.kind == "ipython-preload" and not _is_other_library(f.value)
+                     and re.search(r"/libcudnn\.so\.\d+$", f.value)]
     preload_files = sorted(dict.fromkeys(f.value for f in fixes if f.kind == "ipython-preload" and _is_other_library(f.value)),
                            key=_preload_rank)
     preload_drop = [f.value for f in fixes if f.kind == "ld-preload-drop"]
@@ -238,7 +230,7 @@ def env_fix_steps(fixes: Sequence[EnvFix], *, cudnn_dir: Optional[str] = None, h
         does = f"preload {' and '.join(what)} in new kernels" if what else "fix LD_LIBRARY_PATH in new kernels"
         steps.append(Step(kind="env-fix", summary=f"write {path}: {does}"
                           + (f" ({why['ipython-preload']})" if "ipython-preload" in why else ""),
-                          files=(path,), content=ipython_startup_content(cudnn_dir, drop, add, preload_files)))
+                          files=(path,), content=ipython_startup_content(cudnn_dir, drop, add, preload_files, preload_mains)))
     if root:
         steps = [dataclasses.replace(s, files=tuple(str(under_root(f, root)) for f in s.files)) for s in steps]
     return tuple(steps)

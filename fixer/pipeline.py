@@ -55,6 +55,8 @@ def plan_for(*, python: Optional[str] = None, environment: Optional[str] = None,
     from . import recipes as rec
     from .diagnose import diagnose
 
+    if options.installer == "conda" and intent.cudnn_from is None:
+        intent = dataclasses.replace(intent, cudnn_from="conda")   # conda installs what it can: cuDNN
     loaded = rec.load(recipes)
     env, _recorded, where = machine(python, environment, environ)
     findings = tuple(diagnose(env, loaded))
@@ -79,7 +81,7 @@ def plan_machine(env: Environment, findings: Tuple[Finding, ...], intent: Intent
 
 
 def no_gpu(env: Environment, findings: Tuple[Finding, ...] = ()) -> bool:
-    """No NVIDIA GPU is visible here (doctor's gpu-missing error, or no GPU detected at all)."""
+    """No NVIDIA GPU is visible here: nothing can be repaired (fixer.nogpu says what to tell)."""
     return not env.gpus or any(f.id == "gpu-missing" and f.severity == "error" for f in findings)
 
 
@@ -87,16 +89,6 @@ def gpu_wanted(env: Environment, intent: Intent) -> bool:
     """Something installed is a CUDA build, or the intent asks for a framework."""
     return any(f.is_cuda_build or (f.is_cuda_build is None and f.cuda) for f in env.frameworks) or \
         bool(intent.frameworks or intent.versions or intent.cuda or intent.cudnn_from)
-
-
-def refuse_without_gpu(env: Environment, intent: Intent, findings: Tuple[Finding, ...] = (),
-                       prepare_for_gpu: bool = False) -> Optional[int]:
-    """The one rule for apply on a machine with no visible GPU: change nothing. None when apply
-    may go on (a GPU is visible, or `prepare_for_gpu`); else the exit code: 3 when a GPU
-    framework is installed or asked for (DESIGN's "no GPU visible"), 0 when nothing wants one."""
-    if prepare_for_gpu or not no_gpu(env, findings):
-        return None
-    return 3 if gpu_wanted(env, intent) else 0
 
 
 def blockers(plan: Plan, prepare_for_gpu: bool = False) -> Tuple[Finding, ...]:

@@ -20,6 +20,7 @@ import os
 from typing import Dict, List, Optional, Sequence, Tuple, TypedDict
 
 from . import installers
+from ._paths import under_root
 from .envfix import env_fix_steps
 from .model import Environment, Finding, Pin, Plan, PlanOptions, Stack, Step
 from .rules import requirement_name
@@ -83,11 +84,10 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
                         break_system_packages=bsp, mirrors=options.index_mirrors, uv=uv)
     steps: List[Step] = []
     notes: List[str] = list(stack.notes)
-    if options.installer == "conda":
-        notes.append("--installer conda: Python wheels still go through pip (conda cannot install the "
-                     "PyTorch index builds); conda installs cuDNN only")
 
     changing = [p for p in stack.pins if p.action != "keep" and p.manager == "pip"]
+    if options.installer == "conda":
+        _refuse_pip_under_conda(changing, stack)
     removes = [p for p in changing if p.action == "remove"]
     # A pip cuDNN wheel that goes because cuDNN now comes from apt or conda is removed after the
     # framework installs: their dependencies (an == pin on that wheel) would bring it back.
@@ -185,23 +185,7 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
         ))
 
     if stack.conda:
-        conda_bin = env.python.conda if env.python and env.python.conda else None
-        if conda_bin is None and env.runtime.kind == "colab":
-            steps.append(Step(
-                kind="conda-install",
-                summary="install conda into the Colab runtime with condacolab (the kernel restarts)",
-                argv=installers.condacolab_install(python),
-                packages=("condacolab",),
-            ))
-        prefix = env.python.prefix if env.python and env.python.prefix else None
-        specs = [f"{k}=={v}" for k, v in stack.conda.items()]
-        whys = [p.why for p in stack.pins if p.manager == "conda" and p.why]
-        steps.append(Step(
-            kind="conda-install",
-            summary="install " + ", ".join(specs) + " from conda-forge" + (f": {whys[0]}" if whys else ""),
-            argv=installers.conda_install(specs, conda=conda_bin or "conda", prefix=prefix),
-            packages=tuple(specs),
-        ))
+        steps.extend(_conda_steps(env, stack, options, python, common))
 
     steps.extend(env_fix_steps(stack.env_fixes, home=_home(env), root=options.root))
 
@@ -248,6 +232,59 @@ def _stale_parts(env: Environment, stack: Stack) -> List[Tuple[str, str, str]]:
                 out.append((name, version, f"part of {fb.framework} {fb.version} ({fb.variant or fb.distribution}), "
                                            f"which {c.build.framework} {c.build.version} ({c.build.variant}) replaces"))
     return out
+
+
+def _refuse_pip_under_conda(changing: Sequence[Pin], stack: Stack) -> None:
+    """`--installer conda` installs through conda or not at all: the recipes hold pip builds
+    only (PyTorch's +cuXXX index builds, TensorFlow's and JAX's wheels), so a stack that must
+    install or remove a Python distribution is refused, saying which and what to do instead."""
+    from .errors import UsageError
+
+    if not changing:
+        return
+    what = ", ".join(f"{p.name} {p.version}" for p in changing[:4])
+    raise UsageError(
+        f"--installer conda: this repair needs pip distributions ({what}), and the recipes name no "
+        "conda-forge build of them, so conda cannot install this stack",
+        hint="use --installer pip (or uv) for the frameworks; --cudnn-from conda takes only cuDNN from conda-forge")
+
+
+def _conda_steps(env: Environment, stack: Stack, options: PlanOptions, python: str,
+                 common: _PipCommon) -> List[Step]:
+    """cuDNN from conda-forge into the conda prefix (fixer.conda): on Colab without conda, first
+    condacolab (pip-installed when missing; its install() runs in the notebook kernel and
+    restarts it; apply resumes from the journal), then `conda install -p PREFIX`, one spec per
+    cuDNN major the stack takes from conda."""
+    from .conda import CONDACOLAB_DIST, conda_binary, conda_prefix, needs_condacolab
+
+    steps: List[Step] = []
+    prefix = conda_prefix(env)
+    if needs_condacolab(env):
+        have = env.distribution(CONDACOLAB_DIST) is not None
+        if not have:
+            steps.append(Step(
+                kind="pip-install",
+                summary=f"install {CONDACOLAB_DIST} (it installs conda into the Colab runtime)",
+                argv=installers.pip_install(python, [CONDACOLAB_DIST], **common),
+                packages=(CONDACOLAB_DIST,),
+            ))
+        steps.append(Step(
+            kind="conda-install",
+            summary=f"install conda into {prefix} with condacolab, in the notebook kernel (the kernel restarts; "
+                    "apply then resumes from its journal: `colab-cudnn-fix apply --resume` or fixer.apply(resume=True))",
+            argv=installers.condacolab_install(python),
+            packages=(CONDACOLAB_DIST,),
+        ))
+    specs = [f"{k}=={v}" for k, v in stack.conda.items()]
+    whys = [p.why for p in stack.pins if p.manager == "conda" and p.why]
+    steps.append(Step(
+        kind="conda-install",
+        summary="install " + ", ".join(specs) + f" from conda-forge into {prefix}" + (f": {whys[0]}" if whys else ""),
+        argv=installers.conda_install(specs, conda=conda_binary(env, options.root),
+                                      prefix=str(under_root(prefix, options.root)) if prefix else None),
+        packages=tuple(specs),
+    ))
+    return steps
 
 
 def _dist(req: str) -> str:

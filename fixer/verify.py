@@ -85,7 +85,9 @@ def passed(results: Iterable[CheckResult]) -> bool:
 def installed_frameworks(python: str, timeout: float = 30.0) -> Tuple[str, ...]:
     """Which of VERIFIABLE the target can import (importlib.util.find_spec: nothing is imported)."""
     try:
-        proc = subprocess.run([python, "-I", "-c", _PROBE], capture_output=True, text=True, timeout=timeout)
+        from ._paths import runnable_python
+
+        proc = subprocess.run([runnable_python(python), "-I", "-c", _PROBE], capture_output=True, text=True, timeout=timeout)
         names = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else []
     except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
         names = []

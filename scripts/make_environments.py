@@ -43,6 +43,7 @@ Where the facts come from
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import csv
 import json
 import re
@@ -493,6 +494,13 @@ def bundled(recipes: m.Recipes) -> Dict[str, Tuple[m.Environment, str]]:
     out["colab-2026-08"] = (build_environment(img, GPUS["t4"], recipes, driver="580.82.07"),
                             "Colab GPU image of 2026-08-19 (a724079) on a T4, as shipped: healthy. Driver 580.82.07 "
                             "(commit 66982a1's message; later drivers unknown).")
+    gpu_env = out["colab-2026-08"][0]
+    out["colab-2026-08-cpu"] = (
+        dataclasses.replace(gpu_env, gpus=(), driver=m.Driver(source="none: no NVIDIA device on a CPU runtime"),
+                            runtime=dataclasses.replace(gpu_env.runtime, accelerator="cpu")),
+        "The same Colab image of 2026-08-19 (a724079) on a CPU runtime: the CUDA builds of torch and JAX are "
+        "installed (Colab runs one image for every accelerator), no GPU is attached. Nothing can be repaired: "
+        "doctor, plan and apply exit 3 with Colab's 'Runtime -> Change runtime type' hint.")
     img = snapshot_image("2025-01-27_ba35a68")
     out["colab-2025-01-tf215"] = (
         build_environment(img, GPUS["t4"], recipes, overrides={"tensorflow": "2.15.1"}),

@@ -19,7 +19,11 @@ journal.json (version 1):
      "files": [{"path", "existed", "backup", "mode", "sha256"}],   backup relative to the journal dir
      "ldconfig": null | ["ldconfig", ...],    the command to rerun after files under ld.so.conf.d change
      "steps": [{"kind", "summary", "argv", "status": "pending"|"running"|"done"|"failed", "rc", "seconds"}],
-     "error": null | text, "rollback": null | {...result...}}
+     "error": null | text, "rollback": null | {...result...},
+     "resume": absent | {"next": index of the first step still to run, "steps": [Step as to_dict writes it],
+                         "reason": text, "command": what the user runs to go on}}
+    status "awaiting-restart": the apply stopped before a step that must run in a fresh notebook
+    kernel (condacolab restarts it); `apply --resume` / fixer.apply(resume=True) runs "resume".
 
 Every save goes to a temporary file, is fsynced, replaces the old one, and the directory is
 fsynced: a SIGKILL at any point leaves either the old or the new journal, never half of one.

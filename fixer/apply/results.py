@@ -35,6 +35,8 @@ class ApplyResult:
     restart_required: bool = False
     notes: Tuple[str, ...] = ()
     seconds: float = 0.0
+    awaiting_restart: bool = False          # stopped before a step that needs a fresh kernel (condacolab)
+    resume: Optional[str] = None            # then: what to run to go on
 
 
 @dataclasses.dataclass(frozen=True)

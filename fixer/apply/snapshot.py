@@ -11,6 +11,7 @@ import json
 import subprocess
 from typing import Any, Dict, Optional, Tuple
 
+from .._paths import runnable_python
 from ..errors import UsageError
 
 _SCRIPT = r"""
@@ -90,7 +91,7 @@ class TargetSnapshot:
 def read_target(python: str, timeout: float = 60.0) -> TargetSnapshot:
     """Run the snapshot script in `python`. Raises UsageError when it is not a working interpreter."""
     try:
-        proc = subprocess.run([python, "-c", _SCRIPT], capture_output=True, text=True, timeout=timeout,
+        proc = subprocess.run([runnable_python(python), "-c", _SCRIPT], capture_output=True, text=True, timeout=timeout,
                               cwd="/", stdin=subprocess.DEVNULL)
     except FileNotFoundError:
         raise UsageError(f"--python {python}: no such interpreter")

@@ -45,6 +45,20 @@ RESTORE_TIMEOUT = 3600.0
 
 _UNFINISHED = ("applying", "rolling-back", "rollback-incomplete")
 
+#: What the user runs to go on after condacolab restarted the kernel (one place for the words).
+RESUME_HINT = ("run `!colab-cudnn-fix apply --resume` (or `import fixer.apply.kernel as k; k.apply_here(resume=True)`) "
+               "once the kernel is back")
+
+
+class _Pause(Exception):
+    """A step must run in a fresh notebook kernel (condacolab restarts it): stop here, journal
+    where to go on, keep everything done so far."""
+
+    def __init__(self, index: int, reason: str) -> None:
+        super().__init__(reason)
+        self.index = index
+        self.reason = reason
+
 
 class _Terminated(BaseException):
     """SIGTERM arrived: unwind like KeyboardInterrupt, then roll back."""
@@ -73,7 +87,10 @@ def apply_plan(plan: Plan, *, python: str, options: PlanOptions, reporter: Optio
     old_handlers: Dict[int, Any] = {}
     try:
         last = Journal.last(state)
-        if last is not None and last.status in _UNFINISHED:
+        if last is not None and last.status in _UNFINISHED + ("awaiting-restart",):
+            if last.status == "awaiting-restart":
+                raise UsageError(f"the previous apply (journal {last.id}) waits for a kernel restart; nothing was "
+                                 "changed now", hint=RESUME_HINT + ", or `colab-cudnn-fix rollback` to undo it")
             raise UsageError(
                 f"the previous apply (journal {last.id}) did not finish (status {last.status}); "
                 "nothing was changed now",
@@ -83,23 +100,8 @@ def apply_plan(plan: Plan, *, python: str, options: PlanOptions, reporter: Optio
         before = _prepare(journal, plan, python, options, rep, run)
         journal.set(status="applying")
         old_handlers = _catch_sigterm()
-        outcomes = _run_steps(journal, active, options, rep, run)
-        if verify:
-            rep.phase("checking the result")
-            problems = _post_check(active, python, options)
-            if problems:
-                raise StepFailed("the environment does not match the plan after applying it: " + "; ".join(problems),
-                                 rolled_back=True)
-        after = read_target(python)
-        journal.set(status="done", after=snapshot_to_dict(after))
-        notes = tuple(journal.data.get("notes", ()))
-        return ApplyResult(
-            changed=True, steps=outcomes, distributions=_diff(before, after),
-            files=tuple(f["path"] for f in journal.data["files"]),
-            journal=str(journal.dir), log=str(journal.log_path),
-            restart_required=plan.restart_required or any(s.kind == "restart" for s in plan.steps),
-            notes=notes, seconds=time.monotonic() - started,
-        )
+        return _finish(journal, active, 0, before, python, options, rep, run, verify, started,
+                       plan.restart_required or any(s.kind == "restart" for s in plan.steps))
     except BaseException as exc:
         if journal is None or journal.status in ("prepared",):
             if journal is not None:
@@ -124,6 +126,90 @@ def apply_plan(plan: Plan, *, python: str, options: PlanOptions, reporter: Optio
                        f"journal {journal.dir}")
         raise StepFailed(message, argv=argv, output=output, rolled_back=result.exact,
                          cause=exc if isinstance(exc, Exception) else None) from exc
+    finally:
+        _restore_signals(old_handlers)
+        lock.release()
+
+
+def _finish(journal: Journal, steps: Sequence[Step], start: int, before: TargetSnapshot, python: str,
+            options: PlanOptions, rep: Reporter, run: Runner, verify: bool, started: float,
+            restart_required: bool) -> ApplyResult:
+    """Run steps[start:], check, journal "done" (or "awaiting-restart" at a step that needs a
+    fresh kernel). Raises on failure; the caller rolls back."""
+    try:
+        outcomes = _run_steps(journal, steps, options, rep, run, start=start)
+    except _Pause as pause:
+        from ..model import to_dict
+
+        journal.set(status="awaiting-restart", resume={
+            "next": pause.index, "steps": [to_dict(s) for s in steps], "reason": pause.reason,
+            "command": RESUME_HINT})
+        return ApplyResult(changed=True, journal=str(journal.dir), log=str(journal.log_path),
+                           files=tuple(f["path"] for f in journal.data["files"]),
+                           notes=tuple(journal.data.get("notes", ())) + (pause.reason,),
+                           seconds=time.monotonic() - started, awaiting_restart=True, resume=RESUME_HINT)
+    if verify:
+        rep.phase("checking the result")
+        problems = _post_check(steps, python, options)
+        if problems:
+            raise StepFailed("the environment does not match the plan after applying it: " + "; ".join(problems),
+                             rolled_back=True)
+    after = read_target(python)
+    journal.set(status="done", after=snapshot_to_dict(after))
+    return ApplyResult(
+        changed=True, steps=outcomes, distributions=_diff(before, after),
+        files=tuple(f["path"] for f in journal.data["files"]),
+        journal=str(journal.dir), log=str(journal.log_path),
+        restart_required=restart_required, notes=tuple(journal.data.get("notes", ())),
+        seconds=time.monotonic() - started,
+    )
+
+
+def resume_apply(*, root: Optional[str] = None, python: Optional[str] = None, reporter: Optional[Reporter] = None,
+                 runner: Optional[Runner] = None, verify: bool = True) -> ApplyResult:
+    """Go on with the apply that stopped for a kernel restart (journal status "awaiting-restart"):
+    run its remaining steps as one transaction with the part already done; on any failure the
+    whole apply is rolled back, as if it had never stopped."""
+    from ..model import from_dict
+
+    rep = default_reporter(reporter)
+    run: Runner = runner or run_command
+    started = time.monotonic()
+    state = state_dir(root)
+    lock = ApplyLock(state).acquire()
+    old_handlers: Dict[int, Any] = {}
+    journal: Optional[Journal] = None
+    try:
+        journal = Journal.last(state)
+        if journal is None or journal.status != "awaiting-restart":
+            what = "no apply recorded" if journal is None else f"the last apply (journal {journal.id}) is {journal.status}"
+            raise UsageError(f"--resume: nothing to resume: {what}", hint="run `colab-cudnn-fix apply`")
+        info = journal.data["resume"]
+        steps = [from_dict(Step, d, f"$.resume.steps[{i}]") for i, d in enumerate(info["steps"])]
+        target = python or journal.data["python"]
+        before = snapshot_from_dict(journal.data["before"])
+        rep.phase(f"resuming journal {journal.dir} at step {info['next'] + 1}/{len(steps)}")
+        journal.set(status="applying")
+        old_handlers = _catch_sigterm()
+        return _finish(journal, steps, int(info["next"]), before, target, PlanOptions(root=root),
+                       rep, run, verify, started, any(s.kind == "restart" for s in steps))
+    except BaseException as exc:
+        if journal is None or journal.status != "applying":
+            raise
+        _restore_signals(old_handlers)
+        old_handlers = {}
+        reason = _describe(exc)
+        rep.phase(f"rolling back: {reason}")
+        journal.set(error=reason)
+        shielded = _ignore_signals()
+        try:
+            result = _restore(journal, python or journal.data["python"], rep, run)
+        finally:
+            _restore_signals(shielded)
+        tail = "rolled back, the environment is as before" if result.exact else \
+            f"rollback was incomplete ({'; '.join(result.remaining)}); journal {journal.dir}"
+        raise StepFailed(f"{reason}; {tail}", argv=getattr(exc, "argv", ()), output=getattr(exc, "output", ""),
+                         rolled_back=result.exact, cause=exc if isinstance(exc, Exception) else None) from exc
     finally:
         _restore_signals(old_handlers)
         lock.release()
@@ -239,11 +325,23 @@ def _dpkg_version(pkg: str, run: Runner) -> Optional[str]:
 
 
 def _run_steps(journal: Journal, steps: Sequence[Step], options: PlanOptions, rep: Reporter,
-               run: Runner) -> Tuple[StepOutcome, ...]:
+               run: Runner, start: int = 0) -> Tuple[StepOutcome, ...]:
+    from ..conda import CONDACOLAB_PREFIX, installed_by_condacolab, is_condacolab_step
+
     outcomes: List[StepOutcome] = []
     total = len(steps)
     for i, step in enumerate(steps, 1):
+        if i - 1 < start:
+            continue
         rec = journal.data["steps"][i - 1]
+        if is_condacolab_step(step):
+            if not installed_by_condacolab(CONDACOLAB_PREFIX, options.root):
+                raise _Pause(i - 1, f"condacolab must install conda inside the notebook kernel, which then restarts: "
+                                    f"in a cell run `import condacolab; condacolab.install()`, then {RESUME_HINT}")
+            rec.update(status="done", rc=0, seconds=0.0)
+            journal.save()
+            _note(journal, rep, f"conda is in {CONDACOLAB_PREFIX} already (condacolab ran): step {i} done")
+            continue
         rec.update(status="running", started=time.time())
         journal.save()
         rep.step_started(i, total, step)
@@ -540,4 +638,4 @@ def _pinned(before: TargetSnapshot, name: str) -> str:
     return f"{name}=={dist.version}"
 
 
-__all__ = ["apply_plan", "rollback", "TIMEOUTS"]
+__all__ = ["RESUME_HINT", "TIMEOUTS", "apply_plan", "resume_apply", "rollback"]

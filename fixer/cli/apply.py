@@ -88,14 +88,13 @@ def apply_command(
         env, plan, findings = _lock_plan(lock, python, environment, options)
         view = None
     else:
-        from ..pipeline import blockers, plan_for, refuse_without_gpu
+        from ..pipeline import blockers, gpu_wanted, plan_for
 
         view = plan_for(python=python, environment=environment, recipes=tuple(recipes or ()),
                         intent=intent, options=options, prepare_for_gpu=prepare_for_gpu)
         env, plan, findings = view.env, view.plan, tuple(view.plan.findings)
-        code = refuse_without_gpu(env, intent, findings, prepare_for_gpu)
-        if code is not None and not dry_run:
-            _no_gpu(env, json, code)
+        if not dry_run and not prepare_for_gpu:
+            _no_gpu(env, findings, json, wanted=gpu_wanted(env, intent))
         blocking = blockers(plan, prepare_for_gpu)
         if (blocking or plan.drift) and not dry_run:
             render.show_not_a_fix(plan, blocking, json)
@@ -147,20 +146,18 @@ def apply_command(
         raise typer.Exit(1)
 
 
-def _no_gpu(env: Any, as_json: bool, code: int) -> None:
-    """No visible GPU: nothing to repair. Say so plainly and change nothing: exit 3 when
-    something installed or asked for wants a GPU (as doctor does), else 0."""
-    from ..render import print_json, out
+def _no_gpu(env: Any, findings: Sequence[Any], as_json: bool, wanted: bool = False) -> None:
+    """A machine with no visible GPU (fixer.nogpu decides): nothing to repair. Say what to do
+    and change nothing: exit 3 when something installed or asked for wants a GPU, else 0
+    (--prepare-for-gpu, for a machine being set up for a GPU later, skips this)."""
+    from ..nogpu import no_gpu
+    from ..render.plan import show_no_gpu
 
-    acc = env.runtime.accelerator or "cpu"
-    msg = (f"no NVIDIA GPU on this runtime ({acc.upper()}): there is no GPU stack to repair, nothing was changed. "
-           "On Colab: Runtime > Change runtime type > a GPU. (--prepare-for-gpu applies the plan anyway, "
-           "for a machine being set up for a GPU later.)")
-    if as_json:
-        print_json({"schema": 1, "changed": False, "nothing_to_do": True, "no_gpu": True, "message": msg})
-    else:
-        out().print(msg, highlight=False)
-    raise typer.Exit(code)
+    verdict = no_gpu(env, findings, wanted=wanted)
+    if verdict is None:
+        return
+    show_no_gpu(verdict, as_json, command="apply")
+    raise typer.Exit(verdict.exit_code)
 
 
 def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str],

@@ -61,4 +61,10 @@ def plan_command(
 
     result = plan_for(python=python, environment=environment, recipes=tuple(recipes or ()),
                       intent=intent, options=options)
+    from ..nogpu import no_gpu
+
+    verdict = no_gpu(result.env, result.plan.findings)
+    if verdict is not None and verdict.exit_code and result.plan.nothing_to_do:
+        render.show_no_gpu(verdict, json, result.plan)
+        raise typer.Exit(verdict.exit_code)
     render.show(result, as_json=json)

@@ -73,8 +73,10 @@ class Child:
 def python_script(python: str, script: str, args: Sequence[str] = (), *, isolated: bool = True,
                   timeout: float, env: Optional[Mapping[str, str]] = None, label: str = "") -> Child:
     """Run one of this package's stdlib-only scripts by path in interpreter `python`."""
+    from .._paths import runnable_python
+
     flags = ["-I", "-S"] if isolated else []
-    return Child([python, *flags, os.path.join(HERE, script), *args], timeout=timeout, env=env,
+    return Child([runnable_python(python), *flags, os.path.join(HERE, script), *args], timeout=timeout, env=env,
                  label=label or script)
 
 

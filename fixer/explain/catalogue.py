@@ -89,6 +89,7 @@ class Rule:
     benign: bool = False
     check: str = ""
     alternatives: Tuple[Alternative, ...] = ()
+    frameworks: int = 0                             # fires only when the text names this many GPU frameworks
     where: str = ""                                 # "errors.toml:123", for reports
 
     @property
@@ -127,7 +128,7 @@ FACTS: Dict[str, Any] = {
 
 _RULE_KEYS = {"id", "title", "patterns", "decisive", "confidence", "requires", "excludes", "supports", "when_env",
               "versions", "library", "distinct_dirs", "severity", "fix", "sources", "cites", "templates", "check",
-              "alternatives", "benign", "note"}
+              "alternatives", "benign", "frameworks", "note"}
 _FAMILY_KEYS = {"name", "role", "stems", "names", "symbols", "missing", "mismatch", "damaged", "cites", "note"}
 _LOADER_KEYS = {"kind", "patterns", "templates", "cites", "note"}
 
@@ -346,6 +347,10 @@ def _rule(r: Any, i: int, ctx: _Ctx) -> Rule:
         for _, field, _, _ in string.Formatter().parse(r[k]):
             if field is not None and field not in known:
                 raise ctx.bad(kind, i, f"{k!r} uses {{{field}}}, which no pattern captures", k)
+    fws = r.get("frameworks", 0)
+    if isinstance(fws, bool) or not isinstance(fws, int) or fws < 0:
+        raise ctx.bad(kind, i, "'frameworks' must be a whole number (how many GPU frameworks the text must name)",
+                      "frameworks")
     check = r.get("check", "")
     if not isinstance(check, str):
         raise ctx.bad(kind, i, "'check' must be a string", "check")
@@ -372,6 +377,6 @@ def _rule(r: Any, i: int, ctx: _Ctx) -> Rule:
         requires=_regexes(r, "requires", kind, i, ctx), excludes=_regexes(r, "excludes", kind, i, ctx),
         supports=_regexes(r, "supports", kind, i, ctx),
         when_env=when_env, versions=versions, library=library, distinct_dirs=distinct, severity=severity,
-        benign=bool(r.get("benign", False)), check=check, alternatives=tuple(alts),
+        benign=bool(r.get("benign", False)), check=check, alternatives=tuple(alts), frameworks=fws,
         where=f"{os.path.basename(ctx.path)}:{ctx.lines.record('rule', i) or '?'}",
     )

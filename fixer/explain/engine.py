@@ -19,12 +19,12 @@ from .._versions import version_key
 from ..model import Environment, Finding, LibraryCopy, Recipes
 from ..rules import cudnn_relation, decode_cudnn_version
 from .catalogue import FACTS, Catalogue, Rule, cudnn_copies
-from .loader import LoadFailure, family_by_name, find_failures, finding_of
+from .loader import family_by_name, find_failures, finding_of, line_at as _line_at
 
 MAX = 0.99
 #: frameworks as a text names them (imports, paths, package names)
 _FRAMEWORK_WORDS = {
-    "torch": r"\bimport torch\b|\btorch[/\\.]|\bPyTorch\b|\btorch\b",
+    "torch": r"\bimport torch|\btorch\w*[/\\.]|\bPyTorch\b|\btorch\w*\b",
     "tensorflow": r"\bimport tensorflow\b|\btensorflow[/\\.]|\bTensorFlow\b|\btensorflow\b",
     "jax": r"\bimport jax\b|\bjax[/\\.]|\bjaxlib\b|\bJAX\b",
     "paddle": r"\bpaddle\b|\bPaddle\b",
@@ -78,13 +78,6 @@ def _fmt(template: str, captures: Dict[str, str]) -> str:
     return string.Formatter().vformat(template, (), _Format(captures))
 
 
-def _line_at(text: str, offset: int) -> str:
-    start = text.rfind("\n", 0, offset) + 1
-    end = text.find("\n", offset)
-    line = text[start:end if end >= 0 else len(text)].strip()
-    return line if len(line) <= 300 else line[:297] + "..."
-
-
 def _norm(raw: str) -> Optional[str]:
     return decode_cudnn_version(re.sub(r"\s+", "", raw)) if raw else None
 
@@ -130,6 +123,8 @@ def _match_rule(rule: Rule, text: str, env: Optional[Environment], cat: Catalogu
     if any(p.search(text) for p in rule.excludes):
         return []
     if not all(p.search(text) for p in rule.requires):
+        return []
+    if rule.frameworks and len(frameworks_in(text, env)) < rule.frameworks:
         return []
     matches = [m for p in rule.patterns for m in p.finditer(text)]
     if not matches:
@@ -205,6 +200,23 @@ def _loader_hits(text: str, cat: Catalogue) -> List[Hit]:
     hits: List[Hit] = []
     for f in failures:
         fid = finding_of(f)
+        if fid is None and f.kind == "wrapper" and not f.inner and f.library is not None and f.library.role == "framework":
+            # a framework's CUDA plug-in failed to load and the text does not say which dependency:
+            # LoadLibrary error 126 / dlopen of the plug-in fails for a missing cuDNN or CUDA library
+            plugin = f.library
+            hits.append(Hit(finding=Finding(
+                id="cudnn-missing", severity="error",
+                title=f"{plugin.name} (a framework's CUDA plug-in) could not be loaded: a library it depends on, most often cuDNN, is missing",
+                evidence=(f.line,) + tuple(f"source: {c}" for c in f.cites[:1]), fix=_LOADER_FIX["cudnn-missing"],
+                confidence=0.6), decisive=False, offset=f.offset, where=f.where,
+                check=f"ldd {plugin.name} | grep 'not found' (Windows: a dependency walker on {plugin.name})"))
+            hits.append(Hit(finding=Finding(
+                id="cuda-lib-missing", severity="error",
+                title=f"{plugin.name} could not be loaded: a CUDA library it depends on (cuBLAS, cudart, cuFFT) is missing",
+                evidence=(f.line, f"an alternative reading of this message ({f.where})"), fix=_LOADER_FIX["cuda-lib-missing"],
+                confidence=0.5), decisive=False, offset=f.offset, where=f.where,
+                check=f"ldd {plugin.name} | grep 'not found'", alternative_of="cudnn-missing"))
+            continue
         if fid is None:
             continue
         lib = f.library
@@ -429,14 +441,19 @@ def analyze_text(text: str, cat: Catalogue, env: Optional[Environment] = None,
     windows = bool(_WINDOWS_TEXT.search(text))
     on_colab_text = bool(_COLAB_TEXT.search(text))
     colab_cpu = colab_without_gpu(env)
-    for h in hits:
-        # "Found no NVIDIA driver" on Colab: the runtime has no GPU; elsewhere: a driver problem
-        if h.finding.id == "gpu-missing" and h.alternative_of == "driver-missing" and (on_colab_text or colab_cpu):
-            h.finding = dataclasses.replace(h.finding, confidence=0.95 if colab_cpu else 0.92,
-                                            fix="On Colab: Runtime → Change runtime type → a GPU (T4 or better), then rerun.")
-            h.alternative_of = None
-            h.decisive = True
+    driver = [h for h in hits if h.finding.id == "driver-missing"]
+    if driver and (on_colab_text or colab_cpu):
+        # no driver on Colab: the runtime has no GPU (Colab's GPU runtimes come with the driver)
+        hits = [h for h in hits if h.finding.id != "gpu-missing"]
+        hits.append(Hit(finding=Finding(
+            id="gpu-missing", severity="error",
+            title="This Colab runtime has no GPU (Colab's GPU runtimes come with the NVIDIA driver)",
+            evidence=(driver[0].finding.evidence[0], "Colab: the runtime was started without a GPU"),
+            fix="On Colab: Runtime → Change runtime type → a GPU (T4 or better), then rerun.",
+            confidence=0.95 if colab_cpu else 0.92), decisive=True, offset=driver[0].offset, where=driver[0].where,
+            check="Colab: Runtime → Change runtime type shows 'CPU'; nvidia-smi is missing"))
     ranked = rank(hits)
+    ranked = _lower_layer_first(ranked)
     out_notes: List[str] = list(notes)
     if env is not None:
         ranked = _env_rerank(ranked, env)
@@ -487,6 +504,18 @@ def analyze_text(text: str, cat: Catalogue, env: Optional[Environment] = None,
     return Explanation(findings=tuple(findings), recognised=recognised, rules=tuple(dict.fromkeys(h.where for h in ranked)),
                        notes=tuple(out_notes), checks=tuple(dict.fromkeys(checks)), benign=benign, ambiguous=ambiguous,
                        windows=windows, frameworks=fws, colab_no_gpu=colab_cpu)
+
+
+def _lower_layer_first(ranked: List[Hit]) -> List[Hit]:
+    """cuDNN sits on the CUDA libraries: when both are reported missing with about the same
+    certainty, the missing CUDA libraries are the cause to fix first."""
+    if len(ranked) >= 2 and ranked[0].finding.id == "cudnn-missing":
+        lower = next((h for h in ranked[1:] if h.finding.id == "cuda-lib-missing"
+                      and h.finding.confidence >= ranked[0].finding.confidence - 0.05 and h.alternative_of is None), None)
+        if lower is not None:
+            ranked.remove(lower)
+            ranked.insert(0, lower)
+    return ranked
 
 
 def _env_rerank(ranked: List[Hit], env: Environment) -> List[Hit]:

@@ -123,7 +123,8 @@ class LoadFailure:
     inner: bool = False              # a wrapper whose own dlerror text names the real failure
 
 
-def _line_at(text: str, offset: int) -> str:
+def line_at(text: str, offset: int) -> str:
+    """The line around an offset, stripped and cut to 300 characters (for evidence)."""
     start = text.rfind("\n", 0, offset) + 1
     end = text.find("\n", offset)
     line = text[start:end if end >= 0 else len(text)].strip()
@@ -168,7 +169,7 @@ def find_failures(text: str, cat: Catalogue) -> List[LoadFailure]:
                     if lib is None and needer is None and not sym:
                         continue
                     out.append(LoadFailure(kind=rule.kind, library=lib, needer=needer, symbol=sym, provider=provider,
-                                           detail=err.strip(), offset=m.start(), line=_line_at(text, m.start()),
+                                           detail=err.strip(), offset=m.start(), line=line_at(text, m.start()),
                                            where=rule.where, cites=rule.cites, inner=inner))
     out.sort(key=lambda f: f.offset)
     return out
@@ -194,6 +195,6 @@ def finding_of(f: LoadFailure) -> Optional[str]:
         return None
     if fam.role == "framework":
         return None
-    if fam.role == "cudnn" and needer_fam is not None and needer_fam.role == "framework":
-        return "cudnn-too-old"                  # the framework needs a newer cuDNN than the one loaded
+    if fam.role == "cudnn" and f.needer is not None and (needer_fam is None or needer_fam.role != "cudnn"):
+        return "cudnn-too-old"                  # a program built against a newer cuDNN than the one loaded
     return fam.mismatch

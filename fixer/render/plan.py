@@ -154,3 +154,20 @@ def _notes(plan: Plan) -> None:
         console.print()
         for n in plan.notes:
             console.print(f"[dim]note:[/] {escape(n)}", markup=True, highlight=False)
+
+
+def show_no_gpu(verdict: Any, as_json: bool, plan: Optional[Plan] = None, command: str = "plan") -> None:
+    """No GPU visible (fixer.nogpu.NoGpu): what is missing and what to do, in text and JSON."""
+    if as_json:
+        body: Dict[str, Any] = {"schema": PLAN_SCHEMA, "no_gpu": True, "exit_code": verdict.exit_code,
+                                "message": verdict.message, "hint": verdict.hint}
+        if command == "plan" and plan is not None:
+            body["plan"] = plan_json(plan)["plan"]
+        else:
+            body.update(changed=False, nothing_to_do=True)
+        print_json(body)
+        return
+    console = out()
+    console.print(verdict.message, highlight=False, markup=False)
+    console.print(f"what to do: {verdict.hint}", highlight=False, markup=False)
+

@@ -43,7 +43,7 @@ def env_fixes(env: Environment, provider: StackProvider, mapping: Mapping[Ident,
             elif c.source != "apt" and ld.steps and not reaches(ld, target):
                 fixes.append(EnvFix("ld-so-conf", target,
                                     why=f"{ld.consumer} does not look in {target} by itself"))
-            if notebook and ld.via in ("LD_LIBRARY_PATH", "LD_PRELOAD"):
+            if notebook and (ld.via in ("LD_LIBRARY_PATH", "LD_PRELOAD") or c.source == "conda"):
                 fixes.append(EnvFix("ipython-preload", f"{target}/libcudnn.so.{c.major}",
                                     why=f"the notebook kernel keeps its LD_LIBRARY_PATH: preload "
                                         f"{target}/libcudnn.so.{c.major} before {ld.consumer} is imported"))
@@ -140,4 +140,8 @@ def default_dir(env: Environment, c: CudnnCandidate) -> Optional[str]:
         return f"{sp}/nvidia/cudnn/lib" if sp else None
     if c.source == "apt":
         return "/usr/lib/x86_64-linux-gnu"
+    if c.source == "conda":
+        from ..conda import conda_lib_dir
+
+        return conda_lib_dir(env)
     return None

@@ -393,8 +393,9 @@ class StackProvider:
                 seen.add(k)
                 uniq.append(c)
         if self.intent.cudnn_from:
-            uniq = [c for c in uniq if c.source == self.intent.cudnn_from or
-                    (c.state == "loaded" and c.source == self.intent.cudnn_from)]
+            # --cudnn-from names where a NEW copy comes from; a copy every consumer of this
+            # major already loads stays (never take a working major away from a framework)
+            uniq = [c for c in uniq if c.source == self.intent.cudnn_from or c.state == "loaded"]
         source_rank = {"pip": 0, "apt": 1, "conda": 2}
         state_rank = {"loaded": 0, "on-disk": 1, "reinstall": 2, "new": 3}
         # copies on disk first; then, when a copy of this major is loaded now, the smallest
@@ -643,7 +644,8 @@ class StackProvider:
             rng = f"SM >= {c.min_cc}" if c.min_cc and not c.max_cc else \
                 f"SM {c.min_cc or '?'}..{c.max_cc}"
             deps.append(Requirement(GPU, ok, f"needs {rng}", c.label))
-        if c.package and c.package_version and c.source in ("pip", "apt"):
+        if c.package and c.package_version and c.source in ("pip", "apt", "conda"):
+            # one version per package and prefix: conda-forge's `cudnn` holds one major at a time
             want = c.package_version
             deps.append(Requirement(
                 package_id(c.source, c.package), lambda p, want=want: p.version == want,
@@ -653,8 +655,10 @@ class StackProvider:
         for name, ver in self._installed_dists.items():
             if name.startswith("nvidia-cudnn-cu") and version_key(ver)[:1] == (c.major,) and \
                     not (c.source == "pip" and c.package == name):
+                # gone, or moved to another cuDNN major (then it no longer writes libcudnn*.so.N)
                 deps.append(Requirement(
-                    package_id("pip", name), lambda p: p.version is None,
+                    package_id("pip", name),
+                    lambda p, major=c.major: p.version is None or version_key(p.version)[:1] != (major,),
                     f"needs {name} {ver} gone (its nvidia/cudnn/lib copy would load first)", c.label))
         return deps
 

@@ -192,7 +192,8 @@ def test_cpu_machine_without_gpu_frameworks_is_clean(machine):
     assert env.gpus == () and diagnose(env, small_recipes()) == ()
 
 
-def test_colab_cpu_runtime_with_cuda_torch_is_nothing_to_fix(machine):
+def test_colab_cpu_runtime_with_cuda_torch_says_change_runtime_type(machine):
+    # issue 11: CUDA builds on a Colab CPU runtime are exit 3 with Colab's own menu path
     machine.pip_cuda_libs(13)
     machine.pip_cudnn()
     machine.torch()
@@ -200,7 +201,8 @@ def test_colab_cpu_runtime_with_cuda_torch_is_nothing_to_fix(machine):
     env = machine.detect(overrides=Overrides())
     assert env.runtime.kind == "colab" and env.runtime.accelerator == "cpu"
     findings = diagnose(env, small_recipes())
-    assert is_healthy(findings) and [f.id for f in findings] == ["gpu-missing"]
+    assert [(f.id, f.severity) for f in findings] == [("gpu-missing", "error")]
+    assert "Runtime → Change runtime type → a GPU" in findings[0].fix
 
 
 def test_bad_input_unreadable_dir_truncated_so_corrupt_dist_info(machine):

@@ -67,7 +67,7 @@ def test_env_fixes_carry_the_exact_file_content_under_root(tmp_path):
                          env={"LD_LIBRARY_PATH": "/opt/old/cudnn:/usr/local/nvidia/lib", "PATH": "/usr/bin:/bin"}).stdout
     assert got == "/usr/local/nvidia/lib"
     preload = fixes[1].content
-    assert f"cudnn_dir = {PIP_DIR!r}" in preload and "RTLD_GLOBAL" in preload
+    assert f"{PIP_DIR}/libcudnn.so.9" in preload and "fix_process" in preload
     compile(preload, "startup.py", "exec")            # it is valid Python
     assert plan.restart_required and [s.kind for s in plan.steps][-2:] == ["restart", "verify"]
 
@@ -79,8 +79,14 @@ def test_conda_via_condacolab_on_colab(real_recipes):
     assert stack.conda and stack.cudnn_from == "conda"
     steps = [s for s in plan.steps if s.kind == "conda-install"]
     assert steps[0].argv == ("/usr/bin/python3", "-c", "import condacolab; condacolab.install()")
-    assert steps[1].argv[:6] == ("conda", "install", "-y", "-c", "conda-forge", "--override-channels")
+    # condacolab's prefix (condacolab.PREFIX) and the conda it installs there
+    assert steps[1].argv[:6] == ("/usr/local/bin/conda", "install", "-y", "-c", "conda-forge", "--override-channels")
+    assert steps[1].argv[6:8] == ("-p", "/usr/local")
     assert plan.steps[0].kind == "pip-uninstall" and "nvidia-cudnn-cu12" in plan.steps[0].argv
+    # condacolab is installed first when the runtime lacks it
+    assert any(s.kind == "pip-install" and s.packages == ("condacolab",) for s in plan.steps)
+    # the loader finds the conda copy: /usr/local/lib in ld.so.conf.d, preloaded in new kernels
+    assert any(s.kind == "env-fix" and s.content and "/usr/local/lib" in s.content for s in plan.steps)
 
 
 def test_download_sizes_come_from_the_recipes():

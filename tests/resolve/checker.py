@@ -89,13 +89,40 @@ def violations(env: m.Environment, intent: m.Intent, recipes: m.Recipes,
                     bad.append(f"cuDNN {ver} needs SM >= {rel.min_compute_capability}, GPU is {cc}")
                 if rel.max_compute_capability and nums(cc) > nums(rel.max_compute_capability):
                     bad.append(f"cuDNN {ver} supports SM <= {rel.max_compute_capability}, GPU is {cc}")
-        if intent.cudnn_from and src != intent.cudnn_from:
+        if intent.cudnn_from and src != intent.cudnn_from and not _loaded_by_all(env, choices, major, ver, src, dist):
+            # --cudnn-from says where a new copy comes from; a copy every framework of this
+            # major already loads may stay (a working major is never taken away)
             bad.append(f"cuDNN {major} from {src}, asked {intent.cudnn_from}")
         if dist:
             if dist in dists:
                 bad.append(f"{dist} would have to be cuDNN {dists[dist]} and {major}")
             dists[dist] = major
+    if sum(1 for (_v, _c, src, _d) in cudnn.values() if src == "conda") > 1:
+        # conda-forge has one `cudnn` package: one prefix holds one major of it
+        bad.append("two cuDNN majors from conda (one `cudnn` package per prefix)")
     return bad
+
+
+def _loaded_by_all(env: m.Environment, choices: Dict[str, Tuple[m.Build, bool]], major: int, ver: str,
+                   src: str, dist: Optional[str]) -> bool:
+    """Every framework of `choices` that needs cuDNN `major` loads, today, a copy of `src` with
+    this version (a pip copy's version is its wheel's)."""
+    users = [f for f, (b, _k) in choices.items() if b.cuda and b.cudnn and nums(b.cudnn)[0] == major]
+    lds = [ld for ld in env.loads if ld.consumer in users and ld.library == "cudnn"
+           and ld.soname == f"libcudnn.so.{major}"]
+    if not lds:
+        return False        # nothing loads this major today (frameworks not yet installed do not count)
+    for ld in lds:
+        copy = next((c for c in env.libraries if c.library == "cudnn" and c.directory == ld.directory
+                     and c.major == major), None)
+        if copy is None or copy.origin != src:
+            return False
+        if dist and (copy.package or "").split()[0] != dist:
+            return False       # another package of the same source: a new install, not the copy loaded now
+        pkg_ver = (copy.package or "").split()[-1] if copy.package else ""
+        if nums(ver) != nums(copy.version) and nums(ver) != nums(pkg_ver):
+            return False
+    return True
 
 
 def _cm_of(text: str) -> Optional[int]:

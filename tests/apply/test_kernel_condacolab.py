@@ -1,0 +1,184 @@
+"""condacolab in a REAL Jupyter kernel (jupyter_client + ipykernel): apply_here() stops before
+condacolab, condacolab.install_from_url() runs in the kernel for real (its own code: installer
+run, pinned file, ipython_config exec_lines, sys.executable wrapper, kernel shutdown), the
+kernel dies, a fresh one starts as Colab's would, and apply_here(resume=True) finishes from the
+journal: conda installs cuDNN 8 into the prefix, the loader fix is written, and the new kernel
+maps the conda cuDNN -- "fixed in this kernel". Only the Miniforge download is replaced: by a
+local shell installer this test builds (condacolab's own installer-URL parameter, file://).
+Everything lands in a --root sandbox; condacolab's one write outside its prefix
+(/etc/ipython/ipython_config.py) is redirected there by fixer.apply.kernel.run_condacolab."""
+from __future__ import annotations
+
+import json
+import os
+import site
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.stublibs import build_cudnn_copy, cc
+
+jupyter_client = pytest.importorskip("jupyter_client")
+pytest.importorskip("ipykernel")
+# condacolab refuses to import outside Colab (it checks google.colab): the kernel gets a stand-in for that
+if __import__("importlib").util.find_spec("condacolab") is None:
+    pytest.skip("condacolab is not installed (test extra)", allow_module_level=True)
+
+FAKE_INSTALLER = r"""#!/bin/bash
+# A constructor-like installer (condacolab runs `bash installer -bfp PREFIX`): lays out a conda
+# whose `install -p PREFIX cudnn==V` copies a cuDNN 8 built by the test into PREFIX/lib.
+set -e
+PREFIX="${@: -1}"
+mkdir -p "$PREFIX/bin" "$PREFIX/lib" "$PREFIX/conda-meta"
+cat > "$PREFIX/bin/conda" <<'EOS'
+#!/bin/bash
+set -e
+[ "$1" = install ] || { echo "fake conda: only install" >&2; exit 2; }
+shift
+prefix=""; specs=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -p) prefix="$2"; shift 2;;
+    -c) shift 2;;
+    -y|--override-channels) shift;;
+    *) specs+=("$1"); shift;;
+  esac
+done
+for s in "${specs[@]}"; do
+  echo "{\"name\": \"${s%%==*}\", \"version\": \"${s#*==}\"}" > "$prefix/conda-meta/${s%%==*}-${s#*==}.json"
+done
+cp PAYLOAD/libcudnn*.so.8 "$prefix/lib/"
+echo "fake conda installed ${specs[*]} into $prefix"
+EOS
+chmod +x "$PREFIX/bin/conda"
+echo "fake Miniforge installed into $PREFIX"
+"""
+
+
+def _kernel_venv(tmp: Path) -> Path:
+    """A venv whose interpreter sees this test environment's packages (fixer, ipykernel,
+    condacolab) through a .pth, so condacolab can rename ITS sys.executable, not ours."""
+    venv = tmp / "kvenv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (sp,) = list((venv / "lib").glob("python3*/site-packages"))
+    parents = [p for p in site.getsitepackages() if os.path.isdir(p)]
+    (sp / "_ccf_parent.pth").write_text("import site; " + "; ".join(f"site.addsitedir({p!r})" for p in parents) + "\n")
+    return venv / "bin" / "python"
+
+
+def _fake_google_colab(tmp: Path) -> Path:
+    d = tmp / "fakecolab"
+    (d / "google" / "colab").mkdir(parents=True)
+    (d / "google" / "colab" / "__init__.py").write_text("# stands in for Colab's google.colab (condacolab checks it)\n")
+    return d
+
+
+def _environment(tmp: Path, python: Path) -> Path:
+    """colab-2025-01-tf215 (TF 2.15 needs cuDNN 8; torch keeps its pip cuDNN 9) as seen from the
+    kernel's interpreter, with condacolab already installed."""
+    from fixer.plan import environments_dir
+
+    data = json.loads((Path(environments_dir()) / "colab-2025-01-tf215.json").read_text())
+    py = data["environment"]["python"]
+    py["executable"] = str(python)
+    py["distributions"].append({"name": "condacolab", "version": "0.1.10", "location": py["site_packages"][0],
+                                "installer": "pip", "requires": [], "editable": False})
+    out = tmp / "colab-tf215.json"
+    out.write_text(json.dumps(data))
+    return out
+
+
+def _run(client, code: str, timeout: float = 180) -> str:
+    """Execute `code` in the kernel; return its stdout; fail on an error."""
+    msg_id = client.execute(code)
+    out, err = [], []
+    deadline = time.monotonic() + timeout
+    while True:
+        msg = client.get_iopub_msg(timeout=max(1.0, deadline - time.monotonic()))
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        kind, content = msg["msg_type"], msg["content"]
+        if kind == "stream":
+            (out if content["name"] == "stdout" else err).append(content["text"])
+        elif kind == "error":
+            raise AssertionError("kernel error: " + "\n".join(content["traceback"]))
+        elif kind == "status" and content["execution_state"] == "idle":
+            return "".join(out)
+
+
+@pytest.mark.skipif(cc() is None, reason="no C compiler to build the stub cuDNN")
+def test_condacolab_restart_and_resume_in_a_real_kernel(tmp_path, monkeypatch):
+    sandbox = tmp_path / "root"
+    sandbox.mkdir()
+    payload = build_cudnn_copy(tmp_path / "payload", "8.9.7")
+    installer = tmp_path / "Miniforge3-fake.sh"
+    installer.write_text(FAKE_INSTALLER.replace("PAYLOAD", str(payload)))
+    python = _kernel_venv(tmp_path)
+    env_file = _environment(tmp_path, python)
+    spec_dir = tmp_path / "jupyter" / "kernels" / "ccf"
+    spec_dir.mkdir(parents=True)
+    (spec_dir / "kernel.json").write_text(json.dumps({
+        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "ccf", "language": "python",
+        "env": {"PYTHONPATH": str(_fake_google_colab(tmp_path)), "COLAB_CUDNN_FIX_GPU": "Tesla T4:7.5",
+                "COLAB_CUDNN_FIX_DRIVER": "550.54.15", "COLAB_CUDNN_FIX_CUDA": "12.4"}}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    work = tmp_path / "content"
+    work.mkdir()
+    km = jupyter_client.KernelManager(kernel_name="ccf")
+    km.start_kernel(cwd=str(work))
+    try:
+        kc = km.client()
+        kc.start_channels()
+        kc.wait_for_ready(timeout=60)
+        out = _run(kc, textwrap.dedent(f"""
+            import fixer.apply.kernel as k
+            r = k.apply_here(environment={str(env_file)!r}, root={str(sandbox)!r}, cudnn_from="conda",
+                             condacolab_installer_url={installer.as_uri()!r})
+            print("AWAITING", r.awaiting_restart)
+        """))
+        assert "AWAITING True" in out
+        # condacolab ended the kernel (do_shutdown), as on Colab
+        deadline = time.monotonic() + 60
+        while km.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not km.is_alive(), "condacolab did not end the kernel"
+        journal = json.loads(next((sandbox / "var/lib/colab-cudnn-fix/journal").glob("*/journal.json")).read_text())
+        assert journal["status"] == "awaiting-restart"
+        assert journal["resume"]["steps"][journal["resume"]["next"]]["packages"] == ["condacolab"]
+        # what condacolab did, for real, into the sandbox
+        prefix = sandbox / "usr/local"
+        assert (prefix / "bin/conda").is_file() and "python" in (prefix / "conda-meta/pinned").read_text()
+        assert "site-packages" in (sandbox / "etc/ipython/ipython_config.py").read_text()
+        assert Path(str(python) + ".real").exists() and python.read_text().startswith("#!/bin/bash")
+        kc.stop_channels()
+
+        # Colab starts a fresh kernel; the user (or the next cell) resumes
+        km.restart_kernel(now=True)
+        kc = km.client()
+        kc.start_channels()
+        kc.wait_for_ready(timeout=60)
+        out = _run(kc, textwrap.dedent(f"""
+            import json, os
+            import fixer.apply.kernel as k
+            r = k.apply_here(resume=True, root={str(sandbox)!r})
+            maps = sorted({{l.split()[-1] for l in open("/proc/self/maps") if "libcudnn" in l}})
+            print("RESULT", json.dumps({{"verdict": r.verdict, "maps": maps,
+                                         "ld": os.environ.get("LD_LIBRARY_PATH", "")}}))
+        """))
+        result = json.loads(out.split("RESULT ", 1)[1])
+    finally:
+        km.shutdown_kernel(now=True)
+    assert result["verdict"] == "fixed in this kernel"
+    assert f"{prefix}/lib/libcudnn.so.8" in result["maps"]
+    assert result["ld"].startswith(f"{prefix}/lib")            # condacolab's wrapper started this kernel
+    journal = json.loads(next((sandbox / "var/lib/colab-cudnn-fix/journal").glob("*/journal.json")).read_text())
+    assert journal["status"] == "done"
+    assert [s["status"] for s in journal["steps"]] == ["done"] * len(journal["steps"])
+    assert (prefix / "conda-meta/cudnn-8.9.7.29.json").is_file()
+    assert (sandbox / "etc/ld.so.conf.d/00-colab-cudnn-fix.conf").read_text().splitlines()[1:] == ["/usr/local/lib"]
+    assert (sandbox / "root/.ipython/profile_default/startup/00-colab-cudnn-fix.py").is_file()
