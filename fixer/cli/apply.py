@@ -93,7 +93,7 @@ def apply_command(
         view = plan_for(python=python, environment=environment, recipes=tuple(recipes or ()),
                         intent=intent, options=options, prepare_for_gpu=prepare_for_gpu)
         env, plan, findings = view.env, view.plan, tuple(view.plan.findings)
-        if not dry_run and not prepare_for_gpu:
+        if not prepare_for_gpu:
             _no_gpu(env, findings, json, wanted=gpu_wanted(env, intent))
         blocking = blockers(plan, prepare_for_gpu)
         if (blocking or plan.drift) and not dry_run:

@@ -17,6 +17,9 @@ PLAN_SCHEMA = 1
 def plan_json(plan: Plan) -> Dict[str, Any]:
     body = to_dict(plan)
     body["nothing_to_do"] = plan.nothing_to_do
+    # the plan simulated on the machine's model and diagnosed again (fixer.simulate)
+    body["simulation"] = {"healthy": plan.is_fix, "cannot_fix": body["manual"], "drift": body["drift"],
+                          "after": body["after"]}
     return {"schema": PLAN_SCHEMA, "plan": body}
 
 
