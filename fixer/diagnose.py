@@ -520,14 +520,37 @@ class _Diagnosis:
             return None
         return "; ".join(f"{_name(fw.framework)} loads {ld.path} (cuDNN {ld.version or '?'})" for ld in loads)
 
+    def distribution_of(self, framework: str) -> str:
+        fb = self.env.framework(framework)
+        return fb.distribution if fb is not None else framework
+
     def deep_views(self) -> None:
+        """doctor --deep: what each framework did when imported in a child. An error becomes a
+        finding, classified by explain's catalogue (the text alone: explain with this machine
+        would diagnose it again), else import-failed; one already found by reading files is not
+        repeated."""
         for v in self.env.runtime_views:
             if not v.error:
                 continue
-            if "cuDNN version incompatibility" in v.error and not any(f.id == "cudnn-too-old" and v.framework in f.frameworks for f in self.findings):
-                self.add("cudnn-too-old", "error", f"{_name(v.framework)} reports a cuDNN version incompatibility",
-                         [v.error], "Make the framework load the cuDNN it was built with (see its Requires-Dist).",
-                         [v.framework])
+            from .explain import explain
+
+            try:
+                known = [f for f in explain(v.error) if f.severity in ("error", "warning") and f.id in FINDING_IDS]
+            except Exception:  # noqa: BLE001 - a catalogue problem must not hide the import failure
+                known = []
+            top = known[0] if known else None
+            fid = top.id if top is not None else "import-failed"
+            if any(f.id == fid and v.framework in f.frameworks for f in self.findings):
+                continue
+            what = "fails to import" if not v.imported else "imports, then fails"
+            first = v.error.strip().splitlines()[0] if v.error.strip() else v.error
+            self.add(fid, "error", f"{_name(v.framework)} {what}: {first[:160]}",
+                     [f"doctor --deep imported {v.framework} in a child: {v.error.strip()[:600]}",
+                      *((f"explain reads it as {top.id}: {top.title}",) if top is not None else ())],
+                     (top.fix if top is not None and top.fix else
+                      f"Reinstall {_name(v.framework)} (pip install --force-reinstall {self.distribution_of(v.framework)}) "
+                      "or read the error above; `colab-cudnn-fix explain` classifies pasted errors."),
+                     [v.framework])
 
 
 def _short(v: str) -> str:

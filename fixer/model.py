@@ -44,6 +44,7 @@ FindingId = Literal[
     "out-of-memory",
     "log-noise",
     "pip-conflict",
+    "import-failed",        # doctor --deep: a framework fails to import (or to see the GPU) for a reason explain does not know
 ]
 FINDING_IDS: Tuple[str, ...] = typing.get_args(FindingId)
 

@@ -74,7 +74,7 @@ def damaged(root: Path, base: Base, damages: Sequence[Damage]) -> Tuple[FakeMach
             for di in m.p(SITE).glob("nvidia_cudnn_cu*.dist-info"):     # says an older release than its files
                 set_dist_version(di, "9.14.0.64" if base.cuda >= 13 else "9.1.0.70")
         elif d.kind == "wheel-uninstalled":
-            remove_dist(m.p(SITE), "nvidia_cudnn_cu*.dist-info", pip_lib)
+            remove_dist(m.p(SITE), "nvidia_cudnn_cu*.dist-info", pip_lib.parent)
         elif d.kind == "ld-preload":
             lib = other / d.target
             m.environ["LD_PRELOAD"] = "/" + str(lib.relative_to(m.root))

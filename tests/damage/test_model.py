@@ -107,3 +107,9 @@ def test_evidence_leads_with_the_odd_file(kind: str, target: str) -> None:
     assert mixed, [f.id for f in diagnose(env, RECIPES)]
     assert mixed[0].evidence[0].startswith(f"{target}: cuDNN 9.14.0"), mixed[0].evidence
     assert f"{target} is 9.14.0" in mixed[0].title and mixed[0].title.endswith("the rest 9.19.0")
+
+
+def test_report_counts() -> None:
+    """Runs last in this module: how many generated cases the model layer checked."""
+    print(f"\nmodel-layer damage cases: {COUNTS['cases']} ({COUNTS['fixed']} fixed, {COUNTS['refused']} refused)")
+    assert COUNTS["cases"] >= len(KINDS)
