@@ -49,3 +49,16 @@ def older_minor(version: Optional[str], built: Optional[str]) -> bool:
         return False
     v, b = version_key(version), version_key(built)
     return bool(v) and bool(b) and v[0] == b[0] and v[:2] < b[:2]
+
+
+def same_version(a: Optional[str], b: str) -> bool:
+    """PEP 440 equality (2.5 == 2.5.0, local labels compared), text equality for non-PEP 440
+    versions (apt's); False when `a` is None (not installed)."""
+    from packaging.version import InvalidVersion, Version
+
+    if a is None:
+        return False
+    try:
+        return Version(a) == Version(b)
+    except InvalidVersion:
+        return a == b

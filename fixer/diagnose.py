@@ -8,7 +8,7 @@ resolve) live in fixer/rules.py.
 from __future__ import annotations
 
 import os
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .nogpu import gpu_hint
 from .model import (
@@ -24,7 +24,9 @@ from .model import (
     LoadResolution,
     Recipes,
 )
-from ._versions import major_minor, version_key
+from ._versions import major_minor, same_version, version_key
+if TYPE_CHECKING:
+    from .lock import Lock
 from .rules import (
     built_cudnn,
     copy_at,
@@ -36,6 +38,7 @@ from .rules import (
     older_cuda_libraries,
     recipe_build,
     runs_on,
+    runs_on_arch_list,
     unloadable_files,
 )
 
@@ -211,6 +214,7 @@ class _Diagnosis:
                 continue
             for fw in self.gpu_fws:
                 sass, ptx = fw.compute_capabilities, fw.ptx
+                tokens = fw.arch_list           # read from the build's own libraries: wins over the recipes
                 row = self.build_row(fw)
                 if not sass and row is not None:
                     sass, ptx = row.compute_capabilities, row.ptx
@@ -223,13 +227,19 @@ class _Diagnosis:
                              f"Install an older {_name(fw.framework)} release that still supports compute capability {cc}.",
                              [fw.framework])
                     continue
-                if not sass or runs_on(cc, sass, ptx):
+                if tokens:
+                    if runs_on_arch_list(cc, tokens):
+                        continue
+                    shipped = f"{' '.join(tokens)} (read from {fw.arch_source})"
+                elif not sass or runs_on(cc, sass, ptx):
                     continue
+                else:
+                    shipped = ", ".join(sass) + (f" (+PTX {ptx})" if ptx else "") + " (recipes)"
                 alt = self.builds_for_cc(fw, cc)
                 self.add("gpu-arch-unsupported", "error",
                          f"{self.gpu_label(g)} (compute capability {cc}) is not supported by {_name(fw.framework)} {fw.version}",
-                         [f"{_name(fw.framework)} {fw.version} ships kernels for {', '.join(sass)}"
-                          + (f" (+PTX {ptx})" if ptx else ""), f"{self.gpu_label(g)}: compute capability {cc}"],
+                         [f"{_name(fw.framework)} {fw.version} ships kernels for {shipped}",
+                          f"{self.gpu_label(g)}: compute capability {cc}"],
                          (f"Install a build that ships sm_{cc.replace('.', '')} kernels: {alt}." if alt else
                           f"Install a {_name(fw.framework)} build whose kernels include compute capability {cc} "
                           "(older CUDA variants such as cu126 cover 5.0-9.0)."), [fw.framework])
@@ -643,3 +653,43 @@ def _pip_conflict_records(distributions: Sequence[Distribution], markers: Dict[s
             out.append(record)
     return out
 
+
+# ----------------------------------------------------------------------------- lock drift
+
+def lock_drift(lock: "Lock", env: Environment, lock_path: str) -> Tuple[Finding, ...]:
+    """Findings for what differs between the machine and a lock file (`doctor --lock FILE`):
+    the ways the machine cannot run the locked stack, then each package, removal and apt pin
+    that is not as locked."""
+    from .lock import incompatibilities
+
+    findings: List[Finding] = []
+    for fid, reason in incompatibilities(lock, env):
+        findings.append(Finding(id=fid, severity="error", title=f"lock {os.path.basename(lock_path)}: {reason}",  # type: ignore[arg-type]
+                                evidence=(lock_path,), fix="make a new lock for this machine"))
+    for p in lock.packages:
+        dist = env.distribution(p.name)
+        if dist is None:
+            findings.append(Finding(id="pip-conflict", severity="error",
+                                    title=f"drift from lock: {p.name} {p.version} is not installed",
+                                    evidence=(lock_path,), fix=f"colab-cudnn-fix apply --lock {lock_path}"))
+        elif not same_version(dist.version, p.version):
+            findings.append(Finding(id="pip-conflict", severity="error",
+                                    title=f"drift from lock: {p.name} is {dist.version}, the lock has {p.version}",
+                                    evidence=(lock_path, dist.location), fix=f"colab-cudnn-fix apply --lock {lock_path}"))
+    for name in lock.remove:
+        if env.distribution(name) is not None:
+            findings.append(Finding(id="pip-conflict", severity="warning",
+                                    title=f"drift from lock: {name} is installed, the lock removes it",
+                                    evidence=(lock_path,), fix=f"colab-cudnn-fix apply --lock {lock_path}"))
+    apt_seen: Dict[str, str] = {}
+    for lib in env.libraries:
+        if lib.origin == "apt" and lib.package:
+            name, _, ver = lib.package.partition(" ")
+            apt_seen[name] = ver
+    for pin in lock.apt:
+        name, ver = pin.package, pin.version
+        if name in apt_seen and apt_seen[name] != ver:
+            findings.append(Finding(id="pip-conflict", severity="warning",
+                                    title=f"drift from lock: apt {name} is {apt_seen[name]}, the lock has {ver}",
+                                    evidence=(lock_path,), fix=f"colab-cudnn-fix apply --lock {lock_path}"))
+    return tuple(findings)

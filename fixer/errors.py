@@ -5,7 +5,7 @@ input, 3 nothing could be detected (no GPU).
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 
 class FixerError(Exception):
@@ -76,3 +76,22 @@ class LockHeld(FixerError):
     """Another apply holds the lock (names who). Exit 1."""
 
     exit_code = 1
+
+
+def error_payload(exc: FixerError, command: str) -> Dict[str, Any]:
+    """The `--json` form of an error, the same for every command (fixer/schemas/error.json)."""
+    body: Dict[str, Any] = {"type": type(exc).__name__, "message": exc.message, "exit_code": exc.exit_code}
+    for extra in ("clashes", "ways_out", "argv", "output", "path", "line"):
+        value = getattr(exc, extra, None)
+        if value:
+            body[extra] = list(value) if isinstance(value, tuple) else value
+    if exc.hint:
+        body["hint"] = exc.hint
+    return {"schema": 1, "command": command, "exit_code": exc.exit_code, "error": body}
+
+
+def interrupted() -> FixerError:
+    """Ctrl-C (exit 130, as a shell reports a process ended by SIGINT)."""
+    exc = FixerError("interrupted")
+    exc.exit_code = 130
+    return exc

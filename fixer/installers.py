@@ -14,7 +14,24 @@ from typing import Iterable, Mapping, Optional, Sequence, Tuple
 #: The default index pip and uv use when no --index-url is given.
 PYPI_SIMPLE = "https://pypi.org/simple"
 
+#: PyTorch's own index: one folder per build variant (cu128, cpu, rocm6.4, ...), each a PEP 503
+#: index whose versions carry the variant as their local label (torch 2.11.0+cu128 lives in
+#: .../whl/cu128). Source: pytorch.org "Get Started" install commands (--index-url
+#: https://download.pytorch.org/whl/<variant>).
+PYTORCH_INDEX = "https://download.pytorch.org/whl"
+
 Argv = Tuple[str, ...]
+
+
+def pytorch_variant_index(version: str) -> Optional[str]:
+    """The PyTorch index folder of a version whose local label is a build variant
+    ("2.5.1+cu124" -> .../whl/cu124), else None."""
+    import re
+
+    label = version.partition("+")[2]
+    if re.fullmatch(r"cu\d+|cpu|rocm\d+(\.\d+)*|xpu", label):
+        return f"{PYTORCH_INDEX}/{label}"
+    return None
 
 
 def rewrite_index(url: Optional[str], mirrors: Iterable[Tuple[str, str]] = ()) -> Optional[str]:

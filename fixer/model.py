@@ -282,6 +282,9 @@ class FrameworkBuild:
     loads_by_path: bool = False             # preloads nvidia wheel libraries by absolute path
     library_file: Optional[str] = None      # its main native library (for RPATH/RUNPATH)
     source: str = ""                        # which files answered
+    arch_list: Tuple[str, ...] = ()         # the targets its own libraries ship, as torch.cuda.get_arch_list()
+    #                                         spells them ("sm_90", "sm_90a", "compute_120"); () when not read
+    arch_source: Optional[str] = None       # the file they were read from (fixer.detect.fatbin)
 
 
 @dataclasses.dataclass(frozen=True)

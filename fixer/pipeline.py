@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Mapping, Optional, Tuple
+import threading
+from typing import Mapping, Optional, Sequence, Tuple
 
 from .errors import UsageError
 from .model import Environment, Finding, Intent, Plan, PlanOptions, Recipes
@@ -96,3 +97,97 @@ def blockers(plan: Plan, prepare_for_gpu: bool = False) -> Tuple[Finding, ...]:
     as an error or warning (the plan lists them under "cannot fix automatically"). With
     `prepare_for_gpu` the missing GPU itself is expected, not a blocker."""
     return tuple(f for f in plan.manual if not (prepare_for_gpu and f.id == "gpu-missing"))
+
+
+@dataclasses.dataclass(frozen=True)
+class Examined:
+    """What `doctor` found: the machine, its findings and the verdict (one place decides it)."""
+
+    env: Environment
+    findings: Tuple[Finding, ...]
+    exit_code: int
+    healthy: bool
+    nothing_to_fix: bool
+
+
+def exit_code_for(env: Environment, findings: Sequence[Finding]) -> Tuple[int, bool, bool]:
+    """(exit code, healthy, nothing_to_fix)."""
+    from .diagnose import is_healthy
+
+    if any(f.id == "gpu-missing" and f.severity == "error" for f in findings):
+        return 3, False, False
+    healthy = is_healthy(findings)
+    return (0 if healthy else 1), healthy, healthy and not env.gpus
+
+
+def doctor_findings(env: Environment, recipes: Recipes, lock: Optional[str] = None) -> Tuple[Finding, ...]:
+    """Diagnosis, the check plugins' findings (fixer.plugins) and, with a lock file, its drift
+    check (fixer.lock.check_drift)."""
+    from .diagnose import SEVERITY_ORDER, diagnose
+
+    from .plugins import run_checks
+
+    findings = list(diagnose(env, recipes)) + list(run_checks(env, recipes))
+    findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
+    if lock:
+        try:
+            from .lock import check_drift
+        except (ImportError, AttributeError):
+            raise UsageError("--lock needs the lock feature (fixer.lock.check_drift), which is not available")
+        findings += list(check_drift(lock, env))
+        findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
+    return tuple(findings)
+
+
+class _RecipesLoader(threading.Thread):
+    """Loads the recipes while detection waits on its child processes."""
+
+    def __init__(self, extra: Sequence[str]) -> None:
+        super().__init__(daemon=True)
+        self.extra = tuple(extra)
+        self.value: Optional[Recipes] = None
+        self.exc: Optional[BaseException] = None
+
+    def run(self) -> None:
+        try:
+            from . import recipes as _recipes
+
+            self.value = _recipes.load(extra_dirs=self.extra)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
+            self.exc = exc
+
+    def get(self) -> Recipes:
+        self.join()
+        if self.exc is not None:
+            raise self.exc
+        assert self.value is not None
+        return self.value
+
+
+def examine(python: Optional[str] = None, *, deep: bool = False, lock: Optional[str] = None,
+            recipes: Sequence[str] = (), environ: Optional[Mapping[str, str]] = None,
+            environment: Optional[str] = None) -> Examined:
+    """detect -> diagnose (+ lock drift) -> verdict: `doctor`, `report` and `fleet` share it.
+    Honours the COLAB_CUDNN_FIX_* overrides in `environ` (default: os.environ). `environment`
+    (a `doctor --json` file or a bundled name) replaces detection and is diagnosed afresh."""
+    from .detect import detect, overrides_from_env
+    from .detect.colab_image import annotate
+
+    for d in recipes:
+        if not os.path.isdir(d):
+            raise UsageError(f"--recipes {d}: not a directory")
+    if environment and (python or deep):
+        raise UsageError(f"--environment excludes {'--python' if python else '--deep'}: the file describes "
+                         "a machine that is not probed")
+    environ = os.environ if environ is None else environ
+    loader = _RecipesLoader(recipes)
+    loader.start()
+    if environment:
+        env = machine(environment=environment, environ=environ)[0]
+    else:
+        env = detect(python, deep=deep, overrides=overrides_from_env(environ), environ=environ)
+    recipe_set = loader.get()
+    env = annotate(env, recipe_set.colab_images)
+    findings = doctor_findings(env, recipe_set, lock)
+    code, healthy, nothing = exit_code_for(env, findings)
+    return Examined(env=env, findings=findings, exit_code=code, healthy=healthy, nothing_to_fix=nothing)

@@ -402,9 +402,10 @@ class _Collector:
         self.errors.append(err)
 
 
-def recipe_files(extra_dirs: Sequence[str] = ()) -> List[Path]:
+def recipe_files(extra_dirs: Sequence[str] = (), plugin_dirs: Sequence[str] = ()) -> List[Path]:
     """The recipe files in effect: the shipped ones, each replaced by a same-named file from the
-    extra directories (later directories win), plus the extra directories' new files."""
+    extra directories (later directories win), plus the extra directories' new files, plus every
+    file of the recipe plugins' directories (added, never replacing one: fixer.plugins)."""
     chosen: Dict[str, Path] = {}
     for d in (str(recipes_dir()),) + tuple(str(x) for x in extra_dirs):
         p = Path(d)
@@ -415,7 +416,7 @@ def recipe_files(extra_dirs: Sequence[str] = ()) -> List[Path]:
         for f in sorted(p.glob("*.toml")):
             if f.name not in NOT_RECIPES:
                 chosen[f.name] = f
-    return [chosen[k] for k in sorted(chosen)]
+    return [chosen[k] for k in sorted(chosen)] + [f for d in plugin_dirs for f in sorted(Path(d).glob("*.toml"))]
 
 
 def _parse_file(path: Path, out: Dict[str, List[Tuple[Any, _Loc]]], errs: _Collector) -> None:
@@ -687,9 +688,9 @@ def _disk_cache_write(key: Tuple[Any, ...], recipes: Recipes) -> None:
     write_cache(_disk_cache_path(key), pickle.dumps(recipes, protocol=pickle.HIGHEST_PROTOCOL))
 
 
-def _load_all(extra_dirs: Sequence[str]) -> Tuple[Recipes, Tuple[RecipeError, ...]]:
-    files = recipe_files(extra_dirs)
-    key = _cache_key(files, extra_dirs)
+def _load_all(extra_dirs: Sequence[str], plugin_dirs: Sequence[str] = ()) -> Tuple[Recipes, Tuple[RecipeError, ...]]:
+    files = recipe_files(extra_dirs, plugin_dirs)
+    key = _cache_key(files, tuple(extra_dirs) + tuple(f"plugin:{d}" for d in plugin_dirs))
     with _LOCK:
         hit = _CACHE.get(key)
     if hit is not None:
@@ -750,6 +751,23 @@ def load(extra_dirs: Sequence[str] = ()) -> Recipes:
             raise RecipeError(getattr(first, "raw_message", first.message), path=first.path, line=first.line,
                               hint=(first.hint + "; " if first.hint else "") + more)
         raise first
+    return _with_plugins(recipes, tuple(extra_dirs))
+
+
+def _with_plugins(recipes: Recipes, extra_dirs: Tuple[str, ...]) -> Recipes:
+    """The recipes plus each recipe plugin's files (fixer.plugins), one plugin at a time: a plugin
+    whose files are malformed or contradict the recipes already in effect is skipped and
+    reported, never fatal."""
+    from . import plugins
+
+    accepted: Tuple[str, ...] = ()
+    for plugin, directory in plugins.recipe_dirs():
+        got, errors = _load_all(extra_dirs, accepted + (directory,))
+        if errors:
+            plugins.note_broken_recipes(plugin, errors[0].message)
+            continue
+        accepted += (directory,)
+        recipes = got
     return recipes
 
 

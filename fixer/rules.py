@@ -28,7 +28,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from ._paths import split_ld_preload
 from ._versions import canonical_name, major_minor, older_minor, version_key
-from .model import Build, Environment, FrameworkBuild, Gpu, LibraryCopy, LoadResolution, Recipes
+from .model import Build, CudaDriverFloor, Environment, FrameworkBuild, Gpu, LibraryCopy, LoadResolution, Recipes
 
 # RULES-FOR-CHILDREN BEGIN
 #: The sub-libraries of one cuDNN copy by major, without "lib" and ".so.N" (cuDNN 9 split the
@@ -174,12 +174,32 @@ def cudnn_major_minor(version: Optional[str]) -> Tuple[int, ...]:
 
 def runs_on(cc: str, sass: Sequence[str], ptx: Optional[str]) -> bool:
     """SASS for X.Y runs on X.Z with Z >= Y; PTX for P is JIT-compiled on anything >= P."""
+    tokens = [f"sm_{s.replace('.', '')}" for s in sass] + ([f"compute_{ptx.replace('.', '')}"] if ptx else [])
+    return runs_on_arch_list(cc, tokens)
+
+
+def runs_on_arch_list(cc: str, tokens: Sequence[str]) -> bool:
+    """Does a GPU of compute capability `cc` run a build shipping `tokens` (torch.cuda.get_arch_list()
+    spelling: "sm_90", "sm_90a", "compute_120")? SASS sm_XY runs on X.Z for Z >= Y (same major
+    only); PTX compute_XY is JIT-compiled by the driver for any X.Y or newer. An arch-specific
+    target (sm_90a, compute_90a) runs on exactly that architecture; a family-specific one
+    (sm_100f) on its major with a minor >= its own (CUDA C Programming Guide, "Binary
+    Compatibility", "PTX Compatibility" and "Feature Availability")."""
     c = major_minor(cc)
-    for s in sass:
-        k = major_minor(s)
-        if k and k[0] == c[0] and k[1:] <= c[1:]:
+    for t in tokens:
+        m = re.match(r"^(sm|compute)_(\d+)(\d)([af]?)$", t)
+        if not m:
+            continue
+        k = (int(m.group(2)), int(m.group(3)))
+        if m.group(4) == "a":
+            ok = k == c
+        elif m.group(1) == "sm" or m.group(4) == "f":
+            ok = k[0] == c[0] and k[1:] <= c[1:]
+        else:
+            ok = k <= c
+        if ok:
             return True
-    return bool(ptx) and major_minor(ptx) <= c
+    return False
 
 
 def build_runs_on(cc: str, build: Build) -> Optional[bool]:
@@ -383,3 +403,25 @@ def cudnn_loads(env: Environment) -> Dict[str, List[LoadResolution]]:
         if res.library == "cudnn" and res.consumer != "dlopen":
             out.setdefault(res.soname, []).append(res)
     return out
+
+
+def driver_cuda_mismatch(driver: str, cuda: str, floors: Sequence[CudaDriverFloor]) -> Optional[str]:
+    """Why a driver version cannot report `cuda` as its CUDA (cuDriverGetVersion), or None.
+
+    NVIDIA's table (recipes/nvidia.toml [[driver_floor]], toolkit rows "X.Y"): a toolkit needs
+    at least its GA driver, so the driver's CUDA is never newer than the newest toolkit whose
+    floor the driver meets, and never older (a driver reports the CUDA of its own branch, which
+    is at least that toolkit's). Driver branches rise with CUDA, so both bounds are general."""
+    toolkits = sorted(((version_key(f.cuda), version_key(f.min_driver), f.cuda, f.min_driver) for f in floors
+                       if f.cuda.count(".") == 1), reverse=True)
+    want, have = version_key(cuda)[:2], version_key(driver)
+    for tk, floor, _name, floor_text in toolkits:
+        if tk == want and have < floor:
+            return f"CUDA {cuda} needs driver >= {floor_text}, and driver {driver} is older"
+    for tk, floor, name, _text in toolkits:
+        if have >= floor:
+            if want < tk:
+                return (f"driver {driver} supports CUDA {name} (it is at least that toolkit's driver), "
+                        f"so it cannot report CUDA {cuda}")
+            break
+    return None

@@ -63,6 +63,7 @@ def verify(
             raise UsageError(f"verify knows no framework {f!r}: choose from {', '.join(VERIFIABLE)}")
     if python is None and env is not None and env.python is not None:
         python = env.python.executable
+    explicit = python is not None
     python = python or sys.executable
     if not (os.path.isfile(python) and os.access(python, os.X_OK)):
         raise UsageError(f"--python {python}: no such executable interpreter")
@@ -73,6 +74,8 @@ def verify(
             wanted = [f for f in VERIFIABLE if f in names]
         else:
             wanted = installed_frameworks(python)
+    elif explicit:
+        installed_frameworks(python)  # an executable that is no Python interpreter is bad input
     return tuple(run_check(python, f, timeout=timeout, environ=environ) for f in wanted)
 
 
@@ -83,14 +86,19 @@ def passed(results: Iterable[CheckResult]) -> bool:
 
 
 def installed_frameworks(python: str, timeout: float = 30.0) -> Tuple[str, ...]:
-    """Which of VERIFIABLE the target can import (importlib.util.find_spec: nothing is imported)."""
+    """Which of VERIFIABLE the target can import (importlib.util.find_spec: nothing is imported).
+    UsageError when `python` is no Python interpreter (as detect says for --python)."""
     try:
         from ._paths import runnable_python
 
-        proc = subprocess.run([runnable_python(python), "-I", "-c", _PROBE], capture_output=True, text=True, timeout=timeout)
-        names = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.returncode == 0 else []
-    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
-        names = []
+        proc = subprocess.run([runnable_python(python), "-I", "-c", _PROBE], capture_output=True, text=True,
+                              timeout=timeout)
+        names = json.loads(proc.stdout.strip().splitlines()[-1])
+        if proc.returncode != 0 or not isinstance(names, list):
+            raise ValueError(f"exit status {proc.returncode}")
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError) as exc:
+        raise UsageError(f"--python {python}: could not inspect it ({type(exc).__name__}: {exc})",
+                         hint="it must be a Python 3 interpreter that runs on this machine")
     return tuple(n for n in VERIFIABLE if n in names)
 
 

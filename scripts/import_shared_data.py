@@ -243,12 +243,12 @@ def torch_builds(data: Dict[str, Any]) -> List[Dict[str, Any]]:
                 pins = {f"nvidia-cudnn-cu{var['cuda'].split('.')[0]}": "==" + cudnn_full}
                 notes.append(f"requires: only the cuDNN pin, = RELEASE.md's cuDNN for {name} (the {minor}-era build matrices pin "
                              "nvidia-cudnn-cuXX to it for every Linux CUDA variant); the other nvidia-* pins come from the "
-                             "index metadata when online (fixer.index_metadata)")
+                             "index metadata when online (fixer.index)")
             else:
                 pins = {}
                 if not bundled:
                     notes.append("exact nvidia-* pins not read offline (before 2.3 only the PyPI default's pip dependencies are known); "
-                                 "fixer.index_metadata fetches them when online; cudnn is RELEASE.md's cuDNN for this variant")
+                                 "fixer.index fetches them when online; cudnn is RELEASE.md's cuDNN for this variant")
             for k, spec in pins.items():
                 if k.startswith(("nvidia-", "cuda-")):
                     requires.append(k + spec)

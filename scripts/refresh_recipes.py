@@ -4,7 +4,7 @@
 For each [[build]] of torch.toml it reads what the wheel really requires:
   - the PyPI default build (no index_url): PyPI's JSON API, /pypi/torch/<version>/json;
   - a build on the PyTorch index: the index's PEP 691 page + the wheel's PEP 658 .metadata
-    (fixer.index_metadata.fetch_requires), for torch==<version>+<variant>.
+    (fixer.index.fetch_requires), for torch==<version>+<variant>.
 It keeps the nvidia-* / cuda-* requirements that apply on Linux x86_64, sets `cudnn` from an
 exact nvidia-cudnn pin, and rewrites only those records' `requires`, `cudnn`, `source` and
 `note` lines in place (comments and layout stay). A record the index cannot answer for stays
@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fixer._compat import tomllib  # noqa: E402
-from fixer.index_metadata import DEFAULT_TIMEOUT, fetch_requires  # noqa: E402
+from fixer.index import DEFAULT_TIMEOUT, fetch_requires  # noqa: E402
 
 #: Marker written into `source` of refreshed records (import_shared_data.py looks for it).
 REFRESHED = "package metadata read by refresh_recipes.py"

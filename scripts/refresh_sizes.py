@@ -2,7 +2,7 @@
 """Regenerate recipes/downloads.toml: the download size of every exact pin the recipes name
 on PyPI (framework builds on the PyPI default index, their companions and nvidia-* pins, and
 every cuDNN wheel), read from the PEP 691 JSON `size` of its Linux x86_64 wheel (cp312
-preferred, as on Colab). One request per distribution name, through fixer.index_metadata
+preferred, as on Colab). One request per distribution name, through fixer.index
 (timeouts, retries, cache). Builds only on the PyTorch index are left out (its pages give no
 sizes to this script's host); their steps show no estimate.
 
@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from fixer._toml_write import value  # noqa: E402
-from fixer.index_metadata import project_files  # noqa: E402
+from fixer.index import project_files  # noqa: E402
 from fixer.recipes import load  # noqa: E402
 
 PYPI = "https://pypi.org/simple"

@@ -10,6 +10,7 @@ from typing import Any, List, Optional, Sequence
 
 import typer
 
+from .._entry import command_of
 from ._app import app
 
 # Importing the modules registers their commands.
@@ -21,6 +22,9 @@ from . import explain as _explain  # noqa: F401,E402
 from . import lock as _lock  # noqa: F401,E402
 from . import recipes as _recipes  # noqa: F401,E402
 from . import rollback as _rollback  # noqa: F401,E402
+from . import report as _report  # noqa: F401,E402
+from . import fleet as _fleet  # noqa: F401,E402
+from . import debug as _debug  # noqa: F401,E402
 
 
 def _click_class(name: str) -> Any:
@@ -28,21 +32,24 @@ def _click_class(name: str) -> Any:
     return next(c for c in typer.BadParameter.__mro__ if c.__name__ == name)
 
 
-def command_of(argv: Sequence[str]) -> str:
-    """The command an argv names ('recipes show', 'doctor', or '' when none)."""
-    words = [a for a in argv if not a.startswith("-")]
-    if not words:
-        return ""
-    if words[0] == "recipes" and len(words) > 1:
-        return f"recipes {words[1]}"
-    return words[0]
-
-
 def main(argv: Optional[List[str]] = None) -> int:
     """Console entry point. Returns the exit code (tests call it with an argv list).
 
     A usage error (unknown option, bad choice) exits 2; with --json it is one JSON object on
-    stdout like any other error (fixer/schemas/error.json). Ctrl-C exits 130 without a traceback."""
+    stdout like any other error (fixer/schemas/error.json). Ctrl-C exits 130 without a traceback.
+    Broken plugins met on the way (fixer.plugins) are warning lines on stderr."""
+    code = _main(argv)
+    from ..plugins import problems
+
+    if problems():
+        from ..render import warning
+
+        for line in problems():
+            warning(line)
+    return code
+
+
+def _main(argv: Optional[List[str]] = None) -> int:
     args = list(argv if argv is not None else sys.argv[1:])
     usage_error = _click_class("UsageError")
     click_exception = _click_class("ClickException")
@@ -86,13 +93,9 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def _interrupted(args: Sequence[str]) -> int:
-    from ..errors import FixerError
-    from ..render import error
+    from .._entry import report_interrupt
 
-    err = FixerError("interrupted")
-    err.exit_code = 130
-    error(err, as_json="--json" in args, command=command_of(args))
-    return 130
+    return report_interrupt(args)
 
 
 __all__ = ["app", "main"]

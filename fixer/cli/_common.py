@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable, Dict, List, Optional, TypeVar
+import os
+from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
 
 import typer
 
@@ -30,11 +31,9 @@ def handle_errors(json_flag: str = "json") -> Callable[[F], F]:
                 render.error(exc, as_json=bool(kwargs.get(json_flag)), command=command)
                 raise typer.Exit(exc.exit_code)
             except KeyboardInterrupt:
-                from .. import render
+                from .._entry import report_interrupt
 
-                interrupted = FixerError("interrupted")
-                interrupted.exit_code = 130
-                render.error(interrupted, as_json=bool(kwargs.get(json_flag)), command=command)
+                report_interrupt([*command.split(), *(["--json"] if kwargs.get(json_flag) else [])])
                 raise typer.Exit(130)
 
         return wrapper  # type: ignore[return-value]
@@ -60,8 +59,11 @@ def make_intent(
             raise UsageError(f"unknown framework {f!r} (--framework): choose from {', '.join(FRAMEWORKS)}")
     versions: Dict[str, str] = {}
     for name, value in (("torch", torch), ("tensorflow", tensorflow), ("jax", jax)):
-        if value:
+        if value is not None:
             from packaging.version import InvalidVersion, Version
+
+            if not value.strip():
+                raise UsageError(f"--{name} is empty: give a version like 2.5.1, or leave the option out")
 
             try:
                 Version(value)
@@ -85,3 +87,32 @@ def make_intent(
     )
 
 
+def parse_mirrors(values: Optional[List[str]]) -> Tuple[Tuple[str, str], ...]:
+    out = []
+    for v in values or ():
+        src, sep, dst = v.partition("=")
+        if not sep or not src or not dst:
+            raise UsageError(f"--index-mirror {v!r}: expected FROM=TO, e.g. "
+                             "https://download.pytorch.org/whl=http://127.0.0.1:8080/whl")
+        out.append((src, dst))
+    return tuple(out)
+
+
+def make_options(installer: str, find_links: Optional[List[str]], no_index: bool,
+                 index_mirror: Optional[List[str]], root: Optional[str], restart: bool,
+                 local_paths: bool = True) -> Any:
+    """The source and installer options as PlanOptions. `local_paths`: the --find-links
+    directories are on this machine (not so for `plan --environment`, a plan for another one)."""
+    from ..model import PlanOptions
+
+    if installer not in ("auto", "pip", "uv", "conda"):
+        raise UsageError(f"--installer {installer!r}: choose auto, pip, uv or conda")
+    for d in find_links or ():
+        if local_paths and not os.path.isdir(d) and "://" not in d:
+            raise UsageError(f"--find-links {d}: no such directory")
+    if root is not None and not os.path.isdir(root):
+        raise UsageError(f"--root {root}: no such directory")
+    return PlanOptions(installer=installer, find_links=tuple(os.path.abspath(d) if "://" not in d else d  # type: ignore[arg-type]
+                                                             for d in find_links or ()),
+                       no_index=no_index, index_mirrors=parse_mirrors(index_mirror),
+                       root=os.path.abspath(root) if root else None, restart=restart)

@@ -18,29 +18,11 @@ import typer
 
 from ..errors import UsageError
 from ._app import app
-from ._common import handle_errors, make_intent
+from ._common import handle_errors, make_intent, make_options
 from .options import command, option
-from .plan import parse_mirrors
 
 if TYPE_CHECKING:
     from ..model import CheckResult, Finding
-
-
-def make_options(installer: str, find_links: Optional[List[str]], no_index: bool,
-                 index_mirror: Optional[List[str]], root: Optional[str], restart: bool) -> Any:
-    from ..model import PlanOptions
-
-    if installer not in ("auto", "pip", "uv", "conda"):
-        raise UsageError(f"--installer {installer!r}: choose auto, pip, uv or conda")
-    for d in find_links or ():
-        if not os.path.isdir(d) and "://" not in d:
-            raise UsageError(f"--find-links {d}: no such directory")
-    if root is not None and not os.path.isdir(root):
-        raise UsageError(f"--root {root}: no such directory")
-    return PlanOptions(installer=installer, find_links=tuple(os.path.abspath(d) if "://" not in d else d  # type: ignore[arg-type]
-                                                             for d in find_links or ()),
-                       no_index=no_index, index_mirrors=parse_mirrors(index_mirror),
-                       root=os.path.abspath(root) if root else None, restart=restart)
 
 
 @command(app, "apply")

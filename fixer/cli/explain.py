@@ -51,11 +51,24 @@ def read_text(text: Optional[str], file: Optional[str]) -> Tuple[str, Optional[s
         data, note = _stdin()
     elif text is not None:
         data = text
+    elif _stdin_is_piped():
+        data, note = _stdin()
     else:
         raise UsageError("explain needs an error text: `explain 'TEXT'`, `explain --file LOG` or `... | explain -`")
     if not data.strip():
         raise UsageError("the error text is empty")
     return data, note
+
+
+def _stdin_is_piped() -> bool:
+    """stdin is a pipe or a file (not a terminal, not closed): `cmd 2>&1 | explain` reads it."""
+    import stat
+
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):  # no stdin, or a test's stand-in without a descriptor
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
 
 
 def _plan_for(env: Any, recipes: Any, notes: List[str]) -> Any:
@@ -85,6 +98,7 @@ def explain_command(
     json: bool = option("json"),
     python: Optional[str] = option("python"),
     recipes: Optional[List[str]] = option("recipes"),
+    environment: Optional[str] = option("environment"),
 ) -> None:
     """Say why a GPU/cuDNN error happened: cause, evidence, fix (and the plan that applies it).
     Exit 0 when a cause was found, 1 when the text was not recognised, 2 for bad input, 3 when
@@ -96,20 +110,23 @@ def explain_command(
     env = None
     rec = None
     notes: List[str] = [skipped] if skipped else []
-    if not no_detect:
+    if environment and no_detect:
+        raise UsageError("--environment and --no-detect exclude each other")
+    if environment:
+        from ..pipeline import machine
+
+        env = machine(python, environment)[0]
+    elif not no_detect:
         try:
             from ..detect import detect
         except ImportError:
             notes.append("no detection: fixer.detect is not available")
         else:
             env = detect(python)
-        if env is not None:
-            try:
-                from ..recipes import load
+    if env is not None:
+        from ..recipes import load
 
-                rec = load(extra)
-            except ImportError:
-                rec = None
+        rec = load(extra)
     result = analyze(data, env, rec, extra_dirs=extra)
     notes.extend(n for n in result.notes if n not in notes)
     plan = None

@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 
 from ._app import app
-from ._common import handle_errors, make_intent
+from ._common import handle_errors, make_intent, make_options
 from .options import command, option
 
 
@@ -38,7 +38,6 @@ def lock_command(
     from ..model import to_dict
     from ..render import out, print_json
     from ..pipeline import plan_for
-    from .apply import make_options
 
     intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
     options = make_options("auto", find_links, no_index, index_mirror, None, False)

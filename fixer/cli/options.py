@@ -105,6 +105,25 @@ OPTIONS: Dict[str, OptionSpec] = {
     "file": OptionSpec(("--file", "-f"), "Read the error text from this file ('-': stdin).", metavar="F"),
     "no_detect": OptionSpec(("--no-detect",), "Explain the text alone; do not look at this machine.",
                             kind="flag"),
+    # -- report, debug
+    "html": OptionSpec(("--html",), "Write HTML (one self-contained page) instead of markdown.", kind="flag"),
+    "no_redact": OptionSpec(("--no-redact",), "Show home and user paths as they are (by default the home "
+                                              "directory reads ~ and user names <user>).", kind="flag"),
+    # -- fleet
+    "ray": OptionSpec(("--ray",), "Ray cluster address (ray://HOST:10001, HOST:6379 or auto): one doctor task "
+                                  "pinned to each GPU node. Needs `pip install colab-cudnn-fix[fleet]`.",
+                      metavar="ADDRESS"),
+    "slurm": OptionSpec(("--slurm",), "Shared directory of a Slurm job array's per-node `doctor --json` files: "
+                                      "read them back (with --nodes: print the job-array command that writes "
+                                      "them).", metavar="DIR"),
+    "nodes": OptionSpec(("--nodes",), "With --slurm: print the sbatch job-array command for this many nodes.",
+                        metavar="N", type=int),
+    "partition": OptionSpec(("--partition",), "With --slurm --nodes: the Slurm partition of the GPU nodes.",
+                            metavar="NAME"),
+    "fleet_timeout": OptionSpec(("--timeout",), "Seconds to wait for every node's answer.", metavar="S",
+                                default=300.0, type=float),
+    "markdown": OptionSpec(("--markdown",), "Write the report as markdown instead of a terminal table.",
+                           kind="flag"),
 }
 
 #: Intent options shared by plan, apply and lock (in this order in their help).
@@ -128,6 +147,13 @@ EXIT_CODES: Dict[str, Tuple[Tuple[int, str], ...]] = {
     "rollback": ((0, "rolled back exactly, or nothing to roll back"),
                  (1, "could not restore everything (what is left is listed), or another apply holds the lock"),
                  (2, "bad usage or input")),
+    "report": ((0, "the report was written (its verdict is inside)"), (2, "bad usage or input")),
+    "debug": ((0, "the bundle was written"), (2, "bad usage or input")),
+    "fleet doctor": ((0, "every GPU node answered and is healthy (or the job-array command was printed)"),
+                     (1, "a node has problems or did not answer"), (2, "bad usage, or the cluster cannot be reached")),
+    "fleet lock-check": ((0, "every GPU node answered and matches the lock"),
+                         (1, "a node drifted, has problems or did not answer"),
+                         (2, "bad usage, or the cluster cannot be reached")),
     "recipes list": ((0, "listed"), (2, "bad usage or a broken recipe file")),
     "recipes show": ((0, "shown"), (2, "bad usage, nothing matches, or a broken recipe file")),
     "recipes validate": ((0, "every recipe file is valid"), (2, "problems found (each as FILE:LINE)")),
@@ -142,7 +168,7 @@ ENVIRONMENT_OVERRIDES: Tuple[Tuple[str, str], ...] = (
     (ENV_CUDA, "highest CUDA the driver supports, e.g. 13.0"),
     (ENV_GPU, "GPUs instead of probing: NAME:CC[,NAME:CC...], e.g. 'Tesla T4:7.5', or none"),
 )
-DETECTING_COMMANDS = ("doctor", "plan", "apply", "lock", "verify", "explain")
+DETECTING_COMMANDS = ("doctor", "plan", "apply", "lock", "verify", "explain", "report", "debug")
 
 
 def _check_choice(key: str, spec: OptionSpec) -> Callable[[Any], Any]:

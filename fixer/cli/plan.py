@@ -6,27 +6,13 @@ ways out are printed), 2 bad input (an unknown version, --cuda 99, a malformed
 """
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import List, Optional
 
 import typer
 
-from ..errors import UsageError
-
 from ._app import app
-from ._common import handle_errors, make_intent
+from ._common import handle_errors, make_intent, make_options
 from .options import command, option
-
-
-
-def parse_mirrors(values: Optional[List[str]]) -> Tuple[Tuple[str, str], ...]:
-    out = []
-    for v in values or ():
-        src, sep, dst = v.partition("=")
-        if not sep or not src or not dst:
-            raise UsageError(f"--index-mirror {v!r}: expected FROM=TO, e.g. "
-                             "https://download.pytorch.org/whl=http://127.0.0.1:8080/whl")
-        out.append((src, dst))
-    return tuple(out)
 
 
 @command(app, "plan")
@@ -49,14 +35,10 @@ def plan_command(
     index_mirror: Optional[List[str]] = option("index_mirror"),
 ) -> None:
     """Show the steps that make this machine's GPU stack consistent, as exact commands."""
-    from ..model import PlanOptions
     from ..render import plan as render
 
     intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
-    if installer not in ("auto", "pip", "uv", "conda"):
-        raise UsageError(f"--installer {installer!r}: choose auto, pip, uv or conda")
-    options = PlanOptions(installer=installer, find_links=tuple(find_links or ()), no_index=no_index,  # type: ignore[arg-type]
-                          index_mirrors=parse_mirrors(index_mirror))
+    options = make_options(installer, find_links, no_index, index_mirror, None, False, local_paths=not environment)
     from ..pipeline import plan_for
 
     result = plan_for(python=python, environment=environment, recipes=tuple(recipes or ()),

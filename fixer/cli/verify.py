@@ -21,12 +21,19 @@ def verify_command(
     python: Optional[str] = option("python"),
     framework: Optional[List[str]] = option("verify_framework"),
     timeout: float = option("timeout"),
+    environment: Optional[str] = option("environment"),
 ) -> None:
     """Prove the GPU stack works: per framework, convs on the GPU checked against the CPU, and the
     cuDNN files really loaded. Exit 0 only when every framework passes."""
     from ..verify import passed, verify
 
-    results = verify(python, frameworks=tuple(framework or ()), timeout=timeout)
+    env = None
+    if environment:
+        from ..pipeline import machine
+
+        # the machine a doctor --json file describes: its frameworks are the ones checked, here
+        env = machine(environment=environment)[0]
+    results = verify(python, frameworks=tuple(framework or ()), timeout=timeout, env=env)
     ok = passed(results)
     if json:
         from ..render import print_json

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import os
 import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -276,4 +277,18 @@ def detect_frameworks(python: Optional[PythonEnv], R: Callable[[str], str]) -> T
         if name in dists:
             out.append(paddle_build(dists[name], R))
             break
-    return tuple(out)
+    return tuple(with_targets(f, R) for f in out)
+
+
+def with_targets(fw: FrameworkBuild, R: Callable[[str], str]) -> FrameworkBuild:
+    """A CUDA build with the SASS/PTX targets read from its own libraries (fixer.detect.fatbin):
+    they replace what build_info or the recipes say, which may be missing or stale."""
+    if not fw.is_cuda_build:
+        return fw
+    from .fatbin import build_targets
+
+    t = build_targets(fw.framework, fw.location, fw.library_file, R)
+    if t is None:
+        return fw
+    return dataclasses.replace(fw, arch_list=t.arch_list(), arch_source=f"{t.file} ({t.source})",
+                               compute_capabilities=t.compute_capabilities(), ptx=t.highest_ptx())

@@ -49,6 +49,8 @@ def parse_gpu_override(text: str) -> Tuple[Gpu, ...]:
             name, cc = (s.strip() for s in item.rsplit(":", 1))
             if not _CC_RE.match(cc):
                 raise UsageError(f"{ENV_GPU}: {cc!r} is not a compute capability like 7.5 (in {item!r})")
+            if not name:
+                raise UsageError(f"{ENV_GPU}: {item!r} has no GPU name before the ':' (NAME:CC, e.g. 'Tesla T4:7.5')")
         elif _CC_RE.match(item):
             name, cc = f"GPU with compute capability {item}", item
         gpus.append(Gpu(index=i, name=name, compute_capability=cc, source="override"))
@@ -64,5 +66,12 @@ def overrides_from_env(environ: Mapping[str, str]) -> Overrides:
     if cuda is not None and not re.match(r"^\d+(\.\d+)?$", cuda.strip()):
         raise UsageError(f"{ENV_CUDA}={cuda!r} is not a CUDA version like 13.0")
     gpus = parse_gpu_override(environ[ENV_GPU]) if ENV_GPU in environ else None
+    if driver and cuda:
+        from ..recipes import load
+        from ..rules import driver_cuda_mismatch
+
+        why = driver_cuda_mismatch(driver.strip(), cuda.strip(), load().driver_floors)
+        if why:
+            raise UsageError(f"{ENV_DRIVER}={driver} with {ENV_CUDA}={cuda}: {why} (recipes/nvidia.toml)")
     return Overrides(driver_version=driver.strip() if driver else None,
                      cuda_version=cuda.strip() if cuda else None, gpus=gpus)

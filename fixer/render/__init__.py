@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING, Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from ..errors import FixerError
 from ..model import to_dict
@@ -48,15 +48,9 @@ def error(exc: FixerError, as_json: bool = False, command: str = "") -> None:
     """A library error: one red line on stderr (plus its hint), or a JSON object on stdout
     (fixer/schemas/error.json: the same shape for every command)."""
     if as_json:
-        body: Dict[str, Any] = {"schema": 1, "command": command, "exit_code": exc.exit_code,
-                                "error": {"type": type(exc).__name__, "message": exc.message,
-                                          "exit_code": exc.exit_code}}
-        for extra in ("clashes", "ways_out", "argv", "output", "path", "line"):
-            if getattr(exc, extra, None):
-                body["error"][extra] = to_dict(getattr(exc, extra))
-        if exc.hint:
-            body["error"]["hint"] = exc.hint
-        print_json(body)
+        from ..errors import error_payload
+
+        print_json(error_payload(exc, command))
         return
     from rich.markup import escape
 
@@ -68,3 +62,9 @@ def error(exc: FixerError, as_json: bool = False, command: str = "") -> None:
             console.print(f"  [yellow]{label}:[/] {escape(line)}", soft_wrap=True)
     if exc.hint:
         console.print(f"[cyan]hint:[/] {escape(exc.hint)}", soft_wrap=True)
+
+
+def warning(line: str) -> None:
+    """One warning line on stderr (plain text: it must stay readable in logs and `!` cells)."""
+    sys.stderr.write(f"warning: {line}\n")
+    sys.stderr.flush()

@@ -182,15 +182,16 @@ def test_sigkill_between_steps_then_rollback(broken, index, sandbox, tmp_path):
 @pytest.mark.parametrize("sig, said", [(signal.SIGTERM, "terminated (SIGTERM)"), (signal.SIGINT, "interrupted (Ctrl-C)")])
 def test_sigterm_and_ctrl_c_roll_back(broken, index, sandbox, tmp_path, sig, said):
     before = state(broken, sandbox)
-    slow = Step(kind="pip-install", summary="a slow step", argv=(sys.executable, "-c", "import time; time.sleep(30)"))
+    started = tmp_path / "slow-step-started"
+    # the step itself says when it runs: the signal then lands while apply waits on it (a real
+    # point; the journal's "running" is written before the step's process exists)
+    slow = Step(kind="pip-install", summary="a slow step",
+                argv=(sys.executable, "-c", f"import time; open({str(started)!r}, 'w').close(); time.sleep(30)"))
     proc = _spawn_apply(tmp_path, fix_plan(broken, index, sandbox, slow), broken, sandbox)
-    journal_dir = state_dir(str(sandbox)) / "journal"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        j = Journal.last(state_dir(str(sandbox))) if (journal_dir / "LAST").exists() else None
-        if j and j.data["steps"] and j.data["steps"][-1]["status"] == "running":
-            break
-        time.sleep(0.1)
+    deadline = time.time() + 120
+    while not started.exists():
+        assert time.time() < deadline and proc.poll() is None, proc.communicate()[0]
+        time.sleep(0.02)
     proc.send_signal(sig)
     out, _ = proc.communicate(timeout=120)
     assert f"StepFailed {said}" in out and "rolled back" in out, out

@@ -285,6 +285,16 @@ class PackageIndex:
                 target.write_bytes(w.read_bytes())
         return self
 
+    def add_pytorch(self, variant: str, *wheels: PathLike) -> "PackageIndex":
+        """Serve wheels the way download.pytorch.org does, under /whl/<variant>/ (e.g. cu128):
+        HTML pages only (no PEP 691 JSON, whatever the Accept header), files next to them."""
+        target_dir = self.directory / "whl" / variant
+        target_dir.mkdir(parents=True, exist_ok=True)
+        for w in wheels:
+            w = Path(w)
+            (target_dir / w.name).write_bytes(w.read_bytes())
+        return self
+
     def fail_after(self, n: Optional[int]) -> None:
         """From request n+1 on answer HTTP 500 (None switches it off). Counts every request."""
         with self._lock:
@@ -357,6 +367,11 @@ class PackageIndex:
         return f"{self.base}/simple/"
 
     @property
+    def pytorch_url(self) -> str:
+        """Stands in for https://download.pytorch.org/whl (append /cu128 and so on)."""
+        return f"{self.base}/whl"
+
+    @property
     def files_url(self) -> str:
         return f"{self.base}/files/"
 
@@ -412,6 +427,8 @@ class PackageIndex:
             if path != f"/simple/{project}/":
                 return self._redirect(req, f"/simple/{project}/")
             return self._project(req, project, head)
+        if path.startswith("/whl/"):
+            return self._pytorch(req, path, head)
         if path in ("/files", "/files/"):
             return self._flat(req, head)
         if path.startswith("/files/") and name.endswith(".whl.metadata"):
@@ -419,6 +436,36 @@ class PackageIndex:
         if path.startswith("/files/"):
             return self._file(req, name, head)
         return self._send(req, 404, b"not found\n", "text/plain", head)
+
+    def _pytorch(self, req: BaseHTTPRequestHandler, path: str, head: bool) -> None:
+        parts = [p for p in path[len("/whl/"):].split("/") if p]
+        folder = self.directory / "whl" / (parts[0] if parts else "")
+        if not parts or not folder.is_dir() or ".." in parts:
+            return self._send(req, 404, b"not found\n", "text/plain", head)
+        wheels = sorted(p for p in folder.iterdir() if p.suffix == ".whl")
+        if len(parts) == 1:
+            names = sorted({canonicalize_name(parse_wheel_filename(w.name)[0]) for w in wheels})
+            links = "".join(f'<a href="/whl/{parts[0]}/{n}/">{html.escape(n)}</a><br/>\n' for n in names)
+            return self._send(req, 200, f"<!DOCTYPE html><html><body>\n{links}</body></html>\n".encode(),
+                              "text/html", head)
+        name = parts[1]
+        if name.endswith(".whl.metadata"):
+            meta = _core_metadata(folder / name[: -len(".metadata")])
+            if meta is None:
+                return self._send(req, 404, b"no such file\n", "text/plain", head)
+            return self._send(req, 200, meta, "text/plain", head)
+        if name.endswith(".whl"):
+            if not (folder / name).is_file():
+                return self._send(req, 404, b"no such file\n", "text/plain", head)
+            return self._send(req, 200, (folder / name).read_bytes(), "application/octet-stream", head)
+        project = canonicalize_name(name)
+        files = [w for w in wheels if canonicalize_name(parse_wheel_filename(w.name)[0]) == project]
+        if not files:
+            return self._send(req, 404, b"no such project\n", "text/plain", head)
+        rows = [f'<a href="/whl/{parts[0]}/{urllib.parse.quote(f.name)}#sha256={sha256_file(f)}">{f.name}</a><br/>'
+                for f in files]
+        return self._send(req, 200, ("<!DOCTYPE html><html><body>\n" + "\n".join(rows) + "\n</body></html>\n").encode(),
+                          "text/html", head)
 
     def _wants_json(self, req: BaseHTTPRequestHandler) -> bool:
         accept = req.headers.get("Accept", "")

@@ -10,9 +10,10 @@ import pytest
 
 from fixer import lock as locking
 from fixer.cli import main
-from fixer.errors import UsageError
+from fixer.errors import FixerError, UsageError
+from fixer.lock.closure import dependency_closure
 from fixer.model import (Build, Choice, Driver, Environment, EnvFix, Gpu, Pin, PythonEnv, Runtime,
-                         Stack, to_dict)
+                         PlanOptions, Stack, to_dict)
 from tests.apply.conftest import CUDNN_GOOD, TORCH, copy_venv, uv_install
 from tests.helpers.pyindex import freeze_of, sha256_file
 
@@ -61,14 +62,17 @@ def test_make_write_read_round_trip(source, index, wheelhouse, tmp_path):
     assert lock.remove == ("nvidia-cudnn-cu12",)
     path = locking.write_lock(lock, str(tmp_path / "stack.lock.toml"))
     text = path.read_text()
-    assert text.count("[[package]]") == 2 and "version = 1" in text
+    assert text.count("[[package]]") == 2 and "version = 2" in text
     assert locking.read_lock(str(path)) == lock
 
 
-def test_hashes_from_html_index_and_find_links(index, wheelhouse, tmp_path):
-    html = lambda url: ("text/html", __import__("requests").get(url).text)  # noqa: E731  the PEP 503 page
-    got = locking.index_hashes(index.url, "nvidia-cudnn-cu13", CUDNN_GOOD, fetch=html)
-    assert got == ("sha256:" + sha256_file(wheelhouse["cudnn13-good"]),)
+def test_hashes_from_json_and_html_indexes_and_find_links(index, wheelhouse, tmp_path):
+    from fixer.index import file_hashes
+
+    want = ("sha256:" + sha256_file(wheelhouse["cudnn13-good"]),)
+    assert file_hashes(index.url, "nvidia-cudnn-cu13", CUDNN_GOOD, cache_dir=tmp_path / "c1") == want   # PEP 691
+    index.add_pytorch("cu130", wheelhouse["cudnn13-good"])      # PEP 503 HTML only, as download.pytorch.org
+    assert file_hashes(index.pytorch_url + "/cu130", "nvidia-cudnn-cu13", CUDNN_GOOD, cache_dir=tmp_path / "c2") == want
     local = locking.local_hashes([str(wheelhouse["torch"].parent)], "torch", TORCH)
     assert local == ("sha256:" + sha256_file(wheelhouse["torch"]),)
 
@@ -148,7 +152,10 @@ def test_drift(source, index, tmp_path):
     assert any("supports CUDA 12.2" in t for t in titles)
 
 
-@pytest.mark.parametrize("body, key", [("version = 2\n", "version"),
+@pytest.mark.parametrize("body, key", [("version = 3\n", "version"),
+                                       ("version = 2\n[[apt]]\npackage = 'libcudnn8'\nversion = '8.9.7.29-1'\n"
+                                        "integrity = 'sha256'\n", "apt[0].integrity"),
+                                       ("version = 2\n[apt]\nlibcudnn8 = 8\n", "apt"),
                                        ("version = 1\n[[package]]\nname = 'x'\nversion = '1'\nhashes = ['md5:1']\n",
                                         "package[0].hashes"),
                                        ("version = 1\nbogus = 1\n", "bogus"),
@@ -209,7 +216,7 @@ def test_a_build_the_stack_installs_brings_its_declared_dependencies(source, ind
     assert cudnn.hashes == ("sha256:" + sha256_file(wheelhouse["cudnn12"]),)
     # offline from a wheelhouse: the same, read from the wheel's own METADATA
     offline = locking.make_lock(_env(source, cuda="12.6"), _switch_to_cu126(index.url),
-                                options=dataclasses.replace(locking.PlanOptions(), no_index=True,
+                                options=dataclasses.replace(PlanOptions(), no_index=True,
                                                             find_links=(str(wheelhouse["cudnn12"].parent),)))
     assert {p.name: p.version for p in offline.packages} == {p.name: p.version for p in lock.packages}
 
@@ -217,8 +224,8 @@ def test_a_build_the_stack_installs_brings_its_declared_dependencies(source, ind
 def test_a_lock_with_unknowable_dependencies_is_refused(source):
     env = _env(source, cuda="12.6")
     stack = _switch_to_cu126("http://127.0.0.1:9/simple")
-    with pytest.raises(locking.FixerError, match="cannot lock torch 2.9.0\\+cu126: its dependencies are unknown"):
-        locking._closure(env, stack, requires_of=lambda index, name, version: None)
+    with pytest.raises(FixerError, match="cannot lock torch 2.9.0\\+cu126: its dependencies are unknown"):
+        dependency_closure(env, stack, requires_of=lambda index, name, version: None)
     # a range that nothing installed satisfies is refused too, never locked loosely
-    with pytest.raises(locking.FixerError, match="needs nvidia-cudnn-cu12<10,>=9.10, which nothing installed"):
-        locking._closure(env, stack, requires_of=lambda index, name, version: ("nvidia-cudnn-cu12>=9.10,<10",))
+    with pytest.raises(FixerError, match="needs nvidia-cudnn-cu12<10,>=9.10, which nothing installed"):
+        dependency_closure(env, stack, requires_of=lambda index, name, version: ("nvidia-cudnn-cu12>=9.10,<10",))

@@ -1,11 +1,11 @@
-"""fixer.index_metadata against a real HTTP server on 127.0.0.1 (PEP 691 page + PEP 658 file)."""
+"""fixer.index against a real HTTP server on 127.0.0.1 (PEP 691 page + PEP 658 file)."""
 from __future__ import annotations
 
 import time
 
 import pytest
 
-from fixer.index_metadata import fetch_requires
+from fixer.index import fetch_requires
 
 from .index_server import PEP691, IndexServer, metadata_text
 

@@ -1,21 +1,26 @@
-"""Exact requirements of a wheel, read from its package index without downloading the wheel.
+"""The one package-index client: project pages (PEP 691 JSON, else PEP 503 HTML, as
+download.pytorch.org serves), file hashes, and a wheel's requirements (PEP 658 metadata), with
+timeouts, retries and an on-disk cache. lock, plan and the maintainer scripts all read indexes
+through it.
 
-The recipes know the full nvidia-* pins only for some torch variants (compat.md 7). When online,
-the PyTorch index itself says what a build requires: its PEP 691 JSON project page lists the
-files, and PEP 658/714 serves each wheel's METADATA next to it (`<file URL>.metadata`), from
-which the `Requires-Dist` lines are read. A torch wheel is ~1-4 GB; its metadata is ~5 KB.
-
-Everything here is best effort: any network failure, HTTP error, malformed answer or missing
-metadata gives `None` ("offline"), and the caller falls back to the recipes. Answers are cached
-on disk keyed by URL (project pages for a day, metadata files forever: they are immutable).
+Two kinds of answer: the best-effort readers (`fetch_requires`, `project_files`,
+`fetch_metadata`) give None when the index cannot tell (offline, HTTP error, no such file), and
+the caller falls back to the recipes; `project_page` and `file_hashes` raise `Unreachable`
+("cannot reach ...") when the index could not be reached at all, so that a lock made offline
+says so instead of "no file found". Answers are cached on disk keyed by URL (project pages for
+a day, metadata files forever: they are immutable).
 
     fetch_requires("https://download.pytorch.org/whl/cu126", "torch", "2.11.0+cu126", python_tag="cp312")
     -> ("nvidia-cudnn-cu12==9.10.2.21; platform_system == 'Linux'", ...)
+    file_hashes("https://download.pytorch.org/whl/cu128", "torch", "2.11.0+cu128")
+    -> ("sha256:...", ...)
 """
 from __future__ import annotations
 
 import hashlib
+import html.parser
 import json
+import re
 import time
 from email.parser import HeaderParser
 from pathlib import Path
@@ -31,8 +36,10 @@ PAGE_MAX_AGE_S = 24 * 3600
 
 from ._paths import cache_dir, write_cache
 from ._versions import canonical_name
+from .errors import FixerError
 
-__all__ = ["fetch_requires", "fetch_metadata", "project_files", "default_cache_dir", "select_file"]
+__all__ = ["fetch_requires", "fetch_metadata", "project_files", "project_page", "file_hashes",
+           "default_cache_dir", "select_file", "Unreachable"]
 
 Timeout = Union[float, Tuple[float, float]]
 
@@ -47,7 +54,15 @@ def default_cache_dir() -> Path:
 
 
 class _Offline(Exception):
-    """Any reason the index could not answer; becomes None at the public boundary."""
+    """Any reason the index could not answer; becomes None at the best-effort boundary."""
+
+
+class _NotReached(_Offline):
+    """No answer at all (connection refused, DNS, timeout): the index was not reached."""
+
+
+class Unreachable(FixerError):
+    """An index could not be reached (network down, wrong mirror). Exit 1."""
 
 
 def _cache_path(cache_dir: Path, url: str, accept: str) -> Path:
@@ -74,18 +89,21 @@ def _get(session: Any, url: str, accept: str, timeout: Timeout, cache_dir: Optio
         if hit is not None:
             return hit
     last: Optional[str] = None
+    reached = True
     for attempt in range(RETRIES + 1):
         if attempt:
             time.sleep(min(0.2 * (2 ** (attempt - 1)), 1.0))
         try:
             resp = session.get(url, headers={"Accept": accept}, timeout=timeout, allow_redirects=True)
         except requests.exceptions.Timeout as exc:
-            raise _Offline(f"timed out: {url}: {exc}")
+            raise _NotReached(f"timed out: {url}: {exc}")
         except requests.exceptions.RequestException as exc:
             last = f"{type(exc).__name__}: {exc}"
+            reached = False
             continue
         if resp.status_code >= 500 or resp.status_code == 429:
             last = f"HTTP {resp.status_code} from {url}"
+            reached = True
             continue
         if resp.status_code != 200:
             raise _Offline(f"HTTP {resp.status_code} from {url}")
@@ -93,7 +111,7 @@ def _get(session: Any, url: str, accept: str, timeout: Timeout, cache_dir: Optio
         if path is not None:
             write_cache(path, body)
         return body
-    raise _Offline(last or f"no answer from {url}")
+    raise (_Offline if reached else _NotReached)(last or f"no answer from {url}")
 
 
 # ---------------------------------------------------------------------------------------
@@ -101,36 +119,115 @@ def _get(session: Any, url: str, accept: str, timeout: Timeout, cache_dir: Optio
 # ---------------------------------------------------------------------------------------
 
 
-def project_files(index_url: str, name: str, *, session: Any = None, timeout: Timeout = DEFAULT_TIMEOUT,
-                  cache_dir: Optional[Union[str, Path]] = None) -> Optional[List[Dict[str, Any]]]:
-    """The `files` of a PEP 691 JSON project page, or None when offline or not JSON."""
-    own = session is None
-    session = session or _session()
+class _Links(html.parser.HTMLParser):
+    """The <a> elements of a PEP 503 page: (text, href, attributes)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: List[Tuple[str, str, Dict[str, Optional[str]]]] = []
+        self._open: Optional[Tuple[str, Dict[str, Optional[str]]]] = None
+
+    def handle_starttag(self, tag: str, attrs: List[Tuple[str, Optional[str]]]) -> None:
+        if tag == "a":
+            a = dict(attrs)
+            self._open = (a.get("href") or "", a)
+            self.links.append(("", self._open[0], a))
+
+    def handle_data(self, data: str) -> None:
+        if self._open is not None and self.links:
+            text, href, a = self.links[-1]
+            self.links[-1] = (text + data.strip(), href, a)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a":
+            self._open = None
+
+
+def parse_page(body: bytes, url: str) -> List[Dict[str, Any]]:
+    """The files of a project page, JSON (PEP 691) or HTML (PEP 503), in PEP 691's form:
+    {"filename", "url" (absolute), "hashes": {"sha256"?}, "core-metadata"?, "yanked"?}."""
+    from urllib.parse import urljoin
+
+    out: List[Dict[str, Any]] = []
     try:
-        url = index_url.rstrip("/") + "/" + canonical_name(name) + "/"
-        body = _get(session, url, PEP691_JSON, timeout, _cache(cache_dir), PAGE_MAX_AGE_S)
-        try:
-            doc = json.loads(body)
-        except ValueError:
-            return None
-        files = doc.get("files") if isinstance(doc, dict) else None
-        if not isinstance(files, list):
-            return None
-        base = url
-        out = []
-        for f in files:
+        doc = json.loads(body)
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict):
+        for f in doc.get("files") or []:
             if isinstance(f, dict) and isinstance(f.get("filename"), str) and isinstance(f.get("url"), str):
                 f = dict(f)
-                from urllib.parse import urljoin
-
-                f["url"] = urljoin(base, f["url"])
+                f["url"] = urljoin(url, f["url"])
                 out.append(f)
         return out
+    parser = _Links()
+    parser.feed(body.decode("utf-8", "replace"))
+    for text, href, attrs in parser.links:
+        target, _, fragment = href.partition("#")
+        filename = text or target.rsplit("/", 1)[-1]
+        entry: Dict[str, Any] = {"filename": filename, "url": urljoin(url, target), "hashes": {}}
+        m = re.match(r"sha256=([0-9a-f]{64})$", fragment)
+        if m:
+            entry["hashes"]["sha256"] = m.group(1)
+        meta = attrs.get("data-core-metadata") or attrs.get("data-dist-info-metadata")
+        if meta:
+            mm = re.match(r"sha256=([0-9a-f]{64})$", meta)
+            entry["core-metadata"] = {"sha256": mm.group(1)} if mm else True
+        if "data-yanked" in attrs:
+            entry["yanked"] = attrs["data-yanked"] or True
+        out.append(entry)
+    return out
+
+
+def project_page(index_url: str, name: str, *, session: Any = None, timeout: Timeout = DEFAULT_TIMEOUT,
+                 cache_dir: Optional[Union[str, Path]] = None) -> List[Dict[str, Any]]:
+    """The files the index lists for `name` ([] when it has no such project or answers with an
+    error). Raises Unreachable when the index could not be reached."""
+    own = session is None
+    session = session or _session()
+    url = index_url.rstrip("/") + "/" + canonical_name(name) + "/"
+    try:
+        body = _get(session, url, PEP691_JSON + ", text/html;q=0.1", timeout, _cache(cache_dir), PAGE_MAX_AGE_S)
+    except _NotReached as exc:
+        raise Unreachable(f"cannot reach {index_url}: {exc}",
+                          hint="check the network, or give a mirror with --index-mirror FROM=TO")
     except _Offline:
-        return None
+        return []
     finally:
         if own:
             session.close()
+    return parse_page(body, url)
+
+
+def project_files(index_url: str, name: str, *, session: Any = None, timeout: Timeout = DEFAULT_TIMEOUT,
+                  cache_dir: Optional[Union[str, Path]] = None) -> Optional[List[Dict[str, Any]]]:
+    """The files of a project page (JSON or HTML), or None when the index cannot tell."""
+    try:
+        return project_page(index_url, name, session=session, timeout=timeout, cache_dir=cache_dir) or None
+    except Unreachable:
+        return None
+
+
+def file_hashes(index_url: str, name: str, version: str, *, session: Any = None,
+                timeout: Timeout = DEFAULT_TIMEOUT, cache_dir: Optional[Union[str, Path]] = None) -> Tuple[str, ...]:
+    """"sha256:<hex>" of every file of name==version the index lists (a local version such as
+    2.11.0+cu128 matches exactly). Raises Unreachable when the index could not be reached."""
+    from packaging.utils import parse_sdist_filename, parse_wheel_filename
+    from packaging.version import InvalidVersion, Version
+
+    want = Version(version)
+    out: List[str] = []
+    for f in project_page(index_url, name, session=session, timeout=timeout,
+                          cache_dir=cache_dir if cache_dir is not None else default_cache_dir()):
+        fn = f["filename"]
+        try:
+            fv = parse_wheel_filename(fn)[1] if fn.endswith(".whl") else parse_sdist_filename(fn)[1]
+        except (ValueError, InvalidVersion):
+            continue
+        sha = (f.get("hashes") or {}).get("sha256")
+        if fv == want and sha:
+            out.append("sha256:" + str(sha).lower())
+    return tuple(dict.fromkeys(out))
 
 
 def _wheel_tags(filename: str) -> Optional[Tuple[str, str, List[str], List[str]]]:

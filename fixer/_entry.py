@@ -1,0 +1,51 @@
+"""The console script. Imports the CLI inside the Ctrl-C guard, so an interrupt while the tool
+starts (its imports take a few hundred ms) exits 130 with one line (one JSON object under
+--json), never a traceback."""
+from __future__ import annotations
+
+import signal
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Sequence
+
+
+def command_of(argv: "Sequence[str]") -> str:
+    """The command an argv names ('recipes show', 'doctor', or '' when none)."""
+    words = [a for a in argv if not a.startswith("-")]
+    if not words:
+        return ""
+    if words[0] in ("recipes", "fleet") and len(words) > 1:
+        return f"{words[0]} {words[1]}"
+    return words[0]
+
+
+def report_interrupt(argv: "Sequence[str]") -> int:
+    """Kill the children still running, say "interrupted" (JSON under --json); exit code 130."""
+    from .detect._child import kill_live
+    from .errors import error_payload, interrupted
+
+    kill_live()
+    exc = interrupted()
+    if "--json" in argv:
+        import json
+
+        sys.stdout.write(json.dumps(error_payload(exc, command_of(argv)), indent=2) + "\n")
+        sys.stdout.flush()
+    else:
+        sys.stderr.write("error: interrupted\n")
+    return exc.exit_code
+
+
+def main() -> int:
+    try:
+        from .cli import main as run
+
+        code = run()
+    except KeyboardInterrupt:
+        code = report_interrupt(sys.argv[1:])
+    # the answer is decided and printed: a Ctrl-C from here on ends the process by the signal,
+    # without a traceback from the interpreter's shutdown
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    return code

@@ -1,0 +1,30 @@
+"""`colab-cudnn-fix debug --json`: everything the tool read, raw (fixer.debug), for maintainers."""
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from ._app import app
+from ._common import handle_errors
+from .options import command, option
+
+
+@command(app, "debug")
+@handle_errors()
+def debug_command(json: bool = option("json"), python: Optional[str] = option("python"),
+                  no_redact: bool = option("no_redact")) -> None:
+    """Everything the tool reads, raw: the files detection parses, the environment variables it considers,
+    command and probe outputs, the build targets, the plugins; JSON (home and user paths redacted)."""
+    import os
+
+    from ..debug import bundle
+    from ..render.report import print_report
+    from ..report import Redaction, redact
+
+    value = bundle(python)
+    if not no_redact:
+        value = redact(value, Redaction.for_machine(os.environ))
+        value["redacted"] = True
+    print_report(value, "json")
+    raise typer.Exit(0)

@@ -1,0 +1,43 @@
+"""`colab-cudnn-fix report`: the GPU stack as markdown (or HTML) to paste into a bug report.
+
+Home and user paths are redacted by path component unless --no-redact (fixer.report).
+No framework is imported: it is doctor's detection, rendered for people who did not see the
+machine.
+"""
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+import typer
+
+from ._app import app
+from ._common import handle_errors
+from .options import command, option
+
+
+@command(app, "report")
+@handle_errors()
+def report_command(
+    html: bool = option("html"),
+    json: bool = option("json"),
+    no_redact: bool = option("no_redact"),
+    python: Optional[str] = option("python"),
+    environment: Optional[str] = option("environment"),
+    lock: Optional[str] = option("lock"),
+    recipes: Optional[str] = option("recipes"),
+) -> None:
+    """A summary for bug reports: GPU, driver, each framework's build and GPU targets, the cuDNN that
+    loads and why, and the findings; home and user paths redacted."""
+    from ..errors import UsageError
+    from ..pipeline import examine
+    from ..report import Redaction, build_report
+    from ..render.report import print_report
+
+    if html and json:
+        raise UsageError("--html and --json exclude each other: choose one output")
+    r = examine(python, lock=lock, recipes=[recipes] if recipes else [], environment=environment)
+    value = build_report(r.env, r.findings, healthy=r.healthy, exit_code=r.exit_code,
+                         redaction=None if no_redact else Redaction.for_machine(os.environ))
+    print_report(value, "html" if html else "json" if json else "markdown")
+    raise typer.Exit(0)

@@ -1,0 +1,85 @@
+"""`debug --json`: everything the tool reads, raw, for maintainers: the texts of the files the
+detectors parse, the environment variables they consider, the raw output of the commands and
+child probes they run, the build targets read from the frameworks' libraries, the plugins
+found, and the Environment detection made of all that. Reads, never writes; never prints.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import sys
+from typing import Any, Dict, List, Mapping, Optional
+
+from .model import to_dict
+
+DEBUG_SCHEMA = 1
+#: The files detection parses (fixer.detect.gpu, .runtime, .ldcache, .libraries), read as text.
+TEXT_FILES = ("/sys/module/nvidia/version", "/proc/driver/nvidia/version", "/etc/os-release",
+              "/etc/ld.so.conf", "/proc/self/maps")
+TEXT_GLOBS = ("/proc/driver/nvidia/gpus/*/information", "/etc/ld.so.conf.d/*.conf")
+LIMIT = 256 * 1024
+
+
+def _read(path: str) -> Optional[str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(LIMIT + 1)
+    except OSError as exc:
+        return f"<unreadable: {exc.strerror or exc}>"
+    return text if len(text) <= LIMIT else text[:LIMIT] + "\n<cut at 256 KiB>"
+
+
+def _run(argv: List[str], timeout: float = 20.0) -> Dict[str, Any]:
+    import subprocess
+
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except FileNotFoundError:
+        return {"argv": argv, "error": "not found"}
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return {"argv": argv, "error": f"{type(exc).__name__}: {exc}"}
+    return {"argv": argv, "returncode": p.returncode, "stdout": p.stdout[-LIMIT:], "stderr": p.stderr[-8192:]}
+
+
+def bundle(python: Optional[str] = None, environ: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
+    """The debug bundle as plain JSON-ready data."""
+    from . import __version__, plugins
+    from .detect import ENV_KEYS, SECRET_WORDS, detect, overrides_from_env
+    from .detect._child import python_script
+    from .detect.fatbin import build_targets
+    from .detect.gpu import SMI_FIELDS
+    from .detect.python_env import child_env
+
+    environ = dict(os.environ if environ is None else environ)
+    native = python_script(sys.executable, "_native.py", ["gpu"], timeout=20.0, env=child_env(environ),
+                           label="nvml/libcuda probe")
+    env = detect(python, overrides=overrides_from_env(environ), environ=environ)
+    files: Dict[str, Optional[str]] = {p: _read(p) for p in TEXT_FILES if os.path.exists(p)}
+    for pattern in TEXT_GLOBS:
+        for p in sorted(glob.glob(pattern)):
+            files[p] = _read(p)
+    considered = {k: environ[k] for k in ENV_KEYS if k in environ}
+    considered.update({k: v for k, v in environ.items() if k.startswith(("COLAB_", "KAGGLE_"))
+                       and not any(w in k.upper() for w in SECRET_WORDS)})
+    data, err = native.result()
+    targets = {}
+    for fw in env.frameworks:
+        if fw.is_cuda_build:
+            t = build_targets(fw.framework, fw.location, fw.library_file)
+            targets[fw.framework] = to_dict(t) if t is not None else None
+    return {
+        "schema": DEBUG_SCHEMA,
+        "tool_version": __version__,
+        "tool_python": sys.executable,
+        "argv": list(sys.argv),
+        "environment_variables": dict(sorted(considered.items())),
+        "files": files,
+        "commands": {
+            "nvidia-smi": _run(["nvidia-smi", f"--query-gpu={SMI_FIELDS}", "--format=csv,noheader,nounits"]),
+            "ldconfig -p": _run(["ldconfig", "-p"]),
+        },
+        "probes": {"native (NVML, libcuda)": {"data": data, "error": err}},
+        "build_targets": targets,
+        "plugins": {"found": plugins.names(plugins.discover()), "problems": list(plugins.problems())},
+        "environment": to_dict(env),
+    }
