@@ -98,7 +98,7 @@ def test_apply_lock_in_a_new_venv_gives_the_same_freeze(source, index, sandbox, 
 def _this_machine(monkeypatch, cuda: str = "13.0", cc: str = "9.0") -> None:
     """This machine as a GPU machine (the driver and GPU are the true edge): apply refuses an
     --environment file without --dry-run, since it describes another machine."""
-    monkeypatch.setenv("COLAB_CUDNN_FIX_DRIVER", "580.159.04")
+    monkeypatch.setenv("COLAB_CUDNN_FIX_DRIVER", "580.159.04" if cuda.startswith("13") else "535.104.05")
     monkeypatch.setenv("COLAB_CUDNN_FIX_CUDA", cuda)
     monkeypatch.setenv("COLAB_CUDNN_FIX_GPU", f"NVIDIA H200:{cc}")
 
@@ -119,7 +119,7 @@ def test_tampered_hash_fails_and_rolls_back(source, index, sandbox, tmp_path, _b
     assert not (sandbox / "etc/profile.d/colab-cudnn-fix.sh").exists()
 
 
-@pytest.mark.parametrize("cuda, cc, needle", [("12.2", "9.0", "driver 580.159.04 supports CUDA 12.2"),
+@pytest.mark.parametrize("cuda, cc, needle", [("12.2", "9.0", "driver 535.104.05 supports CUDA 12.2"),
                                              ("13.0", "6.0", "compute capability 6.0")])
 def test_lock_for_another_machine_is_refused(source, index, sandbox, tmp_path, capsys, cuda, cc, needle, monkeypatch):
     lock_file = tmp_path / "stack.lock.toml"
