@@ -215,7 +215,7 @@ def env_fix_steps(fixes: Sequence[EnvFix], *, cudnn_dir: Optional[str] = None, h
             what = [f"LD_LIBRARY_PATH without {', '.join(drop)}" if drop else "",
                     f"{', '.join(add)} first" if add else "",
                     f"LD_PRELOAD without {', '.join(preload_drop)}" if preload_drop else ""]
-            steps.append(Step(kind="env-fix", summary=f"write {path} (new shells): " + "; ".join(w for w in what if w),
+            steps.append(Step(kind="env-fix", summary=f"write {path} (new login shells, e.g. a terminal; notebook kernels and Colab's `!` cells never read it): " + "; ".join(w for w in what if w),
                               files=(path,), content=env_file_content(drop, add, preload_drop)))
     if conf and is_root:
         argv = () if root or not (hasattr(os, "geteuid") and os.geteuid() == 0) else ("ldconfig",)

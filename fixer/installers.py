@@ -111,6 +111,16 @@ def apt_install(pkgs: Mapping[str, str]) -> Argv:
             "--allow-change-held-packages", *[f"{k}={v}" for k, v in pkgs.items()])
 
 
+def apt_update() -> Argv:
+    """Refresh apt's package lists (apply runs it only when `apt-cache policy` lacks a version)."""
+    return ("apt-get", "update")
+
+
+def apt_policy(name: str) -> Argv:
+    """The versions apt knows for `name` (its candidate and version table)."""
+    return ("apt-cache", "policy", name)
+
+
 def apt_hold(names: Sequence[str]) -> Argv:
     """Keep apt from moving the packages (`apt-get upgrade` would replace the cuDNN)."""
     return ("apt-mark", "hold", *names)
@@ -141,6 +151,6 @@ def condacolab_install(python: str) -> Argv:
 
 
 __all__ = [
-    "PYPI_SIMPLE", "apt_hold", "apt_install", "apt_remove", "apt_unhold", "conda_install",
+    "PYPI_SIMPLE", "apt_hold", "apt_install", "apt_policy", "apt_remove", "apt_unhold", "apt_update", "conda_install",
     "condacolab_install", "pip_install", "pip_uninstall", "rewrite_index",
 ]

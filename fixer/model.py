@@ -64,7 +64,7 @@ RuntimeKind = Literal["colab", "kaggle", "docker", "wsl", "linux", "other"]
 Accelerator = Literal["gpu", "tpu", "cpu"]
 Installer = Literal["pip", "uv", "apt", "conda"]
 StepKind = Literal[
-    "pip-uninstall", "pip-install", "apt-install", "apt-hold", "conda-install",
+    "pip-uninstall", "pip-install", "apt-update", "apt-install", "apt-hold", "conda-install",
     "env-fix", "restart", "verify",
 ]
 CheckStatus = Literal["passed", "failed", "crashed", "timeout", "skipped"]

@@ -169,6 +169,14 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
         apt_pkgs = dict(stack.apt)
         whys = [p.why for p in stack.pins if p.manager == "apt" and p.why]
         apt_pins = [p for p in stack.pins if p.manager == "apt"]
+        specs = ", ".join(f"{k} {v}" for k, v in apt_pkgs.items())
+        steps.append(Step(
+            kind="apt-update",
+            summary=f"refresh apt's package lists, only when `apt-cache policy` does not list {specs} "
+                    "(apply checks first)",
+            argv=installers.apt_update(),
+            packages=tuple(f"{k}={v}" for k, v in apt_pkgs.items()),
+        ))
         steps.append(Step(
             kind="apt-install",
             summary="install " + ", ".join(f"{k}={v}" for k, v in apt_pkgs.items()) +

@@ -21,7 +21,7 @@ import csv
 import re
 import sys
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -497,7 +497,8 @@ def _matrix(version: str) -> Tuple[List[int], Optional[str], Optional[str], str]
 
 
 def cudnn_releases(torch: Dict[str, Any], tf: Dict[str, Any], jax: Dict[str, Any], nv: Dict[str, Any],
-                   colab: List[Dict[str, str]], gpu_machine: str) -> List[Dict[str, Any]]:
+                   colab: List[Dict[str, str]], gpu_machine: str,
+                   apt_catalogue: Sequence[Dict[str, str]] = ()) -> List[Dict[str, Any]]:
     pip: Dict[str, Dict[str, str]] = {}
     apt: Dict[str, Dict[str, str]] = {}
     seen_src: Dict[str, List[str]] = {}
@@ -548,6 +549,18 @@ def cudnn_releases(torch: Dict[str, Any], tf: Dict[str, Any], jax: Dict[str, Any
     add_apt("libcudnn9-cuda-13", "9.20.0.48-1", "nvidia.toml [[apt]] (download URL libcudnn9-cuda-13_9.20.0.48-1_amd64.deb)")
     add_apt("libcudnn9-cuda-12", "9.0.0.312-1", "nvidia.toml [[apt]] (NVIDIA cuda image NV_CUDNN_PACKAGE libcudnn9-cuda-12=9.0.0.312-1)")
     add_apt("libcudnn8", "8.9.7.29-1+cuda12.2", "nvidia.toml [[apt]] (apt listing 'libcudnn8/unknown,now 8.9.7.29-1+cuda12.2')")
+    # data/apt_cudnn.toml (scripts/refresh_apt.py): every libcudnn8 / libcudnn9-cuda-N version with its
+    # pip twin. One apt version per package and release: for libcudnn8 the newest CUDA build (+cudaX.Y).
+    best8: Dict[str, str] = {}
+    for row in apt_catalogue:
+        full = row["version"].split("-")[0]
+        if row["package"] == "libcudnn8":
+            if vkey(row["version"].split("+cuda")[-1]) <= vkey(best8.get(full, "0").split("+cuda")[-1]):
+                continue
+            best8[full] = row["version"]
+        add_apt(row["package"], row["version"], "data/apt_cudnn.toml")
+        if row.get("pip") and row.get("pip_version"):
+            add_pip(row["pip"], row["pip_version"], "data/apt_cudnn.toml (pip twin)")
     add_pip("nvidia-cudnn-cu12", "9.28.0.42", "nvidia.toml [[cudnn_pypi]] (latest nvidia-cudnn-cu12 on 2026-11-26)")
     add_pip("nvidia-cudnn-cu13", "9.28.1.4", "nvidia.toml [[cudnn_pypi]] (latest nvidia-cudnn-cu13 on 2026-11-26)")
     add_pip("nvidia-cudnn-cu12", "8.8.0.121", "nvidia.toml [[cudnn_pypi]] (first nvidia-cudnn-cu12)")
@@ -693,6 +706,13 @@ def keep_refreshed(builds: List[Dict[str, Any]], existing: Optional[Path]) -> Li
     return builds
 
 
+#: Read data/apt_cudnn.toml (scripts/refresh_apt.py: every apt cuDNN version with its pip twin) into
+#: the cuDNN releases. Off until the resolver prefers a build's pinned pip cuDNN over its apt twin:
+#: with the twins in, torch 2.11.0+cu128 (which pins nvidia-cudnn-cu12==9.19.0.56) was planned onto
+#: apt libcudnn9-cuda-12 9.19.0.56-1 (tests/resolve/test_breakages.py::test_plain_pypi_torch_211_*).
+APT_CATALOGUE = False
+
+
 def generate(data_dir: Path, gpu_facts: Path, out_dir: Optional[Path] = None) -> Dict[str, str]:
     torch = load(data_dir / "torch_builds.toml")
     tf = load(data_dir / "tensorflow_builds.toml")
@@ -719,7 +739,10 @@ def generate(data_dir: Path, gpu_facts: Path, out_dir: Optional[Path] = None) ->
         ]),
         "nvidia.toml": write(Path(), "nvidia", "data/nvidia.toml (+ tests/data/gpu_machine/facts_h200.txt, colab_images.csv)", [
             ("Driver floors: family rows ('13', '12', '11': minor-version compatibility) first, then toolkit GA rows", "driver_floor", driver_floors(nv)),
-            ("cuDNN releases: CUDA majors, GPU range, pip distribution versions, apt package versions", "cudnn", cudnn_releases(torch, tf, jax, nv, colab, facts)),
+            ("cuDNN releases: CUDA majors, GPU range, pip distribution versions, apt package versions", "cudnn",
+             cudnn_releases(torch, tf, jax, nv, colab, facts,
+                            load(data_dir / "apt_cudnn.toml").get("package", [])
+                            if APT_CATALOGUE and (data_dir / "apt_cudnn.toml").exists() else [])),
             ("GPU models: compute capability and PCI device ids", "gpu", gpus(nv, gpu_corrections())),
         ]),
         "colab.toml": write(Path(), "colab", "data/colab_images.csv", [

@@ -20,6 +20,7 @@ journal.json (version 1):
      "ldconfig": null | ["ldconfig", ...],    the command to rerun after files under ld.so.conf.d change
      "steps": [{"kind", "summary", "argv", "status": "pending"|"running"|"done"|"failed", "rc", "seconds"}],
      "error": null | text, "rollback": null | {...result...},
+     "env_fixes": [EnvFix as to_dict writes it],   the plan's loader fixes (a resumed apply fixes the new kernel)
      "resume": absent | {"next": index of the first step still to run, "steps": [Step as to_dict writes it],
                          "reason": text, "command": what the user runs to go on}}
     status "awaiting-restart": the apply stopped before a step that must run in a fresh notebook

@@ -238,7 +238,7 @@ def apply_here(*, resume: bool = False, restart: bool = False, python: Optional[
     after the restart picks the journal up too. `this_process` (default: running in a kernel)
     applies the loader fix to the calling process itself (a plain Python process too)."""
     from .._paths import state_dir
-    from ..model import EnvFix as _EnvFix, Intent, from_dict, to_dict
+    from ..model import EnvFix as _EnvFix, Intent, from_dict
     from ..pipeline import plan_for
     from .journal import Journal
     from .transaction import apply_plan, resume_apply
@@ -267,9 +267,6 @@ def apply_here(*, resume: bool = False, restart: bool = False, python: Optional[
     if not plan.nothing_to_do:
         result = apply_plan(plan, python=target, options=options, reporter=reporter, runner=runner)
         if result.awaiting_restart:
-            j = Journal.last(state_dir(root))
-            if j is not None:
-                j.set(env_fixes=[to_dict(f) for f in plan.stack.env_fixes])
             if in_live_kernel():
                 from ..conda import CONDACOLAB_PREFIX
 

@@ -39,7 +39,7 @@ from .sources import install_exact_argv, restore_tool, sources_of, uninstall_arg
 from .wheelbuild import WheelBuildError, build_wheel_from_installed
 
 #: Seconds a command of each kind may run (a torch download on a slow link takes long).
-TIMEOUTS = {"pip-install": 3600.0, "pip-uninstall": 600.0, "apt-install": 3600.0, "apt-hold": 120.0,
+TIMEOUTS = {"pip-install": 3600.0, "pip-uninstall": 600.0, "apt-update": 600.0, "apt-install": 3600.0, "apt-hold": 120.0,
             "conda-install": 3600.0, "env-fix": 120.0}
 RESTORE_TIMEOUT = 3600.0
 
@@ -279,7 +279,11 @@ def _prepare(journal: Journal, plan: Plan, python: str, options: PlanOptions, re
         held = res.output.split() if res.rc == 0 else []
     if any(s.kind == "conda-install" for s in plan.steps):
         notes.append("conda package changes outside site-packages are not rolled back")
-    journal.set(wheels=wheels, files=files, apt_before=apt_before, apt_held=held, notes=notes)
+    from ..model import to_dict
+
+    # the loader fixes, for a resume after a kernel restart (it fixes the new kernel with them)
+    journal.set(wheels=wheels, files=files, apt_before=apt_before, apt_held=held, notes=notes,
+                env_fixes=[to_dict(f) for f in plan.stack.env_fixes])
     return before
 
 
@@ -393,9 +397,25 @@ def _execute(journal: Journal, index: int, step: Step, options: PlanOptions, rep
     if step.kind == "restart":
         _note(journal, rep, step.summary)
         return CommandResult(rc=0)
+    if step.kind == "apt-update":
+        missing = [spec for spec in step.packages if not _apt_knows(spec, run)]
+        if not missing:
+            journal.log("apt-cache policy lists " + ", ".join(step.packages) + ": no apt-get update needed")
+            return CommandResult(rc=0)
+        journal.log("apt-cache policy does not list " + ", ".join(missing) + ": apt-get update")
     if not step.argv:
         return CommandResult(rc=0)
     return run(step.argv, timeout=TIMEOUTS.get(step.kind, 3600.0), on_output=on_output)
+
+
+def _apt_knows(spec: str, run: Runner) -> bool:
+    """`apt-cache policy PKG` lists VERSION (spec "PKG=VERSION") in its version table."""
+    pkg, _, version = spec.partition("=")
+    res = run(installers.apt_policy(pkg), timeout=60)
+    if res.rc != 0:
+        return False
+    return any(line.split()[:1] == [version] or line.split()[1:2] == [version]
+               for line in res.output.splitlines() if line.strip())
 
 
 def _unrooted(path: str, root: Optional[str]) -> str:

@@ -52,11 +52,16 @@ def apply_command(
     no_verify: bool = option("no_verify"),
     prepare_for_gpu: bool = option("prepare_for_gpu"),
     verbose: bool = option("verbose"),
+    resume: bool = option("resume"),
 ) -> None:
     """Repair the GPU stack: run the plan's steps, journaled; roll back on any failure."""
     from ..apply import apply_plan
     from ..apply.colab import find_kernel
     from ..render import apply as render
+
+    if resume:
+        _resume(root, python, json, verbose, no_verify, recipes)
+        return
 
     intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
     options = make_options(installer, find_links, no_index, index_mirror, root, restart)
@@ -107,6 +112,12 @@ def apply_command(
 
     result = apply_plan(plan, python=target, options=options, reporter=render.reporter_for(json, verbose),
                         verify=not no_verify)
+    if result.awaiting_restart:
+        # stopped before condacolab, which must run in the kernel: nothing to verify yet
+        render.show_applied(result, as_json=json, plan=plan, restart={
+            "verdict": "waiting for the kernel restart (condacolab)", "needed": True, "do": False,
+            "message": f"Not finished: {result.resume}."})
+        return
     checks: Tuple[CheckResult, ...] = ()
     findings_after: Tuple[Finding, ...] = ()
     verified_by = ""
@@ -125,6 +136,37 @@ def apply_command(
     unhealthy = any(f.severity == "error" for f in findings_after) or \
         any(c.status in ("failed", "crashed", "timeout") for c in checks)
     if unhealthy:
+        raise typer.Exit(1)
+
+
+def _resume(root: Optional[str], python: Optional[str], as_json: bool, verbose: bool, no_verify: bool,
+            recipes: Optional[List[str]]) -> None:
+    """`apply --resume`: go on with the apply that stopped for condacolab's kernel restart."""
+    from .._paths import state_dir
+    from ..apply.colab import find_kernel
+    from ..apply.journal import Journal
+    from ..apply.transaction import resume_apply
+    from ..model import EnvFix, Plan, Stack, from_dict
+    from ..render import apply as render
+
+    if root is not None and not os.path.isdir(root):
+        raise UsageError(f"--root {root}: no such directory")
+    root = os.path.abspath(root) if root else None
+    last = Journal.last(state_dir(root))
+    fixes = tuple(from_dict(EnvFix, f, "$.env_fixes") for f in (last.data.get("env_fixes", []) if last else []))
+    result = resume_apply(root=root, python=python, reporter=render.reporter_for(as_json, verbose),
+                          verify=not no_verify)
+    target = python or (last.data["python"] if last else sys.executable)
+    checks: Tuple[CheckResult, ...] = ()
+    findings_after: Tuple[Finding, ...] = ()
+    verified_by = ""
+    if not no_verify:
+        checks, findings_after, verified_by = _verify(target, recipes, fixes)
+    plan = Plan(stack=Stack(env_fixes=fixes))
+    render.show_applied(result, as_json=as_json, plan=plan, checks=checks, findings_after=findings_after,
+                        verified_by=verified_by, restart=_restart(find_kernel(), plan, False, None, as_json))
+    if any(f.severity == "error" for f in findings_after) or \
+            any(c.status in ("failed", "crashed", "timeout") for c in checks):
         raise typer.Exit(1)
 
 
@@ -224,18 +266,21 @@ def _verify(python: str, recipes: Optional[List[str]],
 
 
 def _restart(kernel: Any, plan: Any, wanted: bool, env: Any, as_json: bool) -> Dict[str, Any]:
-    if kernel is None:
-        if plan.restart_required:
-            return {"needed": True, "do": False,
-                    "message": "Restart the notebook runtime so that it loads the fixed libraries."}
-        return {"needed": False, "do": False}
-    if not kernel.restart_needed:
-        return {"needed": False, "do": False, "kernel_pid": kernel.pid,
-                "message": "The notebook kernel has not loaded a GPU library yet: no restart needed."}
-    if wanted:
-        return {"needed": True, "do": True, "kernel_pid": kernel.pid,
-                "message": f"Restarting the notebook runtime (kernel pid {kernel.pid} already loaded "
-                           f"{os.path.basename(kernel.loaded[0])}); the notebook reconnects by itself."}
-    return {"needed": True, "do": False, "kernel_pid": kernel.pid,
-            "message": f"Restart the runtime (Runtime > Restart session, or rerun with --restart): the kernel "
-                       f"(pid {kernel.pid}) already loaded {os.path.basename(kernel.loaded[0])}."}
+    """Where the fix reached (fixer.apply.kernel.child_verdict: one home for these words) and
+    whether --restart ends the kernel now."""
+    from ..apply.kernel import child_verdict
+
+    v = child_verdict(kernel, plan)
+    needed = v.restart_needed or (kernel is None and bool(plan.restart_required))
+    do = bool(needed and wanted and kernel is not None)
+    message = v.message
+    if do:
+        message += "; restarting the notebook runtime now (--restart): the notebook reconnects by itself"
+    elif v.todo:
+        message += f". To do: {v.todo}"
+    elif needed:
+        message += ". To do: restart the notebook runtime so that it loads the fixed libraries"
+    info: Dict[str, Any] = {"verdict": v.verdict, "needed": needed, "do": do, "message": message}
+    if kernel is not None:
+        info["kernel_pid"] = kernel.pid
+    return info

@@ -55,7 +55,7 @@ OPTIONS: Dict[str, OptionSpec] = {
                                           "replace the shipped recipes of the same name.", kind="multi",
                           metavar="DIR"),
     "environment": OptionSpec(("--environment",), "Use the machine a `doctor --json` file describes, or a "
-                                                  "bundled example: colab-2026-08, colab-2025-01-tf215, "
+                                                  "bundled example: colab-2026-08, colab-2026-08-cpu, colab-2025-01-tf215, "
                                                   "h200-healthy, h200-pip-cudnn-hidden.", metavar="FILE|NAME"),
     "lock": OptionSpec(("--lock",), "A lock file written by `lock` (doctor: report drift from it; apply: "
                                     "install exactly it, hashes enforced).", metavar="FILE"),
@@ -96,6 +96,8 @@ OPTIONS: Dict[str, OptionSpec] = {
         "This machine has no GPU now but is being prepared for one (an image built on a CPU host): apply the "
         "plan anyway. Without it, apply on a machine with no visible GPU changes nothing and exits 3 (0 when "
         "nothing installed or asked for needs a GPU).", kind="flag"),
+    "resume": OptionSpec(("--resume",), "Go on with the apply that stopped for a kernel restart (condacolab), "
+                                        "from its journal.", kind="flag"),
     "verbose": OptionSpec(("--verbose", "-v"), "Show every line the installers print.", kind="flag"),
     # -- lock, verify, explain
     "output": OptionSpec(("-o", "--output"), "Where to write the lock file.", metavar="FILE",

@@ -48,6 +48,7 @@ class SandboxDpkg:
     def __init__(self, root: Path, pool: Path) -> None:
         self.root, self.pool, self.admin = root, pool, root / "var/lib/dpkg"
         self.calls: List[Sequence[str]] = []
+        self.indexed = False        # the package lists know the pool only after `apt-get update`
 
     def dpkg(self, *args: str, stdin: str = "") -> CommandResult:
         proc = subprocess.run(["dpkg", f"--root={self.root}", f"--admindir={self.admin}", "--force-hold",
@@ -69,7 +70,11 @@ class SandboxDpkg:
             want = "hold" if argv[1] == "hold" else "install"
             return self.dpkg("--set-selections", stdin="".join(f"{p} {want}\n" for p in argv[2:]))
         if argv[:2] == ["apt-get", "update"]:
+            self.indexed = True
             return CommandResult(rc=0)
+        if argv[:2] == ["apt-cache", "policy"]:
+            versions = sorted(p.name.split("_")[1] for p in self.pool.glob(f"{argv[2]}_*.deb")) if self.indexed else []
+            return CommandResult(rc=0, output=f"{argv[2]}:\n  Version table:\n" + "".join(f"     {v} 500\n" for v in versions))
         if argv[:2] == ["apt-get", "install"]:
             debs = [str(self.pool / f"{p.split('=')[0]}_{p.split('=')[1]}_all.deb") for p in argv if "=" in p
                     and not p.startswith("-")]
@@ -101,7 +106,9 @@ def sandbox(tmp_path):
 
 def _apt_plan(extra: Sequence[Step] = ()) -> Plan:
     pkgs = {"libcudnn8": "8.9.7.29-1+cuda12.2"}
-    steps = (Step(kind="apt-install", summary="install libcudnn8=8.9.7.29-1+cuda12.2", argv=installers.apt_install(pkgs),
+    steps = (Step(kind="apt-update", summary="apt-get update when needed", argv=installers.apt_update(),
+                  packages=("libcudnn8=8.9.7.29-1+cuda12.2",)),
+             Step(kind="apt-install", summary="install libcudnn8=8.9.7.29-1+cuda12.2", argv=installers.apt_install(pkgs),
                   packages=("libcudnn8=8.9.7.29-1+cuda12.2",)),
              Step(kind="apt-hold", summary="hold libcudnn8", argv=installers.apt_hold(["libcudnn8"]),
                   packages=("libcudnn8",))) + tuple(extra)
@@ -119,6 +126,7 @@ def test_apt_upgrade_and_hold_then_rollback_restores_the_dpkg_database(sandbox, 
     status, lib = _state(root)
     assert "Version: 8.9.7.29-1+cuda12.2" in status and "Status: hold ok installed" in status
     assert (root / LIB).read_text() == "libcudnn8 8.9.7.29-1+cuda12.2\n"
+    assert run.calls.index(("apt-get", "update")) < [c[:2] for c in run.calls].index(("apt-get", "install"), 1)
     res = rollback(root=str(root), python=sys.executable, runner=run)
     assert res.status == "rolled-back"
     assert _state(root) == before          # same version, not held, the same library bytes

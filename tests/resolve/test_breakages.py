@@ -45,7 +45,7 @@ def test_tensorflow_clash_in_words_when_the_cudnn_wheel_is_kept(real_recipes):
 def test_ctranslate2_built_for_cudnn8_on_a_cudnn9_image(real_recipes):
     stack, cmds = argvs(sc.ctranslate2_44_on_cudnn9(real_recipes), real_recipes)
     # pip cannot hold nvidia-cudnn-cu12 at 8.9 and 9.19 at once: cuDNN 8 comes from apt, next to it
-    assert cmds == [APT + ("libcudnn8=8.9.7.29-1+cuda12.2",), ("apt-mark", "hold", "libcudnn8"),
+    assert cmds == [("apt-get", "update"), APT + ("libcudnn8=8.9.7.29-1+cuda12.2",), ("apt-mark", "hold", "libcudnn8"),
                     ("colab-cudnn-fix", "verify", "--python", "/usr/bin/python3")]
     assert stack.cudnn_runtime == {"9": "9.19.0.56", "8": "8.9.7"}
 

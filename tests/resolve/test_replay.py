@@ -18,7 +18,8 @@ from .scenarios import me
 BROKEN = {
     "2022-09-13_39b6bf1": (
         "TensorFlow 2.8 was built with cuDNN 8.1; the image's apt libcudnn8 is 8.0.5",
-        [("apt-get", "install", "-y", "--no-install-recommends", "--allow-downgrades", "--allow-change-held-packages",
+        [("apt-get", "update"),
+         ("apt-get", "install", "-y", "--no-install-recommends", "--allow-downgrades", "--allow-change-held-packages",
           "libcudnn8=8.1.1.33-1+cuda11.2"),
          ("apt-mark", "hold", "libcudnn8"),
          ("colab-cudnn-fix", "verify", "--python", "/usr/bin/python3")]),
@@ -68,7 +69,8 @@ def test_bundled_environments_are_current_and_plan_as_described(real_recipes):
     plans = {n: make_plan(e, resolve(e, m.Intent(), real_recipes))
              for n, e in ((n, load_environment(n)[0]) for n in bundled_environments())}
     assert plans["colab-2026-08"].nothing_to_do and plans["h200-healthy"].nothing_to_do
-    assert [s.argv for s in plans["colab-2025-01-tf215"].steps][:2] == [
+    assert [s.argv for s in plans["colab-2025-01-tf215"].steps][:3] == [
+        ("apt-get", "update"),
         ("apt-get", "install", "-y", "--no-install-recommends", "--allow-downgrades", "--allow-change-held-packages",
          "libcudnn8=8.9.7.29-1+cuda12.2"),
         ("apt-mark", "hold", "libcudnn8")]
