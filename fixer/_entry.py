@@ -21,8 +21,16 @@ def command_of(argv: "Sequence[str]") -> str:
     return words[0]
 
 
+_REPORTED: "list[bool]" = []   # set once "interrupted" has been said (a second report would print it twice)
+
+
+def interrupt_reported() -> bool:
+    return bool(_REPORTED)
+
+
 def report_interrupt(argv: "Sequence[str]") -> int:
     """Kill the children still running, say "interrupted" (JSON under --json); exit code 130."""
+    _REPORTED.append(True)
     from .detect._child import kill_live
     from .errors import error_payload, interrupted
 

@@ -87,6 +87,11 @@ def _main(argv: Optional[List[str]] = None) -> int:
         if name == "Exit":
             return int(getattr(exc, "exit_code", 0) or 0)
         raise
+    if rv == 130:
+        from .._entry import interrupt_reported
+
+        # typer turns a Ctrl-C outside the commands' own boundary into a silent exit 130
+        return 130 if interrupt_reported() else _interrupted(args)
     if isinstance(rv, int):
         return rv
     return 0

@@ -24,6 +24,9 @@ def handle_errors(json_flag: str = "json") -> Callable[[F], F]:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             try:
+                from ..render import set_command
+
+                set_command(command)
                 return fn(*args, **kwargs)
             except FixerError as exc:
                 from .. import render

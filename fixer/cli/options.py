@@ -176,7 +176,7 @@ DETECTING_COMMANDS = ("doctor", "plan", "apply", "lock", "verify", "explain", "r
 def _check_choice(key: str, spec: OptionSpec) -> Callable[[Any], Any]:
     def check(value: Any) -> Any:
         if value is None:
-            return value
+            return () if spec.kind == "multi" else None
         for v in value if isinstance(value, (list, tuple)) else (value,):
             if v not in spec.choices:
                 raise typer.BadParameter(f"{v!r} is not one of: {', '.join(spec.choices)}")

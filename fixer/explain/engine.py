@@ -46,6 +46,7 @@ class Hit:
     benign: bool = False
     alternative_of: Optional[str] = None
     captures: Dict[str, str] = dataclasses.field(default_factory=dict)
+    absent: bool = False           # says a driver/GPU is not there at all (not damaged, not mismatched)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -184,13 +185,14 @@ def _match_rule(rule: Rule, text: str, env: Optional[Environment], cat: Catalogu
         title=title, evidence=tuple(evidence) + tuple(f"source: {s}" for s in rule.cites[:1]),
         fix=fix, confidence=round(min(MAX, conf), 3))
     hits = [Hit(finding=finding, decisive=rule.decisive, offset=last.start(), where=rule.where,
-                check=rule.check, benign=benign, captures=captures)]
+                check=rule.check, benign=benign, captures=captures,
+                absent=any(a.id == "gpu-missing" for a in rule.alternatives))]
     if rid == rule.id and not benign:
         for a in rule.alternatives:
             hits.append(Hit(
                 finding=Finding(id=a.id, severity="error", title=a.title,  # type: ignore[arg-type]
                                 evidence=tuple(evidence[:1]) + (f"an alternative reading of this message ({rule.where})",),
-                                fix="", confidence=round(min(MAX, a.confidence), 3)),
+                                fix=_FIX.get(a.id, ""), confidence=round(min(MAX, a.confidence), 3)),
                 decisive=False, offset=last.start(), where=rule.where, check=a.check, alternative_of=rule.id))
     return hits
 
@@ -207,13 +209,13 @@ def _loader_hits(text: str, cat: Catalogue) -> List[Hit]:
             hits.append(Hit(finding=Finding(
                 id="cudnn-missing", severity="error",
                 title=f"{plugin.name} (a framework's CUDA plug-in) could not be loaded: a library it depends on, most often cuDNN, is missing",
-                evidence=(f.line,) + tuple(f"source: {c}" for c in f.cites[:1]), fix=_LOADER_FIX["cudnn-missing"],
+                evidence=(f.line,) + tuple(f"source: {c}" for c in f.cites[:1]), fix=_FIX["cudnn-missing"],
                 confidence=0.6), decisive=False, offset=f.offset, where=f.where,
                 check=f"ldd {plugin.name} | grep 'not found' (Windows: a dependency walker on {plugin.name})"))
             hits.append(Hit(finding=Finding(
                 id="cuda-lib-missing", severity="error",
                 title=f"{plugin.name} could not be loaded: a CUDA library it depends on (cuBLAS, cudart, cuFFT) is missing",
-                evidence=(f.line, f"an alternative reading of this message ({f.where})"), fix=_LOADER_FIX["cuda-lib-missing"],
+                evidence=(f.line, f"an alternative reading of this message ({f.where})"), fix=_FIX["cuda-lib-missing"],
                 confidence=0.5), decisive=False, offset=f.offset, where=f.where,
                 check=f"ldd {plugin.name} | grep 'not found'", alternative_of="cudnn-missing"))
             continue
@@ -237,7 +239,7 @@ def _loader_hits(text: str, cat: Catalogue) -> List[Hit]:
                      + ("two cuDNN releases are mixed" if fid == "cudnn-mixed" else "an older copy was loaded"))
         else:
             title = f"{lib.describe() if lib else 'A library'} {what}"
-        fix = _LOADER_FIX.get(fid, "")
+        fix = _FIX.get(fid, "")
         ev = [f.line]
         if lib is not None and lib.windows:
             ev.append("a Windows library name: colab-cudnn-fix repairs Linux machines (Colab, Kaggle, WSL, "
@@ -246,11 +248,12 @@ def _loader_hits(text: str, cat: Catalogue) -> List[Hit]:
             finding=Finding(id=fid, severity="error", title=title,  # type: ignore[arg-type]
                             evidence=tuple(ev) + tuple(f"source: {c}" for c in f.cites[:1]), fix=fix,
                             confidence=round(conf, 3)),
-            decisive=not f.inner, offset=f.offset, where=f.where, check=_LOADER_CHECK.get(fid, "")))
+            decisive=not f.inner, offset=f.offset, where=f.where, check=_LOADER_CHECK.get(fid, ""),
+            absent=f.kind in ("missing", "wrapper")))
     return hits
 
 
-_LOADER_FIX = {
+_FIX = {
     "cudnn-missing": ("Install the cuDNN this build needs (for pip builds: the nvidia-cudnn-cuXX wheel of the right major) "
                       "and make its lib directory findable (the framework's own wheel path, or LD_LIBRARY_PATH). "
                       "`colab-cudnn-fix apply` does both."),
@@ -270,6 +273,14 @@ _LOADER_FIX = {
     "driver-missing": ("Install (or load) the NVIDIA driver; in a container, start it with the GPU exposed (--gpus all). "
                        "On Colab: Runtime → Change runtime type → a GPU."),
     "driver-too-old": "Update the NVIDIA driver, or install a framework build for an older CUDA that this driver supports.",
+    "gpu-missing": ("Pick a GPU runtime (Colab: Runtime → Change runtime type → a GPU), and unset CUDA_VISIBLE_DEVICES or "
+                    "set it to an existing GPU index."),
+    "cpu-only-build": "Install the CUDA build of the framework (the cuXXX wheel for this driver); `colab-cudnn-fix plan` names it.",
+    "out-of-memory": "Free GPU memory (other processes, earlier models), lower the batch size, or let the framework grow its memory.",
+    "cudnn-shadowed": ("Remove the other cuDNN directory from LD_LIBRARY_PATH / LD_PRELOAD (or import the framework whose "
+                       "cuDNN is newest first); `colab-cudnn-fix apply` writes the loader fix."),
+    "gpu-arch-unsupported": "Install a build that ships kernels for this GPU; `colab-cudnn-fix plan` picks one.",
+    "cudnn-conflict": "Give all frameworks one cuDNN at least as new as every build, or run them in separate processes.",
 }
 _LOADER_CHECK = {
     "cudnn-missing": "`colab-cudnn-fix doctor`: the cuDNN copies on disk and the directories the loader searches",
@@ -441,7 +452,7 @@ def analyze_text(text: str, cat: Catalogue, env: Optional[Environment] = None,
     windows = bool(_WINDOWS_TEXT.search(text))
     on_colab_text = bool(_COLAB_TEXT.search(text))
     colab_cpu = colab_without_gpu(env)
-    driver = [h for h in hits if h.finding.id == "driver-missing"]
+    driver = [h for h in hits if h.finding.id == "driver-missing" and h.absent]
     if driver and (on_colab_text or colab_cpu):
         # no driver on Colab: the runtime has no GPU (Colab's GPU runtimes come with the driver)
         hits = [h for h in hits if h.finding.id != "gpu-missing"]

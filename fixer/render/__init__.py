@@ -5,9 +5,10 @@ live in submodules (render.doctor, render.plan, ...); the helpers below are shar
 """
 from __future__ import annotations
 
+import contextvars
 import json
 import sys
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence
 
 from ..errors import FixerError
 from ..model import to_dict
@@ -38,9 +39,65 @@ def err() -> "Console":
     return _err
 
 
+#: The command whose output is being written (set once per CLI call by the error boundary).
+_COMMAND: "contextvars.ContextVar[str]" = contextvars.ContextVar("fixer_command", default="")
+
+
+def set_command(name: str) -> None:
+    _COMMAND.set(name)
+
+
+def _apply_shape(body: Dict[str, Any]) -> Dict[str, Any]:
+    """apply --json has one shape whatever happened (fixer/schemas/apply.json): `outcome` says
+    which ("no-gpu", "nothing-to-do", "dry-run", "applied"), and every key is always there."""
+    if "error" in body:
+        return body
+    plan = body.get("plan")
+    if body.get("no_gpu"):
+        outcome = "no-gpu"
+    elif "result" in body:
+        outcome = "applied"
+    elif "changed" in body:
+        outcome = "nothing-to-do"
+    else:
+        outcome = "dry-run"
+    plan_nothing = bool(isinstance(plan, dict) and plan.get("nothing_to_do"))
+    out: Dict[str, Any] = {
+        "schema": body.get("schema", 1), "command": "apply", "outcome": outcome,
+        "changed": bool(body.get("changed", False)),
+        "nothing_to_do": bool(body.get("nothing_to_do", plan_nothing)),
+        "no_gpu": bool(body.get("no_gpu", False)), "plan": plan, "message": body.get("message"),
+        "findings": body.get("findings", []), "result": body.get("result"), "verify": body.get("verify", []),
+        "verified_by": body.get("verified_by", ""), "findings_after": body.get("findings_after", []),
+        "restart": body.get("restart"), "exit_code": body.get("exit_code"), "hint": body.get("hint"),
+    }
+    if isinstance(plan, dict) and "nothing_to_do" not in plan:
+        out["plan"] = dict(plan, nothing_to_do=out["nothing_to_do"])
+    for k, v in body.items():
+        out.setdefault(k, v)
+    return out
+
+
+#: Per command, the function that gives its payload its one documented shape.
+_SHAPES = {"apply": _apply_shape}
+
+
+def json_payload(value: Any, command: Optional[str] = None) -> Dict[str, Any]:
+    """The `--json` object of `command` (default: the one running): `schema` and `command`
+    first, then the command's own keys, in its one shape (fixer/schemas/COMMAND.json)."""
+    body = to_dict(value)
+    if not isinstance(body, dict):
+        body = {"value": body}
+    name = _COMMAND.get() if command is None else command
+    out: Dict[str, Any] = {"schema": body.pop("schema", 1), "command": body.pop("command", name) or name}
+    out.update(body)
+    shape = _SHAPES.get(out["command"])
+    return shape(out) if shape else out
+
+
 def print_json(value: Any) -> None:
-    """Dataclasses or plain data as indented JSON on stdout (no colour, no wrapping)."""
-    sys.stdout.write(json.dumps(to_dict(value), indent=2, sort_keys=False) + "\n")
+    """A command's payload as indented JSON on stdout (no colour, no wrapping): json_payload."""
+    sys.stdout.write(json.dumps(json_payload(value), indent=2, sort_keys=False) + "\n")
     sys.stdout.flush()
 
 
@@ -68,3 +125,39 @@ def warning(line: str) -> None:
     """One warning line on stderr (plain text: it must stay readable in logs and `!` cells)."""
     sys.stderr.write(f"warning: {line}\n")
     sys.stderr.flush()
+
+
+def print_table(console: "Console", headers: Sequence[str], rows: Sequence[Sequence[Any]], *,
+                title: Optional[str] = None, boxed: bool = True, styles: Optional[Dict[str, str]] = None) -> None:
+    """`rows` as a table when every cell fits whole at the console's width; otherwise as a list
+    (the first cell, then "header: value" lines) so that no version, path or command is ever
+    cut or split. A cell is plain text or a rich Text."""
+    from rich.table import Table
+    from rich.text import Text
+
+    def plain(cell: Any) -> str:
+        return cell.plain if isinstance(cell, Text) else str(cell)
+
+    longest = [max([len(w) for w in headers[i].split()] + [len(w) for r in rows for w in plain(r[i]).split()] + [1])
+               for i in range(len(headers))]
+    overhead = (3 * len(headers) + 1) if boxed else 2 * (len(headers) - 1)
+    if sum(longest) + overhead <= console.width:
+        if boxed:
+            table = Table(title=title, show_lines=False, header_style="bold")
+        else:
+            table = Table(title=title, show_lines=False, header_style="bold", box=None, show_edge=False,
+                          pad_edge=False)
+        for h in headers:
+            table.add_column(h, overflow="fold", justify="right" if (styles or {}).get(h) == "right" else "left")
+        for r in rows:
+            table.add_row(*(c if isinstance(c, Text) else Text(str(c)) for c in r))
+        console.print(table)
+        return
+    if title:
+        console.print(f"[bold]{title}[/]", markup=True)
+    for r in rows:
+        first = plain(r[0]).strip() or "-"
+        console.print(Text(first, style="bold"), soft_wrap=True)
+        for h, c in zip(headers[1:], r[1:]):
+            if plain(c).strip():
+                console.print(Text(f"  {h}: ") + (c if isinstance(c, Text) else Text(str(c))), soft_wrap=True)

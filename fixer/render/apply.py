@@ -37,7 +37,7 @@ class ConsoleReporter(Reporter):
     def step_started(self, index: int, total: int, step: Step) -> None:
         self.console.print(f"[bold][{index}/{total}][/] {escape(step.summary)}", markup=True, highlight=False)
         if step.argv:
-            self.console.print(f"      $ {escape(' '.join(step.argv))}", style="dim", markup=True, highlight=False)
+            self.console.print(f"      $ {escape(' '.join(step.argv))}", style="dim", markup=True, highlight=False, soft_wrap=True)
 
     def step_output(self, index: int, line: str) -> None:
         if self.verbose or _PROGRESS.search(line):

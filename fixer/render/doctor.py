@@ -15,7 +15,7 @@ SEV_MARK = {"error": "✗", "warning": "!", "info": "i"}
 
 def doctor_json(env: Environment, findings: Sequence[Finding], healthy: bool, exit_code: int) -> Dict[str, Any]:
     """The documented `doctor --json` object (schema 1)."""
-    return {"schema": ENVIRONMENT_SCHEMA, "environment": to_dict(env), "findings": to_dict(list(findings)),
+    return {"schema": ENVIRONMENT_SCHEMA, "command": "doctor", "environment": to_dict(env), "findings": to_dict(list(findings)),
             "healthy": healthy, "exit_code": exit_code}
 
 
@@ -67,10 +67,9 @@ def _load_for(env: Environment, consumer: str, library: str = "cudnn") -> Option
 
 def render_doctor(env: Environment, findings: Sequence[Finding], healthy: bool, exit_code: int,
                   nothing_to_fix: bool = False) -> None:
-    from rich.table import Table
     from rich.text import Text
 
-    from . import out
+    from . import out, print_table
 
     con = out()
     rt = env.runtime
@@ -88,9 +87,7 @@ def render_doctor(env: Environment, findings: Sequence[Finding], healthy: bool, 
 
     fws = env.frameworks
     if fws:
-        t = Table(show_edge=False, pad_edge=False, box=None, header_style="bold")
-        for col in ("", "framework", "build", "cuDNN built", "loads"):
-            t.add_column(col, no_wrap=True)
+        rows = []
         bad_fw = {fw for f in findings if f.severity != "info" for fw in f.frameworks}
         where_lines = []
         for fw in fws:
@@ -110,10 +107,10 @@ def render_doctor(env: Environment, findings: Sequence[Finding], healthy: bool, 
                 mark = Text("cpu", style="yellow") if env.gpus else Text("-")
             else:
                 mark = Text("✗", style="bold red") if fw.framework in bad_fw else Text("✓", style="green")
-            t.add_row(mark, Text(fw.framework), Text(build), Text(built), Text(loaded))
-        con.print(t)
+            rows.append((mark, Text(fw.framework), Text(build), Text(built), Text(loaded)))
+        print_table(con, ("", "framework", "build", "cuDNN built", "loads"), rows, boxed=False)
         for line in where_lines:
-            con.print(line, markup=False, style="dim", overflow="fold")
+            con.print(line, markup=False, style="dim", soft_wrap=True)
     elif py:
         con.print("  no GPU framework installed in this interpreter", style="dim")
 
@@ -135,7 +132,7 @@ def render_doctor(env: Environment, findings: Sequence[Finding], healthy: bool, 
         state = "incomplete" if c.missing else "mixed versions" if c.mixed else "not loaded"
         pkg = f" ({c.package})" if c.package else ""
         con.print(f"  other cuDNN {c.version or '?'}  {c.origin}  {_short(c.directory, env)}{pkg}  [{state}]",
-                  markup=False, style="dim")
+                  markup=False, style="dim", soft_wrap=True)
 
     con.print()
     if nothing_to_fix:
@@ -150,9 +147,9 @@ def render_doctor(env: Environment, findings: Sequence[Finding], healthy: bool, 
         con.print(Text(f"{SEV_MARK[f.severity]} {f.severity} ", style=style).append(f"{f.id}", style="bold")
                   .append(f": {f.title}"))
         for e in f.evidence[:6]:
-            con.print(f"    {e}", markup=False, style="dim")
-        if f.fix:
-            con.print(Text("    fix: ", style="bold").append(f.fix))
+            con.print(f"    {e}", markup=False, style="dim", soft_wrap=True)
+        if f.fix:   # never wrapped: a fix is often a command to copy
+            con.print(Text("    fix: ", style="bold").append(f.fix), soft_wrap=True)
     con.print()
     if healthy:
         con.print("[green]Healthy[/] (notes above are informational).")

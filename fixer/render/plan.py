@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from ..model import Plan, Step, to_dict
 from ..pipeline import PlannedMachine
-from . import out, print_json
+from . import out, print_json, print_table
 
 #: Version of `plan --json`.
 PLAN_SCHEMA = 1
@@ -83,7 +83,6 @@ def show(view: PlannedMachine, as_json: bool = False) -> None:
         print_json(plan_json(plan))
         return
     from rich.markup import escape
-    from rich.table import Table
     from rich.text import Text
 
     console = out()
@@ -120,15 +119,10 @@ def show(view: PlannedMachine, as_json: bool = False) -> None:
                           markup=True)
         _notes(plan)
         return
-    table = Table(title="plan", show_lines=False)
-    table.add_column("#", justify="right")
-    table.add_column("step")
-    table.add_column("what and why")
-    table.add_column("download", justify="right")
-    for i, s in enumerate(plan.steps, 1):
-        table.add_row(str(i), s.kind, Text(s.summary), _size(s.download_bytes) if s.kind in
-                      ("pip-install", "apt-install", "conda-install") else "")
-    console.print(table)
+    print_table(console, ("#", "step", "what and why", "download"),
+                [(str(i), s.kind, Text(s.summary),
+                  _size(s.download_bytes) if s.kind in ("pip-install", "apt-install", "conda-install") else "")
+                 for i, s in enumerate(plan.steps, 1)], title="plan", styles={"#": "right", "download": "right"})
     console.print("[bold]commands[/] (apply runs these; nothing has been changed):", markup=True)
     for i, s in enumerate(plan.steps, 1):
         console.print(f"# {i}. {s.kind}", style="dim", highlight=False)

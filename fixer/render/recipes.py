@@ -9,7 +9,7 @@ from rich.table import Table
 from .._versions import version_key
 from ..errors import RecipeError
 from ..model import Build, Recipes, to_dict
-from . import out, print_json
+from . import out, print_json, print_table
 
 
 def _framework_rows(recipes: Recipes) -> Dict[str, Dict[str, Any]]:
@@ -79,14 +79,10 @@ def show(recipes: Recipes, selection: Tuple[str, Sequence[Any]], as_json: bool =
         return
     con = out()
     if kind == "builds":
-        t = Table(show_lines=False, header_style="bold")
-        for col in ("version", "variant", "cuda", "cudnn", "python", "GPUs (SM)", "cuDNN pin", "index"):
-            t.add_column(col, overflow="fold")
-        for b in records:
-            t.add_row(*(escape(x) for x in (
-                b.version, b.variant, b.cuda or "-", b.cudnn or "-", b.python, _sm_range(b), _cudnn_pin(b),
-                (b.index_url or "PyPI").replace("https://download.pytorch.org/whl/", "pytorch/"))))
-        con.print(t)
+        print_table(con, ("version", "variant", "cuda", "cudnn", "python", "GPUs (SM)", "cuDNN pin", "index"),
+                    [(b.version, b.variant, b.cuda or "-", b.cudnn or "-", b.python, _sm_range(b), _cudnn_pin(b),
+                      (b.index_url or "PyPI").replace("https://download.pytorch.org/whl/", "pytorch/"))
+                     for b in records])
         if len(records) == 1 or len({b.version for b in records}) == 1:
             for b in records:
                 con.print(f"[bold]{escape(b.framework)} {escape(b.version)} {escape(b.variant)}[/]: install "
@@ -96,32 +92,25 @@ def show(recipes: Recipes, selection: Tuple[str, Sequence[Any]], as_json: bool =
                     if value:
                         con.print(f"  [dim]{label}:[/] {escape(value)}")
         return
-    t = Table(header_style="bold")
     if kind == "cudnn":
-        for col in ("version", "CUDA", "SM", "pip", "apt"):
-            t.add_column(col, overflow="fold")
-        for c in records:
-            sm = f"{c.min_compute_capability or '?'}..{c.max_compute_capability or ''}"
-            t.add_row(c.version, ", ".join(map(str, c.cuda_majors)), sm,
-                      ", ".join(f"{k}=={v}" for k, v in c.pip.items()), escape(", ".join(f"{k}={v}" for k, v in c.apt.items())))
+        headers: Tuple[str, ...] = ("version", "CUDA", "SM", "pip", "apt")
+        rows: List[Tuple[str, ...]] = [
+            (c.version, ", ".join(map(str, c.cuda_majors)),
+             f"{c.min_compute_capability or '?'}..{c.max_compute_capability or ''}",
+             ", ".join(f"{k}=={v}" for k, v in c.pip.items()), ", ".join(f"{k}={v}" for k, v in c.apt.items()))
+            for c in records]
     elif kind == "drivers":
-        t.add_column("CUDA")
-        t.add_column("min driver")
-        t.add_column("kind")
-        for f in records:
-            t.add_row(f.cuda, f.min_driver, "toolkit" if "." in f.cuda else "family (minor-version compatibility)")
+        headers = ("CUDA", "min driver", "kind")
+        rows = [(f.cuda, f.min_driver, "toolkit" if "." in f.cuda else "family (minor-version compatibility)")
+                for f in records]
     elif kind == "gpus":
-        for col in ("name", "SM", "PCI ids"):
-            t.add_column(col, overflow="fold")
-        for g in records:
-            t.add_row(escape(g.name), g.compute_capability, " ".join(g.pci_device_ids))
-    elif kind == "colab":
-        for col in ("date", "commit", "release", "python", "torch", "tensorflow", "jax", "pip cuDNN", "apt cuDNN", "CUDA"):
-            t.add_column(col, overflow="fold")
-        for i in records:
-            t.add_row(*(escape(x) for x in (i.date, i.commit, i.release or "", i.python or "", i.torch or "",
-                                             i.tensorflow or "", i.jax or "", i.pip_cudnn or "", i.apt_cudnn or "", i.cuda or "")))
-    con.print(t)
+        headers = ("name", "SM", "PCI ids")
+        rows = [(g.name, g.compute_capability, " ".join(g.pci_device_ids)) for g in records]
+    else:
+        headers = ("date", "commit", "release", "python", "torch", "tensorflow", "jax", "pip cuDNN", "apt cuDNN", "CUDA")
+        rows = [(i.date, i.commit, i.release or "", i.python or "", i.torch or "", i.tensorflow or "", i.jax or "",
+                 i.pip_cudnn or "", i.apt_cudnn or "", i.cuda or "") for i in records]
+    print_table(con, headers, rows)
 
 
 def validation(errors: Sequence[RecipeError], files: List[str], as_json: bool = False) -> None:

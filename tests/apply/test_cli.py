@@ -47,6 +47,10 @@ def test_apply_repairs_then_nothing_to_do_then_rollback(gpu_machine, native_brok
 
     assert _apply(native_broken, index, sandbox, "--json") == 0
     report = json.loads(capsys.readouterr().out)
+    from tests.cli.test_json_contract import validate
+
+    validate(report, "apply")                                      # the applied outcome has the one shape
+    assert report["outcome"] == "applied"
     assert report["changed"] is True and report["findings_after"] == []
     assert report["verified_by"] == "detect + diagnose"
     changed = {c["name"]: (c["before"], c["after"]) for c in report["result"]["distributions"]}

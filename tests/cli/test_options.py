@@ -9,6 +9,8 @@ import pytest
 from fixer.cli import app, main
 from fixer.cli.options import spec_for
 
+pytestmark = pytest.mark.smoke   # also run against the lowest dependency versions (.ci/run)
+
 
 def _commands():
     """(path, click command) of every command, sub-commands included."""

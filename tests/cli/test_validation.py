@@ -16,6 +16,8 @@ from fixer.cli import main
 from fixer.recipes import load
 from fixer.rules import driver_cuda_mismatch
 
+pytestmark = pytest.mark.smoke   # also run against the lowest dependency versions (.ci/run)
+
 FLOORS = load().driver_floors
 TOOLKITS = sorted(((version_key(f.cuda), f) for f in FLOORS if f.cuda.count(".") == 1), key=lambda t: t[0])
 
