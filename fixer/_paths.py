@@ -39,6 +39,17 @@ def state_dir(root: Optional[str] = None) -> Path:
     return Path(base) / "colab-cudnn-fix"
 
 
+#: Where the per-interpreter apply locks live: one directory every user and every --root agrees
+#: on (not $TMPDIR, which can differ per user). COLAB_CUDNN_FIX_LOCK_DIR moves it (tests do).
+LOCK_DIR = "/tmp/colab-cudnn-fix-locks"
+
+
+def lock_dir(environ: Optional["os._Environ[str]"] = None) -> Path:
+    """The directory of the per-interpreter apply locks (fixer.apply.filelock.TargetLock)."""
+    env = os.environ if environ is None else environ
+    return Path(env.get("COLAB_CUDNN_FIX_LOCK_DIR") or LOCK_DIR)
+
+
 def cache_dir() -> Path:
     """Caches that can be rebuilt at any time (parsed recipes, index metadata):
     $XDG_CACHE_HOME/colab-cudnn-fix or ~/.cache/colab-cudnn-fix."""

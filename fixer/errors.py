@@ -78,6 +78,28 @@ class LockHeld(FixerError):
     exit_code = 1
 
 
+class JournalDamaged(UsageError):
+    """A journal on disk cannot be read (truncated, checksum mismatch, missing fields). Names the
+    file and what is wrong. Exit 2; `rollback --force` works from what is still readable."""
+
+    def __init__(self, message: str, *, path: Optional[str] = None, hint: Optional[str] = None) -> None:
+        super().__init__(message, hint=hint)
+        self.path = path
+
+
+class JournalWriteFailed(FixerError):
+    """The journal (or a backup) could not be written: disk full, file-size limit, read-only state
+    directory. Raised before anything on the machine changes. Exit 1."""
+
+    exit_code = 1
+
+
+class NoSpace(FixerError):
+    """Not enough free disk for the backups and the downloads the plan needs. Nothing changed. Exit 1."""
+
+    exit_code = 1
+
+
 def error_payload(exc: FixerError, command: str) -> Dict[str, Any]:
     """The `--json` form of an error, the same for every command (fixer/schemas/error.json)."""
     body: Dict[str, Any] = {"type": type(exc).__name__, "message": exc.message, "exit_code": exc.exit_code}

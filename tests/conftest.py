@@ -74,6 +74,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if not os.environ.get("COLAB_CUDNN_FIX_TEST_CACHE"):
         os.environ["COLAB_CUDNN_FIX_TEST_CACHE"] = "1"
         os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="fixer-test-cache-")
+    # The per-interpreter apply locks go to a throw-away folder too (fixer._paths.lock_dir).
+    if not os.environ.get("COLAB_CUDNN_FIX_LOCK_DIR"):
+        os.environ["COLAB_CUDNN_FIX_LOCK_DIR"] = tempfile.mkdtemp(prefix="fixer-test-locks-")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

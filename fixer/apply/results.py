@@ -30,6 +30,7 @@ class ApplyResult:
     steps: Tuple[StepOutcome, ...] = ()
     distributions: Tuple[DistChange, ...] = ()
     files: Tuple[str, ...] = ()             # files written or removed (real paths, under --root)
+    repaired: Tuple[str, ...] = ()          # files of distributions whose version did not change, rewritten
     journal: Optional[str] = None           # journal directory (rollback reads it)
     log: Optional[str] = None               # the log file with every command's output
     restart_required: bool = False
@@ -44,8 +45,12 @@ class RollbackResult:
     status: str                             # "rolled-back", "nothing-to-do", "rollback-incomplete"
     journal: Optional[str] = None
     distributions: Tuple[DistChange, ...] = ()   # what the rollback changed (now -> restored)
-    files: Tuple[str, ...] = ()             # files restored or removed
-    exact: bool = True                      # the environment is exactly as before the apply
-    remaining: Tuple[str, ...] = ()         # differences left, when not exact
+    files: Tuple[str, ...] = ()             # env/config files restored or removed
+    exact: bool = True                      # checked: every version and every recorded file as before
+    remaining: Tuple[str, ...] = ()         # differences left (status rollback-incomplete), one per line
+    restored: Tuple[str, ...] = ()          # distribution files written back byte for byte
+    removed: Tuple[str, ...] = ()           # files the apply had added (new versions, installer leftovers)
+    checked_files: int = 0                  # recorded files whose sha256 was checked after the restore
+    unverified: Tuple[str, ...] = ()        # distributions put back by version only (not recorded file by file)
     commands: Tuple[Tuple[str, ...], ...] = ()
     notes: Tuple[str, ...] = ()

@@ -3,23 +3,40 @@
 The target may not be the interpreter running the tool (`--python PATH`), so we never use
 our own importlib.metadata: a small stdlib-only script runs inside the target and prints
 JSON. The first distribution of a name on sys.path wins, as for imports and pip freeze.
+
+pip moves a distribution it is replacing aside under a `~`-prefixed name
+(`~vidia_cudnn_cu13-9.14.0.64.dist-info`) and deletes it only when the new one is in place.
+importlib.metadata would count such a copy as installed; pip itself ignores it ("Ignoring
+invalid distribution"). The snapshot does as pip does and reports those entries as
+`leftovers`: an interrupted installer was here.
 """
 from __future__ import annotations
 
 import dataclasses
 import json
 import subprocess
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from .._paths import runnable_python
 from ..errors import UsageError
 
 _SCRIPT = r"""
-import json, re, sys
+import json, os, re, sys
 from importlib import metadata
 seen = set()
 dists = []
+leftovers = []
+for entry in sys.path:
+    try:
+        names = os.listdir(entry or ".")
+    except OSError:
+        continue
+    leftovers.extend(os.path.join(entry, n) for n in sorted(names)
+                     if n.startswith("~") and n.endswith((".dist-info", ".egg-info")))
 for d in metadata.distributions():
+    path = getattr(d, "_path", None)
+    if path is not None and os.path.basename(str(path)).startswith("~"):
+        continue
     try:
         name = d.metadata["Name"]
     except Exception:
@@ -30,7 +47,14 @@ for d in metadata.distributions():
     if key in seen:
         continue
     seen.add(key)
-    path = getattr(d, "_path", None)
+    requires = []
+    for r in d.requires or ():
+        head = r.split(";", 1)
+        if len(head) > 1 and "extra" in head[1]:
+            continue
+        m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", head[0])
+        if m:
+            requires.append(re.sub(r"[-_.]+", "-", m.group(1)).lower())
     try:
         direct = d.read_text("direct_url.json")
         direct = json.loads(direct) if direct else None
@@ -39,9 +63,9 @@ for d in metadata.distributions():
     installer = (d.read_text("INSTALLER") or "").strip() or None
     dists.append({"name": key, "version": d.version, "dist_info": str(path) if path else "",
                   "installer": installer, "direct_url": direct,
-                  "requested": d.read_text("REQUESTED") is not None})
+                  "requested": d.read_text("REQUESTED") is not None, "requires": requires})
 print(json.dumps({"executable": sys.executable, "version": "%d.%d.%d" % sys.version_info[:3],
-                  "prefix": sys.prefix, "dists": dists}))
+                  "prefix": sys.prefix, "dists": dists, "leftovers": leftovers}))
 """
 
 
@@ -53,6 +77,7 @@ class InstalledDist:
     installer: Optional[str] = None
     direct_url: Optional[Dict[str, Any]] = None   # PEP 610 direct_url.json, when installed from a URL/path
     requested: bool = False
+    requires: Tuple[str, ...] = ()          # canonical names of its unconditional requirements
 
     @property
     def editable(self) -> bool:
@@ -71,6 +96,7 @@ class TargetSnapshot:
     version: str
     prefix: str
     dists: Tuple[InstalledDist, ...] = ()
+    leftovers: Tuple[str, ...] = ()         # `~` metadata directories an interrupted installer left
 
     def get(self, name: str) -> Optional[InstalledDist]:
         from packaging.utils import canonicalize_name
@@ -86,6 +112,22 @@ class TargetSnapshot:
 
     def has(self, name: str) -> bool:
         return self.get(name) is not None
+
+    def closure(self, names: "Iterable[str]") -> List[str]:
+        """`names` and every installed distribution they require, transitively (canonical names)."""
+        from packaging.utils import canonicalize_name
+
+        out: List[str] = []
+        todo: List[str] = [canonicalize_name(n) for n in names]
+        while todo:
+            n = todo.pop(0)
+            if n in out:
+                continue
+            out.append(n)
+            d = self.get(n)
+            if d is not None:
+                todo.extend(r for r in d.requires if r not in out)
+        return out
 
 
 def read_target(python: str, timeout: float = 60.0) -> TargetSnapshot:
@@ -111,7 +153,8 @@ def read_target(python: str, timeout: float = 60.0) -> TargetSnapshot:
 def snapshot_from_dict(data: Dict[str, Any]) -> TargetSnapshot:
     return TargetSnapshot(
         executable=data["executable"], version=data["version"], prefix=data.get("prefix", ""),
-        dists=tuple(InstalledDist(**d) for d in data.get("dists", ())),
+        dists=tuple(InstalledDist(**{**d, "requires": tuple(d.get("requires", ()))}) for d in data.get("dists", ())),
+        leftovers=tuple(data.get("leftovers", ())),
     )
 
 

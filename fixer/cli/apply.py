@@ -112,8 +112,7 @@ def apply_command(
         if not typer.confirm("Apply these steps?", default=False):
             raise typer.Exit(1)
 
-    result = apply_plan(plan, python=target, options=options, reporter=render.reporter_for(json, verbose),
-                        verify=not no_verify)
+    result = apply_plan(plan, python=target, options=options, reporter=render.reporter_for(json, verbose))
     if result.awaiting_restart:
         # stopped before condacolab, which must run in the kernel: nothing to verify yet
         render.show_applied(result, as_json=json, plan=plan, restart={

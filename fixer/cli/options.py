@@ -90,7 +90,11 @@ OPTIONS: Dict[str, OptionSpec] = {
                        metavar="DIR"),
     "restart": OptionSpec(("--restart",), "Restart the notebook runtime when it must reload libraries.",
                           kind="flag"),
-    "no_verify": OptionSpec(("--no-verify",), "Skip the checks after applying.", kind="flag"),
+    "no_verify": OptionSpec(("--no-verify",), "Skip the health checks after applying (GPU convolution test, "
+                                              "detect + diagnose); the check that every step did its work "
+                                              "still runs.", kind="flag"),
+    "force": OptionSpec(("--force",), "Roll back from a damaged journal: whatever it still holds (recorded "
+                                      "files, backups, the distributions before).", kind="flag"),
     "prepare_for_gpu": OptionSpec(
         ("--prepare-for-gpu",),
         "This machine has no GPU now but is being prepared for one (an image built on a CPU host): apply the "

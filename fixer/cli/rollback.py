@@ -1,8 +1,9 @@
 """`colab-cudnn-fix rollback`: undo the last apply from its journal (also after a crash).
 
-Exit codes: 0 rolled back exactly, or nothing to roll back (running it twice is harmless);
-1 the rollback could not restore everything (what is left is listed; the journal stays);
-another apply holds the lock.
+Exit codes: 0 rolled back (every version and every recorded file checked), or nothing to roll
+back (running it twice is harmless); 1 the rollback could not restore everything (what differs
+is listed; the journal stays), or another apply holds the lock; 2 the journal is damaged
+(`--force` restores from what it still holds).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ def rollback_command(
     python: Optional[str] = option("python"),
     json: bool = option("json"),
     verbose: bool = option("verbose"),
+    force: bool = option("force"),
 ) -> None:
     """Put back exactly what the last apply changed: package versions, files, apt pins."""
     import os
@@ -33,7 +35,7 @@ def rollback_command(
     if root is not None and not os.path.isdir(root):
         raise UsageError(f"--root {root}: no such directory")
     result = rollback(root=os.path.abspath(root) if root else None, python=python,
-                      reporter=render.reporter_for(json, verbose))
+                      reporter=render.reporter_for(json, verbose), force=force)
     render.show_rollback(result, json)
     if result.status == "rollback-incomplete":
         raise typer.Exit(1)

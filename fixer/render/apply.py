@@ -109,7 +109,14 @@ def show_applied(result: ApplyResult, *, as_json: bool, plan: Plan, checks: Sequ
             console.print(f"  {c.name}: {c.before or '(absent)'} -> {c.after or '(removed)'}", highlight=False)
     for f in result.files:
         console.print(f"  wrote {f}", highlight=False)
-    if not result.distributions and not result.files:
+    if result.repaired:
+        console.print(f"[bold]repaired[/] {len(result.repaired)} file(s) whose distribution kept its version",
+                      markup=True)
+        for f in result.repaired[:20]:
+            console.print(f"  rewrote {f}", highlight=False)
+        if len(result.repaired) > 20:
+            console.print(f"  ... and {len(result.repaired) - 20} more", highlight=False)
+    if not result.distributions and not result.files and not result.repaired:
         console.print("nothing changed (every step found its work already done)")
     for n in result.notes:
         console.print(f"[yellow]note:[/] {escape(n)}", markup=True, highlight=False)
@@ -145,10 +152,22 @@ def show_rollback(result: RollbackResult, as_json: bool) -> None:
         console.print(f"  {c.name}: {c.before or '(absent)'} -> {c.after or '(removed)'}", highlight=False)
     for f in result.files:
         console.print(f"  restored {f}", highlight=False)
-    if result.exact:
-        console.print("[green]Rolled back:[/] the environment is exactly as before the last apply.", markup=True)
+    if result.restored or result.removed:
+        console.print(f"  {len(result.restored)} distribution file(s) written back, {len(result.removed)} added "
+                      "file(s) or installer leftover(s) removed", highlight=False)
+    for n in result.notes:
+        console.print(f"[yellow]note:[/] {escape(n)}", markup=True, highlight=False)
+    # the verdicts below are RollbackResult's, which fixer.apply.transaction computed by checking
+    # every version and the sha256 of every recorded file right after the restore
+    if result.status == "rolled-back" and result.exact:
+        console.print(f"[green]Rolled back:[/] the environment is exactly as before the last apply "
+                      f"({result.checked_files} recorded file(s) checked byte for byte).", markup=True)
+    elif result.status == "rolled-back":
+        console.print(f"[green]Rolled back:[/] every version is as before and {result.checked_files} recorded "
+                      f"file(s) match byte for byte; reinstalled by version only (files not recorded): "
+                      f"{', '.join(result.unverified)}.", markup=True, highlight=False)
     else:
-        console.print("[red]Rollback incomplete:[/]", markup=True)
+        console.print("[red]Rollback incomplete:[/] these differ from before the apply:", markup=True)
         for r in result.remaining:
             console.print(f"  {escape(r)}", markup=True, highlight=False)
     console.print(f"[dim]journal {result.journal}[/]", markup=True, highlight=False)
