@@ -46,7 +46,7 @@ REAL_KINDS = FILE_KINDS + ("dist-info-version", "wheel-uninstalled", "ld-preload
 OVERRIDES = {"COLAB_CUDNN_FIX_DRIVER": "580.159.04", "COLAB_CUDNN_FIX_CUDA": "13.0",
              "COLAB_CUDNN_FIX_GPU": "NVIDIA H200:9.0"}
 COUNTS = {"cases": 0}
-#: cases where rollback did not bring back the damaged state byte for byte (issue 14 restores it)
+#: cases where rollback did not bring back the damaged state byte for byte
 ROLLBACK_GAPS: List[str] = []
 
 
@@ -197,8 +197,6 @@ def test_real_pip_apply_then_rollback(world, damages, monkeypatch, capsys):
 
 
 
-@pytest.mark.xfail(reason="issue 14 (rollback tells the truth): rollback reinstalls repacked wheels, so a file "
-                          "that was missing or damaged before apply is not restored as it was", strict=False)
 def test_rollback_restored_every_case_byte_for_byte():
     """Runs after the cases above (same module): every rollback gave back the venv and the sandbox
     byte for byte (sha256), symlinks as symlinks."""
