@@ -35,7 +35,7 @@ from ._compat import tomllib
 from ._paths import cache_dir, recipes_dir, write_cache
 from ._versions import canonical_name, version_key
 from .errors import RecipeError
-from .rules import requirement_name, split_requirement
+from .rules import cudnn_compatible, requirement_name, split_requirement
 from .model import (
     FRAMEWORKS,
     Build,
@@ -623,8 +623,7 @@ def _cross_check(tables: Dict[str, List[Tuple[Any, _Loc]]], errs: _Collector) ->
             else:
                 lows = re.findall(r">=?\s*([\d.]+)", spec)
                 for low in lows:
-                    lt, bt = version_key(low), version_key(b.cudnn)
-                    if lt[:1] != bt[:1] or lt[:2] < bt[:2]:
+                    if cudnn_compatible(low, b.cudnn) is False:
                         errs.add(f"{name}: requires {req}, which admits cuDNN {low}, below the cuDNN {b.cudnn} "
                                  "it was built with (runtime needs the same major and an equal or newer minor)",
                                  loc.path, loc.at("requires"))

@@ -465,10 +465,8 @@ def _reported(v: Any) -> Optional[str]:
 def _explained(text: str, have: Set[str], framework: str) -> List[Finding]:
     """Findings the explain rules draw from the child's error texts; only confident ones,
     never log noise, and only ids not already proven by the structural checks."""
-    try:
-        from .explain import explain
-    except ImportError:  # pragma: no cover - explain ships with verify
-        return []
+    from .explain import explain
+
     out = []
     for f in explain(text):
         if f.id == "log-noise" or f.id in have or f.confidence < 0.5:

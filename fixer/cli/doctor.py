@@ -27,15 +27,13 @@ def doctor_command(
     environment: Optional[str] = option("environment"),
 ) -> None:
     """Show the GPU stack (GPU, driver, each framework's build vs the cuDNN it will load) and what is wrong."""
-    from ..pipeline import examine
+    from ..api import doctor
 
-    r = examine(python, deep=deep, lock=lock, recipes=list(recipes or ()), environment=environment)
+    result = doctor(python=python, deep=deep, lock=lock, recipes=recipes, environment=environment)
     if json:
         from ..render.doctor import print_doctor_json
 
-        print_doctor_json(r.env, r.findings, r.healthy, r.exit_code)
+        print_doctor_json(result.environment, result.findings, result.healthy, result.exit_code)
     else:
-        from ..render.doctor import render_doctor
-
-        render_doctor(r.env, r.findings, r.healthy, r.exit_code, nothing_to_fix=r.nothing_to_fix)
-    raise typer.Exit(r.exit_code)
+        result.show()
+    raise typer.Exit(result.exit_code)

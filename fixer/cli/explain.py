@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Dict, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import typer
 
-from ..errors import FixerError, UsageError
+from ..errors import UsageError
 from ._app import app
 from ._common import handle_errors
 from .options import command, option
 
-#: Version of the JSON written by `explain --json` (2: alternatives with their checks, benign,
-#: windows, colab_no_gpu, frameworks).
-EXPLAIN_SCHEMA = 2
 
 
 def _stdin() -> Tuple[str, Optional[str]]:
@@ -71,24 +68,6 @@ def _stdin_is_piped() -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
 
 
-def _plan_for(env: Any, recipes: Any, notes: List[str]) -> Any:
-    """The plan that would fix the machine (resolve + make_plan), when those stages exist."""
-    try:
-        from ..model import Intent
-        from ..plan import make_plan
-        from ..resolve import resolve
-    except ImportError:
-        notes.append("no plan: the resolve/plan stages are not available")
-        return None
-    try:
-        return make_plan(env, resolve(env, Intent(), recipes))
-    except FixerError as exc:
-        notes.append(f"no plan: {exc.message}")
-        for c in getattr(exc, "clashes", ()) or ():
-            notes.append(f"clash: {c}")
-    return None
-
-
 @command(app, "explain")
 @handle_errors()
 def explain_command(
@@ -103,51 +82,15 @@ def explain_command(
     """Say why a GPU/cuDNN error happened: cause, evidence, fix (and the plan that applies it).
     Exit 0 when a cause was found, 1 when the text was not recognised, 2 for bad input, 3 when
     the machine is a Colab runtime without a GPU and the text says there is none."""
-    from ..explain import analyze
+    from ..api import explain
 
     data, skipped = read_text(text, file)
-    extra = list(recipes or [])
-    env = None
-    rec = None
-    notes: List[str] = [skipped] if skipped else []
-    if environment and no_detect:
-        raise UsageError("--environment and --no-detect exclude each other")
-    if environment:
-        from ..pipeline import machine
-
-        env = machine(python, environment)[0]
-    elif not no_detect:
-        try:
-            from ..detect import detect
-        except ImportError:
-            notes.append("no detection: fixer.detect is not available")
-        else:
-            env = detect(python)
-    if env is not None:
-        from ..recipes import load
-
-        rec = load(extra)
-    result = analyze(data, env, rec, extra_dirs=extra)
-    notes.extend(n for n in result.notes if n not in notes)
-    plan = None
-    if env is not None and rec is not None and any(f.id not in ("log-noise",) for f in result.findings):
-        plan = _plan_for(env, rec, notes)
-    code = 0 if result.recognised else 1
-    if result.colab_no_gpu and result.findings and result.findings[0].id in ("gpu-missing", "driver-missing"):
-        code = 3
+    result = explain(data, detect=not no_detect, python=python, recipes=recipes, environment=environment,
+                     read_note=skipped)
     if json:
-        from ..render import print_json
+        from ..render import write_json
 
-        body: Dict[str, Any] = {"schema": EXPLAIN_SCHEMA, "recognised": result.recognised,
-                                "findings": result.findings, "rules": list(result.rules),
-                                "alternatives": [{"id": f.id, "confidence": f.confidence,
-                                                  "check": result.check_for(f.id)} for f in result.findings],
-                                "ambiguous": result.ambiguous, "benign": result.benign, "windows": result.windows,
-                                "frameworks": list(result.frameworks), "colab_no_gpu": result.colab_no_gpu,
-                                "detected": env is not None, "plan": plan, "notes": notes}
-        print_json(body)
+        write_json(result.to_dict())
     else:
-        from ..render.explain import render_explain
-
-        render_explain(result, plan, notes, detected=env is not None)
-    raise typer.Exit(code)
+        result.show()
+    raise typer.Exit(result.exit_code)

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-import typer
-
 from ._app import app
-from ._common import handle_errors, make_intent, make_options
+from ._common import handle_errors
 from .options import command, option
 
 
@@ -34,25 +32,14 @@ def lock_command(
     keep: Optional[List[str]] = option("keep"),
 ) -> None:
     """Write the stack that fits this machine (exact versions, sha256 hashes, apt pins, loader fixes)."""
-    from .. import lock as locking
-    from ..model import to_dict
-    from ..render import out, print_json
-    from ..pipeline import plan_for
+    from ..api import lock
 
-    intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
-    options = make_options("auto", find_links, no_index, index_mirror, None, False)
-    view = plan_for(python=python, environment=environment, recipes=tuple(recipes or ()), intent=intent,
-                      options=options)
-    lock = locking.make_lock(view.env, view.plan.stack, options=options)
-    path = locking.write_lock(lock, output)
+    result = lock(output=output, python=python, environment=environment, recipes=recipes, find_links=find_links,
+                  no_index=no_index, index_mirror=index_mirror, framework=framework, torch=torch,
+                  tensorflow=tensorflow, jax=jax, cuda=cuda, cudnn_from=cudnn_from, keep=keep)
     if json:
-        print_json({"schema": 1, "path": str(path), "lock": to_dict(lock)})
-        return
-    console = out()
-    console.print(f"wrote {path}: {len(lock.packages)} package(s) with hashes"
-                  + (f", {len(lock.apt)} apt pin(s)" if lock.apt else "")
-                  + (f", {len(lock.env_fixes)} loader fix(es)" if lock.env_fixes else ""), highlight=False)
-    for p in lock.packages:
-        console.print(f"  {p.name}=={p.version}  ({len(p.hashes)} hash{'es' if len(p.hashes) != 1 else ''})",
-                      highlight=False)
-    console.print(f"reproduce with: colab-cudnn-fix apply --lock {path}", style="dim", highlight=False)
+        from ..render import write_json
+
+        write_json(result.to_dict())
+    else:
+        result.show()

@@ -11,7 +11,7 @@ from typing import List, Optional
 import typer
 
 from ._app import app
-from ._common import handle_errors, make_intent, make_options
+from ._common import handle_errors
 from .options import command, option
 
 
@@ -35,18 +35,15 @@ def plan_command(
     index_mirror: Optional[List[str]] = option("index_mirror"),
 ) -> None:
     """Show the steps that make this machine's GPU stack consistent, as exact commands."""
-    from ..render import plan as render
+    from ..api import plan
 
-    intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
-    options = make_options(installer, find_links, no_index, index_mirror, None, False, local_paths=not environment)
-    from ..pipeline import plan_for
+    result = plan(python=python, environment=environment, recipes=recipes, framework=framework, torch=torch,
+                  tensorflow=tensorflow, jax=jax, cuda=cuda, cudnn_from=cudnn_from, keep=keep, installer=installer,
+                  find_links=find_links, no_index=no_index, index_mirror=index_mirror)
+    if json:
+        from ..render import write_json
 
-    result = plan_for(python=python, environment=environment, recipes=tuple(recipes or ()),
-                      intent=intent, options=options)
-    from ..nogpu import no_gpu
-
-    verdict = no_gpu(result.env, result.plan.findings)
-    if verdict is not None and verdict.exit_code and result.plan.nothing_to_do:
-        render.show_no_gpu(verdict, json, result.plan)
-        raise typer.Exit(verdict.exit_code)
-    render.show(result, as_json=json)
+        write_json(result.to_dict())
+    else:
+        result.show()
+    raise typer.Exit(result.exit_code)

@@ -26,16 +26,14 @@ def rollback_command(
     force: bool = option("force"),
 ) -> None:
     """Put back exactly what the last apply changed: package versions, files, apt pins."""
-    import os
-
-    from ..apply import rollback
-    from ..errors import UsageError
+    from ..api import rollback
     from ..render import apply as render
 
-    if root is not None and not os.path.isdir(root):
-        raise UsageError(f"--root {root}: no such directory")
-    result = rollback(root=os.path.abspath(root) if root else None, python=python,
-                      reporter=render.reporter_for(json, verbose), force=force)
-    render.show_rollback(result, json)
-    if result.status == "rollback-incomplete":
-        raise typer.Exit(1)
+    result = rollback(root=root, python=python, force=force, reporter=render.reporter_for(json, verbose))
+    if json:
+        from ..render import write_json
+
+        write_json(result.to_dict())
+    else:
+        result.show()
+    raise typer.Exit(result.exit_code)

@@ -10,10 +10,6 @@ from ._app import app
 from ._common import handle_errors
 from .options import command, option
 
-#: Version of the JSON written by `verify --json`.
-VERIFY_SCHEMA = 1
-
-
 @command(app, "verify")
 @handle_errors()
 def verify_command(
@@ -25,22 +21,13 @@ def verify_command(
 ) -> None:
     """Prove the GPU stack works: per framework, convs on the GPU checked against the CPU, and the
     cuDNN files really loaded. Exit 0 only when every framework passes."""
-    from ..verify import passed, verify
+    from ..api import verify
 
-    env = None
-    if environment:
-        from ..pipeline import machine
-
-        # the machine a doctor --json file describes: its frameworks are the ones checked, here
-        env = machine(environment=environment)[0]
-    results = verify(python, frameworks=tuple(framework or ()), timeout=timeout, env=env)
-    ok = passed(results)
+    result = verify(python=python, framework=framework, timeout=timeout, environment=environment)
     if json:
-        from ..render import print_json
+        from ..render import write_json
 
-        print_json({"schema": VERIFY_SCHEMA, "passed": ok, "results": results})
+        write_json(result.to_dict())
     else:
-        from ..render.verify import render_verify
-
-        render_verify(results)
-    raise typer.Exit(0 if ok else 1)
+        result.show()
+    raise typer.Exit(result.exit_code)

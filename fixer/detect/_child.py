@@ -135,8 +135,3 @@ def collect(children: Dict[str, Child]) -> Dict[str, Tuple[Optional[Any], Option
             if c.proc is not None and c.proc.poll() is None:
                 c._kill()
         raise
-
-
-def split_evenly(items: List[str], parts: int) -> List[List[str]]:
-    parts = max(1, min(parts, len(items)))
-    return [items[i::parts] for i in range(parts)]

@@ -350,20 +350,26 @@ def _with_environment(hits: List[Hit], env: Environment) -> List[Hit]:
         good = [c for c in copies if c.version and cudnn_relation(c.version, ".".join(map(str, bu))) == "ok"]
         ev = tuple(f"loaded: {_describe(c)}" for c in loaded) + tuple(f"would satisfy the build: {_describe(c)}" for c in good)
         h.finding = dataclasses.replace(f, evidence=f.evidence + ev)
-        if f.id != "cudnn-shadowed" and loaded and good:
+        for alt in hits:   # the other readings of the same message: the same copies are their evidence
+            if alt.alternative_of == f.id and alt.offset == h.offset and "loaded" not in alt.captures:
+                alt.finding = dataclasses.replace(alt.finding, evidence=alt.finding.evidence + ev)
+        if loaded and good:
             winner, want = loaded[0], good[0]
+            title = f"cuDNN {winner.version} in {winner.directory} is loaded ahead of cuDNN {want.version} in {want.directory}"
+            fix = (f"Put {want.directory} first (or drop {winner.directory} from LD_LIBRARY_PATH / LD_PRELOAD / ld.so.conf), "
+                   "or remove the older copy. `colab-cudnn-fix apply` plans it.")
+            if f.id == "cudnn-shadowed":
+                # the text already reads it as shadowing: the machine names the two copies
+                h.finding = dataclasses.replace(h.finding, title=title, fix=fix)
+                continue
             extra.append(Hit(finding=Finding(
-                id="cudnn-shadowed", severity="error",
-                title=f"cuDNN {winner.version} in {winner.directory} is loaded ahead of cuDNN {want.version} in {want.directory}",
-                evidence=ev + f.evidence[:1],
-                fix=f"Put {want.directory} first (or drop {winner.directory} from LD_LIBRARY_PATH / LD_PRELOAD / ld.so.conf), "
-                    "or remove the older copy. `colab-cudnn-fix apply` plans it.",
+                id="cudnn-shadowed", severity="error", title=title, evidence=ev + f.evidence[:1], fix=fix,
                 confidence=round(min(MAX, f.confidence + 0.02), 3)),
                 decisive=True, offset=h.offset, where=h.where,
                 check="LD_DEBUG=libs: the directory libcudnn.so loads from"))
-        elif f.id != "cudnn-shadowed" and copies and not good:
+        elif copies and not good:
             # no copy on this machine would satisfy the build: nothing is shadowed, the copy is old
-            drop.extend(x for x in hits if x.finding.id == "cudnn-shadowed" and x.alternative_of)
+            drop.extend(x for x in hits if x.finding.id == "cudnn-shadowed")
     for d in drop:
         if d in hits:
             hits.remove(d)

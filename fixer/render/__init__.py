@@ -5,10 +5,11 @@ live in submodules (render.doctor, render.plan, ...); the helpers below are shar
 """
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
 import sys
-from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional, Sequence
 
 from ..errors import FixerError
 from ..model import to_dict
@@ -19,10 +20,24 @@ if TYPE_CHECKING:
 # rich is imported on first use: `doctor --json` and `plan --json` never need it (fast path).
 _out: Optional["Console"] = None
 _err: Optional["Console"] = None
+_recording: Optional["Console"] = None
+
+
+@contextlib.contextmanager
+def recording(console: "Console") -> Iterator["Console"]:
+    """Send what the renderers print to `console` (a recording one, for a notebook's display)."""
+    global _recording
+    before, _recording = _recording, console
+    try:
+        yield console
+    finally:
+        _recording = before
 
 
 def out() -> "Console":
     global _out
+    if _recording is not None:
+        return _recording
     if _out is None or _out.file is not sys.stdout:
         from rich.console import Console
 
@@ -93,6 +108,12 @@ def json_payload(value: Any, command: Optional[str] = None) -> Dict[str, Any]:
     out.update(body)
     shape = _SHAPES.get(out["command"])
     return shape(out) if shape else out
+
+
+def write_json(payload: Dict[str, Any]) -> None:
+    """An already-shaped payload (a result's to_dict()) as indented JSON on stdout."""
+    sys.stdout.write(json.dumps(payload, indent=2, sort_keys=False) + "\n")
+    sys.stdout.flush()
 
 
 def print_json(value: Any) -> None:

@@ -59,10 +59,38 @@ def reporter_for(as_json: bool, verbose: bool = False) -> ConsoleReporter:
     return ConsoleReporter(err() if as_json else out(), verbose=verbose)
 
 
+def nothing_to_do_json(plan: Plan, findings: Sequence[Finding] = ()) -> Dict[str, Any]:
+    return {"schema": APPLY_SCHEMA, "changed": False, "nothing_to_do": True, "plan": to_dict(plan),
+            "findings": to_dict(tuple(findings))}
+
+
+def applied_json(result: ApplyResult, *, plan: Plan, checks: Sequence[CheckResult] = (),
+                 findings_after: Sequence[Finding] = (), verified_by: str = "",
+                 restart: Dict[str, Any]) -> Dict[str, Any]:
+    return {"schema": APPLY_SCHEMA, "changed": result.changed, "nothing_to_do": not result.changed,
+            "plan": to_dict(plan), "result": to_dict(result), "verify": to_dict(tuple(checks)),
+            "verified_by": verified_by, "findings_after": to_dict(tuple(findings_after)),
+            "restart": restart}
+
+
+def rollback_json(result: RollbackResult) -> Dict[str, Any]:
+    return {"schema": APPLY_SCHEMA, "rollback": to_dict(result)}
+
+
+def show_lock_written(lock: Any, path: str) -> None:
+    console = out()
+    console.print(f"wrote {path}: {len(lock.packages)} package(s) with hashes"
+                  + (f", {len(lock.apt)} apt pin(s)" if lock.apt else "")
+                  + (f", {len(lock.env_fixes)} loader fix(es)" if lock.env_fixes else ""), highlight=False)
+    for p in lock.packages:
+        console.print(f"  {p.name}=={p.version}  ({len(p.hashes)} hash{'es' if len(p.hashes) != 1 else ''})",
+                      highlight=False)
+    console.print(f"reproduce with: colab-cudnn-fix apply --lock {path}", style="dim", highlight=False)
+
+
 def show_nothing_to_do(plan: Plan, as_json: bool, findings: Sequence[Finding] = ()) -> None:
     if as_json:
-        print_json({"schema": APPLY_SCHEMA, "changed": False, "nothing_to_do": True, "plan": to_dict(plan),
-                    "findings": to_dict(tuple(findings))})
+        print_json(nothing_to_do_json(plan, findings))
         return
     out().print("[green]Nothing to do:[/] the environment already matches the plan.", markup=True)
 
@@ -96,10 +124,8 @@ def show_manual(blocking: Sequence[Finding], drift: Sequence[str] = ()) -> None:
 def show_applied(result: ApplyResult, *, as_json: bool, plan: Plan, checks: Sequence[CheckResult] = (),
                  findings_after: Sequence[Finding] = (), verified_by: str = "", restart: Dict[str, Any]) -> None:
     if as_json:
-        print_json({"schema": APPLY_SCHEMA, "changed": result.changed, "nothing_to_do": not result.changed,
-                    "plan": to_dict(plan), "result": to_dict(result), "verify": to_dict(tuple(checks)),
-                    "verified_by": verified_by, "findings_after": to_dict(tuple(findings_after)),
-                    "restart": restart})
+        print_json(applied_json(result, plan=plan, checks=checks, findings_after=findings_after,
+                                verified_by=verified_by, restart=restart))
         return
     console = out()
     console.print()
@@ -141,7 +167,7 @@ def show_applied(result: ApplyResult, *, as_json: bool, plan: Plan, checks: Sequ
 
 def show_rollback(result: RollbackResult, as_json: bool) -> None:
     if as_json:
-        print_json({"schema": APPLY_SCHEMA, "rollback": to_dict(result)})
+        print_json(rollback_json(result))
         return
     console = out()
     if result.status == "nothing-to-do":
@@ -171,7 +197,3 @@ def show_rollback(result: RollbackResult, as_json: bool) -> None:
         for r in result.remaining:
             console.print(f"  {escape(r)}", markup=True, highlight=False)
     console.print(f"[dim]journal {result.journal}[/]", markup=True, highlight=False)
-
-
-def lock_refusal_lines(reasons: List[str]) -> str:
-    return "; ".join(reasons)

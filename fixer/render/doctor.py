@@ -158,7 +158,3 @@ def render_doctor(env: Environment, findings: Sequence[Finding], healthy: bool, 
         n_warn = sum(1 for f in findings if f.severity == "warning")
         con.print(f"[bold red]{n_err} error(s)[/], [yellow]{n_warn} warning(s)[/].  "
                   "`colab-cudnn-fix plan` shows the changes that fix them.")
-
-
-def render_probes(env: Environment) -> List[str]:
-    return [f"{'ok ' if p.ok else '-- '} {p.probe}: {p.detail}" for p in env.probes]

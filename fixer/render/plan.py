@@ -23,6 +23,14 @@ def plan_json(plan: Plan) -> Dict[str, Any]:
     return {"schema": PLAN_SCHEMA, "plan": body}
 
 
+def show_commands(plan: Plan) -> None:
+    """A plan without the machine it was made for (from a lock file): its numbered commands."""
+    console = out()
+    for i, s in enumerate(plan.steps, 1):
+        console.print(f"# {i}. {s.kind}: {s.summary}", style="dim", highlight=False, markup=False)
+        console.print(command_text(s), highlight=False, markup=False, soft_wrap=True)
+
+
 def _size(n: Optional[int]) -> str:
     if not n:
         return "?"
@@ -153,16 +161,21 @@ def _notes(plan: Plan) -> None:
             console.print(f"[dim]note:[/] {escape(n)}", markup=True, highlight=False)
 
 
+def no_gpu_json(verdict: Any, plan: Optional[Plan] = None, command: str = "plan") -> Dict[str, Any]:
+    """The JSON of a no-GPU verdict (fixer.nogpu.NoGpu) for plan and apply."""
+    body: Dict[str, Any] = {"schema": PLAN_SCHEMA, "no_gpu": True, "exit_code": verdict.exit_code,
+                            "message": verdict.message, "hint": verdict.hint}
+    if command == "plan" and plan is not None:
+        body["plan"] = plan_json(plan)["plan"]
+    else:
+        body.update(changed=False, nothing_to_do=True)
+    return body
+
+
 def show_no_gpu(verdict: Any, as_json: bool, plan: Optional[Plan] = None, command: str = "plan") -> None:
     """No GPU visible (fixer.nogpu.NoGpu): what is missing and what to do, in text and JSON."""
     if as_json:
-        body: Dict[str, Any] = {"schema": PLAN_SCHEMA, "no_gpu": True, "exit_code": verdict.exit_code,
-                                "message": verdict.message, "hint": verdict.hint}
-        if command == "plan" and plan is not None:
-            body["plan"] = plan_json(plan)["plan"]
-        else:
-            body.update(changed=False, nothing_to_do=True)
-        print_json(body)
+        print_json(no_gpu_json(verdict, plan, command))
         return
     console = out()
     console.print(verdict.message, highlight=False, markup=False)

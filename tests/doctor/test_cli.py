@@ -113,12 +113,6 @@ def test_bad_override_exit_2(capsys, clean_env):
     assert code == 2 and "COLAB_CUDNN_FIX_DRIVER" in err
 
 
-def test_lock_without_lock_feature(capsys, clean_env, monkeypatch, tmp_path):
-    monkeypatch.setitem(sys.modules, "fixer.lock", types.ModuleType("fixer.lock"))
-    code, out, err = run(capsys, "--lock", str(tmp_path / "x.lock"))
-    assert code == 2 and "--lock needs the lock feature" in err
-
-
 def test_lock_drift_findings_are_reported(capsys, clean_env, monkeypatch, tmp_path):
     from fixer.model import Finding
     mod = types.ModuleType("fixer.lock")

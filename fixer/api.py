@@ -1,0 +1,716 @@
+"""The library's public functions, one per command: doctor, plan, apply, verify, explain, lock, rollback.
+
+Each takes keyword arguments that mirror the command's options (`environment=`, `python=`,
+`find_links=`, ...), runs the pipeline and returns a result object:
+
+- `.to_dict()`: exactly the command's `--json` payload;
+- `.exit_code`: the command's exit code;
+- `.show()`: the command's terminal output (the CLI calls it), and `__rich__` / `_repr_html_`
+  so that a notebook cell `fixer.doctor()` shows the same table as the CLI.
+
+Errors are raised (fixer.errors: UsageError exit 2, Unsatisfiable exit 1, ...); the CLI turns
+them into its error output. The orchestration lives here (apply with a lock file, the check
+after apply, the restart decision), never in the CLI. Nothing here prints, except `.show()`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from .errors import UsageError
+from .model import CheckResult, Environment, Finding, Intent, Plan, PlanOptions, Recipes, to_dict
+
+if TYPE_CHECKING:
+    from .apply.reporter import Reporter
+    from .apply.results import ApplyResult as _Applied, RollbackResult as _RolledBack
+    from .nogpu import NoGpu
+    from .explain import Explanation
+    from .pipeline import PlannedMachine
+
+Many = Union[str, Sequence[str], None]
+
+#: Versions of the JSON payloads (the documented schemas).
+VERIFY_SCHEMA = 1
+#: `explain --json` (2: alternatives with their checks, benign, windows, colab_no_gpu, frameworks).
+EXPLAIN_SCHEMA = 2
+LOCK_SCHEMA = 1
+
+
+def _many(v: Many) -> Tuple[str, ...]:
+    """A repeatable option given as one string or a sequence."""
+    if v is None:
+        return ()
+    return (v,) if isinstance(v, str) else tuple(v)
+
+
+# ---------------------------------------------------------------------------------------
+# results
+# ---------------------------------------------------------------------------------------
+
+
+class CommandResult:
+    """What a command returns: its JSON payload, its exit code and its rendering."""
+
+    command: str = ""
+    exit_code: int = 0
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The command's `--json` payload, in its one documented shape (render.json_payload)."""
+        from .render import json_payload
+
+        return json_payload(self._payload(), self.command)
+
+    def _payload(self) -> Dict[str, Any]:
+        raise NotImplementedError
+
+    def show(self) -> None:
+        """The command's terminal output, through fixer.render."""
+        raise NotImplementedError
+
+    def _recorded(self, width: int = 110) -> Any:
+        from rich.console import Console
+
+        from . import render
+
+        console = Console(record=True, width=width, file=open(os.devnull, "w"), force_terminal=True,
+                          color_system="truecolor", highlight=False)
+        with render.recording(console):
+            self.show()
+        console.file.close()
+        return console
+
+    def __rich__(self) -> Any:
+        from rich.text import Text
+
+        return Text.from_ansi(self._recorded().export_text(styles=True))
+
+    def _repr_html_(self) -> str:
+        return str(self._recorded().export_html(inline_styles=True))
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.command}: exit {self.exit_code}>"
+
+
+@dataclasses.dataclass(repr=False)
+class DoctorResult(CommandResult):
+    environment: Environment
+    findings: Tuple[Finding, ...]
+    healthy: bool
+    nothing_to_fix: bool
+    exit_code: int
+    command: str = "doctor"
+
+    def _payload(self) -> Dict[str, Any]:
+        from .render.doctor import doctor_json
+
+        return doctor_json(self.environment, self.findings, self.healthy, self.exit_code)
+
+    def show(self) -> None:
+        from .render.doctor import render_doctor
+
+        render_doctor(self.environment, self.findings, self.healthy, self.exit_code, nothing_to_fix=self.nothing_to_fix)
+
+    def _repr_html_(self) -> str:
+        from .render.report import doctor_html
+
+        return doctor_html(self.environment, self.findings, self.healthy, self.exit_code)
+
+
+@dataclasses.dataclass(repr=False)
+class PlanResult(CommandResult):
+    """`no_gpu`: the verdict (fixer.nogpu) when no GPU is visible and the plan has nothing to do."""
+
+    machine: "PlannedMachine"
+    no_gpu: Optional["NoGpu"] = None
+    exit_code: int = 0
+    command: str = "plan"
+
+    @property
+    def plan(self) -> Plan:
+        return self.machine.plan
+
+    def _payload(self) -> Dict[str, Any]:
+        from .render.plan import no_gpu_json, plan_json
+
+        if self.no_gpu is not None:
+            return no_gpu_json(self.no_gpu, self.machine.plan)
+        return plan_json(self.machine.plan)
+
+    def show(self) -> None:
+        from .render import plan as render
+
+        if self.no_gpu is not None:
+            render.show_no_gpu(self.no_gpu, as_json=False, plan=self.machine.plan)
+        else:
+            render.show(self.machine)
+
+
+@dataclasses.dataclass(repr=False)
+class ApplyResult(CommandResult):
+    """outcome: "no-gpu", "nothing-to-do", "dry-run", "declined" or "applied"."""
+
+    outcome: str
+    plan: Plan
+    findings: Tuple[Finding, ...] = ()
+    machine: Optional["PlannedMachine"] = None      # None for a plan from a lock file
+    applied: Optional["_Applied"] = None
+    checks: Tuple[CheckResult, ...] = ()
+    findings_after: Tuple[Finding, ...] = ()
+    verified_by: str = ""
+    restart: Dict[str, Any] = dataclasses.field(default_factory=dict)
+    no_gpu: Optional["NoGpu"] = None
+    exit_code: int = 0
+    command: str = "apply"
+    _kernel: Any = None
+
+    def _payload(self) -> Dict[str, Any]:
+        from .render import apply as render
+        from .render.plan import plan_json
+
+        if self.outcome == "no-gpu":
+            from .render.plan import no_gpu_json
+
+            return no_gpu_json(self.no_gpu, command="apply")
+        if self.outcome == "nothing-to-do":
+            return render.nothing_to_do_json(self.plan, self.findings)
+        if self.outcome in ("dry-run", "declined"):
+            return plan_json(self.plan)
+        assert self.applied is not None
+        return render.applied_json(self.applied, plan=self.plan, checks=self.checks,
+                                   findings_after=self.findings_after, verified_by=self.verified_by,
+                                   restart=self.restart)
+
+    def show(self) -> None:
+        from .render import apply as render
+
+        if self.outcome == "no-gpu":
+            from .render.plan import show_no_gpu
+
+            show_no_gpu(self.no_gpu, as_json=False, command="apply")
+        elif self.outcome == "nothing-to-do":
+            render.show_nothing_to_do(self.plan, as_json=False, findings=self.findings)
+        elif self.outcome in ("dry-run", "declined"):
+            show_plan(self.plan, self.machine)
+        else:
+            assert self.applied is not None
+            render.show_applied(self.applied, as_json=False, plan=self.plan, checks=self.checks,
+                                findings_after=self.findings_after, verified_by=self.verified_by, restart=self.restart)
+
+    def restart_kernel(self) -> None:
+        """Restart the notebook kernel when --restart asked for it and it is needed (after the
+        result has been shown: the kernel this runs in may be the one restarted)."""
+        if self.restart.get("do") and self._kernel is not None:
+            from .apply.colab import restart_kernel
+
+            restart_kernel(self._kernel)
+
+
+@dataclasses.dataclass(repr=False)
+class VerifyResult(CommandResult):
+    results: Tuple[CheckResult, ...]
+    passed: bool
+    exit_code: int
+    command: str = "verify"
+
+    def _payload(self) -> Dict[str, Any]:
+        return {"schema": VERIFY_SCHEMA, "passed": self.passed, "results": to_dict(self.results)}
+
+    def show(self) -> None:
+        from .render.verify import render_verify
+
+        render_verify(self.results)
+
+
+@dataclasses.dataclass(repr=False)
+class ExplainResult(CommandResult):
+    explanation: "Explanation"
+    plan: Optional[Plan]
+    notes: Tuple[str, ...]
+    detected: bool
+    exit_code: int
+    command: str = "explain"
+
+    @property
+    def findings(self) -> Tuple[Finding, ...]:
+        return self.explanation.findings
+
+    def _payload(self) -> Dict[str, Any]:
+        r = self.explanation
+        return {"schema": EXPLAIN_SCHEMA, "recognised": r.recognised,
+                "findings": to_dict(r.findings), "rules": list(r.rules),
+                "alternatives": [{"id": f.id, "confidence": f.confidence, "check": r.check_for(f.id)}
+                                 for f in r.findings],
+                "ambiguous": r.ambiguous, "benign": r.benign, "windows": r.windows,
+                "frameworks": list(r.frameworks), "colab_no_gpu": r.colab_no_gpu,
+                "detected": self.detected, "plan": to_dict(self.plan), "notes": list(self.notes)}
+
+    def show(self) -> None:
+        from .render.explain import render_explain
+
+        render_explain(self.explanation, self.plan, self.notes, detected=self.detected)
+
+
+@dataclasses.dataclass(repr=False)
+class LockResult(CommandResult):
+    lock: Any
+    path: str
+    exit_code: int = 0
+    command: str = "lock"
+
+    def _payload(self) -> Dict[str, Any]:
+        return {"schema": LOCK_SCHEMA, "path": self.path, "lock": to_dict(self.lock)}
+
+    def show(self) -> None:
+        from .render.apply import show_lock_written
+
+        show_lock_written(self.lock, self.path)
+
+
+@dataclasses.dataclass(repr=False)
+class RollbackResult(CommandResult):
+    result: "_RolledBack"
+    exit_code: int
+    command: str = "rollback"
+
+    def _payload(self) -> Dict[str, Any]:
+        from .render.apply import rollback_json
+
+        return rollback_json(self.result)
+
+    def show(self) -> None:
+        from .render.apply import show_rollback
+
+        show_rollback(self.result, as_json=False)
+
+
+def show_plan(plan: Plan, machine: Optional["PlannedMachine"]) -> None:
+    """A plan as `plan` shows it; a plan from a lock file as its numbered commands."""
+    if machine is not None:
+        from .render import plan as render
+
+        render.show(machine)
+    else:
+        from .render.plan import show_commands
+
+        show_commands(plan)
+
+
+# ---------------------------------------------------------------------------------------
+# option values -> model values (the checks every caller gets, CLI or not)
+# ---------------------------------------------------------------------------------------
+
+
+def make_intent(framework: Many = None, torch: Optional[str] = None, tensorflow: Optional[str] = None,
+                jax: Optional[str] = None, cuda: Optional[str] = None, cudnn_from: Optional[str] = None,
+                keep: Many = None) -> Intent:
+    """Intent options -> Intent, checking their form (not yet against recipes)."""
+    from .model import FRAMEWORKS
+
+    frameworks = _many(framework)
+    for f in frameworks:
+        if f not in FRAMEWORKS:
+            raise UsageError(f"unknown framework {f!r} (--framework): choose from {', '.join(FRAMEWORKS)}")
+    versions: Dict[str, str] = {}
+    for name, value in (("torch", torch), ("tensorflow", tensorflow), ("jax", jax)):
+        if value is not None:
+            from packaging.version import InvalidVersion, Version
+
+            if not value.strip():
+                raise UsageError(f"--{name} is empty: give a version like 2.5.1, or leave the option out")
+            try:
+                Version(value)
+            except InvalidVersion:
+                raise UsageError(f"--{name} {value!r} is not a version number")
+            versions[name] = value
+            if name not in frameworks and frameworks:
+                frameworks = frameworks + (name,)
+    if cuda is not None:
+        parts = cuda.split(".")
+        if not (1 <= len(parts) <= 2 and all(p.isdigit() for p in parts)):
+            raise UsageError(f"--cuda {cuda!r} is not a CUDA version like 12.6")
+    if cudnn_from is not None and cudnn_from not in ("pip", "apt", "conda"):
+        raise UsageError(f"--cudnn-from {cudnn_from!r}: choose pip, apt or conda")
+    return Intent(frameworks=frameworks, versions=versions, cuda=cuda, cudnn_from=cudnn_from,  # type: ignore[arg-type]
+                  keep=_many(keep))
+
+
+def parse_mirrors(values: Many) -> Tuple[Tuple[str, str], ...]:
+    """--index-mirror FROM=TO values -> (FROM, TO) pairs."""
+    out = []
+    for v in _many(values):
+        src, sep, dst = v.partition("=")
+        if not sep or not src or not dst:
+            raise UsageError(f"--index-mirror {v!r}: expected FROM=TO, e.g. "
+                             "https://download.pytorch.org/whl=http://127.0.0.1:8080/whl")
+        out.append((src, dst))
+    return tuple(out)
+
+
+def make_options(installer: str = "auto", find_links: Many = None, no_index: bool = False,
+                 index_mirror: Many = None, root: Optional[str] = None, restart: bool = False,
+                 local_paths: bool = True) -> PlanOptions:
+    """The source and installer options as PlanOptions. `local_paths`: the --find-links
+    directories are on this machine (not so for `plan --environment`, a plan for another one)."""
+    if installer not in ("auto", "pip", "uv", "conda"):
+        raise UsageError(f"--installer {installer!r}: choose auto, pip, uv or conda")
+    links = _many(find_links)
+    for d in links:
+        if local_paths and not os.path.isdir(d) and "://" not in d:
+            raise UsageError(f"--find-links {d}: no such directory")
+    if root is not None and not os.path.isdir(root):
+        raise UsageError(f"--root {root}: no such directory")
+    return PlanOptions(installer=installer, find_links=tuple(os.path.abspath(d) if "://" not in d else d  # type: ignore[arg-type]
+                                                             for d in links),
+                       no_index=no_index, index_mirrors=parse_mirrors(index_mirror),
+                       root=os.path.abspath(root) if root else None, restart=restart)
+
+
+# ---------------------------------------------------------------------------------------
+# doctor
+# ---------------------------------------------------------------------------------------
+
+
+def doctor(*, python: Optional[str] = None, deep: bool = False, lock: Optional[str] = None,
+           recipes: Many = None, environment: Optional[str] = None,
+           environ: Optional[Mapping[str, str]] = None) -> DoctorResult:
+    """The machine's GPU stack and what is wrong with it (`colab-cudnn-fix doctor`), or of the
+    machine a `doctor --json` file describes (`environment`). COLAB_CUDNN_FIX_* overrides are
+    read from `environ` (default: os.environ)."""
+    from .pipeline import examine
+
+    r = examine(python, deep=deep, lock=lock, recipes=_many(recipes), environ=environ, environment=environment)
+    return DoctorResult(environment=r.env, findings=r.findings, healthy=r.healthy, nothing_to_fix=r.nothing_to_fix,
+                        exit_code=r.exit_code)
+
+
+# ---------------------------------------------------------------------------------------
+# plan
+# ---------------------------------------------------------------------------------------
+
+
+def plan(*, environment: Optional[str] = None, python: Optional[str] = None, recipes: Many = None,
+         framework: Many = None, torch: Optional[str] = None, tensorflow: Optional[str] = None,
+         jax: Optional[str] = None, cuda: Optional[str] = None, cudnn_from: Optional[str] = None,
+         keep: Many = None, installer: str = "auto", find_links: Many = None, no_index: bool = False,
+         index_mirror: Many = None, environ: Optional[Mapping[str, str]] = None) -> PlanResult:
+    """The steps that make the machine's GPU stack consistent (`colab-cudnn-fix plan`). Changes nothing."""
+    from .nogpu import no_gpu
+    from .pipeline import plan_for
+
+    intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
+    options = make_options(installer, find_links, no_index, index_mirror, local_paths=not environment)
+    machine = plan_for(python=python, environment=environment, recipes=_many(recipes), intent=intent,
+                       options=options, environ=environ)
+    verdict = no_gpu(machine.env, machine.plan.findings)
+    if verdict is not None and verdict.exit_code and machine.plan.nothing_to_do:
+        return PlanResult(machine, no_gpu=verdict, exit_code=verdict.exit_code)
+    return PlanResult(machine)
+
+
+# ---------------------------------------------------------------------------------------
+# apply
+# ---------------------------------------------------------------------------------------
+
+
+def apply(*, dry_run: bool = False, python: Optional[str] = None, lock: Optional[str] = None,
+          find_links: Many = None, no_index: bool = False, index_mirror: Many = None, installer: str = "auto",
+          root: Optional[str] = None, restart: bool = False, environment: Optional[str] = None,
+          recipes: Many = None, framework: Many = None, torch: Optional[str] = None,
+          tensorflow: Optional[str] = None, jax: Optional[str] = None, cuda: Optional[str] = None,
+          cudnn_from: Optional[str] = None, keep: Many = None, no_verify: bool = False, resume: bool = False,
+          reporter: Optional["Reporter"] = None,
+          confirm: Optional[Callable[["ApplyResult"], bool]] = None,
+          environ: Optional[Mapping[str, str]] = None, prepare_for_gpu: bool = False) -> ApplyResult:
+    """Repair the GPU stack (`colab-cudnn-fix apply`): plan, run the steps journaled (rolled back
+    on any failure), then check the result. `confirm` is asked with the dry-run result before
+    anything changes (the CLI's --interactive); `reporter` receives the progress. With
+    restart=True a notebook kernel that already loaded a GPU library is restarted at the end;
+    resume=True goes on with the apply that stopped for condacolab's kernel restart."""
+    if resume:
+        return resume_apply(root=root, python=python, no_verify=no_verify, recipes=recipes, reporter=reporter)
+    result = _apply(dry_run=dry_run, python=python, lock=lock, find_links=find_links, no_index=no_index,
+                    index_mirror=index_mirror, installer=installer, root=root, restart=restart,
+                    environment=environment, recipes=recipes, framework=framework, torch=torch,
+                    tensorflow=tensorflow, jax=jax, cuda=cuda, cudnn_from=cudnn_from, keep=keep,
+                    no_verify=no_verify, reporter=reporter, confirm=confirm, environ=environ,
+                    prepare_for_gpu=prepare_for_gpu)
+    result.restart_kernel()
+    return result
+
+
+def _apply(*, dry_run: bool, python: Optional[str], lock: Optional[str], find_links: Many, no_index: bool,
+           index_mirror: Many, installer: str, root: Optional[str], restart: bool, environment: Optional[str],
+           recipes: Many, framework: Many, torch: Optional[str], tensorflow: Optional[str], jax: Optional[str],
+           cuda: Optional[str], cudnn_from: Optional[str], keep: Many, no_verify: bool,
+           reporter: Optional["Reporter"], confirm: Optional[Callable[["ApplyResult"], bool]],
+           environ: Optional[Mapping[str, str]], prepare_for_gpu: bool = False) -> ApplyResult:
+    """apply without the final kernel restart (the CLI shows the result first). Safe by default
+    (issue 10): another machine's plan (--environment) runs only into a --root sandbox, else it is
+    a dry run; no visible GPU changes nothing unless `prepare_for_gpu`; a plan whose simulated
+    result is not healthy is refused (NotAFix, exit 1), naming what the user must do."""
+    from .apply import apply_plan
+    from .apply.colab import find_kernel
+    from .nogpu import no_gpu
+
+    if environment and not dry_run and not root:
+        raise UsageError(f"--environment {environment}: that plan is for the machine the file describes, "
+                         "not this one; add --dry-run to see it (apply changes only the machine it runs on)")
+    intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
+    options = make_options(installer, find_links, no_index, index_mirror, root, restart)
+    machine: Optional["PlannedMachine"] = None
+    if lock:
+        env, the_plan = _lock_plan(lock, python, environment, options, environ)
+        findings: Tuple[Finding, ...] = ()
+    else:
+        from .pipeline import blockers, gpu_wanted, plan_for
+
+        machine = plan_for(python=python, environment=environment, recipes=_many(recipes), intent=intent,
+                           options=options, environ=environ, prepare_for_gpu=prepare_for_gpu)
+        env, the_plan, findings = machine.env, machine.plan, tuple(machine.plan.findings)
+        verdict = None if prepare_for_gpu else no_gpu(env, findings, wanted=gpu_wanted(env, intent))
+        if verdict is not None:
+            return ApplyResult(outcome="no-gpu", plan=the_plan, findings=findings, machine=machine, no_gpu=verdict,
+                               exit_code=verdict.exit_code)
+        blocking = blockers(the_plan, prepare_for_gpu)
+        if (blocking or the_plan.drift) and not dry_run:
+            from .errors import NotAFix
+
+            raise NotAFix(blocking, the_plan.drift)
+    target = python or (env.python.executable if env.python else None) or sys.executable
+    if the_plan.nothing_to_do:
+        return ApplyResult(outcome="nothing-to-do", plan=the_plan, findings=findings, machine=machine)
+    preview = ApplyResult(outcome="dry-run", plan=the_plan, findings=findings, machine=machine)
+    if dry_run:
+        return preview
+    if confirm is not None and not confirm(preview):
+        return dataclasses.replace(preview, outcome="declined", exit_code=1)
+    applied = apply_plan(the_plan, python=target, options=options, reporter=reporter)
+    if applied.awaiting_restart:
+        # stopped before condacolab, which must run in the kernel: nothing to verify yet
+        return ApplyResult(outcome="applied", plan=the_plan, findings=findings, machine=machine, applied=applied,
+                           restart={"verdict": "waiting for the kernel restart (condacolab)", "needed": True,
+                                    "do": False, "message": f"Not finished: {applied.resume}."})
+    checks: Tuple[CheckResult, ...] = ()
+    findings_after: Tuple[Finding, ...] = ()
+    verified_by = ""
+    if not no_verify:
+        checks, findings_after, verified_by = check_after_apply(target, _many(recipes), the_plan.stack.env_fixes,
+                                                                environ)
+    kernel = find_kernel()
+    unhealthy = any(f.severity == "error" for f in findings_after) or \
+        any(c.status in ("failed", "crashed", "timeout") for c in checks)
+    return ApplyResult(outcome="applied", plan=the_plan, findings=findings, machine=machine, applied=applied,
+                       checks=checks, findings_after=findings_after, verified_by=verified_by,
+                       restart=restart_decision(kernel, the_plan, options.restart), exit_code=1 if unhealthy else 0,
+                       _kernel=kernel)
+
+
+def resume_apply(*, root: Optional[str], python: Optional[str], no_verify: bool, recipes: Many,
+                 reporter: Optional["Reporter"]) -> ApplyResult:
+    """`apply --resume`: go on with the apply that stopped for condacolab's kernel restart."""
+    from ._paths import state_dir
+    from .apply.colab import find_kernel
+    from .apply.journal import Journal
+    from .apply.transaction import resume_apply as resume_transaction
+    from .model import EnvFix, Stack, from_dict
+
+    if root is not None and not os.path.isdir(root):
+        raise UsageError(f"--root {root}: no such directory")
+    root = os.path.abspath(root) if root else None
+    last = Journal.last(state_dir(root))
+    fixes = tuple(from_dict(EnvFix, f, "$.env_fixes") for f in (last.data.get("env_fixes", []) if last else []))
+    applied = resume_transaction(root=root, python=python, reporter=reporter, verify=not no_verify)
+    target = python or (last.data["python"] if last else sys.executable)
+    checks: Tuple[CheckResult, ...] = ()
+    findings_after: Tuple[Finding, ...] = ()
+    verified_by = ""
+    if not no_verify:
+        checks, findings_after, verified_by = check_after_apply(target, _many(recipes), fixes)
+    the_plan = Plan(stack=Stack(env_fixes=fixes))
+    unhealthy = any(f.severity == "error" for f in findings_after) or \
+        any(c.status in ("failed", "crashed", "timeout") for c in checks)
+    return ApplyResult(outcome="applied", plan=the_plan, applied=applied, checks=checks,
+                       findings_after=findings_after, verified_by=verified_by,
+                       restart=restart_decision(find_kernel(), the_plan, False), exit_code=1 if unhealthy else 0)
+
+
+def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str], options: PlanOptions,
+               environ: Optional[Mapping[str, str]]) -> Tuple[Environment, Plan]:
+    """The plan that reproduces a lock file on this machine (or the one `environment` describes)."""
+    from .apply.snapshot import read_target
+    from .apply.sources import find_uv
+    from .lock import check_compatible, plan_from_lock, read_lock
+
+    lock_file = read_lock(lock_path)
+    if environment:
+        from .plan import load_environment
+
+        env = load_environment(environment)[0]
+    else:
+        from .detect import detect, overrides_from_env
+
+        env = detect(python, overrides=overrides_from_env(os.environ if environ is None else environ))
+    check_compatible(lock_file, env, lock_path)
+    target = python or (env.python.executable if env.python else sys.executable)
+    has_pip = read_target(target).has("pip")
+    tool = "uv" if options.installer == "uv" or (options.installer == "auto" and not has_pip and find_uv()) else "pip"
+    apt_now: Dict[str, str] = {}
+    for lib in env.libraries:
+        if lib.origin == "apt" and lib.package:
+            name, _, ver = lib.package.partition(" ")
+            apt_now[name] = ver
+    return env, plan_from_lock(lock_file, python=target, options=options, installer=tool, apt_installed=apt_now)
+
+
+def check_after_apply(python: str, recipes: Sequence[str], env_fixes: Sequence[Any] = (),
+                      environ: Optional[Mapping[str, str]] = None) -> Tuple[Tuple[CheckResult, ...], Tuple[Finding, ...], str]:
+    """The deepest check available after apply: a fresh detect + diagnose, and the GPU conv test
+    (fixer.verify) when a real GPU is there. Both run in the environment a new shell gets once
+    the plan's loader fixes are in place (this process keeps its old LD_LIBRARY_PATH)."""
+    from .detect import detect, overrides_from_env
+    from .diagnose import diagnose
+    from .envfix import environ_after
+    from .recipes import load
+    from .verify import verify as run_verify
+
+    after = environ_after(env_fixes, os.environ if environ is None else environ)
+    env = detect(python, environ=after, overrides=overrides_from_env(after))
+    findings = tuple(diagnose(env, load(tuple(recipes))))
+    how = ["detect + diagnose"]
+    checks: Tuple[CheckResult, ...] = ()
+    if any(g.source != "override" for g in env.gpus):
+        # a real GPU (not one named by COLAB_CUDNN_FIX_GPU for an offline plan): run the conv test
+        checks = tuple(run_verify(python, env=env, environ=after))
+        how.append("GPU convolution check")
+    return checks, findings, " + ".join(how) + (", in the environment of a new shell" if env_fixes else "")
+
+
+def restart_decision(kernel: Any, the_plan: Plan, wanted: bool) -> Dict[str, Any]:
+    """Where the fix reached (fixer.apply.kernel.child_verdict: one home for these words) and
+    whether --restart ends the kernel now."""
+    from .apply.kernel import child_verdict
+
+    v = child_verdict(kernel, the_plan)
+    needed = v.restart_needed or (kernel is None and bool(the_plan.restart_required))
+    do = bool(needed and wanted and kernel is not None)
+    message = v.message
+    if do:
+        message += "; restarting the notebook runtime now (--restart): the notebook reconnects by itself"
+    elif v.todo:
+        message += f". To do: {v.todo}"
+    elif needed:
+        message += ". To do: restart the notebook runtime so that it loads the fixed libraries"
+    info: Dict[str, Any] = {"verdict": v.verdict, "needed": needed, "do": do, "message": message}
+    if kernel is not None:
+        info["kernel_pid"] = kernel.pid
+    return info
+
+
+# ---------------------------------------------------------------------------------------
+# verify, explain, lock, rollback
+# ---------------------------------------------------------------------------------------
+
+
+def verify(*, python: Optional[str] = None, framework: Many = None, timeout: float = 120.0,
+           environment: Optional[str] = None) -> VerifyResult:
+    """Per framework, convolutions on the GPU checked against the CPU and the cuDNN files really
+    loaded, each in a child process of the target (`colab-cudnn-fix verify`). `environment`: a
+    `doctor --json` file whose frameworks are the ones checked, here."""
+    from .verify import passed, verify as run_verify
+
+    env = None
+    if environment:
+        from .pipeline import machine
+
+        env = machine(environment=environment)[0]
+    results = tuple(run_verify(python, frameworks=_many(framework), timeout=timeout, env=env))
+    ok = passed(results)
+    return VerifyResult(results=results, passed=ok, exit_code=0 if ok else 1)
+
+
+def explain(text: str, *, detect: bool = True, python: Optional[str] = None, recipes: Many = None,
+            environment: Optional[str] = None, read_note: Optional[str] = None) -> ExplainResult:
+    """Why a GPU/cuDNN error happened: cause, evidence, fix, and (when the machine is detected)
+    the plan that applies it (`colab-cudnn-fix explain`). Exit code 0 a cause found, 1 not
+    recognised, 3 a Colab runtime without a GPU where the text says there is none. `read_note`:
+    what reading the text skipped (the middle of a long log), kept with the notes."""
+    from .errors import FixerError
+    from .explain import analyze
+
+    if not text or not text.strip():
+        raise UsageError("the error text is empty")
+    extra = list(_many(recipes))
+    env = None
+    rec = None
+    notes: List[str] = [read_note] if read_note else []
+    if environment and not detect:
+        raise UsageError("--environment and --no-detect exclude each other")
+    if environment:
+        from .pipeline import machine
+
+        env = machine(python, environment)[0]
+    elif detect:
+        from .detect import detect as run_detect
+
+        env = run_detect(python)
+    if env is not None:
+        from .recipes import load
+
+        rec = load(extra)
+    result = analyze(text, env, rec, extra_dirs=extra)
+    notes.extend(n for n in result.notes if n not in notes)
+    the_plan = None
+    if env is not None and rec is not None and any(f.id != "log-noise" for f in result.findings):
+        from .plan import make_plan
+        from .resolve import resolve
+
+        try:
+            the_plan = make_plan(env, resolve(env, Intent(), rec))
+        except FixerError as exc:
+            notes.append(f"no plan: {exc.message}")
+            for c in getattr(exc, "clashes", ()) or ():
+                notes.append(f"clash: {c}")
+    code = 0 if result.recognised else 1
+    if result.colab_no_gpu and result.findings and result.findings[0].id in ("gpu-missing", "driver-missing"):
+        code = 3
+    return ExplainResult(explanation=result, plan=the_plan, notes=tuple(notes), detected=env is not None,
+                         exit_code=code)
+
+
+def lock(*, output: str = "colab-cudnn-fix.lock.toml", python: Optional[str] = None,
+         environment: Optional[str] = None, recipes: Many = None, find_links: Many = None, no_index: bool = False,
+         index_mirror: Many = None, framework: Many = None, torch: Optional[str] = None,
+         tensorflow: Optional[str] = None, jax: Optional[str] = None, cuda: Optional[str] = None,
+         cudnn_from: Optional[str] = None, keep: Many = None,
+         environ: Optional[Mapping[str, str]] = None) -> LockResult:
+    """Write the stack that fits the machine, with exact versions and hashes (`colab-cudnn-fix lock`)."""
+    from .lock import make_lock, write_lock
+    from .pipeline import plan_for
+
+    intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
+    options = make_options("auto", find_links, no_index, index_mirror, None, False)
+    machine = plan_for(python=python, environment=environment, recipes=_many(recipes), intent=intent,
+                       options=options, environ=environ)
+    lock_file = make_lock(machine.env, machine.plan.stack, options=options)
+    path = write_lock(lock_file, output)
+    return LockResult(lock=lock_file, path=str(path))
+
+
+def rollback(*, root: Optional[str] = None, python: Optional[str] = None, force: bool = False,
+             reporter: Optional["Reporter"] = None) -> RollbackResult:
+    """Put back exactly what the last apply changed (`colab-cudnn-fix rollback`); `force`
+    restores from what a damaged journal still holds."""
+    from .apply import rollback as run_rollback
+
+    if root is not None and not os.path.isdir(root):
+        raise UsageError(f"--root {root}: no such directory")
+    result = run_rollback(root=os.path.abspath(root) if root else None, python=python, reporter=reporter, force=force)
+    return RollbackResult(result=result, exit_code=1 if result.status == "rollback-incomplete" else 0)
+
+
+__all__ = [
+    "ApplyResult", "CommandResult", "DoctorResult", "ExplainResult", "LockResult", "PlanResult", "RollbackResult",
+    "VerifyResult", "apply", "doctor", "explain", "lock", "plan", "rollback", "verify",
+]
