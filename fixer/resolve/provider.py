@@ -14,8 +14,8 @@ cannot both come from pip.
 The objective lives in the candidate order and in `cost`, never in the solver:
 (framework versions changed, distributions touched, rank, bytes downloaded) for builds and
 (.., bytes, rank) for cuDNN, compared in that order, where rank is the position in the
-candidate order (newest first for builds; for cuDNN the version a chosen build pins, then its
-apt or conda twin (the same release), then the smallest step up from the copy loaded now). What
+candidate order (newest first for builds; for cuDNN the version a chosen build pins, then
+with --cudnn-from apt its apt twin (the same release), then the smallest step up from the copy loaded now). What
 is installed and works costs nothing. A cuDNN wheel that a build being installed pins (its
 Requires-Dist ==) comes with that install: it touches no further distribution and downloads
 nothing more (the build's own count holds its CUDA libraries); a copy already on disk costs only
@@ -528,7 +528,7 @@ class StackProvider:
                 return (0, 0, 0, 0)
             pinning = [c for c in pinned.values() if isinstance(c, BuildCandidate) and candidate.source == "pip"
                        and self._pin_of(c) == (candidate.package, candidate.package_version)]
-            # a version a chosen build pins itself comes first, then its twin from apt or conda
+            # a version a chosen build pins itself comes first, then its apt twin
             # (the same release for the same CUDA major), then the candidate order
             rank = 0 if pinning else 1 if self._is_twin(candidate, pinned) \
                 else 2 + self._rank(self.cudnn_for(candidate.major), candidate)
@@ -545,8 +545,12 @@ class StackProvider:
         return (0, 0, 0, 0)
 
     def _is_twin(self, candidate: CudnnCandidate, pinned: Mapping[Ident, Any]) -> bool:
-        """The apt or conda copy of the very release the pip path would install for a chosen
-        build (nvidia-cudnn-cu12==9.3.0.75 <-> libcudnn9-cuda-12 9.3.0.75-1)."""
+        """The apt package of the very release the pip path would install for a chosen build
+        (nvidia-cudnn-cu12==9.3.0.75 <-> libcudnn9-cuda-12 9.3.0.75-1: data/apt_cudnn.toml, each
+        row with its source). Not conda: its candidates are pip versions assumed on conda-forge,
+        not a catalogue, so no one release of them is preferred."""
+        if candidate.source != "apt" or self.intent.cudnn_from != "apt":
+            return False   # asked for apt: the same fix as the pip path, from apt
         for c in pinned.values():
             if isinstance(c, BuildCandidate):
                 pkg, ver = self._pip_version_of(c.build)
