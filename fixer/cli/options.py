@@ -42,6 +42,10 @@ class OptionSpec:
     default: Any = None
     type: type = str
 
+    def help_for(self, command: str) -> str:
+        """The help as `command`'s --help prints it: --json names the command's own schema file."""
+        return self.help.replace("COMMAND.json", command.replace(" ", "-") + ".json") if command else self.help
+
 
 OPTIONS: Dict[str, OptionSpec] = {
     # -- global
@@ -224,7 +228,7 @@ def _wrap(text: str, width: int, indent: str, first: str = "") -> List[str]:
     return w.wrap(text) or [first.rstrip()]
 
 
-def _option_lines(param: Any, width: int) -> List[str]:
+def _option_lines(param: Any, width: int, command: str = "") -> List[str]:
     flags = list(param.opts) + list(getattr(param, "secondary_opts", []) or [])
     spec = spec_for(flags, getattr(param, "help", None))
     head = ", ".join(sorted(flags, key=lambda f: (f.startswith("--"), f)))
@@ -232,7 +236,7 @@ def _option_lines(param: Any, width: int) -> List[str]:
         text = getattr(param, "help", None) or ""
         metavar = None
     else:
-        text = spec.help
+        text = spec.help_for(command)
         metavar = None if spec.kind == "flag" else (spec.metavar or "|".join(spec.choices))
         if spec.choices and spec.metavar:
             text += f" Choices: {', '.join(spec.choices)}."
@@ -271,7 +275,7 @@ def help_text(command: Any, ctx: Any, name: str) -> str:
         lines.append("")
     lines.append("Options:")
     for p in opts:
-        lines += _option_lines(p, width)
+        lines += _option_lines(p, width, name)
     lines += _section("Exit codes", [(str(c), t) for c, t in EXIT_CODES.get(name, GENERAL_EXIT_CODES)], width)
     if name in DETECTING_COMMANDS:
         lines += _overrides(width)
