@@ -99,6 +99,11 @@ OPTIONS: Dict[str, OptionSpec] = {
                                               "still runs.", kind="flag"),
     "force": OptionSpec(("--force",), "Roll back from a damaged journal: whatever it still holds (recorded "
                                       "files, backups, the distributions before).", kind="flag"),
+    "prepare_for_gpu": OptionSpec(
+        ("--prepare-for-gpu",),
+        "This machine has no GPU now but is being prepared for one (an image built on a CPU host): apply the "
+        "plan anyway. Without it, apply on a machine with no visible GPU changes nothing and exits 3 (0 when "
+        "nothing installed or asked for needs a GPU).", kind="flag"),
     "resume": OptionSpec(("--resume",), "Go on with the apply that stopped for a kernel restart (condacolab), "
                                         "from its journal.", kind="flag"),
     "verbose": OptionSpec(("--verbose", "-v"), "Show every line the installers print.", kind="flag"),
