@@ -256,7 +256,10 @@ def _make_copy(lib: str, major: int, directory: str, real_dir: str, by_soname: D
         info = fs.elf(path)
         if pf is not None:
             pip_dists[f"{pf.dist} {pf.version}"] += 1
-            if version is None and (pf.size is None or pf.size == size) and lib == "cudnn":
+            # the wheel's version only for the wheel's own file: wheels ship no symlinks, so a link
+            # that leads out of the wheel's files is someone else's file (ask the library itself)
+            if version is None and (pf.size is None or pf.size == size) and lib == "cudnn" and \
+                    owners.pip.get(real) is not None:
                 version = _v3(pf.version)
         pkg = owners.dpkg.get(real) or owners.dpkg.get(path)
         if pkg:

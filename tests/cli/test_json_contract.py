@@ -86,7 +86,9 @@ def test_apply_has_one_shape_whatever_happened(capsys):
     keys = set()
     outcomes = set()
     for argv in (["apply", "--dry-run", "--environment", "colab-2025-01-tf215"],
-                 ["apply", "--environment", "colab-2026-08"], ["apply", "--environment", "colab-2026-08-cpu"]):
+                 # another machine's plan only with --dry-run (issue 10): apply never runs it here
+                 ["apply", "--dry-run", "--environment", "colab-2026-08"],
+                 ["apply", "--dry-run", "--environment", "colab-2026-08-cpu"]):
         _code, body = _run(capsys, argv)
         keys.add(frozenset(body))
         outcomes.add(body["outcome"])
