@@ -48,9 +48,21 @@ def report_interrupt(argv: "Sequence[str]") -> int:
 
 def main() -> int:
     try:
-        from .cli import main as run
+        from ._fast import run as fast, warnings
 
-        code = run()
+        fast_code = fast(sys.argv[1:])
+        if fast_code is None:
+            from .cli import main as run
+
+            code = run()
+        else:
+            code = fast_code
+            problems = warnings()
+            if problems:
+                from .render import warning
+
+                for line in problems:
+                    warning(line)
     except KeyboardInterrupt:
         code = report_interrupt(sys.argv[1:])
     # the answer is decided and printed: a Ctrl-C from here on ends the process by the signal,

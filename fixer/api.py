@@ -422,7 +422,7 @@ def apply(*, dry_run: bool = False, python: Optional[str] = None, lock: Optional
           cudnn_from: Optional[str] = None, keep: Many = None, no_verify: bool = False, resume: bool = False,
           reporter: Optional["Reporter"] = None,
           confirm: Optional[Callable[["ApplyResult"], bool]] = None,
-          environ: Optional[Mapping[str, str]] = None) -> ApplyResult:
+          environ: Optional[Mapping[str, str]] = None, prepare_for_gpu: bool = False) -> ApplyResult:
     """Repair the GPU stack (`colab-cudnn-fix apply`): plan, run the steps journaled (rolled back
     on any failure), then check the result. `confirm` is asked with the dry-run result before
     anything changes (the CLI's --interactive); `reporter` receives the progress. With
@@ -434,7 +434,8 @@ def apply(*, dry_run: bool = False, python: Optional[str] = None, lock: Optional
                     index_mirror=index_mirror, installer=installer, root=root, restart=restart,
                     environment=environment, recipes=recipes, framework=framework, torch=torch,
                     tensorflow=tensorflow, jax=jax, cuda=cuda, cudnn_from=cudnn_from, keep=keep,
-                    no_verify=no_verify, reporter=reporter, confirm=confirm, environ=environ)
+                    no_verify=no_verify, reporter=reporter, confirm=confirm, environ=environ,
+                    prepare_for_gpu=prepare_for_gpu)
     result.restart_kernel()
     return result
 
@@ -444,12 +445,18 @@ def _apply(*, dry_run: bool, python: Optional[str], lock: Optional[str], find_li
            recipes: Many, framework: Many, torch: Optional[str], tensorflow: Optional[str], jax: Optional[str],
            cuda: Optional[str], cudnn_from: Optional[str], keep: Many, no_verify: bool,
            reporter: Optional["Reporter"], confirm: Optional[Callable[["ApplyResult"], bool]],
-           environ: Optional[Mapping[str, str]]) -> ApplyResult:
-    """apply without the final kernel restart (the CLI shows the result first)."""
+           environ: Optional[Mapping[str, str]], prepare_for_gpu: bool = False) -> ApplyResult:
+    """apply without the final kernel restart (the CLI shows the result first). Safe by default
+    (issue 10): another machine's plan (--environment) runs only into a --root sandbox, else it is
+    a dry run; no visible GPU changes nothing unless `prepare_for_gpu`; a plan whose simulated
+    result is not healthy is refused (NotAFix, exit 1), naming what the user must do."""
     from .apply import apply_plan
     from .apply.colab import find_kernel
     from .nogpu import no_gpu
 
+    if environment and not dry_run and not root:
+        raise UsageError(f"--environment {environment}: that plan is for the machine the file describes, "
+                         "not this one; add --dry-run to see it (apply changes only the machine it runs on)")
     intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
     options = make_options(installer, find_links, no_index, index_mirror, root, restart)
     machine: Optional["PlannedMachine"] = None
@@ -457,15 +464,20 @@ def _apply(*, dry_run: bool, python: Optional[str], lock: Optional[str], find_li
         env, the_plan = _lock_plan(lock, python, environment, options, environ)
         findings: Tuple[Finding, ...] = ()
     else:
-        from .pipeline import plan_for
+        from .pipeline import blockers, gpu_wanted, plan_for
 
         machine = plan_for(python=python, environment=environment, recipes=_many(recipes), intent=intent,
-                           options=options, environ=environ)
+                           options=options, environ=environ, prepare_for_gpu=prepare_for_gpu)
         env, the_plan, findings = machine.env, machine.plan, tuple(machine.plan.findings)
-        verdict = no_gpu(env, findings) if the_plan.nothing_to_do else None
+        verdict = None if prepare_for_gpu else no_gpu(env, findings, wanted=gpu_wanted(env, intent))
         if verdict is not None:
             return ApplyResult(outcome="no-gpu", plan=the_plan, findings=findings, machine=machine, no_gpu=verdict,
                                exit_code=verdict.exit_code)
+        blocking = blockers(the_plan, prepare_for_gpu)
+        if (blocking or the_plan.drift) and not dry_run:
+            from .errors import NotAFix
+
+            raise NotAFix(blocking, the_plan.drift)
     target = python or (env.python.executable if env.python else None) or sys.executable
     if the_plan.nothing_to_do:
         return ApplyResult(outcome="nothing-to-do", plan=the_plan, findings=findings, machine=machine)

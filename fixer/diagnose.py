@@ -19,6 +19,7 @@ from .model import (
     Finding,
     FrameworkBuild,
     Gpu,
+    LibFile,
     LibraryCopy,
     LoadResolution,
     Recipes,
@@ -88,8 +89,8 @@ class _Diagnosis:
         m = None if g.source != "sysfs-pci" else (self.recipes.gpu_by_pci(g.pci_device_id) if g.pci_device_id else None)
         return m.name if m else g.name
 
-    def copy_at(self, directory: Optional[str], library: str = "cudnn") -> Optional[LibraryCopy]:
-        return copy_at(self.env, directory, library)
+    def copy_at(self, directory: Optional[str], library: str = "cudnn", soname: str = "") -> Optional[LibraryCopy]:
+        return copy_at(self.env, directory, library, soname)
 
     # ------------------------------------------------------------------ rules
     def run(self) -> None:
@@ -311,7 +312,17 @@ class _Diagnosis:
                              f"{name} {fw.version} needs cuDNN >= {_short(built)} but loads {res.version}",
                              [f"loads {where}", f"built with cuDNN {built}" + (f" ({fw.cudnn_requirement})" if fw.cudnn_requirement else ""),
                               *[f"not chosen: {s}" for s in res.shadowed[:3]]], fix_pkg, [fw.framework])
-            self.copy_findings(self.copy_at(res.directory), [fw.framework], loaded=True)
+            copy = self.copy_at(res.directory, soname=res.soname)
+            fw_cuda = version_key(fw.cuda)[0] if fw.cuda else None
+            if copy is not None and copy.cuda_major and fw_cuda and copy.cuda_major != fw_cuda and \
+                    copy.origin != "bundled":
+                self.add("cudnn-major-mismatch", "error",
+                         f"{name} {fw.version} (CUDA {fw.cuda}) loads a cuDNN built for CUDA {copy.cuda_major}",
+                         [f"loads {where}" + (f", cuDNN {res.version}" if res.version else "")
+                          + (f" ({copy.package})" if copy.package else ""),
+                          f"{name} was built with CUDA {fw.cuda}; a cuDNN build needs the CUDA major it was built for"],
+                         fix_pkg, [fw.framework])
+            self.copy_findings(copy, [fw.framework], loaded=True)
             self.cudnn_arch(res, fw)
 
     def reinstall_hint(self, fw: FrameworkBuild, built: Optional[str]) -> str:
@@ -338,7 +349,9 @@ class _Diagnosis:
             return
         self._copy_reported.add(key)
         owner = f" ({c.package})" if c.package else ""
-        sev = "error" if loaded else ("warning" if c.origin == "pip" and not c.files else "info")
+        # a wheel pip lists as installed whose files are broken is a warning even when nothing loads
+        # it (pip will not repair it by itself); a stray or apt copy nothing loads is a note
+        sev = "error" if loaded else ("warning" if c.origin == "pip" and c.package else "info")
         bad = unloadable_files(c)
         if c.missing or bad:
             if c.files:
@@ -359,10 +372,14 @@ class _Diagnosis:
                    else f"Restore the missing files or remove {c.directory} from the search path.")
             self.add("cudnn-incomplete", sev, title, ev, fix, frameworks)
         if c.mixed:
-            vers = sorted({f"{f.name}={f.version}" for f in c.files if f.version})
-            self.add("cudnn-mixed", "error" if loaded else "info",
-                     f"cuDNN sub-libraries of different versions in {c.directory}",
-                     [f"{c.directory}{owner}", *vers],
+            expected, odd, rest = mixed_files(c)
+            odd_words = ", ".join(f"{f.name} is {f.version}" for f in odd)
+            self.add("cudnn-mixed", sev,
+                     f"cuDNN sub-libraries of different versions in {c.directory}: {odd_words}, "
+                     f"the rest {expected}",
+                     [*(f"{f.name}: cuDNN {f.version}, not {expected} like the rest of the copy" for f in odd),
+                      f"{c.directory}{owner}",
+                      f"the other {len(rest)} files: cuDNN {expected} ({', '.join(f.name for f in rest)})"],
                      (f"Reinstall the copy so all files come from one release: pip install --force-reinstall "
                       f"'{c.package.replace(' ', '==')}'." if c.origin == "pip" and c.package else
                       "Reinstall one cuDNN release so every libcudnn_*.so file has the same version."), frameworks)
@@ -416,6 +433,11 @@ class _Diagnosis:
                 for consumer, built in builds.items():
                     if cudnn_compatible(r.version, built) is False:
                         bad.append(f"if {_name(r.consumer)} loads first, {_name(consumer)} gets cuDNN {r.version} < {built}")
+            # the odd one out first: the copy fewer frameworks load (then the older one)
+            count: Dict[str, int] = {}
+            for r in group:
+                count[os.path.normpath(r.path or "")] = count.get(os.path.normpath(r.path or ""), 0) + 1
+            group = sorted(group, key=lambda r: (count[os.path.normpath(r.path or "")], version_key(r.version)))
             ev = [f"{_name(r.consumer)} loads {r.path} (cuDNN {r.version or '?'}, via {r.via})" for r in group]
             self.add("cudnn-conflict", "warning" if bad else "info",
                      f"Frameworks load different copies of {soname}; in one process the first import wins",
@@ -475,6 +497,12 @@ class _Diagnosis:
         if py is None:
             return
         for r in pip_conflict_records(py.distributions, py.markers):
+            served = self.cudnn_served_elsewhere(str(r["dist"]), str(r["name"])) if r["have"] is None else None
+            if served:
+                self.add("pip-conflict", "info", f"{r['dist']} {r['dist_version']} requires {r['req']}, which is not "
+                         "installed; its cuDNN comes from another copy", [f"{r['dist']} {r['dist_version']}: Requires-Dist "
+                         f"{r['line']}", served], "Nothing to do at run time; pip check will still complain.", [])
+                continue
             if r["have"] is None:
                 self.add("pip-conflict", "warning", f"{r['dist']} {r['dist_version']} requires {r['req']}, which is not installed",
                          [f"{r['dist']} {r['dist_version']}: Requires-Dist {r['line']}"],
@@ -488,18 +516,74 @@ class _Diagnosis:
                      "Nothing to do at run time." if safe else f"pip install '{r['req_name']}{r['spec']}' "
                      f"(or change {r['dist']} to a version that accepts {r['have']}).", [])
 
+    def cudnn_served_elsewhere(self, dist: str, required: str) -> Optional[str]:
+        """When `dist` (a framework's distribution) requires the cuDNN wheel `required` that is not
+        installed, but the framework loads a cuDNN copy (apt, conda, ...) that meets its build:
+        that load, in words (--cudnn-from apt removes the wheel on purpose)."""
+        if not required.startswith("nvidia-cudnn"):
+            return None
+        fw = next((f for f in self.env.frameworks if f.distribution == dist), None)
+        if fw is None:
+            return None
+        loads = [ld for ld in self.env.loads if ld.consumer == fw.framework and ld.library == "cudnn"]
+        if not loads or any(ld.error or not ld.path or cudnn_compatible(ld.version, self.built_cudnn(fw)) is False for ld in loads):
+            return None
+        return "; ".join(f"{_name(fw.framework)} loads {ld.path} (cuDNN {ld.version or '?'})" for ld in loads)
+
+    def distribution_of(self, framework: str) -> str:
+        fb = self.env.framework(framework)
+        return fb.distribution if fb is not None else framework
+
     def deep_views(self) -> None:
+        """doctor --deep: what each framework did when imported in a child. An error becomes a
+        finding, classified by explain's catalogue (the text alone: explain with this machine
+        would diagnose it again), else import-failed; one already found by reading files is not
+        repeated."""
         for v in self.env.runtime_views:
             if not v.error:
                 continue
-            if "cuDNN version incompatibility" in v.error and not any(f.id == "cudnn-too-old" and v.framework in f.frameworks for f in self.findings):
-                self.add("cudnn-too-old", "error", f"{_name(v.framework)} reports a cuDNN version incompatibility",
-                         [v.error], "Make the framework load the cuDNN it was built with (see its Requires-Dist).",
-                         [v.framework])
+            from .explain import explain
+
+            try:
+                known = [f for f in explain(v.error) if f.severity in ("error", "warning") and f.id in FINDING_IDS]
+            except Exception:  # noqa: BLE001 - a catalogue problem must not hide the import failure
+                known = []
+            top = known[0] if known else None
+            fid = top.id if top is not None else "import-failed"
+            if any(f.id == fid and v.framework in f.frameworks for f in self.findings):
+                continue
+            what = "fails to import" if not v.imported else "imports, then fails"
+            first = v.error.strip().splitlines()[0] if v.error.strip() else v.error
+            self.add(fid, "error", f"{_name(v.framework)} {what}: {first[:160]}",
+                     [f"doctor --deep imported {v.framework} in a child: {v.error.strip()[:600]}",
+                      *((f"explain reads it as {top.id}: {top.title}",) if top is not None else ())],
+                     (top.fix if top is not None and top.fix else
+                      f"Reinstall {_name(v.framework)} (pip install --force-reinstall {self.distribution_of(v.framework)}) "
+                      "or read the error above; `colab-cudnn-fix explain` classifies pasted errors."),
+                     [v.framework])
 
 
 def _short(v: str) -> str:
     return ".".join(v.split(".")[:2])
+
+
+def mixed_files(c: LibraryCopy) -> Tuple[str, List[LibFile], List[LibFile]]:
+    """A copy whose files are of several releases: (the copy's own version, the files of
+    another version, the files of its own). Its own version is its package's (the wheel or apt
+    package that put it there), else the one most of its files have."""
+    from collections import Counter
+
+    known = [f for f in c.files if f.version]
+    expected = None
+    if c.package and " " in c.package:
+        pkg_v = ".".join(str(x) for x in version_key(c.package.split(" ", 1)[1])[:3])
+        if any(f.version == pkg_v for f in known):
+            expected = pkg_v
+    if expected is None:
+        expected = Counter(f.version for f in known).most_common(1)[0][0] if known else (c.version or "?")
+    odd = [f for f in known if f.version != expected]
+    rest = [f for f in known if f.version == expected]
+    return expected or "?", odd, rest
 
 
 def pip_conflict_records(distributions: Sequence[Distribution], markers: Dict[str, str]) -> List[Dict[str, object]]:

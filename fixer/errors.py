@@ -58,6 +58,21 @@ class Unsatisfiable(FixerError):
         self.ways_out = tuple(ways_out)
 
 
+class NotAFix(FixerError):
+    """apply refuses a plan whose simulated result still has errors or warnings (or is not the
+    stack it chose): nothing was changed. The message names what the user must do. Exit 1."""
+
+    exit_code = 1
+
+    def __init__(self, cannot_fix: Sequence[Any], drift: Sequence[str] = ()) -> None:
+        lines = [f"{f.id}: {f.title}" + (f" -- what to do: {f.fix}" if f.fix else "") for f in cannot_fix]
+        lines += [f"plan clash: {d}" for d in drift]
+        super().__init__("not applied: this plan would not leave the machine healthy; nothing was changed. "
+                         "Cannot fix automatically: " + "; ".join(lines))
+        self.cannot_fix = tuple(cannot_fix)
+        self.drift = tuple(drift)
+
+
 class StepFailed(FixerError):
     """A plan step failed; the environment was rolled back. Keeps the command and its output. Exit 1."""
 

@@ -44,6 +44,7 @@ FindingId = Literal[
     "out-of-memory",
     "log-noise",
     "pip-conflict",
+    "import-failed",        # doctor --deep: a framework fails to import (or to see the GPU) for a reason explain does not know
 ]
 FINDING_IDS: Tuple[str, ...] = typing.get_args(FindingId)
 
@@ -511,6 +512,15 @@ class Plan:
     restart_required: bool = False
     findings: Tuple[Finding, ...] = ()      # what the plan fixes
     notes: Tuple[str, ...] = ()
+    # The plan simulated on the Environment model (fixer.simulate) and diagnosed again:
+    after: Tuple[Finding, ...] = ()         # what the result would still show
+    manual: Tuple[Finding, ...] = ()        # errors/warnings no step fixes: "cannot fix automatically"
+    drift: Tuple[str, ...] = ()             # where the result would not be the stack the plan chose
+
+    @property
+    def is_fix(self) -> bool:
+        """The simulated result is healthy and is the stack the plan chose."""
+        return not self.manual and not self.drift
 
     @property
     def nothing_to_do(self) -> bool:

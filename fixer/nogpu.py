@@ -41,12 +41,14 @@ def gpu_hint(env: Environment, hidden: bool = False, container: bool = False) ->
     return "Attach an NVIDIA GPU to this machine and install its driver, or install CPU builds of the frameworks."
 
 
-def no_gpu(env: Environment, findings: Sequence[Finding]) -> Optional[NoGpu]:
-    """None when a GPU is visible; else the exit code and the words for doctor, plan and apply."""
+def no_gpu(env: Environment, findings: Sequence[Finding], wanted: bool = False) -> Optional[NoGpu]:
+    """None when a GPU is visible; else the exit code and the words for doctor, plan and apply.
+    `wanted`: the command was asked for a GPU framework (apply --framework torch on a CPU
+    machine), which needs a GPU as much as one installed."""
     if env.gpus:
         return None
     missing = [f for f in findings if f.id == "gpu-missing"]
-    needed = any(f.severity == "error" for f in missing)
+    needed = any(f.severity == "error" for f in missing) or wanted
     where = env.runtime.kind + (f" {env.runtime.accelerator.upper()}" if env.runtime.accelerator else "")
     if not needed:
         return NoGpu(0, f"No NVIDIA GPU on this {where} runtime, and nothing installed needs one: nothing to fix.",

@@ -89,9 +89,17 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
     if options.installer == "conda":
         _refuse_pip_under_conda(changing, stack)
     removes = [p for p in changing if p.action == "remove"]
+    # A pip cuDNN wheel that goes because cuDNN now comes from apt or conda is removed after the
+    # framework installs: their dependencies (an == pin on that wheel) would bring it back.
+    late_removes = [p for p in removes if p.name.startswith("nvidia-cudnn-") and any(
+        c.action != "keep" and any(_dist(r) == p.name for r in c.build.requires) for c in stack.choices)]
+    removes = [p for p in removes if p not in late_removes]
     # pip takes torch==2.5.1 as satisfied by 2.5.1+cpu: a build of the same version goes first
     swaps = [p for p in changing if p.action != "remove" and p.installed and p.installed != p.version
              and p.installed.split("+")[0] == p.version.split("+")[0]]
+    stale = _stale_parts(env, stack)
+    removes += [Pin(name, env_version, action="remove", installed=env_version, why=why)
+                for name, env_version, why in stale if name not in {p.name for p in removes}]
     if removes or swaps:
         what = [f"{p.name} {p.version}" for p in removes] + [f"{p.name} {p.installed}" for p in swaps]
         why = removes[0].why if removes else f"{swaps[0].name} {swaps[0].version} has the same version number"
@@ -119,14 +127,22 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
             groups.setdefault(hosts[0].index_url, []).append(p)
         else:
             late_cudnn.append(p)
+    # the requirement exactly as the build spells it: jax[cuda12]==0.6.2 keeps its CUDA extra
+    spelled = {(_dist(r), r.split("==", 1)[1].strip() if "==" in r else ""): r
+               for c in stack.choices if c.action != "keep" for r in c.build.packages}
+
+    def req_text(p: Pin) -> str:
+        return spelled.get((p.name, p.version), _req(p))
+
     for index_url, pins in sorted(groups.items(), key=lambda kv: (kv[0] is None, kv[0] or "")):
         main = [p for p in pins if p.name in framework_dists] or pins
+        reqs = [req_text(p) for p in pins]
         steps.append(Step(
             kind="pip-install",
-            summary="install " + ", ".join(_req(p) for p in pins) +
+            summary="install " + ", ".join(reqs) +
                     (f" from {index_url}" if index_url else " from PyPI") + ": " + main[0].why,
-            argv=installers.pip_install(python, [_req(p) for p in pins], index_url=index_url, **common),
-            packages=tuple(_req(p) for p in pins),
+            argv=installers.pip_install(python, reqs, index_url=index_url, **common),
+            packages=tuple(reqs),
             download_bytes=_size(pins),
         ))
     for p in late_cudnn:
@@ -137,6 +153,16 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
             argv=installers.pip_install(python, [_req(p)], no_deps=True, force_reinstall=reinstall, **common),
             packages=(_req(p),),
             download_bytes=p.size_bytes,
+        ))
+
+    if late_removes:
+        steps.append(Step(
+            kind="pip-uninstall",
+            summary="remove " + ", ".join(f"{p.name} (brought back by the installs above)" for p in late_removes)
+                    + ": " + late_removes[0].why,
+            argv=installers.pip_uninstall(python, [p.name for p in late_removes], installer=installer,
+                                          break_system_packages=bsp, uv=uv),
+            packages=tuple(p.name for p in late_removes),
         ))
 
     if stack.apt:
@@ -192,6 +218,28 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
         findings=tuple(findings),
         notes=tuple(dict.fromkeys(notes)),
     )
+
+
+def _stale_parts(env: Environment, stack: Stack) -> List[Tuple[str, str, str]]:
+    """Distributions of an installed framework build that the new build does not replace:
+    JAX's jax-cuda13-plugin and jax-cuda13-pjrt when JAX moves to its cuda12 variant (JAX
+    would find both plugins). (name, installed version, why)"""
+    out: List[Tuple[str, str, str]] = []
+    installed = {d.name: d.version for d in (env.python.distributions if env.python else ())}
+    for c in stack.choices:
+        fb = env.framework(c.framework)
+        if c.action == "keep" or fb is None:
+            continue
+        new = {_dist(r) for r in c.build.packages}
+        old = _dist(fb.distribution)
+        if old in new or c.framework == old:
+            continue
+        family = old.rsplit("-", 1)[0] + "-"           # "jax-cuda13-"
+        for name, version in sorted(installed.items()):
+            if (name == old or name.startswith(family)) and name not in new:
+                out.append((name, version, f"part of {fb.framework} {fb.version} ({fb.variant or fb.distribution}), "
+                                           f"which {c.build.framework} {c.build.version} ({c.build.variant}) replaces"))
+    return out
 
 
 def _refuse_pip_under_conda(changing: Sequence[Pin], stack: Stack) -> None:

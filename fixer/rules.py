@@ -266,6 +266,18 @@ def split_requirement(req: str) -> Tuple[str, Optional[str]]:
     return canonical_name(m.group(1)), m.group(3)
 
 
+def requirement_parts(req: str) -> Tuple[str, Tuple[str, ...], str, Optional[str]]:
+    """"jax[cuda12]==0.4.30; sys_platform == 'linux'" -> ("jax", ("cuda12",), "==0.4.30", "0.4.30"):
+    the canonical name, the extras, the specifier text and the exact (==) version."""
+    m = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9_.\-]*)\s*(\[[^\]]*\])?\s*([^;]*?)\s*(;.*)?$", req)
+    if not m:
+        return canonical_name(req.strip()), (), "", None
+    extras = tuple(e.strip() for e in (m.group(2) or "").strip("[]").split(",") if e.strip())
+    spec = (m.group(3) or "").strip()
+    exact = re.match(r"^={2,3}\s*([^\s,;]+)$", spec)
+    return canonical_name(m.group(1)), extras, spec, exact.group(1) if exact else None
+
+
 def requirement_name(req: str) -> str:
     """The canonical distribution name a requirement string names."""
     return split_requirement(req)[0]
@@ -335,12 +347,17 @@ def same_dir(d: str) -> str:
     return "/usr" + d if d.startswith(("/lib/", "/lib64/")) else d
 
 
-def copy_at(env: Environment, directory: Optional[str], library: str = "cudnn") -> Optional[LibraryCopy]:
-    """The copy of `library` detection found in `directory`."""
+def copy_at(env: Environment, directory: Optional[str], library: str = "cudnn",
+            soname: str = "") -> Optional[LibraryCopy]:
+    """The copy of `library` detection found in `directory`; with `soname` ("libcudnn.so.8"),
+    the one of that major (the cuDNN 8 and 9 pip wheels share nvidia/cudnn/lib)."""
     if directory is None:
         return None
+    m = re.search(r"\.so\.(\d+)", soname)
+    major = int(m.group(1)) if m else None
     for c in env.libraries:
-        if c.library == library and os.path.normpath(c.directory) == os.path.normpath(directory):
+        if c.library == library and os.path.normpath(c.directory) == os.path.normpath(directory) and \
+                (major is None or c.major in (None, major)):
             return c
     return None
 

@@ -52,7 +52,7 @@ def end_to_end(n: int) -> Dict[str, Dict[str, float]]:
             proc = subprocess.run([sys.executable, "-m", "fixer", "plan", "--json", "--environment", name],
                                   cwd=str(REPO), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
             samples.append(time.perf_counter() - t)
-            if proc.returncode != 0:
+            if proc.returncode not in (0, 1, 3):   # a plan, no stack fits, no GPU: all answers (README)
                 raise SystemExit(f"plan --environment {name} exited {proc.returncode}: {proc.stderr.decode()[-500:]}")
         out[name] = _median_max(samples)
     return out

@@ -49,6 +49,7 @@ def apply_command(
     cudnn_from: Optional[str] = option("cudnn_from"),
     keep: Optional[List[str]] = option("keep"),
     no_verify: bool = option("no_verify"),
+    prepare_for_gpu: bool = option("prepare_for_gpu"),
     verbose: bool = option("verbose"),
     resume: bool = option("resume"),
 ) -> None:
@@ -68,7 +69,8 @@ def apply_command(
                         environment=environment, recipes=recipes, framework=framework, torch=torch,
                         tensorflow=tensorflow, jax=jax, cuda=cuda, cudnn_from=cudnn_from, keep=keep,
                         no_verify=no_verify, reporter=render.reporter_for(json, verbose),
-                        confirm=_confirm if (interactive and not yes) else None, environ=None)
+                        confirm=_confirm if (interactive and not yes) else None, environ=None,
+                        prepare_for_gpu=prepare_for_gpu)
     if result.outcome == "declined":
         raise typer.Exit(result.exit_code)
     if json:

@@ -131,13 +131,28 @@ def _first_pkg_dir(fs: MachineFS, pyenv: Optional[PythonEnv], *rel: str) -> Opti
     return None
 
 
+#: The nvidia-* wheels and the libraries they ship, with the folder under site-packages/nvidia
+#: that holds them: CUDA 12 wheels (nvidia-cuda-runtime-cu12, ...) one folder per component,
+#: CUDA 13 wheels (nvidia-cuda-runtime, ...) all in nvidia/cu13/lib; cuDNN always nvidia/cudnn/lib.
+WHEEL_LIBRARIES: Dict[str, Tuple[str, ...]] = {
+    "nvidia-cudnn": ("cudnn",), "nvidia-cuda-runtime": ("cudart",), "nvidia-cublas": ("cublas", "cublasLt"),
+    "nvidia-cuda-nvrtc": ("nvrtc",)}
+_WHEEL_FOLDERS = {"cudnn": "cudnn", "cudart": "cuda_runtime", "cublas": "cublas", "cublasLt": "cublas",
+                  "nvrtc": "cuda_nvrtc"}
+
+
+def wheel_lib_folders(library: str, cuda_major: Optional[int]) -> List[str]:
+    """The folders under site-packages/nvidia where the wheels keep `library`, in search order."""
+    folders = [_WHEEL_FOLDERS[library]] if library in _WHEEL_FOLDERS else []
+    if cuda_major and library != "cudnn":
+        folders.append(f"cu{cuda_major}")
+    return folders
+
+
 def _wheel_lib_paths(fs: MachineFS, pyenv: Optional[PythonEnv], library: str, soname: str,
                      cuda_major: Optional[int], first_only: bool) -> List[str]:
     """Where the nvidia wheels keep `soname`: nvidia/<folder>/lib or (CUDA 13) nvidia/cuNN/lib."""
-    folders = {"cudnn": ["cudnn"], "cudart": ["cuda_runtime"], "cublas": ["cublas"], "cublasLt": ["cublas"],
-               "nvrtc": ["cuda_nvrtc"]}.get(library, [])
-    if cuda_major and library != "cudnn":
-        folders = folders + [f"cu{cuda_major}"]
+    folders = wheel_lib_folders(library, cuda_major)
     out: List[str] = []
     for folder in folders:
         if first_only:

@@ -38,19 +38,47 @@ def _pyfile_assign(path: str, names: Sequence[str]) -> Dict[str, object]:
 
 
 def _dict_assign(path: str, name: str) -> Optional[Dict[Any, Any]]:
+    """The dict a module assigns to `name`, read without running it. TensorFlow writes its
+    build_info.py as `build_info = collections.OrderedDict([('cuda_version', '12.2'), ...])`
+    (gen_build_info.py); older releases as a dict literal; either may be followed by
+    `build_info['key'] = value` lines."""
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             tree = ast.parse(fh.read())
     except (OSError, SyntaxError, ValueError):
         return None
+    out: Optional[Dict[Any, Any]] = None
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            out = _literal_dict(node.value)
+        elif out is not None and isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Subscript) and isinstance(node.targets[0].value, ast.Name) and \
+                node.targets[0].value.id == name:
             try:
-                v = ast.literal_eval(node.value)
-            except ValueError:
+                key = ast.literal_eval(node.targets[0].slice)
+                out[key] = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError):
+                continue
+    return out
+
+
+def _literal_dict(value: ast.expr) -> Optional[Dict[Any, Any]]:
+    """A dict literal, or dict(...) / OrderedDict(...) of literal pairs or keywords."""
+    try:
+        if isinstance(value, ast.Call):
+            func = value.func
+            fname = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if fname not in ("OrderedDict", "dict"):
                 return None
-            return v if isinstance(v, dict) else None
-    return None
+            out: Dict[Any, Any] = dict(ast.literal_eval(value.args[0])) if value.args else {}
+            for kw in value.keywords:
+                if kw.arg is not None:
+                    out[kw.arg] = ast.literal_eval(kw.value)
+            return out
+        v = ast.literal_eval(value)
+    except (ValueError, TypeError, SyntaxError):
+        return None
+    return v if isinstance(v, dict) else None
 
 
 def _sm_list(items: Sequence[str]) -> Tuple[Tuple[str, ...], Optional[str]]:

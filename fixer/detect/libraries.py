@@ -256,7 +256,10 @@ def _make_copy(lib: str, major: int, directory: str, real_dir: str, by_soname: D
         info = fs.elf(path)
         if pf is not None:
             pip_dists[f"{pf.dist} {pf.version}"] += 1
-            if version is None and (pf.size is None or pf.size == size) and lib == "cudnn":
+            # the wheel's version only for the wheel's own file: wheels ship no symlinks, so a link
+            # that leads out of the wheel's files is someone else's file (ask the library itself)
+            if version is None and (pf.size is None or pf.size == size) and lib == "cudnn" and \
+                    owners.pip.get(real) is not None:
                 version = _v3(pf.version)
         pkg = owners.dpkg.get(real) or owners.dpkg.get(path)
         if pkg:
@@ -332,6 +335,11 @@ def apply_probe_versions(copies: List[_Copy], index: int, result: Mapping[str, M
             # _native.py's cudnn task writes {"version": int(cudnnGetVersion())}
             raw_version = cast(int, r["version"])
             c.files[soname] = dataclasses.replace(f, version=cudnn_version_from_int(int(raw_version)))
+        elif r.get("load_failed"):
+            # the loader refused it beside its own copy's libraries: not a loadable part of this
+            # copy (completeness, fixer.rules.is_complete), e.g. a sub-library of another release
+            c.files[soname] = dataclasses.replace(f, valid_elf=False)
+            notes.append(ProbeNote("cudnnGetVersion", False, f"{c.directory}/{soname}: {r.get('error')}"))
         else:
             notes.append(ProbeNote("cudnnGetVersion", False, f"{c.directory}/{soname}: {r.get('error')}"))
     c.version = None

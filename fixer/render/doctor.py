@@ -114,6 +114,18 @@ def render_doctor(env: Environment, findings: Sequence[Finding], healthy: bool, 
     elif py:
         con.print("  no GPU framework installed in this interpreter", style="dim")
 
+    for v in env.runtime_views:                       # doctor --deep: what the import showed
+        if v.error:
+            con.print(f"  deep: {v.framework} " + ("imported, then failed" if v.imported else "failed to import")
+                      + f": {v.error.strip().splitlines()[0][:200] if v.error.strip() else v.error}",
+                      markup=False, style="red", overflow="fold")
+        else:
+            devices = f"{len(v.devices)} GPU(s)" if v.devices else "no GPU seen"
+            con.print(f"  deep: {v.framework} {v.version or ''} imported"
+                      + (f" in {v.seconds:.1f} s" if v.seconds is not None else "")
+                      + (f", cuDNN {v.cudnn_runtime}" if v.cudnn_runtime else "") + f", {devices}",
+                      markup=False, style="dim")
+
     loaded_dirs = {os.path.normpath(r.directory) for r in env.loads if r.directory}
     others = [c for c in env.libraries if c.library == "cudnn" and os.path.normpath(c.directory) not in loaded_dirs]
     for c in others:

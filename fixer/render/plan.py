@@ -17,6 +17,9 @@ PLAN_SCHEMA = 1
 def plan_json(plan: Plan) -> Dict[str, Any]:
     body = to_dict(plan)
     body["nothing_to_do"] = plan.nothing_to_do
+    # the plan simulated on the machine's model and diagnosed again (fixer.simulate)
+    body["simulation"] = {"healthy": plan.is_fix, "cannot_fix": body["manual"], "drift": body["drift"],
+                          "after": body["after"]}
     return {"schema": PLAN_SCHEMA, "plan": body}
 
 
@@ -110,8 +113,14 @@ def show(view: PlannedMachine, as_json: bool = False) -> None:
         console.print(f"[bold]cuDNN[/]: {stack.cudnn} from {stack.cudnn_from}", markup=True, highlight=False)
     if plan.nothing_to_do:
         console.print()
-        if stack.choices:
+        if not plan.is_fix:
+            _manual(plan)
+        elif stack.choices:
             console.print("[green]Nothing to do:[/] every framework fits this machine and loads the cuDNN it needs.",
+                          markup=True)
+        elif view.env.frameworks:
+            console.print("[green]Nothing to do[/] on this machine for "
+                          + escape(", ".join(f"{f.framework} {f.version}" for f in view.env.frameworks)) + ".",
                           markup=True)
         else:
             console.print("[green]Nothing to do:[/] no GPU framework is installed (--framework NAME plans one).",
@@ -128,7 +137,18 @@ def show(view: PlannedMachine, as_json: bool = False) -> None:
         console.print(command_text(s), highlight=False, markup=False, soft_wrap=True)
     if plan.restart_required:
         console.print("[yellow]The notebook runtime must restart after these steps.[/]", markup=True)
+    if not plan.is_fix:
+        console.print()
+        _manual(plan)
     _notes(plan)
+
+
+def _manual(plan: Plan) -> None:
+    from .apply import show_manual
+
+    out().print("[red]This plan does not make the machine healthy[/] (simulated on the machine's model and "
+                "diagnosed again); apply will refuse it.", markup=True, highlight=False)
+    show_manual(plan.manual, plan.drift)
 
 
 def _notes(plan: Plan) -> None:

@@ -9,7 +9,8 @@ import re
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
 from ..model import EnvFix, Environment, LoadResolution
-from ..rules import foreign_cudnn_preloads, older_cuda_libraries
+from .._paths import split_ld_preload
+from ..rules import foreign_cudnn_preloads, older_cuda_libraries, same_dir
 
 if TYPE_CHECKING:
     from .provider import CudnnCandidate, Ident, StackProvider
@@ -47,6 +48,17 @@ def env_fixes(env: Environment, provider: StackProvider, mapping: Mapping[Ident,
                                     why=f"the notebook kernel keeps its LD_LIBRARY_PATH: preload "
                                         f"{target}/libcudnn.so.{c.major} before {ld.consumer} is imported"))
     fixes += cuda_lib_fixes(env, notebook)
+    # a cuDNN library LD_PRELOAD forces in from another copy than the chosen one mixes with it in
+    # every process, whether or not a framework loads cuDNN yet (a CPU torch about to become a CUDA one)
+    for ident, cand in mapping.items():
+        if ident.kind != "cudnn":
+            continue
+        target = cand.directory or default_dir(env, cand)
+        for p in split_ld_preload(env.env.get("LD_PRELOAD")):
+            if target and p.startswith("/") and re.match(rf"^libcudnn(_[a-z_]+)?\.so\.{cand.major}(\.|$)", op.basename(p)) \
+                    and same_dir(op.dirname(p)) != same_dir(target):
+                fixes.append(EnvFix("ld-preload-drop", op.normpath(p),
+                                    why=f"LD_PRELOAD forces {p} in, another cuDNN than the chosen {target}: drop it"))
     for path, _copy, mixes in foreign_cudnn_preloads(env):
         fixes.append(EnvFix("ld-preload-drop", path,
                             why=f"LD_PRELOAD forces {path} into {', '.join(sorted({ld.consumer for ld in mixes}))}, "

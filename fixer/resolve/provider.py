@@ -604,6 +604,27 @@ class StackProvider:
 
     # -- requirements ---------------------------------------------------------------------
 
+    def cuda_runtime_reachable(self, c: BuildCandidate) -> bool:
+        """A CUDA build runs only where its CUDA runtime (cudart, cuBLAS) loads: the build
+        brings the wheels itself (its requires name them: torch, tensorflow[and-cuda], JAX's
+        cuda extra), or the machine has them (for the installed build: its loads find them; for
+        another: a copy of that CUDA major is on disk, or its runtime wheel is installed)."""
+        b = c.build
+        if not b.cuda:
+            return True
+        if any(split_requirement(r)[0].startswith(("nvidia-cuda-runtime", "nvidia-cublas")) for r in b.requires):
+            return True
+        if c.installed:
+            return not any(ld.consumer == b.framework and ld.library in ("cudart", "cublas", "cublasLt")
+                           and (ld.error or not ld.path) for ld in self.env.loads)
+        major = cuda_major(b.cuda)
+        if not any(x.library == "cudart" for x in self.env.libraries) and \
+                not any(ld.library == "cudart" for ld in self.env.loads):
+            return True                       # the machine description says nothing about cudart
+        wheel = f"nvidia-cuda-runtime-cu{major}" if major and major < 13 else "nvidia-cuda-runtime"
+        return wheel in self._installed_dists or \
+            any(x.library == "cudart" and x.major == major and not x.missing for x in self.env.libraries)
+
     def _build_deps(self, c: BuildCandidate) -> List[Req]:
         b = c.build
         who = c.label
@@ -652,6 +673,12 @@ class StackProvider:
             text = f"needs cuDNN {major}.x >= {major}.{minor} built for CUDA {cm} (built with {built}" + \
                 (f"; pins {pin_dist}=={pin_ver})" if pin_ver else ")")
             deps.append(Requirement(cudnn_id(major), ok, text, who, prefer=(pin_ver,) if pin_ver else ()))
+            if pin_dist and not c.installed and self.intent.cudnn_from in (None, "pip"):
+                # installing this build brings its cuDNN wheel, which its RPATH finds first: another
+                # copy chosen for this major would not be the one it loads
+                deps.append(Requirement(
+                    cudnn_id(major), lambda x, d=pin_dist: x.source == "pip" and x.package == d,
+                    f"brings {pin_dist} (its Requires-Dist), which it loads first", who))
         return deps
 
     def _cudnn_deps(self, c: CudnnCandidate) -> List[Req]:
@@ -698,6 +725,10 @@ class StackProvider:
                 roots.append(Requirement(
                     framework_id(f), lambda c: c.build.cuda is not None,
                     "a GPU is present: needs a CUDA build", "this machine"))
+                roots.append(Requirement(
+                    framework_id(f), lambda c: self.cuda_runtime_reachable(c),
+                    "needs the CUDA runtime libraries of its CUDA major (this machine has none: a build that "
+                    "brings them, e.g. tensorflow[and-cuda])", "this machine"))
             want = intent.versions.get(f)
             if want:
                 if not any(_version_matches(c.build.version, want) for c in cands):

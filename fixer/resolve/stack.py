@@ -86,8 +86,10 @@ def _to_stack(env: Environment, intent: Intent, recipes: Recipes, provider: Stac
         for i, req in enumerate(b.packages):
             name, ver = split_requirement(req)
             if ver:
+                # an extra of the same version (tensorflow -> tensorflow[and-cuda]) is still an install:
+                # pip then adds what the extra brings
                 add_pin(name, ver, reason if i == 0 else f"part of {display_name(f)} {b.version}",
-                        index_url=b.index_url, size=b.size_bytes if i == 0 else None)
+                        index_url=b.index_url, size=b.size_bytes if i == 0 else None, force="[" in req)
         label = _local_label(b)
         listed = {split_requirement(r)[0] for r in b.companions}
         for other in provider._companion_names(f):

@@ -71,8 +71,9 @@ run_cases() {   # source root -> stable text on stdout
   one() {   # label, then env assignments
     label=$1; shift
     echo "### $label"
-    env PYTHONPATH="$root" "$@" $py -m fixer doctor --json > "$hid.doctor.json" 2>/dev/null
-    env PYTHONPATH="$root" "$@" $py -m fixer plan --json > "$hid.plan.json" 2>/dev/null
+    # `python -m` puts the working directory first on sys.path: run from $root, so that its fixer is the one imported
+    (cd "$root" && env PYTHONPATH="$root" "$@" $py -m fixer doctor --json > "$hid.doctor.json" 2>/dev/null)
+    (cd "$root" && env PYTHONPATH="$root" "$@" $py -m fixer plan --json > "$hid.plan.json" 2>/dev/null)
     code=$?
     summarise "$hid.doctor.json" "$hid.plan.json" "$code"
     rm -f "$hid.doctor.json" "$hid.plan.json"
@@ -104,9 +105,9 @@ run_cases() {   # source root -> stable text on stdout
     one "apt libcudnn_ops forced in by LD_PRELOAD" LD_PRELOAD="$apt_ops"
   fi
 
-  for e in $(PYTHONPATH="$root" $py -c "from fixer.plan import bundled_environments as b; print(' '.join(b()))" 2>/dev/null); do
+  for e in $(cd "$root" && PYTHONPATH="$root" $py -c "from fixer.plan import bundled_environments as b; print(' '.join(b()))" 2>/dev/null); do
     echo "### bundled environment $e"
-    PYTHONPATH="$root" $py -m fixer plan --environment "$e" --json > "$hid.plan.json" 2>/dev/null
+    (cd "$root" && PYTHONPATH="$root" $py -m fixer plan --environment "$e" --json > "$hid.plan.json" 2>/dev/null)
     code=$?
     echo '{}' > "$hid.doctor.json"
     summarise "$hid.doctor.json" "$hid.plan.json" "$code" | grep -v '^doctor exit'

@@ -33,16 +33,22 @@ from fixer._entry import main
 sys.exit(main())
 """
 
-# from the first import of the tool to the renderer that prints the answer (doctor --json's order)
-START_UP = ["fixer.cli", "typer", "fixer.model", "fixer.detect", "fixer.detect._child", "fixer.cli.options",
-            "fixer.cli.doctor", "fixer.diagnose", "fixer.render"]
+# from the first import of the tool to the renderer that prints the answer: the full CLI (a flag
+# given twice is left to it by the fast path; click takes it), and the typer-free fast path of
+# doctor --json (fixer._fast)
+START_UP = [(m, ("doctor", "--json", "--json")) for m in
+            ("fixer.cli", "typer", "fixer.model", "fixer.detect", "fixer.detect._child", "fixer.cli.options",
+             "fixer.cli.doctor", "fixer.diagnose", "fixer.render")]
+FAST_START_UP = [(m, ("doctor", "--json")) for m in
+                 ("fixer._fast", "fixer._options", "fixer.model", "fixer.detect", "fixer.detect._child", "fixer.api",
+                  "fixer.diagnose", "fixer.render")]
 
 
-@pytest.mark.parametrize("module", START_UP)
-def test_ctrl_c_during_start_up_exits_130_without_a_traceback(module, tmp_path):
+@pytest.mark.parametrize("module,argv", START_UP + FAST_START_UP)
+def test_ctrl_c_during_start_up_exits_130_without_a_traceback(module, argv, tmp_path):
     script = tmp_path / "entry.py"
     script.write_text(INTERRUPT_AT_IMPORT)
-    proc = subprocess.run([sys.executable, str(script), module, "doctor", "--json"], capture_output=True,
+    proc = subprocess.run([sys.executable, str(script), module, *argv], capture_output=True,
                           text=True, env=ENV, timeout=120)
     assert proc.returncode == 130, (module, proc.returncode, proc.stderr[-2000:])
     assert "Traceback" not in proc.stderr and "KeyboardInterrupt" not in proc.stderr, proc.stderr

@@ -329,3 +329,24 @@ def test_ld_preload_that_mixes_nothing_is_no_finding(machine, preload):
     machine.h200()
     machine.environ["LD_PRELOAD"] = preload
     assert not [f for f in diagnose(machine.detect(), small_recipes()) if f.id == "cudnn-mixed"]
+
+
+def test_a_sub_library_that_will_not_load_beside_its_copy_makes_it_incomplete(machine, tmp_path):
+    """A pip cuDNN file replaced by one of another release (its size no longer the RECORD's, so
+    its version is asked of the library itself): when the loader refuses it beside its own copy's
+    libraries (on the GPU machine: "undefined symbol: ..., version libcudnn_graph.so.9"), the copy
+    is not complete (present, loadable, one version), so doctor reports it and plan reinstalls."""
+    from tests.helpers.stublibs import build_stub
+
+    machine.h200(jax=False)
+    other = build_stub(tmp_path / "libcudnn_graph_other_release.so.9")
+    target = machine.p(PIP_CUDNN) / "libcudnn_cnn.so.9"
+    built = build_stub(tmp_path / "cnn" / "libcudnn_cnn.so.9", needed=[other],
+                            exports={"cudnnGetVersion": 91400})
+    target.write_bytes(built.read_bytes())          # its DT_NEEDED is nowhere beside the copy
+    env = machine.detect()
+    copy = next(c for c in env.libraries if c.directory == PIP_CUDNN)
+    cnn = {f.name: f for f in copy.files}["libcudnn_cnn.so.9"]
+    assert cnn.valid_elf is False
+    assert any("cudnnGetVersion" in str(n) and "libcudnn_cnn.so.9" in str(n) for n in env.probes)
+    assert "cudnn-incomplete" in ids(diagnose(env, small_recipes()))

@@ -77,13 +77,15 @@ def test_hashes_from_json_and_html_indexes_and_find_links(index, wheelhouse, tmp
     assert local == ("sha256:" + sha256_file(wheelhouse["torch"]),)
 
 
-def test_apply_lock_in_a_new_venv_gives_the_same_freeze(source, index, sandbox, tmp_path, _base_venvs):
+def test_apply_lock_in_a_new_venv_gives_the_same_freeze(source, index, sandbox, tmp_path, _base_venvs, monkeypatch):
     lock_file = tmp_path / "stack.lock.toml"
     locking.write_lock(locking.make_lock(_env(source), _stack(index.url)), str(lock_file))
     fresh = copy_venv(_base_venvs["pip"], tmp_path / "fresh")
     uv_install(fresh, index, "nvidia-cudnn-cu12==9.10.2.21")          # the lock removes it
-    env_file = _write_env(tmp_path / "env.json", _env(fresh))
-    args = ["apply", "--lock", str(lock_file), "--python", fresh, "--environment", env_file,
+    # this machine as the lock's machine (the driver and GPU are the true edge); apply refuses an
+    # --environment file without --dry-run: it describes another machine
+    _this_machine(monkeypatch)
+    args = ["apply", "--lock", str(lock_file), "--python", fresh,
             "--root", str(sandbox), "--no-verify"]
     assert main(args) == 0
     assert freeze_of(fresh) == freeze_of(source)
@@ -93,15 +95,23 @@ def test_apply_lock_in_a_new_venv_gives_the_same_freeze(source, index, sandbox, 
     assert main(args + ["--json"]) == 0                                   # second time: nothing to do
 
 
-def test_tampered_hash_fails_and_rolls_back(source, index, sandbox, tmp_path, _base_venvs, capsys):
+def _this_machine(monkeypatch, cuda: str = "13.0", cc: str = "9.0") -> None:
+    """This machine as a GPU machine (the driver and GPU are the true edge): apply refuses an
+    --environment file without --dry-run, since it describes another machine."""
+    monkeypatch.setenv("COLAB_CUDNN_FIX_DRIVER", "580.159.04" if cuda.startswith("13") else "535.104.05")
+    monkeypatch.setenv("COLAB_CUDNN_FIX_CUDA", cuda)
+    monkeypatch.setenv("COLAB_CUDNN_FIX_GPU", f"NVIDIA H200:{cc}")
+
+
+def test_tampered_hash_fails_and_rolls_back(source, index, sandbox, tmp_path, _base_venvs, capsys, monkeypatch):
     lock_file = tmp_path / "stack.lock.toml"
     locking.write_lock(locking.make_lock(_env(source), _stack(index.url)), str(lock_file))
     text = lock_file.read_text()
     lock_file.write_text(re.sub(r"sha256:[0-9a-f]{64}", "sha256:" + "0" * 64, text, count=2))
     fresh = copy_venv(_base_venvs["pip"], tmp_path / "fresh")
     before = freeze_of(fresh)
-    env_file = _write_env(tmp_path / "env.json", _env(fresh))
-    code = main(["apply", "--lock", str(lock_file), "--python", fresh, "--environment", env_file,
+    _this_machine(monkeypatch)
+    code = main(["apply", "--lock", str(lock_file), "--python", fresh,
                  "--root", str(sandbox), "--no-verify"])
     assert code == 1
     assert "rolled back" in " ".join(capsys.readouterr().err.split())
@@ -109,13 +119,13 @@ def test_tampered_hash_fails_and_rolls_back(source, index, sandbox, tmp_path, _b
     assert not (sandbox / "etc/profile.d/colab-cudnn-fix.sh").exists()
 
 
-@pytest.mark.parametrize("cuda, cc, needle", [("12.2", "9.0", "driver 580.159.04 supports CUDA 12.2"),
+@pytest.mark.parametrize("cuda, cc, needle", [("12.2", "9.0", "driver 535.104.05 supports CUDA 12.2"),
                                              ("13.0", "6.0", "compute capability 6.0")])
-def test_lock_for_another_machine_is_refused(source, index, sandbox, tmp_path, capsys, cuda, cc, needle):
+def test_lock_for_another_machine_is_refused(source, index, sandbox, tmp_path, capsys, cuda, cc, needle, monkeypatch):
     lock_file = tmp_path / "stack.lock.toml"
     locking.write_lock(locking.make_lock(_env(source), _stack(index.url)), str(lock_file))
-    env_file = _write_env(tmp_path / "env.json", _env(source, cuda=cuda, cc=cc))
-    code = main(["apply", "--lock", str(lock_file), "--python", source, "--environment", env_file,
+    _this_machine(monkeypatch, cuda, cc)
+    code = main(["apply", "--lock", str(lock_file), "--python", source,
                  "--root", str(sandbox)])
     assert code == 2
     assert needle in " ".join(capsys.readouterr().err.split())
