@@ -27,6 +27,10 @@ class OptionSpec:
     default: Any = None
     type: type = str
 
+    def help_for(self, command: str) -> str:
+        """The help as `command`'s --help prints it: --json names the command's own schema file."""
+        return self.help.replace("COMMAND.json", command.replace(" ", "-") + ".json") if command else self.help
+
 
 OPTIONS: Dict[str, OptionSpec] = {
     # -- global

@@ -34,6 +34,7 @@ from .rules import (
     cudnn_relation,
     display_name as _name,
     foreign_cudnn_preloads,
+    lent_cudnn_sublibraries,
     gpu_compute_capability,
     older_cuda_libraries,
     recipe_build,
@@ -109,6 +110,7 @@ class _Diagnosis:
             self.cpu_only()
         self.cudnn_loads()
         self.preloaded_sublibraries()
+        self.lent_sublibraries()
         self.cudnn_conflict()
         self.unused_copies()
         self.cuda_libs()
@@ -415,6 +417,21 @@ class _Diagnosis:
                       "cuDNN then borrows that sub-library instead of its own: its version check fails, or it runs "
                       "on mixed code"],
                      f"Remove {path} from LD_PRELOAD; `colab-cudnn-fix apply` writes that fix for new shells.",
+                     sorted({ld.consumer for ld in mixes}))
+
+    def lent_sublibraries(self) -> None:
+        for lender, subs, mixes in lent_cudnn_sublibraries(self.env):
+            version = lender.version or "version unknown"
+            loads = sorted({f"cuDNN {ld.version or '?'} from {ld.directory}" for ld in mixes})
+            self.add("cudnn-mixed", "error",
+                     f"LD_LIBRARY_PATH lends {', '.join(subs)} ({version}) from {lender.directory} to the "
+                     f"{' and '.join(loads)} that {', '.join(sorted({_name(ld.consumer) for ld in mixes}))} load",
+                     [f"{lender.directory}: {', '.join(subs)} (cuDNN {version}), on LD_LIBRARY_PATH",
+                      *(f"{_name(ld.consumer)} loads {ld.path} (cuDNN {ld.version or '?'}, via {ld.via})" for ld in mixes),
+                      "libcudnn.so dlopens its sub-libraries by name, and LD_LIBRARY_PATH is searched before its "
+                      "own folder (DT_RUNPATH): it runs on mixed code or fails its version check"],
+                     f"Remove {lender.directory} from LD_LIBRARY_PATH; `colab-cudnn-fix apply` writes that fix "
+                     "for new shells (and preloads the intended copy in notebooks).",
                      sorted({ld.consumer for ld in mixes}))
 
     def cudnn_conflict(self) -> None:

@@ -39,7 +39,7 @@ from ._versions import canonical_name
 from .errors import FixerError
 
 __all__ = ["fetch_requires", "fetch_metadata", "project_files", "project_page", "file_hashes",
-           "default_cache_dir", "select_file", "Unreachable"]
+           "default_cache_dir", "select_file", "Unreachable", "download_file"]
 
 Timeout = Union[float, Tuple[float, float]]
 
@@ -351,3 +351,51 @@ def _session() -> Any:
 
 def _cache(cache_dir: Optional[Union[str, Path]]) -> Optional[Path]:
     return Path(cache_dir) if cache_dir is not None else None
+
+
+def download_file(url: str, sha256: str, dest: Union[str, Path], *, session: Any = None,
+                  timeout: Timeout = DEFAULT_TIMEOUT) -> Path:
+    """Download `url` to `dest` (streamed, through a `.part` file) and check its sha256.
+    Raises Unreachable (naming the URL) when the index cannot be reached, FixerError when it
+    answers with an error or with bytes whose sha256 is not `sha256`."""
+    import os
+
+    import requests
+
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(dest.name + ".part")
+    own = session is None
+    session = session or _session()
+    try:
+        last = ""
+        for attempt in range(RETRIES + 1):
+            if attempt:
+                time.sleep(min(0.2 * (2 ** (attempt - 1)), 1.0))
+            h = hashlib.sha256()
+            try:
+                with session.get(url, timeout=timeout, stream=True) as resp:
+                    if resp.status_code >= 500 or resp.status_code == 429:
+                        last = f"HTTP {resp.status_code}"
+                        continue
+                    if resp.status_code != 200:
+                        raise FixerError(f"{url} answered HTTP {resp.status_code}")
+                    with open(tmp, "wb") as f:
+                        for chunk in resp.iter_content(1 << 20):
+                            h.update(chunk)
+                            f.write(chunk)
+            except requests.exceptions.RequestException as exc:
+                last = f"{type(exc).__name__}: {exc}"
+                continue
+            if h.hexdigest() != sha256.lower():
+                tmp.unlink()
+                raise FixerError(f"{url}: the downloaded file's sha256 is {h.hexdigest()}, not {sha256} "
+                                 "(the index no longer serves the same file)")
+            os.replace(tmp, dest)
+            return dest
+        raise Unreachable(f"cannot reach {url}: {last}", hint="check the network and run the command again")
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+        if own:
+            session.close()

@@ -381,6 +381,37 @@ def foreign_cudnn_preloads(env: Environment) -> List[Tuple[str, Optional[Library
     return out
 
 
+def lent_cudnn_sublibraries(env: Environment) -> List[Tuple[LibraryCopy, List[str], List[LoadResolution]]]:
+    """cuDNN sub-libraries an LD_LIBRARY_PATH directory lends to a copy loaded from elsewhere:
+    (the lending copy, its sub-library files, the framework loads they mix with).
+
+    libcudnn.so.N dlopens its sub-libraries by soname, and the dynamic loader searches
+    LD_LIBRARY_PATH before the calling object's DT_RUNPATH (ld.so(8); NVIDIA's cuDNN carries
+    DT_RUNPATH $ORIGIN in the pip wheels and no DT_RPATH). So a directory on LD_LIBRARY_PATH that
+    holds only some sub-libraries of the same major hands them to a framework whose libcudnn.so.N
+    came from its own copy by path: on the GPU machine torch mapped the apt libcudnn_ops next to
+    the pip libcudnn.so.9 that way and verify failed while the main library looked right
+    (scripts/device/damage_cycle.sh, case ld-ops; kernel_fix.sh, case 1)."""
+    path = [same_dir(d) for d in (env.env.get("LD_LIBRARY_PATH") or "").split(":") if d.strip()]
+    lent: Dict[str, Tuple[LibraryCopy, List[str], List[LoadResolution]]] = {}
+    for ld in env.loads:
+        if ld.library != "cudnn" or ld.consumer == "dlopen" or not ld.directory or ld.error:
+            continue
+        own = same_dir(ld.directory)
+        mine = next((c for c in env.libraries if c.library == "cudnn" and same_dir(c.directory) == own), None)
+        if mine is None:
+            continue
+        for d in path:
+            if d == own:
+                break                       # its own folder comes first: its own sub-libraries win
+            lender = next((c for c in env.libraries if c.library == "cudnn" and c.major == mine.major
+                           and same_dir(c.directory) == d), None)
+            subs = sorted(f.name for f in lender.files if CUDNN_SUBLIBRARY_FILE.match(f.name)) if lender else []
+            if lender is not None and subs:
+                lent.setdefault(d, (lender, subs, []))[2].append(ld)
+    return list(lent.values())
+
+
 def older_cuda_libraries(env: Environment) -> List[LoadResolution]:
     """The CUDA libraries (cudart, cuBLAS, cuBLASLt, NVRTC: their versions follow the CUDA
     toolkit's) a framework loads at its CUDA major but an older minor than it was built with:

@@ -707,10 +707,9 @@ def keep_refreshed(builds: List[Dict[str, Any]], existing: Optional[Path]) -> Li
 
 
 #: Read data/apt_cudnn.toml (scripts/refresh_apt.py: every apt cuDNN version with its pip twin) into
-#: the cuDNN releases. Off until the resolver prefers a build's pinned pip cuDNN over its apt twin:
-#: with the twins in, torch 2.11.0+cu128 (which pins nvidia-cudnn-cu12==9.19.0.56) was planned onto
-#: apt libcudnn9-cuda-12 9.19.0.56-1 (tests/resolve/test_breakages.py::test_plain_pypi_torch_211_*).
-APT_CATALOGUE = False
+#: the cuDNN releases. The resolver keeps a build's pinned pip cuDNN over its apt twin (the build's own
+#: install brings the wheel: fixer/resolve/provider.py `cost`), and `--cudnn-from apt` takes the twin.
+APT_CATALOGUE = True
 
 
 def generate(data_dir: Path, gpu_facts: Path, out_dir: Optional[Path] = None) -> Dict[str, str]:

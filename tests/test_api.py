@@ -67,6 +67,43 @@ def test_explain_payload_equals_the_cli(capsys):
     assert result.to_dict() == payload and result.exit_code == code
 
 
+def test_doctor_and_explain_of_every_bundled_environment_equal_the_cli_payload(capsys):
+    """doctor --environment and explain --environment: the API's to_dict() is the CLI's --json
+    payload, key for key, for every machine the package ships."""
+    from fixer.plan import bundled_environments
+
+    text = "Could not load library libcudnn_cnn_infer.so.8"
+    for name in bundled_environments():
+        code, payload = cli_json(capsys, "doctor", "--environment", name)
+        result = fixer.doctor(environment=name)
+        assert result.to_dict() == payload and result.exit_code == code, name
+        code, payload = cli_json(capsys, "explain", text, "--environment", name)
+        result = fixer.explain(text, environment=name)
+        assert result.to_dict() == payload and result.exit_code == code, name
+
+
+def _untimed(value):
+    """`value` without its measured durations (`seconds`, `*_seconds`, `phases`): the rest of a
+    verify payload is a function of the machine, durations are not."""
+    if isinstance(value, dict):
+        return {k: _untimed(v) for k, v in value.items() if not (k.endswith("seconds") or k == "phases")}
+    if isinstance(value, list):
+        return [_untimed(v) for v in value]
+    return value
+
+
+def test_verify_equals_the_cli_payload_and_its_errors_the_cli_error(capsys):
+    from fixer.errors import FixerError, error_payload
+
+    code, payload = cli_json(capsys, "verify", "--environment", "colab-2026-08")
+    result = fixer.verify(environment="colab-2026-08")
+    assert _untimed(result.to_dict()) == _untimed(payload) and result.exit_code == code
+    code, payload = cli_json(capsys, "verify", "--python", "/nonexistent")
+    with pytest.raises(FixerError) as exc:
+        fixer.verify(python="/nonexistent")
+    assert error_payload(exc.value, "verify") == payload and exc.value.exit_code == code == 2
+
+
 def test_the_functions_survive_importing_their_modules():
     import fixer.apply
     import fixer.explain

@@ -31,7 +31,7 @@ import shutil
 import stat
 import zipfile
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from .journal import unlink_quietly
 
@@ -137,17 +137,18 @@ def record(dist_info: str, *, name: str = "", version: str = "", hashes: bool = 
     }
 
 
-def backup(manifest: Dict[str, Any], archive: Path, *, compresslevel: int = 1) -> int:
+def backup(manifest: Dict[str, Any], archive: Path, *, compresslevel: int = 1, skip_wheel: bool = False) -> int:
     """Write the bytes of the manifest's files into a zip at `archive` (deflate, level 1: cuDNN's
     libraries shrink by about half at a fraction of the time level 6 takes). Each file is read
-    once, hashed on the way, and checked against the manifest. Returns the archive's size."""
+    once, hashed on the way, and checked against the manifest. Returns the archive's size.
+    `skip_wheel`: leave out the files the index's wheel supplies (`wheel_path`, see indexcopy)."""
     archive = Path(archive)
     tmp = archive.with_name(archive.name + ".part")
     try:
         with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=compresslevel,
                              allowZip64=True) as zf:
             for entry in manifest["files"]:
-                if entry["kind"] != "file":
+                if entry["kind"] != "file" or (skip_wheel and entry.get("wheel_path")):
                     continue
                 info = zipfile.ZipInfo(entry["path"].lstrip("/"), date_time=(1980, 1, 1, 0, 0, 0))
                 info.compress_type = zipfile.ZIP_DEFLATED
@@ -253,7 +254,7 @@ def _matches(entry: Dict[str, Any]) -> bool:
     return stat.S_ISREG(st.st_mode) and st.st_size == entry["size"] and sha256_of(p) == entry["sha256"]
 
 
-def _write_back(entry: Dict[str, Any], zf: Optional[zipfile.ZipFile]) -> None:
+def _write_back(entry: Dict[str, Any], zf: Optional[zipfile.ZipFile], arcname: Optional[str] = None) -> None:
     p = entry["path"]
     parent = os.path.dirname(p)
     tmp = os.path.join(parent, f".ccf-restore-{os.getpid()}-{os.path.basename(p)}")
@@ -266,7 +267,7 @@ def _write_back(entry: Dict[str, Any], zf: Optional[zipfile.ZipFile]) -> None:
             if zf is None:
                 raise OSError(f"no backup holds {p}")
             h = hashlib.sha256()
-            with zf.open(p.lstrip("/")) as fin, open(tmp, "wb") as fout:
+            with zf.open(arcname or p.lstrip("/")) as fin, open(tmp, "wb") as fout:
                 for chunk in iter(lambda: fin.read(_CHUNK), b""):
                     h.update(chunk)
                     fout.write(chunk)
@@ -282,11 +283,14 @@ def _write_back(entry: Dict[str, Any], zf: Optional[zipfile.ZipFile]) -> None:
         raise
 
 
-def restore(items: Sequence[Tuple[Dict[str, Any], Optional[Path]]], *, remove: Iterable[str] = ()) -> RestoreReport:
+def restore(items: Sequence[Tuple[Dict[str, Any], Optional[Path]]], *, remove: Iterable[str] = (),
+            wheel: Optional[Callable[[Dict[str, Any]], Path]] = None) -> RestoreReport:
     """Put the manifests' files back exactly (see the module doc), then check them.
 
     `items`: (manifest, archive or None); `remove`: paths the apply added (files of the versions
-    installed now) that no manifest holds. Never raises for a single file: what fails is in
+    installed now) that no manifest holds; `wheel(manifest)`: the index's wheel of a manifest
+    whose files are not all in its archive (fetched only when one is needed; raises OSError with
+    the reason when it cannot be had). Never raises for a single file: what fails is in
     `errors`, and what differs afterwards in `remaining`."""
     report = RestoreReport()
     keep: Set[str] = set()
@@ -317,9 +321,13 @@ def restore(items: Sequence[Tuple[Dict[str, Any], Optional[Path]]], *, remove: I
     # 3. files
     for manifest, archive in items:
         zf: Optional[zipfile.ZipFile] = None
+        wz: Optional[zipfile.ZipFile] = None
+        wnames: Dict[str, str] = {}
+        wheel_error: Optional[str] = None
         try:
             if archive is not None and Path(archive).is_file():
                 zf = zipfile.ZipFile(archive)
+            held = set(zf.namelist()) if zf is not None else set()
             for entry in manifest["files"]:
                 try:
                     if _matches(entry):
@@ -330,7 +338,22 @@ def restore(items: Sequence[Tuple[Dict[str, Any], Optional[Path]]], *, remove: I
                             if st.st_mtime_ns != entry["mtime_ns"]:
                                 os.utime(entry["path"], ns=(entry["mtime_ns"], entry["mtime_ns"]))
                         continue
-                    _write_back(entry, zf)
+                    if entry["kind"] == "file" and entry["path"].lstrip("/") not in held and entry.get("wheel_path"):
+                        if wheel_error is not None:
+                            continue
+                        if wz is None:
+                            if wheel is None:
+                                raise OSError("no backup holds it and no wheel of the index is recorded")
+                            try:
+                                wz = zipfile.ZipFile(wheel(manifest))
+                            except (OSError, zipfile.BadZipFile) as exc:
+                                wheel_error = str(exc)
+                                report.errors.append(wheel_error)
+                                continue
+                            wnames = _wheel_names(wz)
+                        _write_back(entry, wz, wnames[entry["wheel_path"]])
+                    else:
+                        _write_back(entry, zf)
                     report.restored.append(entry["path"])
                 except (OSError, KeyError, zipfile.BadZipFile) as exc:
                     report.errors.append(f"cannot restore {entry['path']}: {getattr(exc, 'strerror', None) or exc}")
@@ -339,10 +362,24 @@ def restore(items: Sequence[Tuple[Dict[str, Any], Optional[Path]]], *, remove: I
         finally:
             if zf is not None:
                 zf.close()
+            if wz is not None:
+                wz.close()
     # 4. check
     for manifest, _ in items:
         report.remaining.extend(check(manifest))
     return report
+
+
+def _wheel_names(zf: zipfile.ZipFile) -> Dict[str, str]:
+    """site-packages-relative path -> name in a wheel (`x.data/purelib/p` installs as `p`)."""
+    out: Dict[str, str] = {}
+    for n in zf.namelist():
+        parts = n.split("/", 2)
+        if len(parts) == 3 and parts[0].endswith(".data") and parts[1] in ("purelib", "platlib"):
+            out[parts[2]] = n
+        else:
+            out.setdefault(n, n)
+    return out
 
 
 def leftovers_in(directories: Iterable[str]) -> List[str]:

@@ -38,7 +38,7 @@ from .. import installers
 from .._paths import state_dir
 from ..errors import FixerError, JournalWriteFailed, NoSpace, StepFailed, UsageError
 from ..model import Plan, PlanOptions, Step
-from . import envfix, filetree
+from . import envfix, filetree, indexcopy
 from .filelock import ApplyLock, TargetLock
 from .journal import UNFINISHED, WAITING, Journal, atomic_write
 from .reporter import Reporter, default_reporter
@@ -316,16 +316,30 @@ def _prepare(journal: Journal, plan: Plan, python: str, options: PlanOptions, re
         dist = before.get(name)
         assert dist is not None
         manifests[name] = filetree.record(dist.dist_info, name=name, version=dist.version, hashes=False)
-    _check_space(journal, plan, manifests, before)
+    # the exact wheels the plan's index still serves (fixer.apply.indexcopy): their files need no local copy
+    sources = journal.data.get("sources", {})
+    urls = [] if sources.get("no_index") else list(sources.get("index_urls", [])) + list(sources.get("extra_index_urls", []))
+    copies: Dict[str, Dict[str, Any]] = {}
+    vouched: Dict[str, int] = {}
+    for name, manifest in manifests.items():
+        copy = indexcopy.find(manifest["dist_info"], name, manifest["dist_version"], urls) if urls else None
+        if copy is not None:
+            rep.phase(f"checking {name} {manifest['dist_version']} against {copy['filename']} on {copy['index']}")
+            vouched[name] = indexcopy.mark(manifest)
+            copies[name] = copy
+    local = indexcopy.keep_local(journal.dir, sum(vouched.values())) if vouched else True
+    _check_space(journal, plan, manifests, before, 0 if local else sum(vouched.values()))
     recorded: Dict[str, str] = {}
     backups: Dict[str, str] = {}
     for name, manifest in manifests.items():
         rep.phase(f"backing up {name} {manifest['dist_version']} ({len(manifest['files'])} files)")
         try:
-            filetree.backup(manifest, journal.dir / "backups" / f"{name}.zip")
+            filetree.backup(manifest, journal.dir / "backups" / f"{name}.zip", skip_wheel=not local)
         except OSError as exc:
             raise JournalWriteFailed(f"cannot back up {name} into {journal.dir / 'backups'}: {exc.strerror or exc}")
         backups[name] = f"backups/{name}.zip"
+        if name in copies:
+            copies[name]["local"] = local
         recorded[name] = journal.write_part(f"manifests/{name}.json", manifest)
     # files the plan writes (and the loader cache an ldconfig step rewrites)
     files: List[Dict[str, Any]] = []
@@ -366,16 +380,21 @@ def _prepare(journal: Journal, plan: Plan, python: str, options: PlanOptions, re
     from ..model import to_dict
 
     # the loader fixes, for a resume after a kernel restart (it fixes the new kernel with them)
-    journal.set(manifests=recorded, backups=backups, files=files, apt_before=apt_before, apt_held=held,
+    if copies and not local:
+        notes.append(f"not kept locally (the index serves the same wheels; less than {indexcopy.KEEP_LOCAL_FACTOR}x "
+                     f"their size free): {', '.join(c['filename'] for c in copies.values())}")
+    journal.set(manifests=recorded, backups=backups, index_copies=copies, files=files, apt_before=apt_before, apt_held=held,
                 notes=notes, env_fixes=[to_dict(f) for f in plan.stack.env_fixes])
     return before
 
 
 def _check_space(journal: Journal, plan: Plan, manifests: Dict[str, Dict[str, Any]],
-                 before: TargetSnapshot) -> None:
-    """NoSpace unless the journal's disk holds the backups (at most their uncompressed size) and
-    the target's disk holds the downloads twice (the download, then the unpacked files)."""
+                 before: TargetSnapshot, from_index: int = 0) -> None:
+    """NoSpace unless the journal's disk holds the backups (at most their uncompressed size, less
+    `from_index` bytes the index keeps for us) and the target's disk holds the downloads twice
+    (the download, then the unpacked files)."""
     backup_bytes = sum(e.get("size", 0) for m in manifests.values() for e in m["files"] if e["kind"] == "file")
+    backup_bytes = max(0, backup_bytes - from_index)
     download = sum(s.download_bytes or 0 for s in plan.steps
                    if s.kind in ("pip-install", "conda-install", "apt-install"))
     target = before.dists[0].site_packages if before.dists else (before.prefix or "/")
@@ -440,7 +459,7 @@ def prune_backups(state: Path, keep: int = KEEP_BACKUPS) -> int:
         if status in _UNFINISHED + WAITING:
             continue
         gone = False
-        for sub in ("backups", "wheels"):
+        for sub in ("backups", "wheels", "downloads"):
             if (directory / sub).is_dir() and any((directory / sub).iterdir()):
                 shutil.rmtree(directory / sub, ignore_errors=True)
                 gone = True
@@ -819,7 +838,20 @@ def _restore(journal: Journal, python: str, rep: Reporter, run: Runner) -> Rollb
         items.append(({"name": "", "files": [], "dirs": before_data["site_dirs"]}, None))
     if items or remove:
         rep.phase(f"rollback: restoring {sum(len(m['files']) for m, _ in items)} recorded files")
-    report = filetree.restore(items, remove=remove)
+    copies = journal.data.get("index_copies", {})
+
+    def wheel(manifest: Dict[str, Any]) -> Path:
+        copy = copies.get(manifest["name"])
+        if not copy:
+            raise OSError(f"{manifest['name']}: its backup lacks files and no index copy is recorded")
+        rep.phase(f"rollback: fetching {copy['filename']} from {copy['url']}")
+        try:
+            return indexcopy.fetch(copy, journal.dir / "downloads")
+        except FixerError as exc:
+            raise OSError(f"cannot restore {manifest['name']} {manifest['dist_version']}: the journal keeps no local "
+                          f"copy of its files and {exc.message}; run rollback again when {copy['url']} answers")
+
+    report = filetree.restore(items, remove=remove, wheel=wheel)
     failures.extend(report.errors)
 
     # 4. apt

@@ -18,6 +18,8 @@ def handle_errors(json_flag: str = "json") -> Callable[[F], F]:
         command = fn.__module__.rsplit(".", 1)[-1]
         if command == "recipes":
             command = "recipes " + fn.__name__.replace("_command", "")
+        elif command == "fleet":  # fleet_doctor -> "fleet doctor", fleet_lock_check -> "fleet lock-check"
+            command = "fleet " + fn.__name__[len("fleet_"):].replace("_", "-")
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:

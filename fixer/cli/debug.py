@@ -19,12 +19,12 @@ def debug_command(json: bool = option("json"), python: Optional[str] = option("p
     import os
 
     from ..debug import bundle
-    from ..render.report import print_report
+    from ..render import json_payload, write_json
     from ..report import Redaction, redact
 
     value = bundle(python)
     if not no_redact:
         value = redact(value, Redaction.for_machine(os.environ))
-        value["redacted"] = True
-    print_report(value, "json")
+    value["redacted"] = not no_redact
+    write_json(json_payload(value, "debug"))
     raise typer.Exit(0)

@@ -22,9 +22,10 @@ fleet_app = typer.Typer(
 app.add_typer(fleet_app, name="fleet")
 
 
-def _fleet(ray: Optional[str], slurm: Optional[str], nodes: Optional[int], lock: Optional[str],
+def _fleet(command: str, ray: Optional[str], slurm: Optional[str], nodes: Optional[int], lock: Optional[str],
            python: Optional[str], timeout: float, json: bool, markdown: bool, partition: Optional[str]) -> None:
     from ..fleet import summarize
+    from ..render import json_payload
     from ..render.fleet import render
 
     if (ray is None) == (slurm is None):
@@ -35,6 +36,9 @@ def _fleet(ray: Optional[str], slurm: Optional[str], nodes: Optional[int], lock:
         from ..fleet import slurm as _slurm
 
         if nodes is not None:
+            if json:
+                raise UsageError("--nodes prints the job-array command (a shell line, not JSON): drop --json, "
+                                 "then read the results back with --slurm DIR --json")
             import sys
 
             sys.stdout.write(_slurm.job_array_command(slurm, nodes, lock=lock, python=python, partition=partition) + "\n")
@@ -49,7 +53,7 @@ def _fleet(ray: Optional[str], slurm: Optional[str], nodes: Optional[int], lock:
         if not results:
             raise UsageError(f"--ray {ray}: the cluster has no alive node with a GPU resource")
     value = summarize(results, lock=lock)
-    render(value, "json" if json else "markdown" if markdown else "table")
+    render(json_payload(value, command) if json else value, "json" if json else "markdown" if markdown else "table")
     raise typer.Exit(value["exit_code"])
 
 
@@ -66,7 +70,7 @@ def fleet_doctor(
     markdown: bool = option("markdown"),
 ) -> None:
     """Run doctor on every GPU node and group the nodes by finding and by stack."""
-    _fleet(ray, slurm, nodes, None, python, timeout, json, markdown, partition)
+    _fleet("fleet doctor", ray, slurm, nodes, None, python, timeout, json, markdown, partition)
 
 
 @command(fleet_app, "lock-check")
@@ -85,4 +89,4 @@ def fleet_lock_check(
     """Run `doctor --lock FILE` on every GPU node and group the nodes by drift from the lock."""
     if not lock:
         raise UsageError("fleet lock-check needs --lock FILE (a lock file written by `lock`)")
-    _fleet(ray, slurm, nodes, lock, python, timeout, json, markdown, partition)
+    _fleet("fleet lock-check", ray, slurm, nodes, lock, python, timeout, json, markdown, partition)

@@ -87,7 +87,7 @@ def _wrap(text: str, width: int, indent: str, first: str = "") -> List[str]:
     return w.wrap(text) or [first.rstrip()]
 
 
-def _option_lines(param: Any, width: int) -> List[str]:
+def _option_lines(param: Any, width: int, command: str = "") -> List[str]:
     flags = list(param.opts) + list(getattr(param, "secondary_opts", []) or [])
     spec = spec_for(flags, getattr(param, "help", None))
     head = ", ".join(sorted(flags, key=lambda f: (f.startswith("--"), f)))
@@ -95,7 +95,7 @@ def _option_lines(param: Any, width: int) -> List[str]:
         text = getattr(param, "help", None) or ""
         metavar = None
     else:
-        text = spec.help
+        text = spec.help_for(command)
         metavar = None if spec.kind == "flag" else (spec.metavar or "|".join(spec.choices))
         if spec.choices and spec.metavar:
             text += f" Choices: {', '.join(spec.choices)}."
@@ -134,7 +134,7 @@ def help_text(command: Any, ctx: Any, name: str) -> str:
         lines.append("")
     lines.append("Options:")
     for p in opts:
-        lines += _option_lines(p, width)
+        lines += _option_lines(p, width, name)
     lines += _section("Exit codes", [(str(c), t) for c, t in EXIT_CODES.get(name, GENERAL_EXIT_CODES)], width)
     if name in DETECTING_COMMANDS:
         lines += _overrides(width)

@@ -39,5 +39,10 @@ def report_command(
     r = examine(python, lock=lock, recipes=[recipes] if recipes else [], environment=environment)
     value = build_report(r.env, r.findings, healthy=r.healthy, exit_code=r.exit_code,
                          redaction=None if no_redact else Redaction.for_machine(os.environ))
-    print_report(value, "html" if html else "json" if json else "markdown")
+    if json:
+        from ..render import json_payload, write_json
+
+        write_json(json_payload(value, "report"))
+    else:
+        print_report(value, "html" if html else "markdown")
     raise typer.Exit(0)

@@ -100,6 +100,12 @@ def cudnn(paths):
     for p in paths:
         try:
             lib = ctypes.CDLL(p, mode=os.RTLD_LAZY | os.RTLD_LOCAL)
+        except OSError as exc:
+            # dlopen failed next to its own copy's libraries (e.g. "undefined symbol: ..., version
+            # libcudnn_graph.so.9": a sub-library of another release): the file is not loadable there
+            out[p] = {"error": str(exc), "load_failed": True}
+            continue
+        try:
             fn = lib.cudnnGetVersion
             fn.restype = ctypes.c_size_t
             fn.argtypes = []

@@ -335,6 +335,11 @@ def apply_probe_versions(copies: List[_Copy], index: int, result: Mapping[str, M
             # _native.py's cudnn task writes {"version": int(cudnnGetVersion())}
             raw_version = cast(int, r["version"])
             c.files[soname] = dataclasses.replace(f, version=cudnn_version_from_int(int(raw_version)))
+        elif r.get("load_failed"):
+            # the loader refused it beside its own copy's libraries: not a loadable part of this
+            # copy (completeness, fixer.rules.is_complete), e.g. a sub-library of another release
+            c.files[soname] = dataclasses.replace(f, valid_elf=False)
+            notes.append(ProbeNote("cudnnGetVersion", False, f"{c.directory}/{soname}: {r.get('error')}"))
         else:
             notes.append(ProbeNote("cudnnGetVersion", False, f"{c.directory}/{soname}: {r.get('error')}"))
     c.version = None

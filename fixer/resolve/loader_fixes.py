@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
 from ..model import EnvFix, Environment, LoadResolution
 from .._paths import split_ld_preload
-from ..rules import foreign_cudnn_preloads, older_cuda_libraries, same_dir
+from ..rules import foreign_cudnn_preloads, lent_cudnn_sublibraries, older_cuda_libraries, same_dir
 
 if TYPE_CHECKING:
     from .provider import CudnnCandidate, Ident, StackProvider
@@ -63,6 +63,16 @@ def env_fixes(env: Environment, provider: StackProvider, mapping: Mapping[Ident,
         fixes.append(EnvFix("ld-preload-drop", path,
                             why=f"LD_PRELOAD forces {path} into {', '.join(sorted({ld.consumer for ld in mixes}))}, "
                                 f"which load another cuDNN copy: drop it"))
+    for lender, subs, mixes in lent_cudnn_sublibraries(env):
+        fixes.append(EnvFix("ld-library-path-drop", lender.directory,
+                            why=f"LD_LIBRARY_PATH lends {', '.join(subs)} from {lender.directory} to "
+                                f"{', '.join(sorted({ld.consumer for ld in mixes}))}, which load another cuDNN copy"))
+        if notebook:
+            for ld in mixes:
+                if ld.path:
+                    fixes.append(EnvFix("ipython-preload", ld.path,
+                                        why=f"the notebook kernel keeps its LD_LIBRARY_PATH: preload {ld.path} "
+                                            f"before {ld.consumer} is imported"))
     uniq: Dict[Tuple[str, str], EnvFix] = {}
     for fx in fixes:
         uniq.setdefault((fx.kind, fx.value), fx)

@@ -14,8 +14,13 @@ cannot both come from pip.
 The objective lives in the candidate order and in `cost`, never in the solver:
 (framework versions changed, distributions touched, rank, bytes downloaded) for builds and
 (.., bytes, rank) for cuDNN, compared in that order, where rank is the position in the
-candidate order (newest first for builds; for cuDNN the version a chosen build pins, then the
-smallest step up from the copy loaded now). What is installed and works costs nothing.
+candidate order (newest first for builds; for cuDNN the version a chosen build pins, then
+with --cudnn-from apt its apt twin (the same release), then the smallest step up from the copy loaded now). What
+is installed and works costs nothing. A cuDNN wheel that a build being installed pins (its
+Requires-Dist ==) comes with that install: it touches no further distribution and downloads
+nothing more (the build's own count holds its CUDA libraries); a copy already on disk costs only
+the loader fix it needs; anything else (another wheel, an apt package: a change of the system
+too) is one more distribution touched.
 "Download the fewest bytes" is carried by the distributions touched (change only the cuDNN
 wheel rather than reinstall torch); between two builds that must both be downloaded, the newest
 wins and bytes only break ties (TensorFlow 2.15 is not better than 2.17 for being 3% smaller).
@@ -23,7 +28,7 @@ wins and bytes only break ties (TensorFlow 2.15 is not better than 2.17 for bein
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 from ..errors import UsageError
 from .._versions import canonical_name, major_minor, public, version_key
@@ -158,7 +163,8 @@ class StackProvider:
         self._companions: Dict[str, List[str]] = {}
         self._ranks: Dict[int, Dict[int, int]] = {}
         self._pins_cache: Dict[int, Tuple[Optional[str], Optional[str]]] = {}
-        self._fixes_cache: Dict[int, int] = {}
+        self._fixes_cache: Dict[Tuple[int, FrozenSet[str]], int] = {}
+        self._twin_pins: Dict[Tuple[str, str, Optional[str]], Tuple[Optional[str], Optional[str]]] = {}
         self._by_framework: Dict[str, Tuple[Build, ...]] = {}
         self._installed_dists = {d.name: d.version for d in (env.python.distributions if env.python else ())}
         self._size_estimates: Dict[Tuple[str, str], int] = {}
@@ -407,18 +413,24 @@ class StackProvider:
                                  tuple(-x for x in version_key(c.version))))
         return uniq
 
-    def _loader_fixes(self, c: CudnnCandidate) -> int:
-        """1 when a framework would not find a new copy where it goes without a loader fix
-        (its search order, as detect walked it, never looks there)."""
-        if c.source == "apt":
-            return 0
-        target = c.directory or default_dir(self.env, c)
-        if not target:
-            return 1   # a conda prefix: nothing searches it until a loader fix says so
-        for ld in self._consumers(c.major):
-            if ld.steps and not reaches(ld, target):
-                return 1
-        return 0
+    def _loader_fixes(self, c: CudnnCandidate, skip: FrozenSet[str] = frozenset()) -> int:
+        """1 when a framework would not find a copy where it is without a loader fix (its
+        search order, as detect walked it, never looks there). Frameworks in `skip` are
+        reinstalled and find their own pinned wheel."""
+        key = (id(c), skip)
+        hit = self._fixes_cache.get(key)
+        if hit is not None:
+            return hit
+        hit = 0
+        if c.source != "apt":
+            target = c.directory or default_dir(self.env, c)
+            if not target:
+                hit = 1   # a conda prefix: nothing searches it until a loader fix says so
+            elif any(ld.steps and ld.consumer not in skip and not reaches(ld, target)
+                     for ld in self._consumers(c.major)):
+                hit = 1
+        self._fixes_cache[key] = hit
+        return hit
 
     # -- the provider interface -----------------------------------------------------------
 
@@ -514,20 +526,56 @@ class StackProvider:
         if isinstance(candidate, CudnnCandidate):
             if candidate.state == "loaded":
                 return (0, 0, 0, 0)
-            pins = {self._pin_of(c) for c in pinned.values() if isinstance(c, BuildCandidate)}
-            # a version a chosen build pins itself comes first: pip installs it with the build anyway
-            rank = 0 if (candidate.source == "pip" and (candidate.package, candidate.package_version) in pins) \
-                else 1 + self._rank(self.cudnn_for(candidate.major), candidate)
-            if candidate.state == "on-disk":
-                return (0, 1, 0, rank)      # an environment fix: nothing to download
-            fixes = self._fixes_cache.get(id(candidate))
-            if fixes is None:
-                fixes = self._fixes_cache[id(candidate)] = self._loader_fixes(candidate)
+            pinning = [c for c in pinned.values() if isinstance(c, BuildCandidate) and candidate.source == "pip"
+                       and self._pin_of(c) == (candidate.package, candidate.package_version)]
+            # a version a chosen build pins itself comes first, then its apt twin
+            # (the same release for the same CUDA major), then the candidate order
+            rank = 0 if pinning else 1 if self._is_twin(candidate, pinned) \
+                else 2 + self._rank(self.cudnn_for(candidate.major), candidate)
+            # a build that is installed now brings its pinned wheel with it (its Requires-Dist,
+            # counted in its own distributions touched) and finds it by its own RPATH
+            brought = frozenset(c.framework for c in pinning if not c.installed)
+            fixes = self._loader_fixes(candidate, skip=brought)
+            if candidate.state == "on-disk" or (brought and candidate.state == "new"):
+                return (0, fixes, 0, rank)      # nothing more to download: at most a loader fix
             return (0, 1 + fixes, candidate.size_bytes or 0, rank)
         if isinstance(candidate, PackageCandidate) and candidate.version is None and candidate.manager == "pip" \
                 and candidate.name in self._installed_dists:
             return (0, 1, 0, 0)   # a removal
         return (0, 0, 0, 0)
+
+    def _is_twin(self, candidate: CudnnCandidate, pinned: Mapping[Ident, Any]) -> bool:
+        """The apt package of the very release the pip path would install for a chosen build
+        (nvidia-cudnn-cu12==9.3.0.75 <-> libcudnn9-cuda-12 9.3.0.75-1: data/apt_cudnn.toml, each
+        row with its source). Not conda: its candidates are pip versions assumed on conda-forge,
+        not a catalogue, so no one release of them is preferred."""
+        if candidate.source != "apt" or self.intent.cudnn_from != "apt":
+            return False   # asked for apt: the same fix as the pip path, from apt
+        for c in pinned.values():
+            if isinstance(c, BuildCandidate):
+                pkg, ver = self._pip_version_of(c.build)
+                # a Debian version is the upstream release, then "-" and the package revision
+                if pkg and ver and public(ver) == (candidate.package_version or candidate.version).split("-")[0] \
+                        and cuda_major_of_package(pkg, ver) in (candidate.cuda_major, None):
+                    return True
+        return False
+
+    def _pip_version_of(self, build: Build) -> Tuple[Optional[str], Optional[str]]:
+        """The pip cuDNN that goes with `build`: its own == pin, else the pin of its twin build
+        (same framework and version, same CUDA major: TensorFlow's plain wheel and its
+        [and-cuda] extra)."""
+        key = (build.framework, build.version, build.variant)
+        if key not in self._twin_pins:
+            hit = cudnn_pin(build.requires)
+            if not hit[0]:
+                for b in self._builds_of(build.framework):
+                    if public(b.version) == public(build.version) and cuda_major(b.cuda) == cuda_major(build.cuda):
+                        pin = cudnn_pin(b.requires)
+                        if pin[0]:
+                            hit = pin
+                            break
+            self._twin_pins[key] = hit
+        return self._twin_pins[key]
 
     def _pin_of(self, c: BuildCandidate) -> Tuple[Optional[str], Optional[str]]:
         hit = self._pins_cache.get(id(c))

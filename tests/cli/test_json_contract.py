@@ -62,15 +62,46 @@ CASES = [
     (["recipes", "show", "cudnn"], "recipes-show"),
     (["recipes", "show", "nothing"], "recipes-show"),
     (["recipes", "validate"], "recipes-validate"),
+    (["report", "--environment", "h200-pip-cudnn-hidden"], "report"),
+    (["report", "--environment", "no-such-env"], "report"),                 # error
+    (["report", "--html"], "report"),                                       # usage error: two outputs
+    (["report", "--no-such-option"], "report"),                             # usage error
+    (["debug"], "debug"),                                                   # this machine, read-only
+    (["debug", "--no-redact"], "debug"),
+    (["debug", "--python", "/nonexistent"], "debug"),                       # error
+    (["debug", "--no-such-option"], "debug"),                               # usage error
+    (["fleet", "doctor", "--slurm", "{slurm}"], "fleet-doctor"),
+    (["fleet", "doctor", "--slurm", "/nonexistent"], "fleet-doctor"),       # error
+    (["fleet", "doctor", "--slurm", "{slurm}", "--nodes", "2"], "fleet-doctor"),  # a shell line is not JSON
+    (["fleet", "doctor", "--no-such-option"], "fleet-doctor"),              # usage error
+    (["fleet", "lock-check", "--lock", "stack.lock.toml", "--slurm", "{slurm}"], "fleet-lock-check"),
+    (["fleet", "lock-check", "--slurm", "{slurm}"], "fleet-lock-check"),    # error: no --lock
+    (["fleet", "lock-check", "--no-such-option"], "fleet-lock-check"),      # usage error
 ]
 
 
+@pytest.fixture
+def slurm(tmp_path, capsys):
+    """A Slurm results directory as the job array writes it: one `doctor --json` file per node
+    (written by the real CLI), plus one node whose file is not JSON."""
+    out = tmp_path / "slurm"
+    out.mkdir()
+    for host, name in (("gpu-a", "h200-healthy"), ("gpu-b", "h200-pip-cudnn-hidden")):
+        main(["doctor", "--environment", name, "--json"])
+        (out / f"{host}.json").write_text(capsys.readouterr().out)
+    (out / "gpu-c.json").write_text("{not json")
+    return str(out)
+
+
 @pytest.mark.parametrize("argv,schema", CASES, ids=[" ".join(a) for a, _ in CASES])
-def test_every_command_output_is_one_object_valid_against_its_schema(argv, schema, capsys, tmp_path, monkeypatch):
+def test_every_command_output_is_one_object_valid_against_its_schema(argv, schema, capsys, tmp_path, monkeypatch,
+                                                                     request):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    if "{slurm}" in argv:
+        argv = [request.getfixturevalue("slurm") if a == "{slurm}" else a for a in argv]
     code, body = _run(capsys, argv)
     validate(body, schema)
-    assert body["command"] == schema.replace("-", " ")
+    assert body["command"].replace(" ", "-") == schema
     if "error" in body:
         validate(body, "error")
         assert code == body["exit_code"] == body["error"]["exit_code"] != 0
@@ -104,8 +135,42 @@ def test_every_bundled_environment_is_valid(path):
         validate(f, "finding")
 
 
+def test_fleet_report_groups_the_nodes_it_read(capsys, slurm):
+    code, body = _run(capsys, ["fleet", "lock-check", "--lock", "stack.lock.toml", "--slurm", slurm])
+    validate(body, "fleet-lock-check")
+    assert code == body["exit_code"] == 1 and body["lock"] == "stack.lock.toml"
+    assert body["healthy_nodes"] == ["gpu-a"] and body["unhealthy_nodes"] == ["gpu-b"]
+    assert [f["node"] for f in body["failed"]] == ["gpu-c"]
+
+
+def _commands_with_json():
+    import typer
+
+    from fixer.cli import app
+
+    def walk(cmd, path):
+        for name, sub in getattr(cmd, "commands", {}).items():
+            yield from walk(sub, [*path, name])
+        if any("--json" in getattr(p, "opts", ()) for p in getattr(cmd, "params", ())):
+            yield path
+
+    return sorted(walk(typer.main.get_command(app), []))
+
+
+def test_every_json_command_has_a_case_and_its_help_names_its_schema_file(capsys):
+    import re
+
+    commands = _commands_with_json()
+    assert {"-".join(c) for c in commands} <= {s for _, s in CASES}       # every --json command is covered
+    for words in commands:
+        assert main([*words, "--help"]) == 0
+        named = re.findall(r"fixer/schemas/([\w.-]+\.json)", capsys.readouterr().out)
+        assert named == ["-".join(words) + ".json"] and named[0] in DOCS, (words, named)
+
+
 def test_schemas_ship_in_the_package_and_are_valid_schemas():
     assert {"error.json", "doctor.json", "plan.json", "apply.json", "verify.json", "explain.json", "lock.json",
-            "rollback.json", "environment.json"} <= set(DOCS)
+            "rollback.json", "environment.json", "report.json", "debug.json", "fleet-doctor.json",
+            "fleet-lock-check.json"} <= set(DOCS)
     for doc in DOCS.values():
         jsonschema.validators.validator_for(doc).check_schema(doc)

@@ -61,7 +61,7 @@ def test_help_lists_choices_defaults_exit_codes_and_overrides_without_cutting_wo
             assert len(line) <= columns or " " not in line.strip(), (path, line)
         for p in cmd.params:
             spec = spec_for(list(p.opts), p.help)
-            for word in (spec.help.split() if spec else ()):   # no word of the help is cut or split
+            for word in (spec.help_for(" ".join(path)).split() if spec else ()):   # no word of the help is cut or split
                 assert word in tokens, (path, word)
 
 

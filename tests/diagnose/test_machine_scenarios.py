@@ -80,7 +80,11 @@ def test_ld_library_path_shadows_a_runpath_consumer(machine):
     assert shadow.origin == "ld-library-path" and shadow.version_source == "cudnnGetVersion"
 
 
-def test_rpath_beats_ld_library_path_no_false_alarm(machine):
+def test_rpath_beats_ld_library_path_for_the_main_library_but_not_its_sub_libraries(machine):
+    # torch's DT_RPATH finds the pip libcudnn.so.9 first, but that library dlopens its sub-libraries
+    # by name, and for a caller with DT_RUNPATH the loader searches LD_LIBRARY_PATH first: on the GPU
+    # machine an apt 9.14 family on LD_LIBRARY_PATH made torch report runtime (9, 14, 0) and map the
+    # apt sub-libraries next to the pip libcudnn.so.9 (scripts/device/kernel_fix.sh, case 1)
     machine.h200(jax=False)
     build_cudnn_copy(machine.p("/opt/shadow/lib"), "9.14.0")
     machine.environ["LD_LIBRARY_PATH"] = "/opt/shadow/lib"
@@ -88,7 +92,8 @@ def test_rpath_beats_ld_library_path_no_false_alarm(machine):
     torch = load(env, "torch")
     assert torch.via == "DT_RPATH" and torch.version == "9.19.0" and torch.intended is None
     assert "/opt/shadow/lib/libcudnn.so.9 (LD_LIBRARY_PATH)" in torch.shadowed
-    assert is_healthy(diagnose(env, small_recipes()))
+    (f,) = [f for f in diagnose(env, small_recipes()) if f.id == "cudnn-mixed"]
+    assert "/opt/shadow/lib" in f.title and f.frameworks == ("torch",)
 
 
 def test_garbage_libcudnn_first_on_ld_library_path(machine):
@@ -329,3 +334,63 @@ def test_ld_preload_that_mixes_nothing_is_no_finding(machine, preload):
     machine.h200()
     machine.environ["LD_PRELOAD"] = preload
     assert not [f for f in diagnose(machine.detect(), small_recipes()) if f.id == "cudnn-mixed"]
+
+
+def test_a_sub_library_that_will_not_load_beside_its_copy_makes_it_incomplete(machine, tmp_path):
+    """A pip cuDNN file replaced by one of another release (its size no longer the RECORD's, so
+    its version is asked of the library itself): when the loader refuses it beside its own copy's
+    libraries (on the GPU machine: "undefined symbol: ..., version libcudnn_graph.so.9"), the copy
+    is not complete (present, loadable, one version), so doctor reports it and plan reinstalls."""
+    from tests.helpers.stublibs import build_stub
+
+    machine.h200(jax=False)
+    other = build_stub(tmp_path / "libcudnn_graph_other_release.so.9")
+    target = machine.p(PIP_CUDNN) / "libcudnn_cnn.so.9"
+    built = build_stub(tmp_path / "cnn" / "libcudnn_cnn.so.9", needed=[other],
+                            exports={"cudnnGetVersion": 91400})
+    target.write_bytes(built.read_bytes())          # its DT_NEEDED is nowhere beside the copy
+    env = machine.detect()
+    copy = next(c for c in env.libraries if c.directory == PIP_CUDNN)
+    cnn = {f.name: f for f in copy.files}["libcudnn_cnn.so.9"]
+    assert cnn.valid_elf is False
+    assert any("cudnnGetVersion" in str(n) and "libcudnn_cnn.so.9" in str(n) for n in env.probes)
+    assert "cudnn-incomplete" in ids(diagnose(env, small_recipes()))
+
+
+@pytest.mark.parametrize("subs", [("libcudnn_ops.so.9",), ("libcudnn_ops.so.9", "libcudnn_graph.so.9"),
+                                  ("libcudnn_engines_precompiled.so.9", "libcudnn_heuristic.so.9")])
+def test_ld_library_path_lending_sub_libraries_is_mixed_and_dropped(machine, subs):
+    # on the GPU machine a folder on LD_LIBRARY_PATH holding only the apt libcudnn_ops made torch
+    # map it next to the pip libcudnn.so.9 (damage_cycle.sh ld-ops): doctor was healthy, verify failed
+    machine.h200()
+    lender = machine.p("/opt/lend/lib")
+    build_cudnn_copy(lender, "9.14.0")
+    for f in lender.iterdir():
+        if f.name not in subs:
+            f.unlink()
+    machine.environ["LD_LIBRARY_PATH"] = "/opt/lend/lib"
+    env = machine.detect()
+    assert load(env, "torch").version == "9.19.0"          # the main library still comes from pip
+    (f,) = [f for f in diagnose(env, small_recipes()) if f.id == "cudnn-mixed"]
+    assert f.severity == "error" and "torch" in f.frameworks
+    assert f.title.startswith(f"LD_LIBRARY_PATH lends {', '.join(sorted(subs))} (9.14.0) from /opt/lend/lib")
+    assert f.evidence[0].startswith("/opt/lend/lib: ")      # the odd one out first
+    from fixer.model import Intent
+    from fixer.resolve import resolve
+
+    fixes = {(x.kind, x.value) for x in resolve(env, Intent(), small_recipes()).env_fixes}
+    assert ("ld-library-path-drop", "/opt/lend/lib") in fixes
+
+
+def test_a_lone_main_library_on_ld_library_path_lends_nothing(machine):
+    # torch preloads its own libcudnn.so.9 by path: a lone libcudnn.so.9 first on the path changed
+    # nothing on the GPU machine (damage_cycle.sh ld-lone), and lends no sub-library
+    machine.h200()
+    lender = machine.p("/opt/lone/lib")
+    build_cudnn_copy(lender, "9.14.0")
+    for f in lender.iterdir():
+        if not f.name.startswith("libcudnn.so"):
+            f.unlink()
+    machine.environ["LD_LIBRARY_PATH"] = "/opt/lone/lib"
+    env = machine.detect()
+    assert not [f for f in diagnose(env, small_recipes()) if f.id == "cudnn-mixed"]

@@ -37,10 +37,8 @@ def test_tf215_from_conda_keeps_torchs_pip_cudnn9_and_adds_cudnn8_under_usr_loca
     fixes = {(f["kind"], f["value"]) for f in plan["stack"]["env_fixes"]}
     assert ("ld-so-conf", "/usr/local/lib") in fixes
     assert ("ipython-preload", "/usr/local/lib/libcudnn.so.8") in fixes
-    # simulated healthy (plan simulation, issue 10): checked when the plan carries it
-    sim = plan.get("simulation")
-    if sim is None:
-        pytest.xfail("plan simulation (issue 10) is not on this branch yet")
+    # simulated healthy (plan simulation, issue 10)
+    sim = plan["simulation"]
     assert sim.get("healthy") is True, sim
 
 

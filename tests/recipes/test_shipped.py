@@ -150,9 +150,10 @@ def test_cudnn_releases():
     c919 = r.cudnn_release("9.19.0.56")
     assert c919.pip == {"nvidia-cudnn-cu12": "9.19.0.56", "nvidia-cudnn-cu13": "9.19.0.56"}
     assert c919.cuda_majors == (12, 13) and c919.min_compute_capability == "7.5"
-    assert r.cudnn_release("9.8.0").apt == {"libcudnn9-cuda-12": "9.8.0.87-1"}
+    # every libcudnn9-cuda-1x twin of the pip versions (data/apt_cudnn.toml, each row with its source)
+    assert r.cudnn_release("9.8.0").apt == {"libcudnn9-cuda-11": "9.8.0.87-1", "libcudnn9-cuda-12": "9.8.0.87-1"}
     assert r.cudnn_release("8.9.7").apt["libcudnn8"] == "8.9.7.29-1+cuda12.2"
-    assert r.cudnn_release("9.14.0").apt == {"libcudnn9-cuda-13": "9.14.0.64-1"}
+    assert r.cudnn_release("9.14.0").apt == {"libcudnn9-cuda-12": "9.14.0.64-1", "libcudnn9-cuda-13": "9.14.0.64-1"}
     assert r.cudnn_release("9.10.2").min_compute_capability == "5.0"
     assert "nvidia-cudnn-cu11" in r.cudnn_release("9.10.2").pip
 

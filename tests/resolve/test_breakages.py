@@ -2,14 +2,18 @@
 literally."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from fixer import model as m
+from fixer import rules
 from fixer.errors import Unsatisfiable
 from fixer.plan import make_plan
 from fixer.resolve import resolve
 
 from . import scenarios as sc
+from .conftest import make_env
 
 PY = "/venv/bin/python"
 APT = ("apt-get", "install", "-y", "--no-install-recommends", "--allow-downgrades", "--allow-change-held-packages")
@@ -101,3 +105,33 @@ def test_asking_for_a_torch_the_k80_cannot_run_says_why(real_recipes):
     assert "PyTorch: no build fits PyTorch 2.11.0 (--torch 2.11.0)" in text
     assert "Tesla K80 (compute capability 3.7)" in text and "driver 470.256.02" in text
     assert any(w.startswith("without --torch 2.11.0: ") for w in err.value.ways_out)
+
+
+def _apt_twins(recipes):
+    """(TensorFlow version, its [and-cuda] pip cuDNN, the apt package of that very release)
+    for every version in the recipes whose pin has an apt twin."""
+    out = []
+    for b in recipes.builds_for("tensorflow"):
+        pkg, ver = rules.cudnn_pin(b.requires)
+        if not pkg:
+            continue
+        for rel in recipes.cudnn:
+            for apt_pkg, apt_ver in rel.apt.items():
+                if apt_ver.split("-")[0] == ver and rules.cuda_major_of_package(apt_pkg, apt_ver) in (
+                        rules.cuda_major_of_package(pkg, ver), None):
+                    out.append((b.version, ver, apt_pkg, apt_ver))
+    return sorted(set(out))
+
+
+def test_cudnn_from_apt_takes_the_exact_twin_of_the_pip_version(real_recipes):
+    # on a bare machine, `--cudnn-from apt` installs the apt package of the very release the
+    # pip path would install (TensorFlow 2.18: nvidia-cudnn-cu12==9.3.0.75 -> libcudnn9-cuda-12=9.3.0.75-1)
+    twins = _apt_twins(real_recipes)
+    assert ("2.18.0", "9.3.0.75", "libcudnn9-cuda-12", "9.3.0.75-1") in twins
+    env = make_env(gpu_cc="8.9", driver="570.133.20")
+    for version, pip_ver, apt_pkg, apt_ver in twins:
+        intent = m.Intent(frameworks=("tensorflow",), versions={"tensorflow": version})
+        pip_stack = resolve(env, intent, real_recipes)
+        assert any(p.version == pip_ver for p in pip_stack.pins if p.name.startswith("nvidia-cudnn")), version
+        apt_stack = resolve(env, dataclasses.replace(intent, cudnn_from="apt"), real_recipes)
+        assert apt_stack.apt == {apt_pkg: apt_ver}, version
