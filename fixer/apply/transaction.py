@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any, Dict, List, NoReturn, Optional, Sequence, Set, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from .. import installers
@@ -479,11 +478,9 @@ def _ldconfig_cache(argv: Sequence[str], root: Optional[str]) -> str:
 
 
 def _req_name(spec: str) -> Optional[str]:
-    try:
-        return canonicalize_name(Requirement(spec).name)
-    except InvalidRequirement:
-        head = spec.split("=")[0].split("<")[0].split(">")[0].split("[")[0].strip()
-        return canonicalize_name(head) if head else None
+    from ..rules import requirement_name
+
+    return requirement_name(spec) or None
 
 
 def _dpkg_version(pkg: str, run: Runner) -> Optional[str]:

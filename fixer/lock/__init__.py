@@ -22,6 +22,7 @@ from .. import installers
 from .._versions import major_minor, same_version
 from ..errors import UsageError
 from ..model import Environment, Finding, Plan, PlanOptions, Step
+from ..rules import runs_on
 from .closure import PYPI, apt_pins, build_index, dependency_closure, local_hashes, local_requires, make_lock
 from .format import (LOCK_VERSION, AptPin, Lock, LockedPackage, LockRequires, MachineFacts, dumps, lock_from_dict,
                      read_lock, write_lock)
@@ -55,12 +56,8 @@ def incompatibilities(lock: Lock, env: Environment) -> List[Tuple[str, str]]:
             cc = g.compute_capability
             if not cc:
                 continue
-            if cc in req.compute_capabilities:
+            if runs_on(cc, req.compute_capabilities, req.ptx):
                 continue
-            if req.ptx and major_minor(cc) >= major_minor(req.ptx):
-                continue
-            if any(major_minor(c)[:1] == major_minor(cc)[:1] and major_minor(c) <= major_minor(cc) for c in req.compute_capabilities):
-                continue    # SASS of an older minor of the same major runs (6.0 on 6.1)
             out.append(("gpu-arch-unsupported",
                         f"{g.name} (compute capability {cc}) is not among the locked builds' targets "
                         f"({', '.join(req.compute_capabilities) or '-'}"
