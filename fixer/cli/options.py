@@ -11,7 +11,6 @@ their options from OPTIONS (add a row when an option is new).
 """
 from __future__ import annotations
 
-import dataclasses
 import shutil
 import textwrap
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar

@@ -95,19 +95,6 @@ def show_nothing_to_do(plan: Plan, as_json: bool, findings: Sequence[Finding] = 
     out().print("[green]Nothing to do:[/] the environment already matches the plan.", markup=True)
 
 
-def show_not_a_fix(plan: Plan, blocking: Sequence[Finding], as_json: bool) -> None:
-    """apply refuses: the plan's simulated result still has errors or warnings, or is not the
-    stack it chose. Nothing was changed."""
-    if as_json:
-        print_json({"schema": APPLY_SCHEMA, "changed": False, "nothing_to_do": False, "refused": True,
-                    "cannot_fix": to_dict(tuple(blocking)), "drift": list(plan.drift), "plan": to_dict(plan)})
-        return
-    console = out()
-    console.print("[red]Not applied:[/] this plan would not leave the machine healthy; nothing was changed.",
-                  markup=True, highlight=False)
-    show_manual(blocking, plan.drift)
-
-
 def show_manual(blocking: Sequence[Finding], drift: Sequence[str] = ()) -> None:
     """The "cannot fix automatically" block, shared by plan and apply."""
     console = out()
