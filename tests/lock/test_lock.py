@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fixer import lock as locking
+from fixer import lockfile as locking
 from fixer.cli import main
 from fixer.errors import FixerError, UsageError
 from fixer.lockfile.closure import dependency_closure
