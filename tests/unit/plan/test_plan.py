@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from fixer import model as m
-from fixer.plan import make_plan
-from fixer.resolve import resolve
+from fixer.planner import make_plan
+from fixer.resolver import resolve
 
 from tests.helpers import scenarios as sc
 from tests.helpers.envs import make_env, small_recipes, tf_build

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from fixer import model as m
-from fixer.diagnose import diagnose
-from fixer.plan import make_plan
+from fixer.diagnosis import diagnose
+from fixer.planner import make_plan
 from fixer.recipes import load
-from fixer.resolve import resolve
+from fixer.resolver import resolve
 from tests.helpers.paths import DATA
 
 CASES = DATA / "gpu_machine" / "doctor_cases_h200.jsonl"

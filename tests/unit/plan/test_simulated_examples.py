@@ -14,7 +14,7 @@ from typing import List
 import pytest
 
 from fixer.cli import main
-from fixer.plan import bundled_environments
+from fixer.planner import bundled_environments
 from tests.helpers.paths import REPO
 
 README = REPO / "README.md"
