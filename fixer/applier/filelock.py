@@ -180,7 +180,7 @@ def _describe(holder: Dict[str, Any], path: Path) -> str:
     if not holder:
         return f"another apply holds the lock {path}"
     pid = holder.get("pid")
-    from .runner import alive
+    from .._proc import alive
 
     if isinstance(pid, int) and not alive(pid):
         return (f"the apply pid {pid} ({holder.get('command', '?')}, started {holder.get('started', '?')}) is gone, "
