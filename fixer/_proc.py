@@ -223,7 +223,6 @@ class Child:
         self.timeout = timeout
         self.stop_policy = stop
         self.keep = keep
-        self.merged = merge_stderr
         self.started = time.perf_counter()
         self.started_wall = time.time()
         self.deadline = self.started + timeout

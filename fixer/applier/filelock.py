@@ -156,18 +156,6 @@ class TargetLock(ApplyLock):
                              hint="set COLAB_CUDNN_FIX_LOCK_DIR to a writable directory shared by every user")
 
 
-def read_holder(path: Path) -> Dict[str, Any]:
-    """Who holds (or last held) the lock file `path`: {pid, command, started} or {}."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return {}
-    try:
-        return _read_holder(fd)
-    finally:
-        os.close(fd)
-
-
 def _read_holder(fd: int) -> Dict[str, Any]:
     try:
         raw = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip()

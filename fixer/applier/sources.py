@@ -83,13 +83,6 @@ def install_exact_argv(python: str, requirements: Sequence[str], *, tool: str, s
     ))
 
 
-def uninstall_argv(python: str, names: Sequence[str], *, tool: str,
-                   sources: Optional[Dict[str, Any]] = None) -> List[str]:
-    return list(installers.pip_uninstall(
-        python, list(names), installer=tool,
-        break_system_packages=bool((sources or {}).get("break_system_packages")), uv=find_uv() or "uv"))
-
-
 def restore_tool(has_pip: bool) -> str:
     """pip when the target has it, else uv (a venv made --without-pip, a uv-managed env)."""
     if has_pip:
