@@ -116,11 +116,16 @@ _LIVE: "Set[Child]" = set()
 
 
 def kill_live() -> int:
-    """Kill every child still running (Ctrl-C, SIGTERM); returns how many were killed."""
+    """Kill every child still running (Ctrl-C, SIGTERM) with its group, and reap it (up to 2 s
+    each: a child stuck in the driver may not die); returns how many were killed."""
     n = 0
     for child in list(_LIVE):
         if child.proc is not None and child.proc.poll() is None:
             _signal_group(child.proc, signal.SIGKILL)
+            try:
+                child.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
             n += 1
         _LIVE.discard(child)
     return n
