@@ -3,7 +3,7 @@
 source line, and every rule, loader wording and library family with each citation as file:line@ref
 (or what@release:RELEASE). Maintainers: `python scripts/explain_catalogue.py` (`--markdown` for tables).
 
-The loader (fixer.explain.catalogue.parse_cite) refuses a citation that names neither a line nor a
+The loader (fixer.explainer.catalogue.parse_cite) refuses a citation that names neither a line nor a
 release, so every citation printed here has one of the two."""
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from typing import Dict, List, Sequence, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fixer.explain import load_catalogue  # noqa: E402
-from fixer.explain.catalogue import Cite, parse_cite  # noqa: E402
+from fixer.explainer import load_catalogue  # noqa: E402
+from fixer.explainer.catalogue import Cite, parse_cite  # noqa: E402
 
 
 def source_of(cite: Cite) -> str:
