@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from fixer.explainer import analyze, load_catalogue, parse_library
-from fixer.explainer.catalogue import Family, Rule
+from fixer.explainer.catalogue import Family, Rule, parse_cite
 from fixer.explainer.engine import _COLAB_TEXT
 from fixer.model import FINDING_IDS
 from fixer.rules import cudnn_relation
@@ -89,6 +89,22 @@ def test_every_rule_and_loader_wording_has_templates_and_cites():
     assert all(r.templates and r.cites for r in CAT.rules), [r.where for r in CAT.rules if not r.templates]
     assert all(lr.templates and lr.cites for lr in CAT.loaders)
     assert all(f.missing in FINDING_IDS for f in FAMILIES)
+
+
+def test_every_cite_names_a_line_or_a_release():
+    """The loader refuses others; this checks the shipped catalogue through the same parser, and
+    that a line-cited source names a file and a tag or commit."""
+    cites = [c for r in CAT.rules for c in r.cites] + [c for lr in CAT.loaders for c in lr.cites] + \
+        [c for f in CAT.families for c in f.cites]
+    parsed = [parse_cite(c) for c in cites]
+    assert all(p is not None for p in parsed), [c for c, p in zip(cites, parsed) if p is None]
+    for p in parsed:
+        assert p is not None and p.ref
+        if p.lines is not None:
+            assert p.path and all(int(n) > 0 for n in re.findall(r"\d+", p.lines)), p.text
+    # most rules cite a source line; the rest a release (scripts/explain_catalogue.py lists which)
+    line_cited = [r for r in CAT.rules if any(getattr(parse_cite(c), "lines", None) for c in r.cites)]
+    assert len(line_cited) >= 0.8 * len(CAT.rules)
 
 
 @pytest.mark.parametrize("rule,template", RULE_TEMPLATES, ids=[f"{r.where}#{i}" for i, (r, _) in enumerate(RULE_TEMPLATES)])
@@ -188,3 +204,22 @@ def test_the_last_of_two_loader_errors_ranks_first(data: st.DataObject) -> None:
         assert analyze(text).findings[0].id == "cuda-lib-missing"
     else:
         assert analyze(text).findings[0].id == b.missing
+
+
+def test_catalogue_script_prints_size_by_source_and_every_rule_with_its_cite(capsys):
+    import importlib.util
+    from pathlib import Path
+    script = Path(__file__).resolve().parents[3] / "scripts" / "explain_catalogue.py"
+    spec = importlib.util.spec_from_file_location("explain_catalogue", script)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"catalogue: {len(CAT.rules)} rules, ")
+    assert "size by source" in out and "bminor/glibc" in out
+    for r in CAT.rules:
+        assert r.where in out
+        for c in r.cites:
+            cite = parse_cite(c)
+            assert cite is not None and cite.short() in out

@@ -107,7 +107,7 @@ title = "oom {what}"
 patterns = ['(?P<what>CUDA out of memory)']
 fix = "free memory"
 sources = ["https://example.org/1"]
-cites = ["pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp@v2.4.0"]
+cites = ["pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp:1133@v2.4.0"]
 '''
 
 
@@ -118,7 +118,12 @@ cites = ["pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp@v2.4.0"]
     (('title = "oom {what}"', 'title = "oom {who}"'), "uses {who}, which no pattern captures", 4),
     (("schema = 2", "schema = 3"), "expected `schema = 2`", 1),
     (('sources = ["https://example.org/1"]', 'sources = ["example.org"]'), "is not a URL", 7),
-    (('cites = ["pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp@v2.4.0"]', ''), "missing key 'cites'", 2),
+    (('cites = ["pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp:1133@v2.4.0"]', ''), "missing key 'cites'", 2),
+    # a cite names its file and line at a tag or commit, or its release
+    ((':1133@v2.4.0', '@v2.4.0'), "names no line and no release", 8),
+    ((':1133@v2.4.0', ':@v2.4.0'), "names no line and no release", 8),
+    ((':1133@v2.4.0', ':1133'), "names no line and no release", 8),
+    (('pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp:1133@v2.4.0', 'https://docs.nvidia.com/cuda/'), "names no line and no release", 8),
     (('fix = "free memory"', 'fix = "free memory"\ntemplates = ["{nope}"]'), "template uses {nope}", 7),
     (('fix = "free memory"', "fix = \"free memory\"\nalternatives = [{ id = 'gpu-missing', confidence = 0.9, title = 't', check = 'c' }]"), "more likely than the rule itself", 7),
     (('fix = "free memory"', 'fix = "free memory"\nwhen_env = ["gpu-hot"]'), "unknown environment fact 'gpu-hot'", 7),
