@@ -499,7 +499,8 @@ class Step:
     summary: str                            # one line for people
     argv: Tuple[str, ...] = ()              # the exact command; empty for in-process env fixes
     packages: Tuple[str, ...] = ()          # requirement strings it touches
-    download_bytes: Optional[int] = None
+    download_bytes: Optional[int] = None    # known bytes of what it downloads, dependencies included (fixer.simulate)
+    download_unknown: Tuple[str, ...] = ()  # what it downloads whose size is not known: "nvidia-cublas==13.0.2.9"
     files: Tuple[str, ...] = ()             # files it writes
     content: Optional[str] = None           # for env-fix: what it writes
 
@@ -526,6 +527,12 @@ class Plan:
     @property
     def nothing_to_do(self) -> bool:
         return not any(s.kind not in ("verify",) for s in self.steps)
+
+    @property
+    def download(self) -> Tuple[int, Tuple[str, ...]]:
+        """(known bytes, what else comes down at a size nobody recorded) over all steps."""
+        return (sum(s.download_bytes or 0 for s in self.steps),
+                tuple(u for s in self.steps for u in s.download_unknown))
 
 
 # ---------------------------------------------------------------------------------------
@@ -604,11 +611,22 @@ class Recipes:
     files: Tuple[str, ...] = ()             # the files they came from
 
     def download_size(self, distribution: str, version: str) -> Optional[int]:
-        """Bytes pip downloads for distribution==version, when the recipes know it."""
+        """Bytes pip downloads for distribution==version, when the recipes know it: its
+        [[download]] record, else the size a build row gives for its main wheel (a cuDNN
+        release's, for its pip wheel). The one home
+        of "how big is this wheel" (the plan prices its steps with it, fixer.simulate)."""
+        from .rules import split_requirement
+
         name = canonical_name(distribution)
         for d in self.downloads:
             if d.distribution == name and d.version == version:
                 return d.bytes
+        for b in self.builds:
+            if b.size_bytes and b.packages and split_requirement(b.packages[0]) == (name, version):
+                return b.size_bytes
+        for r in self.cudnn:
+            if r.size_bytes and r.pip.get(name) == version:
+                return r.size_bytes
         return None
 
     def builds_for(self, framework: str, version: Optional[str] = None) -> Tuple[Build, ...]:

@@ -1,6 +1,7 @@
 """make_plan(Environment, Stack) -> Plan: the ordered steps that turn this machine into the
 stack, each with the exact command it will run. Pure: it reads nothing and runs nothing
-(`plan` and `apply --dry-run` stop here; `apply` runs the steps).
+(`plan` and `apply --dry-run` stop here; `apply` runs the steps). What each step downloads is
+not priced here: the simulation knows what each install brings (fixer.pipeline.simulated).
 
 Order, and why:
 1. pip-uninstall   distributions that must go first (a second pip cuDNN wheel of the same
@@ -41,11 +42,6 @@ def _installer(env: Environment, options: PlanOptions) -> Tuple[str, str]:
     """(installers.choose's answer, uv binary)."""
     found = env.python.uv if env.python else None
     return installers.choose(options.installer, found), found or "uv"
-
-
-def _size(pins: Sequence[Pin]) -> Optional[int]:
-    sizes = [p.size_bytes for p in pins if p.size_bytes]
-    return sum(sizes) if sizes else None
 
 
 def _req(p: Pin) -> str:
@@ -140,7 +136,6 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
                     (f" from {index_url}" if index_url else " from PyPI") + ": " + main[0].why,
             argv=installers.pip_install(python, reqs, index_url=index_url, **common),
             packages=tuple(reqs),
-            download_bytes=_size(pins),
         ))
     for p in late_cudnn:
         reinstall = p.installed == p.version
@@ -149,7 +144,6 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
             summary=("reinstall " if reinstall else "install ") + _req(p) + " (no dependencies): " + p.why,
             argv=installers.pip_install(python, [_req(p)], no_deps=True, force_reinstall=reinstall, **common),
             packages=(_req(p),),
-            download_bytes=p.size_bytes,
         ))
 
     if late_removes:
@@ -165,7 +159,6 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
     if stack.apt:
         apt_pkgs = dict(stack.apt)
         whys = [p.why for p in stack.pins if p.manager == "apt" and p.why]
-        apt_pins = [p for p in stack.pins if p.manager == "apt"]
         specs = ", ".join(f"{k} {v}" for k, v in apt_pkgs.items())
         steps.append(Step(
             kind="apt-update",
@@ -180,7 +173,6 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
                     " from the NVIDIA CUDA apt repository" + (f": {whys[0]}" if whys else ""),
             argv=installers.apt_install(apt_pkgs),
             packages=tuple(f"{k}={v}" for k, v in apt_pkgs.items()),
-            download_bytes=_size(apt_pins),
         ))
         steps.append(Step(
             kind="apt-hold",
