@@ -439,6 +439,9 @@ class Choice:
     build: Build
     action: Literal["keep", "install", "change"]
     reason: str = ""
+    # set when the build is newer than the driver's CUDA and runs by minor-version compatibility
+    # (rules.cuda_fit): the driver's CUDA, the chosen cuXXX and NVIDIA's limits, in words
+    minor_version: str = ""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -118,7 +118,9 @@ def show(view: PlannedMachine, as_json: bool = False) -> None:
         text = f"{verb} {c.build.version}" + \
             (f" ({c.build.variant})" if c.build.variant and "+" not in c.build.version else "") + \
             (f" - {c.reason}" if c.action != "keep" else "")
-        console.print(f"[bold]{c.framework}[/]: {escape(text)}", markup=True, highlight=False)
+        console.print(f"[bold]{c.framework}[/]: {escape(text)}"
+                      + (" [yellow](minor-version compatibility: see the note)[/]" if c.minor_version else ""),
+                      markup=True, highlight=False)
     if stack.cudnn:
         console.print(f"[bold]cuDNN[/]: {stack.cudnn} from {stack.cudnn_from}", markup=True, highlight=False)
     if plan.nothing_to_do:

@@ -112,10 +112,13 @@ def test_sizes_are_exactly_what_the_simulation_brings(name, intent):
 
 
 def test_a_torch_change_counts_its_cuda_wheels():
-    """torch 2.8.0 from PyPI onto the 2026-08 Colab image: torch's own wheel and the nvidia-*
-    wheels its pins move (cuDNN 9.10.2.21 among them), not torch alone."""
-    plan = _plan("colab-2026-08", m.Intent(versions={"torch": "2.8.0"}))
-    assert plan is not None
+    """torch 2.8.0 from PyPI (cu128: the driver's CUDA is 12.8) onto the 2026-08 Colab image:
+    torch's own wheel and the nvidia-* wheels its pins move (cuDNN 9.10.2.21 among them), not
+    torch alone."""
+    import dataclasses
+
+    env = dataclasses.replace(ENVS["colab-2026-08"], driver=m.Driver(version="570.26", cuda_version="12.8"))
+    plan = simulated(env, make_plan(env, resolve(env, m.Intent(versions={"torch": "2.8.0"}), RECIPES)), RECIPES)
     (step, *_rest) = [s for s in plan.steps if s.kind == "pip-install"]
     torch = RECIPES.download_size("torch", "2.8.0")
     cudnn = RECIPES.download_size("nvidia-cudnn-cu12", "9.10.2.21")
