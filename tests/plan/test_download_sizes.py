@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from fixer import model as m
 from fixer.errors import FixerError
 from fixer.pipeline import simulated
-from fixer.plan import bundled_environments, load_environment, make_plan
+from fixer.planner import bundled_environments, load_environment, make_plan
 from fixer.recipes import load
-from fixer.resolve import resolve
+from fixer.resolver import resolve
 from fixer.rules import requirement_parts
 from fixer.simulate import simulate
 

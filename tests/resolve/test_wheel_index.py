@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from fixer import model as m
 from fixer.errors import Unsatisfiable
 from fixer.recipes import load
-from fixer.resolve import resolve
+from fixer.resolver import resolve
 from fixer.rules import driver_cuda, pick_cuda_variant
 
 from .conftest import make_env
@@ -142,7 +142,7 @@ def test_driver_525_gets_cu126_not_cu129_and_the_plan_says_why():
     T4. No variant is within CUDA 12.0, so minor-version compatibility: the lowest, cu126, with
     the limits named in the plan's text and JSON."""
     from fixer.pipeline import simulated
-    from fixer.plan import make_plan
+    from fixer.planner import make_plan
 
     env = dataclasses.replace(make_env(frameworks=(), dists={}, gpu_cc="7.5"),
                               driver=m.Driver(version="525.60.13", cuda_version="12.0"))
