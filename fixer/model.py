@@ -642,15 +642,11 @@ class Recipes:
 
     def min_driver(self, cuda: str) -> Optional[str]:
         """Lowest Linux driver that runs code built with CUDA `cuda` ("12.6"): the family floor
-        of minor-version compatibility when known, else the toolkit's own row."""
+        of minor-version compatibility and the toolkit's own (GA) row, whichever is lower (CUDA
+        11.0 shipped with 450.51.05, below the 11.x family's 450.80.02)."""
         major = cuda.split(".")[0]
-        for f in self.driver_floors:
-            if f.cuda == major:
-                return f.min_driver
-        for f in self.driver_floors:
-            if f.cuda == cuda:
-                return f.min_driver
-        return None
+        rows = [f.min_driver for f in self.driver_floors if f.cuda in (major, cuda)]
+        return min(rows, key=version_key) if rows else None
 
     def cudnn_release(self, version: str) -> Optional[CudnnRelease]:
         """The cuDNN release `version` ("9.19.0" or "9.19.0.56"), matched on major.minor.patch."""
