@@ -16,8 +16,10 @@ from typing import Any, Dict, Literal, Mapping, Optional, Tuple, Type, TypeVar
 
 from ._versions import canonical_name, version_key
 
-#: Version of the JSON written by `doctor --json` (an Environment plus findings).
-ENVIRONMENT_SCHEMA = 1
+#: Version of the JSON written by `doctor --json` (an Environment plus findings). 2: a library
+#: copy's package is {"name", "version"} and each load records the directories it searched
+#: (`search`) and the LD_PRELOAD entries naming its soname (`ld_preload`) as data.
+ENVIRONMENT_SCHEMA = 2
 
 Framework = Literal[
     "torch", "tensorflow", "jax", "cupy", "onnxruntime", "ctranslate2", "paddle"
@@ -231,6 +233,22 @@ class LibFile:
 
 
 @dataclasses.dataclass(frozen=True)
+class Package:
+    """A package that owns files: a pip distribution, a Debian package or a conda package."""
+
+    name: str                               # "nvidia-cudnn-cu13", "libcudnn9-cuda-13"
+    version: Optional[str] = None           # "9.19.0.56", "9.14.0.64-1"; None when the owner's version is unknown
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.version}" if self.version else self.name
+
+    @property
+    def requirement(self) -> str:
+        """pip's spelling of exactly this package: "nvidia-cudnn-cu13==9.19.0.56"."""
+        return f"{self.name}=={self.version}" if self.version else self.name
+
+
+@dataclasses.dataclass(frozen=True)
 class LibraryCopy:
     """One copy of a library family in one directory (cuDNN 9 under nvidia/cudnn/lib, ...)."""
 
@@ -239,12 +257,25 @@ class LibraryCopy:
     version: Optional[str]                  # "9.19.0" (major.minor.patch of the library)
     directory: str
     origin: Origin = "unknown"
-    package: Optional[str] = None           # owning package: "nvidia-cudnn-cu13 9.19.0.56", "libcudnn9-cuda-13 9.14.0.64-1"
+    package: Optional[Package] = None       # owning package: nvidia-cudnn-cu13 9.19.0.56, libcudnn9-cuda-13 9.14.0.64-1
     version_source: str = ""                # "dist-info", "soname", "header", "cudnnGetVersion", "dpkg"
     files: Tuple[LibFile, ...] = ()
     missing: Tuple[str, ...] = ()           # sub-libraries this copy should have and lacks
     mixed: bool = False                     # files of more than one version in this copy
     cuda_major: Optional[int] = None        # the CUDA major this copy is built for, when known
+
+
+#: How a directory got into a consumer's search (ld.so(8) order; "preload": the framework loads
+#: the file by absolute path itself; "ld.so.cache": the directory of the cache's entry).
+SearchVia = Literal["LD_PRELOAD", "preload", "DT_RPATH", "LD_LIBRARY_PATH", "DT_RUNPATH", "ld.so.cache"]
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchDir:
+    """One directory a consumer's search order visits for a soname."""
+
+    via: SearchVia
+    directory: str                          # absolute, normalised, $ORIGIN expanded
 
 
 @dataclasses.dataclass(frozen=True)
@@ -262,6 +293,10 @@ class LoadResolution:
     shadowed: Tuple[str, ...] = ()          # copies that also match but lose (or win over the intended one)
     intended: Optional[str] = None          # the copy the consumer points at itself (its RPATH/RUNPATH/preload), when another wins
     error: Optional[str] = None             # the loader would fail here: "invalid ELF header: /path", "not found"
+    # The search as data (detect writes it; `steps` above is the same walk in words, for people):
+    search: Tuple[SearchDir, ...] = ()      # directories visited, in order, before the default ones
+    #                                         (fixer.detect.loader.DEFAULT_SEARCH, the same for every consumer)
+    ld_preload: Tuple[str, ...] = ()        # the LD_PRELOAD entries that name this soname, as ld.so splits them
 
 
 @dataclasses.dataclass(frozen=True)
@@ -452,7 +487,8 @@ class Pin:
     installed: Optional[str] = None         # version installed now
     why: str = ""                           # which constraint brought it in
     size_bytes: Optional[int] = None
-    sha256: Optional[str] = None
+    hashes: Tuple[str, ...] = ()            # "sha256:<hex>" of every file of this version (a lock's): installed
+    #                                         with --require-hashes --no-deps
     manager: str = "pip"                    # who installs it: "pip" (also uv), "apt" or "conda"
 
 
@@ -494,10 +530,27 @@ class PlanOptions:
 
 
 @dataclasses.dataclass(frozen=True)
+class PipOptions:
+    """The options of a pip/uv step as data: what its argv spells (fixer.installers.pip_argv
+    builds the argv from these). Apply, rollback and the simulation read these, never the argv."""
+
+    index_url: Optional[str] = None         # as the command uses it (--index-mirror applied); None: PyPI
+    extra_index_urls: Tuple[str, ...] = ()  # idem
+    find_links: Tuple[str, ...] = ()
+    no_index: bool = False
+    no_deps: bool = False
+    reinstall: bool = False                 # pip --force-reinstall, uv --reinstall
+    break_system_packages: bool = False
+    requirement_files: Tuple[str, ...] = ()  # -r FILE (the lock's hash-checked requirements)
+    require_hashes: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
 class Step:
     kind: StepKind
     summary: str                            # one line for people
     argv: Tuple[str, ...] = ()              # the exact command; empty for in-process env fixes
+    pip: Optional[PipOptions] = None        # pip-install / pip-uninstall: the argv's options as data
     packages: Tuple[str, ...] = ()          # requirement strings it touches
     download_bytes: Optional[int] = None
     files: Tuple[str, ...] = ()             # files it writes

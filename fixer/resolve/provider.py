@@ -139,16 +139,6 @@ def _variant_of(fb: FrameworkBuild) -> Optional[str]:
     return None
 
 
-def _parse_package(s: Optional[str]) -> Tuple[Optional[str], Optional[str]]:
-    """"nvidia-cudnn-cu13 9.19.0.56" -> (name, version)."""
-    if not s:
-        return None, None
-    parts = s.replace("==", " ").replace("=", " ").split()
-    if len(parts) >= 2:
-        return parts[0], parts[1]
-    return parts[0], None
-
-
 class StackProvider:
     """The rules of DESIGN.md as a provider. Built once per resolve from the machine facts,
     the intent and the recipes; answers the solver's questions without I/O."""
@@ -350,7 +340,7 @@ class StackProvider:
         for copy in self.env.libraries:
             if copy.library != "cudnn" or copy.major != major or copy.origin == "bundled":
                 continue
-            pkg, pkg_ver = _parse_package(copy.package)
+            pkg, pkg_ver = (copy.package.name, copy.package.version) if copy.package else (None, None)
             intact = is_usable(copy)
             rel = self.recipes.cudnn_release(copy.version) if copy.version else None
             if intact:
@@ -426,7 +416,7 @@ class StackProvider:
             target = c.directory or default_dir(self.env, c)
             if not target:
                 hit = 1   # a conda prefix: nothing searches it until a loader fix says so
-            elif any(ld.steps and ld.consumer not in skip and not reaches(ld, target)
+            elif any(ld.search and ld.consumer not in skip and not reaches(ld, target)
                      for ld in self._consumers(c.major)):
                 hit = 1
         self._fixes_cache[key] = hit

@@ -23,7 +23,6 @@ from .provider import (
     StackProvider,
     _label_version,
     _local_label,
-    _parse_package,
     framework_id,
 )
 from .solver import BaseReporter, Conflict, NoSolution, Result, Solver
@@ -183,10 +182,8 @@ def _apt_installed(env: Environment) -> Dict[str, str]:
     """apt packages that own a library copy on disk: {"libcudnn8": "8.9.6.50-1+cuda12.2"}."""
     out: Dict[str, str] = {}
     for c in env.libraries:
-        if c.origin == "apt":
-            name, ver = _parse_package(c.package)
-            if name and ver:
-                out[name] = ver
+        if c.origin == "apt" and c.package is not None and c.package.version:
+            out[c.package.name] = c.package.version
     return out
 
 

@@ -7,6 +7,7 @@ import os
 import pytest
 
 from fixer.detect import Overrides
+from fixer import model as m
 from fixer.diagnose import diagnose, is_healthy
 from tests.detect.fakemachine import MULTIARCH, SITE, small_recipes
 from tests.helpers.stublibs import build_cudnn_copy
@@ -30,9 +31,9 @@ def test_healthy_pip_wins_over_apt(machine):
     jax = load(env, "jax")
     assert (jax.path, jax.via) == (f"{PIP_CUDNN}/libcudnn.so.9", "preload")
     copies = {c.directory: c for c in env.libraries if c.library == "cudnn"}
-    assert copies[PIP_CUDNN].origin == "pip" and copies[PIP_CUDNN].package == "nvidia-cudnn-cu13 9.19.0.56"
+    assert copies[PIP_CUDNN].origin == "pip" and str(copies[PIP_CUDNN].package) == "nvidia-cudnn-cu13 9.19.0.56"
     apt = copies[MULTIARCH]
-    assert (apt.origin, apt.version, apt.package) == ("apt", "9.14.0", "libcudnn9-cuda-13 9.14.0.64-1")
+    assert (apt.origin, apt.version, apt.package) == ("apt", "9.14.0", m.Package("libcudnn9-cuda-13", "9.14.0.64-1"))
     assert env.gpus[0].name == "NVIDIA H200" and env.driver.version == "580.159.04"
     findings = diagnose(env, small_recipes())
     assert is_healthy(findings), findings

@@ -13,7 +13,8 @@ from fixer.plan import make_plan
 from fixer.recipes import load
 from fixer.resolve import resolve
 
-CASES = Path(__file__).parents[1] / "data" / "gpu_machine" / "doctor_cases_h200.jsonl"
+# the recorded doctor_cases_h200.jsonl in today's schema (scripts/make_environments.py writes it)
+CASES = Path(__file__).parents[1] / "data" / "gpu_machine" / "doctor_cases_h200.current.jsonl"
 REPAIR = [("pip-install", ("nvidia-cudnn-cu13==9.19.0.56",)), ("verify", ())]
 
 
