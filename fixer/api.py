@@ -658,8 +658,8 @@ def explain(text: str, *, detect: bool = True, python: Optional[str] = None, rec
     notes.extend(n for n in result.notes if n not in notes)
     the_plan = None
     if env is not None and rec is not None and any(f.id != "log-noise" for f in result.findings):
+        from .pipeline import resolve
         from .plan import make_plan
-        from .resolve import resolve
 
         try:
             the_plan = make_plan(env, resolve(env, Intent(), rec))

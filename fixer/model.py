@@ -517,6 +517,59 @@ class Stack:
     cudnn_packages: Dict[str, str] = dataclasses.field(default_factory=dict)  # cuDNN major -> its copy: "nvidia-cudnn-cu12 9.3.0.75", "libcudnn8 8.9.7.29-1+cuda12.2", or a directory
 
 
+# Why no stack fits, as data (fixer.resolve finds it; fixer.render.conflicts says it in words).
+
+
+@dataclasses.dataclass(frozen=True)
+class Need:
+    """One requirement in a clash: who asks and what, as the resolver's provider states it."""
+
+    parent: str                             # a candidate's label, "this machine", "--keep torch"
+    text: str                               # the constraint: "needs driver >= 580.65.06", "is 9.1.0.70"
+    asked: bool = False                     # it comes from what the user asked (--keep, --torch, ...)
+
+
+@dataclasses.dataclass(frozen=True)
+class Refusal:
+    """A candidate ruled out by one requirement of its own: `who` `text`, but `against`."""
+
+    who: str                                # "torch 2.11.0+cu130"
+    text: str                               # "needs driver >= 580.65.06"
+    against: str                            # a machine fact ("driver 570.86.15") or a candidate already chosen
+    chosen: bool = False                    # `against` is a candidate already chosen, not a machine fact
+    hardware: bool = False                  # `against` is the driver or the GPU
+
+
+ClashKind = Literal[
+    "no-build",         # no build of framework `subject` fits the machine (and `needs`, what was asked): `refusals`
+    "no-copy",          # cuDNN major `subject`: no copy satisfies every one of `needs` (and `held`)
+    "blocked",          # cuDNN major `subject`: the copies that satisfy `needs` are blocked: `refusals`, `held`
+    "no-build-is",      # framework `subject`: no build meets `needs` (what was asked, what the machine has)
+    "no-single-copy",   # cuDNN major `subject`: `needs` ask different copies
+    "refused",          # `refusals` (one): a candidate the machine or an earlier choice rules out
+    "requirements",     # identifier `subject`: `needs` cannot all hold
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class Clash:
+    kind: ClashKind
+    subject: str = ""                       # a framework ("torch"), a cuDNN major ("9"), a package name
+    needs: Tuple[Need, ...] = ()            # the requirements that clash
+    held: Tuple[Need, ...] = ()             # what the user holds in place that also constrains it
+    refusals: Tuple[Refusal, ...] = ()      # why the candidates are ruled out
+
+
+@dataclasses.dataclass(frozen=True)
+class WayOut:
+    """A nearest way out: drop one thing that was asked (or one framework) and the stack then fits."""
+
+    drop: Literal["keep", "version", "cuda", "cudnn-from", "framework"]
+    name: str = ""                          # the --keep NAME, the framework of --torch/... or the one dropped
+    value: str = ""                         # the version, CUDA or cuDNN source that was asked
+    changes: Tuple[Pin, ...] = ()           # what the stack would then change (empty: nothing needs to change)
+
+
 @dataclasses.dataclass(frozen=True)
 class PlanOptions:
     """How the plan's commands are to be run: these change the literal argv of each step."""

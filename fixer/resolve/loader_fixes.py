@@ -5,12 +5,11 @@ The fixes are EnvFix values; fixer.envfix turns them into the files a plan write
 from __future__ import annotations
 
 import os.path as op
-import re
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
 from ..model import EnvFix, Environment, LoadResolution
-from .._paths import split_ld_preload
-from ..rules import foreign_cudnn_preloads, lent_cudnn_sublibraries, older_cuda_libraries, same_dir
+from ..rules import (conda_lib_dir, cudnn_preloads, foreign_cudnn_preloads, lent_cudnn_sublibraries,
+                     older_cuda_libraries, same_dir)
 
 if TYPE_CHECKING:
     from .provider import CudnnCandidate, Ident, StackProvider
@@ -54,10 +53,9 @@ def env_fixes(env: Environment, provider: StackProvider, mapping: Mapping[Ident,
         if ident.kind != "cudnn":
             continue
         target = cand.directory or default_dir(env, cand)
-        for p in split_ld_preload(env.env.get("LD_PRELOAD")):
-            if target and p.startswith("/") and re.match(rf"^libcudnn(_[a-z_]+)?\.so\.{cand.major}(\.|$)", op.basename(p)) \
-                    and same_dir(op.dirname(p)) != same_dir(target):
-                fixes.append(EnvFix("ld-preload-drop", op.normpath(p),
+        for p in cudnn_preloads(env, cand.major):
+            if target and same_dir(op.dirname(p)) != same_dir(target):
+                fixes.append(EnvFix("ld-preload-drop", p,
                                     why=f"LD_PRELOAD forces {p} in, another cuDNN than the chosen {target}: drop it"))
     for path, _copy, mixes in foreign_cudnn_preloads(env):
         fixes.append(EnvFix("ld-preload-drop", path,
@@ -123,7 +121,5 @@ def default_dir(env: Environment, c: CudnnCandidate) -> Optional[str]:
     if c.source == "apt":
         return "/usr/lib/x86_64-linux-gnu"
     if c.source == "conda":
-        from ..conda import conda_lib_dir
-
         return conda_lib_dir(env)
     return None
