@@ -299,7 +299,7 @@ class _Diagnosis:
                 self.add("cudnn-shadowed", "warning" if cudnn_compatible(res.version, built) is not False else "error",
                          f"{res.via} puts another cuDNN ahead of the one {name} points at",
                          [f"loads {where}" + (f", cuDNN {res.version}" if res.version else ""),
-                          f"intended: {res.intended}", *[s for s in res.steps if s.startswith(("LD_", "DT_"))]],
+                          f"intended: {res.intended}", *res.steps],
                          f"Remove {res.directory} from {res.via} (or unset {res.via}) so {name} loads {os.path.dirname(res.intended)}.",
                          [fw.framework])
             relation = cudnn_relation(res.version, built)

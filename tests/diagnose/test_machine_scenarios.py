@@ -395,3 +395,24 @@ def test_a_lone_main_library_on_ld_library_path_lends_nothing(machine):
     machine.environ["LD_LIBRARY_PATH"] = "/opt/lone/lib"
     env = machine.detect()
     assert not [f for f in diagnose(env, small_recipes()) if f.id == "cudnn-mixed"]
+
+
+def test_detect_records_each_search_as_data(machine):
+    """Every load's search order is data (LoadResolution.search): the winner's directory is one
+    of the directories it lists under the way it won (the default directories are implied), and
+    the LD_PRELOAD entries naming the soname are split once, in LD_PRELOAD's order."""
+    machine.h200(runpath=True)
+    build_cudnn_copy(machine.p("/opt/shadow/lib"), "9.14.0")
+    machine.environ["LD_LIBRARY_PATH"] = "/opt/shadow/lib:/usr/local/nvidia/lib64"
+    machine.environ["LD_PRELOAD"] = f"libfoo.so {MULTIARCH}/libcudnn.so.9:/opt/none/libcudnn.so.9"
+    env = machine.detect()
+    for ld in env.loads:
+        if ld.path and ld.via != "default":
+            assert m.SearchDir(ld.via, os.path.dirname(ld.path)) in ld.search, (ld.consumer, ld.via, ld.search)
+        assert all(os.path.isabs(s.directory) and s.directory == os.path.normpath(s.directory) for s in ld.search)
+    torch = load(env, "torch")
+    assert torch.ld_preload == (f"{MULTIARCH}/libcudnn.so.9", "/opt/none/libcudnn.so.9")
+    vias = [s.via for s in torch.search]
+    assert vias.index("LD_PRELOAD") < vias.index("LD_LIBRARY_PATH") < vias.index("DT_RUNPATH")
+    assert [s.directory for s in torch.search if s.via == "LD_LIBRARY_PATH"] == ["/opt/shadow/lib", "/usr/local/nvidia/lib64"]
+    assert m.SearchDir("DT_RUNPATH", PIP_CUDNN) in torch.search
