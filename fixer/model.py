@@ -295,7 +295,7 @@ class LoadResolution:
     error: Optional[str] = None             # the loader would fail here: "invalid ELF header: /path", "not found"
     # The search as data (detect writes it; `steps` above is the same walk in words, for people):
     search: Tuple[SearchDir, ...] = ()      # directories visited, in order, before the default ones
-    #                                         (fixer.detect.loader.DEFAULT_SEARCH, the same for every consumer)
+    #                                         (fixer.detection.loader.DEFAULT_SEARCH, the same for every consumer)
     ld_preload: Tuple[str, ...] = ()        # the LD_PRELOAD entries that name this soname, as ld.so splits them
 
 
@@ -319,7 +319,7 @@ class FrameworkBuild:
     source: str = ""                        # which files answered
     arch_list: Tuple[str, ...] = ()         # the targets its own libraries ship, as torch.cuda.get_arch_list()
     #                                         spells them ("sm_90", "sm_90a", "compute_120"); () when not read
-    arch_source: Optional[str] = None       # the file they were read from (fixer.detect.fatbin)
+    arch_source: Optional[str] = None       # the file they were read from (fixer.detection.fatbin)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -517,7 +517,7 @@ class Stack:
     cudnn_packages: Dict[str, str] = dataclasses.field(default_factory=dict)  # cuDNN major -> its copy: "nvidia-cudnn-cu12 9.3.0.75", "libcudnn8 8.9.7.29-1+cuda12.2", or a directory
 
 
-# Why no stack fits, as data (fixer.resolve finds it; fixer.render.conflicts says it in words).
+# Why no stack fits, as data (fixer.resolver finds it; fixer.render.conflicts says it in words).
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Why no stack fits, in words: the one place that turns the resolver's clashes and ways out
-(fixer.model.Clash, WayOut; fixer.resolve finds them) into sentences, for the text output
+(fixer.model.Clash, WayOut; fixer.resolver finds them) into sentences, for the text output
 (fixer.render.error) and for `--json` (fixer.errors.error_payload) alike. Pure: no rich, no I/O.
 """
 from __future__ import annotations

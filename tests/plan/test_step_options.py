@@ -9,11 +9,11 @@ from hypothesis import strategies as st
 
 from fixer import installers
 from fixer import model as m
-from fixer.apply.sources import sources_of
-from fixer.lock import LockedPackage, stack_from_lock, without_written_fixes
-from fixer.lock.format import AptPin, Lock
-from fixer.plan import make_plan
-from fixer.resolve import resolve
+from fixer.applier.sources import sources_of
+from fixer.lockfile import LockedPackage, stack_from_lock, without_written_fixes
+from fixer.lockfile.format import AptPin, Lock
+from fixer.planner import make_plan
+from fixer.resolver import resolve
 from tests.resolve import scenarios as sc
 
 MIRRORS = (("https://download.pytorch.org/whl", "http://127.0.0.1:9/torch"),

@@ -9,7 +9,7 @@ import pytest
 from fixer import model as m
 from fixer import rules
 from fixer.errors import Unsatisfiable
-from fixer.plan import make_plan
+from fixer.planner import make_plan
 from fixer.pipeline import resolve
 
 from . import scenarios as sc

@@ -1,4 +1,4 @@
-"""Issue 9's "one home" checks that code can make: what fixer.resolve may import, and that no
+"""Issue 9's "one home" checks that code can make: what fixer.resolver may import, and that no
 stage reads back text another stage wrote (index options out of an argv, the loader's search
 out of its words, a package out of "name version")."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Iterator, Tuple
 
 FIXER = Path(__file__).resolve().parents[2] / "fixer"
-RESOLVE = FIXER / "resolve"
+RESOLVE = FIXER / "resolver"
 
 #: What the resolver may import from the package: the model, the rules, the version helpers.
 ALLOWED = {"fixer.model", "fixer.rules", "fixer._versions"}
@@ -32,14 +32,14 @@ def _imports(path: Path) -> Iterator[Tuple[int, str]]:
             yield node.lineno, mod
 
 
-def test_resolve_imports_only_the_model_the_rules_and_the_version_helpers():
+def test_the_resolver_imports_only_the_model_the_rules_and_the_version_helpers():
     bad = []
     for path in sorted(RESOLVE.glob("*.py")):
         for line, mod in _imports(path):
-            if (mod == "fixer" or mod.startswith("fixer.")) and not mod.startswith("fixer.resolve") \
+            if (mod == "fixer" or mod.startswith("fixer.")) and not mod.startswith("fixer.resolver") \
                     and mod not in ALLOWED:
                 bad.append(f"{path.relative_to(FIXER.parent)}:{line}: {mod}")
-    assert not bad, "resolve imports beyond the model, the rules and the version helpers:\n" + "\n".join(bad)
+    assert not bad, "the resolver imports beyond the model, the rules and the version helpers:\n" + "\n".join(bad)
 
 
 def _source_lines() -> Iterator[Tuple[str, int, str]]:

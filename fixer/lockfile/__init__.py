@@ -5,11 +5,11 @@
     lock = read_lock("stack.lock.toml")                         # format: UsageError naming file and key
     problems = incompatibilities(lock, env)                     # why this machine cannot use it
     stack = stack_from_lock(lock, env)                         # `apply --lock`: the one planner's input
-    plan = make_plan(env, stack, options)                      # (fixer.plan), as for every plan
-    findings = check_drift("stack.lock.toml", env)              # `doctor --lock` (fixer.diagnose.lock_drift)
+    plan = make_plan(env, stack, options)                      # (fixer.planner), as for every plan
+    findings = check_drift("stack.lock.toml", env)              # `doctor --lock` (fixer.diagnosis.lock_drift)
 
 The file format lives in format.py, the dependency closure and hashes in closure.py, and the
-drift findings in fixer.diagnose (lock_drift), with the other findings.
+drift findings in fixer.diagnosis (lock_drift), with the other findings.
 """
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def check_compatible(lock: Lock, env: Environment, path: str = "lock") -> None:
 
 
 def stack_from_lock(lock: Lock, env: Environment) -> Stack:
-    """The locked stack as the one planner's input (fixer.plan.make_plan): each locked package a
+    """The locked stack as the one planner's input (fixer.planner.make_plan): each locked package a
     pin with its hashes (installed with --require-hashes --no-deps), the removals of what is
     installed, the apt pins that differ from the machine's, and the loader fixes. Against what
     `env` has now, so that a machine already at the lock gets nothing to do."""
@@ -97,7 +97,7 @@ def stack_from_lock(lock: Lock, env: Environment) -> Stack:
 def without_written_fixes(plan: Plan, root: Optional[str]) -> Plan:
     """`plan` less the env-fix steps whose file already holds exactly what they write (applying
     a lock twice: nothing to do)."""
-    from ..apply import envfix
+    from ..applier import envfix
 
     def written(step: Step) -> bool:
         if step.kind != "env-fix" or not step.files or step.content is None:
@@ -113,6 +113,6 @@ def without_written_fixes(plan: Plan, root: Optional[str]) -> Plan:
 
 def check_drift(lock_path: str, env: Environment) -> Tuple[Finding, ...]:
     """What differs between the machine and the lock file (`doctor --lock FILE`)."""
-    from ..diagnose import lock_drift
+    from ..diagnosis import lock_drift
 
     return lock_drift(read_lock(lock_path), env, lock_path)

@@ -113,7 +113,7 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
         why = removes[0].why if removes else f"{swaps[0].name} {swaps[0].version} has the same version number"
         steps.append(pip.uninstall("remove " + ", ".join(what) + ": " + why, [p.name for p in removes + swaps]))
 
-    # pins with hashes (a lock's, fixer.lock.stack_from_lock) install together, each file's hash checked
+    # pins with hashes (a lock's, fixer.lockfile.stack_from_lock) install together, each file's hash checked
     hashed = [p for p in changing if p.action != "remove" and p.hashes]
     if hashed:
         steps.append(_hashed_step(pip, hashed))
