@@ -504,6 +504,18 @@ class EnvFix:
 
 
 @dataclasses.dataclass(frozen=True)
+class CudnnChoice:
+    """The copy of one cuDNN major every framework of the stack maps."""
+
+    source: str                             # "pip", "apt", "conda", or the origin of a copy on disk
+    package: Optional[Package] = None       # nvidia-cudnn-cu12 9.3.0.75, libcudnn8 8.9.7.29-1+cuda12.2, cudnn 9.3.0.75
+    directory: Optional[str] = None         # where the copy is, for a copy on disk
+
+    def __str__(self) -> str:
+        return str(self.package) if self.package else (self.directory or self.source)
+
+
+@dataclasses.dataclass(frozen=True)
 class Stack:
     choices: Tuple[Choice, ...] = ()
     pins: Tuple[Pin, ...] = ()
@@ -514,7 +526,7 @@ class Stack:
     notes: Tuple[str, ...] = ()             # why, in words
     conda: Dict[str, str] = dataclasses.field(default_factory=dict)  # conda-forge package -> exact version (--cudnn-from conda)
     cudnn_runtime: Dict[str, str] = dataclasses.field(default_factory=dict)  # cuDNN major -> the version every framework maps: {"9": "9.3.0.75"}
-    cudnn_packages: Dict[str, str] = dataclasses.field(default_factory=dict)  # cuDNN major -> its copy: "nvidia-cudnn-cu12 9.3.0.75", "libcudnn8 8.9.7.29-1+cuda12.2", or a directory
+    cudnn_copies: Dict[str, CudnnChoice] = dataclasses.field(default_factory=dict)  # cuDNN major -> the copy every framework maps
 
 
 # Why no stack fits, as data (fixer.resolver finds it; fixer.render.conflicts says it in words).

@@ -481,8 +481,8 @@ def stack_drift(after: Environment, plan: Plan) -> List[str]:
                 out.append(f"{p.name} {now} is still installed after the plan, which removes it")
         elif now != p.version:
             out.append(f"{p.name} would be {now or 'absent'} after the plan, not {p.version}")
-    for major, package in stack.cudnn_packages.items():
-        chosen = package.split(" ")[0] if " " in package else None
+    for major, choice in stack.cudnn_copies.items():
+        chosen = choice.package.name if choice.package else None
         for ld in after.loads:
             if ld.consumer == "dlopen" or ld.library != "cudnn" or ld.soname != f"libcudnn.so.{major}" \
                     or not ld.directory or ld.error:
@@ -492,9 +492,10 @@ def stack_drift(after: Environment, plan: Plan) -> List[str]:
             if copy is None or copy.origin == "bundled":
                 continue
             have_pkg = copy.package.name if copy.package else None
-            if chosen is not None and have_pkg != chosen or chosen is None and _same_dir(package) != _same_dir(copy.directory):
+            if chosen is not None and have_pkg != chosen or \
+                    chosen is None and _same_dir(choice.directory or choice.source) != _same_dir(copy.directory):
                 out.append(f"{ld.consumer} would load cuDNN {copy.version} from {copy.directory} "
-                           f"({copy.package or copy.origin}), not the {package} the plan chose")
+                           f"({copy.package or copy.origin}), not the {choice} the plan chose")
     return list(dict.fromkeys(out))
 
 

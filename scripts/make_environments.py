@@ -506,7 +506,7 @@ def upgrade_schema1(env: Dict[str, object]) -> Dict[str, object]:
     "DT_RUNPATH of /x/lib.so: ...", "ld.so.cache: /dir/lib.so" (or "-")."""
     import os.path as op
 
-    out = dict(env)
+    out = dict(env, schema=m.ENVIRONMENT_SCHEMA)
     libs = []
     for c in env.get("libraries") or []:       # type: ignore[union-attr]
         c = dict(c)

@@ -9,7 +9,7 @@ import dataclasses
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .._versions import version_key
-from ..model import Build, Choice, Clash, Environment, Intent, Need, Pin, Recipes, Refusal, Stack, WayOut
+from ..model import Build, Choice, Clash, CudnnChoice, Environment, Intent, Need, Package, Pin, Recipes, Refusal, Stack, WayOut
 from ..rules import cudnn_pin, display_name, split_requirement
 from .loader_fixes import env_fixes
 from .provider import (
@@ -111,13 +111,14 @@ def _to_stack(env: Environment, intent: Intent, recipes: Recipes, provider: Stac
     apt: Dict[str, str] = {}
     conda: Dict[str, str] = {}
     cudnn_runtime: Dict[str, str] = {}
-    cudnn_packages: Dict[str, str] = {}
+    cudnn_copies: Dict[str, CudnnChoice] = {}
     for ident in sorted((i for i in m if i.kind == "cudnn"), key=lambda i: -int(i.name)):
         cc: CudnnCandidate = m[ident]
         if cudnn_main is None:
             cudnn_main = cc
         cudnn_runtime[str(cc.major)] = cc.version
-        cudnn_packages[str(cc.major)] = f"{cc.package} {cc.package_version}" if cc.package else (cc.directory or cc.source)
+        cudnn_copies[str(cc.major)] = CudnnChoice(
+            cc.source, Package(cc.package, cc.package_version) if cc.package else None, cc.directory)
         users = [r.parent for r in result.criteria.get(ident, ())]
         why = f"the libcudnn.so.{cc.major} for {', '.join(users)}"
         if cc.source == "pip" and cc.package and cc.package_version:
@@ -176,7 +177,7 @@ def _to_stack(env: Environment, intent: Intent, recipes: Recipes, provider: Stac
         apt=apt,
         conda=conda,
         cudnn_runtime=cudnn_runtime,
-        cudnn_packages=cudnn_packages,
+        cudnn_copies=cudnn_copies,
         notes=tuple(dict.fromkeys(notes)),
     )
 

@@ -135,7 +135,8 @@ def from_stack(env: m.Environment, stack: m.Stack) -> Tuple[Dict[str, Tuple[m.Bu
     choices = {c.framework: (c.build, c.action == "keep") for c in stack.choices}
     cudnn: Dict[int, Cudnn] = {}
     for major, ver in stack.cudnn_runtime.items():
-        pkg = stack.cudnn_packages.get(major, "")
+        choice = stack.cudnn_copies[major]
+        pkg = str(choice.package) if choice.package else ""
         if pkg.startswith("nvidia-cudnn-"):
             cudnn[int(major)] = (ver, _cm_of(pkg), "pip", pkg.split()[0])
         elif pkg.startswith("libcudnn"):
@@ -143,7 +144,7 @@ def from_stack(env: m.Environment, stack: m.Stack) -> Tuple[Dict[str, Tuple[m.Bu
         elif pkg.startswith("cudnn "):
             cudnn[int(major)] = (ver, None, "conda", None)
         else:
-            copy = next(c for c in env.libraries if c.directory == pkg and c.major == int(major))
+            copy = next(c for c in env.libraries if c.directory == choice.directory and c.major == int(major))
             cudnn[int(major)] = (ver, copy.cuda_major, copy.origin, None)
     return choices, cudnn
 

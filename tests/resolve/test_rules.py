@@ -129,7 +129,7 @@ def test_one_cudnn_per_major_for_every_framework_of_the_process():
                    libraries=(copy,), loads=(load("torch", copy), load("tensorflow", copy)))
     stack = resolve(env, m.Intent(), small_recipes(builds, [C93, C919]))
     assert {c.framework: c.build.variant for c in stack.choices} == {"torch": "cu128", "tensorflow": "and-cuda"}
-    assert stack.cudnn_packages == {"9": "nvidia-cudnn-cu12 9.19.0.56"}
+    assert stack.cudnn_copies == {"9": m.CudnnChoice("pip", m.Package("nvidia-cudnn-cu12", "9.19.0.56"))}
 
 
 def test_intent_torch_version_and_cuda():
