@@ -28,8 +28,9 @@ Argv = Tuple[str, ...]
 def choose(requested: str, uv: Optional[str]) -> str:
     """The installer a plan is made for: "conda" and "pip" and "uv" as asked; "auto" is uv
     when a uv binary was found for the target (`uv`, its path: in the target's bin directory
-    or on PATH, as detection reports it), else pip. The one rule: make_plan and the lock
-    planner call it, and the Plan records the answer (`Plan.installer`) for render and apply."""
+    or on PATH, as detection reports it), else pip. The one rule: make_plan calls it (for a
+    lock too), and the Plan records the answer (`Plan.installer`) for render, apply and
+    rollback (the journal keeps it)."""
     if requested in ("pip", "uv", "conda"):
         return requested
     return "uv" if uv else "pip"
