@@ -17,7 +17,7 @@ from fixer.errors import FixerError
 from fixer.pipeline import simulated
 from fixer.planner import bundled_environments, load_environment, make_plan
 from fixer.recipes import load
-from fixer.resolver import resolve
+from fixer.pipeline import resolve
 from fixer.rules import requirement_parts
 from fixer.simulate import simulate
 

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from fixer import model as m
 from fixer.errors import Unsatisfiable
 from fixer.recipes import load
-from fixer.resolver import resolve
+from fixer.pipeline import resolve
 from fixer.rules import driver_cuda, pick_cuda_variant
 
 from tests.helpers.envs import make_env
