@@ -33,10 +33,12 @@ from .rules import (
     cudnn_compatible,
     cudnn_relation,
     display_name as _name,
+    driver_cuda,
     foreign_cudnn_preloads,
     lent_cudnn_sublibraries,
     gpu_compute_capability,
     older_cuda_libraries,
+    pick_cuda_variant,
     recipe_build,
     runs_on,
     runs_on_arch_list,
@@ -195,17 +197,15 @@ class _Diagnosis:
         if not drv.version:
             return ""
         public = fw.version.split("+")[0]
-        ok = []
-        for b in self.recipes.builds_for(fw.framework, public):
-            floor = self.recipes.min_driver(b.cuda) if b.cuda else None
-            if b.cuda and floor and version_key(drv.version) >= version_key(floor):
-                ok.append(b)
-        # prefer a CUDA the driver reports itself (no reliance on minor-version compatibility)
-        native = version_key(drv.cuda_version or "999")[:2]
-        ok.sort(key=lambda b: (version_key(b.cuda or "0")[:2] <= native, version_key(b.cuda or "0")), reverse=True)
-        if not ok:
+        builds = [b for b in self.recipes.builds_for(fw.framework, public) if b.cuda]
+        ccs = [cc for cc in (self.gpu_cc(g) for g in self.env.gpus) if cc]
+        # the wheel-index rule: the highest CUDA within the driver's, else minor-version compatibility
+        pick = pick_cuda_variant([(b.cuda or "", b.compute_capabilities, b.ptx) for b in builds], drv.version,
+                                 driver_cuda(drv.version, drv.cuda_version, self.recipes.driver_floors), ccs,
+                                 self.recipes.driver_floors)
+        b = next((b for b in builds if pick and version_key(b.cuda)[:2] == version_key(pick[0])[:2]), None)
+        if b is None:
             return ""
-        b = ok[0]
         where = f" from {b.index_url}" if b.index_url else ""
         return f"{' '.join(b.packages) or b.framework + '==' + b.version} ({b.variant}{where})"
 
@@ -299,7 +299,7 @@ class _Diagnosis:
                 self.add("cudnn-shadowed", "warning" if cudnn_compatible(res.version, built) is not False else "error",
                          f"{res.via} puts another cuDNN ahead of the one {name} points at",
                          [f"loads {where}" + (f", cuDNN {res.version}" if res.version else ""),
-                          f"intended: {res.intended}", *[s for s in res.steps if s.startswith(("LD_", "DT_"))]],
+                          f"intended: {res.intended}", *res.steps],
                          f"Remove {res.directory} from {res.via} (or unset {res.via}) so {name} loads {os.path.dirname(res.intended)}.",
                          [fw.framework])
             relation = cudnn_relation(res.version, built)
@@ -369,7 +369,7 @@ class _Diagnosis:
             if loaded:
                 ev.append("a missing engine library makes convolutions fail ('unable to find an engine') "
                           "or silently return wrong numbers")
-            fix = (f"Reinstall it: pip install --force-reinstall '{c.package.replace(' ', '==')}'." if c.origin == "pip" and c.package
+            fix = (f"Reinstall it: pip install --force-reinstall '{c.package.requirement}'." if c.origin == "pip" and c.package
                    else f"Reinstall the package that owns it ({c.package})." if c.package
                    else f"Restore the missing files or remove {c.directory} from the search path.")
             self.add("cudnn-incomplete", sev, title, ev, fix, frameworks)
@@ -383,7 +383,7 @@ class _Diagnosis:
                       f"{c.directory}{owner}",
                       f"the other {len(rest)} files: cuDNN {expected} ({', '.join(f.name for f in rest)})"],
                      (f"Reinstall the copy so all files come from one release: pip install --force-reinstall "
-                      f"'{c.package.replace(' ', '==')}'." if c.origin == "pip" and c.package else
+                      f"'{c.package.requirement}'." if c.origin == "pip" and c.package else
                       "Reinstall one cuDNN release so every libcudnn_*.so file has the same version."), frameworks)
 
     def cudnn_arch(self, res: LoadResolution, fw: FrameworkBuild) -> None:
@@ -592,8 +592,8 @@ def mixed_files(c: LibraryCopy) -> Tuple[str, List[LibFile], List[LibFile]]:
 
     known = [f for f in c.files if f.version]
     expected = None
-    if c.package and " " in c.package:
-        pkg_v = ".".join(str(x) for x in version_key(c.package.split(" ", 1)[1])[:3])
+    if c.package and c.package.version:
+        pkg_v = ".".join(str(x) for x in version_key(c.package.version)[:3])
         if any(f.version == pkg_v for f in known):
             expected = pkg_v
     if expected is None:
@@ -700,9 +700,8 @@ def lock_drift(lock: "Lock", env: Environment, lock_path: str) -> Tuple[Finding,
                                     evidence=(lock_path,), fix=f"colab-cudnn-fix apply --lock {lock_path}"))
     apt_seen: Dict[str, str] = {}
     for lib in env.libraries:
-        if lib.origin == "apt" and lib.package:
-            name, _, ver = lib.package.partition(" ")
-            apt_seen[name] = ver
+        if lib.origin == "apt" and lib.package and lib.package.version:
+            apt_seen[lib.package.name] = lib.package.version
     for pin in lock.apt:
         name, ver = pin.package, pin.version
         if name in apt_seen and apt_seen[name] != ver:

@@ -456,3 +456,148 @@ def driver_cuda_mismatch(driver: str, cuda: str, floors: Sequence[CudaDriverFloo
                         f"so it cannot report CUDA {cuda}")
             break
     return None
+
+
+#: condacolab.PREFIX (condacolab 0.1.10): where condacolab installs conda on Colab.
+CONDACOLAB_PREFIX = "/usr/local"
+
+
+def conda_prefix(env: Environment) -> Optional[str]:
+    """The conda prefix cuDNN goes into for `env`: the target's own prefix when the target
+    interpreter lives in a conda environment (it has conda-meta/), condacolab's /usr/local on
+    Colab, else None (no conda target: --cudnn-from conda cannot be planned)."""
+    py = env.python
+    if py is not None and py.conda and py.prefix and env.runtime.kind != "colab":
+        return py.prefix
+    if env.runtime.kind == "colab":
+        return CONDACOLAB_PREFIX
+    if py is not None and py.conda and py.prefix:
+        return py.prefix
+    return None
+
+
+def conda_lib_dir(env: Environment) -> Optional[str]:
+    """Where conda-forge's cudnn puts libcudnn.so.N for `env` (PREFIX/lib)."""
+    prefix = conda_prefix(env)
+    return f"{prefix}/lib" if prefix else None
+
+
+def cudnn_preloads(env: Environment, major: int) -> List[str]:
+    """The absolute LD_PRELOAD entries of `env` that are cuDNN `major` libraries (libcudnn.so.N
+    or one of its sub-libraries), normalised, in LD_PRELOAD's order."""
+    pattern = re.compile(rf"^libcudnn(_[a-z_]+)?\.so\.{major}(\.|$)")
+    return [os.path.normpath(p) for p in split_ld_preload(env.env.get("LD_PRELOAD"))
+            if p.startswith("/") and pattern.match(os.path.basename(p))]
+
+
+# ---------------------------------------------------------------------------------------
+# which CUDA variant of a release to install (the wheel index: cu126, cu128, ...; jax[cuda12]/[cuda13])
+# ---------------------------------------------------------------------------------------
+
+#: How a build runs under a driver: its CUDA is no newer than the driver's ("native"), or it is
+#: newer within the same major and runs by minor-version compatibility ("minor-version").
+CudaFit = str
+
+#: NVIDIA's limits of minor-version compatibility, as the plan states them.
+MINOR_VERSION_LIMITS = ("no PTX JIT of its newer PTX (the GPU needs SASS in the wheel), and no CUDA "
+                        "feature that needs a newer driver")
+
+
+def driver_cuda(driver: Optional[str], reported: Optional[str], floors: Sequence[CudaDriverFloor]) -> Optional[str]:
+    """The CUDA a driver runs natively, as "major.minor": what it reports (cuDriverGetVersion),
+    else the newest toolkit of NVIDIA's table (recipes/nvidia.toml toolkit rows, each its GA
+    driver) whose driver it meets. None when neither is known."""
+    if reported and version_key(reported):
+        return ".".join(str(x) for x in (version_key(reported) + (0,))[:2])
+    if not driver:
+        return None
+    have = version_key(driver)
+    rows = sorted(((version_key(f.cuda), f.cuda) for f in floors
+                   if f.cuda.count(".") == 1 and have >= version_key(f.min_driver)), reverse=True)
+    return rows[0][1] if rows else None
+
+
+def minor_version_floor(major: int, floors: Sequence[CudaDriverFloor]) -> Optional[str]:
+    """The lowest driver of minor-version compatibility for CUDA `major`.x (NVIDIA's CUDA
+    Compatibility guide, Table 1: 11.x >= 450.80.02, 12.x >= 525.60.13, 13.x >= 580): the
+    family row ("12") of recipes/nvidia.toml; None where NVIDIA defines none (before CUDA 11)."""
+    for f in floors:
+        if f.cuda == str(major):
+            return f.min_driver
+    return None
+
+
+def cuda_fit(cuda: Optional[str], driver: Optional[str], drv_cuda: Optional[str],
+             floors: Sequence[CudaDriverFloor]) -> Optional[CudaFit]:
+    """How a build of CUDA `cuda` runs under a driver whose own CUDA is `drv_cuda`:
+
+    - "native": its CUDA is no newer than the driver's (drivers are backward compatible);
+    - "minor-version": newer, of the same major, and the driver is at least that major's
+      minor-version-compatibility minimum: it runs with NVIDIA's limits (MINOR_VERSION_LIMITS;
+      https://docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html);
+    - None: not at all (another major, or a driver below the minimum).
+
+    "native" too when the driver's CUDA is unknown (nothing to compare)."""
+    if not cuda or drv_cuda is None:
+        return "native"
+    want, have = version_key(cuda)[:2], version_key(drv_cuda)[:2]
+    if want <= have:
+        return "native"
+    if want[:1] != have[:1]:
+        return None
+    floor = minor_version_floor(want[0], floors)
+    if floor is None or not driver or version_key(driver) < version_key(floor):
+        return None
+    return "minor-version"
+
+
+def runs_under(cc: str, sass: Sequence[str], ptx: Optional[str], fit: Optional[CudaFit]) -> bool:
+    """Whether a GPU of compute capability `cc` runs a build shipping these kernels under a driver
+    it fits as `fit`: natively SASS or PTX (runs_on); by minor-version compatibility SASS only, since
+    the older driver's JIT cannot compile the newer toolkit's PTX (cudaErrorUnsupportedPtxVersion:
+    "the PTX was generated by a compiler newer than what is supported by the CUDA driver").
+    True when the build lists no kernels (nothing to check)."""
+    if fit is None:
+        return False
+    if not sass and not ptx:
+        return True
+    return runs_on(cc, sass, ptx if fit == "native" else None)
+
+
+def pick_cuda_variant(variants: Sequence[Tuple[str, Sequence[str], Optional[str]]], driver: Optional[str],
+                      drv_cuda: Optional[str], ccs: Sequence[str],
+                      floors: Sequence[CudaDriverFloor]) -> Optional[Tuple[str, CudaFit]]:
+    """Which CUDA variant of one release to install: (its CUDA "major.minor", how it runs).
+
+    `variants` are (CUDA, SASS list, PTX) of the release's builds (cu126, cu128, ... or
+    jax[cuda12]/[cuda13]). The rule (PyTorch's install advice; the driver table of NVIDIA's
+    toolkit release notes): the highest CUDA no newer than the driver's whose kernels run on
+    every GPU. Only when none fits, minor-version compatibility: the lowest CUDA above the
+    driver's that the driver runs that way with SASS for every GPU (the fewest features beyond
+    what the driver knows). None when no variant runs here, or the driver's CUDA is unknown."""
+    if drv_cuda is None:
+        return None
+    best: Dict[CudaFit, List[Tuple[int, ...]]] = {"native": [], "minor-version": []}
+    names: Dict[Tuple[int, ...], str] = {}
+    for cuda, sass, ptx in variants:
+        fit = cuda_fit(cuda, driver, drv_cuda, floors)
+        if fit is None or not all(runs_under(cc, sass, ptx, fit) for cc in ccs):
+            continue
+        key = version_key(cuda)[:2]
+        best[fit].append(key)
+        names[key] = ".".join(str(x) for x in key)
+    if best["native"]:
+        return names[max(best["native"])], "native"
+    if best["minor-version"]:
+        return names[min(best["minor-version"])], "minor-version"
+    return None
+
+
+def minor_version_note(label: str, cuda: str, driver: str, drv_cuda: str, floors: Sequence[CudaDriverFloor]) -> str:
+    """The plan's words when a chosen build runs by minor-version compatibility."""
+    cuda = ".".join(str(x) for x in version_key(cuda)[:2])
+    floor = minor_version_floor(version_key(cuda)[0], floors) or "?"
+    return (f"{label} is built with CUDA {cuda}, newer than driver {driver}'s CUDA {drv_cuda}: no variant "
+            f"within the driver's own CUDA fits this machine and stack, so it runs by minor-version compatibility (driver >= {floor} for "
+            f"CUDA {version_key(cuda)[0]}.x), with NVIDIA's limits: {MINOR_VERSION_LIMITS}; a driver for CUDA "
+            f"{cuda} or newer lifts them")

@@ -38,7 +38,9 @@ from .model import (
     FrameworkBuild,
     LibFile,
     LibraryCopy,
+    Package,
     LoadResolution,
+    SearchDir,
     Plan,
     Recipes,
     Step,
@@ -56,6 +58,27 @@ class Requirement:
     extras: Tuple[str, ...] = ()
     spec: str = ""
     exact: Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Download:
+    """One thing a step downloads, as the simulation sees it: a distribution (or apt/conda
+    package) at a version, with its size when the recipes record it (Recipes.download_size; an
+    apt or conda cuDNN: its release's size_bytes). `extras` marks a requirement whose extras
+    bring distributions the recipes do not list (cuda-toolkit[cublas,...]): what those are,
+    and their size, is unknown."""
+
+    name: str
+    version: Optional[str]                  # None: a version the recipes cannot name
+    size_bytes: Optional[int] = None
+    extras: Tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        pinned = f"=={self.version}" if self.version else ""
+        if self.extras:
+            return f"what {self.name}[{','.join(self.extras)}]{pinned} brings"
+        return f"{self.name}{pinned}"
 
 
 def parse_requirement(text: str) -> Requirement:
@@ -87,6 +110,12 @@ class _State:
         self.changed_frameworks: Set[str] = set()
         self.cudnn_touched = False
         self.site = (env.python.site_packages[0] if env.python and env.python.site_packages else "")
+        self.downloads: List[Download] = []     # what the step being simulated downloads
+
+    def downloaded(self, name: str, version: Optional[str], size: Optional[int] = None) -> None:
+        if size is None and version:
+            size = self.recipes.download_size(name, version)
+        self.downloads.append(Download(name, version, size))
 
     # -- distributions -------------------------------------------------------------------
     def build_for(self, req: Requirement) -> Optional[Build]:
@@ -110,7 +139,7 @@ class _State:
         name = canonical_name(name)
         self.dists.pop(name, None)
         self.copies = [c for c in self.copies if not (c.origin == "pip" and c.package
-                                                      and canonical_name(c.package.split(" ")[0]) == name)]
+                                                      and canonical_name(c.package.name) == name)]
         for fw, fb in list(self.frameworks.items()):
             if canonical_name(fb.distribution) == name:
                 del self.frameworks[fw]
@@ -123,7 +152,11 @@ class _State:
         if version is None:
             version = self.newest_within(req)
             if version is None:
-                return                      # nothing the recipes know satisfies it: unknown, left as is
+                # nothing the recipes know satisfies it: left as is in the model, but pip
+                # downloads something unless it is installed already
+                if req.name not in self.dists:
+                    self.downloads.append(Download(req.name, None))
+                return
         have = self.dists.get(req.name)
         build = self.build_for(Requirement(req.name, req.extras, f"=={version}", version))
         if have is not None and have.version == version and not force:
@@ -132,6 +165,10 @@ class _State:
             if deps and build is not None:
                 self.install_deps(build)
             return
+        self.downloaded(req.name, version)
+        if deps and req.extras and build is None:
+            # pip installs what the extras name, which no recipe lists
+            self.downloads.append(Download(req.name, version, None, extras=req.extras))
         requires: Tuple[str, ...] = build.requires if build is not None else (have.requires if have and have.version == version else ())
         location = have.location if have else self.site
         self.dists[req.name] = Distribution(name=req.name, version=version, location=location,
@@ -150,6 +187,9 @@ class _State:
             cur = self.dists.get(dep.name)
             if cur is not None and _satisfies(cur.version, dep.spec):
                 continue
+            if dep.extras and self.build_for(dep) is None:
+                # cuda-toolkit[cublas,...]: pip installs what the extras name, which no recipe lists
+                self.downloads.append(Download(dep.name, dep.exact, None, extras=dep.extras))
             self.install(dep, deps=False, force=False)
 
     def newest_within(self, req: Requirement) -> Optional[str]:
@@ -186,10 +226,10 @@ class _State:
         wheel that owned no copy yet lays one out in site-packages/nvidia/cudnn/lib."""
         owned = False
         for i, c in enumerate(self.copies):
-            if c.origin == "pip" and c.package and canonical_name(c.package.split(" ")[0]) == dist:
+            if c.origin == "pip" and c.package and canonical_name(c.package.name) == dist:
                 owned = True
                 self.copies[i] = _complete(c, _v3(version) if c.library == "cudnn" else c.version,
-                                           package=f"{dist} {version}")
+                                           package=Package(dist, version))
         if not owned and self.site:
             self.new_runtime_copies(dist, version)
         if dist.startswith("nvidia-cudnn-cu"):
@@ -201,7 +241,7 @@ class _State:
                 # wheels of two cuDNN majors share the directory (libcudnn.so.8 next to .so.9)
                 self.copies = [c for c in self.copies if not (c.library == "cudnn" and c.major in (None, major)
                                                               and _same_dir(c.directory) == _same_dir(d))]
-                self.copies.append(_new_cudnn_copy(d, _v3(version), "pip", f"{dist} {version}",
+                self.copies.append(_new_cudnn_copy(d, _v3(version), "pip", Package(dist, version),
                                                    int(cuda.group(1)) if cuda else None))
 
     def new_runtime_copies(self, dist: str, version: str) -> None:
@@ -221,24 +261,27 @@ class _State:
             self.copies = [c for c in self.copies if not (c.library == library and c.major == major
                                                           and _same_dir(c.directory) == _same_dir(d))]
             self.copies.append(LibraryCopy(library=library, major=major, version=_v3(version), directory=d,
-                                           origin="pip", package=f"{dist} {version}", version_source="simulated",
+                                           origin="pip", package=Package(dist, version), version_source="simulated",
                                            files=(LibFile(name=soname, soname=soname, version=_v3(version)),)))
 
     # -- system packages -----------------------------------------------------------------
     def apt_install(self, pkg: str, ver: str) -> None:
         rel = next((r for r in self.recipes.cudnn if r.apt.get(pkg) == ver), None)
+        self.downloaded(pkg, ver, rel.size_bytes if rel is not None else None)
         version = rel.version if rel is not None else _v3(ver.split("-")[0])
         cuda = re.search(r"cuda-?(\d+)", pkg)
         self.copies = [c for c in self.copies if not (c.library == "cudnn" and c.origin == "apt"
                                                       and c.major == version_key(version)[0])]
-        self.copies.append(_new_cudnn_copy(MULTIARCH, version, "apt", f"{pkg} {ver}", int(cuda.group(1)) if cuda else None))
+        self.copies.append(_new_cudnn_copy(MULTIARCH, version, "apt", Package(pkg, ver), int(cuda.group(1)) if cuda else None))
         self.cudnn_touched = True
 
     def conda_install(self, pkg: str, ver: str) -> None:
+        rel = self.recipes.cudnn_release(ver) if pkg == "cudnn" else None
+        self.downloaded(pkg, ver, rel.size_bytes if rel is not None else None)
         if pkg != "cudnn":
             return
         prefix = (self.env.python.prefix if self.env.python else "") or "/usr/local"
-        self.copies.append(_new_cudnn_copy(f"{prefix}/lib", _v3(ver), "conda", f"cudnn {ver}", None))
+        self.copies.append(_new_cudnn_copy(f"{prefix}/lib", _v3(ver), "conda", Package("cudnn", ver), None))
         self.cudnn_touched = True
 
     # -- loads ---------------------------------------------------------------------------
@@ -246,6 +289,11 @@ class _State:
         """Where `soname` comes from now, through the search order `ld` recorded."""
         order = self.search_order(ld, soname)
         major = _soname_major(soname)
+        # the search as it is after the plan (the default directories are implied, as detect records it)
+        ld = dataclasses.replace(ld, search=tuple(SearchDir(v, os.path.normpath(d)) for v, d in order  # type: ignore[arg-type]
+                                                  if v != "default"),
+                                 ld_preload=tuple(p for p in split_ld_preload(self.environ.get("LD_PRELOAD"))
+                                                  if os.path.basename(p) == soname))
         for via, d in order:
             hit = self.file_in(d, ld.library, soname, major, ld)
             if hit is None:
@@ -306,9 +354,8 @@ class _State:
         out += [("DT_RPATH", d) for d in rpath]
         out += [("LD_LIBRARY_PATH", d) for d in self.environ.get("LD_LIBRARY_PATH", "").split(":") if d]
         out += [("DT_RUNPATH", d) for d in runpath]
-        out += [("ld.so.cache", d) for d in self.conf_dirs]
-        if cache is not None:
-            out.append(("ld.so.cache", cache))
+        out += [("ld.so.cache", d) for d in self.conf_dirs if d not in cache]
+        out += [("ld.so.cache", d) for d in cache]
         out += [("default", d) for d in DEFAULT_SEARCH]
         return out
 
@@ -320,45 +367,18 @@ class _State:
         soname = f"libcudnn.so.{version_key(fb.cudnn)[0]}"
         if template is None:
             steps = (f"DT_RPATH of {self.site}/{fb.framework}/lib/lib{fb.framework}.so: {self.site}/nvidia/cudnn/lib",)
-            template = LoadResolution(consumer=fb.framework, library="cudnn", soname=soname, path=None, steps=steps)
+            template = LoadResolution(consumer=fb.framework, library="cudnn", soname=soname, path=None, steps=steps,
+                                      search=(SearchDir("DT_RPATH", f"{self.site}/nvidia/cudnn/lib"),))
         return [self.walk(template, soname)]
 
 
-def _recorded(ld: LoadResolution) -> Tuple[List[str], List[str], List[str], Optional[str]]:
-    """(DT_RPATH dirs, DT_RUNPATH dirs, preload dirs, ld.so.cache directory) from the steps
-    detect recorded for a load ("DT_RPATH of /x/libtorch_cuda.so: $ORIGIN/../../nvidia/cudnn/lib")."""
-    rpath: List[str] = []
-    runpath: List[str] = []
-    preload: List[str] = []
-    cache: Optional[str] = None
-    for step in ld.steps:
-        head, sep, tail = step.partition(": ")
-        if not sep:
-            continue
-        m = re.match(r"^(DT_RPATH|DT_RUNPATH) of (\S+)$", head)
-        if m:
-            origin = os.path.dirname(m.group(2))
-            dirs = [os.path.normpath(e.strip().replace("$ORIGIN", origin).replace("${ORIGIN}", origin))
-                    for e in tail.split(":") if e.strip()]
-            (rpath if m.group(1) == "DT_RPATH" else runpath).extend(dirs)
-        elif head.endswith("preloads by path"):
-            preload += [os.path.dirname(p.strip()) for p in tail.split(",") if p.strip()]
-        elif head == "ld.so.cache" and tail.startswith("/"):
-            cache = os.path.dirname(tail.strip())
-        else:                                   # the short form: "DT_RPATH /a:/b: found"
-            parts = head.split(None, 1)
-            if len(parts) != 2 or not parts[1].startswith("/"):
-                continue
-            dirs = [os.path.normpath(d) for d in parts[1].split(":") if d]
-            if parts[0] == "DT_RPATH":
-                rpath += dirs
-            elif parts[0] == "DT_RUNPATH":
-                runpath += dirs
-            elif parts[0] == "preload":
-                preload += dirs
-            elif parts[0] == "ld.so.cache" and "found" in tail:
-                cache = dirs[0]
-    return rpath, runpath, preload, cache
+def _recorded(ld: LoadResolution) -> Tuple[List[str], List[str], List[str], List[str]]:
+    """(DT_RPATH dirs, DT_RUNPATH dirs, preload dirs, ld.so.cache directories) of the search
+    detect recorded for a load (LoadResolution.search)."""
+    def dirs(via: str) -> List[str]:
+        return [s.directory for s in ld.search if s.via == via]
+
+    return dirs("DT_RPATH"), dirs("DT_RUNPATH"), dirs("preload"), dirs("ld.so.cache")
 
 
 def _soname_major(soname: str) -> Optional[int]:
@@ -386,7 +406,7 @@ def _satisfies(version: str, spec: str) -> bool:
         return False
 
 
-def _complete(c: LibraryCopy, version: Optional[str], package: Optional[str]) -> LibraryCopy:
+def _complete(c: LibraryCopy, version: Optional[str], package: Optional[Package]) -> LibraryCopy:
     files = tuple(dataclasses.replace(f, valid_elf=True, version=version if c.library == "cudnn" else f.version)
                   for f in c.files)
     names = {f.name for f in files}
@@ -394,40 +414,79 @@ def _complete(c: LibraryCopy, version: Optional[str], package: Optional[str]) ->
     return dataclasses.replace(c, version=version, files=files, missing=(), mixed=False, package=package or c.package)
 
 
-def _new_cudnn_copy(directory: str, version: str, origin: str, package: str, cuda_major: Optional[int]) -> LibraryCopy:
+def _new_cudnn_copy(directory: str, version: str, origin: str, package: Package, cuda_major: Optional[int]) -> LibraryCopy:
     major = version_key(version)[0]
     files = tuple(LibFile(name=s, soname=s, version=version) for s in expected_cudnn_sonames(major))
     return LibraryCopy(library="cudnn", major=major, version=version, directory=directory, origin=origin,  # type: ignore[arg-type]
                        package=package, version_source="simulated", files=files, cuda_major=cuda_major)
 
 
-def _argv_flag(step: Step, flag: str) -> bool:
-    return flag in step.argv
-
-
 def simulate(env: Environment, plan: Plan, recipes: Recipes) -> Environment:
     """The Environment the plan's steps leave behind (see the module docstring)."""
+    return _run(env, plan, recipes)[0]
+
+
+def downloads(env: Environment, plan: Plan, recipes: Recipes) -> Tuple[Tuple[Download, ...], ...]:
+    """What each step of the plan downloads (one tuple per step, in order), dependencies
+    included: exactly the distributions the simulation installs or reinstalls in that step (pip
+    keeps what already satisfies a requirement), the apt and conda packages, and, as unknowns,
+    the extras it cannot expand and the requirements it cannot place at a version."""
+    return _run(env, plan, recipes)[1]
+
+
+def priced(plan: Plan, per_step: Sequence[Sequence[Download]]) -> Plan:
+    """The plan with each step's download size set from `per_step` (fixer.simulate.downloads):
+    the known bytes, and the labels of what comes down at an unknown size."""
+    steps = []
+    for step, items in zip(plan.steps, per_step):
+        known = [d.size_bytes for d in items if d.size_bytes is not None]
+        steps.append(dataclasses.replace(
+            step, download_bytes=sum(known) if items else None,
+            download_unknown=tuple(d.label for d in items if d.size_bytes is None)))
+    return dataclasses.replace(plan, steps=tuple(steps) + plan.steps[len(steps):])
+
+
+def _run(env: Environment, plan: Plan, recipes: Recipes) -> Tuple[Environment, Tuple[Tuple[Download, ...], ...]]:
+    """The model after the plan, and what each step downloads: one pass over the steps."""
+    s = _State(env, plan, recipes)
+    per_step: List[Tuple[Download, ...]] = []
+    for step in plan.steps:
+        s.downloads = []
+        _apply_step(s, step)
+        # one pip command resolves one version per name: the one the step leaves installed
+        last = {(d.name, d.extras): d for d in s.downloads}
+        per_step.append(tuple(d for d in s.downloads if last[(d.name, d.extras)] is d))
+    s.downloads = []
+    return _result(s, env, plan), tuple(per_step)
+
+
+def _apply_step(s: _State, step: Step) -> None:
+    """One step's change to the model (its downloads go to s.downloads)."""
+    if step.kind == "pip-uninstall":
+        for name in step.packages:
+            s.remove(name)
+    elif step.kind == "pip-install":
+        deps = not (step.pip and step.pip.no_deps)
+        force = bool(step.pip and step.pip.reinstall)
+        for text in step.packages:
+            s.install(parse_requirement(text), deps=deps, force=force)
+    elif step.kind == "apt-install":
+        for text in step.packages:
+            pkg, _, ver = text.partition("=")
+            s.apt_install(pkg, ver)
+    elif step.kind == "conda-install":
+        for text in step.packages:
+            r = parse_requirement(text)
+            if r.exact:
+                s.conda_install(r.name, r.exact)
+            else:
+                s.downloads.append(Download(r.name, None))   # condacolab's install() fetches conda
+
+
+def _result(s: _State, env: Environment, plan: Plan) -> Environment:
+    """The model after every step: environment fixes applied, every load walked again."""
     from .envfix import environ_after
 
-    s = _State(env, plan, recipes)
-    for step in plan.steps:
-        if step.kind == "pip-uninstall":
-            for name in step.packages:
-                s.remove(name)
-        elif step.kind == "pip-install":
-            deps = not _argv_flag(step, "--no-deps")
-            force = _argv_flag(step, "--force-reinstall") or _argv_flag(step, "--reinstall")
-            for text in step.packages:
-                s.install(parse_requirement(text), deps=deps, force=force)
-        elif step.kind == "apt-install":
-            for text in step.packages:
-                pkg, _, ver = text.partition("=")
-                s.apt_install(pkg, ver)
-        elif step.kind == "conda-install":
-            for text in step.packages:
-                r = parse_requirement(text)
-                if r.exact:
-                    s.conda_install(r.name, r.exact)
     fixes = plan.stack.env_fixes
     if fixes and any(st.kind == "env-fix" for st in plan.steps):
         s.environ = environ_after(fixes, s.environ)
@@ -472,6 +531,7 @@ class PlanCheck:
     after: Tuple[Finding, ...]              # diagnose(simulate(env, plan)): what would remain
     unfixed: Tuple[Finding, ...]            # errors and warnings among them
     drift: Tuple[str, ...]                  # where the result is not the stack the plan claims
+    downloads: Tuple[Tuple[Download, ...], ...] = ()   # per step: what it downloads (fixer.simulate.downloads)
 
     @property
     def healthy(self) -> bool:
@@ -482,10 +542,10 @@ def check_plan(env: Environment, plan: Plan, recipes: Recipes) -> PlanCheck:
     """Simulate `plan` on `env` and diagnose the result with the same diagnose()."""
     from .diagnosis import diagnose
 
-    after_env = simulate(env, plan, recipes)
+    after_env, per_step = _run(env, plan, recipes)
     after = tuple(diagnose(after_env, recipes))
     unfixed = tuple(f for f in after if f.severity in ("error", "warning"))
-    return PlanCheck(after=after, unfixed=unfixed, drift=tuple(stack_drift(after_env, plan)))
+    return PlanCheck(after=after, unfixed=unfixed, drift=tuple(stack_drift(after_env, plan)), downloads=per_step)
 
 
 def stack_drift(after: Environment, plan: Plan) -> List[str]:
@@ -506,8 +566,8 @@ def stack_drift(after: Environment, plan: Plan) -> List[str]:
                 out.append(f"{p.name} {now} is still installed after the plan, which removes it")
         elif now != p.version:
             out.append(f"{p.name} would be {now or 'absent'} after the plan, not {p.version}")
-    for major, package in stack.cudnn_packages.items():
-        chosen = package.split(" ")[0] if " " in package else None
+    for major, choice in stack.cudnn_copies.items():
+        chosen = choice.package.name if choice.package else None
         for ld in after.loads:
             if ld.consumer == "dlopen" or ld.library != "cudnn" or ld.soname != f"libcudnn.so.{major}" \
                     or not ld.directory or ld.error:
@@ -516,11 +576,13 @@ def stack_drift(after: Environment, plan: Plan) -> List[str]:
                          and _same_dir(c.directory) == _same_dir(ld.directory)), None)
             if copy is None or copy.origin == "bundled":
                 continue
-            have_pkg = copy.package.split(" ")[0] if copy.package else None
-            if chosen is not None and have_pkg != chosen or chosen is None and _same_dir(package) != _same_dir(copy.directory):
+            have_pkg = copy.package.name if copy.package else None
+            if chosen is not None and have_pkg != chosen or \
+                    chosen is None and _same_dir(choice.directory or choice.source) != _same_dir(copy.directory):
                 out.append(f"{ld.consumer} would load cuDNN {copy.version} from {copy.directory} "
-                           f"({copy.package or copy.origin}), not the {package} the plan chose")
+                           f"({copy.package or copy.origin}), not the {choice} the plan chose")
     return list(dict.fromkeys(out))
 
 
-__all__ = ["PlanCheck", "Requirement", "check_plan", "parse_requirement", "simulate", "stack_drift"]
+__all__ = ["Download", "PlanCheck", "Requirement", "check_plan", "downloads", "parse_requirement", "priced",
+           "simulate", "stack_drift"]

@@ -30,24 +30,32 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, FrozenSet, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from ..errors import UsageError
 from .._versions import canonical_name, major_minor, public, version_key
 from ..model import Build, Environment, FrameworkBuild, Intent, LibraryCopy, LoadResolution, Recipes
 from ..rules import (
     build_runs_on,
+    cuda_fit,
     cuda_major_of_package,
     cudnn_compatible,
     cudnn_pin,
     display_name,
+    driver_cuda,
     gpu_compute_capability,
     is_usable,
     kernel_list,
+    pick_cuda_variant,
+    runs_under,
     split_requirement,
 )
 from .loader_fixes import default_dir, reaches
 from .solver import Cost, Requirement
 
 Req = Requirement["Ident"]
+
+
+class BadIntent(ValueError):
+    """What was asked names something the recipes or the machine do not have (`--torch 9.9`,
+    `--keep nosuch`): the message says which. fixer.pipeline.resolve raises it as UsageError."""
 
 
 class Ident(NamedTuple):
@@ -95,6 +103,9 @@ class BuildCandidate:
     installed_version: Optional[str] = None   # what is installed now (any variant)
     self_contained: bool = False              # loads its own bundled cuDNN: no shared copy needed
     touched: int = 1                          # distributions that change when it is chosen
+    # `touched` of the variant of this release the wheel-index rule picks (rules.pick_cuda_variant):
+    # releases are compared by what installing them the rule's way changes, variants by the rule
+    release_touched: int = 1
     label: str = ""
 
     @property
@@ -139,16 +150,6 @@ def _variant_of(fb: FrameworkBuild) -> Optional[str]:
     return None
 
 
-def _parse_package(s: Optional[str]) -> Tuple[Optional[str], Optional[str]]:
-    """"nvidia-cudnn-cu13 9.19.0.56" -> (name, version)."""
-    if not s:
-        return None, None
-    parts = s.replace("==", " ").replace("=", " ").split()
-    if len(parts) >= 2:
-        return parts[0], parts[1]
-    return parts[0], None
-
-
 class StackProvider:
     """The rules of DESIGN.md as a provider. Built once per resolve from the machine facts,
     the intent and the recipes; answers the solver's questions without I/O."""
@@ -170,6 +171,8 @@ class StackProvider:
         self._size_estimates: Dict[Tuple[str, str], int] = {}
         self.gpu_present = bool(env.gpus) or env.runtime.accelerator == "gpu"
         self.facts = self._facts()
+        self.driver_cuda = driver_cuda(env.driver.version, env.driver.cuda_version, recipes.driver_floors)
+        self._variant_picks: Dict[Tuple[str, str], Optional[Tuple[str, str]]] = {}
         self.frameworks = self._wanted_frameworks()
         self.build_candidates: Dict[str, List[BuildCandidate]] = {
             f: self._build_candidates(f) for f in self.frameworks}
@@ -315,6 +318,15 @@ class StackProvider:
                                       installed_version=installed.installed_version if installed else None,
                                       touched=self._touched(b, installed),
                                       label=f"{display_name(name)} {_label_version(b)}"))
+        by_release: Dict[str, List[BuildCandidate]] = {}
+        for c in out:
+            if not c.installed:
+                by_release.setdefault(public(c.build.version), []).append(c)
+        for i, c in enumerate(out):
+            if not c.installed:
+                group = by_release[public(c.build.version)]
+                picked = [x.touched for x in group if self.off_rule(x.build) == 0] or [x.touched for x in group]
+                out[i] = dataclasses.replace(c, release_touched=min(picked))
 
         def key(c: BuildCandidate) -> Tuple[Any, ...]:
             same_version = inst_pub is not None and public(c.build.version) == inst_pub
@@ -322,6 +334,7 @@ class StackProvider:
                 0 if c.installed else 1,
                 0 if (same_version or inst_pub is None) else 1,
                 tuple(-x for x in version_key(c.build.version)),
+                0 if c.installed else self.off_rule(c.build),   # the wheel-index rule's variant first
                 c.touched,
                 self.estimated_size(c.build),
                 tuple(-x for x in version_key(c.build.cuda)),
@@ -350,7 +363,7 @@ class StackProvider:
         for copy in self.env.libraries:
             if copy.library != "cudnn" or copy.major != major or copy.origin == "bundled":
                 continue
-            pkg, pkg_ver = _parse_package(copy.package)
+            pkg, pkg_ver = (copy.package.name, copy.package.version) if copy.package else (None, None)
             intact = is_usable(copy)
             rel = self.recipes.cudnn_release(copy.version) if copy.version else None
             if intact:
@@ -426,7 +439,7 @@ class StackProvider:
             target = c.directory or default_dir(self.env, c)
             if not target:
                 hit = 1   # a conda prefix: nothing searches it until a loader fix says so
-            elif any(ld.steps and ld.consumer not in skip and not reaches(ld, target)
+            elif any(ld.search and ld.consumer not in skip and not reaches(ld, target)
                      for ld in self._consumers(c.major)):
                 hit = 1
         self._fixes_cache[key] = hit
@@ -522,7 +535,7 @@ class StackProvider:
             changed = int(candidate.installed_version is not None and
                           public(candidate.installed_version) != public(candidate.build.version))
             rank = self._rank(self.build_candidates[candidate.framework], candidate)
-            return (changed, candidate.touched, rank, self.estimated_size(candidate.build))
+            return (changed, candidate.release_touched, rank, self.estimated_size(candidate.build))
         if isinstance(candidate, CudnnCandidate):
             if candidate.state == "loaded":
                 return (0, 0, 0, 0)
@@ -543,6 +556,35 @@ class StackProvider:
                 and candidate.name in self._installed_dists:
             return (0, 1, 0, 0)   # a removal
         return (0, 0, 0, 0)
+
+    def variant_pick(self, framework: str, version: str) -> Optional[Tuple[str, str]]:
+        """rules.pick_cuda_variant over the CUDA variants the recipes know of this release, for
+        this driver and these GPUs: (CUDA "major.minor", "native" | "minor-version")."""
+        key = (framework, public(version))
+        if key not in self._variant_picks:
+            variants = [(b.cuda, b.compute_capabilities, b.ptx) for b in self._builds_of(framework)
+                        if b.cuda and public(b.version) == key[1]]
+            self._variant_picks[key] = pick_cuda_variant(
+                variants, self.env.driver.version, self.driver_cuda, self.facts[GPU].value,
+                self.recipes.driver_floors) if variants else None
+        return self._variant_picks[key]
+
+    def off_rule(self, build: Build) -> int:
+        """Where `build` stands among the CUDA variants of its release by the wheel-index rule
+        (rules.pick_cuda_variant): 0 the rule's pick (also CPU builds, and when the rule cannot
+        decide), 1 another variant within the driver's own CUDA, 2 one that runs only by
+        minor-version compatibility, 3 one that does not run here. The candidate order, so a
+        variant other than the pick is chosen only when the pick does not fit the stack."""
+        if not build.cuda:
+            return 0
+        pick = self.variant_pick(build.framework, build.version)
+        if pick is None or major_minor(build.cuda) == major_minor(pick[0]):
+            return 0
+        return {"native": 1, "minor-version": 2}.get(self.fit(build) or "", 3)
+
+    def fit(self, build: Build) -> Optional[str]:
+        """How `build` runs under this machine's driver (rules.cuda_fit)."""
+        return cuda_fit(build.cuda, self.env.driver.version, self.driver_cuda, self.recipes.driver_floors)
 
     def _is_twin(self, candidate: CudnnCandidate, pinned: Mapping[Ident, Any]) -> bool:
         """The apt package of the very release the pip path would install for a chosen build
@@ -644,6 +686,14 @@ class StackProvider:
                 deps.append(Requirement(
                     GPU, lambda f, b=b: all(build_runs_on(cc, b) is not False for cc in f.value),
                     f"ships kernels for {kernel_list(b.compute_capabilities, b.ptx)}", who))
+                if b.ptx and not c.installed and self.fit(b) == "minor-version":
+                    # the older driver cannot JIT the newer toolkit's PTX: SASS must cover the GPU
+                    deps.append(Requirement(
+                        GPU, lambda f, b=b: all(runs_under(cc, b.compute_capabilities, b.ptx, "minor-version")
+                                                for cc in f.value),
+                        f"runs by minor-version compatibility on driver CUDA {self.driver_cuda}: needs SASS "
+                        f"for the GPU ({kernel_list(b.compute_capabilities, None)}), its PTX {b.ptx} cannot be "
+                        "JIT-compiled by the older driver", who))
             lowest = getattr(b, "min_compute_capability", None)
             if lowest:
                 deps.append(Requirement(
@@ -719,7 +769,7 @@ class StackProvider:
         for f in self.frameworks:
             cands = self.build_candidates.get(f, [])
             if not cands:
-                raise UsageError(f"no recipe knows a build of {f!r} and it is not installed")
+                raise BadIntent(f"no recipe knows a build of {f!r} and it is not installed")
             roots.append(Requirement(framework_id(f), lambda c: True, f"{display_name(f)} is wanted", "you"))
             if self.gpu_present:
                 roots.append(Requirement(
@@ -733,7 +783,7 @@ class StackProvider:
             if want:
                 if not any(_version_matches(c.build.version, want) for c in cands):
                     known = ", ".join(sorted({public(c.build.version) for c in cands}, key=version_key, reverse=True)[:12])
-                    raise UsageError(f"--{f} {want}: no such {display_name(f)} version in the recipes (known: {known})")
+                    raise BadIntent(f"--{f} {want}: no such {display_name(f)} version in the recipes (known: {known})")
                 roots.append(Requirement(
                     framework_id(f), lambda c, want=want: _version_matches(c.build.version, want),
                     f"{display_name(f)} {want}", f"--{f} {want}", intent=True))
@@ -743,7 +793,7 @@ class StackProvider:
                 dists.add(fb.distribution)
             if f in keep or dists & keep:
                 if not (cands and cands[0].installed):
-                    raise UsageError(f"--keep {f}: {display_name(f)} is not installed")
+                    raise BadIntent(f"--keep {f}: {display_name(f)} is not installed")
                 roots.append(Requirement(
                     framework_id(f), lambda c: c.installed, f"{display_name(f)} stays as installed", f"--keep {f}", intent=True))
         if intent.cuda:
@@ -751,7 +801,7 @@ class StackProvider:
                          if any(_cuda_matches(c.build.cuda, intent.cuda) for c in self.build_candidates[f])]
             if not with_cuda:
                 known_cuda = sorted({b.cuda for b in self.recipes.builds if b.cuda}, key=version_key)
-                raise UsageError(f"--cuda {intent.cuda}: no build of {', '.join(self.frameworks) or 'any framework'} "
+                raise BadIntent(f"--cuda {intent.cuda}: no build of {', '.join(self.frameworks) or 'any framework'} "
                                  f"uses CUDA {intent.cuda} (known: {', '.join(known_cuda)})")
             for f in with_cuda:
                 roots.append(Requirement(
@@ -770,7 +820,7 @@ class StackProvider:
             cname = canonicalize_name(name)
             have = self._installed_dists.get(cname)
             if have is None:
-                raise UsageError(f"--keep {name}: no such distribution is installed")
+                raise BadIntent(f"--keep {name}: no such distribution is installed")
             roots.append(Requirement(
                 package_id("pip", cname), lambda p, have=have: p.version == have,
                 f"{cname} stays at {have}", f"--keep {name}", prefer=(have,), intent=True))
