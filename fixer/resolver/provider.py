@@ -742,6 +742,16 @@ class StackProvider:
             rng = f"SM >= {c.min_cc}" if c.min_cc and not c.max_cc else \
                 f"SM {c.min_cc or '?'}..{c.max_cc}"
             deps.append(Requirement(GPU, ok, f"needs {rng}", c.label))
+        if self.intent.cudnn_from and c.state == "loaded" and c.source != self.intent.cudnn_from:
+            # kept against --cudnn-from only because the frameworks that load it now keep a build
+            # of this major: for any other framework it is a new copy, which comes from the asked source
+            for fw in sorted({ld.consumer for ld in self._consumers(c.major)}):
+                deps.append(Requirement(
+                    framework_id(fw),
+                    lambda b, major=c.major: bool(b.build.cuda and b.build.cudnn and not b.self_contained
+                                                  and version_key(b.build.cudnn)[:1] == (major,)),
+                    f"is kept against --cudnn-from {self.intent.cudnn_from} only while {fw} keeps loading it",
+                    c.label))
         if c.package and c.package_version and c.source in ("pip", "apt", "conda"):
             # one version per package and prefix: conda-forge's `cudnn` holds one major at a time
             want = c.package_version

@@ -3,7 +3,7 @@ by tests/unit/resolve/checker.py, written independently), and no satisfiable inp
 unsatisfiable (compared with a brute-force search over small random recipe sets)."""
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from fixer import model as m
@@ -83,8 +83,28 @@ def problems(draw):
     return env, intent, recipes
 
 
+def _kept_copy_whose_user_leaves():
+    """Found by this test: torch 2.0.0+cu118 loads pip cuDNN 9.1.0.70 and moves to a cuDNN 8 build while a
+    new TensorFlow needs cuDNN 9, with --cudnn-from apt. The pip copy may stay against --cudnn-from only while
+    the frameworks that load it keep a build of its major; for TensorFlow it is a new copy (rules: --cudnn-from
+    names where a new copy comes from)."""
+    def b(f, v, var, cuda, cudnn):
+        return m.Build(f, v, var, cuda, cudnn, "", ("6.0", "7.0"), None, packages=(f"{f}=={v}+{var}",))
+    recipes = m.Recipes(builds=(b("torch", "2.0.0", "cu118", "11.8", "9.1.0"), b("torch", "2.1.0", "cu124", "12.4", "8.9.0"),
+                                b("tensorflow", "2.10.0", "cu124", "12.4", "9.1.0")),
+                        cudnn=(RELEASES["8.9.7"], RELEASES["9.1.0"]), driver_floors=FLOORS)
+    copy = pip_copy("9.1.0.70")
+    fb = m.FrameworkBuild("torch", "torch", "2.0.0+cu118", variant="cu118", cuda="11.8", cudnn="9.1.0",
+                          compute_capabilities=("6.0", "7.0"))
+    env = make_env(gpu_cc="6.0", driver="535.104.05", python="3.11.9",
+                   dists={"torch": "2.0.0+cu118", "nvidia-cudnn-cu12": "9.1.0.70"}, frameworks=[fb],
+                   libraries=[copy], loads=[load("torch", copy, major=9)])
+    return env, m.Intent(frameworks=("torch", "tensorflow"), cudnn_from="apt"), recipes
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems())
+@example(_kept_copy_whose_user_leaves())
 def test_stacks_obey_every_rule_and_nothing_satisfiable_is_refused(problem):
     env, intent, recipes = problem
     try:
