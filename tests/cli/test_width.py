@@ -59,3 +59,114 @@ def test_recipe_tables_never_cut_a_cell(what, columns, capsys, monkeypatch):
                 assert f"{k}=={v}" in tokens or f"{k}=={v}," in tokens, (columns, k, v)
     if columns == 60 and what == "colab":
         assert "┃" not in out and "  commit:" in out         # too narrow for 10 columns: a list
+
+
+# ---------------------------------------------------------------------------------------------
+# verify and fleet: recorded real outputs through the real CLI (stdout piped, COLUMNS set)
+# ---------------------------------------------------------------------------------------------
+
+def whole_on_a_line(out, text):
+    """`text` (a path, a command, a cell: one line) appears unbroken within one line of `out`."""
+    assert "\n" not in text
+    return text in out
+
+
+def words_whole(out, text):
+    """Every word of `text` appears unbroken on some line of `out` (a cell that may wrap between words)."""
+    return all(whole_on_a_line(out, w) for w in text.split())
+
+
+def _recorded():
+    from tests.helpers.gpu_records import verify_runs
+
+    return verify_runs()
+
+
+@pytest.mark.parametrize("columns", [60, 100])
+@pytest.mark.parametrize("scenario", [name for name, _ in _recorded()])
+def test_verify_recorded_on_the_gpu_machine_never_cuts_a_path_or_a_cell(scenario, columns, capsys, monkeypatch):
+    from fixer.render.verify import CASE_HEADERS, case_rows, clip
+
+    results = dict(_recorded())[scenario]
+    # The GPU edge: the children's results, as recorded on the H200 (tests/helpers/gpu_records.py).
+    monkeypatch.setattr("fixer.verify.verify", lambda *a, **k: list(results))
+    monkeypatch.setenv("COLUMNS", str(columns))
+    code = main(["verify"])
+    out = capsys.readouterr().out
+    assert code == (0 if all(r.status == "passed" for r in results) else 1)
+    assert "…" not in out
+    for r in results:
+        assert f"  {r.summary}" in out.splitlines(), r.summary
+        for p in r.mapped:
+            assert f"  mapped {p}" in out.splitlines(), p
+        for f in r.findings:
+            assert whole_on_a_line(out, f"  {f.id}: {f.title}")
+        for e in r.errors:
+            assert whole_on_a_line(out, clip(e))
+        for row in case_rows(r):
+            for cell in row:
+                assert whole_on_a_line(out, getattr(cell, "plain", cell)), cell
+    has_cases = any(r.cases for r in results)
+    if has_cases and columns == 60:        # 8 columns do not fit in 60: each case is a list entry
+        assert "  dtype: float32" in out and "  steady ms: " in out
+    if has_cases and columns == 100:       # they fit in 100: one table line per case
+        header = next(line for line in out.splitlines() if line.lstrip().startswith("case"))
+        assert header.split() == " ".join(CASE_HEADERS).split()
+
+
+def test_every_recorded_verify_result_is_read_back():
+    runs = dict(_recorded())
+    assert set(runs) >= {"healthy", "pip-cudnn-hidden", "engines-precompiled-missing", "no-gpu-visible",
+                         "mixed-ld-preload"}
+    torch = runs["healthy"][0]
+    assert torch.framework == "torch" and len(torch.cases) == 7 and all(c["ok"] for c in torch.cases)
+    assert any(p.endswith("/libcudnn_engines_precompiled.so.9") for p in torch.mapped)
+    bad = runs["engines-precompiled-missing"][0]
+    assert [f.id for f in bad.findings] == ["cudnn-incomplete"] and bad.status == "failed"
+    assert len(bad.cases) == 3 and bad.errors   # two cases raised; the three that ran were right
+
+
+def _fleet_dir(tmp_path):
+    from fixer.pipeline import examine
+    from fixer.render.doctor import doctor_json
+
+    d = tmp_path / "results"
+    d.mkdir()
+    # real doctor payloads of bundled machines (the H200's recorded states and a stock Colab image)
+    for host, name in (("gpu-node-a.cluster.internal", "h200-healthy"),
+                       ("gpu-node-b.cluster.internal", "h200-pip-cudnn-hidden"),
+                       ("gpu-node-c.cluster.internal", "colab-2025-01-tf215")):
+        e = examine(environment=name)
+        (d / f"{host}.json").write_text(json.dumps(doctor_json(e.env, e.findings, e.healthy, e.exit_code)))
+    (d / "gpu-node-d.cluster.internal.json").write_text("{not json")
+    return d
+
+
+def test_fleet_table_piped_at_60_and_100_columns_never_cuts_a_node_or_a_stack(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    d = _fleet_dir(tmp_path)
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+
+    def run(columns, *extra):
+        env["COLUMNS"] = str(columns)
+        return subprocess.run([sys.executable, "-m", "fixer", "fleet", "doctor", "--slurm", str(d), *extra],
+                              capture_output=True, text=True, env=env, timeout=120)
+
+    value = json.loads(run(100, "--json").stdout)
+    assert len(value["nodes"]) == 3 and len(value["failed"]) == 1
+    for columns in (60, 100):
+        r = run(columns)
+        assert r.returncode == 1, r.stderr
+        out = r.stdout
+        assert "…" not in out
+        for n in value["nodes"]:
+            for text in (n["node"], n["stack"], n["address"] or "-"):
+                assert whole_on_a_line(out, text), (columns, text)
+            assert words_whole(out, ", ".join(n["findings"]) or "healthy")
+        for f in value["failed"]:
+            assert whole_on_a_line(out, f["node"]) and words_whole(out, f"no answer: {f['error']}")
+        assert any("cudnn" in s["stack"] and "/" in s["stack"] for s in value["stacks"])   # paths were there
