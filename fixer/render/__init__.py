@@ -211,14 +211,16 @@ def print_table(console: "Console", headers: Sequence[str], rows: Sequence[Seque
             table = Table(title=title, show_lines=False, header_style="bold", box=None, show_edge=False,
                           pad_edge=False)
         for h, w in zip(headers, widths):
-            table.add_column(h, overflow="fold", width=w, no_wrap=h in whole,
+            # a whole column is as wide as its longest cell, so its cells never wrap; its header
+            # still may, between words
+            table.add_column(h, overflow="fold", width=w,
                              justify="right" if (styles or {}).get(h) == "right" else "left")
         for r in rows:
             table.add_row(*(text(c) for c in r))
         console.print(table)
         return
     if title:
-        console.print(f"[bold]{title}[/]", markup=True)
+        console.print(Text(title, style="bold"), soft_wrap=True)
     for r in rows:
         first = text(r[0]).plain.strip() or "-"
         console.print(Text(first, style="bold"), soft_wrap=True)

@@ -89,7 +89,7 @@ def test_verify_recorded_on_the_gpu_machine_never_cuts_a_path_or_a_cell(scenario
 
     results = dict(_recorded())[scenario]
     # The GPU edge: the children's results, as recorded on the H200 (tests/helpers/gpu_records.py).
-    monkeypatch.setattr("fixer.verify.verify", lambda *a, **k: list(results))
+    monkeypatch.setattr("fixer.verification.verify", lambda *a, **k: list(results))
     monkeypatch.setenv("COLUMNS", str(columns))
     code = main(["verify"])
     out = capsys.readouterr().out

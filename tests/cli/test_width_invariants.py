@@ -79,6 +79,8 @@ def test_print_table_never_cuts_a_cell(table, width) -> None:
                 assert on_a_line(text, c), (h, c)
     if table_widths(headers, rows, width, boxed=boxed, whole=whole) is not None:
         assert all(cell_len(line) <= width for line in text.splitlines()), text
+        for h in headers:
+            assert words_on_lines(text, h), h
     else:
         lines = text.splitlines()
         for r in rows:
