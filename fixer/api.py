@@ -23,10 +23,10 @@ from .errors import UsageError
 from .model import CheckResult, Environment, Finding, Intent, Plan, PlanOptions, Recipes, to_dict
 
 if TYPE_CHECKING:
-    from .apply.reporter import Reporter
-    from .apply.results import ApplyResult as _Applied, RollbackResult as _RolledBack
+    from .applier.reporter import Reporter
+    from .applier.results import ApplyResult as _Applied, RollbackResult as _RolledBack
     from .nogpu import NoGpu
-    from .explain import Explanation
+    from .explainer import Explanation
     from .pipeline import PlannedMachine
 
 Many = Union[str, Sequence[str], None]
@@ -202,7 +202,7 @@ class ApplyResult(CommandResult):
         """Restart the notebook kernel when --restart asked for it and it is needed (after the
         result has been shown: the kernel this runs in may be the one restarted)."""
         if self.restart.get("do") and self._kernel is not None:
-            from .apply.colab import restart_kernel
+            from .applier.colab import restart_kernel
 
             restart_kernel(self._kernel)
 
@@ -450,8 +450,8 @@ def _apply(*, dry_run: bool, python: Optional[str], lock: Optional[str], find_li
     (issue 10): another machine's plan (--environment) runs only into a --root sandbox, else it is
     a dry run; no visible GPU changes nothing unless `prepare_for_gpu`; a plan whose simulated
     result is not healthy is refused (NotAFix, exit 1), naming what the user must do."""
-    from .apply import apply_plan
-    from .apply.colab import find_kernel
+    from .applier import apply_plan
+    from .applier.colab import find_kernel
     from .nogpu import no_gpu
 
     if environment and not dry_run and not root:
@@ -511,9 +511,9 @@ def resume_apply(*, root: Optional[str], python: Optional[str], no_verify: bool,
                  reporter: Optional["Reporter"]) -> ApplyResult:
     """`apply --resume`: go on with the apply that stopped for condacolab's kernel restart."""
     from ._paths import state_dir
-    from .apply.colab import find_kernel
-    from .apply.journal import Journal
-    from .apply.transaction import resume_apply as resume_transaction
+    from .applier.colab import find_kernel
+    from .applier.journal import Journal
+    from .applier.transaction import resume_apply as resume_transaction
     from .model import EnvFix, Stack, from_dict
 
     if root is not None and not os.path.isdir(root):
@@ -540,15 +540,15 @@ def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str]
                environ: Optional[Mapping[str, str]]) -> Tuple[Environment, Plan]:
     """The plan that reproduces a lock file on this machine (or the one `environment` describes)."""
     from . import installers
-    from .lock import check_compatible, plan_from_lock, read_lock
+    from .lockfile import check_compatible, plan_from_lock, read_lock
 
     lock_file = read_lock(lock_path)
     if environment:
-        from .plan import load_environment
+        from .planner import load_environment
 
         env = load_environment(environment)[0]
     else:
-        from .detect import detect, overrides_from_env
+        from .detection import detect, overrides_from_env
 
         env = detect(python, overrides=overrides_from_env(os.environ if environ is None else environ))
     check_compatible(lock_file, env, lock_path)
@@ -566,13 +566,13 @@ def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str]
 def check_after_apply(python: str, recipes: Sequence[str], env_fixes: Sequence[Any] = (),
                       environ: Optional[Mapping[str, str]] = None) -> Tuple[Tuple[CheckResult, ...], Tuple[Finding, ...], str]:
     """The deepest check available after apply: a fresh detect + diagnose, and the GPU conv test
-    (fixer.verify) when a real GPU is there. Both run in the environment a new shell gets once
+    (fixer.verification) when a real GPU is there. Both run in the environment a new shell gets once
     the plan's loader fixes are in place (this process keeps its old LD_LIBRARY_PATH)."""
-    from .detect import detect, overrides_from_env
-    from .diagnose import diagnose
+    from .detection import detect, overrides_from_env
+    from .diagnosis import diagnose
     from .envfix import environ_after
     from .recipes import load
-    from .verify import verify as run_verify
+    from .verification import verify as run_verify
 
     after = environ_after(env_fixes, os.environ if environ is None else environ)
     env = detect(python, environ=after, overrides=overrides_from_env(after))
@@ -587,9 +587,9 @@ def check_after_apply(python: str, recipes: Sequence[str], env_fixes: Sequence[A
 
 
 def restart_decision(kernel: Any, the_plan: Plan, wanted: bool) -> Dict[str, Any]:
-    """Where the fix reached (fixer.apply.kernel.child_verdict: one home for these words) and
+    """Where the fix reached (fixer.applier.kernel.child_verdict: one home for these words) and
     whether --restart ends the kernel now."""
-    from .apply.kernel import child_verdict
+    from .applier.kernel import child_verdict
 
     v = child_verdict(kernel, the_plan)
     needed = v.restart_needed or (kernel is None and bool(the_plan.restart_required))
@@ -617,7 +617,7 @@ def verify(*, python: Optional[str] = None, framework: Many = None, timeout: flo
     """Per framework, convolutions on the GPU checked against the CPU and the cuDNN files really
     loaded, each in a child process of the target (`colab-cudnn-fix verify`). `environment`: a
     `doctor --json` file whose frameworks are the ones checked, here."""
-    from .verify import passed, verify as run_verify
+    from .verification import passed, verify as run_verify
 
     env = None
     if environment:
@@ -636,7 +636,7 @@ def explain(text: str, *, detect: bool = True, python: Optional[str] = None, rec
     recognised, 3 a Colab runtime without a GPU where the text says there is none. `read_note`:
     what reading the text skipped (the middle of a long log), kept with the notes."""
     from .errors import FixerError
-    from .explain import analyze
+    from .explainer import analyze
 
     if not text or not text.strip():
         raise UsageError("the error text is empty")
@@ -651,7 +651,7 @@ def explain(text: str, *, detect: bool = True, python: Optional[str] = None, rec
 
         env = machine(python, environment)[0]
     elif detect:
-        from .detect import detect as run_detect
+        from .detection import detect as run_detect
 
         env = run_detect(python)
     if env is not None:
@@ -662,8 +662,8 @@ def explain(text: str, *, detect: bool = True, python: Optional[str] = None, rec
     notes.extend(n for n in result.notes if n not in notes)
     the_plan = None
     if env is not None and rec is not None and any(f.id != "log-noise" for f in result.findings):
-        from .plan import make_plan
-        from .resolve import resolve
+        from .planner import make_plan
+        from .resolver import resolve
 
         try:
             the_plan = make_plan(env, resolve(env, Intent(), rec))
@@ -685,7 +685,7 @@ def lock(*, output: str = "colab-cudnn-fix.lock.toml", python: Optional[str] = N
          cudnn_from: Optional[str] = None, keep: Many = None,
          environ: Optional[Mapping[str, str]] = None) -> LockResult:
     """Write the stack that fits the machine, with exact versions and hashes (`colab-cudnn-fix lock`)."""
-    from .lock import make_lock, write_lock
+    from .lockfile import make_lock, write_lock
     from .pipeline import plan_for
 
     intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
@@ -701,7 +701,7 @@ def rollback(*, root: Optional[str] = None, python: Optional[str] = None, force:
              reporter: Optional["Reporter"] = None) -> RollbackResult:
     """Put back exactly what the last apply changed (`colab-cudnn-fix rollback`); `force`
     restores from what a damaged journal still holds."""
-    from .apply import rollback as run_rollback
+    from .applier import rollback as run_rollback
 
     if root is not None and not os.path.isdir(root):
         raise UsageError(f"--root {root}: no such directory")

@@ -7,7 +7,7 @@
 #      1 LD_LIBRARY_PATH = a directory with the apt cuDNN 9.14 family first
 #      2 LD_PRELOAD = the apt libcudnn_ops.so.9 (the breakage verify saw as cudnn-mixed)
 # 3:   the same LD_LIBRARY_PATH breakage, repaired from INSIDE one Python process before any
-#      framework import (fixer.apply.kernel.apply_here(this_process=True), files into a --root
+#      framework import (fixer.applier.kernel.apply_here(this_process=True), files into a --root
 #      sandbox), then torch and JAX imported in that same process: cudnn.version() must be the pip
 #      9.19 (91900), a conv must run, and only the pip cuDNN directory may be mapped.
 # 4:   the LD_PRELOAD breakage in a live process: apply_here must NOT claim "fixed in this
@@ -60,7 +60,7 @@ fix_in_process='
 import sys, time, json
 sys.path.insert(0, SANDBOX)
 t0 = time.monotonic()
-import fixer.apply.kernel as k
+import fixer.applier.kernel as k
 before = k.gpu_libraries_mapped()
 r = k.apply_here(root=SANDBOX, this_process=True)
 t1 = time.monotonic()
@@ -70,7 +70,7 @@ print("APPLY_HERE", json.dumps({"verdict": r.verdict, "message": r.kernel.messag
       "nothing_to_do": r.nothing_to_do, "seconds": round(t1 - t0, 2)}))
 import probe; probe.probe(TAG)
 '
-echo "## 3 live process, LD_LIBRARY_PATH=$shadow: fixer.apply.kernel.apply_here(this_process=True) first, then import torch/jax in the SAME process"
+echo "## 3 live process, LD_LIBRARY_PATH=$shadow: fixer.applier.kernel.apply_here(this_process=True) first, then import torch/jax in the SAME process"
 LD_LIBRARY_PATH=$shadow PYTHONPATH=$PWD $py -c "SANDBOX='$sandbox'; TAG='live LD_LIBRARY_PATH, after apply_here'
 $fix_in_process"
 echo "## 4 live process, LD_PRELOAD=$apt_dir/libcudnn_ops.so.9: apply_here must say 'fixed for new processes' (LD_PRELOAD mapped it at start)"

@@ -33,7 +33,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import pytest
 
-from fixer.apply.envfix import env_fix_steps
+from fixer.applier.envfix import env_fix_steps
 from fixer.model import EnvFix, Plan, to_dict
 from tests.helpers.faults import (APPLY_DRIVER, JOURNAL_POINTS, SITECUSTOMIZE, UV_POINT_STATE, differences, fingerprint,
                                   build_uv_stop_shim, mount_namespace_argv, uv_fault, uv_stop_spec)

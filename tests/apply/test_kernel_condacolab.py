@@ -6,7 +6,7 @@ journal: conda installs cuDNN 8 into the prefix, the loader fix is written, and 
 maps the conda cuDNN -- "fixed in this kernel". Only the Miniforge download is replaced: by a
 local shell installer this test builds (condacolab's own installer-URL parameter, file://).
 Everything lands in a --root sandbox; condacolab's one write outside its prefix
-(/etc/ipython/ipython_config.py) is redirected there by fixer.apply.kernel.run_condacolab."""
+(/etc/ipython/ipython_config.py) is redirected there by fixer.applier.kernel.run_condacolab."""
 from __future__ import annotations
 
 import json
@@ -80,7 +80,7 @@ def _fake_google_colab(tmp: Path) -> Path:
 def _environment(tmp: Path, python: Path) -> Path:
     """colab-2025-01-tf215 (TF 2.15 needs cuDNN 8; torch keeps its pip cuDNN 9) as seen from the
     kernel's interpreter, with condacolab already installed."""
-    from fixer.plan import environments_dir
+    from fixer.planner import environments_dir
 
     data = json.loads((Path(environments_dir()) / "colab-2025-01-tf215.json").read_text())
     py = data["environment"]["python"]
@@ -136,7 +136,7 @@ def test_condacolab_restart_and_resume_in_a_real_kernel(tmp_path, monkeypatch):
         kc.start_channels()
         kc.wait_for_ready(timeout=60)
         out = _run(kc, textwrap.dedent(f"""
-            import fixer.apply.kernel as k
+            import fixer.applier.kernel as k
             r = k.apply_here(environment={str(env_file)!r}, root={str(sandbox)!r}, cudnn_from="conda",
                              condacolab_installer_url={installer.as_uri()!r})
             print("AWAITING", r.awaiting_restart)
@@ -164,7 +164,7 @@ def test_condacolab_restart_and_resume_in_a_real_kernel(tmp_path, monkeypatch):
         kc.wait_for_ready(timeout=60)
         out = _run(kc, textwrap.dedent(f"""
             import json, os
-            import fixer.apply.kernel as k
+            import fixer.applier.kernel as k
             r = k.apply_here(resume=True, root={str(sandbox)!r})
             maps = sorted({{l.split()[-1] for l in open("/proc/self/maps") if "libcudnn" in l}})
             print("RESULT", json.dumps({{"verdict": r.verdict, "maps": maps,

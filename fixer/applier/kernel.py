@@ -2,7 +2,7 @@
 what to do when it cannot, and run condacolab in the kernel with a resume after its restart.
 
 Where the fix reaches (the verdict apply gives):
-- "fixed in this kernel": apply runs in the kernel (`fixer.apply.kernel.apply_here()` in a
+- "fixed in this kernel": apply runs in the kernel (`fixer.applier.kernel.apply_here()` in a
   cell), the kernel had not mapped a GPU library yet, and every intended library is now loaded
   by absolute path in it (fixer._preload.fix_process, the same code the IPython startup file
   runs in new kernels); os.environ is fixed for the `!` cells and child processes it starts.
@@ -146,7 +146,7 @@ def child_verdict(kernel: Any, plan: Plan) -> KernelVerdict:
     if plan.stack.env_fixes:
         return KernelVerdict(FIXED_FOR_NEW, f"{FIXED_FOR_NEW}: the notebook kernel (pid {kernel.pid}) has not loaded a "
                              "GPU library yet, but it keeps its old loader settings",
-                             todo="in a cell run `import fixer.apply.kernel as k; k.apply_here()` before importing a "
+                             todo="in a cell run `import fixer.applier.kernel as k; k.apply_here()` before importing a "
                                   "framework (it fixes the kernel in place), or restart the runtime")
     return KernelVerdict(FIXED_FOR_NEW, f"{FIXED_FOR_NEW}; the notebook kernel (pid {kernel.pid}) has not loaded a GPU "
                          "library yet: import the frameworks now, no restart needed")
@@ -192,7 +192,7 @@ def run_condacolab(prefix: str, *, root: Optional[str] = None, installer_url: Op
 class KernelApplyResult:
     """What apply_here did: the apply result, where the fix reached, and what to do next."""
 
-    apply: Any                                 # fixer.apply.ApplyResult (None when nothing to do)
+    apply: Any                                 # fixer.applier.ApplyResult (None when nothing to do)
     kernel: Optional[KernelVerdict]
     nothing_to_do: bool = False
     awaiting_restart: bool = False             # condacolab is restarting the kernel
@@ -279,7 +279,7 @@ def apply_here(*, resume: bool = False, restart: bool = False, python: Optional[
 
 
 def _detect_after(python: str, fixes: Sequence[EnvFix]) -> Environment:
-    from ..detect import detect, overrides_from_env
+    from ..detection import detect, overrides_from_env
     from ..envfix import environ_after
 
     environ = environ_after(fixes, os.environ)
