@@ -12,10 +12,10 @@ a 64 KiB file, so that a file-size limit bites), from a local index on 127.0.0.1
 two loader-fix files into the --root sandbox, then upgrades cuDNN to 9.19 with real pip (or uv).
 Fault points and actions: tests/helpers/faults.py.
 
-Fingerprint (before the apply, after the rollback): `pip freeze --all` (pip's own freeze, run in this
-process over the target's sys.path; checked once against a `pip freeze --all` subprocess of the
-template), and every directory (mode),
-file (sha256, mode) and symlink (target) of the whole venv and of the sandbox. The one exclusion is
+Fingerprint (before the apply, after the rollback): `pip freeze --all` (pip's own freeze, run in
+this process over the target's sys.path; checked once against a `pip freeze --all` subprocess of
+the template), and every directory (mode), file (sha256, mode) and symlink (target) of the whole
+venv and of the sandbox. The one exclusion is
 the sandbox's var/ tree, where the journal itself lives (it has to outlast the apply to be a journal).
 Regenerated .pyc files, empty directories and uv's files all count.
 """
@@ -27,9 +27,10 @@ import os
 import subprocess
 import sys
 import threading
+import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
@@ -130,7 +131,8 @@ def _freeze(t: Template, venv: Path) -> str:
     from pip._internal.utils.compat import stdlib_pkgs
 
     paths = [p.replace("{venv}", str(venv), 1) for p in t.sys_path]
-    with _FREEZE_LOCK:
+    with _FREEZE_LOCK, warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)     # pip's own pkg_resources import
         return "".join(line + "\n" for line in freeze(paths=paths, skip=set(stdlib_pkgs)))
 
 
@@ -151,7 +153,7 @@ def uv_shim(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @dataclasses.dataclass
 class Outcome:
     out: str = ""                   # what the apply printed
-    marked: bool = False            # a pip or journal point wrote its mark
+    marked: bool = False            # the point was reached: its hook (journal, pip, uv's shim) wrote the mark
     fired: Optional[List[Dict[str, Any]]] = None   # what the uv watcher saw
     rb_rc: int = 0
     rb_out: str = ""
@@ -195,6 +197,7 @@ def _run_case(kind: str, point: str, action: str, t: Template, index: PackageInd
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=str(REPO))
     outcome = Outcome()
     stop = threading.Event()
+    watcher: Optional[threading.Thread] = None
     if kind == "uv":
         outcome.fired = []
         watcher = threading.Thread(target=uv_fault, daemon=True, args=(
@@ -207,6 +210,8 @@ def _run_case(kind: str, point: str, action: str, t: Template, index: PackageInd
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        if watcher is not None:
+            watcher.join(timeout=30)
     outcome.marked = mark.is_file()
 
     env_rb = {k: v for k, v in env.items() if not k.startswith("CCF_") and k != "LD_PRELOAD"}

@@ -11,15 +11,15 @@ Three kinds of fault point:
   ZipBackedFile.save (mid-extract: the third file of the new wheel) and UninstallPathSet.commit
   (before-cleanup: the new copy is in place, the `~` copy not yet deleted).
 - uv (a Rust binary, nothing to hook in Python): `UV_STOP_SHIM`, preloaded into uv, stops uv with
-  SIGSTOP right after the file-system call that is the point (its first file in the target; the old dist-info
-  removed; the first new package file created; exit); `uv_fault` sees it stopped, applies the
-  fault, and continues it.
+  SIGSTOP right after the file-system call that is the point (start: its first file in the target;
+  after-uninstall: the old dist-info removed; mid-install: the first new package file created;
+  exit); `uv_fault` sees it stopped, applies the fault, and continues it.
 
 Actions, named by CCF_FAULT="<point>:<action>":
     SIGKILL, SIGTERM, SIGINT   sent to the apply process (from pip: its parent, which started it).
-                               pip then waits in the hook, so that the apply's reaction (stopping
-                               it, or the kernel's PR_SET_PDEATHSIG after a SIGKILL) reaches it
-                               exactly at that point.
+                               pip then waits in the hook (uv: stays stopped until the signal is
+                               sent), so that the apply's reaction (stopping it, or the kernel's
+                               PR_SET_PDEATHSIG after a SIGKILL) reaches it exactly at that point.
     readonly                   from that point on, writes fail with EROFS: in pip, every write under
                                the target's prefix; in uv, the same, from the kernel (the target is
                                bind-mounted read-only in uv's own mount namespace); in the apply,
@@ -28,7 +28,8 @@ Actions, named by CCF_FAULT="<point>:<action>":
                                limit: the kernel answers EFBIG, or stops uv with SIGXFSZ, and child
                                processes inherit it; for uv, set on the frozen process with prlimit).
 
-When a point fires, the hook appends a line to $CCF_FAULT_MARK, so a test knows the fault hit.
+When a point fires, the hook appends a line to $CCF_FAULT_MARK (the uv shim creates it), so a test
+knows the fault hit.
 """
 from __future__ import annotations
 
@@ -487,21 +488,22 @@ def uv_fault(venv: Path, site: Path, point: str, action: str, apply_pid: int, ol
     seen = {"point": point, "old": (site / old).exists(), "new": (site / new).exists(),
             "installer": (site / new / "INSTALLER").exists(),
             "files": nvidia.is_dir() and any(files for _, _, files in os.walk(nvidia)), "error": ""}
-    if action in ("SIGKILL", "SIGTERM", "SIGINT"):
-        os.kill(apply_pid, getattr(_signal, action))
-    elif action == "readonly":
-        seen["error"] = _mount_readonly(uv, venv)
-    elif action == "fsize":
-        try:
+    try:
+        if action in ("SIGKILL", "SIGTERM", "SIGINT"):
+            os.kill(apply_pid, getattr(_signal, action))
+        elif action == "readonly":
+            seen["error"] = _mount_readonly(uv, venv)
+        elif action == "fsize":
             hard = resource.prlimit(uv, resource.RLIMIT_FSIZE)[1]
             resource.prlimit(uv, resource.RLIMIT_FSIZE, (FSIZE_LIMIT, hard))
-        except OSError as exc:
-            seen["error"] = f"prlimit: {exc}"
-    fired.append(seen)
-    try:
-        os.kill(uv, _signal.SIGCONT)
-    except ProcessLookupError:
-        pass
+    except Exception as exc:        # the test reports it; uv must not stay stopped
+        seen["error"] = f"{action}: {type(exc).__name__}: {exc}"
+    finally:
+        fired.append(seen)
+        try:
+            os.kill(uv, _signal.SIGCONT)
+        except ProcessLookupError:
+            pass
 
 
 #: What the target holds when uv stops at each point (see uv_fault): the old .dist-info, the new
