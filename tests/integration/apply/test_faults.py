@@ -188,7 +188,8 @@ def _run_case(kind: str, point: str, action: str, t: Template, index: PackageInd
             step = dataclasses.replace(step, argv=(*(ro_prefix or ()), *step.argv))
     else:
         step = pip_step(python, index, spec)
-    plan = Plan(steps=(*env_fix_steps(FIXES, home="/root", is_root=True), step), python=python)
+    plan = Plan(steps=(*env_fix_steps(FIXES, home="/root", is_root=True), step), python=python,
+                installer="uv" if kind == "uv" else "pip")
     plan_file = tmp / "plan.json"
     plan_file.write_text(json.dumps(to_dict(plan)))
     mark = tmp / "fault.mark"
