@@ -205,6 +205,9 @@ class ApplyResult(CommandResult):
         return self.restart or None
 
     def _payload(self) -> Dict[str, Any]:
+        return dict(self._body(), exit_code=self.exit_code)
+
+    def _body(self) -> Dict[str, Any]:
         from .render import apply as render
         from .render.plan import plan_json
 

@@ -157,7 +157,8 @@ def process_verdict(fix: ProcessFix, family: Sequence[str], mapped: Sequence[str
         return KernelVerdict(FIXED_IN_KERNEL, f"{FIXED_IN_KERNEL} ({what}, pid {pid}): {how}; import the frameworks "
                              "now, no restart needed", loaded_before=tuple(loaded_before), process=fix, pid=pid,
                              family=tuple(family), in_kernel=kernel)
-    why = [f"{os.path.basename(a)}: {what} already mapped {b}" for a, b in fix.conflicts] + \
+    why = [f"{os.path.basename(a)}: LD_PRELOAD forced {a} into {what} at its start" if b.startswith("LD_PRELOAD")
+           else f"{os.path.basename(a)}: {what} already mapped {b}" for a, b in fix.conflicts] + \
           [f"{os.path.basename(a)}: {what} maps {b}" for a, b in stray if (a, b) not in fix.conflicts] + \
           [f"{os.path.basename(a)}: {e}" for a, e in fix.failed] + \
           [f"{os.path.basename(p)}: loaded but not mapped" for p in missing]

@@ -1,8 +1,8 @@
-"""condacolab in a REAL Jupyter kernel (jupyter_client + ipykernel): apply_here() stops before
-condacolab, condacolab.install_from_url() runs in the kernel for real (its own code: installer
-run, pinned file, ipython_config exec_lines, sys.executable wrapper, kernel shutdown), the
-kernel dies, a fresh one starts as Colab's would, and apply_here(resume=True) finishes from the
-journal: conda installs cuDNN 8 into the prefix, the loader fix is written, and the new kernel
+"""condacolab in a REAL Jupyter kernel (jupyter_client + ipykernel): fixer.apply() in a cell stops
+before condacolab, condacolab.install_from_url() runs in the kernel for real (its own code:
+installer run, pinned file, ipython_config exec_lines, sys.executable wrapper, kernel shutdown),
+the kernel dies, a fresh one starts as Colab's would, and a plain fixer.apply() there picks the
+journal up and finishes: conda installs cuDNN 8 into the prefix, the loader fix is written, and the new kernel
 maps the conda cuDNN -- "fixed in this kernel". Only the Miniforge download is replaced: by a
 local shell installer this test builds (condacolab's own installer-URL parameter, file://).
 Everything lands in a --root sandbox; condacolab's one write outside its prefix
@@ -136,12 +136,12 @@ def test_condacolab_restart_and_resume_in_a_real_kernel(tmp_path, monkeypatch):
         kc.start_channels()
         kc.wait_for_ready(timeout=60)
         out = _run(kc, textwrap.dedent(f"""
-            import fixer.apply.kernel as k
-            r = k.apply_here(environment={str(env_file)!r}, root={str(sandbox)!r}, cudnn_from="conda",
-                             condacolab_installer_url={installer.as_uri()!r})
-            print("AWAITING", r.awaiting_restart)
+            import fixer
+            r = fixer.apply(environment={str(env_file)!r}, root={str(sandbox)!r}, cudnn_from="conda",
+                            condacolab_installer={installer.as_uri()!r})
+            print("AWAITING", r.applied.awaiting_restart, r.verdict)
         """))
-        assert "AWAITING True" in out
+        assert "AWAITING True waiting for the kernel restart (condacolab)" in out
         # condacolab ended the kernel (do_shutdown), as on Colab
         deadline = time.monotonic() + 60
         while km.is_alive() and time.monotonic() < deadline:
@@ -164,16 +164,17 @@ def test_condacolab_restart_and_resume_in_a_real_kernel(tmp_path, monkeypatch):
         kc.wait_for_ready(timeout=60)
         out = _run(kc, textwrap.dedent(f"""
             import json, os
-            import fixer.apply.kernel as k
-            r = k.apply_here(resume=True, root={str(sandbox)!r})
+            import fixer
+            r = fixer.apply(root={str(sandbox)!r})          # picks the waiting journal up
             maps = sorted({{l.split()[-1] for l in open("/proc/self/maps") if "libcudnn" in l}})
-            print("RESULT", json.dumps({{"verdict": r.verdict, "maps": maps,
+            print("RESULT", json.dumps({{"verdict": r.verdict, "payload": r.to_dict(), "maps": maps,
                                          "ld": os.environ.get("LD_LIBRARY_PATH", "")}}))
         """))
         result = json.loads(out.split("RESULT ", 1)[1])
     finally:
         km.shutdown_kernel(now=True)
     assert result["verdict"] == "fixed in this kernel"
+    assert result["payload"]["restart"]["verdict"] == "fixed in this kernel" and not result["payload"]["nothing_to_do"]
     assert f"{prefix}/lib/libcudnn.so.8" in result["maps"]
     assert result["ld"].startswith(f"{prefix}/lib")            # condacolab's wrapper started this kernel
     journal = json.loads(next((sandbox / "var/lib/colab-cudnn-fix/journal").glob("*/journal.json")).read_text())
