@@ -6,9 +6,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, Optional, Tuple
 
-from .detect.overrides import ENV_CUDA, ENV_DRIVER, ENV_GPU
+from .detection.overrides import ENV_CUDA, ENV_DRIVER, ENV_GPU
 from .model import FRAMEWORKS
-from .verify import VERIFIABLE
+from .verification import VERIFIABLE
 
 INSTALLERS: Tuple[str, ...] = ("auto", "pip", "uv", "conda")
 CUDNN_SOURCES: Tuple[str, ...] = ("pip", "apt", "conda")
@@ -157,7 +157,7 @@ GENERAL_EXIT_CODES: Tuple[Tuple[int, str], ...] = (
     (0, "healthy or done"), (1, "problems found, or a step failed (rolled back)"),
     (2, "bad usage or bad input (nothing changed)"), (3, "nothing detected (no GPU)"), (130, "interrupted"))
 
-#: Environment variables the commands that detect read (see fixer.detect.overrides).
+#: Environment variables the commands that detect read (see fixer.detection.overrides).
 ENVIRONMENT_OVERRIDES: Tuple[Tuple[str, str], ...] = (
     (ENV_DRIVER, "driver version instead of probing, e.g. 580.65.06"),
     (ENV_CUDA, "highest CUDA the driver supports, e.g. 13.0"),

@@ -45,7 +45,7 @@ LOCK_DIR = "/tmp/colab-cudnn-fix-locks"
 
 
 def lock_dir(environ: Optional["os._Environ[str]"] = None) -> Path:
-    """The directory of the per-interpreter apply locks (fixer.apply.filelock.TargetLock)."""
+    """The directory of the per-interpreter apply locks (fixer.applier.filelock.TargetLock)."""
     env = os.environ if environ is None else environ
     return Path(env.get("COLAB_CUDNN_FIX_LOCK_DIR") or LOCK_DIR)
 
@@ -60,7 +60,7 @@ def cache_dir() -> Path:
 def write_cache(path: Path, data: bytes) -> None:
     """Best-effort atomic write of a cache file (temporary file in the same directory, then
     os.replace). A read-only home or a full disk just means no cache: never an error.
-    (The journal, which must be durable, uses fixer.apply.journal.atomic_write instead.)"""
+    (The journal, which must be durable, uses fixer.applier.journal.atomic_write instead.)"""
     import tempfile
 
     tmp = None

@@ -81,13 +81,13 @@ def dependency_order(paths: Sequence[str], needed_of: Callable[[str], Sequence[s
 
 
 def _needed(path: str) -> Sequence[str]:
-    from .detect.elf import read_elf
+    from .detection.elf import read_elf
 
     return read_elf(path).needed
 
 
 def _soname(path: str) -> str:
-    from .detect.elf import read_elf
+    from .detection.elf import read_elf
 
     return read_elf(path).soname or os.path.basename(path)
 

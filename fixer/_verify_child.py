@@ -6,7 +6,7 @@ files the process actually mapped.
     python _verify_child.py libs [--dlopen PATH ...] [--built 9.19.0]
 
 Why a child: a broken cuDNN can segfault, abort or hang the process that loads it, and a
-library once mapped cannot be unmapped. The parent (fixer.verify) runs this with a timeout
+library once mapped cannot be unmapped. The parent (fixer.verification) runs this with a timeout
 in its own process group and classifies what came back.
 
 Output protocol: one JSON object per line, each prefixed with MARK, written to a private

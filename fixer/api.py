@@ -23,11 +23,11 @@ from .errors import UsageError
 from .model import CheckResult, Environment, Finding, Intent, Plan, PlanOptions, Recipes, to_dict
 
 if TYPE_CHECKING:
-    from .apply.kernel import KernelVerdict
-    from .apply.reporter import Reporter
-    from .apply.results import ApplyResult as _Applied, RollbackResult as _RolledBack
+    from .applier.kernel import KernelVerdict
+    from .applier.reporter import Reporter
+    from .applier.results import ApplyResult as _Applied, RollbackResult as _RolledBack
     from .nogpu import NoGpu
-    from .explain import Explanation
+    from .explainer import Explanation
     from .pipeline import PlannedMachine
 
 Many = Union[str, Sequence[str], None]
@@ -199,7 +199,7 @@ class ApplyResult(CommandResult):
         if self.outcome not in ("applied", "restart-needed") or self.nothing_to_do:
             return None
         if self.process is not None:
-            from .apply.kernel import recheck
+            from .applier.kernel import recheck
 
             return process_restart(recheck(self.process), self.restart_wanted)
         return self.restart or None
@@ -246,7 +246,7 @@ class ApplyResult(CommandResult):
         (after the result has been shown: the kernel this runs in may be the one restarted)."""
         info = self.restart_info()
         if info and info.get("do") and self._kernel is not None:
-            from .apply.colab import restart_kernel
+            from .applier.colab import restart_kernel
 
             restart_kernel(self._kernel)
 
@@ -473,7 +473,7 @@ def apply(*, dry_run: bool = False, python: Optional[str] = None, lock: Optional
     anything changes (the CLI's --interactive); `reporter` receives the progress.
 
     In the process that will use the frameworks: `this_process` (default None: "this is a live
-    IPython kernel", fixer.apply.kernel.fixes_this_process) applies the plan's loader fixes to
+    IPython kernel", fixer.applier.kernel.fixes_this_process) applies the plan's loader fixes to
     the calling process too (the intended libraries loaded by absolute path, os.environ fixed
     for child processes), so a kernel that has not loaded a framework needs no restart; the
     verdict (`result.verdict`, `to_dict()["restart"]`) says "fixed in this kernel" or "fixed for
@@ -485,7 +485,7 @@ def apply(*, dry_run: bool = False, python: Optional[str] = None, lock: Optional
     a plain apply() picks that journal up by itself). In a kernel, a plan that needs condacolab
     runs condacolab.install() here (the kernel restarts); `condacolab_installer` installs
     Miniforge from that URL instead of the internet (a mirror, an air-gapped site, tests)."""
-    from .apply.kernel import fixes_this_process
+    from .applier.kernel import fixes_this_process
 
     in_process = fixes_this_process(this_process)
     if in_process and not resume and not dry_run and _awaiting_restart(root):
@@ -508,7 +508,7 @@ def apply(*, dry_run: bool = False, python: Optional[str] = None, lock: Optional
 def _awaiting_restart(root: Optional[str]) -> bool:
     """The last apply stopped for condacolab's kernel restart (its journal waits)."""
     from ._paths import state_dir
-    from .apply.journal import Journal
+    from .applier.journal import Journal
 
     if root is not None and not os.path.isdir(root):
         return False
@@ -528,8 +528,8 @@ def _apply(*, dry_run: bool, python: Optional[str], lock: Optional[str], find_li
     a dry run; no visible GPU changes nothing unless `prepare_for_gpu`; a plan whose simulated
     result is not healthy is refused (NotAFix, exit 1), naming what the user must do.
     `this_process`: apply runs in the process that will use the frameworks (see apply)."""
-    from .apply import apply_plan
-    from .apply.colab import find_kernel
+    from .applier import apply_plan
+    from .applier.colab import find_kernel
     from .nogpu import no_gpu
 
     if environment and not dry_run and not root:
@@ -576,7 +576,7 @@ def _apply(*, dry_run: bool, python: Optional[str], lock: Optional[str], find_li
     if applied.awaiting_restart:
         # stopped before condacolab, which must run in the kernel: nothing to verify yet
         if this_process:
-            from .apply.kernel import in_live_kernel, run_condacolab
+            from .applier.kernel import in_live_kernel, run_condacolab
 
             if in_live_kernel():
                 from ._paths import under_root
@@ -611,7 +611,7 @@ def _apply(*, dry_run: bool, python: Optional[str], lock: Optional[str], find_li
 
 
 def _fix_this_process(env_after: Environment, fixes: Sequence[Any], root: Optional[str], load: bool) -> "KernelVerdict":
-    from .apply.kernel import fix_this_process
+    from .applier.kernel import fix_this_process
 
     return fix_this_process(env_after, fixes, root=root, load=load)
 
@@ -621,14 +621,14 @@ def _this_kernel(v: "KernelVerdict") -> Any:
     a fresh one); a plain process cannot be restarted from inside."""
     if not v.in_kernel:
         return None
-    from .apply.colab import KernelInfo
+    from .applier.colab import KernelInfo
 
     return KernelInfo(pid=os.getpid(), cmdline="this kernel")
 
 
 def _detect_after(python: str, fixes: Sequence[Any], environ: Optional[Mapping[str, str]] = None) -> Environment:
     """The machine as a new process sees it once the loader fixes are in place."""
-    from .detect import detect, overrides_from_env
+    from .detection import detect, overrides_from_env
     from .envfix import environ_after
 
     after = environ_after(fixes, os.environ if environ is None else environ)
@@ -640,9 +640,9 @@ def resume_apply(*, root: Optional[str], python: Optional[str], no_verify: bool,
     """`apply --resume`: go on with the apply that stopped for condacolab's kernel restart
     (`this_process`: and fix the calling process, the fresh kernel, with the journal's loader fixes)."""
     from ._paths import state_dir
-    from .apply.colab import find_kernel
-    from .apply.journal import Journal
-    from .apply.transaction import resume_apply as resume_transaction
+    from .applier.colab import find_kernel
+    from .applier.journal import Journal
+    from .applier.transaction import resume_apply as resume_transaction
     from .model import EnvFix, Stack, from_dict
 
     if root is not None and not os.path.isdir(root):
@@ -675,15 +675,15 @@ def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str]
                environ: Optional[Mapping[str, str]]) -> Tuple[Environment, Plan]:
     """The plan that reproduces a lock file on this machine (or the one `environment` describes)."""
     from . import installers
-    from .lock import check_compatible, plan_from_lock, read_lock
+    from .lockfile import check_compatible, plan_from_lock, read_lock
 
     lock_file = read_lock(lock_path)
     if environment:
-        from .plan import load_environment
+        from .planner import load_environment
 
         env = load_environment(environment)[0]
     else:
-        from .detect import detect, overrides_from_env
+        from .detection import detect, overrides_from_env
 
         env = detect(python, overrides=overrides_from_env(os.environ if environ is None else environ))
     check_compatible(lock_file, env, lock_path)
@@ -705,11 +705,11 @@ def check_after_apply(python: str, recipes: Sequence[str], env_fixes: Sequence[A
     (fixer.verify) when a real GPU is there. Both run in the environment a new shell gets once
     the plan's loader fixes are in place (this process keeps its old LD_LIBRARY_PATH). Returns
     the checks, the findings, how it checked, and the machine it detected."""
-    from .detect import detect, overrides_from_env
-    from .diagnose import diagnose
+    from .detection import detect, overrides_from_env
+    from .diagnosis import diagnose
     from .envfix import environ_after
     from .recipes import load
-    from .verify import verify as run_verify
+    from .verification import verify as run_verify
 
     after = environ_after(env_fixes, os.environ if environ is None else environ)
     env = detect(python, environ=after, overrides=overrides_from_env(after))
@@ -724,9 +724,9 @@ def check_after_apply(python: str, recipes: Sequence[str], env_fixes: Sequence[A
 
 
 def restart_decision(kernel: Any, the_plan: Plan, wanted: bool) -> Dict[str, Any]:
-    """apply ran as a child (the CLI): where the fix reached (fixer.apply.kernel.child_verdict:
+    """apply ran as a child (the CLI): where the fix reached (fixer.applier.kernel.child_verdict:
     one home for these words) and whether --restart ends the kernel now."""
-    from .apply.kernel import child_verdict
+    from .applier.kernel import child_verdict
 
     v = child_verdict(kernel, the_plan)
     needed = v.restart_needed or (kernel is None and bool(the_plan.restart_required))
@@ -777,7 +777,7 @@ def verify(*, python: Optional[str] = None, framework: Many = None, timeout: flo
     """Per framework, convolutions on the GPU checked against the CPU and the cuDNN files really
     loaded, each in a child process of the target (`colab-cudnn-fix verify`). `environment`: a
     `doctor --json` file whose frameworks are the ones checked, here."""
-    from .verify import passed, verify as run_verify
+    from .verification import passed, verify as run_verify
 
     env = None
     if environment:
@@ -796,7 +796,7 @@ def explain(text: str, *, detect: bool = True, python: Optional[str] = None, rec
     recognised, 3 a Colab runtime without a GPU where the text says there is none. `read_note`:
     what reading the text skipped (the middle of a long log), kept with the notes."""
     from .errors import FixerError
-    from .explain import analyze
+    from .explainer import analyze
 
     if not text or not text.strip():
         raise UsageError("the error text is empty")
@@ -811,7 +811,7 @@ def explain(text: str, *, detect: bool = True, python: Optional[str] = None, rec
 
         env = machine(python, environment)[0]
     elif detect:
-        from .detect import detect as run_detect
+        from .detection import detect as run_detect
 
         env = run_detect(python)
     if env is not None:
@@ -822,8 +822,8 @@ def explain(text: str, *, detect: bool = True, python: Optional[str] = None, rec
     notes.extend(n for n in result.notes if n not in notes)
     the_plan = None
     if env is not None and rec is not None and any(f.id != "log-noise" for f in result.findings):
-        from .plan import make_plan
-        from .resolve import resolve
+        from .planner import make_plan
+        from .resolver import resolve
 
         try:
             the_plan = make_plan(env, resolve(env, Intent(), rec))
@@ -845,7 +845,7 @@ def lock(*, output: str = "colab-cudnn-fix.lock.toml", python: Optional[str] = N
          cudnn_from: Optional[str] = None, keep: Many = None,
          environ: Optional[Mapping[str, str]] = None) -> LockResult:
     """Write the stack that fits the machine, with exact versions and hashes (`colab-cudnn-fix lock`)."""
-    from .lock import make_lock, write_lock
+    from .lockfile import make_lock, write_lock
     from .pipeline import plan_for
 
     intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
@@ -861,7 +861,7 @@ def rollback(*, root: Optional[str] = None, python: Optional[str] = None, force:
              reporter: Optional["Reporter"] = None) -> RollbackResult:
     """Put back exactly what the last apply changed (`colab-cudnn-fix rollback`); `force`
     restores from what a damaged journal still holds."""
-    from .apply import rollback as run_rollback
+    from .applier import rollback as run_rollback
 
     if root is not None and not os.path.isdir(root):
         raise UsageError(f"--root {root}: no such directory")

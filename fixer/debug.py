@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Mapping, Optional
 from .model import to_dict
 
 DEBUG_SCHEMA = 1
-#: The files detection parses (fixer.detect.gpu, .runtime, .ldcache, .libraries), read as text.
+#: The files detection parses (fixer.detection.gpu, .runtime, .ldcache, .libraries), read as text.
 TEXT_FILES = ("/sys/module/nvidia/version", "/proc/driver/nvidia/version", "/etc/os-release",
               "/etc/ld.so.conf", "/proc/self/maps")
 TEXT_GLOBS = ("/proc/driver/nvidia/gpus/*/information", "/etc/ld.so.conf.d/*.conf")
@@ -44,11 +44,11 @@ def _run(argv: List[str], timeout: float = 20.0) -> Dict[str, Any]:
 def bundle(python: Optional[str] = None, environ: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
     """The debug bundle as plain JSON-ready data."""
     from . import __version__, plugins
-    from .detect import ENV_KEYS, SECRET_WORDS, detect, overrides_from_env
-    from .detect._child import python_script
-    from .detect.fatbin import build_targets
-    from .detect.gpu import SMI_FIELDS
-    from .detect.python_env import child_env
+    from .detection import ENV_KEYS, SECRET_WORDS, detect, overrides_from_env
+    from .detection._child import python_script
+    from .detection.fatbin import build_targets
+    from .detection.gpu import SMI_FIELDS
+    from .detection.python_env import child_env
 
     environ = dict(os.environ if environ is None else environ)
     native = python_script(sys.executable, "_native.py", ["gpu"], timeout=20.0, env=child_env(environ),

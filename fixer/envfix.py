@@ -14,7 +14,7 @@ removed by rollback (the journal backs up whatever was there before):
 
 `env_fix_steps` turns the stack's EnvFix values into plan Steps (kind "env-fix", files,
 content): the one place that decides what these files say. This module is pure (no I/O);
-fixer.apply.envfix writes the files (atomically, under --root) and runs ldconfig.
+fixer.applier.envfix writes the files (atomically, under --root) and runs ldconfig.
 """
 from __future__ import annotations
 

@@ -284,7 +284,7 @@ class FrameworkBuild:
     source: str = ""                        # which files answered
     arch_list: Tuple[str, ...] = ()         # the targets its own libraries ship, as torch.cuda.get_arch_list()
     #                                         spells them ("sm_90", "sm_90a", "compute_120"); () when not read
-    arch_source: Optional[str] = None       # the file they were read from (fixer.detect.fatbin)
+    arch_source: Optional[str] = None       # the file they were read from (fixer.detection.fatbin)
 
 
 @dataclasses.dataclass(frozen=True)

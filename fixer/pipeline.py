@@ -35,10 +35,10 @@ def machine(python: Optional[str] = None, environment: Optional[str] = None,
     if environment:
         if python:
             raise UsageError("--python and --environment exclude each other: the file already names its interpreter")
-        from .plan import load_environment
+        from .planner import load_environment
 
         return load_environment(environment)
-    from .detect import detect, overrides_from_env
+    from .detection import detect, overrides_from_env
 
     env = detect(python, overrides=overrides_from_env(os.environ if environ is None else environ))
     return env, (), "this machine" + (f" ({python})" if python else "")
@@ -54,7 +54,7 @@ def plan_for(*, python: Optional[str] = None, environment: Optional[str] = None,
     with no visible GPU gets an empty plan carrying the gpu-missing finding (nothing can be
     repaired there), unless `prepare_for_gpu` says the machine is being set up for a GPU later."""
     from . import recipes as rec
-    from .diagnose import diagnose
+    from .diagnosis import diagnose
 
     if options.installer == "conda" and intent.cudnn_from is None:
         intent = dataclasses.replace(intent, cudnn_from="conda")   # conda installs what it can: cuDNN
@@ -69,8 +69,8 @@ def plan_for(*, python: Optional[str] = None, environment: Optional[str] = None,
 def plan_machine(env: Environment, findings: Tuple[Finding, ...], intent: Intent, recipes: Recipes,
                  options: PlanOptions = PlanOptions(), *, prepare_for_gpu: bool = False) -> Plan:
     """resolve + make_plan + the simulation check, for a machine already diagnosed."""
-    from .plan import make_plan
-    from .resolve import resolve
+    from .planner import make_plan
+    from .resolver import resolve
     from .simulate import check_plan
 
     if no_gpu(env, findings) and not prepare_for_gpu:
@@ -112,7 +112,7 @@ class Examined:
 
 def exit_code_for(env: Environment, findings: Sequence[Finding]) -> Tuple[int, bool, bool]:
     """(exit code, healthy, nothing_to_fix)."""
-    from .diagnose import is_healthy
+    from .diagnosis import is_healthy
 
     if any(f.id == "gpu-missing" and f.severity == "error" for f in findings):
         return 3, False, False
@@ -122,8 +122,8 @@ def exit_code_for(env: Environment, findings: Sequence[Finding]) -> Tuple[int, b
 
 def doctor_findings(env: Environment, recipes: Recipes, lock: Optional[str] = None) -> Tuple[Finding, ...]:
     """Diagnosis, the check plugins' findings (fixer.plugins) and, with a lock file, its drift
-    check (fixer.lock.check_drift)."""
-    from .diagnose import SEVERITY_ORDER, diagnose
+    check (fixer.lockfile.check_drift)."""
+    from .diagnosis import SEVERITY_ORDER, diagnose
 
     from .plugins import run_checks
 
@@ -131,9 +131,9 @@ def doctor_findings(env: Environment, recipes: Recipes, lock: Optional[str] = No
     findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
     if lock:
         try:
-            from .lock import check_drift
+            from .lockfile import check_drift
         except (ImportError, AttributeError):
-            raise UsageError("--lock needs the lock feature (fixer.lock.check_drift), which is not available")
+            raise UsageError("--lock needs the lock feature (fixer.lockfile.check_drift), which is not available")
         findings += list(check_drift(lock, env))
         findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
     return tuple(findings)
@@ -170,8 +170,8 @@ def examine(python: Optional[str] = None, *, deep: bool = False, lock: Optional[
     """detect -> diagnose (+ lock drift) -> verdict: `doctor`, `report` and `fleet` share it.
     Honours the COLAB_CUDNN_FIX_* overrides in `environ` (default: os.environ). `environment`
     (a `doctor --json` file or a bundled name) replaces detection and is diagnosed afresh."""
-    from .detect import detect, overrides_from_env
-    from .detect.colab_image import annotate
+    from .detection import detect, overrides_from_env
+    from .detection.colab_image import annotate
 
     for d in recipes:
         if not os.path.isdir(d):

@@ -19,7 +19,7 @@ of the n-th `[[table]]` header (and of a key inside it) is found by scanning the
 
 `load(extra_dirs)` adds the `--recipes DIR` directories: a file there with the same name replaces
 the shipped one, other files are added. Results are cached per (directories, file mtimes/sizes).
-`errors.toml` (the error-message catalogue of fixer.explain) has its own schema and is skipped.
+`errors.toml` (the error-message catalogue of fixer.explainer) has its own schema and is skipped.
 """
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ Where each rule comes from:
   that diagnose and resolve both ask.
 
 The block between the RULES-FOR-CHILDREN markers is stdlib-only with builtin annotations: the
-scripts that run inside foreign interpreters (fixer/_verify_child.py, fixer/detect/_deep.py)
+scripts that run inside foreign interpreters (fixer/_verify_child.py, fixer/detection/_deep.py)
 carry a copy generated from it (scripts/sync_rules.py writes it, tests/test_rules_copies.py
 checks it), because they cannot import this package.
 """
@@ -79,7 +79,7 @@ def cudnn_requirement(requires: "Sequence[str]", allow_extras: bool = False) -> 
 # RULES-FOR-CHILDREN END
 
 #: The scripts that run inside foreign interpreters and carry a copy of the block above.
-CHILD_SCRIPTS = ("_verify_child.py", "detect/_deep.py")
+CHILD_SCRIPTS = ("_verify_child.py", "detection/_deep.py")
 
 
 def child_block(text: Optional[str] = None) -> str:

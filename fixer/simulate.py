@@ -207,7 +207,7 @@ class _State:
     def new_runtime_copies(self, dist: str, version: str) -> None:
         """A CUDA runtime wheel newly installed (nvidia-cuda-runtime-cu12, nvidia-cublas, ...):
         its libraries in the folder the wheels use."""
-        from .detect import WHEEL_LIBRARIES, wheel_lib_folders
+        from .detection import WHEEL_LIBRARIES, wheel_lib_folders
 
         m = re.match(r"^(nvidia-[a-z-]+?)(?:-cu(\d+))?$", dist)
         if not m or m.group(1) not in WHEEL_LIBRARIES or m.group(1) == "nvidia-cudnn":
@@ -480,7 +480,7 @@ class PlanCheck:
 
 def check_plan(env: Environment, plan: Plan, recipes: Recipes) -> PlanCheck:
     """Simulate `plan` on `env` and diagnose the result with the same diagnose()."""
-    from .diagnose import diagnose
+    from .diagnosis import diagnose
 
     after_env = simulate(env, plan, recipes)
     after = tuple(diagnose(after_env, recipes))

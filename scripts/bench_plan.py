@@ -38,7 +38,7 @@ def _median_max(samples: List[float]) -> Dict[str, float]:
 
 
 def end_to_end(n: int) -> Dict[str, Dict[str, float]]:
-    from fixer.plan import bundled_environments
+    from fixer.planner import bundled_environments
 
     env = dict(os.environ, PYTHONPATH=str(REPO), NO_COLOR="1")
     # an installed package has its bytecode compiled; measure that, not a compile on every start
@@ -61,8 +61,8 @@ def end_to_end(n: int) -> Dict[str, Dict[str, float]]:
 def stages(n: int) -> Dict[str, Dict[str, float]]:
     """One warm process: the time of each stage of `plan` for the bundled broken Colab image."""
     from fixer import recipes as rec
-    from fixer.plan import load_environment, make_plan
-    from fixer.resolve import resolve
+    from fixer.planner import load_environment, make_plan
+    from fixer.resolver import resolve
 
     timings: Dict[str, List[float]] = {k: [] for k in ("load_recipes", "load_environment", "diagnose", "resolve",
                                                        "make_plan")}
@@ -75,7 +75,7 @@ def stages(n: int) -> Dict[str, Dict[str, float]]:
         env, _f, _w = load_environment("colab-2025-01-tf215")
         timings["load_environment"].append(time.perf_counter() - t)
         try:
-            from fixer.diagnose import diagnose
+            from fixer.diagnosis import diagnose
 
             t = time.perf_counter()
             findings = diagnose(env, recipes)
@@ -115,8 +115,8 @@ def grown(recipes: m.Recipes, k: int) -> m.Recipes:
 
 def scaling(n: int, sizes: List[int]) -> Dict[str, Dict[str, float]]:
     from fixer import recipes as rec
-    from fixer.plan import load_environment
-    from fixer.resolve import resolve
+    from fixer.planner import load_environment
+    from fixer.resolver import resolve
 
     sys.path.insert(0, str(REPO))
     from tests.resolve import scenarios

@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fixer.explain import load_catalogue  # noqa: E402
+from fixer.explainer import load_catalogue  # noqa: E402
 
 
 def source_of(cite: str) -> str:

@@ -708,7 +708,7 @@ def keep_refreshed(builds: List[Dict[str, Any]], existing: Optional[Path]) -> Li
 
 #: Read data/apt_cudnn.toml (scripts/refresh_apt.py: every apt cuDNN version with its pip twin) into
 #: the cuDNN releases. The resolver keeps a build's pinned pip cuDNN over its apt twin (the build's own
-#: install brings the wheel: fixer/resolve/provider.py `cost`), and `--cudnn-from apt` takes the twin.
+#: install brings the wheel: fixer/resolver/provider.py `cost`), and `--cudnn-from apt` takes the twin.
 APT_CATALOGUE = True
 
 

@@ -36,7 +36,7 @@ def test_plan_twice_equals_the_cli_payload(capsys):
 
 
 def test_every_bundled_environment_plans_as_the_cli_does(capsys):
-    from fixer.plan import bundled_environments
+    from fixer.planner import bundled_environments
 
     for name in bundled_environments():
         code, payload = cli_json(capsys, "plan", "--environment", name)
@@ -70,7 +70,7 @@ def test_explain_payload_equals_the_cli(capsys):
 def test_doctor_and_explain_of_every_bundled_environment_equal_the_cli_payload(capsys):
     """doctor --environment and explain --environment: the API's to_dict() is the CLI's --json
     payload, key for key, for every machine the package ships."""
-    from fixer.plan import bundled_environments
+    from fixer.planner import bundled_environments
 
     text = "Could not load library libcudnn_cnn_infer.so.8"
     for name in bundled_environments():
@@ -104,20 +104,22 @@ def test_verify_equals_the_cli_payload_and_its_errors_the_cli_error(capsys):
     assert error_payload(exc.value, "verify") == payload and exc.value.exit_code == code == 2
 
 
-def test_the_functions_survive_importing_their_modules():
-    import fixer.apply
-    import fixer.explain
-    import fixer.lock
-    import fixer.plan
-    import fixer.verify  # noqa: F401
+def test_no_public_name_is_also_a_submodule():
+    """Issue 9: `fixer.NAME` is a plain function, and no submodule fixer.NAME exists to replace it
+    when imported (the bug was `fixer.detect(); fixer.detect()` -> 'module' object is not callable)."""
+    import importlib.util
+    import pkgutil
+    import types
 
-    for name in ("doctor", "plan", "apply", "verify", "explain", "lock", "rollback"):
-        assert callable(getattr(fixer, name)) and repr(getattr(fixer, name)) == f"<function fixer.{name}>", name
-    assert fixer.plan(environment=ENV).exit_code == 0
-    import fixer.apply.kernel as kernel                 # the submodules stay reachable through the name
-    from fixer import lock as locking
-
-    assert kernel.__name__ == "fixer.apply.kernel" and callable(locking.write_lock)
+    modules = {m.name for m in pkgutil.iter_modules(fixer.__path__)}
+    for name in fixer._API:
+        assert name not in modules and importlib.util.find_spec(f"fixer.{name}") is None, name
+    for m in sorted(modules):                              # import every submodule, then call again
+        if m not in ("__main__", "_entry"):
+            importlib.import_module(f"fixer.{m}")
+    for name in fixer._API:
+        assert isinstance(getattr(fixer, name), types.FunctionType), name
+    assert fixer.plan(environment=ENV).exit_code == 0 == fixer.plan(environment=ENV).exit_code
 
 
 def test_the_stages_run_twice_too():

@@ -7,10 +7,10 @@ import dataclasses
 from hypothesis import given, settings, strategies as st
 
 from fixer import recipes, rules
-from fixer.diagnose import diagnose
+from fixer.diagnosis import diagnose
 from fixer.model import Intent, LibraryCopy
-from fixer.plan import load_environment, make_plan
-from fixer.resolve import resolve
+from fixer.planner import load_environment, make_plan
+from fixer.resolver import resolve
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parent.parent
 

@@ -3,7 +3,7 @@
 Exit codes: 0 healthy (or nothing to fix: no GPU and nothing installed that needs one),
 1 problems found, 2 bad usage (e.g. --python that does not exist), 3 no GPU visible.
 Overrides for offline use: COLAB_CUDNN_FIX_DRIVER, COLAB_CUDNN_FIX_CUDA, COLAB_CUDNN_FIX_GPU
-(see fixer.detect.overrides).
+(see fixer.detection.overrides).
 """
 from __future__ import annotations
 

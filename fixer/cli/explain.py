@@ -16,7 +16,7 @@ from .options import command, option
 
 
 def _stdin() -> Tuple[str, Optional[str]]:
-    from ..explain.logtext import read_head_tail
+    from ..explainer.logtext import read_head_tail
 
     buf = getattr(sys.stdin, "buffer", None)
     if buf is not None:
@@ -29,7 +29,7 @@ def _stdin() -> Tuple[str, Optional[str]]:
 def read_text(text: Optional[str], file: Optional[str]) -> Tuple[str, Optional[str]]:
     """(the error text, a note when the middle of a long log was skipped) from the argument,
     --file, or stdin ('-'); UsageError when absent or empty."""
-    from ..explain.logtext import read_log_file
+    from ..explainer.logtext import read_log_file
 
     note: Optional[str] = None
     if text is not None and file is not None:

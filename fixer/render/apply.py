@@ -12,9 +12,9 @@ from typing import Any, Dict, List, Optional, Sequence
 from rich.console import Console
 from rich.markup import escape
 
-from ..apply.reporter import Reporter
-from ..apply.results import APPLY_SCHEMA, ApplyResult, RollbackResult
-from ..apply.runner import CommandResult
+from ..applier.reporter import Reporter
+from ..applier.results import APPLY_SCHEMA, ApplyResult, RollbackResult
+from ..applier.runner import CommandResult
 from ..model import CheckResult, Finding, Plan, Step, to_dict
 from . import err, out, print_json
 
@@ -174,7 +174,7 @@ def show_rollback(result: RollbackResult, as_json: bool) -> None:
                       "file(s) or installer leftover(s) removed", highlight=False)
     for n in result.notes:
         console.print(f"[yellow]note:[/] {escape(n)}", markup=True, highlight=False)
-    # the verdicts below are RollbackResult's, which fixer.apply.transaction computed by checking
+    # the verdicts below are RollbackResult's, which fixer.applier.transaction computed by checking
     # every version and the sha256 of every recorded file right after the restore
     if result.status == "rolled-back" and result.exact:
         console.print(f"[green]Rolled back:[/] the environment is exactly as before the last apply "

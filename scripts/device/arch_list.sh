@@ -1,5 +1,5 @@
 #!/bin/bash
-# The GPU targets read from the build's own libraries (fixer/detect/fatbin.py) against
+# The GPU targets read from the build's own libraries (fixer/detection/fatbin.py) against
 # torch.cuda.get_arch_list(), on the GPU machine (torch 2.11+cu130, JAX cuda13 plugin).
 # Run from the repository root:  bash scripts/device/arch_list.sh       Output: $OUT/arch_list.txt
 # Proof: the lines "EQUAL arch-flags: True" (what doctor uses for torch) and, for the fatbin of
@@ -12,7 +12,7 @@ py=${PY:-python3}
 $py - <<'PY' 2>&1 | tee "$o/arch_list.txt"
 import os, time, glob
 import importlib.util
-from fixer.detect.fatbin import read_arch_flags, read_fatbin_targets, build_targets
+from fixer.detection.fatbin import read_arch_flags, read_fatbin_targets, build_targets
 
 torch_dir = os.path.dirname(importlib.util.find_spec("torch").origin)
 lib = os.path.join(torch_dir, "lib")

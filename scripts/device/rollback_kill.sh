@@ -6,7 +6,7 @@
 # Run from the repository root:   OUT=/tmp/out bash scripts/device/rollback_kill.sh [SIGKILL SIGTERM ...]
 #
 # It never touches the machine's own venv (the other device scripts need it): it only READS the
-# installed nvidia-cudnn-cu13 to build a wheel from it (fixer.apply.wheelbuild), then works in a
+# installed nvidia-cudnn-cu13 to build a wheel from it (fixer.applier.wheelbuild), then works in a
 # throw-away venv under /tmp/ccf-kill (python -m venv; pip copied in when ensurepip is missing),
 # with its own --root sandbox and lock directory. Steps, for each signal (default: SIGKILL SIGTERM):
 # 1. fresh throw-away venv; `pip install --no-deps --no-index --find-links WH nvidia-cudnn-cu13==V`
@@ -32,11 +32,11 @@ export PYTHONPATH=$repo COLAB_CUDNN_FIX_LOCK_DIR=$W/locks PIP_NO_CACHE_DIR=1 PIP
 date; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
 ver=$($py -c "import importlib.metadata as m; print(m.version('nvidia-cudnn-cu13'))") || {
   echo "nvidia-cudnn-cu13 is not installed in $py: nothing to build a wheel from"; exit 1; }
-echo "## wheel from the installed nvidia-cudnn-cu13 $ver (fixer.apply.wheelbuild; the machine's venv is only read)"
+echo "## wheel from the installed nvidia-cudnn-cu13 $ver (fixer.applier.wheelbuild; the machine's venv is only read)"
 t0=$(date +%s.%N)
 $py - "$W/wh" <<'PY' || exit 1
 import importlib.metadata as m, sys
-from fixer.apply.wheelbuild import build_wheel_from_installed
+from fixer.applier.wheelbuild import build_wheel_from_installed
 w = build_wheel_from_installed(m.distribution("nvidia-cudnn-cu13")._path, sys.argv[1])
 print("built", w.name, round(w.stat().st_size / 2**20), "MiB")
 PY
@@ -93,7 +93,7 @@ argv = [python, "-m", "pip", "install", "--no-input", "--force-reinstall", "--no
 plan = Plan(steps=(Step(kind="pip-install", summary=f"reinstall nvidia-cudnn-cu13=={ver}", argv=tuple(argv),
                         packages=(f"nvidia-cudnn-cu13=={ver}",)),), python=python)
 pf = os.path.join(root, "plan.json"); open(pf, "w").write(json.dumps(to_dict(plan)))
-driver = ("import json,sys\nfrom fixer.apply import apply_plan\nfrom fixer.model import Plan, PlanOptions, from_dict\n"
+driver = ("import json,sys\nfrom fixer.applier import apply_plan\nfrom fixer.model import Plan, PlanOptions, from_dict\n"
           "from fixer.errors import FixerError\n"
           "plan = from_dict(Plan, json.load(open(sys.argv[1])))\n"
           "try:\n    apply_plan(plan, python=sys.argv[2], options=PlanOptions(root=sys.argv[3]))\n"

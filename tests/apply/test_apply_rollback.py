@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from fixer.apply import apply_plan, rollback
-from fixer.apply.envfix import env_fix_steps
-from fixer.apply.journal import Journal
+from fixer.applier import apply_plan, rollback
+from fixer.applier.envfix import env_fix_steps
+from fixer.applier.journal import Journal
 from fixer.errors import LockHeld, StepFailed, UsageError
 from fixer.model import EnvFix, Plan, Step
 from fixer._paths import state_dir
@@ -137,7 +137,7 @@ def test_post_check_catches_a_step_that_did_not_do_its_job(broken, index, sandbo
 
 _CHILD = textwrap.dedent("""
     import sys
-    from fixer.apply import apply_plan
+    from fixer.applier import apply_plan
     from fixer.model import Plan, PlanOptions, from_dict
     plan = from_dict(Plan, __import__("json").loads(open(sys.argv[1]).read()))
     try:
@@ -267,7 +267,7 @@ def test_read_only_target_rolls_back(broken, index, sandbox, tmp_path):
 def test_repaired_files_are_reported_when_the_version_stays_and_rollback_puts_the_damage_back(broken, index, sandbox):
     """Issue 10: a reinstall of the same version repairs a truncated library; apply names the file,
     and rollback restores exactly the state before (the truncated file), byte for byte."""
-    from fixer.apply import filetree
+    from fixer.applier import filetree
 
     site = next((Path(broken).parent.parent / "lib").glob("python3*/site-packages"))
     lib = site / "nvidia/cudnn/lib/libcudnn_ops.so.9"
@@ -281,7 +281,7 @@ def test_repaired_files_are_reported_when_the_version_stays_and_rollback_puts_th
     back = rollback(root=str(sandbox))
     assert back.exact and str(lib) in back.restored, back.remaining
     assert lib.stat().st_size == 100 and state(broken, sandbox) == before
-    manifest = next(iter(__import__("fixer.apply.journal", fromlist=["Journal"]).Journal.latest(
+    manifest = next(iter(__import__("fixer.applier.journal", fromlist=["Journal"]).Journal.latest(
         state_dir(str(sandbox))).manifests()))
     assert filetree.check(manifest) == []
 
@@ -289,7 +289,7 @@ def test_repaired_files_are_reported_when_the_version_stays_and_rollback_puts_th
 def test_installer_does_not_outlive_a_killed_apply(broken, index, sandbox, tmp_path):
     """The apply dies by SIGKILL while its installer runs: the kernel sends the installer SIGINT
     (PR_SET_PDEATHSIG), and rollback finds nothing left running."""
-    from fixer.apply.runner import alive
+    from fixer.applier.runner import alive
 
     child = Step(kind="pip-install", summary="an installer whose apply dies",
                  argv=(sys.executable, "-c", "import os, time; time.sleep(0.5); os.kill(os.getppid(), 9); time.sleep(30)"),
@@ -310,7 +310,7 @@ def test_installer_does_not_outlive_a_killed_apply(broken, index, sandbox, tmp_p
 def test_rollback_stops_a_recorded_installer_first(tmp_path):
     """An installer left running (no parent-death signal: started by another tool) that ignores
     SIGINT and SIGTERM: rollback's stop escalates to SIGKILL and waits until it is gone."""
-    from fixer.apply.runner import alive, process_start_time, stop_recorded
+    from fixer.applier.runner import alive, process_start_time, stop_recorded
 
     stubborn = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN);"
                                  " signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"],

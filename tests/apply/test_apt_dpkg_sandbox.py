@@ -14,8 +14,8 @@ from typing import List, Sequence
 
 import pytest
 
-from fixer.apply import apply_plan, rollback
-from fixer.apply.runner import CommandResult, run_command
+from fixer.applier import apply_plan, rollback
+from fixer.applier.runner import CommandResult, run_command
 from fixer.errors import StepFailed
 from fixer.model import Plan, PlanOptions, Stack, Step
 from fixer import installers

@@ -25,7 +25,7 @@ from typing import Dict, Iterator, Tuple
 
 import pytest
 
-from fixer.apply.envfix import env_fix_steps
+from fixer.applier.envfix import env_fix_steps
 from fixer.model import EnvFix, Plan, to_dict
 from tests.helpers.faults import APPLY_DRIVER, JOURNAL_POINTS, SITECUSTOMIZE, differences, fingerprint, uv_fault
 from tests.helpers.pyindex import PackageIndex, cudnn_wheel, freeze_of, torch_wheel

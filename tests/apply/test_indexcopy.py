@@ -1,4 +1,4 @@
-"""Backups the index vouches for (fixer.apply.indexcopy): real uv/pip into throw-away venvs from an
+"""Backups the index vouches for (fixer.applier.indexcopy): real uv/pip into throw-away venvs from an
 index on 127.0.0.1. With less than KEEP_LOCAL_FACTOR x the vouched bytes free, the journal keeps
 {url, sha256} instead of the files, and rollback downloads the wheel, byte for byte; with the index
 down it says it cannot reach it (names the URL, exit 1) and a later rollback finishes the job."""
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from fixer.apply import apply_plan, filetree, indexcopy, rollback
+from fixer.applier import apply_plan, filetree, indexcopy, rollback
 from fixer.api import rollback as api_rollback
 
 from .conftest import CUDNN_OLD, options, state

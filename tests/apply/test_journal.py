@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from fixer._paths import state_dir
-from fixer.apply import apply_plan, rollback
-from fixer.apply.filelock import ApplyLock, TargetLock, target_key
-from fixer.apply.journal import Journal, decode_checked, encode_checked
+from fixer.applier import apply_plan, rollback
+from fixer.applier.filelock import ApplyLock, TargetLock, target_key
+from fixer.applier.journal import Journal, decode_checked, encode_checked
 from fixer.cli import main
 from fixer.errors import JournalDamaged, LockHeld
 from fixer.model import Plan
@@ -136,7 +136,7 @@ def test_apply_on_a_locked_target_is_refused_before_any_journal(broken, index, s
 def test_not_enough_disk_is_refused_before_any_change(broken, index, sandbox, monkeypatch):
     import shutil as _shutil
 
-    from fixer.apply import transaction
+    from fixer.applier import transaction
     from fixer.errors import NoSpace
 
     before = state(broken, sandbox)

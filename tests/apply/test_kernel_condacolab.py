@@ -6,7 +6,7 @@ journal up and finishes: conda installs cuDNN 8 into the prefix, the loader fix 
 maps the conda cuDNN -- "fixed in this kernel". Only the Miniforge download is replaced: by a
 local shell installer this test builds (condacolab's own installer-URL parameter, file://).
 Everything lands in a --root sandbox; condacolab's one write outside its prefix
-(/etc/ipython/ipython_config.py) is redirected there by fixer.apply.kernel.run_condacolab."""
+(/etc/ipython/ipython_config.py) is redirected there by fixer.applier.kernel.run_condacolab."""
 from __future__ import annotations
 
 import json
@@ -80,7 +80,7 @@ def _fake_google_colab(tmp: Path) -> Path:
 def _environment(tmp: Path, python: Path) -> Path:
     """colab-2025-01-tf215 (TF 2.15 needs cuDNN 8; torch keeps its pip cuDNN 9) as seen from the
     kernel's interpreter, with condacolab already installed."""
-    from fixer.plan import environments_dir
+    from fixer.planner import environments_dir
 
     data = json.loads((Path(environments_dir()) / "colab-2025-01-tf215.json").read_text())
     py = data["environment"]["python"]

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from fixer.apply import envfix
-from fixer.apply.colab import find_kernel, mapped_gpu_libraries, parent_pid, restart_kernel
-from fixer.apply.filelock import ApplyLock
-from fixer.apply.journal import Journal, atomic_write
-from fixer.apply.runner import CommandResult, run_command
+from fixer.applier import envfix
+from fixer.applier.colab import find_kernel, mapped_gpu_libraries, parent_pid, restart_kernel
+from fixer.applier.filelock import ApplyLock
+from fixer.applier.journal import Journal, atomic_write
+from fixer.applier.runner import CommandResult, run_command
 from fixer.errors import LockHeld, UsageError
 from fixer.model import EnvFix
 from tests.helpers.stublibs import build_cudnn_copy
@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[2]
 def test_second_lock_names_the_holder_and_sigkill_frees_it(tmp_path):
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys, time
-        from fixer.apply.filelock import ApplyLock
+        from fixer.applier.filelock import ApplyLock
         ApplyLock(__import__("pathlib").Path({str(tmp_path)!r}), command="colab-cudnn-fix apply --yes").acquire()
         print("held", flush=True); time.sleep(60)
     """)], stdout=subprocess.PIPE, text=True, cwd=REPO)
@@ -149,7 +149,7 @@ def test_kernel_ancestor_with_cudnn_loaded_needs_restart(tmp_path):
         import ctypes, subprocess, sys
         ctypes.CDLL({str(lib / 'libcudnn.so.9')!r}, mode=ctypes.RTLD_GLOBAL)
         out = subprocess.run([sys.executable, "-c",
-            "from fixer.apply.colab import find_kernel; k = find_kernel(); print(k.pid, k.restart_needed, k.loaded[0])"],
+            "from fixer.applier.colab import find_kernel; k = find_kernel(); print(k.pid, k.restart_needed, k.loaded[0])"],
             capture_output=True, text=True, cwd={str(REPO)!r})
         print(out.stdout.strip() or out.stderr)
     """)
@@ -164,7 +164,7 @@ def test_kernel_ancestor_with_cudnn_loaded_needs_restart(tmp_path):
 def test_restart_kills_the_kernel_process():
     fake = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "colab_kernel_launcher"])
     assert parent_pid(fake.pid) == os.getpid()
-    from fixer.apply.colab import KernelInfo, cmdline
+    from fixer.applier.colab import KernelInfo, cmdline
 
     deadline = time.time() + 10
     while "colab_kernel_launcher" not in cmdline(fake.pid) and time.time() < deadline:
@@ -213,7 +213,7 @@ class FakeApt:
 
 def test_apt_versions_and_holds_are_restored(venv, tmp_path):
     from fixer import installers
-    from fixer.apply import apply_plan, rollback
+    from fixer.applier import apply_plan, rollback
     from fixer.model import Plan, PlanOptions, Step
 
     apt = FakeApt({"libcudnn9-cuda-13": "9.14.0.64-1"}, held={"libcublas-13-0"})

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fixer.apply.snapshot import read_target
-from fixer.apply.wheelbuild import WheelBuildError, build_wheel_from_installed
+from fixer.applier.snapshot import read_target
+from fixer.applier.wheelbuild import WheelBuildError, build_wheel_from_installed
 from tests.helpers.pyindex import build_wheel, freeze_of, tree_of
 
 from .conftest import CUDNN_GOOD, uv_install

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from fixer import _fast
 from fixer._options import OPTIONS
-from fixer.plan import bundled_environments
+from fixer.planner import bundled_environments
 
 ENVIRONMENTS = sorted(bundled_environments())
 

@@ -37,11 +37,11 @@ sys.exit(main())
 # given twice is left to it by the fast path; click takes it), and the typer-free fast path of
 # doctor --json (fixer._fast)
 START_UP = [(m, ("doctor", "--json", "--json")) for m in
-            ("fixer.cli", "typer", "fixer.model", "fixer.detect", "fixer.detect._child", "fixer.cli.options",
-             "fixer.cli.doctor", "fixer.diagnose", "fixer.render")]
+            ("fixer.cli", "typer", "fixer.model", "fixer.detection", "fixer.detection._child", "fixer.cli.options",
+             "fixer.cli.doctor", "fixer.diagnosis", "fixer.render")]
 FAST_START_UP = [(m, ("doctor", "--json")) for m in
-                 ("fixer._fast", "fixer._options", "fixer.model", "fixer.detect", "fixer.detect._child", "fixer.api",
-                  "fixer.diagnose", "fixer.render")]
+                 ("fixer._fast", "fixer._options", "fixer.model", "fixer.detection", "fixer.detection._child", "fixer.api",
+                  "fixer.diagnosis", "fixer.render")]
 
 
 @pytest.mark.parametrize("module,argv", START_UP + FAST_START_UP)

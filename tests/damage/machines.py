@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Dict, Optional, Sequence, Tuple
 
-from fixer.detect import Overrides
+from fixer.detection import Overrides
 from fixer.model import Environment
 from tests.detect.fakemachine import MULTIARCH, SITE, FakeMachine
 from tests.helpers.stublibs import build_stub
@@ -131,7 +131,7 @@ def _cpu_torch(m: FakeMachine) -> None:
 
 
 def _gpu_override(spec: str) -> Tuple[object, ...]:
-    from fixer.detect.overrides import parse_gpu_override
+    from fixer.detection.overrides import parse_gpu_override
 
     return parse_gpu_override(spec)
 

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fixer.diagnose import diagnose
+from fixer.diagnosis import diagnose
 from fixer.errors import Unsatisfiable
 from fixer.model import Intent
 from fixer.pipeline import plan_machine

@@ -25,8 +25,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fixer.cli import main
-from fixer.detect import Overrides, detect
-from fixer.diagnose import diagnose
+from fixer.detection import Overrides, detect
+from fixer.diagnosis import diagnose
 from fixer.envfix import environ_after
 from fixer.model import EnvFix, from_dict
 from fixer.recipes import load
@@ -132,7 +132,7 @@ def doctor(python: str, environ: Mapping[str, str]) -> list:
 
 
 def _h200() -> tuple:
-    from fixer.detect.overrides import parse_gpu_override
+    from fixer.detection.overrides import parse_gpu_override
 
     return parse_gpu_override("NVIDIA H200:9.0")
 

@@ -251,7 +251,7 @@ class FakeMachine:
         return self
 
     def detect(self, **kw):
-        from fixer.detect import Overrides, detect
+        from fixer.detection import Overrides, detect
 
         kw.setdefault("overrides", Overrides(cuda_version="13.0"))
         return detect(sys.executable, root=str(self.root), environ=self.environ, **kw)

@@ -7,9 +7,9 @@ import subprocess
 import sys
 import time
 
-from fixer.detect._child import python_script
-from fixer.detect.fs import MachineFS
-from fixer.detect.runtime import detect_runtime
+from fixer.detection._child import python_script
+from fixer.detection.fs import MachineFS
+from fixer.detection.runtime import detect_runtime
 from fixer.model import Environment, from_dict, to_dict
 from tests.helpers.stublibs import build_cudnn_copy, build_stub
 
@@ -18,7 +18,7 @@ HANG = "#include <unistd.h>\n__attribute__((constructor)) static void nap(void) 
 
 
 def test_native_gpu_probe_answers_without_a_gpu():
-    out = subprocess.run([sys.executable, "-I", "-S", "fixer/detect/_native.py", "gpu"], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-I", "-S", "fixer/detection/_native.py", "gpu"], capture_output=True, text=True,
                          timeout=30)
     data = json.loads(out.stdout)
     assert set(data) >= {"nvml", "nvml_error", "cuda_driver", "cuda_error"}

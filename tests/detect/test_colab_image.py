@@ -6,7 +6,7 @@ from fixer import model as m
 from pathlib import Path
 
 import fixer
-from fixer.detect.colab_image import annotate, match
+from fixer.detection.colab_image import annotate, match
 from fixer.recipes import load
 
 

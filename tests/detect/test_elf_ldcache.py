@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from fixer.detect.elf import expand_origin, read_elf
-from fixer.detect.ldcache import CacheFormatError, LdCache, load_ld_cache, parse_ld_so_cache, parse_ldconfig_p
+from fixer.detection.elf import expand_origin, read_elf
+from fixer.detection.ldcache import CacheFormatError, LdCache, load_ld_cache, parse_ld_so_cache, parse_ldconfig_p
 from tests.detect.fakemachine import FakeMachine, write_ld_cache
 from tests.helpers.stublibs import build_stub
 

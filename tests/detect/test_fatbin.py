@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fixer.detect import fatbin
-from fixer.detect.fatbin import ArchTargets, build_targets, parse_fatbin, read_arch_flags, read_fatbin_targets
+from fixer.detection import fatbin
+from fixer.detection.fatbin import ArchTargets, build_targets, parse_fatbin, read_arch_flags, read_fatbin_targets
 from tests.helpers.stublibs import build_stub, cc
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "fatbin"
@@ -236,7 +236,7 @@ def test_arch_targets_conversions() -> None:
 def test_detected_list_wins_over_the_recipes_row(tmp_path: Path) -> None:
     """The recipes say torch 2.11.0+cu130 ships sm_90; the build on disk says it does not: the
     H200 (9.0) is reported unsupported, with the file the list was read from."""
-    from fixer.diagnose import diagnose
+    from fixer.diagnosis import diagnose
     from tests.detect.fakemachine import SITE, FakeMachine, small_recipes
 
     m = FakeMachine(tmp_path / "machine").h200(jax=False)

@@ -3,15 +3,15 @@ from __future__ import annotations
 
 import json
 
-from fixer.detect.gpu import (
+from fixer.detection.gpu import (
     filter_visible, parse_nvidia_smi_csv, parse_nvml_result, parse_pci_device,
     parse_proc_driver_nvidia_version, parse_proc_gpu_information, parse_sys_module_nvidia_version,
 )
-from fixer.detect.ldcache import LdCache, parse_ldconfig_p
-from fixer.detect.libraries import parse_cudnn_version_h
+from fixer.detection.ldcache import LdCache, parse_ldconfig_p
+from fixer.detection.libraries import parse_cudnn_version_h
 from fixer.rules import cuda_version_from_int, cudnn_requirement, cudnn_version_from_int
-from fixer.detect.overrides import overrides_from_env, parse_gpu_override
-from fixer.detect.runtime import parse_maps_gpu_libs, parse_os_release
+from fixer.detection.overrides import overrides_from_env, parse_gpu_override
+from fixer.detection.runtime import parse_maps_gpu_libs, parse_os_release
 from fixer.errors import UsageError
 from fixer.model import Gpu
 from tests.detect.fakemachine import DATA, recorded_section

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from fixer.detect import Overrides
-from fixer.diagnose import diagnose, is_healthy
+from fixer.detection import Overrides
+from fixer.diagnosis import diagnose, is_healthy
 from tests.detect.fakemachine import MULTIARCH, SITE, small_recipes
 from tests.helpers.stublibs import build_cudnn_copy
 
@@ -124,13 +124,13 @@ def test_mixed_pip_copy_found_with_deep_versions(machine):
     machine.h200(jax=False, sub_versions={"libcudnn_ops.so.9": "9.14.0"})
     shallow = machine.detect()
     assert not next(c for c in shallow.libraries if c.directory == PIP_CUDNN).mixed   # RECORD sizes agree
-    from fixer.detect import libraries as L
-    from fixer.detect.fs import MachineFS
+    from fixer.detection import libraries as L
+    from fixer.detection.fs import MachineFS
     fs = MachineFS(str(machine.root))
     copies, _ = L.scan(shallow.python, machine.environ, fs, [], [], [])
     i = next(i for i, c in enumerate(copies) if c.directory == PIP_CUDNN)
     paths = L.unknown_cudnn_files(copies, deep=True)[i]
-    from fixer.detect._child import python_script
+    from fixer.detection._child import python_script
     import sys
     data, err = python_script(sys.executable, "_native.py", ["cudnn", *[fs.R(p) for p in paths]], timeout=20).result()
     L.apply_probe_versions(copies, i, data, fs, [])
@@ -321,7 +321,7 @@ def test_ld_preload_of_another_copys_sub_library_is_mixed(machine):
     assert f.title.startswith(f"LD_PRELOAD forces libcudnn_ops.so.9 (9.14.0) from {MULTIARCH} into every process")
     assert f"Remove {MULTIARCH}/libcudnn_ops.so.9 from LD_PRELOAD" in f.fix
     from fixer.model import Intent
-    from fixer.resolve import resolve
+    from fixer.resolver import resolve
 
     fixes = {(x.kind, x.value) for x in resolve(env, Intent(), small_recipes()).env_fixes}
     assert ("ld-preload-drop", f"{MULTIARCH}/libcudnn_ops.so.9") in fixes
@@ -376,7 +376,7 @@ def test_ld_library_path_lending_sub_libraries_is_mixed_and_dropped(machine, sub
     assert f.title.startswith(f"LD_LIBRARY_PATH lends {', '.join(sorted(subs))} (9.14.0) from /opt/lend/lib")
     assert f.evidence[0].startswith("/opt/lend/lib: ")      # the odd one out first
     from fixer.model import Intent
-    from fixer.resolve import resolve
+    from fixer.resolver import resolve
 
     fixes = {(x.kind, x.value) for x in resolve(env, Intent(), small_recipes()).env_fixes}
     assert ("ld-library-path-drop", "/opt/lend/lib") in fixes

@@ -1,7 +1,7 @@
 """The pip-conflict verdict is cached on disk by the GPU distributions it depends on: a cached
 answer equals a computed one, and any change of version or Requires-Dist is a new key."""
 from fixer import model as m
-from fixer.diagnose import _pip_conflict_records, pip_conflict_records
+from fixer.diagnosis import _pip_conflict_records, pip_conflict_records
 
 MARKERS = {"platform_system": "Linux", "sys_platform": "linux", "python_version": "3.12"}
 

@@ -1,7 +1,7 @@
 """Rules on hand-built Environments (pure: no machine), for the cases a fake tree can't reach easily."""
 from __future__ import annotations
 
-from fixer.diagnose import diagnose, is_healthy
+from fixer.diagnosis import diagnose, is_healthy
 from fixer.model import (
     Distribution, Driver, Environment, FrameworkBuild, Gpu, LibFile, LibraryCopy, LoadResolution, PythonEnv, Runtime,
 )

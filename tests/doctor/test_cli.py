@@ -115,9 +115,9 @@ def test_bad_override_exit_2(capsys, clean_env):
 
 def test_lock_drift_findings_are_reported(capsys, clean_env, monkeypatch, tmp_path):
     from fixer.model import Finding
-    mod = types.ModuleType("fixer.lock")
+    mod = types.ModuleType("fixer.lockfile")
     mod.check_drift = lambda path, env: (Finding("pip-conflict", "warning", f"drift from {path}"),)
-    monkeypatch.setitem(sys.modules, "fixer.lock", mod)
+    monkeypatch.setitem(sys.modules, "fixer.lockfile", mod)
     code, out, err = run(capsys, "--json", "--lock", str(tmp_path / "x.lock"))
     data = json.loads(out)
     assert code == 1 and any("drift from" in f["title"] for f in data["findings"])

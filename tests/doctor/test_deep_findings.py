@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from fixer.diagnose import diagnose
+from fixer.diagnosis import diagnose
 from fixer.recipes import load
 from tests.detect.fakemachine import SITE, FakeMachine
 

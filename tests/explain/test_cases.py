@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fixer._compat import tomllib
-from fixer.explain import explain
+from fixer.explainer import explain
 from fixer.model import FINDING_IDS
 
 CASES = tomllib.loads((Path(__file__).parent / "cases.toml").read_text(encoding="utf-8"))["case"]

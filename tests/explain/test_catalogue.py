@@ -13,9 +13,9 @@ from typing import Dict, List, Optional, Tuple
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from fixer.explain import analyze, load_catalogue, parse_library
-from fixer.explain.catalogue import Family, Rule
-from fixer.explain.engine import _COLAB_TEXT
+from fixer.explainer import analyze, load_catalogue, parse_library
+from fixer.explainer.catalogue import Family, Rule
+from fixer.explainer.engine import _COLAB_TEXT
 from fixer.model import FINDING_IDS
 from fixer.rules import cudnn_relation
 

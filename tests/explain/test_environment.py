@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fixer.explain import analyze, explain
+from fixer.explainer import analyze, explain
 from fixer.model import Driver, Environment, FrameworkBuild, Gpu, LibraryCopy, Runtime
 
 APT = LibraryCopy(library="cudnn", major=9, version="9.14.0", directory="/usr/lib/x86_64-linux-gnu", origin="apt",
@@ -91,10 +91,10 @@ def test_no_driver_with_a_colab_path_in_the_text_is_change_runtime_type():
 
 
 def test_cli_exits_3_on_a_colab_cpu_runtime(monkeypatch, capsys):
-    import fixer.detect
+    import fixer.detection
     from fixer.cli import main
 
-    monkeypatch.setattr(fixer.detect, "detect", lambda python=None: COLAB_CPU)
+    monkeypatch.setattr(fixer.detection, "detect", lambda python=None: COLAB_CPU)
     assert main(["explain", NO_DRIVER]) == 3
     assert "Change runtime type" in capsys.readouterr().out
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fixer.errors import RecipeError, UsageError
-from fixer.explain import analyze, explain, load_rules, normalize_version, parse_rules, rules_files
+from fixer.explainer import analyze, explain, load_rules, normalize_version, parse_rules, rules_files
 
 FAILED_CONV = ("tensorflow.python.framework.errors_impl.UnknownError: Failed to get convolution algorithm. "
                "This is probably because cuDNN failed to initialize, so try looking to see if a warning log "

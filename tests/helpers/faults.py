@@ -3,7 +3,7 @@
 Three kinds of fault point:
 
 - the tool's own journal writes: `APPLY_DRIVER` runs apply_plan in a child process with
-  fixer.apply.journal.atomic_write wrapped; it fires at the first write that matches the point
+  fixer.applier.journal.atomic_write wrapped; it fires at the first write that matches the point
   (see JOURNAL_POINTS), before that write happens.
 - pip's internals: `SITECUSTOMIZE` is placed in the target venv's site-packages; in a
   `python -m pip` process of that venv it wraps pip's main (start, exit),
@@ -128,7 +128,7 @@ if _spec.startswith("pip-") and sys.argv[:1] == ["-m"]:
         sys.stderr.write("fault hook not installed: %%r\n" %% (exc,))
 ''' % {"fsize": FSIZE_LIMIT}
 
-#: Journal points: the first journal write (atomic_write in fixer.apply.journal) that matches.
+#: Journal points: the first journal write (atomic_write in fixer.applier.journal) that matches.
 JOURNAL_POINTS = ("create", "before", "manifest", "applying", "step-running", "child", "step-done", "done")
 
 APPLY_DRIVER = r'''
@@ -137,7 +137,7 @@ import errno, json, os, signal, sys, traceback
 # and replaces the cache with a truncated file: never write caches from the faulted process
 sys.dont_write_bytecode = True
 from pathlib import Path
-from fixer.apply import apply_plan, journal as _j
+from fixer.applier import apply_plan, journal as _j
 from fixer.errors import FixerError
 from fixer.model import Plan, PlanOptions, from_dict
 

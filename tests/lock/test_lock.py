@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from fixer import lock as locking
+from fixer import lockfile as locking
 from fixer.cli import main
 from fixer.errors import FixerError, UsageError
-from fixer.lock.closure import dependency_closure
+from fixer.lockfile.closure import dependency_closure
 from fixer.model import (Build, Choice, Driver, Environment, EnvFix, Gpu, Pin, PythonEnv, Runtime,
                          PlanOptions, Stack, to_dict)
 from tests.apply.conftest import CUDNN_GOOD, TORCH, copy_venv, uv_install

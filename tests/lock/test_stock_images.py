@@ -11,8 +11,8 @@ import pytest
 
 from fixer import installers
 from fixer.cli import main
-from fixer.lock import read_lock
-from fixer.lock.closure import build_index, dependency_closure
+from fixer.lockfile import read_lock
+from fixer.lockfile.closure import build_index, dependency_closure
 from fixer.pipeline import plan_for
 from tests.helpers.pyindex import PackageIndex, build_wheel, sha256_file
 

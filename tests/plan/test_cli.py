@@ -51,7 +51,7 @@ def test_plan_options_change_the_argv(capsys):
 
 
 def test_environment_file_round_trip(capsys, tmp_path):
-    from fixer.plan import environments_dir
+    from fixer.planner import environments_dir
 
     src = json.load(open(f"{environments_dir()}/h200-healthy.json"))
     path = tmp_path / "doctor.json"

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fixer.cli import main
-from fixer.diagnose import diagnose
+from fixer.diagnosis import diagnose
 from fixer.nogpu import COLAB_HINT, no_gpu
-from fixer.plan import load_environment
+from fixer.planner import load_environment
 from fixer.recipes import load
 
 CPU_ENV = "colab-2026-08-cpu"

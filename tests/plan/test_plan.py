@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from fixer import model as m
-from fixer.plan import make_plan
-from fixer.resolve import resolve
+from fixer.planner import make_plan
+from fixer.resolver import resolve
 
 from tests.resolve import scenarios as sc
 from tests.resolve.conftest import PIP_DIR, cudnn, load, make_env, pip_copy, small_recipes, tf_build

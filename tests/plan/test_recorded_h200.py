@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from fixer import model as m
-from fixer.diagnose import diagnose
-from fixer.plan import make_plan
+from fixer.diagnosis import diagnose
+from fixer.planner import make_plan
 from fixer.recipes import load
-from fixer.resolve import resolve
+from fixer.resolver import resolve
 
 CASES = Path(__file__).parents[1] / "data" / "gpu_machine" / "doctor_cases_h200.jsonl"
 REPAIR = [("pip-install", ("nvidia-cudnn-cu13==9.19.0.56",)), ("verify", ())]

@@ -14,7 +14,7 @@ from typing import List
 import pytest
 
 from fixer.cli import main
-from fixer.plan import bundled_environments
+from fixer.planner import bundled_environments
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

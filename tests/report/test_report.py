@@ -115,7 +115,7 @@ class _Balance(html.parser.HTMLParser):
 @settings(max_examples=100, deadline=None)
 @given(findings=st.lists(finding_st, max_size=5))
 def test_html_is_well_formed_and_escapes(findings) -> None:
-    from fixer.plan import load_environment
+    from fixer.planner import load_environment
 
     env = load_environment("h200-pip-cudnn-hidden")[0]
     value = build_report(env, findings, healthy=not findings, exit_code=0 if not findings else 1)
@@ -162,7 +162,7 @@ def test_report_cli_markdown_html_json() -> None:
 def test_doctor_html_for_notebooks_is_the_report_unredacted() -> None:
     """The notebook rendering of a doctor result (fixer.render.report.doctor_html): the same
     renderer, the user's own paths kept."""
-    from fixer.plan import load_environment
+    from fixer.planner import load_environment
     from fixer.render.report import doctor_html
 
     env = load_environment("h200-pip-cudnn-hidden")[0]

@@ -9,8 +9,8 @@ import pytest
 from fixer import model as m
 from fixer import rules
 from fixer.errors import Unsatisfiable
-from fixer.plan import make_plan
-from fixer.resolve import resolve
+from fixer.planner import make_plan
+from fixer.resolver import resolve
 
 from . import scenarios as sc
 from .conftest import make_env

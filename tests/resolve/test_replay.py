@@ -9,8 +9,8 @@ import json
 import pytest
 
 from fixer import model as m
-from fixer.plan import bundled_environments, load_environment, make_plan
-from fixer.resolve import resolve
+from fixer.planner import bundled_environments, load_environment, make_plan
+from fixer.resolver import resolve
 
 from .scenarios import me
 
@@ -37,7 +37,7 @@ def test_replay_set_is_every_distinct_image_of_the_csv():
 @pytest.mark.parametrize("gpu", sorted(me().GPUS))
 def test_every_image_on_every_gpu(gpu, real_recipes, tmp_path):
     try:
-        from fixer.diagnose import diagnose
+        from fixer.diagnosis import diagnose
     except ImportError:  # pragma: no cover - diagnose is another area
         diagnose = None
     for img in IMAGES:
@@ -84,7 +84,7 @@ def test_bundled_environments_are_current_and_plan_as_described(real_recipes):
 
 def test_the_bundled_files_are_doctor_json():
     for name in bundled_environments():
-        from fixer.plan import environments_dir
+        from fixer.planner import environments_dir
         import os
 
         data = json.load(open(os.path.join(environments_dir(), name + ".json")))

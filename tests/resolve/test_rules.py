@@ -7,7 +7,7 @@ import pytest
 
 from fixer import model as m
 from fixer.errors import Unsatisfiable, UsageError
-from fixer.resolve import resolve
+from fixer.resolver import resolve
 
 from .conftest import (APT_DIR, PIP_DIR, cudnn, load, make_env, pip_copy, small_recipes, tf_build,
                        torch_build)

@@ -5,7 +5,7 @@ from typing import Dict, List, Sequence, Tuple
 
 import pytest
 
-from fixer.resolve import BaseReporter, NoSolution, Requirement, Solver
+from fixer.resolver import BaseReporter, NoSolution, Requirement, Solver
 
 # index: name -> [(version, cost, {dep_name: allowed_versions})], best first
 Index = Dict[str, List[Tuple[int, int, Dict[str, Tuple[int, ...]]]]]

@@ -2,7 +2,7 @@
 generated inputs (Hypothesis): what the in-process loader fix did (fixer._preload.ProcessFix), what
 the process maps, and whether a step changed the machine.
 
-Invariants (fixer.api.ApplyResult, fixer.apply.kernel.process_verdict):
+Invariants (fixer.api.ApplyResult, fixer.applier.kernel.process_verdict):
 - "fixed in this kernel" only when every library the fix loaded or found is mapped and no other copy
   of an intended soname is (no conflict, no failure, no stray);
 - `nothing_to_do` is true only when no step changed the machine, the in-process fix loaded nothing and
@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 import fixer
 from fixer._preload import ProcessFix, soname_key, stray_copies
 from fixer.api import ApplyResult
-from fixer.apply.kernel import FIXED_FOR_NEW, FIXED_IN_KERNEL, process_verdict
-from fixer.apply.results import ApplyResult as Applied
+from fixer.applier.kernel import FIXED_FOR_NEW, FIXED_IN_KERNEL, process_verdict
+from fixer.applier.results import ApplyResult as Applied
 from fixer.model import Plan, Step
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -142,7 +142,7 @@ def test_the_cli_verdict_follows_the_same_rule(changed, kernel_loaded, wanted):
     """apply as a child (the CLI): no process verdict; a machine left unchanged is nothing to do and
     carries no "fixed for new processes"."""
     from fixer.api import restart_decision
-    from fixer.apply.colab import KernelInfo
+    from fixer.applier.colab import KernelInfo
 
     kernel = KernelInfo(pid=1234, cmdline="ipykernel_launcher", loaded=("/x/libcudnn.so.9",) if kernel_loaded else ())
     r = ApplyResult(outcome="applied", plan=PLAN, applied=Applied(changed=changed),

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from fixer.verify import CHILD, classify, parse_records
+from fixer.verification import CHILD, classify, parse_records
 
 PYTHONS = [p for p in os.environ.get("FIXER_VERIFY_TEST_PYTHONS", "").split(":") if p]
 

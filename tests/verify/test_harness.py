@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from fixer.verify import CHILD, classify, parse_records, run_check, passed
+from fixer.verification import CHILD, classify, parse_records, run_check, passed
 from tests.verify.conftest import record
 
 PY = sys.executable
@@ -207,7 +207,7 @@ time.sleep(60)
 
 
 def test_phases_split_the_childs_wall_time():
-    from fixer.verify import phases
+    from fixer.verification import phases
 
     by = {"start": [{"event": "start", "t": 0.0, "wall": 1000.25}],
           "imported": [{"event": "imported", "t": 2.6, "seconds": 2.55}],

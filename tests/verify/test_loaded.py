@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from fixer import _verify_child as child
-from fixer.verify import run_check
+from fixer.verification import run_check
 from tests.helpers.stublibs import build_cudnn_copy, cc
 
 pytestmark = pytest.mark.skipif(cc() is None, reason="no C compiler to build stub libraries")

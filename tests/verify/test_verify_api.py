@@ -11,7 +11,7 @@ import pytest
 
 from fixer.cli import main
 from fixer.errors import UsageError
-from fixer.verify import installed_frameworks, verify
+from fixer.verification import installed_frameworks, verify
 
 CRASHING_TORCH = "import os\nos.abort()\n"
 CPU_TORCH = """

@@ -120,7 +120,7 @@ def markers():
 
 def collect(environ=None) -> dict:
     """Everything the probe reports, as a dict. `environ` (default os.environ) is where uv and
-    conda are looked for. fixer.detect calls this in-process when the target is the running
+    conda are looked for. fixer.detection calls this in-process when the target is the running
     interpreter; `main` prints it as JSON when run inside another one."""
     if environ is None:
         environ = os.environ

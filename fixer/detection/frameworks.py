@@ -281,7 +281,7 @@ def detect_frameworks(python: Optional[PythonEnv], R: Callable[[str], str]) -> T
 
 
 def with_targets(fw: FrameworkBuild, R: Callable[[str], str]) -> FrameworkBuild:
-    """A CUDA build with the SASS/PTX targets read from its own libraries (fixer.detect.fatbin):
+    """A CUDA build with the SASS/PTX targets read from its own libraries (fixer.detection.fatbin):
     they replace what build_info or the recipes say, which may be missing or stale."""
     if not fw.is_cuda_build:
         return fw

@@ -26,7 +26,7 @@ from .model import (
 )
 from ._versions import major_minor, same_version, version_key
 if TYPE_CHECKING:
-    from .lock import Lock
+    from .lockfile import Lock
 from .rules import (
     built_cudnn,
     copy_at,
@@ -559,7 +559,7 @@ class _Diagnosis:
         for v in self.env.runtime_views:
             if not v.error:
                 continue
-            from .explain import explain
+            from .explainer import explain
 
             try:
                 known = [f for f in explain(v.error) if f.severity in ("error", "warning") and f.id in FINDING_IDS]
@@ -677,7 +677,7 @@ def lock_drift(lock: "Lock", env: Environment, lock_path: str) -> Tuple[Finding,
     """Findings for what differs between the machine and a lock file (`doctor --lock FILE`):
     the ways the machine cannot run the locked stack, then each package, removal and apt pin
     that is not as locked."""
-    from .lock import incompatibilities
+    from .lockfile import incompatibilities
 
     findings: List[Finding] = []
     for fid, reason in incompatibilities(lock, env):

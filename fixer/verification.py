@@ -465,7 +465,7 @@ def _reported(v: Any) -> Optional[str]:
 def _explained(text: str, have: Set[str], framework: str) -> List[Finding]:
     """Findings the explain rules draw from the child's error texts; only confident ones,
     never log noise, and only ids not already proven by the structural checks."""
-    from .explain import explain
+    from .explainer import explain
 
     out = []
     for f in explain(text):

@@ -10,7 +10,7 @@ from typing import Optional
 from ..model import Step
 from .runner import CommandResult
 
-log = logging.getLogger("fixer.apply")
+log = logging.getLogger("fixer.applier")
 
 
 class Reporter:
@@ -33,7 +33,7 @@ class Reporter:
 
 
 class LoggingReporter(Reporter):
-    """Writes progress to the `fixer.apply` logger."""
+    """Writes progress to the `fixer.applier` logger."""
 
     def phase(self, text: str) -> None:
         log.info("%s", text)

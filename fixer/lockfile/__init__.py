@@ -5,10 +5,10 @@
     lock = read_lock("stack.lock.toml")                         # format: UsageError naming file and key
     problems = incompatibilities(lock, env)                     # why this machine cannot use it
     plan = plan_from_lock(lock, python=..., options=...)        # what `apply --lock` runs
-    findings = check_drift("stack.lock.toml", env)              # `doctor --lock` (fixer.diagnose.lock_drift)
+    findings = check_drift("stack.lock.toml", env)              # `doctor --lock` (fixer.diagnosis.lock_drift)
 
 The file format lives in format.py, the dependency closure and hashes in closure.py, and the
-drift findings in fixer.diagnose (lock_drift), with the other findings.
+drift findings in fixer.diagnosis (lock_drift), with the other findings.
 """
 from __future__ import annotations
 
@@ -79,12 +79,12 @@ def plan_from_lock(lock: Lock, *, python: str, options: PlanOptions, installer: 
     """The steps that make `python` match the lock; none when it already does (apply twice =
     nothing to do). `installed`: name -> version now (default: read from the target)."""
     from .._paths import state_dir
-    from ..apply import envfix
-    from ..apply.sources import find_uv
+    from ..applier import envfix
+    from ..applier.sources import find_uv
     from ..envfix import env_fix_steps
 
     if installed is None:
-        from ..apply.snapshot import read_target
+        from ..applier.snapshot import read_target
 
         installed = read_target(python).versions()
     steps: List[Step] = []
@@ -132,6 +132,6 @@ def plan_from_lock(lock: Lock, *, python: str, options: PlanOptions, installer: 
 
 def check_drift(lock_path: str, env: Environment) -> Tuple[Finding, ...]:
     """What differs between the machine and the lock file (`doctor --lock FILE`)."""
-    from ..diagnose import lock_drift
+    from ..diagnosis import lock_drift
 
     return lock_drift(read_lock(lock_path), env, lock_path)

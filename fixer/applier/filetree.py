@@ -19,7 +19,7 @@ is the distribution's files themselves:
 
 Modification times are restored too: a `.pyc` records its source's mtime, and Python would
 rewrite one whose source looks newer. The functions only read and write files; they never run
-an installer. fixer.apply.transaction calls them; other tests (generated damage) can too.
+an installer. fixer.applier.transaction calls them; other tests (generated damage) can too.
 """
 from __future__ import annotations
 

@@ -129,7 +129,7 @@ def _table(d: Mapping[str, Any]) -> List[str]:
 
 
 def dumps(lock: Lock) -> str:
-    lines = ["# colab-cudnn-fix lock file (schema: `version`; see fixer/lock/format.py).",
+    lines = ["# colab-cudnn-fix lock file (schema: `version`; see fixer/lockfile/format.py).",
              "# Reproduce with: colab-cudnn-fix apply --lock THIS_FILE", ""]
     top = {"version": lock.version, "created": lock.created, "tool": lock.tool, "cudnn": lock.cudnn,
            "cudnn_from": lock.cudnn_from, "indexes": list(lock.indexes)}
@@ -151,7 +151,7 @@ def dumps(lock: Lock) -> str:
 
 def write_lock(lock: Lock, path: str) -> Path:
     """Write atomically (temporary file + fsync + rename)."""
-    from ..apply.journal import atomic_write
+    from ..applier.journal import atomic_write
 
     target = Path(path)
     try:

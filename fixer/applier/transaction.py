@@ -2,7 +2,7 @@
 
     locks     the target interpreter's lock (keyed by its real path), then the state directory's.
     prepare   snapshot the target; record every file of the distributions the plan can touch
-              (fixer.apply.filetree: path, sha256, mode, mtime, symlinks, directory listings) and
+              (fixer.applier.filetree: path, sha256, mode, mtime, symlinks, directory listings) and
               back their bytes up compressed; back up every file it will write; note apt versions.
               All of it fsynced before anything changes. Free space is checked first; a journal
               that cannot be written stops the apply here, with nothing changed.
@@ -315,7 +315,7 @@ def _prepare(journal: Journal, plan: Plan, python: str, options: PlanOptions, re
         dist = before.get(name)
         assert dist is not None
         manifests[name] = filetree.record(dist.dist_info, name=name, version=dist.version, hashes=False)
-    # the exact wheels the plan's index still serves (fixer.apply.indexcopy): their files need no local copy
+    # the exact wheels the plan's index still serves (fixer.applier.indexcopy): their files need no local copy
     sources = journal.data.get("sources", {})
     urls = [] if sources.get("no_index") else list(sources.get("index_urls", [])) + list(sources.get("extra_index_urls", []))
     copies: Dict[str, Dict[str, Any]] = {}

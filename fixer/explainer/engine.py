@@ -3,7 +3,7 @@
 Every rule gives a base confidence; context raises or lowers it (`requires`, `excludes`,
 `supports`, machine facts); captured versions are judged by fixer.rules (a pair that is
 compatible is said to be benign, not a cause); loader errors are read structurally
-(fixer.explain.loader); ambiguous texts come with ranked alternatives, each with the check that
+(fixer.explainer.loader); ambiguous texts come with ranked alternatives, each with the check that
 decides; with an Environment, diagnose's findings re-rank them. A harmless line never outranks a
 real cause, and when several errors appear the last one (errors come last in logs) wins a tie.
 """
@@ -377,7 +377,7 @@ def _with_environment(hits: List[Hit], env: Environment) -> List[Hit]:
 
 
 def _diagnose(env: Environment, recipes: Optional[Recipes]) -> Tuple[List[Finding], Optional[str]]:
-    from ..diagnose import diagnose
+    from ..diagnosis import diagnose
     try:
         if recipes is None:
             from ..recipes import load

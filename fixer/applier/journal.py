@@ -7,7 +7,7 @@ Layout in the state directory (fixer._paths.state_dir):
     journal/<id>/journal.json       the mutable state (schema below), checksummed
     journal/<id>/before.json        the target's distributions before the apply (written once), checksummed
     journal/<id>/manifests/<n>.json every file of a touched distribution: path, sha256, mode, mtime,
-                                    symlink target, and the listing of its directories (fixer.apply.filetree)
+                                    symlink target, and the listing of its directories (fixer.applier.filetree)
     journal/<id>/backups/<n>.zip    the bytes of those files, compressed (pruned after the next success)
     journal/<id>/files/<n>          backups of other files before they are overwritten (env files)
     journal/<id>/apply.log          every command and its whole output

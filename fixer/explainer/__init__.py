@@ -1,12 +1,12 @@
 """explain: turn an error text that a user pastes into ranked causes (findings), with how sure.
 
-The catalogue (recipes/errors.toml, fixer.explain.catalogue) is built from the code that prints
+The catalogue (recipes/errors.toml, fixer.explainer.catalogue) is built from the code that prints
 each message: torch, TensorFlow/XLA, JAX, PaddlePaddle, ONNX Runtime and CTranslate2 checks,
 cuDNN status names, CUDA runtime/driver error names and glibc's loader wording; every rule cites
-its source. Loader errors are read structurally (fixer.explain.loader): the library's family
+its source. Loader errors are read structurally (fixer.explainer.loader): the library's family
 decides the finding, with no rule per library name. Ambiguous messages come with ranked
 alternatives, each with the check that decides; with a detected Environment the machine decides.
-Benign lines are said to be benign. Long logs are read head and tail (fixer.explain.logtext).
+Benign lines are said to be benign. Long logs are read head and tail (fixer.explainer.logtext).
 """
 from __future__ import annotations
 
