@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import site
 import subprocess
 import sys
 import textwrap
@@ -27,6 +26,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.kernels import run_cell, see_this_environment, validate_apply
 from tests.helpers.pyindex import PackageIndex, cuda_runtime_wheel, cudnn_wheel, torch_wheel
 from tests.helpers.stublibs import build_cudnn_copy, cc
 
@@ -72,78 +72,45 @@ def world(tmp_path_factory):
                         "nvidia-cuda-runtime==13.0.96", f"nvidia-cudnn-cu13=={CUDNN}"],
                        check=True, capture_output=True, timeout=300, env=env)
     (sp,) = list((venv / "lib").glob("python3*/site-packages"))
-    parents = [p for p in site.getsitepackages() if os.path.isdir(p)]
-    (sp / "_ccf_parent.pth").write_text("import site; " + "; ".join(f"site.addsitedir({p!r})" for p in parents) + "\n")
+    see_this_environment(sp)
     apt = build_cudnn_copy(d / "apt" / "lib", "9.14.0", versioned_files=True)
     return {"python": venv / "bin" / "python", "pip_cudnn": sp / "nvidia" / "cudnn" / "lib", "apt": apt, "tmp": d}
 
 
-def _kernel(world, tmp: Path, monkeypatch):
-    spec = tmp / "jupyter" / "kernels" / "ccf"
+@pytest.fixture
+def kernel(world, tmp_path, monkeypatch):
+    """A kernel on the venv's interpreter, started with the wrong copy first on LD_LIBRARY_PATH;
+    yields (manager, client, --root sandbox)."""
+    spec = tmp_path / "jupyter" / "kernels" / "ccf"
     spec.mkdir(parents=True)
-    (tmp / "home").mkdir()
+    (tmp_path / "home").mkdir()
+    (tmp_path / "root").mkdir()
     (spec / "kernel.json").write_text(json.dumps({
         "argv": [str(world["python"]), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "ccf", "language": "python",
-        "env": {"LD_LIBRARY_PATH": str(world["apt"]), "HOME": str(tmp / "home"), **OVERRIDES}}))
-    monkeypatch.setenv("JUPYTER_PATH", str(tmp / "jupyter"))
+        "env": {"LD_LIBRARY_PATH": str(world["apt"]), "HOME": str(tmp_path / "home"), **OVERRIDES}}))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
     km = jupyter_client.KernelManager(kernel_name="ccf")
-    km.start_kernel(cwd=str(tmp))
+    km.start_kernel(cwd=str(tmp_path))
     kc = km.client()
     kc.start_channels()
-    kc.wait_for_ready(timeout=60)
-    return km, kc
-
-
-def _run(client, code: str, timeout: float = 120) -> str:
-    """Execute `code` in the kernel; return its stdout; fail on an error."""
-    msg_id = client.execute(code)
-    out = []
-    deadline = time.monotonic() + timeout
-    while True:
-        msg = client.get_iopub_msg(timeout=max(1.0, deadline - time.monotonic()))
-        if msg["parent_header"].get("msg_id") != msg_id:
-            continue
-        kind, content = msg["msg_type"], msg["content"]
-        if kind == "stream" and content["name"] == "stdout":
-            out.append(content["text"])
-        elif kind == "error":
-            raise AssertionError("kernel error: " + "\n".join(content["traceback"]))
-        elif kind == "status" and content["execution_state"] == "idle":
-            return "".join(out)
+    try:
+        kc.wait_for_ready(timeout=60)
+        yield km, kc, tmp_path / "root"
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
 
 
 def _probe(out: str) -> dict:
     return json.loads(out.split("PROBE ", 1)[1].splitlines()[0])
 
 
-def _valid(payload: dict) -> None:
-    from referencing import Registry, Resource
-
-    import fixer
-
-    schemas = Path(fixer.__file__).parent / "schemas"
-    docs = [json.loads(p.read_text()) for p in schemas.glob("*.json")]
-    registry = Registry().with_resources((d["$id"], Resource.from_contents(d)) for d in docs)
-    schema = json.loads((schemas / "apply.json").read_text())
-    jsonschema.validators.validator_for(schema)(schema, registry=registry).validate(payload)
-
-
-def test_apply_in_a_kernel_that_loaded_nothing_fixes_the_kernel_itself(world, tmp_path, monkeypatch):
-    sandbox = tmp_path / "root"
-    sandbox.mkdir()
-    km, kc = _kernel(world, tmp_path, monkeypatch)
-    try:
-        out = _run(kc, textwrap.dedent(f"""
-            import fixer
-            r = fixer.apply(root={str(sandbox)!r})
-        """) + PROBE)
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
-    res = _probe(out)
+def test_apply_in_a_kernel_that_loaded_nothing_fixes_the_kernel_itself(world, kernel):
+    _km, kc, sandbox = kernel
+    res = _probe(run_cell(kc, f"import fixer\nr = fixer.apply(root={str(sandbox)!r})\n" + PROBE))
     payload = res["payload"]
-    _valid(payload)
+    validate_apply(payload)
     assert payload["outcome"] == "applied" and payload["exit_code"] == 0, payload
     assert any(f["kind"] == "ld-library-path-drop" and f["value"] == str(world["apt"])
                for f in payload["plan"]["stack"]["env_fixes"])
@@ -160,39 +127,33 @@ def test_apply_in_a_kernel_that_loaded_nothing_fixes_the_kernel_itself(world, tm
     assert str(world["apt"]) not in (res["ld"] or "")
 
 
-def test_apply_in_a_kernel_that_mapped_the_wrong_copy_says_restart_and_restart_does_it(world, tmp_path, monkeypatch):
-    sandbox = tmp_path / "root"
-    sandbox.mkdir()
-    km, kc = _kernel(world, tmp_path, monkeypatch)
-    try:
-        out = _run(kc, textwrap.dedent(f"""
-            import ctypes
-            ctypes.CDLL("libcudnn_ops.so.9")        # as a framework import would: the apt 9.14 copy, first on the path
-            import fixer
-            r = fixer.apply(root={str(sandbox)!r})
-        """) + PROBE)
-        res = _probe(out)
-        payload = res["payload"]
-        _valid(payload)
-        assert payload["outcome"] == "applied" and payload["nothing_to_do"] is False
-        info = payload["restart"]
-        assert res["verdict"] == info["verdict"] == "fixed for new processes"
-        assert info["needed"] is True and info["do"] is False and info["this_process"] is True
-        assert info["todo"].startswith("restart the runtime") and "restart=True" in info["todo"]
-        assert any(c[0].endswith("libcudnn_ops.so.9") and "/apt/lib/" in c[1] for c in info["process"]["conflicts"])
-        assert res["ops_version"] == 91400            # honest: this kernel still has the 9.14 sub-library
-        # again: the machine needs nothing now, this kernel still maps the wrong copy
-        out = _run(kc, f"import fixer\nr = fixer.apply(root={str(sandbox)!r})\n" + PROBE)
-        again = _probe(out)["payload"]
-        _valid(again)
-        assert again["outcome"] == "restart-needed" and again["nothing_to_do"] is False and again["exit_code"] == 1
-        assert again["restart"]["verdict"] == "fixed for new processes" and again["restart"]["process"]["stray"]
-        # restart=True ends the kernel (its manager starts a fresh one, as Colab's does)
-        kc.execute(f"import fixer\nfixer.apply(root={str(sandbox)!r}, restart=True)\n")
-        deadline = time.monotonic() + 60
-        while km.is_alive() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert not km.is_alive(), "restart=True did not end the kernel"
-    finally:
-        kc.stop_channels()
-        km.shutdown_kernel(now=True)
+def test_apply_in_a_kernel_that_mapped_the_wrong_copy_says_restart_and_restart_does_it(kernel):
+    km, kc, sandbox = kernel
+    out = run_cell(kc, textwrap.dedent(f"""
+        import ctypes
+        ctypes.CDLL("libcudnn_ops.so.9")        # as a framework import would: the apt 9.14 copy, first on the path
+        import fixer
+        r = fixer.apply(root={str(sandbox)!r})
+    """) + PROBE)
+    res = _probe(out)
+    payload = res["payload"]
+    validate_apply(payload)
+    assert payload["outcome"] == "applied" and payload["nothing_to_do"] is False
+    info = payload["restart"]
+    assert res["verdict"] == info["verdict"] == "fixed for new processes"
+    assert info["needed"] is True and info["do"] is False and info["this_process"] is True
+    assert info["todo"].startswith("restart the runtime") and "restart=True" in info["todo"]
+    assert any(c[0].endswith("libcudnn_ops.so.9") and "/apt/lib/" in c[1] for c in info["process"]["conflicts"])
+    assert res["ops_version"] == 91400            # honest: this kernel still has the 9.14 sub-library
+    # again: the machine needs nothing now, this kernel still maps the wrong copy
+    out = run_cell(kc, f"import fixer\nr = fixer.apply(root={str(sandbox)!r})\n" + PROBE)
+    again = _probe(out)["payload"]
+    validate_apply(again)
+    assert again["outcome"] == "restart-needed" and again["nothing_to_do"] is False and again["exit_code"] == 1
+    assert again["restart"]["verdict"] == "fixed for new processes" and again["restart"]["process"]["stray"]
+    # restart=True ends the kernel (its manager starts a fresh one, as Colab's does)
+    kc.execute(f"import fixer\nfixer.apply(root={str(sandbox)!r}, restart=True)\n")
+    deadline = time.monotonic() + 60
+    while km.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not km.is_alive(), "restart=True did not end the kernel"

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import site
 import subprocess
 import sys
 import textwrap
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.kernels import run_cell, see_this_environment
 from tests.helpers.stublibs import build_cudnn_copy, cc
 
 jupyter_client = pytest.importorskip("jupyter_client")
@@ -65,8 +65,7 @@ def _kernel_venv(tmp: Path) -> Path:
     venv = tmp / "kvenv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     (sp,) = list((venv / "lib").glob("python3*/site-packages"))
-    parents = [p for p in site.getsitepackages() if os.path.isdir(p)]
-    (sp / "_ccf_parent.pth").write_text("import site; " + "; ".join(f"site.addsitedir({p!r})" for p in parents) + "\n")
+    see_this_environment(sp)
     return venv / "bin" / "python"
 
 
@@ -90,24 +89,6 @@ def _environment(tmp: Path, python: Path) -> Path:
     out = tmp / "colab-tf215.json"
     out.write_text(json.dumps(data))
     return out
-
-
-def _run(client, code: str, timeout: float = 180) -> str:
-    """Execute `code` in the kernel; return its stdout; fail on an error."""
-    msg_id = client.execute(code)
-    out, err = [], []
-    deadline = time.monotonic() + timeout
-    while True:
-        msg = client.get_iopub_msg(timeout=max(1.0, deadline - time.monotonic()))
-        if msg["parent_header"].get("msg_id") != msg_id:
-            continue
-        kind, content = msg["msg_type"], msg["content"]
-        if kind == "stream":
-            (out if content["name"] == "stdout" else err).append(content["text"])
-        elif kind == "error":
-            raise AssertionError("kernel error: " + "\n".join(content["traceback"]))
-        elif kind == "status" and content["execution_state"] == "idle":
-            return "".join(out)
 
 
 @pytest.mark.skipif(cc() is None, reason="no C compiler to build the stub cuDNN")
@@ -135,7 +116,7 @@ def test_condacolab_restart_and_resume_in_a_real_kernel(tmp_path, monkeypatch):
         kc = km.client()
         kc.start_channels()
         kc.wait_for_ready(timeout=60)
-        out = _run(kc, textwrap.dedent(f"""
+        out = run_cell(kc, textwrap.dedent(f"""
             import fixer
             r = fixer.apply(environment={str(env_file)!r}, root={str(sandbox)!r}, cudnn_from="conda",
                             condacolab_installer={installer.as_uri()!r})
@@ -162,7 +143,7 @@ def test_condacolab_restart_and_resume_in_a_real_kernel(tmp_path, monkeypatch):
         kc = km.client()
         kc.start_channels()
         kc.wait_for_ready(timeout=60)
-        out = _run(kc, textwrap.dedent(f"""
+        out = run_cell(kc, textwrap.dedent(f"""
             import json, os
             import fixer
             r = fixer.apply(root={str(sandbox)!r})          # picks the waiting journal up

@@ -13,42 +13,27 @@ Invariants (fixer.api.ApplyResult, fixer.applier.kernel.process_verdict):
 """
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import fixer
 from fixer._preload import ProcessFix, soname_key, stray_copies
 from fixer.api import ApplyResult
 from fixer.applier.kernel import FIXED_FOR_NEW, FIXED_IN_KERNEL, process_verdict
 from fixer.applier.results import ApplyResult as Applied
 from fixer.model import Plan, Step
+from tests.helpers.kernels import validate_apply
 
 jsonschema = pytest.importorskip("jsonschema")
 referencing = pytest.importorskip("referencing")
 
-SCHEMAS = Path(fixer.__file__).parent / "schemas"
 GOOD, BAD = "/nonexistent/pip/nvidia/cudnn/lib", "/nonexistent/usr/lib/x86_64-linux-gnu"
 NAMES = ("libcudnn.so.9", "libcudnn_ops.so.9", "libcudnn_cnn.so.9", "libcudnn_graph.so.9", "libcudnn_ops.so.8")
 #: a pid that is not this process: the verdict is judged on the generated maps only (recheck reads
 #: the real maps of the process it was made in; the real-kernel test covers that)
 OTHER_PID = os.getpid() + 100000
-
-
-def _validator():
-    from referencing import Registry, Resource
-
-    docs = [json.loads(p.read_text()) for p in SCHEMAS.glob("*.json")]
-    registry = Registry().with_resources((d["$id"], Resource.from_contents(d)) for d in docs)
-    schema = json.loads((SCHEMAS / "apply.json").read_text())
-    return jsonschema.validators.validator_for(schema)(schema, registry=registry)
-
-
-VALIDATOR = _validator()
 
 
 def _mapped_file(directory: str, name: str, deleted: bool) -> str:
@@ -118,7 +103,7 @@ def test_nothing_to_do_never_stands_next_to_a_verdict(state, kernel, changed, wa
                     applied=Applied(changed=changed) if outcome == "applied" else None, process=v,
                     restart_wanted=wanted)
     body = r.to_dict()
-    VALIDATOR.validate(body)
+    validate_apply(body)
     acted = bool(fix.loaded or fix.environ)
     assert body["nothing_to_do"] == (not changed and not acted and not v.restart_needed)
     if body["nothing_to_do"]:
@@ -148,7 +133,7 @@ def test_the_cli_verdict_follows_the_same_rule(changed, kernel_loaded, wanted):
     r = ApplyResult(outcome="applied", plan=PLAN, applied=Applied(changed=changed),
                     restart=restart_decision(kernel, PLAN, wanted))
     body = r.to_dict()
-    VALIDATOR.validate(body)
+    validate_apply(body)
     assert body["nothing_to_do"] == (not changed)
     assert (body["restart"] is None) == (not changed)
     if changed:
