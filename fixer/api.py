@@ -167,13 +167,18 @@ class ApplyResult(CommandResult):
     checks: Tuple[CheckResult, ...] = ()
     findings_after: Tuple[Finding, ...] = ()
     verified_by: str = ""
-    restart: Dict[str, Any] = dataclasses.field(default_factory=dict)
     no_gpu: Optional["NoGpu"] = None
     exit_code: int = 0
     command: str = "apply"
     process: Optional["KernelVerdict"] = None
     restart_wanted: bool = False
+    _restart: Dict[str, Any] = dataclasses.field(default_factory=dict)   # apply as a child: restart_decision
     _kernel: Any = None
+
+    @property
+    def restart(self) -> Dict[str, Any]:
+        """The `restart` object of the JSON ({} when there is no verdict): restart_info()."""
+        return self.restart_info() or {}
 
     @property
     def nothing_to_do(self) -> bool:
@@ -202,7 +207,7 @@ class ApplyResult(CommandResult):
             from .applier.kernel import recheck
 
             return process_restart(recheck(self.process), self.restart_wanted)
-        return self.restart or None
+        return self._restart or None
 
     def _payload(self) -> Dict[str, Any]:
         return dict(self._body(), exit_code=self.exit_code)
@@ -585,7 +590,7 @@ def _apply(*, dry_run: bool, python: Optional[str], lock: Optional[str], find_li
                 run_condacolab(str(under_root(CONDACOLAB_PREFIX, options.root)), root=options.root,
                                installer_url=condacolab_installer)
         return ApplyResult(outcome="applied", plan=the_plan, findings=findings, machine=machine, applied=applied,
-                           restart=waiting_for_condacolab(applied.resume or "", this_process))
+                           _restart=waiting_for_condacolab(applied.resume or "", this_process))
     checks: Tuple[CheckResult, ...] = ()
     findings_after: Tuple[Finding, ...] = ()
     verified_by = ""
@@ -606,7 +611,7 @@ def _apply(*, dry_run: bool, python: Optional[str], lock: Optional[str], find_li
     kernel = find_kernel()
     return ApplyResult(outcome="applied", plan=the_plan, findings=findings, machine=machine, applied=applied,
                        checks=checks, findings_after=findings_after, verified_by=verified_by,
-                       restart=restart_decision(kernel, the_plan, options.restart), exit_code=1 if unhealthy else 0,
+                       _restart=restart_decision(kernel, the_plan, options.restart), exit_code=1 if unhealthy else 0,
                        _kernel=kernel)
 
 
@@ -668,7 +673,7 @@ def resume_apply(*, root: Optional[str], python: Optional[str], no_verify: bool,
                            exit_code=1 if unhealthy else 0, _kernel=_this_kernel(v))
     return ApplyResult(outcome="applied", plan=the_plan, applied=applied, checks=checks,
                        findings_after=findings_after, verified_by=verified_by,
-                       restart=restart_decision(find_kernel(), the_plan, False), exit_code=1 if unhealthy else 0)
+                       _restart=restart_decision(find_kernel(), the_plan, False), exit_code=1 if unhealthy else 0)
 
 
 def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str], options: PlanOptions,

@@ -131,7 +131,7 @@ def test_the_cli_verdict_follows_the_same_rule(changed, kernel_loaded, wanted):
 
     kernel = KernelInfo(pid=1234, cmdline="ipykernel_launcher", loaded=("/x/libcudnn.so.9",) if kernel_loaded else ())
     r = ApplyResult(outcome="applied", plan=PLAN, applied=Applied(changed=changed),
-                    restart=restart_decision(kernel, PLAN, wanted))
+                    _restart=restart_decision(kernel, PLAN, wanted))
     body = r.to_dict()
     validate_apply(body)
     assert body["nothing_to_do"] == (not changed)
