@@ -6,8 +6,8 @@
 
 Writes
 - fixer/environments/NAME.json: the bundled examples (`plan --environment NAME`);
-- tests/resolve/replay/images.json: every distinct Colab image of colab_images.csv (test data,
-  not shipped); tests/resolve builds its doctor-JSON Environment with a T4, an L4 and an A100
+- tests/data/replay/images.json: every distinct Colab image of colab_images.csv (test data,
+  not shipped); tests/unit/resolve builds its doctor-JSON Environment with a T4, an L4 and an A100
   through `build_environment` (the same function as the bundled files).
 
 Each file is what `doctor --json` prints: {"schema": 1, "environment": {...}, "findings": []}.
@@ -58,7 +58,7 @@ from fixer import model as m  # noqa: E402
 
 DATA = REPO / "data"   # copied from the research data, with SOURCE files (data/README.md)
 BUNDLED_DIR = REPO / "fixer" / "environments"
-REPLAY_DIR = REPO / "tests" / "resolve" / "replay"
+REPLAY_DIR = REPO / "tests" / "data" / "replay"
 
 GPUS: Dict[str, m.Gpu] = {
     "t4": m.Gpu(0, "Tesla T4", "00000000:00:04.0", "0x1eb8", "7.5", 15360, source="override"),

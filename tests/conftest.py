@@ -14,12 +14,12 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, List, Tuple
+from typing import Any, Iterator, List, Tuple
 
 import pytest
 
-DATA = Path(__file__).parent / "data"
-REPO = Path(__file__).resolve().parent.parent
+from tests.helpers import guard
+from tests.helpers.paths import DATA, REPO
 
 #: Paths read beside the checkout since the last check: (event, path).
 _OUTSIDE: List[Tuple[str, str]] = []
@@ -69,6 +69,11 @@ def _stands_alone():
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # FIXER_TEST_GUARD=record:FILE: the unit tests' guard watches every test and records what
+    # it sees (which tests start processes or use the network: tests/helpers/guard.py)
+    if guard.recording():
+        guard.install()
+        config.pluginmanager.register(guard.RecordEverywhere(), "fixer-guard-record")
     # Caches the tool writes (parsed recipes, index metadata) go to a throw-away folder, never
     # to the real ~/.cache; child processes (CLI runs) inherit it.
     if not os.environ.get("COLAB_CUDNN_FIX_TEST_CACHE"):
@@ -96,3 +101,35 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
 @pytest.fixture
 def data_dir() -> Path:
     return DATA
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """The research data the recipes were generated from (the repo's data/, copied with its sources)."""
+    return REPO / "data"
+
+
+@pytest.fixture
+def fresh_recipe_cache() -> Iterator[None]:
+    """An empty recipe cache before and after the test."""
+    from fixer import recipes
+
+    recipes.clear_cache()
+    yield
+    recipes.clear_cache()
+
+
+@pytest.fixture(scope="session")
+def real_recipes() -> Any:
+    """The shipped recipes."""
+    from fixer.recipes import load
+
+    return load()
+
+
+@pytest.fixture(scope="session")
+def envmaker() -> Any:
+    """scripts/make_environments.py as a module (the bundled environments' builder)."""
+    from tests.helpers.envs import load_script
+
+    return load_script("make_environments")

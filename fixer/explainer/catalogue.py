@@ -31,6 +31,44 @@ TEMPLATE_SLOTS = frozenset({
 })
 
 
+#: A citation names where the text comes from, down to the line or the release:
+#:   "owner/repo path:LINES@REF (...)"  a source file at a tag or commit, LINES "97", "60-67" or "60-67,76"
+#:   "pypi:NAME path:LINES@VERSION (...)" a file shipped in a released wheel (headers, Python sources)
+#:   "WHAT @release:RELEASE (...)"      a released binary's strings, or a page of a named release
+CITE_SOURCE = re.compile(r"^(?P<source>[\w.\-]+/[\w.\-]+|pypi:[\w.\-]+) (?P<path>[^\s:@]+):"
+                         r"(?P<lines>\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*)@(?P<ref>[\w.+\-]+)(?=\s|$)")
+CITE_RELEASE = re.compile(r"^(?P<source>\S.*?) @release:(?P<ref>[\w.+\-]+)(?=\s|$)")
+
+
+@dataclasses.dataclass(frozen=True)
+class Cite:
+    """One parsed citation."""
+
+    source: str                     # "pytorch/pytorch", "pypi:torch", "pypi:nvidia-cudnn-cu13 libcudnn_graph.so.9"
+    path: Optional[str]             # "torch/backends/cudnn/__init__.py" (None for a release-wide cite)
+    lines: Optional[str]            # "60-67" (None for a release-wide cite)
+    ref: str                        # tag, commit or release
+    text: str                       # the whole citation
+
+    def short(self) -> str:
+        """file:line@tag, or what@release."""
+        if self.path is not None:
+            return f"{self.source} {self.path}:{self.lines}@{self.ref}"
+        return f"{self.source} @release:{self.ref}"
+
+
+def parse_cite(text: str) -> Optional[Cite]:
+    """The citation's source, file, lines and ref; None when it names neither a line nor a release."""
+    m = CITE_SOURCE.match(text)
+    if m:
+        return Cite(source=m.group("source"), path=m.group("path"), lines=m.group("lines"), ref=m.group("ref"),
+                    text=text)
+    m = CITE_RELEASE.match(text)
+    if m:
+        return Cite(source=m.group("source"), path=None, lines=None, ref=m.group("ref"), text=text)
+    return None
+
+
 @dataclasses.dataclass(frozen=True)
 class Family:
     """One library family: which file stems, printed names and symbols are its own."""
@@ -252,6 +290,17 @@ def _keys(r: Any, allowed: Iterable[str], required: Iterable[str], kind: str, i:
             raise ctx.bad(kind, i, f"missing key {k!r}")
 
 
+def _cites(r: Dict[str, Any], kind: str, i: int, ctx: _Ctx) -> Tuple[str, ...]:
+    """`cites`: non-empty, and each one names its file and line at a tag/commit, or its release."""
+    out = _strs(r, "cites", kind, i, ctx, allow_empty=False)
+    for c in out:
+        if parse_cite(c) is None:
+            raise ctx.bad(kind, i, f"cite {c[:60]!r} names no line and no release: write "
+                          "'owner/repo path:LINE@TAG (...)', 'pypi:NAME path:LINE@VERSION (...)' or "
+                          "'WHAT @release:RELEASE (...)'", "cites")
+    return out
+
+
 def _finding_id(v: Any, k: str, kind: str, i: int, ctx: _Ctx) -> str:
     if v not in FINDING_IDS:
         raise ctx.bad(kind, i, f"{k} {v!r} is not a finding id{_did_you_mean(str(v), FINDING_IDS)}", k)
@@ -282,7 +331,7 @@ def _family(r: Any, i: int, ctx: _Ctx) -> Family:
     return Family(name=str(r["name"]), role=str(r["role"]), stems=_strs(r, "stems", "family", i, ctx, False),
                   names=_strs(r, "names", "family", i, ctx), symbols=_regexes(r, "symbols", "family", i, ctx),
                   missing=ids["missing"], mismatch=ids["mismatch"], damaged=ids["damaged"],
-                  cites=_strs(r, "cites", "family", i, ctx, False))
+                  cites=_cites(r, "family", i, ctx))
 
 
 def _loader(r: Any, i: int, ctx: _Ctx) -> LoaderRule:
@@ -295,7 +344,7 @@ def _loader(r: Any, i: int, ctx: _Ctx) -> LoaderRule:
             raise ctx.bad("loader", i, f"pattern {p.pattern[:40]!r} captures no library (group lib, libs or needer)",
                           "patterns")
     return LoaderRule(kind=str(r["kind"]), patterns=pats, templates=_templates(r, "loader", i, ctx),
-                      cites=_strs(r, "cites", "loader", i, ctx, False),
+                      cites=_cites(r, "loader", i, ctx),
                       where=f"{os.path.basename(ctx.path)}:{ctx.lines.record('loader', i) or '?'}")
 
 
@@ -317,7 +366,7 @@ def _rule(r: Any, i: int, ctx: _Ctx) -> Rule:
     severity = r.get("severity", "error")
     if severity not in ("error", "warning", "info"):
         raise ctx.bad(kind, i, f"'severity' {severity!r} must be error, warning or info", "severity")
-    cites = _strs(r, "cites", kind, i, ctx, allow_empty=False)
+    cites = _cites(r, kind, i, ctx)
     sources = _strs(r, "sources", kind, i, ctx)
     for s in sources:
         if not s.startswith(("https://", "http://")):

@@ -15,10 +15,7 @@
 set -u
 o=${OUT:-/tmp/out}; mkdir -p "$o"; log=$o/explain_real.txt
 exec > >(tee "$log") 2>&1
-py=${PY:-$(command -v python3)}
-apt=/usr/lib/x86_64-linux-gnu
-pipdir=$($py -c 'import os, nvidia.cudnn as m; print(os.path.join(os.path.dirname(m.__file__), "lib"))' 2>/dev/null \
-         || $py -c 'import os, nvidia; print(os.path.join(list(nvidia.__path__)[0], "cudnn", "lib"))')
+. "$(dirname "$0")/_cudnn_copies.sh"
 echo "python: $py   pip cuDNN: $pipdir   apt cuDNN: $(ls $apt/libcudnn.so.9* 2>/dev/null | head -1)"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 probe='import torch

@@ -15,7 +15,7 @@
 #   engines_precompiled+cnn missing  the same single reinstall step (the copy is incomplete)
 #   garbage libcudnn.so.9 first on LD_LIBRARY_PATH   nothing_to_do (torch's RPATH and JAX's preload win)
 #   no GPU visible                   exit 0 (nothing to do) or 3 (nothing detected); never a plan that installs
-#   bundled environments             the same plans as on any machine (tests/resolve/test_replay.py)
+#   bundled environments             the same plans as on any machine (tests/unit/resolve/test_replay.py)
 #   bench.json                       end_to_end medians < 0.3 s; solver growth_10x_over_1x about 10
 set -u
 o=${OUT:-/tmp/out}; mkdir -p "$o"

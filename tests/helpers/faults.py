@@ -1,4 +1,4 @@
-"""Faults at exact points of an apply, for tests/apply/test_faults.py.
+"""Faults at exact points of an apply, for tests/integration/apply/test_faults.py.
 
 Three kinds of fault point:
 
