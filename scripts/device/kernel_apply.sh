@@ -61,6 +61,7 @@ def probe(tag):
         out["jax_error"] = f"{type(e).__name__}: {str(e)[:200]}"
     maps = sorted({l.split(None, 5)[5].strip() for l in open("/proc/self/maps")
                    if len(l.split(None, 5)) == 6 and "libcudnn" in l})
+    out["cudnn_files_mapped"] = maps
     out["cudnn_dirs_mapped"] = sorted({os.path.dirname(os.path.realpath(p.replace(" (deleted)", ""))) for p in maps})
     apt = os.environ.get("KAPPLY_APT", "/usr/lib/x86_64-linux-gnu")
     out["cudnn_files_from_apt"] = [os.path.basename(p) for p in maps if os.path.realpath(p).startswith(apt + "/")]
