@@ -17,7 +17,7 @@ Where each rule comes from:
 
 The block between the RULES-FOR-CHILDREN markers is stdlib-only with builtin annotations: the
 scripts that run inside foreign interpreters (fixer/_verify_child.py, fixer/detection/_deep.py)
-carry a copy generated from it (scripts/sync_rules.py writes it, tests/test_rules_copies.py
+carry a copy generated from it (scripts/sync_rules.py writes it, tests/unit/test_rules.py
 checks it), because they cannot import this package.
 """
 from __future__ import annotations

@@ -11,7 +11,7 @@
 #   bash scripts/device/breakages_compare.sh                    # this tree only
 #   BEFORE=before bash scripts/device/breakages_compare.sh      # and another tree, then the diff
 # where `before` is an older tree next to this one, made on the coordinator's side with e.g.
-#   mkdir -p before && git -C /work/main archive b802fd7 fixer recipes | tar -x -C before
+#   mkdir -p before && git archive b802fd7 fixer recipes | tar -x -C before
 # (untracked, not ignored: it travels with the working tree).
 #
 # Output: $OUT

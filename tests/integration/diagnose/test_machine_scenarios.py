@@ -131,7 +131,7 @@ def test_mixed_pip_copy_found_with_deep_versions(machine):
     copies, _ = L.scan(shallow.python, machine.environ, fs, [], [], [])
     i = next(i for i, c in enumerate(copies) if c.directory == PIP_CUDNN)
     paths = L.unknown_cudnn_files(copies, deep=True)[i]
-    from fixer.detection._child import python_script
+    from fixer.detection.python_env import python_script
     import sys
     data, err = python_script(sys.executable, "_native.py", ["cudnn", *[fs.R(p) for p in paths]], timeout=20).result()
     L.apply_probe_versions(copies, i, data, fs, [])
