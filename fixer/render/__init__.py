@@ -67,11 +67,13 @@ def set_command(name: str) -> None:
 
 def _apply_shape(body: Dict[str, Any]) -> Dict[str, Any]:
     """apply --json has one shape whatever happened (fixer/schemas/apply.json): `outcome` says
-    which ("no-gpu", "nothing-to-do", "dry-run", "applied"), and every key is always there."""
+    which ("no-gpu", "nothing-to-do", "restart-needed", "dry-run", "applied"), and every key is always there."""
     if "error" in body:
         return body
     plan = body.get("plan")
-    if body.get("no_gpu"):
+    if body.get("outcome"):
+        outcome = body["outcome"]
+    elif body.get("no_gpu"):
         outcome = "no-gpu"
     elif "result" in body:
         outcome = "applied"
