@@ -59,7 +59,7 @@ SPACE_MARGIN = 64 << 20
 _UNFINISHED = UNFINISHED
 
 #: What the user runs to go on after condacolab restarted the kernel (one place for the words).
-RESUME_HINT = ("run `!colab-cudnn-fix apply --resume` (or `import fixer.applier.kernel as k; k.apply_here(resume=True)`) "
+RESUME_HINT = ("run `!colab-cudnn-fix apply --resume` (or `fixer.apply()` in a cell: in a kernel it picks the journal up) "
                "once the kernel is back")
 
 

@@ -105,7 +105,12 @@ run_cases() {   # source root -> stable text on stdout
     one "apt libcudnn_ops forced in by LD_PRELOAD" LD_PRELOAD="$apt_ops"
   fi
 
-  for e in $(cd "$root" && PYTHONPATH="$root" $py -c "from fixer.planner import bundled_environments as b; print(' '.join(b()))" 2>/dev/null); do
+  for e in $(cd "$root" && PYTHONPATH="$root" $py -c "
+try:
+    from fixer.planner import bundled_environments as b   # the stages' modules since issue 9's rename
+except ImportError:
+    from fixer.plan import bundled_environments as b      # an older tree (BEFORE)
+print(' '.join(b()))" 2>/dev/null); do
     echo "### bundled environment $e"
     (cd "$root" && PYTHONPATH="$root" $py -m fixer plan --environment "$e" --json > "$hid.plan.json" 2>/dev/null)
     code=$?
