@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # imported on first use: fixer.model takes ~150 ms, and the C
     from .errors import FixerError, LockHeld, NothingDetected, RecipeError, StepFailed, Unsatisfiable, UsageError
     from .model import Build, CheckResult, Environment, Finding, Intent, Plan, Recipes, Stack, Step
     from .recipes import load as load_recipes
-    from .resolver import resolve
+    from .pipeline import resolve
 
 _ERRORS = ("FixerError", "LockHeld", "NothingDetected", "RecipeError", "StepFailed", "Unsatisfiable", "UsageError")
 _MODEL = ("Build", "CheckResult", "Environment", "Finding", "Intent", "Plan", "Recipes", "Stack", "Step")
@@ -41,7 +41,7 @@ _API = {
     "verify": ("fixer.api", "verify"), "explain": ("fixer.api", "explain"), "lock": ("fixer.api", "lock"),
     "rollback": ("fixer.api", "rollback"),
     "detect": ("fixer.detection", "detect"), "diagnose": ("fixer.diagnosis", "diagnose"),
-    "resolve": ("fixer.resolver", "resolve"), "load_recipes": ("fixer.recipes", "load"),
+    "resolve": ("fixer.pipeline", "resolve"), "load_recipes": ("fixer.recipes", "load"),
 }
 
 __all__ = ["__version__", *_API, *_RESULTS, *_MODEL, *_ERRORS]

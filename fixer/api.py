@@ -538,9 +538,10 @@ def resume_apply(*, root: Optional[str], python: Optional[str], no_verify: bool,
 
 def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str], options: PlanOptions,
                environ: Optional[Mapping[str, str]]) -> Tuple[Environment, Plan]:
-    """The plan that reproduces a lock file on this machine (or the one `environment` describes)."""
-    from . import installers
-    from .lockfile import check_compatible, plan_from_lock, read_lock
+    """The plan that reproduces a lock file on this machine (or the one `environment` describes):
+    the lock is the stack, planned by the one planner (make_plan)."""
+    from .lockfile import check_compatible, read_lock, stack_from_lock, without_written_fixes
+    from .planner import make_plan
 
     lock_file = read_lock(lock_path)
     if environment:
@@ -552,15 +553,10 @@ def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str]
 
         env = detect(python, overrides=overrides_from_env(os.environ if environ is None else environ))
     check_compatible(lock_file, env, lock_path)
-    target = python or (env.python.executable if env.python else sys.executable)
-    chosen = installers.choose(options.installer, env.python.uv if env.python else None)
-    tool = "pip" if chosen == "conda" else chosen    # a lock installs pip distributions; conda plans' pip steps use pip
-    apt_now: Dict[str, str] = {}
-    for lib in env.libraries:
-        if lib.origin == "apt" and lib.package:
-            name, _, ver = lib.package.partition(" ")
-            apt_now[name] = ver
-    return env, plan_from_lock(lock_file, python=target, options=options, installer=tool, apt_installed=apt_now)
+    if python and env.python and env.python.executable != python:
+        env = dataclasses.replace(env, python=dataclasses.replace(env.python, executable=python))
+    the_plan = make_plan(env, stack_from_lock(lock_file, env), options)
+    return env, without_written_fixes(the_plan, options.root)
 
 
 def check_after_apply(python: str, recipes: Sequence[str], env_fixes: Sequence[Any] = (),
@@ -662,8 +658,8 @@ def explain(text: str, *, detect: bool = True, python: Optional[str] = None, rec
     notes.extend(n for n in result.notes if n not in notes)
     the_plan = None
     if env is not None and rec is not None and any(f.id != "log-noise" for f in result.findings):
+        from .pipeline import resolve
         from .planner import make_plan
-        from .resolver import resolve
 
         try:
             the_plan = make_plan(env, resolve(env, Intent(), rec))

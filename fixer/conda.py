@@ -23,32 +23,10 @@ from typing import Optional
 
 from ._paths import under_root
 from .model import Environment, Step
-
-#: condacolab.PREFIX (condacolab 0.1.10): where condacolab installs conda on Colab.
-CONDACOLAB_PREFIX = "/usr/local"
+from .rules import CONDACOLAB_PREFIX, conda_lib_dir, conda_prefix   # the Environment queries resolve shares
 
 #: The distribution that brings conda to Colab, installed with pip when missing.
 CONDACOLAB_DIST = "condacolab"
-
-
-def conda_prefix(env: Environment) -> Optional[str]:
-    """The conda prefix cuDNN goes into for `env`: the target's own prefix when the target
-    interpreter lives in a conda environment (it has conda-meta/), condacolab's /usr/local on
-    Colab, else None (no conda target: --cudnn-from conda cannot be planned)."""
-    py = env.python
-    if py is not None and py.conda and py.prefix and env.runtime.kind != "colab":
-        return py.prefix
-    if env.runtime.kind == "colab":
-        return CONDACOLAB_PREFIX
-    if py is not None and py.conda and py.prefix:
-        return py.prefix
-    return None
-
-
-def conda_lib_dir(env: Environment) -> Optional[str]:
-    """Where conda-forge's cudnn puts libcudnn.so.N for `env` (PREFIX/lib)."""
-    prefix = conda_prefix(env)
-    return f"{prefix}/lib" if prefix else None
 
 
 def needs_condacolab(env: Environment) -> bool:

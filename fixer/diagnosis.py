@@ -299,7 +299,7 @@ class _Diagnosis:
                 self.add("cudnn-shadowed", "warning" if cudnn_compatible(res.version, built) is not False else "error",
                          f"{res.via} puts another cuDNN ahead of the one {name} points at",
                          [f"loads {where}" + (f", cuDNN {res.version}" if res.version else ""),
-                          f"intended: {res.intended}", *[s for s in res.steps if s.startswith(("LD_", "DT_"))]],
+                          f"intended: {res.intended}", *res.steps],
                          f"Remove {res.directory} from {res.via} (or unset {res.via}) so {name} loads {os.path.dirname(res.intended)}.",
                          [fw.framework])
             relation = cudnn_relation(res.version, built)
@@ -369,7 +369,7 @@ class _Diagnosis:
             if loaded:
                 ev.append("a missing engine library makes convolutions fail ('unable to find an engine') "
                           "or silently return wrong numbers")
-            fix = (f"Reinstall it: pip install --force-reinstall '{c.package.replace(' ', '==')}'." if c.origin == "pip" and c.package
+            fix = (f"Reinstall it: pip install --force-reinstall '{c.package.requirement}'." if c.origin == "pip" and c.package
                    else f"Reinstall the package that owns it ({c.package})." if c.package
                    else f"Restore the missing files or remove {c.directory} from the search path.")
             self.add("cudnn-incomplete", sev, title, ev, fix, frameworks)
@@ -383,7 +383,7 @@ class _Diagnosis:
                       f"{c.directory}{owner}",
                       f"the other {len(rest)} files: cuDNN {expected} ({', '.join(f.name for f in rest)})"],
                      (f"Reinstall the copy so all files come from one release: pip install --force-reinstall "
-                      f"'{c.package.replace(' ', '==')}'." if c.origin == "pip" and c.package else
+                      f"'{c.package.requirement}'." if c.origin == "pip" and c.package else
                       "Reinstall one cuDNN release so every libcudnn_*.so file has the same version."), frameworks)
 
     def cudnn_arch(self, res: LoadResolution, fw: FrameworkBuild) -> None:
@@ -592,8 +592,8 @@ def mixed_files(c: LibraryCopy) -> Tuple[str, List[LibFile], List[LibFile]]:
 
     known = [f for f in c.files if f.version]
     expected = None
-    if c.package and " " in c.package:
-        pkg_v = ".".join(str(x) for x in version_key(c.package.split(" ", 1)[1])[:3])
+    if c.package and c.package.version:
+        pkg_v = ".".join(str(x) for x in version_key(c.package.version)[:3])
         if any(f.version == pkg_v for f in known):
             expected = pkg_v
     if expected is None:
@@ -700,9 +700,8 @@ def lock_drift(lock: "Lock", env: Environment, lock_path: str) -> Tuple[Finding,
                                     evidence=(lock_path,), fix=f"colab-cudnn-fix apply --lock {lock_path}"))
     apt_seen: Dict[str, str] = {}
     for lib in env.libraries:
-        if lib.origin == "apt" and lib.package:
-            name, _, ver = lib.package.partition(" ")
-            apt_seen[name] = ver
+        if lib.origin == "apt" and lib.package and lib.package.version:
+            apt_seen[lib.package.name] = lib.package.version
     for pin in lock.apt:
         name, ver = pin.package, pin.version
         if name in apt_seen and apt_seen[name] != ver:

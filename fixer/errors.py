@@ -5,7 +5,7 @@ input, 3 nothing could be detected (no GPU).
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 
 class FixerError(Exception):
@@ -48,14 +48,31 @@ class NothingDetected(FixerError):
 
 
 class Unsatisfiable(FixerError):
-    """No stack satisfies every constraint. `clashes` lists them in words. Exit 1."""
+    """No stack satisfies every constraint. Exit 1. `conflicts` (fixer.model.Clash) and
+    `relaxations` (fixer.model.WayOut) are the resolver's data; `clashes` and `ways_out` say
+    them in words (fixer.render.conflicts, the one place that does)."""
 
     exit_code = 1
 
-    def __init__(self, message: str, *, clashes: Sequence[str] = (), ways_out: Sequence[str] = ()) -> None:
-        super().__init__(message)
-        self.clashes = tuple(clashes)
-        self.ways_out = tuple(ways_out)
+    def __init__(self, frameworks: Sequence[str], conflicts: Sequence[Any] = (), relaxations: Sequence[Any] = ()) -> None:
+        from .render.conflicts import unsatisfiable_message
+
+        super().__init__(unsatisfiable_message(frameworks))
+        self.frameworks = tuple(frameworks)
+        self.conflicts = tuple(conflicts)
+        self.relaxations = tuple(relaxations)
+
+    @property
+    def clashes(self) -> Tuple[str, ...]:
+        from .render.conflicts import clash_lines
+
+        return tuple(clash_lines(self.conflicts))
+
+    @property
+    def ways_out(self) -> Tuple[str, ...]:
+        from .render.conflicts import way_lines
+
+        return tuple(way_lines(self.relaxations))
 
 
 class NotAFix(FixerError):
@@ -122,6 +139,11 @@ def error_payload(exc: FixerError, command: str) -> Dict[str, Any]:
         value = getattr(exc, extra, None)
         if value:
             body[extra] = list(value) if isinstance(value, tuple) else value
+    if isinstance(exc, Unsatisfiable):
+        from .model import to_dict
+
+        body["conflicts"] = to_dict(list(exc.conflicts))
+        body["relaxations"] = to_dict(list(exc.relaxations))
     if exc.hint:
         body["hint"] = exc.hint
     return {"schema": 1, "command": command, "exit_code": exc.exit_code, "error": body}

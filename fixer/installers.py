@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping, Optional, Sequence, Tuple
 
+from .model import PipOptions
+
 #: The default index pip and uv use when no --index-url is given.
 PYPI_SIMPLE = "https://pypi.org/simple"
 
@@ -26,11 +28,18 @@ Argv = Tuple[str, ...]
 def choose(requested: str, uv: Optional[str]) -> str:
     """The installer a plan is made for: "conda" and "pip" and "uv" as asked; "auto" is uv
     when a uv binary was found for the target (`uv`, its path: in the target's bin directory
-    or on PATH, as detection reports it), else pip. The one rule: make_plan and the lock
-    planner call it, and the Plan records the answer (`Plan.installer`) for render and apply."""
+    or on PATH, as detection reports it), else pip. The one rule: make_plan calls it (for a
+    lock too), and the Plan records the answer (`Plan.installer`) for render, apply and
+    rollback (the journal keeps it)."""
     if requested in ("pip", "uv", "conda"):
         return requested
     return "uv" if uv else "pip"
+
+
+def pip_tool(installer: str) -> str:
+    """The tool that runs the pip steps of a plan made for `installer` (Plan.installer): uv for
+    uv, else pip (a conda plan's pip steps, condacolab's own install, use pip)."""
+    return "uv" if installer == "uv" else "pip"
 
 
 def pytorch_variant_index(version: str) -> Optional[str]:
@@ -55,6 +64,62 @@ def rewrite_index(url: Optional[str], mirrors: Iterable[Tuple[str, str]] = ()) -
     return url
 
 
+def pip_options(
+    *,
+    index_url: Optional[str] = None,
+    extra_index_urls: Sequence[str] = (),
+    find_links: Sequence[str] = (),
+    no_index: bool = False,
+    no_deps: bool = False,
+    force_reinstall: bool = False,
+    break_system_packages: bool = False,
+    mirrors: Iterable[Tuple[str, str]] = (),
+    requirement_files: Sequence[str] = (),
+    require_hashes: bool = False,
+) -> PipOptions:
+    """A pip/uv step's options as data, index URLs as the command uses them: index_url None
+    means PyPI (or its mirror when `mirrors` names PYPI_SIMPLE); `no_index` drops every index
+    and keeps only `find_links` (offline apply from a wheelhouse)."""
+    mirrors = tuple(mirrors)
+    url = None if no_index else rewrite_index(index_url, mirrors)
+    extras = () if no_index else tuple(rewrite_index(e, mirrors) or e for e in extra_index_urls)
+    return PipOptions(index_url=url, extra_index_urls=extras, find_links=tuple(find_links), no_index=no_index,
+                      no_deps=no_deps, reinstall=force_reinstall, break_system_packages=break_system_packages,
+                      requirement_files=tuple(requirement_files), require_hashes=require_hashes)
+
+
+def pip_argv(python: str, requirements: Sequence[str], options: PipOptions = PipOptions(), *,
+             installer: str = "pip", uv: str = "uv") -> Argv:
+    """`PY -m pip install --no-input ...` (installer "pip") or `uv pip install --python PY ...`
+    ("uv") of `requirements` (exact strings like "torch==2.5.1+cu124") with `options`. `uv` is
+    the uv binary to run (a path when the target has its own)."""
+    if installer == "uv":
+        argv = [uv, "pip", "install", "--python", python]
+    else:
+        argv = [python, "-m", "pip", "install", "--no-input"]
+    if options.no_deps:
+        argv.append("--no-deps")
+    if options.reinstall:
+        argv.append("--reinstall" if installer == "uv" else "--force-reinstall")
+    if options.break_system_packages:
+        argv.append("--break-system-packages")
+    if options.require_hashes:
+        argv.append("--require-hashes")
+    if options.no_index:
+        argv.append("--no-index")
+    else:
+        if options.index_url:
+            argv += ["--index-url", options.index_url]
+        for extra in options.extra_index_urls:
+            argv += ["--extra-index-url", extra]
+    for d in options.find_links:
+        argv += ["--find-links", d]
+    for f in options.requirement_files:
+        argv += ["-r", f]
+    argv += list(requirements)
+    return tuple(argv)
+
+
 def pip_install(
     python: str,
     requirements: Sequence[str],
@@ -70,36 +135,11 @@ def pip_install(
     mirrors: Iterable[Tuple[str, str]] = (),
     uv: str = "uv",
 ) -> Argv:
-    """Install `requirements` (exact strings like "torch==2.5.1+cu124") into the interpreter
-    `python`.
-
-    installer "pip": `PY -m pip install --no-input ...`; "uv": `uv pip install --python PY ...`.
-    index_url None means PyPI (or its mirror when `mirrors` names PYPI_SIMPLE). `no_index`
-    drops every index and keeps only `find_links` (offline apply from a wheelhouse).
-    `uv` is the uv binary to run (a path when the target has its own)."""
-    mirrors = tuple(mirrors)
-    if installer == "uv":
-        argv = [uv, "pip", "install", "--python", python]
-    else:
-        argv = [python, "-m", "pip", "install", "--no-input"]
-    if no_deps:
-        argv.append("--no-deps")
-    if force_reinstall:
-        argv.append("--reinstall" if installer == "uv" else "--force-reinstall")
-    if break_system_packages:
-        argv.append("--break-system-packages")
-    if no_index:
-        argv.append("--no-index")
-    else:
-        url = rewrite_index(index_url, mirrors)
-        if url:
-            argv += ["--index-url", url]
-        for extra in extra_index_urls:
-            argv += ["--extra-index-url", rewrite_index(extra, mirrors) or extra]
-    for d in find_links:
-        argv += ["--find-links", d]
-    argv += list(requirements)
-    return tuple(argv)
+    """pip_argv of pip_options: install `requirements` into the interpreter `python`."""
+    return pip_argv(python, requirements, pip_options(
+        index_url=index_url, extra_index_urls=extra_index_urls, find_links=find_links, no_index=no_index,
+        no_deps=no_deps, force_reinstall=force_reinstall, break_system_packages=break_system_packages,
+        mirrors=mirrors), installer=installer, uv=uv)
 
 
 def pip_uninstall(python: str, names: Sequence[str], installer: str = "pip",
@@ -162,5 +202,5 @@ def condacolab_install(python: str) -> Argv:
 
 __all__ = [
     "PYPI_SIMPLE", "apt_hold", "apt_install", "apt_policy", "apt_remove", "apt_unhold", "apt_update", "conda_install",
-    "condacolab_install", "pip_install", "pip_uninstall", "rewrite_index",
+    "condacolab_install", "pip_argv", "pip_install", "pip_options", "pip_tool", "pip_uninstall", "rewrite_index",
 ]

@@ -16,8 +16,10 @@ from typing import Any, Dict, Literal, Mapping, Optional, Tuple, Type, TypeVar
 
 from ._versions import canonical_name, version_key
 
-#: Version of the JSON written by `doctor --json` (an Environment plus findings).
-ENVIRONMENT_SCHEMA = 1
+#: Version of the JSON written by `doctor --json` (an Environment plus findings). 2: a library
+#: copy's package is {"name", "version"} and each load records the directories it searched
+#: (`search`) and the LD_PRELOAD entries naming its soname (`ld_preload`) as data.
+ENVIRONMENT_SCHEMA = 2
 
 Framework = Literal[
     "torch", "tensorflow", "jax", "cupy", "onnxruntime", "ctranslate2", "paddle"
@@ -232,6 +234,22 @@ class LibFile:
 
 
 @dataclasses.dataclass(frozen=True)
+class Package:
+    """A package that owns files: a pip distribution, a Debian package or a conda package."""
+
+    name: str                               # "nvidia-cudnn-cu13", "libcudnn9-cuda-13"
+    version: Optional[str] = None           # "9.19.0.56", "9.14.0.64-1"; None when the owner's version is unknown
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.version}" if self.version else self.name
+
+    @property
+    def requirement(self) -> str:
+        """pip's spelling of exactly this package: "nvidia-cudnn-cu13==9.19.0.56"."""
+        return f"{self.name}=={self.version}" if self.version else self.name
+
+
+@dataclasses.dataclass(frozen=True)
 class LibraryCopy:
     """One copy of a library family in one directory (cuDNN 9 under nvidia/cudnn/lib, ...)."""
 
@@ -240,12 +258,25 @@ class LibraryCopy:
     version: Optional[str]                  # "9.19.0" (major.minor.patch of the library)
     directory: str
     origin: Origin = "unknown"
-    package: Optional[str] = None           # owning package: "nvidia-cudnn-cu13 9.19.0.56", "libcudnn9-cuda-13 9.14.0.64-1"
+    package: Optional[Package] = None       # owning package: nvidia-cudnn-cu13 9.19.0.56, libcudnn9-cuda-13 9.14.0.64-1
     version_source: str = ""                # "dist-info", "soname", "header", "cudnnGetVersion", "dpkg"
     files: Tuple[LibFile, ...] = ()
     missing: Tuple[str, ...] = ()           # sub-libraries this copy should have and lacks
     mixed: bool = False                     # files of more than one version in this copy
     cuda_major: Optional[int] = None        # the CUDA major this copy is built for, when known
+
+
+#: How a directory got into a consumer's search (ld.so(8) order; "preload": the framework loads
+#: the file by absolute path itself; "ld.so.cache": the directory of the cache's entry).
+SearchVia = Literal["LD_PRELOAD", "preload", "DT_RPATH", "LD_LIBRARY_PATH", "DT_RUNPATH", "ld.so.cache"]
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchDir:
+    """One directory a consumer's search order visits for a soname."""
+
+    via: SearchVia
+    directory: str                          # absolute, normalised, $ORIGIN expanded
 
 
 @dataclasses.dataclass(frozen=True)
@@ -263,6 +294,10 @@ class LoadResolution:
     shadowed: Tuple[str, ...] = ()          # copies that also match but lose (or win over the intended one)
     intended: Optional[str] = None          # the copy the consumer points at itself (its RPATH/RUNPATH/preload), when another wins
     error: Optional[str] = None             # the loader would fail here: "invalid ELF header: /path", "not found"
+    # The search as data (detect writes it; `steps` above is the same walk in words, for people):
+    search: Tuple[SearchDir, ...] = ()      # directories visited, in order, before the default ones
+    #                                         (fixer.detection.loader.DEFAULT_SEARCH, the same for every consumer)
+    ld_preload: Tuple[str, ...] = ()        # the LD_PRELOAD entries that name this soname, as ld.so splits them
 
 
 @dataclasses.dataclass(frozen=True)
@@ -453,7 +488,8 @@ class Pin:
     installed: Optional[str] = None         # version installed now
     why: str = ""                           # which constraint brought it in
     size_bytes: Optional[int] = None
-    sha256: Optional[str] = None
+    hashes: Tuple[str, ...] = ()            # "sha256:<hex>" of every file of this version (a lock's): installed
+    #                                         with --require-hashes --no-deps
     manager: str = "pip"                    # who installs it: "pip" (also uv), "apt" or "conda"
 
 
@@ -469,6 +505,18 @@ class EnvFix:
 
 
 @dataclasses.dataclass(frozen=True)
+class CudnnChoice:
+    """The copy of one cuDNN major every framework of the stack maps."""
+
+    source: str                             # "pip", "apt", "conda", or the origin of a copy on disk
+    package: Optional[Package] = None       # nvidia-cudnn-cu12 9.3.0.75, libcudnn8 8.9.7.29-1+cuda12.2, cudnn 9.3.0.75
+    directory: Optional[str] = None         # where the copy is, for a copy on disk
+
+    def __str__(self) -> str:
+        return str(self.package) if self.package else (self.directory or self.source)
+
+
+@dataclasses.dataclass(frozen=True)
 class Stack:
     choices: Tuple[Choice, ...] = ()
     pins: Tuple[Pin, ...] = ()
@@ -479,7 +527,60 @@ class Stack:
     notes: Tuple[str, ...] = ()             # why, in words
     conda: Dict[str, str] = dataclasses.field(default_factory=dict)  # conda-forge package -> exact version (--cudnn-from conda)
     cudnn_runtime: Dict[str, str] = dataclasses.field(default_factory=dict)  # cuDNN major -> the version every framework maps: {"9": "9.3.0.75"}
-    cudnn_packages: Dict[str, str] = dataclasses.field(default_factory=dict)  # cuDNN major -> its copy: "nvidia-cudnn-cu12 9.3.0.75", "libcudnn8 8.9.7.29-1+cuda12.2", or a directory
+    cudnn_copies: Dict[str, CudnnChoice] = dataclasses.field(default_factory=dict)  # cuDNN major -> the copy every framework maps
+
+
+# Why no stack fits, as data (fixer.resolver finds it; fixer.render.conflicts says it in words).
+
+
+@dataclasses.dataclass(frozen=True)
+class Need:
+    """One requirement in a clash: who asks and what, as the resolver's provider states it."""
+
+    parent: str                             # a candidate's label, "this machine", "--keep torch"
+    text: str                               # the constraint: "needs driver >= 580.65.06", "is 9.1.0.70"
+    asked: bool = False                     # it comes from what the user asked (--keep, --torch, ...)
+
+
+@dataclasses.dataclass(frozen=True)
+class Refusal:
+    """A candidate ruled out by one requirement of its own: `who` `text`, but `against`."""
+
+    who: str                                # "torch 2.11.0+cu130"
+    text: str                               # "needs driver >= 580.65.06"
+    against: str                            # a machine fact ("driver 570.86.15") or a candidate already chosen
+    chosen: bool = False                    # `against` is a candidate already chosen, not a machine fact
+    hardware: bool = False                  # `against` is the driver or the GPU
+
+
+ClashKind = Literal[
+    "no-build",         # no build of framework `subject` fits the machine (and `needs`, what was asked): `refusals`
+    "no-copy",          # cuDNN major `subject`: no copy satisfies every one of `needs` (and `held`)
+    "blocked",          # cuDNN major `subject`: the copies that satisfy `needs` are blocked: `refusals`, `held`
+    "no-build-is",      # framework `subject`: no build meets `needs` (what was asked, what the machine has)
+    "no-single-copy",   # cuDNN major `subject`: `needs` ask different copies
+    "refused",          # `refusals` (one): a candidate the machine or an earlier choice rules out
+    "requirements",     # identifier `subject`: `needs` cannot all hold
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class Clash:
+    kind: ClashKind
+    subject: str = ""                       # a framework ("torch"), a cuDNN major ("9"), a package name
+    needs: Tuple[Need, ...] = ()            # the requirements that clash
+    held: Tuple[Need, ...] = ()             # what the user holds in place that also constrains it
+    refusals: Tuple[Refusal, ...] = ()      # why the candidates are ruled out
+
+
+@dataclasses.dataclass(frozen=True)
+class WayOut:
+    """A nearest way out: drop one thing that was asked (or one framework) and the stack then fits."""
+
+    drop: Literal["keep", "version", "cuda", "cudnn-from", "framework"]
+    name: str = ""                          # the --keep NAME, the framework of --torch/... or the one dropped
+    value: str = ""                         # the version, CUDA or cuDNN source that was asked
+    changes: Tuple[Pin, ...] = ()           # what the stack would then change (empty: nothing needs to change)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -495,10 +596,27 @@ class PlanOptions:
 
 
 @dataclasses.dataclass(frozen=True)
+class PipOptions:
+    """The options of a pip/uv step as data: what its argv spells (fixer.installers.pip_argv
+    builds the argv from these). Apply, rollback and the simulation read these, never the argv."""
+
+    index_url: Optional[str] = None         # as the command uses it (--index-mirror applied); None: PyPI
+    extra_index_urls: Tuple[str, ...] = ()  # idem
+    find_links: Tuple[str, ...] = ()
+    no_index: bool = False
+    no_deps: bool = False
+    reinstall: bool = False                 # pip --force-reinstall, uv --reinstall
+    break_system_packages: bool = False
+    requirement_files: Tuple[str, ...] = ()  # -r FILE (the lock's hash-checked requirements)
+    require_hashes: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
 class Step:
     kind: StepKind
     summary: str                            # one line for people
     argv: Tuple[str, ...] = ()              # the exact command; empty for in-process env fixes
+    pip: Optional[PipOptions] = None        # pip-install / pip-uninstall: the argv's options as data
     packages: Tuple[str, ...] = ()          # requirement strings it touches
     download_bytes: Optional[int] = None
     files: Tuple[str, ...] = ()             # files it writes

@@ -8,10 +8,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
-from typing import Mapping, Optional, Sequence, Tuple
+from typing import Any, Mapping, Optional, Sequence, Tuple
 
 from .errors import UsageError
-from .model import Environment, Finding, Intent, Plan, PlanOptions, Recipes
+from .model import Environment, Finding, Intent, Plan, PlanOptions, Recipes, Stack
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,11 +66,25 @@ def plan_for(*, python: Optional[str] = None, environment: Optional[str] = None,
                           recipe_dirs=recipes, recipe_files=len(loaded.files))
 
 
+def resolve(env: Environment, intent: Intent, recipes: Recipes, *, reporter: Optional[Any] = None) -> Stack:
+    """The stack this machine should run (fixer.resolver.resolve), with its failures as the
+    library's errors: Unsatisfiable (exit 1) carrying the clashes and the ways out as data,
+    UsageError (exit 2) for an intent the recipes cannot mean."""
+    from .errors import Unsatisfiable
+    from .resolver import BadIntent, NoStack, resolve as solve
+
+    try:
+        return solve(env, intent, recipes, reporter=reporter)
+    except NoStack as exc:
+        raise Unsatisfiable(exc.frameworks, exc.clashes, exc.ways_out) from None
+    except BadIntent as exc:
+        raise UsageError(str(exc)) from None
+
+
 def plan_machine(env: Environment, findings: Tuple[Finding, ...], intent: Intent, recipes: Recipes,
                  options: PlanOptions = PlanOptions(), *, prepare_for_gpu: bool = False) -> Plan:
     """resolve + make_plan + the simulation check, for a machine already diagnosed."""
     from .planner import make_plan
-    from .resolver import resolve
     from .simulate import check_plan
 
     if no_gpu(env, findings) and not prepare_for_gpu:

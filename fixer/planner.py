@@ -17,12 +17,12 @@ Order, and why:
 from __future__ import annotations
 
 import os
-from typing import Dict, List, Optional, Sequence, Tuple, TypedDict
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import installers
 from ._paths import under_root
 from .envfix import env_fix_steps
-from .model import Environment, Finding, Pin, Plan, PlanOptions, Stack, Step
+from .model import Environment, Finding, Pin, PipOptions, Plan, PlanOptions, Stack, Step, StepKind
 from .rules import requirement_name
 
 #: Markers of each framework's native libraries in /proc/<kernel>/maps.
@@ -58,15 +58,27 @@ def _home(env: Environment) -> str:
     return os.path.expanduser("~")
 
 
-class _PipCommon(TypedDict):
-    """The installers.pip_install keyword arguments every pip step of one plan shares."""
+class _Pip:
+    """The pip/uv commands of one plan: one interpreter, installer, uv binary and source options
+    (--find-links, --no-index, --index-mirror, --break-system-packages) for every pip step. Each
+    step carries its options as data (Step.pip) next to the argv built from them."""
 
-    find_links: Tuple[str, ...]
-    no_index: bool
-    installer: str
-    break_system_packages: bool
-    mirrors: Tuple[Tuple[str, str], ...]
-    uv: str
+    def __init__(self, python: str, installer: str, uv: str, options: PlanOptions, bsp: bool) -> None:
+        self.python, self.installer, self.uv, self.options, self.bsp = python, installer, uv, options, bsp
+
+    def install(self, kind: StepKind, summary: str, reqs: Sequence[str], *, index_url: Optional[str] = None,
+                no_deps: bool = False, reinstall: bool = False, **extra: Any) -> Step:
+        opts = installers.pip_options(index_url=index_url, find_links=self.options.find_links,
+                                      no_index=self.options.no_index, no_deps=no_deps, force_reinstall=reinstall,
+                                      break_system_packages=self.bsp, mirrors=self.options.index_mirrors)
+        return Step(kind=kind, summary=summary, pip=opts, packages=tuple(reqs),
+                    argv=installers.pip_argv(self.python, reqs, opts, installer=self.installer, uv=self.uv), **extra)
+
+    def uninstall(self, summary: str, names: Sequence[str]) -> Step:
+        return Step(kind="pip-uninstall", summary=summary, packages=tuple(names),
+                    pip=PipOptions(break_system_packages=self.bsp),
+                    argv=installers.pip_uninstall(self.python, names, installer=self.installer,
+                                                  break_system_packages=self.bsp, uv=self.uv))
 
 
 def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions(), *,
@@ -75,10 +87,9 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
     steps (`nothing_to_do`)."""
     python = env.python.executable if env.python else "python3"
     chosen, uv = _installer(env, options)
-    installer = "pip" if chosen == "conda" else chosen   # conda plans' pip steps (condacolab) use pip
+    installer = installers.pip_tool(chosen)
     bsp = bool(env.python and env.python.externally_managed and not env.python.is_venv)
-    common = _PipCommon(find_links=options.find_links, no_index=options.no_index, installer=installer,
-                        break_system_packages=bsp, mirrors=options.index_mirrors, uv=uv)
+    pip = _Pip(python, installer, uv, options, bsp)
     steps: List[Step] = []
     notes: List[str] = list(stack.notes)
 
@@ -100,19 +111,17 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
     if removes or swaps:
         what = [f"{p.name} {p.version}" for p in removes] + [f"{p.name} {p.installed}" for p in swaps]
         why = removes[0].why if removes else f"{swaps[0].name} {swaps[0].version} has the same version number"
-        steps.append(Step(
-            kind="pip-uninstall",
-            summary="remove " + ", ".join(what) + ": " + why,
-            argv=installers.pip_uninstall(python, [p.name for p in removes + swaps], installer=installer,
-                                          break_system_packages=bsp, uv=uv),
-            packages=tuple(p.name for p in removes + swaps),
-        ))
+        steps.append(pip.uninstall("remove " + ", ".join(what) + ": " + why, [p.name for p in removes + swaps]))
 
+    # pins with hashes (a lock's, fixer.lockfile.stack_from_lock) install together, each file's hash checked
+    hashed = [p for p in changing if p.action != "remove" and p.hashes]
+    if hashed:
+        steps.append(_hashed_step(pip, hashed))
     framework_dists = {_dist(c.build.packages[0]) for c in stack.choices if c.build.packages}
-    cudnn_pins = [p for p in changing if p.action != "remove" and p.name.startswith("nvidia-cudnn-")]
+    cudnn_pins = [p for p in changing if p.action != "remove" and p.name.startswith("nvidia-cudnn-") and not p.hashes]
     groups: Dict[Optional[str], List[Pin]] = {}
     for p in changing:
-        if p.action == "remove" or p in cudnn_pins:
+        if p.action == "remove" or p in cudnn_pins or p.hashes:
             continue
         groups.setdefault(p.index_url, []).append(p)
     # a cuDNN pin equal to what a changed framework itself pins rides along with it
@@ -134,33 +143,20 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
     for index_url, pins in sorted(groups.items(), key=lambda kv: (kv[0] is None, kv[0] or "")):
         main = [p for p in pins if p.name in framework_dists] or pins
         reqs = [req_text(p) for p in pins]
-        steps.append(Step(
-            kind="pip-install",
-            summary="install " + ", ".join(reqs) +
-                    (f" from {index_url}" if index_url else " from PyPI") + ": " + main[0].why,
-            argv=installers.pip_install(python, reqs, index_url=index_url, **common),
-            packages=tuple(reqs),
-            download_bytes=_size(pins),
-        ))
+        steps.append(pip.install(
+            "pip-install",
+            "install " + ", ".join(reqs) + (f" from {index_url}" if index_url else " from PyPI") + ": " + main[0].why,
+            reqs, index_url=index_url, download_bytes=_size(pins)))
     for p in late_cudnn:
         reinstall = p.installed == p.version
-        steps.append(Step(
-            kind="pip-install",
-            summary=("reinstall " if reinstall else "install ") + _req(p) + " (no dependencies): " + p.why,
-            argv=installers.pip_install(python, [_req(p)], no_deps=True, force_reinstall=reinstall, **common),
-            packages=(_req(p),),
-            download_bytes=p.size_bytes,
-        ))
+        steps.append(pip.install(
+            "pip-install", ("reinstall " if reinstall else "install ") + _req(p) + " (no dependencies): " + p.why,
+            [_req(p)], no_deps=True, reinstall=reinstall, download_bytes=p.size_bytes))
 
     if late_removes:
-        steps.append(Step(
-            kind="pip-uninstall",
-            summary="remove " + ", ".join(f"{p.name} (brought back by the installs above)" for p in late_removes)
-                    + ": " + late_removes[0].why,
-            argv=installers.pip_uninstall(python, [p.name for p in late_removes], installer=installer,
-                                          break_system_packages=bsp, uv=uv),
-            packages=tuple(p.name for p in late_removes),
-        ))
+        steps.append(pip.uninstall(
+            "remove " + ", ".join(f"{p.name} (brought back by the installs above)" for p in late_removes)
+            + ": " + late_removes[0].why, [p.name for p in late_removes]))
 
     if stack.apt:
         apt_pkgs = dict(stack.apt)
@@ -190,7 +186,7 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
         ))
 
     if stack.conda:
-        steps.extend(_conda_steps(env, stack, options, python, common))
+        steps.extend(_conda_steps(env, stack, options, python, pip))
 
     steps.extend(env_fix_steps(stack.env_fixes, home=_home(env), root=options.root))
 
@@ -216,6 +212,27 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
         notes=tuple(dict.fromkeys(notes)),
         installer=chosen,
     )
+
+
+def _hashed_step(pip: _Pip, pins: Sequence[Pin]) -> Step:
+    """One `--require-hashes --no-deps -r FILE` install of exact pins with their hashes: FILE
+    (under the state directory, named by its content) is written by apply from Step.content.
+    The indexes are the pins' own, in order; none (only --find-links) gives --no-index."""
+    import hashlib
+
+    from ._paths import state_dir
+
+    text = "".join(f"{p.name}=={p.version} " + " ".join(f"--hash={h}" for h in p.hashes) + "\n" for p in pins)
+    req_file = str(state_dir(pip.options.root) / "lock" / f"requirements-{hashlib.sha256(text.encode()).hexdigest()[:12]}.txt")
+    indexes = list(dict.fromkeys(p.index_url for p in pins if p.index_url))
+    opts = installers.pip_options(
+        index_url=indexes[0] if indexes else None, extra_index_urls=indexes[1:], find_links=pip.options.find_links,
+        no_index=pip.options.no_index or not indexes, no_deps=True, break_system_packages=pip.bsp,
+        mirrors=pip.options.index_mirrors, requirement_files=(req_file,), require_hashes=True)
+    reqs = tuple(_req(p) for p in pins)
+    return Step(kind="pip-install", summary="install " + ", ".join(reqs) + " with hashes enforced: " + pins[0].why,
+                argv=installers.pip_argv(pip.python, (), opts, installer=pip.installer, uv=pip.uv), pip=opts,
+                packages=reqs, files=(req_file,), content=text, download_bytes=_size(pins))
 
 
 def _stale_parts(env: Environment, stack: Stack) -> List[Tuple[str, str, str]]:
@@ -256,7 +273,7 @@ def _refuse_pip_under_conda(changing: Sequence[Pin], stack: Stack) -> None:
 
 
 def _conda_steps(env: Environment, stack: Stack, options: PlanOptions, python: str,
-                 common: _PipCommon) -> List[Step]:
+                 pip: _Pip) -> List[Step]:
     """cuDNN from conda-forge into the conda prefix (fixer.conda): on Colab without conda, first
     condacolab (pip-installed when missing; its install() runs in the notebook kernel and
     restarts it; apply resumes from the journal), then `conda install -p PREFIX`, one spec per
@@ -268,12 +285,8 @@ def _conda_steps(env: Environment, stack: Stack, options: PlanOptions, python: s
     if needs_condacolab(env):
         have = env.distribution(CONDACOLAB_DIST) is not None
         if not have:
-            steps.append(Step(
-                kind="pip-install",
-                summary=f"install {CONDACOLAB_DIST} (it installs conda into the Colab runtime)",
-                argv=installers.pip_install(python, [CONDACOLAB_DIST], **common),
-                packages=(CONDACOLAB_DIST,),
-            ))
+            steps.append(pip.install("pip-install", f"install {CONDACOLAB_DIST} (it installs conda into the Colab runtime)",
+                                     [CONDACOLAB_DIST]))
         steps.append(Step(
             kind="conda-install",
             summary=f"install conda into {prefix} with condacolab, in the notebook kernel (the kernel restarts; "
@@ -338,7 +351,7 @@ def load_environment(spec: str) -> Tuple[Environment, Tuple[Finding, ...], str]:
     import json
 
     from .errors import UsageError
-    from .model import from_dict
+    from .model import ENVIRONMENT_SCHEMA, from_dict
 
     path = spec
     where = spec
@@ -362,8 +375,12 @@ def load_environment(spec: str) -> Tuple[Environment, Tuple[Finding, ...], str]:
         raise UsageError(f"--environment {spec}: $: expected doctor --json output, an object with "
                          "\"schema\" and \"environment\"")
     schema = data.get("schema")
-    if schema != 1:
-        raise UsageError(f"--environment {spec}: $.schema: {schema!r} is not a schema this tool reads (1)")
+    if schema == 1:
+        raise UsageError(f"--environment {spec}: $.schema: 1 is the doctor --json of an earlier colab-cudnn-fix "
+                         f"(a copy's package as one string, the loader's search only in words); this one reads "
+                         f"{ENVIRONMENT_SCHEMA}", hint="run `colab-cudnn-fix doctor --json` again on that machine")
+    if schema != ENVIRONMENT_SCHEMA:
+        raise UsageError(f"--environment {spec}: $.schema: {schema!r} is not a schema this tool reads ({ENVIRONMENT_SCHEMA})")
     try:
         env = from_dict(Environment, data["environment"], "$.environment")
         findings = tuple(from_dict(Finding, f, f"$.findings[{i}]") for i, f in enumerate(data.get("findings") or ()))

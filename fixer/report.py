@@ -134,7 +134,8 @@ def build_report(env: Environment, findings: Sequence[Finding], *, healthy: bool
                 "version": res.version, "path": res.path, "via": res.via, "why": _why(res), "error": res.error},
             "source": fw.source,
         })
-    copies = [{"library": c.library, "version": c.version, "origin": c.origin, "package": c.package,
+    copies = [{"library": c.library, "version": c.version, "origin": c.origin,
+               "package": None if c.package is None else {"name": c.package.name, "version": c.package.version},
                "directory": c.directory, "missing": list(c.missing), "mixed": c.mixed}
               for c in env.libraries if c.library == "cudnn"]
     value: Dict[str, Any] = {

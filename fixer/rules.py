@@ -456,3 +456,35 @@ def driver_cuda_mismatch(driver: str, cuda: str, floors: Sequence[CudaDriverFloo
                         f"so it cannot report CUDA {cuda}")
             break
     return None
+
+
+#: condacolab.PREFIX (condacolab 0.1.10): where condacolab installs conda on Colab.
+CONDACOLAB_PREFIX = "/usr/local"
+
+
+def conda_prefix(env: Environment) -> Optional[str]:
+    """The conda prefix cuDNN goes into for `env`: the target's own prefix when the target
+    interpreter lives in a conda environment (it has conda-meta/), condacolab's /usr/local on
+    Colab, else None (no conda target: --cudnn-from conda cannot be planned)."""
+    py = env.python
+    if py is not None and py.conda and py.prefix and env.runtime.kind != "colab":
+        return py.prefix
+    if env.runtime.kind == "colab":
+        return CONDACOLAB_PREFIX
+    if py is not None and py.conda and py.prefix:
+        return py.prefix
+    return None
+
+
+def conda_lib_dir(env: Environment) -> Optional[str]:
+    """Where conda-forge's cudnn puts libcudnn.so.N for `env` (PREFIX/lib)."""
+    prefix = conda_prefix(env)
+    return f"{prefix}/lib" if prefix else None
+
+
+def cudnn_preloads(env: Environment, major: int) -> List[str]:
+    """The absolute LD_PRELOAD entries of `env` that are cuDNN `major` libraries (libcudnn.so.N
+    or one of its sub-libraries), normalised, in LD_PRELOAD's order."""
+    pattern = re.compile(rf"^libcudnn(_[a-z_]+)?\.so\.{major}(\.|$)")
+    return [os.path.normpath(p) for p in split_ld_preload(env.env.get("LD_PRELOAD"))
+            if p.startswith("/") and pattern.match(os.path.basename(p))]

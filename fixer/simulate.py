@@ -38,7 +38,9 @@ from .model import (
     FrameworkBuild,
     LibFile,
     LibraryCopy,
+    Package,
     LoadResolution,
+    SearchDir,
     Plan,
     Recipes,
     Step,
@@ -110,7 +112,7 @@ class _State:
         name = canonical_name(name)
         self.dists.pop(name, None)
         self.copies = [c for c in self.copies if not (c.origin == "pip" and c.package
-                                                      and canonical_name(c.package.split(" ")[0]) == name)]
+                                                      and canonical_name(c.package.name) == name)]
         for fw, fb in list(self.frameworks.items()):
             if canonical_name(fb.distribution) == name:
                 del self.frameworks[fw]
@@ -186,10 +188,10 @@ class _State:
         wheel that owned no copy yet lays one out in site-packages/nvidia/cudnn/lib."""
         owned = False
         for i, c in enumerate(self.copies):
-            if c.origin == "pip" and c.package and canonical_name(c.package.split(" ")[0]) == dist:
+            if c.origin == "pip" and c.package and canonical_name(c.package.name) == dist:
                 owned = True
                 self.copies[i] = _complete(c, _v3(version) if c.library == "cudnn" else c.version,
-                                           package=f"{dist} {version}")
+                                           package=Package(dist, version))
         if not owned and self.site:
             self.new_runtime_copies(dist, version)
         if dist.startswith("nvidia-cudnn-cu"):
@@ -201,7 +203,7 @@ class _State:
                 # wheels of two cuDNN majors share the directory (libcudnn.so.8 next to .so.9)
                 self.copies = [c for c in self.copies if not (c.library == "cudnn" and c.major in (None, major)
                                                               and _same_dir(c.directory) == _same_dir(d))]
-                self.copies.append(_new_cudnn_copy(d, _v3(version), "pip", f"{dist} {version}",
+                self.copies.append(_new_cudnn_copy(d, _v3(version), "pip", Package(dist, version),
                                                    int(cuda.group(1)) if cuda else None))
 
     def new_runtime_copies(self, dist: str, version: str) -> None:
@@ -221,7 +223,7 @@ class _State:
             self.copies = [c for c in self.copies if not (c.library == library and c.major == major
                                                           and _same_dir(c.directory) == _same_dir(d))]
             self.copies.append(LibraryCopy(library=library, major=major, version=_v3(version), directory=d,
-                                           origin="pip", package=f"{dist} {version}", version_source="simulated",
+                                           origin="pip", package=Package(dist, version), version_source="simulated",
                                            files=(LibFile(name=soname, soname=soname, version=_v3(version)),)))
 
     # -- system packages -----------------------------------------------------------------
@@ -231,14 +233,14 @@ class _State:
         cuda = re.search(r"cuda-?(\d+)", pkg)
         self.copies = [c for c in self.copies if not (c.library == "cudnn" and c.origin == "apt"
                                                       and c.major == version_key(version)[0])]
-        self.copies.append(_new_cudnn_copy(MULTIARCH, version, "apt", f"{pkg} {ver}", int(cuda.group(1)) if cuda else None))
+        self.copies.append(_new_cudnn_copy(MULTIARCH, version, "apt", Package(pkg, ver), int(cuda.group(1)) if cuda else None))
         self.cudnn_touched = True
 
     def conda_install(self, pkg: str, ver: str) -> None:
         if pkg != "cudnn":
             return
         prefix = (self.env.python.prefix if self.env.python else "") or "/usr/local"
-        self.copies.append(_new_cudnn_copy(f"{prefix}/lib", _v3(ver), "conda", f"cudnn {ver}", None))
+        self.copies.append(_new_cudnn_copy(f"{prefix}/lib", _v3(ver), "conda", Package("cudnn", ver), None))
         self.cudnn_touched = True
 
     # -- loads ---------------------------------------------------------------------------
@@ -246,6 +248,11 @@ class _State:
         """Where `soname` comes from now, through the search order `ld` recorded."""
         order = self.search_order(ld, soname)
         major = _soname_major(soname)
+        # the search as it is after the plan (the default directories are implied, as detect records it)
+        ld = dataclasses.replace(ld, search=tuple(SearchDir(v, os.path.normpath(d)) for v, d in order  # type: ignore[arg-type]
+                                                  if v != "default"),
+                                 ld_preload=tuple(p for p in split_ld_preload(self.environ.get("LD_PRELOAD"))
+                                                  if os.path.basename(p) == soname))
         for via, d in order:
             hit = self.file_in(d, ld.library, soname, major, ld)
             if hit is None:
@@ -306,9 +313,8 @@ class _State:
         out += [("DT_RPATH", d) for d in rpath]
         out += [("LD_LIBRARY_PATH", d) for d in self.environ.get("LD_LIBRARY_PATH", "").split(":") if d]
         out += [("DT_RUNPATH", d) for d in runpath]
-        out += [("ld.so.cache", d) for d in self.conf_dirs]
-        if cache is not None:
-            out.append(("ld.so.cache", cache))
+        out += [("ld.so.cache", d) for d in self.conf_dirs if d not in cache]
+        out += [("ld.so.cache", d) for d in cache]
         out += [("default", d) for d in DEFAULT_SEARCH]
         return out
 
@@ -320,45 +326,18 @@ class _State:
         soname = f"libcudnn.so.{version_key(fb.cudnn)[0]}"
         if template is None:
             steps = (f"DT_RPATH of {self.site}/{fb.framework}/lib/lib{fb.framework}.so: {self.site}/nvidia/cudnn/lib",)
-            template = LoadResolution(consumer=fb.framework, library="cudnn", soname=soname, path=None, steps=steps)
+            template = LoadResolution(consumer=fb.framework, library="cudnn", soname=soname, path=None, steps=steps,
+                                      search=(SearchDir("DT_RPATH", f"{self.site}/nvidia/cudnn/lib"),))
         return [self.walk(template, soname)]
 
 
-def _recorded(ld: LoadResolution) -> Tuple[List[str], List[str], List[str], Optional[str]]:
-    """(DT_RPATH dirs, DT_RUNPATH dirs, preload dirs, ld.so.cache directory) from the steps
-    detect recorded for a load ("DT_RPATH of /x/libtorch_cuda.so: $ORIGIN/../../nvidia/cudnn/lib")."""
-    rpath: List[str] = []
-    runpath: List[str] = []
-    preload: List[str] = []
-    cache: Optional[str] = None
-    for step in ld.steps:
-        head, sep, tail = step.partition(": ")
-        if not sep:
-            continue
-        m = re.match(r"^(DT_RPATH|DT_RUNPATH) of (\S+)$", head)
-        if m:
-            origin = os.path.dirname(m.group(2))
-            dirs = [os.path.normpath(e.strip().replace("$ORIGIN", origin).replace("${ORIGIN}", origin))
-                    for e in tail.split(":") if e.strip()]
-            (rpath if m.group(1) == "DT_RPATH" else runpath).extend(dirs)
-        elif head.endswith("preloads by path"):
-            preload += [os.path.dirname(p.strip()) for p in tail.split(",") if p.strip()]
-        elif head == "ld.so.cache" and tail.startswith("/"):
-            cache = os.path.dirname(tail.strip())
-        else:                                   # the short form: "DT_RPATH /a:/b: found"
-            parts = head.split(None, 1)
-            if len(parts) != 2 or not parts[1].startswith("/"):
-                continue
-            dirs = [os.path.normpath(d) for d in parts[1].split(":") if d]
-            if parts[0] == "DT_RPATH":
-                rpath += dirs
-            elif parts[0] == "DT_RUNPATH":
-                runpath += dirs
-            elif parts[0] == "preload":
-                preload += dirs
-            elif parts[0] == "ld.so.cache" and "found" in tail:
-                cache = dirs[0]
-    return rpath, runpath, preload, cache
+def _recorded(ld: LoadResolution) -> Tuple[List[str], List[str], List[str], List[str]]:
+    """(DT_RPATH dirs, DT_RUNPATH dirs, preload dirs, ld.so.cache directories) of the search
+    detect recorded for a load (LoadResolution.search)."""
+    def dirs(via: str) -> List[str]:
+        return [s.directory for s in ld.search if s.via == via]
+
+    return dirs("DT_RPATH"), dirs("DT_RUNPATH"), dirs("preload"), dirs("ld.so.cache")
 
 
 def _soname_major(soname: str) -> Optional[int]:
@@ -386,7 +365,7 @@ def _satisfies(version: str, spec: str) -> bool:
         return False
 
 
-def _complete(c: LibraryCopy, version: Optional[str], package: Optional[str]) -> LibraryCopy:
+def _complete(c: LibraryCopy, version: Optional[str], package: Optional[Package]) -> LibraryCopy:
     files = tuple(dataclasses.replace(f, valid_elf=True, version=version if c.library == "cudnn" else f.version)
                   for f in c.files)
     names = {f.name for f in files}
@@ -394,15 +373,11 @@ def _complete(c: LibraryCopy, version: Optional[str], package: Optional[str]) ->
     return dataclasses.replace(c, version=version, files=files, missing=(), mixed=False, package=package or c.package)
 
 
-def _new_cudnn_copy(directory: str, version: str, origin: str, package: str, cuda_major: Optional[int]) -> LibraryCopy:
+def _new_cudnn_copy(directory: str, version: str, origin: str, package: Package, cuda_major: Optional[int]) -> LibraryCopy:
     major = version_key(version)[0]
     files = tuple(LibFile(name=s, soname=s, version=version) for s in expected_cudnn_sonames(major))
     return LibraryCopy(library="cudnn", major=major, version=version, directory=directory, origin=origin,  # type: ignore[arg-type]
                        package=package, version_source="simulated", files=files, cuda_major=cuda_major)
-
-
-def _argv_flag(step: Step, flag: str) -> bool:
-    return flag in step.argv
 
 
 def simulate(env: Environment, plan: Plan, recipes: Recipes) -> Environment:
@@ -415,8 +390,8 @@ def simulate(env: Environment, plan: Plan, recipes: Recipes) -> Environment:
             for name in step.packages:
                 s.remove(name)
         elif step.kind == "pip-install":
-            deps = not _argv_flag(step, "--no-deps")
-            force = _argv_flag(step, "--force-reinstall") or _argv_flag(step, "--reinstall")
+            deps = not (step.pip and step.pip.no_deps)
+            force = bool(step.pip and step.pip.reinstall)
             for text in step.packages:
                 s.install(parse_requirement(text), deps=deps, force=force)
         elif step.kind == "apt-install":
@@ -506,8 +481,8 @@ def stack_drift(after: Environment, plan: Plan) -> List[str]:
                 out.append(f"{p.name} {now} is still installed after the plan, which removes it")
         elif now != p.version:
             out.append(f"{p.name} would be {now or 'absent'} after the plan, not {p.version}")
-    for major, package in stack.cudnn_packages.items():
-        chosen = package.split(" ")[0] if " " in package else None
+    for major, choice in stack.cudnn_copies.items():
+        chosen = choice.package.name if choice.package else None
         for ld in after.loads:
             if ld.consumer == "dlopen" or ld.library != "cudnn" or ld.soname != f"libcudnn.so.{major}" \
                     or not ld.directory or ld.error:
@@ -516,10 +491,11 @@ def stack_drift(after: Environment, plan: Plan) -> List[str]:
                          and _same_dir(c.directory) == _same_dir(ld.directory)), None)
             if copy is None or copy.origin == "bundled":
                 continue
-            have_pkg = copy.package.split(" ")[0] if copy.package else None
-            if chosen is not None and have_pkg != chosen or chosen is None and _same_dir(package) != _same_dir(copy.directory):
+            have_pkg = copy.package.name if copy.package else None
+            if chosen is not None and have_pkg != chosen or \
+                    chosen is None and _same_dir(choice.directory or choice.source) != _same_dir(copy.directory):
                 out.append(f"{ld.consumer} would load cuDNN {copy.version} from {copy.directory} "
-                           f"({copy.package or copy.origin}), not the {package} the plan chose")
+                           f"({copy.package or copy.origin}), not the {choice} the plan chose")
     return list(dict.fromkeys(out))
 
 

@@ -6,11 +6,14 @@
 
 Writes
 - fixer/environments/NAME.json: the bundled examples (`plan --environment NAME`);
+- tests/data/gpu_machine/doctor_cases_h200.current.jsonl: the environments `doctor --json`
+  recorded on the GPU machine (doctor_cases_h200.jsonl, schema 1) in today's schema
+  (upgrade_schema1), for the tests;
 - tests/data/replay/images.json: every distinct Colab image of colab_images.csv (test data,
   not shipped); tests/unit/resolve builds its doctor-JSON Environment with a T4, an L4 and an A100
   through `build_environment` (the same function as the bundled files).
 
-Each file is what `doctor --json` prints: {"schema": 1, "environment": {...}, "findings": []}.
+Each file is what `doctor --json` prints: {"schema": 2, "environment": {...}, "findings": []}.
 
 Where the facts come from
 - Distributions: the image's pip-freeze.txt (snapshots) or its colab_images.csv row (every
@@ -231,7 +234,7 @@ def _driver_cuda(recipes: m.Recipes, driver: Optional[str]) -> Optional[str]:
     return best
 
 
-def _cudnn_copy(major: int, version: str, directory: str, origin: str, package: Optional[str],
+def _cudnn_copy(major: int, version: str, directory: str, origin: str, package: Optional[m.Package],
                 cuda_major: Optional[int], versioned: bool, missing: Sequence[str] = ()) -> m.LibraryCopy:
     libs = CUDNN9_LIBS if major >= 9 else CUDNN8_LIBS
     files = tuple(
@@ -291,7 +294,7 @@ def build_environment(image: Image, gpu: m.Gpu, recipes: m.Recipes, *, driver: O
         mm = re.match(r"nvidia-cudnn-cu(\d+)$", k)
         if mm:
             major = int(v.split(".")[0])
-            c = _cudnn_copy(major, xyz(v), f"{sp}/nvidia/cudnn/lib", "pip", f"{k} {v}", int(mm.group(1)), False)
+            c = _cudnn_copy(major, xyz(v), f"{sp}/nvidia/cudnn/lib", "pip", m.Package(k, v), int(mm.group(1)), False)
             libraries.append(c)
             pip_cudnn[major] = c
     apt_cudnn: Dict[int, m.LibraryCopy] = {}
@@ -301,7 +304,7 @@ def build_environment(image: Image, gpu: m.Gpu, recipes: m.Recipes, *, driver: O
             continue
         major = int(mm.group(1))
         cm = mm.group(2) or (re.search(r"\+cuda(\d+)", v).group(1) if re.search(r"\+cuda(\d+)", v) else None)
-        c = _cudnn_copy(major, xyz(v), APT_DIR, "apt", f"{k} {v}", int(cm) if cm else None, True)
+        c = _cudnn_copy(major, xyz(v), APT_DIR, "apt", m.Package(k, v), int(cm) if cm else None, True)
         libraries.append(c)
         apt_cudnn[major] = c
 
@@ -311,24 +314,29 @@ def build_environment(image: Image, gpu: m.Gpu, recipes: m.Recipes, *, driver: O
 
     def resolve_load(consumer: str, major: int, first: Sequence[Tuple[str, Optional[m.LibraryCopy]]]) -> None:
         steps: List[str] = []
+        search: List[m.SearchDir] = []
         winner: Optional[Tuple[str, m.LibraryCopy]] = None
         for via, copy in list(first) + [("LD_LIBRARY_PATH", None), ("ld.so.cache", apt_cudnn.get(major))]:
             where = copy.directory if copy else (ld_path if via == "LD_LIBRARY_PATH" else APT_DIR)
             if via == "LD_LIBRARY_PATH":
                 steps.append(f"LD_LIBRARY_PATH {ld_path}: no libcudnn.so.{major}")
+                search += [m.SearchDir("LD_LIBRARY_PATH", d) for d in ld_path.split(":")]
                 continue
             ok = copy is not None and not copy.missing
             steps.append(f"{via} {where}: {'found' if ok else 'no libcudnn.so.' + str(major)}")
+            if via != "ld.so.cache" or ok:
+                search.append(m.SearchDir(via, where))  # type: ignore[arg-type]
             if ok and winner is None:
                 winner = (via, copy)  # type: ignore[assignment]
                 break
         soname = f"libcudnn.so.{major}"
         if winner is None:
-            loads.append(m.LoadResolution(consumer, "cudnn", soname, None, None, None, "", tuple(steps)))
+            loads.append(m.LoadResolution(consumer, "cudnn", soname, None, None, None, "", tuple(steps),
+                                          search=tuple(search)))
         else:
             via, copy = winner
             loads.append(m.LoadResolution(consumer, "cudnn", soname, f"{copy.directory}/{soname}", copy.directory,
-                                          copy.version, via, tuple(steps)))
+                                          copy.version, via, tuple(steps), search=tuple(search)))
 
     # torch
     if "torch" in dists:
@@ -346,7 +354,7 @@ def build_environment(image: Image, gpu: m.Gpu, recipes: m.Recipes, *, driver: O
             f"{sp}/torch/lib/libtorch_cuda.so", "torch/version.py; recipes"))
         if major is not None and cudnn:
             if bundled:
-                copy = _cudnn_copy(major, xyz(cudnn), f"{sp}/torch/lib", "bundled", f"torch {v}", int(cuda.split('.')[0]), False)
+                copy = _cudnn_copy(major, xyz(cudnn), f"{sp}/torch/lib", "bundled", m.Package("torch", v), int(cuda.split('.')[0]), False)
                 libraries.append(copy)
                 resolve_load("torch", major, [("DT_RUNPATH", copy)])
             else:
@@ -420,61 +428,6 @@ def build_environment(image: Image, gpu: m.Gpu, recipes: m.Recipes, *, driver: O
 # ---------------------------------------------------------------------------------------
 
 
-def h200_environment(recipes: m.Recipes, *, pip_cudnn_hidden: bool = False) -> m.Environment:
-    """Our GPU machine as recorded in tests/data/gpu_machine/facts_h200.txt. With
-    `pip_cudnn_hidden`, nvidia/cudnn/lib is empty (breakage 2 of breakages_h200_cuda13.txt):
-    torch and JAX then load the apt 9.14 copy through ld.so.cache."""
-    sp = "/opt/torch/.venv/lib/python3.12/site-packages"
-    dists = {
-        "torch": "2.11.0", "torchvision": "0.26.0", "torchaudio": "2.11.0", "nvidia-cudnn-cu13": "9.19.0.56",
-        "jax": "0.11.2", "jaxlib": "0.11.2", "jax-cuda13-plugin": "0.11.2", "jax-cuda13-pjrt": "0.11.2",
-        "cupy-cuda13x": "14.2.0", "cuda-toolkit": "13.0.2", "nvidia-cublas": "13.1.0.3",
-        "nvidia-cuda-runtime": "13.0.96", "nvidia-nccl-cu13": "2.28.9", "nvidia-cusparselt-cu13": "0.8.0",
-        "nvidia-nvshmem-cu13": "3.4.5",
-    }
-    torch_build = _find_build(recipes, "torch", "2.11.0", "cu130")
-    pip_copy = _cudnn_copy(9, "9.19.0", f"{sp}/nvidia/cudnn/lib", "pip", "nvidia-cudnn-cu13 9.19.0.56", 13, False,
-                           missing=CUDNN9_LIBS if pip_cudnn_hidden else ())
-    apt_copy = _cudnn_copy(9, "9.14.0", APT_DIR, "apt", "libcudnn9-cuda-13 9.14.0.64-1", 13, True)
-    ld_path = "/usr/local/nvidia/lib64:/usr/local/nvidia/lib"
-
-    def load(consumer: str, via_first: str) -> m.LoadResolution:
-        steps = [f"{via_first} {sp}/nvidia/cudnn/lib: " + ("no libcudnn.so.9" if pip_cudnn_hidden else "found")]
-        if pip_cudnn_hidden:
-            steps += [f"LD_LIBRARY_PATH {ld_path}: no libcudnn.so.9", f"ld.so.cache {APT_DIR}: found"]
-            return m.LoadResolution(consumer, "cudnn", "libcudnn.so.9", f"{APT_DIR}/libcudnn.so.9", APT_DIR,
-                                    "9.14.0", "ld.so.cache", tuple(steps), ())
-        return m.LoadResolution(consumer, "cudnn", "libcudnn.so.9", f"{sp}/nvidia/cudnn/lib/libcudnn.so.9",
-                                f"{sp}/nvidia/cudnn/lib", "9.19.0", via_first, tuple(steps), (f"{APT_DIR}/libcudnn.so.9",))
-
-    return m.Environment(
-        tool_version="make_environments",
-        gpus=(m.Gpu(0, "NVIDIA H200", "00000000:00:06.0", "0x2335", "9.0", 143771,
-                    "GPU-b8898371-26f0-95a0-abb2-69448be4d2dd", "nvml"),),
-        driver=m.Driver("580.159.04", "13.0", "/usr/lib/x86_64-linux-gnu/libcuda.so.1", "open", "nvml"),
-        runtime=m.Runtime("docker", None, None, "Ubuntu 24.04", "x86_64", "2.39", False, None, (),
-                          "tests/data/gpu_machine/facts_h200.txt"),
-        python=m.PythonEnv("/opt/torch/.venv/bin/python3", "3.12.3", "/opt/torch/.venv", "/usr", True, (sp,),
-                           tuple(m.Distribution(k, v, sp, "uv") for k, v in sorted(dists.items())),
-                           "24.0", "/usr/local/bin/uv", None, False),
-        frameworks=(
-            m.FrameworkBuild("torch", "torch", "2.11.0", f"{sp}/torch", "cu130", "13.0", "9.19.0",
-                             "nvidia-cudnn-cu13==9.19.0.56",
-                             torch_build.compute_capabilities if torch_build else (),
-                             torch_build.ptx if torch_build else None, True, True,
-                             f"{sp}/torch/lib/libtorch_cuda.so", "torch/version.py; dist-info"),
-            m.FrameworkBuild("jax", "jax-cuda13-plugin", "0.11.2", f"{sp}/jax_plugins/xla_cuda13", "cuda13", "13.0",
-                             "9.12.0", "nvidia-cudnn-cu13<10.0,>=9.12.0.46", (), None, True, True, None,
-                             "jax_cuda13_plugin _versions (cudnn_build_version 91200)"),
-        ),
-        libraries=(pip_copy, apt_copy),
-        loads=(load("torch", "DT_RPATH"), load("jax", "preload")),
-        env={"LD_LIBRARY_PATH": ld_path},
-        probes=(m.ProbeNote("make_environments", True, "tests/data/gpu_machine/facts_h200.txt"
-                            + (" + breakage 2 (pip cuDNN hidden)" if pip_cudnn_hidden else "")),),
-    )
-
-
 # ---------------------------------------------------------------------------------------
 # output
 # ---------------------------------------------------------------------------------------
@@ -520,6 +473,8 @@ def bundled(recipes: m.Recipes) -> Dict[str, Tuple[m.Environment, str]]:
 
 
 RECORDED_H200 = REPO / "tests" / "data" / "gpu_machine" / "doctor_cases_h200.jsonl"
+#: The same cases in today's schema (ENVIRONMENT_SCHEMA): written by this script, read by the tests.
+RECORDED_H200_CURRENT = REPO / "tests" / "data" / "gpu_machine" / "doctor_cases_h200.current.jsonl"
 
 
 def recorded_h200(label_prefix: str) -> m.Environment:
@@ -527,8 +482,69 @@ def recorded_h200(label_prefix: str) -> m.Environment:
     for line in RECORDED_H200.read_text().splitlines():
         case = json.loads(line)
         if case["label"].startswith(label_prefix):
-            return m.from_dict(m.Environment, case["environment"])
+            return m.from_dict(m.Environment, upgrade_schema1(case["environment"]))
     raise SystemExit(f"{RECORDED_H200}: no case labelled {label_prefix!r}")
+
+
+def recorded_h200_current() -> str:
+    """Every recorded case, its environment in today's schema, one JSON object per line."""
+    out = []
+    for line in RECORDED_H200.read_text().splitlines():
+        case = json.loads(line)
+        env = m.from_dict(m.Environment, upgrade_schema1(case["environment"]))
+        out.append(json.dumps(dict(case, environment=m.to_dict(env)), separators=(",", ":")))
+    return "\n".join(out) + "\n"
+
+
+def upgrade_schema1(env: Dict[str, object]) -> Dict[str, object]:
+    """A schema-1 `doctor --json` environment (recorded on the GPU machine before schema 2) in
+    schema 2: a copy's package "name version" becomes {"name", "version"}; each load's search,
+    which schema 1 kept only as the words of `steps`, becomes `search` and `ld_preload` data.
+    This reads the words detect wrote then (fixer/detect/loader.py at that time):
+    "LD_PRELOAD: A B" (or "-"), "torch preloads by path: /x/a.so, /y/b.so",
+    "DT_RPATH of /x/lib.so: $ORIGIN/..:/abs", "LD_LIBRARY_PATH: /a:/b" (or "-"),
+    "DT_RUNPATH of /x/lib.so: ...", "ld.so.cache: /dir/lib.so" (or "-")."""
+    import os.path as op
+
+    out = dict(env, schema=m.ENVIRONMENT_SCHEMA)
+    libs = []
+    for c in env.get("libraries") or []:       # type: ignore[union-attr]
+        c = dict(c)
+        pkg = c.get("package")
+        if isinstance(pkg, str):
+            name, _, ver = pkg.partition(" ")
+            c["package"] = {"name": name, "version": ver or None}
+        libs.append(c)
+    out["libraries"] = libs
+    loads = []
+    for ld in env.get("loads") or []:          # type: ignore[union-attr]
+        ld = dict(ld)
+        search: List[Dict[str, str]] = []
+        preloaded: List[str] = []
+        for step in ld.get("steps") or []:
+            head, sep, tail = step.partition(": ")
+            if not sep or tail == "-":
+                continue
+            mm = re.match(r"^(DT_RPATH|DT_RUNPATH) of (\S+)$", head)
+            if mm:
+                origin = op.dirname(mm.group(2))
+                search += [{"via": mm.group(1), "directory": op.normpath(e.replace("$ORIGIN", origin)
+                                                                       .replace("${ORIGIN}", origin))}
+                           for e in tail.split(":") if e]
+            elif head.endswith(" preloads by path"):
+                search += [{"via": "preload", "directory": op.dirname(p.strip())} for p in tail.split(",") if p.strip()]
+            elif head == "LD_PRELOAD":
+                preloaded = tail.split()
+                search += [{"via": "LD_PRELOAD", "directory": op.dirname(p)} for p in preloaded if p.startswith("/")]
+            elif head == "LD_LIBRARY_PATH":
+                search += [{"via": "LD_LIBRARY_PATH", "directory": op.normpath(d)} for d in tail.split(":") if d]
+            elif head == "ld.so.cache" and tail.startswith("/"):
+                search.append({"via": "ld.so.cache", "directory": op.dirname(tail)})
+        ld.setdefault("search", search)
+        ld.setdefault("ld_preload", preloaded)
+        loads.append(ld)
+    out["loads"] = loads
+    return out
 
 
 def replay_images() -> List[Image]:
@@ -556,6 +572,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     files: Dict[Path, str] = {}
     for name, (env, desc) in bundled(recipes).items():
         files[BUNDLED_DIR / f"{name}.json"] = doctor_json(env, desc)
+    files[RECORDED_H200_CURRENT] = recorded_h200_current()
     if not args.no_replay:
         files[REPLAY_DIR / "images.json"] = images_json(replay_images())
     stale = [p for p, text in files.items() if not p.exists() or p.read_text() != text]

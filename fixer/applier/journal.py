@@ -19,7 +19,9 @@ journal.json (version 2; version 1 journals are still read):
      "child": null | {"pid", "pgid", "start", "argv"},   the installer running now (killed before a restore)
      "manifests": {name: "manifests/<n>.json"},           distributions recorded file by file
      "backups": {name: "backups/<n>.zip"},                their bytes
-     "sources": {"index_urls": [...], "extra_index_urls": [...], "find_links": [...], "no_index": bool},
+     "installer": "pip" | "uv" | "conda",                 the plan's (Plan.installer); rollback's pip steps use it
+     "sources": {"index_urls": [...], "extra_index_urls": [...], "find_links": [...], "no_index": bool,
+                 "break_system_packages": bool},         gathered from the steps' Step.pip (fixer.applier.sources)
      "apt_before": {package: version or null}, "apt_held": [package...],
      "files": [{"path", "existed", "backup", "mode", "sha256"}],   backup relative to the journal dir
      "ldconfig": null | ["ldconfig", ...],

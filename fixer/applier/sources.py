@@ -1,9 +1,10 @@
 """Where packages come from, and the commands that put previous versions back.
 
-Rollback reinstalls from the same places the plan installed from: the index options are
-read back from the plan's own argv (pip and uv spell them the same), then the journal's
-repacked wheels are put first as a --find-links directory so that offline restores work.
-The command lines themselves come from fixer.installers, the one place that builds them.
+Rollback reinstalls from the same places the plan installed from: the index options each
+pip/uv step carries as data (Step.pip), gathered here into the journal's "sources"; the
+journal's repacked wheels are put first as a --find-links directory so that offline restores
+work. The command lines themselves come from fixer.installers, the one place that builds them,
+with the installer the plan recorded (Plan.installer, chosen by installers.choose).
 """
 from __future__ import annotations
 
@@ -15,38 +16,31 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence
 from .. import installers
 from ..model import PlanOptions, Step
 
-_VALUE_FLAGS = {
-    "--index-url": "index_urls", "-i": "index_urls",
-    "--extra-index-url": "extra_index_urls",
-    "--find-links": "find_links", "-f": "find_links",
-}
-
 
 def sources_of(steps: Iterable[Step], options: PlanOptions) -> Dict[str, Any]:
-    """Index URLs, extra index URLs, find-links, no-index and --break-system-packages used by
-    the plan's pip/uv steps."""
+    """Index URLs, extra index URLs, find-links, no-index and --break-system-packages of the
+    plan's pip/uv steps (their Step.pip). A step that installs from the default index (PyPI)
+    beside steps that name another adds PyPI, so that a reinstall finds both."""
     out: Dict[str, Any] = {"index_urls": [], "extra_index_urls": [], "find_links": [], "no_index": False,
                            "break_system_packages": False}
+    default_index = False
     for step in steps:
-        if step.kind not in ("pip-install", "pip-uninstall"):
+        o = step.pip
+        if o is None:
             continue
-        argv = list(step.argv)
-        i = 0
-        while i < len(argv):
-            a = argv[i]
-            key = _VALUE_FLAGS.get(a)
-            if key and i + 1 < len(argv):
-                _add(out[key], argv[i + 1])
-                i += 2
-                continue
-            for flag, k in _VALUE_FLAGS.items():
-                if flag.startswith("--") and a.startswith(flag + "="):
-                    _add(out[k], a.split("=", 1)[1])
-            if a == "--no-index":
-                out["no_index"] = True
-            if a == "--break-system-packages":
-                out["break_system_packages"] = True
-            i += 1
+        if step.kind == "pip-install" and not o.no_index:
+            if o.index_url:
+                _add(out["index_urls"], o.index_url)
+            else:
+                default_index = True
+            for url in o.extra_index_urls:
+                _add(out["extra_index_urls"], url)
+        for d in o.find_links:
+            _add(out["find_links"], d)
+        out["no_index"] = out["no_index"] or o.no_index
+        out["break_system_packages"] = out["break_system_packages"] or o.break_system_packages
+    if default_index and out["index_urls"]:
+        _add(out["extra_index_urls"], installers.PYPI_SIMPLE)
     for d in options.find_links:
         _add(out["find_links"], d)
     if options.no_index:
@@ -88,10 +82,3 @@ def uninstall_argv(python: str, names: Sequence[str], *, tool: str,
     return list(installers.pip_uninstall(
         python, list(names), installer=tool,
         break_system_packages=bool((sources or {}).get("break_system_packages")), uv=find_uv() or "uv"))
-
-
-def restore_tool(has_pip: bool) -> str:
-    """pip when the target has it, else uv (a venv made --without-pip, a uv-managed env)."""
-    if has_pip:
-        return "pip"
-    return "uv" if find_uv() else "pip"

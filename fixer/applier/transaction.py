@@ -52,7 +52,7 @@ from .runner import (
     stop_recorded,
 )
 from .snapshot import TargetSnapshot, read_target, snapshot_from_dict, snapshot_to_dict
-from .sources import install_exact_argv, restore_tool, sources_of
+from .sources import install_exact_argv, sources_of
 
 #: Seconds a command of each kind may run (a torch download on a slow link takes long).
 TIMEOUTS = {"pip-install": 3600.0, "pip-uninstall": 600.0, "apt-update": 600.0, "apt-install": 3600.0, "apt-hold": 120.0,
@@ -282,7 +282,7 @@ def backup_set(plan: Plan, before: TargetSnapshot) -> List[str]:
         if step.kind not in ("pip-install", "pip-uninstall", "conda-install"):
             continue
         named = [n for n in (_req_name(spec) for spec in step.packages) if n]
-        if step.kind == "pip-install" and "--no-deps" not in step.argv:
+        if step.kind == "pip-install" and not (step.pip and step.pip.no_deps):
             named = before.closure(named)
         for n in named:
             if n not in names and before.get(n) is not None:
@@ -303,7 +303,7 @@ def _prepare(journal: Journal, plan: Plan, python: str, options: PlanOptions, re
         sites.append(before.prefix)
     before_data["site_dirs"] = [filetree.dir_entry(s) for s in sites if os.path.isdir(s)]
     journal.write_part("before.json", before_data)
-    journal.set(sources=sources_of(plan.steps, options),
+    journal.set(installer=plan.installer, sources=sources_of(plan.steps, options),
                 steps=[{"kind": s.kind, "summary": s.summary, "argv": list(s.argv), "status": "pending"}
                        for s in plan.steps if s.kind != "verify"])
     # every file of the distributions the plan can change, recorded and backed up
@@ -811,7 +811,7 @@ def _restore(journal: Journal, python: str, rep: Reporter, run: Runner) -> Rollb
         remove += list(now.leftovers)
         changed = sorted(n for n in bv if nv.get(n) != bv[n] and n not in editable and n not in recorded)
         if changed and before is not None:
-            tool = restore_tool(now.has("pip"))
+            tool = installers.pip_tool(journal.data.get("installer") or "pip")   # the plan's (Plan.installer)
             wheels = journal.data.get("wheels", {})          # journals of version 1
             sources = journal.data.get("sources", {})
             offline = [n for n in changed if n in wheels]

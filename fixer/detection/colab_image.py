@@ -21,9 +21,10 @@ def machine_facts(env: Environment) -> Dict[str, str]:
         if d is not None:
             facts["pip_cudnn"] = f"{name}=={d.version}"
             break
-    apt = sorted({c.package for c in env.libraries if c.library == "cudnn" and c.origin == "apt" and c.package})
-    if apt:   # "libcudnn9-cuda-12 9.8.0.87-1" -> "libcudnn9-cuda-12=9.8.0.87-1"
-        facts["apt_cudnn"] = ";".join(p.replace(" ", "=", 1) for p in apt)
+    apt = sorted({f"{c.package.name}={c.package.version}" if c.package.version else c.package.name
+                  for c in env.libraries if c.library == "cudnn" and c.origin == "apt" and c.package})
+    if apt:   # "libcudnn9-cuda-12=9.8.0.87-1", apt's spelling
+        facts["apt_cudnn"] = ";".join(apt)
     if env.python is not None:
         facts["python"] = env.python.version
     return facts

@@ -20,7 +20,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Set, Tuple, cast
 
 from .._paths import split_ld_preload
 from .._versions import canonical_name
-from ..model import LibFile, LibraryCopy, ProbeNote, PythonEnv
+from ..model import LibFile, LibraryCopy, Package, ProbeNote, PythonEnv
 from ..rules import cudnn_version_from_int, expected_cudnn_sonames
 from .fs import MachineFS
 
@@ -167,7 +167,7 @@ class _Copy:
     real_dir: str
     files: Dict[str, LibFile]                     # soname -> file
     origin: str = "unknown"
-    package: Optional[str] = None
+    package: Optional[Package] = None
     version: Optional[str] = None
     version_source: str = ""
     missing: Tuple[str, ...] = ()
@@ -200,7 +200,7 @@ def scan(
                 for (lib, major) in fam:
                     missing = expected_cudnn_sonames(major) if lib == "cudnn" else (f"lib{lib}.so.{major}",)
                     copies.append(_Copy(lib, major, directory, directory, {}, origin="pip",
-                                        package=f"{dist} {ver}", version=_v3(ver), version_source="dist-info",
+                                        package=Package(dist, ver), version=_v3(ver), version_source="dist-info",
                                         missing=missing))
                 notes.append(ProbeNote("pip files", False, f"{directory}: listed by {dist} {ver} but absent"))
             else:
@@ -240,7 +240,7 @@ def _make_copy(lib: str, major: int, directory: str, real_dir: str, by_soname: D
                hint: str, fs: MachineFS, owners: Owners, env: Mapping[str, str]) -> _Copy:
     files: Dict[str, LibFile] = {}
     pkgs: Counter[str] = Counter()
-    pip_dists: Counter[str] = Counter()
+    pip_dists: Counter[Package] = Counter()
     for soname, names in sorted(by_soname.items()):
         path = os.path.join(directory, soname) if soname in names else os.path.join(directory, sorted(names)[-1])
         if not fs.exists(path):                    # dangling symlink
@@ -255,7 +255,7 @@ def _make_copy(lib: str, major: int, directory: str, real_dir: str, by_soname: D
         size = fs.size(real)
         info = fs.elf(path)
         if pf is not None:
-            pip_dists[f"{pf.dist} {pf.version}"] += 1
+            pip_dists[Package(pf.dist, pf.version)] += 1
             # the wheel's version only for the wheel's own file: wheels ship no symlinks, so a link
             # that leads out of the wheel's files is someone else's file (ask the library itself)
             if version is None and (pf.size is None or pf.size == size) and lib == "cudnn" and \
@@ -271,11 +271,11 @@ def _make_copy(lib: str, major: int, directory: str, real_dir: str, by_soname: D
         c.package = pip_dists.most_common(1)[0][0]
     elif pkgs:
         p = pkgs.most_common(1)[0][0]
-        c.package = f"{p} {owners.dpkg_versions[p]}" if p in owners.dpkg_versions else p
+        c.package = Package(p, owners.dpkg_versions.get(p))
     c.origin = _origin(directory, hint, pkgs.most_common(1)[0][0] if pkgs else None, env, bool(pip_dists))
     if lib == "cudnn":
         c.missing = tuple(s for s in expected_cudnn_sonames(major) if s not in files)
-        cm = re.search(r"-cu(?:da-)?(\d+)\b", c.package or "")
+        cm = re.search(r"-cu(?:da-)?(\d+)\b", c.package.name) if c.package else None
         c.cuda_major = int(cm.group(1)) if cm else None
     _settle_version(c, fs)
     return c
@@ -299,8 +299,8 @@ def _settle_version(c: _Copy, fs: MachineFS) -> None:
             if v:
                 c.version, c.version_source = v, "header"
                 return
-    elif c.package and " " in c.package and c.origin == "pip":
-        c.version, c.version_source = _v3(c.package.split(" ", 1)[1]), "dist-info"
+    elif c.package and c.package.version and c.origin == "pip":
+        c.version, c.version_source = _v3(c.package.version), "dist-info"
 
 
 def parse_cudnn_version_h(text: str) -> Optional[str]:

@@ -17,7 +17,7 @@ import os
 from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from .._paths import split_ld_preload
-from ..model import LibFile, LibraryCopy, LoadResolution
+from ..model import LibFile, LibraryCopy, LoadResolution, SearchDir
 from .elf import ElfInfo, expand_origin
 from .fs import MachineFS
 from .ldcache import LdCache
@@ -51,19 +51,23 @@ class Resolver:
     def resolve(self, consumer: str, library: str, soname: str, obj: Optional[ElfInfo],
                 preload: Sequence[str] = ()) -> LoadResolution:
         candidates: List[Tuple[str, str]] = []          # (via, machine path) in search order
-        steps: List[str] = []
+        steps: List[str] = []                            # the walk in words, for people
+        search: List[SearchDir] = []                     # the same walk as data, for the later stages
         pre = split_ld_preload(self.env.get("LD_PRELOAD", ""))
         hit = [p for p in pre if os.path.basename(p) == soname or (p.startswith("/") and self.fs.elf(p).soname == soname)]
         steps.append(f"LD_PRELOAD: {' '.join(hit) if hit else '-'}")
         candidates += [("LD_PRELOAD", p) for p in hit]
+        search += [SearchDir("LD_PRELOAD", os.path.normpath(os.path.dirname(p))) for p in hit if p.startswith("/")]
         if preload:
             steps.append(f"{consumer} preloads by path: {', '.join(preload)}")
             candidates += [("preload", p) for p in preload]
+            search += [SearchDir("preload", os.path.normpath(os.path.dirname(p))) for p in preload]
         own_dirs: List[str] = []
         if obj is not None and obj.valid:
             for e in obj.search_rpath():
                 d = expand_origin(e, obj.path)
                 candidates.append(("DT_RPATH", os.path.join(d, soname)))
+                search.append(SearchDir("DT_RPATH", os.path.normpath(d)))
                 own_dirs.append(d)
             if obj.search_rpath():
                 steps.append(f"DT_RPATH of {obj.path}: {':'.join(obj.rpath)}")
@@ -72,17 +76,20 @@ class Resolver:
         ldp = [d for d in self.env.get("LD_LIBRARY_PATH", "").split(":") if d]
         steps.append(f"LD_LIBRARY_PATH: {':'.join(ldp) if ldp else '-'}")
         candidates += [("LD_LIBRARY_PATH", os.path.join(d, soname)) for d in ldp]
+        search += [SearchDir("LD_LIBRARY_PATH", os.path.normpath(d)) for d in ldp]
         if obj is not None and obj.valid and obj.runpath:
             steps.append(f"DT_RUNPATH of {obj.path}: {':'.join(obj.runpath)}")
             for e in obj.runpath:
                 d = expand_origin(e, obj.path)
                 candidates.append(("DT_RUNPATH", os.path.join(d, soname)))
+                search.append(SearchDir("DT_RUNPATH", os.path.normpath(d)))
                 own_dirs.append(d)
         if self.cache is not None:
             hitc = self.cache.lookup(soname)
             steps.append(f"ld.so.cache: {hitc or '-'}")
             if hitc:
                 candidates.append(("ld.so.cache", hitc))
+                search.append(SearchDir("ld.so.cache", os.path.normpath(os.path.dirname(hitc))))
         else:
             steps.append("ld.so.cache: unreadable")
         candidates += [("default", os.path.join(d, soname)) for d in DEFAULT_SEARCH]
@@ -116,7 +123,8 @@ class Resolver:
             intended = os.path.normpath(own) if own else None
         if winner is None:
             return LoadResolution(consumer=consumer, library=library, soname=soname, path=None,
-                                  steps=tuple(steps), error=f"{soname}: not found in any searched place")
+                                  steps=tuple(steps), error=f"{soname}: not found in any searched place",
+                                  search=tuple(search), ld_preload=tuple(hit))
         via, path = winner
         # name the directory as the library scan did (/lib/x86_64-linux-gnu and /usr/lib/... are one)
         known = self.by_dir.get((os.path.dirname(self.fs.real(path)), library))
@@ -124,5 +132,5 @@ class Resolver:
         return LoadResolution(
             consumer=consumer, library=library, soname=soname, path=path, directory=directory,
             version=None if error else self.version_of(path, library), via=via, steps=tuple(steps),
-            shadowed=tuple(losers), intended=intended, error=error,
+            shadowed=tuple(losers), intended=intended, error=error, search=tuple(search), ld_preload=tuple(hit),
         )

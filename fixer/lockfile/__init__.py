@@ -4,7 +4,8 @@
     write_lock(lock, "stack.lock.toml")                         # format: atomic
     lock = read_lock("stack.lock.toml")                         # format: UsageError naming file and key
     problems = incompatibilities(lock, env)                     # why this machine cannot use it
-    plan = plan_from_lock(lock, python=..., options=...)        # what `apply --lock` runs
+    stack = stack_from_lock(lock, env)                         # `apply --lock`: the one planner's input
+    plan = make_plan(env, stack, options)                      # (fixer.planner), as for every plan
     findings = check_drift("stack.lock.toml", env)              # `doctor --lock` (fixer.diagnosis.lock_drift)
 
 The file format lives in format.py, the dependency closure and hashes in closure.py, and the
@@ -12,16 +13,12 @@ drift findings in fixer.diagnosis (lock_drift), with the other findings.
 """
 from __future__ import annotations
 
-import hashlib
-import os
-from typing import Dict, List, Mapping, Optional, Tuple
+import dataclasses
+from typing import List, Optional, Tuple
 
-from packaging.version import InvalidVersion, Version
-
-from .. import installers
-from .._versions import major_minor, same_version
+from .._versions import canonical_name, major_minor, same_version
 from ..errors import UsageError
-from ..model import Environment, Finding, Plan, PlanOptions, Step
+from ..model import Environment, Finding, Pin, Plan, Stack, Step
 from ..rules import runs_on
 from .closure import PYPI, apt_pins, build_index, dependency_closure, local_hashes, local_requires, make_lock
 from .format import (LOCK_VERSION, AptPin, Lock, LockedPackage, LockRequires, MachineFacts, dumps, lock_from_dict,
@@ -29,7 +26,8 @@ from .format import (LOCK_VERSION, AptPin, Lock, LockedPackage, LockRequires, Ma
 
 __all__ = ["LOCK_VERSION", "AptPin", "Lock", "LockedPackage", "LockRequires", "MachineFacts", "PYPI", "apt_pins",
            "build_index", "check_compatible", "dependency_closure", "check_drift", "dumps", "incompatibilities", "local_hashes",
-           "local_requires", "lock_from_dict", "make_lock", "plan_from_lock", "read_lock", "write_lock"]
+           "local_requires", "lock_from_dict", "make_lock", "read_lock", "stack_from_lock", "without_written_fixes",
+           "write_lock"]
 
 
 def incompatibilities(lock: Lock, env: Environment) -> List[Tuple[str, str]]:
@@ -73,61 +71,44 @@ def check_compatible(lock: Lock, env: Environment, path: str = "lock") -> None:
                          hint="make a new lock on (or for) this machine with `colab-cudnn-fix lock`")
 
 
-def plan_from_lock(lock: Lock, *, python: str, options: PlanOptions, installer: str = "pip",
-                   installed: Optional[Mapping[str, str]] = None, apt_installed: Optional[Mapping[str, str]] = None,
-                   home: Optional[str] = None) -> Plan:
-    """The steps that make `python` match the lock; none when it already does (apply twice =
-    nothing to do). `installed`: name -> version now (default: read from the target)."""
-    from .._paths import state_dir
+def stack_from_lock(lock: Lock, env: Environment) -> Stack:
+    """The locked stack as the one planner's input (fixer.planner.make_plan): each locked package a
+    pin with its hashes (installed with --require-hashes --no-deps), the removals of what is
+    installed, the apt pins that differ from the machine's, and the loader fixes. Against what
+    `env` has now, so that a machine already at the lock gets nothing to do."""
+    installed = {d.name: d.version for d in (env.python.distributions if env.python else ())}
+    apt_now = {c.package.name: c.package.version for c in env.libraries
+               if c.origin == "apt" and c.package is not None and c.package.version}
+    why = f"the lock made {lock.created} by {lock.tool}"
+    pins: List[Pin] = []
+    for name in lock.remove:
+        if name in installed:
+            pins.append(Pin(name, installed[name], action="remove", installed=installed[name], why=f"{why} removes it"))
+    for p in lock.packages:
+        have = installed.get(canonical_name(p.name))
+        pins.append(Pin(p.name, p.version, index_url=p.index, installed=have, hashes=p.hashes, why=why,
+                        action="keep" if same_version(have, p.version) else "install"))
+    apt = {a.package: a.version for a in lock.apt if apt_now.get(a.package) != a.version}
+    pins += [Pin(k, v, action="install", installed=apt_now.get(k), why=why, manager="apt") for k, v in apt.items()]
+    return Stack(pins=tuple(pins), apt=apt, env_fixes=tuple(lock.env_fixes), cudnn=lock.cudnn,
+                 cudnn_from=lock.cudnn_from, notes=(f"from lock made {lock.created} by {lock.tool}",))
+
+
+def without_written_fixes(plan: Plan, root: Optional[str]) -> Plan:
+    """`plan` less the env-fix steps whose file already holds exactly what they write (applying
+    a lock twice: nothing to do)."""
     from ..applier import envfix
-    from ..applier.sources import find_uv
-    from ..envfix import env_fix_steps
 
-    if installed is None:
-        from ..applier.snapshot import read_target
+    def written(step: Step) -> bool:
+        if step.kind != "env-fix" or not step.files or step.content is None:
+            return False
+        target = envfix.target_path(step.files[0], root)
+        return target.is_file() and target.read_text(encoding="utf-8") == step.content
 
-        installed = read_target(python).versions()
-    steps: List[Step] = []
-    removes = [n for n in lock.remove if n in installed]
-    uv = find_uv() or "uv"
-    if removes:
-        steps.append(Step(kind="pip-uninstall", summary="remove " + ", ".join(removes) + " (the lock removes them)",
-                          argv=installers.pip_uninstall(python, removes, installer=installer, uv=uv),
-                          packages=tuple(removes)))
-    needed = [p for p in lock.packages if not same_version(installed.get(p.name), p.version)]
-    if needed:
-        text = "".join(f"{p.name}=={p.version} " + " ".join(f"--hash={h}" for h in p.hashes) + "\n" for p in needed)
-        digest = hashlib.sha256(text.encode()).hexdigest()[:12]
-        req_file = str(state_dir(options.root) / "lock" / f"requirements-{digest}.txt")
-        indexes = [installers.rewrite_index(u, options.index_mirrors) or u for u in lock.indexes]
-        argv = installers.pip_install(
-            python, ["--require-hashes", "-r", req_file], index_url=indexes[0] if indexes else None,
-            extra_index_urls=indexes[1:], find_links=options.find_links, no_index=options.no_index or not indexes,
-            installer=installer, no_deps=True, uv=uv)
-        steps.append(Step(kind="pip-install",
-                          summary="install " + ", ".join(f"{p.name}=={p.version}" for p in needed)
-                                  + " with hashes enforced (from the lock)",
-                          argv=argv, packages=tuple(f"{p.name}=={p.version}" for p in needed),
-                          files=(req_file,), content=text))
-    if lock.apt:
-        apt_now = dict(apt_installed or {})
-        changing = {a.package: a.version for a in lock.apt if apt_now.get(a.package) != a.version}
-        if changing:
-            steps.append(Step(kind="apt-install", summary="install " + ", ".join(f"{k}={v}" for k, v in changing.items()),
-                              argv=installers.apt_install(changing),
-                              packages=tuple(f"{k}={v}" for k, v in changing.items())))
-            held = [k for k in changing if any(a.package == k and a.hold for a in lock.apt)]
-            if held:
-                steps.append(Step(kind="apt-hold", summary="hold " + ", ".join(held),
-                                  argv=installers.apt_hold(held), packages=tuple(held)))
-    for step in env_fix_steps(lock.env_fixes, home=home):
-        target = envfix.target_path(step.files[0], options.root)
-        if target.is_file() and step.content is not None and target.read_text(encoding="utf-8") == step.content:
-            continue
-        steps.append(step)
-    return Plan(steps=tuple(steps), python=python, installer=installer,
-                notes=(f"from lock made {lock.created} by {lock.tool}",))
-
+    steps = tuple(s for s in plan.steps if not written(s))
+    if all(s.kind == "verify" for s in steps):
+        steps = ()
+    return dataclasses.replace(plan, steps=steps)
 
 
 def check_drift(lock_path: str, env: Environment) -> Tuple[Finding, ...]:

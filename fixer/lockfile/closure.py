@@ -188,8 +188,8 @@ def make_lock(env: Environment, stack: Stack, *, options: PlanOptions = PlanOpti
         fetch_from = installers.rewrite_index(canonical, options.index_mirrors) if canonical else None
         hashes: List[str] = []
         pin = next((p for p in stack.pins if canonicalize_name(p.name) == name and p.version == version), None)
-        if pin is not None and pin.sha256:
-            hashes.append("sha256:" + pin.sha256)
+        if pin is not None:
+            hashes += pin.hashes
         hashes += local_hashes(options.find_links, name, version)
         tried: List[str] = []
         unreachable: List[str] = []

@@ -97,7 +97,7 @@ def markdown(value: Dict[str, Any]) -> str:
         out += ["", "#### cuDNN copies on disk", "", "| version | from | directory | state |", "|---|---|---|---|"]
         for c in copies:
             state = ("missing " + ", ".join(c["missing"])) if c.get("missing") else "mixed versions" if c.get("mixed") else "complete"
-            origin = c["origin"] + (f" ({c['package']})" if c.get("package") else "")
+            origin = c["origin"] + (f" ({_package(c['package'])})" if c.get("package") else "")
             out.append("| " + " | ".join(_md_cell(x) for x in (c.get("version"), origin, c["directory"], state)) + " |")
     findings = value.get("findings") or []
     out += ["", "#### Findings", ""]
@@ -160,7 +160,7 @@ def html(value: Dict[str, Any], title: str = "colab-cudnn-fix report") -> str:
                 _table(["framework", "version", "built with", "GPU targets", "cuDNN that loads", "why"], rows)]
     copies = value.get("cudnn_copies") or []
     if copies:
-        rows = [[c.get("version"), c["origin"] + (f" ({c['package']})" if c.get("package") else ""), c["directory"],
+        rows = [[c.get("version"), c["origin"] + (f" ({_package(c['package'])})" if c.get("package") else ""), c["directory"],
                  ("missing " + ", ".join(c["missing"])) if c.get("missing") else "mixed versions" if c.get("mixed") else "complete"]
                 for c in copies]
         out += ["<h4>cuDNN copies on disk</h4>", _table(["version", "from", "directory", "state"], rows)]
@@ -204,3 +204,8 @@ def doctor_html(env: Any, findings: Sequence[Any], healthy: bool, exit_code: int
     from ..report import build_report
 
     return html(build_report(env, findings, healthy=healthy, exit_code=exit_code), title="colab-cudnn-fix doctor")
+
+
+def _package(p: Dict[str, Any]) -> str:
+    """A library copy's package as the report's JSON holds it ({"name", "version"}), in words."""
+    return f"{p['name']} {p['version']}" if p.get("version") else str(p["name"])

@@ -5,12 +5,11 @@ The fixes are EnvFix values; fixer.envfix turns them into the files a plan write
 from __future__ import annotations
 
 import os.path as op
-import re
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
 from ..model import EnvFix, Environment, LoadResolution
-from .._paths import split_ld_preload
-from ..rules import foreign_cudnn_preloads, lent_cudnn_sublibraries, older_cuda_libraries, same_dir
+from ..rules import (conda_lib_dir, cudnn_preloads, foreign_cudnn_preloads, lent_cudnn_sublibraries,
+                     older_cuda_libraries, same_dir)
 
 if TYPE_CHECKING:
     from .provider import CudnnCandidate, Ident, StackProvider
@@ -40,7 +39,7 @@ def env_fixes(env: Environment, provider: StackProvider, mapping: Mapping[Ident,
             elif ld.via in ("LD_PRELOAD",) and ld.path:
                 fixes.append(EnvFix("ld-preload-drop", ld.path,
                                     why=f"LD_PRELOAD forces {ld.path} into {ld.consumer}: drop it"))
-            elif c.source != "apt" and ld.steps and not reaches(ld, target):
+            elif c.source != "apt" and ld.search and not reaches(ld, target):
                 fixes.append(EnvFix("ld-so-conf", target,
                                     why=f"{ld.consumer} does not look in {target} by itself"))
             if notebook and (ld.via in ("LD_LIBRARY_PATH", "LD_PRELOAD") or c.source == "conda"):
@@ -54,10 +53,9 @@ def env_fixes(env: Environment, provider: StackProvider, mapping: Mapping[Ident,
         if ident.kind != "cudnn":
             continue
         target = cand.directory or default_dir(env, cand)
-        for p in split_ld_preload(env.env.get("LD_PRELOAD")):
-            if target and p.startswith("/") and re.match(rf"^libcudnn(_[a-z_]+)?\.so\.{cand.major}(\.|$)", op.basename(p)) \
-                    and same_dir(op.dirname(p)) != same_dir(target):
-                fixes.append(EnvFix("ld-preload-drop", op.normpath(p),
+        for p in cudnn_preloads(env, cand.major):
+            if target and same_dir(op.dirname(p)) != same_dir(target):
+                fixes.append(EnvFix("ld-preload-drop", p,
                                     why=f"LD_PRELOAD forces {p} in, another cuDNN than the chosen {target}: drop it"))
     for path, _copy, mixes in foreign_cudnn_preloads(env):
         fixes.append(EnvFix("ld-preload-drop", path,
@@ -103,37 +101,9 @@ def cuda_lib_fixes(env: Environment, notebook: bool) -> List[EnvFix]:
 
 
 def searched_dirs(ld: LoadResolution) -> List[str]:
-    """The directories a consumer's search order visits, read from LoadResolution.steps as
-    detect writes them ("DT_RPATH of /x/libtorch_cuda.so: $ORIGIN/../../nvidia/cudnn/lib",
-    "torch preloads by path: /x/libcudnn.so.9", "LD_LIBRARY_PATH: /a:/b",
-    "ld.so.cache: /usr/lib/x86_64-linux-gnu/libcudnn.so.9") or in the short form
-    "DT_RPATH /dir: found"; $ORIGIN is expanded against the object's directory."""
-    out: List[str] = []
-    for step in ld.steps:
-        head, sep, tail = step.partition(": ")
-        if not sep:
-            continue
-        m = re.match(r"^(DT_RPATH|DT_RUNPATH) of (\S+)$", head)
-        if m:
-            origin = op.dirname(m.group(2))
-            for e in tail.split(":"):
-                e = e.strip()
-                if e and not e.startswith("ignored"):
-                    out.append(op.normpath(e.replace("$ORIGIN", origin).replace("${ORIGIN}", origin)))
-            continue
-        if head.endswith("preloads by path"):
-            out += [op.dirname(p.strip()) for p in tail.split(",") if p.strip()]
-            continue
-        if head in ("LD_LIBRARY_PATH", "LD_PRELOAD"):
-            out += [d if head == "LD_LIBRARY_PATH" else op.dirname(d) for d in re.split(r"[: ]", tail) if d and d != "-"]
-            continue
-        if head == "ld.so.cache":
-            if tail.startswith("/"):
-                out.append(op.dirname(tail.strip()))
-            continue
-        parts = head.split(None, 1)          # short form: "VIA /dir"
-        if len(parts) == 2 and parts[1].startswith("/"):
-            out += [d for d in parts[1].split(":") if d]
+    """The directories a consumer's search order visits (LoadResolution.search, as detect
+    recorded it), and the directory of the copy it points at itself."""
+    out = [s.directory for s in ld.search]
     if ld.intended:
         out.append(op.dirname(ld.intended))
     return [op.normpath(d) for d in out]
@@ -151,7 +121,5 @@ def default_dir(env: Environment, c: CudnnCandidate) -> Optional[str]:
     if c.source == "apt":
         return "/usr/lib/x86_64-linux-gnu"
     if c.source == "conda":
-        from ..conda import conda_lib_dir
-
         return conda_lib_dir(env)
     return None

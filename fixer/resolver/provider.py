@@ -30,7 +30,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, FrozenSet, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from ..errors import UsageError
 from .._versions import canonical_name, major_minor, public, version_key
 from ..model import Build, Environment, FrameworkBuild, Intent, LibraryCopy, LoadResolution, Recipes
 from ..rules import (
@@ -48,6 +47,11 @@ from .loader_fixes import default_dir, reaches
 from .solver import Cost, Requirement
 
 Req = Requirement["Ident"]
+
+
+class BadIntent(ValueError):
+    """What was asked names something the recipes or the machine do not have (`--torch 9.9`,
+    `--keep nosuch`): the message says which. fixer.pipeline.resolve raises it as UsageError."""
 
 
 class Ident(NamedTuple):
@@ -137,16 +141,6 @@ def _variant_of(fb: FrameworkBuild) -> Optional[str]:
     if "+" in fb.version:
         return fb.version.split("+", 1)[1]
     return None
-
-
-def _parse_package(s: Optional[str]) -> Tuple[Optional[str], Optional[str]]:
-    """"nvidia-cudnn-cu13 9.19.0.56" -> (name, version)."""
-    if not s:
-        return None, None
-    parts = s.replace("==", " ").replace("=", " ").split()
-    if len(parts) >= 2:
-        return parts[0], parts[1]
-    return parts[0], None
 
 
 class StackProvider:
@@ -350,7 +344,7 @@ class StackProvider:
         for copy in self.env.libraries:
             if copy.library != "cudnn" or copy.major != major or copy.origin == "bundled":
                 continue
-            pkg, pkg_ver = _parse_package(copy.package)
+            pkg, pkg_ver = (copy.package.name, copy.package.version) if copy.package else (None, None)
             intact = is_usable(copy)
             rel = self.recipes.cudnn_release(copy.version) if copy.version else None
             if intact:
@@ -426,7 +420,7 @@ class StackProvider:
             target = c.directory or default_dir(self.env, c)
             if not target:
                 hit = 1   # a conda prefix: nothing searches it until a loader fix says so
-            elif any(ld.steps and ld.consumer not in skip and not reaches(ld, target)
+            elif any(ld.search and ld.consumer not in skip and not reaches(ld, target)
                      for ld in self._consumers(c.major)):
                 hit = 1
         self._fixes_cache[key] = hit
@@ -719,7 +713,7 @@ class StackProvider:
         for f in self.frameworks:
             cands = self.build_candidates.get(f, [])
             if not cands:
-                raise UsageError(f"no recipe knows a build of {f!r} and it is not installed")
+                raise BadIntent(f"no recipe knows a build of {f!r} and it is not installed")
             roots.append(Requirement(framework_id(f), lambda c: True, f"{display_name(f)} is wanted", "you"))
             if self.gpu_present:
                 roots.append(Requirement(
@@ -733,7 +727,7 @@ class StackProvider:
             if want:
                 if not any(_version_matches(c.build.version, want) for c in cands):
                     known = ", ".join(sorted({public(c.build.version) for c in cands}, key=version_key, reverse=True)[:12])
-                    raise UsageError(f"--{f} {want}: no such {display_name(f)} version in the recipes (known: {known})")
+                    raise BadIntent(f"--{f} {want}: no such {display_name(f)} version in the recipes (known: {known})")
                 roots.append(Requirement(
                     framework_id(f), lambda c, want=want: _version_matches(c.build.version, want),
                     f"{display_name(f)} {want}", f"--{f} {want}", intent=True))
@@ -743,7 +737,7 @@ class StackProvider:
                 dists.add(fb.distribution)
             if f in keep or dists & keep:
                 if not (cands and cands[0].installed):
-                    raise UsageError(f"--keep {f}: {display_name(f)} is not installed")
+                    raise BadIntent(f"--keep {f}: {display_name(f)} is not installed")
                 roots.append(Requirement(
                     framework_id(f), lambda c: c.installed, f"{display_name(f)} stays as installed", f"--keep {f}", intent=True))
         if intent.cuda:
@@ -751,7 +745,7 @@ class StackProvider:
                          if any(_cuda_matches(c.build.cuda, intent.cuda) for c in self.build_candidates[f])]
             if not with_cuda:
                 known_cuda = sorted({b.cuda for b in self.recipes.builds if b.cuda}, key=version_key)
-                raise UsageError(f"--cuda {intent.cuda}: no build of {', '.join(self.frameworks) or 'any framework'} "
+                raise BadIntent(f"--cuda {intent.cuda}: no build of {', '.join(self.frameworks) or 'any framework'} "
                                  f"uses CUDA {intent.cuda} (known: {', '.join(known_cuda)})")
             for f in with_cuda:
                 roots.append(Requirement(
@@ -770,7 +764,7 @@ class StackProvider:
             cname = canonicalize_name(name)
             have = self._installed_dists.get(cname)
             if have is None:
-                raise UsageError(f"--keep {name}: no such distribution is installed")
+                raise BadIntent(f"--keep {name}: no such distribution is installed")
             roots.append(Requirement(
                 package_id("pip", cname), lambda p, have=have: p.version == have,
                 f"{cname} stays at {have}", f"--keep {name}", prefer=(have,), intent=True))

@@ -1,19 +1,21 @@
 """resolve(Environment, Intent, Recipes) -> Stack: run the solver over the provider, turn the
 assignment into a Stack (choices, pins, apt/conda packages, loader fixes), and a failure into
-an Unsatisfiable carrying the clashes and the nearest ways out.
+NoStack carrying the clashes and the nearest ways out as data (model.Clash, model.WayOut);
+fixer.render.conflicts says them in words.
 """
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ..errors import Unsatisfiable, UsageError
-from .._versions import public, version_key
-from ..model import Build, Choice, Environment, Intent, Pin, Recipes, Stack
+from .._versions import version_key
+from ..model import Build, Choice, Clash, CudnnChoice, Environment, Intent, Need, Package, Pin, Recipes, Refusal, Stack, WayOut
 from ..rules import cudnn_pin, display_name, split_requirement
 from .loader_fixes import env_fixes
 from .provider import (
+    DRIVER,
+    GPU,
+    BadIntent,
     BuildCandidate,
     CudnnCandidate,
     Fact,
@@ -23,7 +25,6 @@ from .provider import (
     StackProvider,
     _label_version,
     _local_label,
-    _parse_package,
     framework_id,
 )
 from .solver import BaseReporter, Conflict, NoSolution, Result, Solver
@@ -32,14 +33,15 @@ from .solver import BaseReporter, Conflict, NoSolution, Result, Solver
 def resolve(env: Environment, intent: Intent, recipes: Recipes, *, reporter: Optional[BaseReporter[Ident]] = None) -> Stack:
     """The stack this machine should run: the frameworks installed (plus those asked for),
     each on a build that fits the driver, the GPU and Python, sharing one cuDNN per major,
-    changing as little as possible. Raises Unsatisfiable (exit 1) with the clashes in words
-    and the nearest ways out, UsageError (exit 2) for an intent the recipes cannot mean."""
+    changing as little as possible. Raises NoStack with the clashes and the nearest ways out
+    as data, BadIntent for an intent the recipes cannot mean (fixer.pipeline.resolve raises
+    them as Unsatisfiable, exit 1, and UsageError, exit 2)."""
     provider = StackProvider(env, intent, recipes)
     roots = provider.roots()
     try:
         result = Solver(provider, reporter).resolve(roots)
     except NoSolution as exc:
-        raise _unsatisfiable(env, intent, recipes, provider, exc.conflicts) from None
+        raise _no_stack(env, intent, recipes, provider, exc.conflicts) from None
     return _to_stack(env, intent, recipes, provider, result)
 
 
@@ -109,13 +111,14 @@ def _to_stack(env: Environment, intent: Intent, recipes: Recipes, provider: Stac
     apt: Dict[str, str] = {}
     conda: Dict[str, str] = {}
     cudnn_runtime: Dict[str, str] = {}
-    cudnn_packages: Dict[str, str] = {}
+    cudnn_copies: Dict[str, CudnnChoice] = {}
     for ident in sorted((i for i in m if i.kind == "cudnn"), key=lambda i: -int(i.name)):
         cc: CudnnCandidate = m[ident]
         if cudnn_main is None:
             cudnn_main = cc
         cudnn_runtime[str(cc.major)] = cc.version
-        cudnn_packages[str(cc.major)] = f"{cc.package} {cc.package_version}" if cc.package else (cc.directory or cc.source)
+        cudnn_copies[str(cc.major)] = CudnnChoice(
+            cc.source, Package(cc.package, cc.package_version) if cc.package else None, cc.directory)
         users = [r.parent for r in result.criteria.get(ident, ())]
         why = f"the libcudnn.so.{cc.major} for {', '.join(users)}"
         if cc.source == "pip" and cc.package and cc.package_version:
@@ -174,7 +177,7 @@ def _to_stack(env: Environment, intent: Intent, recipes: Recipes, provider: Stac
         apt=apt,
         conda=conda,
         cudnn_runtime=cudnn_runtime,
-        cudnn_packages=cudnn_packages,
+        cudnn_copies=cudnn_copies,
         notes=tuple(dict.fromkeys(notes)),
     )
 
@@ -183,10 +186,8 @@ def _apt_installed(env: Environment) -> Dict[str, str]:
     """apt packages that own a library copy on disk: {"libcudnn8": "8.9.6.50-1+cuda12.2"}."""
     out: Dict[str, str] = {}
     for c in env.libraries:
-        if c.origin == "apt":
-            name, ver = _parse_package(c.package)
-            if name and ver:
-                out[name] = ver
+        if c.origin == "apt" and c.package is not None and c.package.version:
+            out[c.package.name] = c.package.version
     return out
 
 
@@ -222,15 +223,24 @@ def _why_change(provider: StackProvider, f: str, c: BuildCandidate, result: Resu
     return f"{installed.label} cannot share a stack with the other frameworks"
 
 
-# -- failure -> words ------------------------------------------------------------------------
+# -- failure -> data (fixer.render.conflicts says it in words) ------------------------------
 
 
-def _unsatisfiable(env: Environment, intent: Intent, recipes: Recipes, provider: StackProvider,
-                   conflicts: Sequence[Conflict[Ident]]) -> Unsatisfiable:
-    clashes = (_explain(provider) or _clash_sentences(provider, conflicts))[:8]
-    ways = _ways_out(env, intent, recipes)
-    names = ", ".join(display_name(f) for f in provider.frameworks) or "the frameworks"
-    return Unsatisfiable(f"no stack fits {names} on this machine", clashes=clashes, ways_out=ways)
+class NoStack(Exception):
+    """No stack fits: the clashes and the nearest ways out, as data. fixer.pipeline.resolve
+    raises it as Unsatisfiable (exit 1); fixer.render.conflicts says it in words."""
+
+    def __init__(self, frameworks: Sequence[str], clashes: Sequence[Clash], ways_out: Sequence[WayOut]) -> None:
+        super().__init__("no stack fits")
+        self.frameworks = tuple(frameworks)
+        self.clashes = tuple(clashes)
+        self.ways_out = tuple(ways_out)
+
+
+def _no_stack(env: Environment, intent: Intent, recipes: Recipes, provider: StackProvider,
+              conflicts: Sequence[Conflict[Ident]]) -> NoStack:
+    clashes = _explain(provider) or _clashes(provider, conflicts)
+    return NoStack(provider.frameworks, clashes, _ways_out(env, intent, recipes))
 
 
 def _first_viable(provider: StackProvider, f: str, roots: Sequence[Req]) -> Optional[BuildCandidate]:
@@ -245,27 +255,35 @@ def _first_viable(provider: StackProvider, f: str, roots: Sequence[Req]) -> Opti
     return None
 
 
-def _explain(provider: StackProvider) -> List[str]:
-    """The clash in the user's words: a framework no build of which fits the machine and the
+def _need(r: Req) -> Need:
+    return Need(parent=r.parent, text=r.text, asked=r.intent)
+
+
+def _refusal(who: str, r: Req, against: Any) -> Refusal:
+    """`who` fails its requirement `r` because of `against`: a machine fact or a chosen candidate."""
+    if isinstance(against, Fact):
+        return Refusal(who=who, text=r.text, against=against.text, hardware=against.name in (DRIVER, GPU))
+    return Refusal(who=who, text=r.text, against=getattr(against, "label", str(against)), chosen=True)
+
+
+def _explain(provider: StackProvider) -> List[Clash]:
+    """The clash as the user sees it: a framework no build of which fits the machine and the
     intent; or, per cuDNN major, what each framework needs and what stops every copy."""
-    out: List[str] = []
+    out: List[Clash] = []
     roots = provider.roots()
     firsts: Dict[str, BuildCandidate] = {}
     for f in provider.frameworks:
         c = _first_viable(provider, f, roots)
         if c is None:
-            reasons: List[str] = []
+            reasons: List[Refusal] = []
             mine = [r for r in roots if r.identifier == framework_id(f)]
             for cand in provider.build_candidates.get(f, ()):
-                failed = [f"{r.text} ({r.parent})" for r in mine if not r.accepts(cand)]
-                if failed:
+                if any(not r.accepts(cand) for r in mine):
                     continue   # the intent rules it out; not a reason worth listing per build
                 for d in provider.get_dependencies(cand):
                     if d.identifier.kind == "fact" and not d.accepts(provider.facts[d.identifier]):
-                        reasons.append(f"{cand.label} {d.text}, but {provider.facts[d.identifier].text}")
-            asked = [f"{r.text} ({r.parent})" for r in mine if r.intent]
-            head = f"{display_name(f)}: no build fits" + (" " + " and ".join(asked) if asked else "")
-            out.append(head + (": " + "; ".join(_summarise(reasons)[:3]) if reasons else ""))
+                        reasons.append(_refusal(cand.label, d, provider.facts[d.identifier]))
+            out.append(Clash("no-build", f, needs=tuple(_need(r) for r in mine if r.intent), refusals=tuple(reasons)))
         else:
             firsts[f] = c
     if out:
@@ -280,137 +298,91 @@ def _explain(provider: StackProvider) -> List[str]:
         reqs = needs + held
         cands = provider.cudnn_for(int(ident.name))
         fits = [c for c in cands if all(r.accepts(c) for r in reqs)]
-        words = "; ".join(f"{r.parent} {r.text}" for r in needs)
         if not fits:
-            out.append(f"cuDNN {ident.name}: {words}; no cuDNN copy satisfies all of them"
-                       + ("" if not held else " and " + "; ".join(f"{r.text} ({r.parent})" for r in held)))
+            out.append(Clash("no-copy", ident.name, needs=tuple(map(_need, needs)), held=tuple(map(_need, held))))
             continue
-        blocks: List[str] = []
+        refusals: List[Refusal] = []
+        holds: List[Need] = []
         for fit in fits:
             for d in provider.get_dependencies(fit):
                 if d.identifier.kind == "fact":
                     fact = provider.facts[d.identifier]
                     if not d.accepts(fact):
-                        blocks.append(f"{fit.label} {d.text}, but {fact.text}")
+                        refusals.append(_refusal(fit.label, d, fact))
                 else:
                     for r in roots:
                         if r.identifier == d.identifier and r.intent:
                             probe = PackageCandidate(d.identifier.kind, d.identifier.name,
                                                      (d.prefer or (None,))[0])
                             if not r.accepts(probe) or not d.accepts(probe):
-                                blocks.append(f"{r.parent} holds {r.text.replace(' stays at ', ' at ')}")
-        if blocks:
-            out.append(f"cuDNN {ident.name}: {words}; " + "; ".join(list(dict.fromkeys(blocks))[:2]))
+                                holds.append(_need(r))
+        if refusals or holds:
+            out.append(Clash("blocked", ident.name, needs=tuple(map(_need, needs)),
+                             held=tuple(dict.fromkeys(holds)), refusals=tuple(dict.fromkeys(refusals))))
     return out
 
 
-def _clash_sentences(provider: StackProvider, conflicts: Sequence[Conflict[Ident]]) -> List[str]:
-    out: List[str] = []
+def _clashes(provider: StackProvider, conflicts: Sequence[Conflict[Ident]]) -> List[Clash]:
+    """The solver's conflicts as clashes, the most telling first: what the user asked, then the
+    hardware (driver, GPU), then the rest."""
+    out: List[Clash] = []
     facts = provider.facts
     for c in conflicts:
         if c.candidate is not None:
-            cand = c.candidate
-            what = cand.text if isinstance(cand, Fact) else getattr(cand, "label", str(cand))
-            for r in c.requirements:
-                out.append(f"{r.parent} {r.text}, but {what}" if isinstance(cand, Fact)
-                           else f"{r.parent} {r.text}, but {what} is already chosen")
+            out += [Clash("refused", c.identifier.name, refusals=(_refusal(r.parent, r, c.candidate),))
+                    for r in c.requirements]
             continue
         reqs = c.requirements
         if c.identifier.kind == "framework":
-            intent_reqs = [r for r in reqs if r.intent or r.parent == "this machine"]
-            if intent_reqs:
-                out.append(f"{display_name(c.identifier.name)}: no build is " +
-                           " and ".join(f"{r.text} ({r.parent})" for r in intent_reqs))
+            asked = [r for r in reqs if r.intent or r.parent == "this machine"]
+            if asked:
+                out.append(Clash("no-build-is", c.identifier.name, needs=tuple(map(_need, asked))))
             continue
         if c.identifier.kind == "cudnn":
-            major = c.identifier.name
-            parts = [f"{r.parent} {r.text}" for r in reqs]
-            out.append(f"cuDNN {major}: " + "; ".join(parts) + " - no single copy fits all")
+            out.append(Clash("no-single-copy", c.identifier.name, needs=tuple(map(_need, reqs))))
             continue
         if c.identifier.kind == "fact":
-            fact = facts[c.identifier]
-            for r in reqs:
-                out.append(f"{r.parent} {r.text}, but {fact.text}")
+            out += [Clash("refused", c.identifier.name, refusals=(_refusal(r.parent, r, facts[c.identifier]),))
+                    for r in reqs]
             continue
-        parts = [f"{r.parent}: {r.text}" for r in reqs]
-        out.append(f"{c.identifier.name}: " + "; ".join(parts))
-    # most telling first: what the user asked and the hardware, then the rest; dedupe
-    uniq = list(dict.fromkeys(out))
-    uniq.sort(key=lambda s: (0 if "--" in s else 1 if "driver" in s or "kernels" in s or "SM" in s else 2))
-    return _summarise(uniq)[:8]
+        out.append(Clash("requirements", c.identifier.name, needs=tuple(map(_need, reqs))))
+
+    def rank(clash: Clash) -> int:
+        if any(n.asked or n.parent.startswith("--") for n in clash.needs + clash.held):
+            return 0
+        return 1 if any(r.hardware for r in clash.refusals) else 2
+
+    return sorted(dict.fromkeys(out), key=rank)
 
 
-def _summarise(lines: List[str]) -> List[str]:
-    """Many builds fail for one reason: "torch 2.11.0+cu130 needs driver >= 580 ..., but driver
-    570" repeated per build becomes one line per distinct reason."""
-    seen: Dict[str, List[str]] = {}
-    order: List[str] = []
-    for line in lines:
-        m = re.match(r"^(\S+ \S+(?: \(installed\))?) (needs .*|ships .*)$", line)
-        if m:
-            reason = m.group(2)
-            if reason not in seen:
-                seen[reason] = []
-                order.append(reason)
-            seen[reason].append(m.group(1))
-        else:
-            order.append(line)
-            seen.setdefault(line, [])
-    out = []
-    for key in order:
-        who = seen.get(key)
-        if who:
-            head = ", ".join(who[:3]) + (f" and {len(who) - 3} more" if len(who) > 3 else "")
-            out.append(f"{head} {key}")
-        else:
-            out.append(key)
-    return list(dict.fromkeys(out))
-
-
-def _ways_out(env: Environment, intent: Intent, recipes: Recipes) -> List[str]:
-    """The nearest ways out: drop one thing the user asked at a time and say what the stack
-    would then change."""
-    ways: List[str] = []
-    relaxed: List[Tuple[str, Intent]] = []
+def _ways_out(env: Environment, intent: Intent, recipes: Recipes) -> List[WayOut]:
+    """The nearest ways out: drop one thing the user asked at a time (or one framework) and
+    say what the stack would then change."""
+    ways: List[WayOut] = []
+    relaxed: List[Tuple[WayOut, Intent]] = []
     for name in intent.keep:
-        relaxed.append((f"without --keep {name}", dataclasses.replace(intent, keep=tuple(k for k in intent.keep if k != name))))
+        relaxed.append((WayOut("keep", name), dataclasses.replace(intent, keep=tuple(k for k in intent.keep if k != name))))
     for f, v in intent.versions.items():
-        relaxed.append((f"without --{f} {v}", dataclasses.replace(
+        relaxed.append((WayOut("version", f, v), dataclasses.replace(
             intent, versions={k: w for k, w in intent.versions.items() if k != f})))
     if intent.cuda:
-        relaxed.append((f"without --cuda {intent.cuda}", dataclasses.replace(intent, cuda=None)))
+        relaxed.append((WayOut("cuda", value=intent.cuda), dataclasses.replace(intent, cuda=None)))
     if intent.cudnn_from:
-        relaxed.append((f"without --cudnn-from {intent.cudnn_from}", dataclasses.replace(intent, cudnn_from=None)))
-    envs: List[Tuple[str, Intent, Environment]] = [(label, it, env) for label, it in relaxed]
+        relaxed.append((WayOut("cudnn-from", value=intent.cudnn_from), dataclasses.replace(intent, cudnn_from=None)))
+    envs: List[Tuple[WayOut, Intent, Environment]] = [(way, it, env) for way, it in relaxed]
     wanted = list(dict.fromkeys([fb.framework for fb in env.frameworks] + list(intent.frameworks)))
     if len(wanted) > 1:
         for f in wanted:
-            envs.append((f"without {display_name(f)}",
+            envs.append((WayOut("framework", f),
                          dataclasses.replace(intent, frameworks=tuple(x for x in intent.frameworks if x != f),
                                              versions={k: v for k, v in intent.versions.items() if k != f}),
                          dataclasses.replace(env, frameworks=tuple(x for x in env.frameworks if x.framework != f))))
-    for label, it, env in envs:
+    for way, it, env in envs:
         try:
             provider = StackProvider(env, it, recipes)
             result = Solver(provider, max_nodes=5000).resolve(provider.roots())
-        except (NoSolution, UsageError):
+        except (NoSolution, BadIntent):
             continue
         stack = _to_stack(env, it, recipes, provider, result)
-        changes = [_pin_words(p) for p in stack.pins if p.action != "keep"]
-        ways.append(f"{label}: " + ("; ".join(changes[:4]) if changes else "nothing needs to change"))
-    if not ways:
-        ways.append("a newer driver (R580 or later runs every CUDA 12 and 13 build) or another GPU type")
+        ways.append(dataclasses.replace(way, changes=tuple(p for p in stack.pins if p.action != "keep")))
     return ways
-
-
-def _pin_words(p: Pin) -> str:
-    if p.action == "remove":
-        return f"remove {p.name}"
-    if p.action == "install" and p.installed == p.version:
-        return f"reinstall {p.name} {p.version}"
-    if p.installed and public(p.installed) == public(p.version) and p.installed != p.version:
-        return f"switch {p.name} {p.installed} to the {p.version} build"
-    verb = {"install": "install", "upgrade": "raise", "downgrade": "lower"}.get(p.action, p.action)
-    if p.name.startswith("nvidia-cudnn") and p.action == "upgrade":
-        return f"raise {p.name} to {p.version} (safe at run time)"
-    return f"{verb} {p.name} to {p.version}" if p.installed else f"{verb} {p.name}=={p.version}"

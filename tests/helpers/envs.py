@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from typing import Dict, Iterable, Optional, Sequence
+from typing import Dict, Iterable, Optional, Sequence, Tuple
 
 from fixer import model as m
 
@@ -71,20 +71,23 @@ def make_env(*, gpu_cc: Optional[str] = "7.5", driver: Optional[str] = "550.54.1
 
 def pip_copy(version: str, dist: str = "nvidia-cudnn-cu12", missing: Sequence[str] = ()) -> m.LibraryCopy:
     major = int(version.split(".")[0])
-    return m.LibraryCopy("cudnn", major, ".".join(version.split(".")[:3]), PIP_DIR, "pip", f"{dist} {version}",
+    return m.LibraryCopy("cudnn", major, ".".join(version.split(".")[:3]), PIP_DIR, "pip", m.Package(dist, version),
                          "dist-info", missing=tuple(missing), cuda_major=int(dist.rsplit("cu", 1)[1]))
 
 
 def apt_copy(pkg: str, version: str) -> m.LibraryCopy:
     major = int(version.split(".")[0])
     return m.LibraryCopy("cudnn", major, ".".join(version.split("-")[0].split(".")[:3]), APT_DIR, "apt",
-                         f"{pkg} {version}", "dpkg")
+                         m.Package(pkg, version), "dpkg")
 
 
 def load(consumer: str, copy: Optional[m.LibraryCopy], major: int = 9, via: str = "DT_RPATH",
-         steps: Sequence[str] = (f"DT_RPATH {PIP_DIR}", "ld.so.cache")) -> m.LoadResolution:
+         search: Sequence[Tuple[str, str]] = (("DT_RPATH", PIP_DIR),)) -> m.LoadResolution:
+    """A load as detect records it: `search` is its search order, (via, directory) pairs."""
     soname = f"libcudnn.so.{major}"
+    dirs = tuple(m.SearchDir(v, d) for v, d in search)  # type: ignore[arg-type]
+    steps = tuple(f"{v} {d}" for v, d in search)
     if copy is None:
-        return m.LoadResolution(consumer, "cudnn", soname, None, None, None, "", tuple(steps))
+        return m.LoadResolution(consumer, "cudnn", soname, None, None, None, "", steps, search=dirs)
     return m.LoadResolution(consumer, "cudnn", soname, f"{copy.directory}/{soname}", copy.directory, copy.version,
-                            via, tuple(steps))
+                            via, steps, search=dirs)

@@ -11,7 +11,7 @@ from typing import Dict, Iterator, Sequence
 
 import pytest
 
-from fixer.model import PlanOptions, Step
+from fixer.model import PipOptions, PlanOptions, Step
 from tests.helpers.pyindex import PackageIndex, cudnn_wheel, freeze_of, tensorflow_wheel, torch_wheel, tree_of
 
 TORCH = "2.11.0+cu130"
@@ -109,16 +109,19 @@ def sandbox(tmp_path: Path) -> Path:
 
 
 def pip_step(python: str, index: PackageIndex, *reqs: str, extra: Sequence[str] = ()) -> Step:
+    """A pip step as make_plan writes one: its options as data (Step.pip), the argv spelling them."""
     return Step(kind="pip-install", summary=f"install {' '.join(reqs)}",
                 argv=(python, "-m", "pip", "install", "--no-deps", "--index-url", index.url, *extra, *reqs),
-                packages=tuple(reqs))
+                packages=tuple(reqs),
+                pip=PipOptions(index_url=index.url, no_deps=True, reinstall="--force-reinstall" in extra))
 
 
 def uv_step(python: str, index: PackageIndex, *reqs: str) -> Step:
+    """The same with uv (a plan of these records installer "uv")."""
     return Step(kind="pip-install", summary=f"uv install {' '.join(reqs)}",
                 argv=(shutil.which("uv") or "uv", "pip", "install", "--python", python, "--no-deps",
                       "--index-url", index.url, *reqs),
-                packages=tuple(reqs))
+                packages=tuple(reqs), pip=PipOptions(index_url=index.url, no_deps=True))
 
 
 def state(python: str, root: Path) -> Dict[str, object]:

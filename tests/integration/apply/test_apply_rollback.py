@@ -82,7 +82,8 @@ def test_rollback_from_the_journal_backup_works_offline(broken, index, sandbox):
 def test_uv_into_a_venv_without_pip(bare_venv, index, sandbox):
     uv_install(bare_venv, index, f"torch=={TORCH}", f"nvidia-cudnn-cu13=={CUDNN_OLD}")
     before = state(bare_venv, sandbox)
-    plan = Plan(steps=(uv_step(bare_venv, index, f"nvidia-cudnn-cu13=={CUDNN_GOOD}"),), python=bare_venv)
+    plan = Plan(steps=(uv_step(bare_venv, index, f"nvidia-cudnn-cu13=={CUDNN_GOOD}"),), python=bare_venv,
+                installer="uv")
     apply_plan(plan, python=bare_venv, options=options(sandbox))
     assert versions(bare_venv)["nvidia-cudnn-cu13"] == CUDNN_GOOD
     back = rollback(root=str(sandbox))

@@ -111,7 +111,8 @@ def test_fault_then_rollback_is_byte_identical(kind, point, action, template, fa
 
     step = uv_step(python, fault_index, f"nvidia-cudnn-cu13=={CUDNN_GOOD}") if kind == "uv" else \
         pip_step(python, fault_index, f"nvidia-cudnn-cu13=={CUDNN_GOOD}")
-    plan = Plan(steps=(*env_fix_steps(FIXES, home="/root", is_root=True), step), python=python)
+    plan = Plan(steps=(*env_fix_steps(FIXES, home="/root", is_root=True), step), python=python,
+                installer="uv" if kind == "uv" else "pip")
     plan_file = tmp_path / "plan.json"
     plan_file.write_text(json.dumps(to_dict(plan)))
     mark = tmp_path / "fault.mark"

@@ -7,6 +7,7 @@ import os
 import pytest
 
 from fixer.detection import Overrides
+from fixer import model as m
 from fixer.diagnosis import diagnose, is_healthy
 from tests.helpers.fakemachine import MULTIARCH, SITE, small_recipes
 from tests.helpers.stublibs import build_cudnn_copy
@@ -30,9 +31,9 @@ def test_healthy_pip_wins_over_apt(machine):
     jax = load(env, "jax")
     assert (jax.path, jax.via) == (f"{PIP_CUDNN}/libcudnn.so.9", "preload")
     copies = {c.directory: c for c in env.libraries if c.library == "cudnn"}
-    assert copies[PIP_CUDNN].origin == "pip" and copies[PIP_CUDNN].package == "nvidia-cudnn-cu13 9.19.0.56"
+    assert copies[PIP_CUDNN].origin == "pip" and str(copies[PIP_CUDNN].package) == "nvidia-cudnn-cu13 9.19.0.56"
     apt = copies[MULTIARCH]
-    assert (apt.origin, apt.version, apt.package) == ("apt", "9.14.0", "libcudnn9-cuda-13 9.14.0.64-1")
+    assert (apt.origin, apt.version, apt.package) == ("apt", "9.14.0", m.Package("libcudnn9-cuda-13", "9.14.0.64-1"))
     assert env.gpus[0].name == "NVIDIA H200" and env.driver.version == "580.159.04"
     findings = diagnose(env, small_recipes())
     assert is_healthy(findings), findings
@@ -394,3 +395,24 @@ def test_a_lone_main_library_on_ld_library_path_lends_nothing(machine):
     machine.environ["LD_LIBRARY_PATH"] = "/opt/lone/lib"
     env = machine.detect()
     assert not [f for f in diagnose(env, small_recipes()) if f.id == "cudnn-mixed"]
+
+
+def test_detect_records_each_search_as_data(machine):
+    """Every load's search order is data (LoadResolution.search): the winner's directory is one
+    of the directories it lists under the way it won (the default directories are implied), and
+    the LD_PRELOAD entries naming the soname are split once, in LD_PRELOAD's order."""
+    machine.h200(runpath=True)
+    build_cudnn_copy(machine.p("/opt/shadow/lib"), "9.14.0")
+    machine.environ["LD_LIBRARY_PATH"] = "/opt/shadow/lib:/usr/local/nvidia/lib64"
+    machine.environ["LD_PRELOAD"] = f"libfoo.so {MULTIARCH}/libcudnn.so.9:/opt/none/libcudnn.so.9"
+    env = machine.detect()
+    for ld in env.loads:
+        if ld.path and ld.via != "default":
+            assert m.SearchDir(ld.via, os.path.dirname(ld.path)) in ld.search, (ld.consumer, ld.via, ld.search)
+        assert all(os.path.isabs(s.directory) and s.directory == os.path.normpath(s.directory) for s in ld.search)
+    torch = load(env, "torch")
+    assert torch.ld_preload == (f"{MULTIARCH}/libcudnn.so.9", "/opt/none/libcudnn.so.9")
+    vias = [s.via for s in torch.search]
+    assert vias.index("LD_PRELOAD") < vias.index("LD_LIBRARY_PATH") < vias.index("DT_RUNPATH")
+    assert [s.directory for s in torch.search if s.via == "LD_LIBRARY_PATH"] == ["/opt/shadow/lib", "/usr/local/nvidia/lib64"]
+    assert m.SearchDir("DT_RUNPATH", PIP_CUDNN) in torch.search

@@ -10,7 +10,7 @@ import types
 import pytest
 
 from fixer.cli import main
-from fixer.model import Environment, from_dict
+from fixer.model import ENVIRONMENT_SCHEMA, Environment, from_dict
 from tests.helpers.fakemachine import FakeMachine, SITE
 
 GPU_ENV = {"COLAB_CUDNN_FIX_GPU": "NVIDIA H200:9.0", "COLAB_CUDNN_FIX_DRIVER": "580.159.04",
@@ -49,7 +49,7 @@ def test_this_machine_text_and_json(capsys, clean_env):
     assert "Traceback" not in out + err
     code_j, out_j, _ = run(capsys, "--json")
     data = json.loads(out_j)
-    assert data["schema"] == 1 and set(data) >= {"environment", "findings", "healthy"}
+    assert data["schema"] == ENVIRONMENT_SCHEMA and set(data) >= {"environment", "findings", "healthy"}
     env = from_dict(Environment, data["environment"])
     assert env.python is not None and env.python.executable
     assert code == code_j == data["exit_code"]

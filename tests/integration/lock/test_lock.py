@@ -44,7 +44,7 @@ def _stack(index_url: str) -> Stack:
 
 
 def _write_env(path: Path, env: Environment) -> str:
-    path.write_text(json.dumps({"schema": 1, "environment": to_dict(env), "findings": []}))
+    path.write_text(json.dumps({"schema": 2, "environment": to_dict(env), "findings": []}))
     return str(path)
 
 

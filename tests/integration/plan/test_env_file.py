@@ -18,7 +18,7 @@ def test_env_fixes_carry_the_exact_file_content_under_root(tmp_path):
         libraries=(good, bad), runtime=m.Runtime(kind="colab", in_notebook_kernel=True,
                                                  kernel_loaded=("/opt/old/cudnn/libcudnn.so.9",)),
         env={"LD_LIBRARY_PATH": "/opt/old/cudnn:/usr/local/nvidia/lib"},
-        loads=(load("tensorflow", bad, via="LD_LIBRARY_PATH", steps=("LD_LIBRARY_PATH /opt/old/cudnn",)),))
+        loads=(load("tensorflow", bad, via="LD_LIBRARY_PATH", search=(("LD_LIBRARY_PATH", "/opt/old/cudnn"),)),))
     recipes = small_recipes([tf_build("2.18.0", "12.5", "9.3.0")], [cudnn("9.3.0", (12,), pip={"nvidia-cudnn-cu12": "9.3.0.75"})])
     plan = make_plan(env, resolve(env, m.Intent(), recipes), m.PlanOptions(root=str(tmp_path)))
     fixes = [s for s in plan.steps if s.kind == "env-fix"]

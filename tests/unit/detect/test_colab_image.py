@@ -15,7 +15,7 @@ def _env(kind="colab", **dists):
     return m.Environment(runtime=m.Runtime(kind=kind),
                          python=m.PythonEnv(executable="/usr/bin/python3", version="3.13.15", distributions=ds),
                          libraries=(m.LibraryCopy("cudnn", 9, "9.8.0", "/usr/lib/x86_64-linux-gnu", origin="apt",
-                                                  package="libcudnn9-cuda-12 9.8.0.87-1"),))
+                                                  package=m.Package("libcudnn9-cuda-12", "9.8.0.87-1")),))
 
 
 def test_the_2026_08_image_is_recognised():

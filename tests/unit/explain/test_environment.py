@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 
 from fixer.explainer import analyze, explain
-from fixer.model import Driver, Environment, FrameworkBuild, Gpu, LibraryCopy, Runtime
+from fixer.model import Driver, Environment, FrameworkBuild, Gpu, LibraryCopy, Package, Runtime
 
 APT = LibraryCopy(library="cudnn", major=9, version="9.14.0", directory="/usr/lib/x86_64-linux-gnu", origin="apt",
-                  package="libcudnn9-cuda-13 9.14.0.64-1")
+                  package=Package("libcudnn9-cuda-13", "9.14.0.64-1"))
 PIP = LibraryCopy(library="cudnn", major=9, version="9.19.0",
                   directory="/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib", origin="pip",
-                  package="nvidia-cudnn-cu13 9.19.0.56")
+                  package=Package("nvidia-cudnn-cu13", "9.19.0.56"))
 TORCH = FrameworkBuild(framework="torch", distribution="torch", version="2.11.0+cu130", cuda="13.0", cudnn="9.19.0",
                        is_cuda_build=True)
 H200 = Environment(gpus=(Gpu(index=0, name="NVIDIA H200", compute_capability="9.0"),),

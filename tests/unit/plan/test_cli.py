@@ -55,7 +55,7 @@ def test_environment_file_round_trip(capsys, tmp_path):
 
     src = json.load(open(f"{environments_dir()}/h200-healthy.json"))
     path = tmp_path / "doctor.json"
-    path.write_text(json.dumps({"schema": 1, "environment": src["environment"], "findings": []}))
+    path.write_text(json.dumps({"schema": 2, "environment": src["environment"], "findings": []}))
     code, out, _ = run(capsys, "--environment", str(path))
     assert code == 0 and "Nothing to do" in out
 
@@ -80,7 +80,7 @@ def test_bad_input_exits_2_with_a_clear_message(capsys, tmp_path):
         (["--environment", "colab-2026-08", "--index-mirror", "nonsense"], "expected FROM=TO"),
     ]
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"schema": 1, "environment": {"gpus": [{"index": "zero", "name": "T4"}]}}))
+    bad.write_text(json.dumps({"schema": 2, "environment": {"gpus": [{"index": "zero", "name": "T4"}]}}))
     cases.append((["--environment", str(bad)], "$.environment.gpus[0].index: expected int"))
     notjson = tmp_path / "notjson.json"
     notjson.write_text("{nope")

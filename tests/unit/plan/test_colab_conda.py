@@ -22,7 +22,7 @@ def test_tf215_from_conda_keeps_torchs_pip_cudnn9_and_adds_cudnn8_under_usr_loca
     steps = plan["steps"]
     # torch's pip cuDNN 9 stays: nothing removes or changes nvidia-cudnn-cu12
     assert not [s for s in steps if s["kind"] == "pip-uninstall"]
-    assert plan["stack"]["cudnn_packages"]["9"].startswith("nvidia-cudnn-cu12 ")
+    assert plan["stack"]["cudnn_copies"]["9"]["package"]["name"] == "nvidia-cudnn-cu12"
     # cuDNN 8 for TensorFlow from conda-forge, into condacolab's /usr/local, after condacolab
     kinds = [s["kind"] for s in steps]
     condacolab = [i for i, s in enumerate(steps) if s["packages"] == ["condacolab"]]

@@ -14,7 +14,8 @@ from fixer.recipes import load
 from fixer.resolver import resolve
 from tests.helpers.paths import DATA
 
-CASES = DATA / "gpu_machine" / "doctor_cases_h200.jsonl"
+# the recorded doctor_cases_h200.jsonl in today's schema (scripts/make_environments.py writes it)
+CASES = DATA / "gpu_machine" / "doctor_cases_h200.current.jsonl"
 REPAIR = [("pip-install", ("nvidia-cudnn-cu13==9.19.0.56",)), ("verify", ())]
 
 

@@ -117,9 +117,9 @@ def _loaded_by_all(env: m.Environment, choices: Dict[str, Tuple[m.Build, bool]],
                      and c.major == major), None)
         if copy is None or copy.origin != src:
             return False
-        if dist and (copy.package or "").split()[0] != dist:
+        if dist and (copy.package.name if copy.package else "") != dist:
             return False       # another package of the same source: a new install, not the copy loaded now
-        pkg_ver = (copy.package or "").split()[-1] if copy.package else ""
+        pkg_ver = (copy.package.version or "") if copy.package else ""
         if nums(ver) != nums(copy.version) and nums(ver) != nums(pkg_ver):
             return False
     return True
@@ -135,7 +135,8 @@ def from_stack(env: m.Environment, stack: m.Stack) -> Tuple[Dict[str, Tuple[m.Bu
     choices = {c.framework: (c.build, c.action == "keep") for c in stack.choices}
     cudnn: Dict[int, Cudnn] = {}
     for major, ver in stack.cudnn_runtime.items():
-        pkg = stack.cudnn_packages.get(major, "")
+        choice = stack.cudnn_copies[major]
+        pkg = str(choice.package) if choice.package else ""
         if pkg.startswith("nvidia-cudnn-"):
             cudnn[int(major)] = (ver, _cm_of(pkg), "pip", pkg.split()[0])
         elif pkg.startswith("libcudnn"):
@@ -143,7 +144,7 @@ def from_stack(env: m.Environment, stack: m.Stack) -> Tuple[Dict[str, Tuple[m.Bu
         elif pkg.startswith("cudnn "):
             cudnn[int(major)] = (ver, None, "conda", None)
         else:
-            copy = next(c for c in env.libraries if c.directory == pkg and c.major == int(major))
+            copy = next(c for c in env.libraries if c.directory == choice.directory and c.major == int(major))
             cudnn[int(major)] = (ver, copy.cuda_major, copy.origin, None)
     return choices, cudnn
 
@@ -154,7 +155,7 @@ def cudnn_options(env: m.Environment, recipes: m.Recipes, major: int) -> List[Cu
     out: List[Cudnn] = []
     for c in env.libraries:
         if c.library == "cudnn" and c.major == major and c.version and not c.missing and c.origin != "bundled":
-            out.append((c.version, c.cuda_major, c.origin, (c.package or "").split()[0] if c.origin == "pip" else None))
+            out.append((c.version, c.cuda_major, c.origin, (c.package.name if c.package else "") if c.origin == "pip" else None))
     for r in recipes.cudnn:
         if nums(r.version)[:1] != (major,):
             continue

@@ -10,7 +10,7 @@ from fixer import model as m
 from fixer import rules
 from fixer.errors import Unsatisfiable
 from fixer.planner import make_plan
-from fixer.resolver import resolve
+from fixer.pipeline import resolve
 
 from tests.helpers import scenarios as sc
 from tests.helpers.envs import make_env

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from fixer import model as m
 from fixer.errors import Unsatisfiable, UsageError
-from fixer.resolver import resolve
+from fixer.pipeline import resolve
 
 from .checker import brute_force, from_stack, violations
 from tests.helpers.envs import FLOORS, load, make_env, pip_copy

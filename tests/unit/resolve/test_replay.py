@@ -88,4 +88,4 @@ def test_the_bundled_files_are_doctor_json():
         import os
 
         data = json.load(open(os.path.join(environments_dir(), name + ".json")))
-        assert data["schema"] == 1 and set(data) >= {"environment", "findings"}
+        assert data["schema"] == m.ENVIRONMENT_SCHEMA and set(data) >= {"environment", "findings"}

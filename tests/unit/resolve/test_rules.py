@@ -7,7 +7,7 @@ import pytest
 
 from fixer import model as m
 from fixer.errors import Unsatisfiable, UsageError
-from fixer.resolver import resolve
+from fixer.pipeline import resolve
 
 from tests.helpers.envs import (APT_DIR, PIP_DIR, cudnn, load, make_env, pip_copy, small_recipes, tf_build,
                        torch_build)
@@ -129,7 +129,7 @@ def test_one_cudnn_per_major_for_every_framework_of_the_process():
                    libraries=(copy,), loads=(load("torch", copy), load("tensorflow", copy)))
     stack = resolve(env, m.Intent(), small_recipes(builds, [C93, C919]))
     assert {c.framework: c.build.variant for c in stack.choices} == {"torch": "cu128", "tensorflow": "and-cuda"}
-    assert stack.cudnn_packages == {"9": "nvidia-cudnn-cu12 9.19.0.56"}
+    assert stack.cudnn_copies == {"9": m.CudnnChoice("pip", m.Package("nvidia-cudnn-cu12", "9.19.0.56"))}
 
 
 def test_intent_torch_version_and_cuda():
@@ -167,7 +167,7 @@ def test_ld_library_path_shadow_becomes_env_fixes():
         frameworks=(m.FrameworkBuild("tensorflow", "tensorflow", "2.18.0", cuda="12.5", cudnn="9.3.0"),),
         libraries=(good, bad), runtime=m.Runtime(kind="colab"), env={"LD_LIBRARY_PATH": "/opt/old/cudnn:/usr/local/nvidia/lib"},
         loads=(load("tensorflow", bad, via="LD_LIBRARY_PATH",
-                    steps=("LD_LIBRARY_PATH /opt/old/cudnn", f"DT_RUNPATH {PIP_DIR}")),))
+                    search=(("LD_LIBRARY_PATH", "/opt/old/cudnn"), ("DT_RUNPATH", PIP_DIR))),))
     stack = resolve(env, m.Intent(), small_recipes([TF218], [C91, C93]))
     assert pins(stack) == {}
     kinds = {(f.kind, f.value) for f in stack.env_fixes}
@@ -198,22 +198,24 @@ def test_no_gpu_keeps_everything():
     assert pins(stack) == {} and stack.choices[0].action == "keep"
 
 
-def test_search_order_in_detects_own_words_needs_no_loader_fix():
-    """The pip copy's files are gone; torch falls through to the apt 9.14 copy. detect writes
-    the search order with $ORIGIN unexpanded: reinstalling the wheel is enough (torch's RPATH
+def test_search_order_as_detect_records_it_needs_no_loader_fix():
+    """The pip copy's files are gone; torch falls through to the apt 9.14 copy. detect records
+    the search order as data, $ORIGIN expanded: reinstalling the wheel is enough (torch's RPATH
     reaches it), so the plan has no ld.so.conf fix."""
     sp = "/opt/v/lib/python3.12/site-packages"
-    pip = m.LibraryCopy("cudnn", 9, "9.19.0", f"{sp}/nvidia/cudnn/lib", "pip", "nvidia-cudnn-cu13 9.19.0.56",
+    pip = m.LibraryCopy("cudnn", 9, "9.19.0", f"{sp}/nvidia/cudnn/lib", "pip", m.Package("nvidia-cudnn-cu13", "9.19.0.56"),
                         "dist-info", missing=("libcudnn.so.9",), cuda_major=13)
-    apt = m.LibraryCopy("cudnn", 9, "9.14.0", APT_DIR, "apt", "libcudnn9-cuda-13 9.14.0.64-1", "dpkg", cuda_major=13)
+    apt = m.LibraryCopy("cudnn", 9, "9.14.0", APT_DIR, "apt", m.Package("libcudnn9-cuda-13", "9.14.0.64-1"), "dpkg", cuda_major=13)
     steps = ("LD_PRELOAD: -", f"DT_RPATH of {sp}/torch/lib/libtorch_cuda.so: $ORIGIN/../../nvidia/cudnn/lib:$ORIGIN",
              "LD_LIBRARY_PATH: /usr/local/nvidia/lib64", f"ld.so.cache: {APT_DIR}/libcudnn.so.9")
+    search = (m.SearchDir("DT_RPATH", f"{sp}/nvidia/cudnn/lib"), m.SearchDir("DT_RPATH", f"{sp}/torch/lib"),
+              m.SearchDir("LD_LIBRARY_PATH", "/usr/local/nvidia/lib64"), m.SearchDir("ld.so.cache", APT_DIR))
     env = make_env(gpu_cc="9.0", driver="580.159.04", python="3.12.3",
                    dists={"torch": "2.11.0", "nvidia-cudnn-cu13": "9.19.0.56"},
                    frameworks=(m.FrameworkBuild("torch", "torch", "2.11.0", variant="cu130", cuda="13.0", cudnn="9.19.0"),),
                    libraries=(pip, apt),
                    loads=(m.LoadResolution("torch", "cudnn", "libcudnn.so.9", f"{APT_DIR}/libcudnn.so.9", APT_DIR, "9.14.0",
-                                           "ld.so.cache", steps),))
+                                           "ld.so.cache", steps, search=search),))
     rel = cudnn("9.19.0", (12, 13), pip={"nvidia-cudnn-cu13": "9.19.0.56"}, min_cc="7.5")
     b = torch_build("2.11.0", "cu130", "13.0", "9.19.0", pin="9.19.0.56", ccs=("7.5", "8.0", "9.0"), pypi=True)
     stack = resolve(env, m.Intent(), small_recipes([b], [rel]))
