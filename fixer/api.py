@@ -658,11 +658,11 @@ def explain(text: str, *, detect: bool = True, python: Optional[str] = None, rec
     notes.extend(n for n in result.notes if n not in notes)
     the_plan = None
     if env is not None and rec is not None and any(f.id != "log-noise" for f in result.findings):
-        from .pipeline import resolve
+        from .pipeline import resolve, simulated
         from .planner import make_plan
 
         try:
-            the_plan = make_plan(env, resolve(env, Intent(), rec))
+            the_plan = simulated(env, make_plan(env, resolve(env, Intent(), rec)), rec)
         except FixerError as exc:
             notes.append(f"no plan: {exc.message}")
             for c in getattr(exc, "clashes", ()) or ():

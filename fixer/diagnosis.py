@@ -33,10 +33,12 @@ from .rules import (
     cudnn_compatible,
     cudnn_relation,
     display_name as _name,
+    driver_cuda,
     foreign_cudnn_preloads,
     lent_cudnn_sublibraries,
     gpu_compute_capability,
     older_cuda_libraries,
+    pick_cuda_variant,
     recipe_build,
     runs_on,
     runs_on_arch_list,
@@ -195,17 +197,15 @@ class _Diagnosis:
         if not drv.version:
             return ""
         public = fw.version.split("+")[0]
-        ok = []
-        for b in self.recipes.builds_for(fw.framework, public):
-            floor = self.recipes.min_driver(b.cuda) if b.cuda else None
-            if b.cuda and floor and version_key(drv.version) >= version_key(floor):
-                ok.append(b)
-        # prefer a CUDA the driver reports itself (no reliance on minor-version compatibility)
-        native = version_key(drv.cuda_version or "999")[:2]
-        ok.sort(key=lambda b: (version_key(b.cuda or "0")[:2] <= native, version_key(b.cuda or "0")), reverse=True)
-        if not ok:
+        builds = [b for b in self.recipes.builds_for(fw.framework, public) if b.cuda]
+        ccs = [cc for cc in (self.gpu_cc(g) for g in self.env.gpus) if cc]
+        # the wheel-index rule: the highest CUDA within the driver's, else minor-version compatibility
+        pick = pick_cuda_variant([(b.cuda or "", b.compute_capabilities, b.ptx) for b in builds], drv.version,
+                                 driver_cuda(drv.version, drv.cuda_version, self.recipes.driver_floors), ccs,
+                                 self.recipes.driver_floors)
+        b = next((b for b in builds if pick and version_key(b.cuda)[:2] == version_key(pick[0])[:2]), None)
+        if b is None:
             return ""
-        b = ok[0]
         where = f" from {b.index_url}" if b.index_url else ""
         return f"{' '.join(b.packages) or b.framework + '==' + b.version} ({b.variant}{where})"
 

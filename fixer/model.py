@@ -475,6 +475,9 @@ class Choice:
     build: Build
     action: Literal["keep", "install", "change"]
     reason: str = ""
+    # set when the build is newer than the driver's CUDA and runs by minor-version compatibility
+    # (rules.cuda_fit): the driver's CUDA, the chosen cuXXX and NVIDIA's limits, in words
+    minor_version: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -618,7 +621,8 @@ class Step:
     argv: Tuple[str, ...] = ()              # the exact command; empty for in-process env fixes
     pip: Optional[PipOptions] = None        # pip-install / pip-uninstall: the argv's options as data
     packages: Tuple[str, ...] = ()          # requirement strings it touches
-    download_bytes: Optional[int] = None
+    download_bytes: Optional[int] = None    # known bytes of what it downloads, dependencies included (fixer.simulate)
+    download_unknown: Tuple[str, ...] = ()  # what it downloads whose size is not known: "nvidia-cublas==13.0.2.9"
     files: Tuple[str, ...] = ()             # files it writes
     content: Optional[str] = None           # for env-fix: what it writes
 
@@ -645,6 +649,12 @@ class Plan:
     @property
     def nothing_to_do(self) -> bool:
         return not any(s.kind not in ("verify",) for s in self.steps)
+
+    @property
+    def download(self) -> Tuple[int, Tuple[str, ...]]:
+        """(known bytes, what else comes down at a size nobody recorded) over all steps."""
+        return (sum(s.download_bytes or 0 for s in self.steps),
+                tuple(u for s in self.steps for u in s.download_unknown))
 
 
 # ---------------------------------------------------------------------------------------
@@ -723,11 +733,22 @@ class Recipes:
     files: Tuple[str, ...] = ()             # the files they came from
 
     def download_size(self, distribution: str, version: str) -> Optional[int]:
-        """Bytes pip downloads for distribution==version, when the recipes know it."""
+        """Bytes pip downloads for distribution==version, when the recipes know it: its
+        [[download]] record, else the size a build row gives for its main wheel (a cuDNN
+        release's, for its pip wheel). The one home
+        of "how big is this wheel" (the plan prices its steps with it, fixer.simulate)."""
+        from .rules import split_requirement
+
         name = canonical_name(distribution)
         for d in self.downloads:
             if d.distribution == name and d.version == version:
                 return d.bytes
+        for b in self.builds:
+            if b.size_bytes and b.packages and split_requirement(b.packages[0]) == (name, version):
+                return b.size_bytes
+        for r in self.cudnn:
+            if r.size_bytes and r.pip.get(name) == version:
+                return r.size_bytes
         return None
 
     def builds_for(self, framework: str, version: Optional[str] = None) -> Tuple[Build, ...]:
@@ -740,15 +761,11 @@ class Recipes:
 
     def min_driver(self, cuda: str) -> Optional[str]:
         """Lowest Linux driver that runs code built with CUDA `cuda` ("12.6"): the family floor
-        of minor-version compatibility when known, else the toolkit's own row."""
+        of minor-version compatibility and the toolkit's own (GA) row, whichever is lower (CUDA
+        11.0 shipped with 450.51.05, below the 11.x family's 450.80.02)."""
         major = cuda.split(".")[0]
-        for f in self.driver_floors:
-            if f.cuda == major:
-                return f.min_driver
-        for f in self.driver_floors:
-            if f.cuda == cuda:
-                return f.min_driver
-        return None
+        rows = [f.min_driver for f in self.driver_floors if f.cuda in (major, cuda)]
+        return min(rows, key=version_key) if rows else None
 
     def cudnn_release(self, version: str) -> Optional[CudnnRelease]:
         """The cuDNN release `version` ("9.19.0" or "9.19.0.56"), matched on major.minor.patch."""

@@ -85,14 +85,22 @@ def plan_machine(env: Environment, findings: Tuple[Finding, ...], intent: Intent
                  options: PlanOptions = PlanOptions(), *, prepare_for_gpu: bool = False) -> Plan:
     """resolve + make_plan + the simulation check, for a machine already diagnosed."""
     from .planner import make_plan
-    from .simulate import check_plan
 
     if no_gpu(env, findings) and not prepare_for_gpu:
         plan = Plan(findings=findings)
     else:
         plan = make_plan(env, resolve(env, intent, recipes), options, findings=findings)
+    return simulated(env, plan, recipes)
+
+
+def simulated(env: Environment, plan: Plan, recipes: Recipes) -> Plan:
+    """The plan with what its simulation shows (fixer.simulate): what the result would still
+    show (`after`, `manual`, `drift`) and each step's download, dependencies included."""
+    from .simulate import check_plan, priced
+
     check = check_plan(env, plan, recipes)
-    return dataclasses.replace(plan, after=check.after, manual=check.unfixed, drift=check.drift)
+    return dataclasses.replace(priced(plan, check.downloads), after=check.after, manual=check.unfixed,
+                               drift=check.drift)
 
 
 def no_gpu(env: Environment, findings: Tuple[Finding, ...] = ()) -> bool:

@@ -1,6 +1,7 @@
 """make_plan(Environment, Stack) -> Plan: the ordered steps that turn this machine into the
 stack, each with the exact command it will run. Pure: it reads nothing and runs nothing
-(`plan` and `apply --dry-run` stop here; `apply` runs the steps).
+(`plan` and `apply --dry-run` stop here; `apply` runs the steps). What each step downloads is
+not priced here: the simulation knows what each install brings (fixer.pipeline.simulated).
 
 Order, and why:
 1. pip-uninstall   distributions that must go first (a second pip cuDNN wheel of the same
@@ -41,11 +42,6 @@ def _installer(env: Environment, options: PlanOptions) -> Tuple[str, str]:
     """(installers.choose's answer, uv binary)."""
     found = env.python.uv if env.python else None
     return installers.choose(options.installer, found), found or "uv"
-
-
-def _size(pins: Sequence[Pin]) -> Optional[int]:
-    sizes = [p.size_bytes for p in pins if p.size_bytes]
-    return sum(sizes) if sizes else None
 
 
 def _req(p: Pin) -> str:
@@ -146,12 +142,12 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
         steps.append(pip.install(
             "pip-install",
             "install " + ", ".join(reqs) + (f" from {index_url}" if index_url else " from PyPI") + ": " + main[0].why,
-            reqs, index_url=index_url, download_bytes=_size(pins)))
+            reqs, index_url=index_url))
     for p in late_cudnn:
         reinstall = p.installed == p.version
         steps.append(pip.install(
             "pip-install", ("reinstall " if reinstall else "install ") + _req(p) + " (no dependencies): " + p.why,
-            [_req(p)], no_deps=True, reinstall=reinstall, download_bytes=p.size_bytes))
+            [_req(p)], no_deps=True, reinstall=reinstall))
 
     if late_removes:
         steps.append(pip.uninstall(
@@ -161,7 +157,6 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
     if stack.apt:
         apt_pkgs = dict(stack.apt)
         whys = [p.why for p in stack.pins if p.manager == "apt" and p.why]
-        apt_pins = [p for p in stack.pins if p.manager == "apt"]
         specs = ", ".join(f"{k} {v}" for k, v in apt_pkgs.items())
         steps.append(Step(
             kind="apt-update",
@@ -176,7 +171,6 @@ def make_plan(env: Environment, stack: Stack, options: PlanOptions = PlanOptions
                     " from the NVIDIA CUDA apt repository" + (f": {whys[0]}" if whys else ""),
             argv=installers.apt_install(apt_pkgs),
             packages=tuple(f"{k}={v}" for k, v in apt_pkgs.items()),
-            download_bytes=_size(apt_pins),
         ))
         steps.append(Step(
             kind="apt-hold",
@@ -232,7 +226,7 @@ def _hashed_step(pip: _Pip, pins: Sequence[Pin]) -> Step:
     reqs = tuple(_req(p) for p in pins)
     return Step(kind="pip-install", summary="install " + ", ".join(reqs) + " with hashes enforced: " + pins[0].why,
                 argv=installers.pip_argv(pip.python, (), opts, installer=pip.installer, uv=pip.uv), pip=opts,
-                packages=reqs, files=(req_file,), content=text, download_bytes=_size(pins))
+                packages=reqs, files=(req_file,), content=text)
 
 
 def _stale_parts(env: Environment, stack: Stack) -> List[Tuple[str, str, str]]:

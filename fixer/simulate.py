@@ -60,6 +60,27 @@ class Requirement:
     exact: Optional[str] = None
 
 
+@dataclasses.dataclass(frozen=True)
+class Download:
+    """One thing a step downloads, as the simulation sees it: a distribution (or apt/conda
+    package) at a version, with its size when the recipes record it (Recipes.download_size; an
+    apt or conda cuDNN: its release's size_bytes). `extras` marks a requirement whose extras
+    bring distributions the recipes do not list (cuda-toolkit[cublas,...]): what those are,
+    and their size, is unknown."""
+
+    name: str
+    version: Optional[str]                  # None: a version the recipes cannot name
+    size_bytes: Optional[int] = None
+    extras: Tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        pinned = f"=={self.version}" if self.version else ""
+        if self.extras:
+            return f"what {self.name}[{','.join(self.extras)}]{pinned} brings"
+        return f"{self.name}{pinned}"
+
+
 def parse_requirement(text: str) -> Requirement:
     """"jax[cuda12]==0.4.30" -> Requirement("jax", ("cuda12",), "==0.4.30", "0.4.30")."""
     return Requirement(*requirement_parts(text))
@@ -89,6 +110,12 @@ class _State:
         self.changed_frameworks: Set[str] = set()
         self.cudnn_touched = False
         self.site = (env.python.site_packages[0] if env.python and env.python.site_packages else "")
+        self.downloads: List[Download] = []     # what the step being simulated downloads
+
+    def downloaded(self, name: str, version: Optional[str], size: Optional[int] = None) -> None:
+        if size is None and version:
+            size = self.recipes.download_size(name, version)
+        self.downloads.append(Download(name, version, size))
 
     # -- distributions -------------------------------------------------------------------
     def build_for(self, req: Requirement) -> Optional[Build]:
@@ -125,7 +152,11 @@ class _State:
         if version is None:
             version = self.newest_within(req)
             if version is None:
-                return                      # nothing the recipes know satisfies it: unknown, left as is
+                # nothing the recipes know satisfies it: left as is in the model, but pip
+                # downloads something unless it is installed already
+                if req.name not in self.dists:
+                    self.downloads.append(Download(req.name, None))
+                return
         have = self.dists.get(req.name)
         build = self.build_for(Requirement(req.name, req.extras, f"=={version}", version))
         if have is not None and have.version == version and not force:
@@ -134,6 +165,10 @@ class _State:
             if deps and build is not None:
                 self.install_deps(build)
             return
+        self.downloaded(req.name, version)
+        if deps and req.extras and build is None:
+            # pip installs what the extras name, which no recipe lists
+            self.downloads.append(Download(req.name, version, None, extras=req.extras))
         requires: Tuple[str, ...] = build.requires if build is not None else (have.requires if have and have.version == version else ())
         location = have.location if have else self.site
         self.dists[req.name] = Distribution(name=req.name, version=version, location=location,
@@ -152,6 +187,9 @@ class _State:
             cur = self.dists.get(dep.name)
             if cur is not None and _satisfies(cur.version, dep.spec):
                 continue
+            if dep.extras and self.build_for(dep) is None:
+                # cuda-toolkit[cublas,...]: pip installs what the extras name, which no recipe lists
+                self.downloads.append(Download(dep.name, dep.exact, None, extras=dep.extras))
             self.install(dep, deps=False, force=False)
 
     def newest_within(self, req: Requirement) -> Optional[str]:
@@ -229,6 +267,7 @@ class _State:
     # -- system packages -----------------------------------------------------------------
     def apt_install(self, pkg: str, ver: str) -> None:
         rel = next((r for r in self.recipes.cudnn if r.apt.get(pkg) == ver), None)
+        self.downloaded(pkg, ver, rel.size_bytes if rel is not None else None)
         version = rel.version if rel is not None else _v3(ver.split("-")[0])
         cuda = re.search(r"cuda-?(\d+)", pkg)
         self.copies = [c for c in self.copies if not (c.library == "cudnn" and c.origin == "apt"
@@ -237,6 +276,8 @@ class _State:
         self.cudnn_touched = True
 
     def conda_install(self, pkg: str, ver: str) -> None:
+        rel = self.recipes.cudnn_release(ver) if pkg == "cudnn" else None
+        self.downloaded(pkg, ver, rel.size_bytes if rel is not None else None)
         if pkg != "cudnn":
             return
         prefix = (self.env.python.prefix if self.env.python else "") or "/usr/local"
@@ -382,27 +423,70 @@ def _new_cudnn_copy(directory: str, version: str, origin: str, package: Package,
 
 def simulate(env: Environment, plan: Plan, recipes: Recipes) -> Environment:
     """The Environment the plan's steps leave behind (see the module docstring)."""
+    return _run(env, plan, recipes)[0]
+
+
+def downloads(env: Environment, plan: Plan, recipes: Recipes) -> Tuple[Tuple[Download, ...], ...]:
+    """What each step of the plan downloads (one tuple per step, in order), dependencies
+    included: exactly the distributions the simulation installs or reinstalls in that step (pip
+    keeps what already satisfies a requirement), the apt and conda packages, and, as unknowns,
+    the extras it cannot expand and the requirements it cannot place at a version."""
+    return _run(env, plan, recipes)[1]
+
+
+def priced(plan: Plan, per_step: Sequence[Sequence[Download]]) -> Plan:
+    """The plan with each step's download size set from `per_step` (fixer.simulate.downloads):
+    the known bytes, and the labels of what comes down at an unknown size."""
+    steps = []
+    for step, items in zip(plan.steps, per_step):
+        known = [d.size_bytes for d in items if d.size_bytes is not None]
+        steps.append(dataclasses.replace(
+            step, download_bytes=sum(known) if items else None,
+            download_unknown=tuple(d.label for d in items if d.size_bytes is None)))
+    return dataclasses.replace(plan, steps=tuple(steps) + plan.steps[len(steps):])
+
+
+def _run(env: Environment, plan: Plan, recipes: Recipes) -> Tuple[Environment, Tuple[Tuple[Download, ...], ...]]:
+    """The model after the plan, and what each step downloads: one pass over the steps."""
+    s = _State(env, plan, recipes)
+    per_step: List[Tuple[Download, ...]] = []
+    for step in plan.steps:
+        s.downloads = []
+        _apply_step(s, step)
+        # one pip command resolves one version per name: the one the step leaves installed
+        last = {(d.name, d.extras): d for d in s.downloads}
+        per_step.append(tuple(d for d in s.downloads if last[(d.name, d.extras)] is d))
+    s.downloads = []
+    return _result(s, env, plan), tuple(per_step)
+
+
+def _apply_step(s: _State, step: Step) -> None:
+    """One step's change to the model (its downloads go to s.downloads)."""
+    if step.kind == "pip-uninstall":
+        for name in step.packages:
+            s.remove(name)
+    elif step.kind == "pip-install":
+        deps = not (step.pip and step.pip.no_deps)
+        force = bool(step.pip and step.pip.reinstall)
+        for text in step.packages:
+            s.install(parse_requirement(text), deps=deps, force=force)
+    elif step.kind == "apt-install":
+        for text in step.packages:
+            pkg, _, ver = text.partition("=")
+            s.apt_install(pkg, ver)
+    elif step.kind == "conda-install":
+        for text in step.packages:
+            r = parse_requirement(text)
+            if r.exact:
+                s.conda_install(r.name, r.exact)
+            else:
+                s.downloads.append(Download(r.name, None))   # condacolab's install() fetches conda
+
+
+def _result(s: _State, env: Environment, plan: Plan) -> Environment:
+    """The model after every step: environment fixes applied, every load walked again."""
     from .envfix import environ_after
 
-    s = _State(env, plan, recipes)
-    for step in plan.steps:
-        if step.kind == "pip-uninstall":
-            for name in step.packages:
-                s.remove(name)
-        elif step.kind == "pip-install":
-            deps = not (step.pip and step.pip.no_deps)
-            force = bool(step.pip and step.pip.reinstall)
-            for text in step.packages:
-                s.install(parse_requirement(text), deps=deps, force=force)
-        elif step.kind == "apt-install":
-            for text in step.packages:
-                pkg, _, ver = text.partition("=")
-                s.apt_install(pkg, ver)
-        elif step.kind == "conda-install":
-            for text in step.packages:
-                r = parse_requirement(text)
-                if r.exact:
-                    s.conda_install(r.name, r.exact)
     fixes = plan.stack.env_fixes
     if fixes and any(st.kind == "env-fix" for st in plan.steps):
         s.environ = environ_after(fixes, s.environ)
@@ -447,6 +531,7 @@ class PlanCheck:
     after: Tuple[Finding, ...]              # diagnose(simulate(env, plan)): what would remain
     unfixed: Tuple[Finding, ...]            # errors and warnings among them
     drift: Tuple[str, ...]                  # where the result is not the stack the plan claims
+    downloads: Tuple[Tuple[Download, ...], ...] = ()   # per step: what it downloads (fixer.simulate.downloads)
 
     @property
     def healthy(self) -> bool:
@@ -457,10 +542,10 @@ def check_plan(env: Environment, plan: Plan, recipes: Recipes) -> PlanCheck:
     """Simulate `plan` on `env` and diagnose the result with the same diagnose()."""
     from .diagnosis import diagnose
 
-    after_env = simulate(env, plan, recipes)
+    after_env, per_step = _run(env, plan, recipes)
     after = tuple(diagnose(after_env, recipes))
     unfixed = tuple(f for f in after if f.severity in ("error", "warning"))
-    return PlanCheck(after=after, unfixed=unfixed, drift=tuple(stack_drift(after_env, plan)))
+    return PlanCheck(after=after, unfixed=unfixed, drift=tuple(stack_drift(after_env, plan)), downloads=per_step)
 
 
 def stack_drift(after: Environment, plan: Plan) -> List[str]:
@@ -499,4 +584,5 @@ def stack_drift(after: Environment, plan: Plan) -> List[str]:
     return list(dict.fromkeys(out))
 
 
-__all__ = ["PlanCheck", "Requirement", "check_plan", "parse_requirement", "simulate", "stack_drift"]
+__all__ = ["Download", "PlanCheck", "Requirement", "check_plan", "downloads", "parse_requirement", "priced",
+           "simulate", "stack_drift"]

@@ -3,7 +3,7 @@ steps, then the literal commands. `--json` prints {"schema": 1, "plan": ...}. No
 from __future__ import annotations
 
 import shlex
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
 from ..model import Plan, Step, to_dict
@@ -17,6 +17,10 @@ PLAN_SCHEMA = 1
 def plan_json(plan: Plan) -> Dict[str, Any]:
     body = to_dict(plan)
     body["nothing_to_do"] = plan.nothing_to_do
+    known, unknown = plan.download
+    # what the steps download, dependencies included (fixer.simulate): bytes of what has a
+    # recorded size, and the rest by name
+    body["download"] = {"known_bytes": known, "unknown": list(unknown), "text": download_text(known, unknown)}
     # the plan simulated on the machine's model and diagnosed again (fixer.simulate)
     body["simulation"] = {"healthy": plan.is_fix, "cannot_fix": body["manual"], "drift": body["drift"],
                           "after": body["after"]}
@@ -39,6 +43,14 @@ def _size(n: Optional[int]) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n = n / 1000  # type: ignore[assignment]
     return str(n)
+
+
+def download_text(known: Optional[int], unknown: Sequence[str]) -> str:
+    """"2.9 GB + 2 packages of unknown size", "1.1 GB", "3 packages of unknown size" ("" for nothing)."""
+    parts = [_size(known)] if known else []
+    if unknown:
+        parts.append(f"{len(unknown)} package{'s' if len(unknown) != 1 else ''} of unknown size")
+    return " + ".join(parts)
 
 
 def command_text(step: Step) -> str:
@@ -106,7 +118,9 @@ def show(view: PlannedMachine, as_json: bool = False) -> None:
         text = f"{verb} {c.build.version}" + \
             (f" ({c.build.variant})" if c.build.variant and "+" not in c.build.version else "") + \
             (f" - {c.reason}" if c.action != "keep" else "")
-        console.print(f"[bold]{c.framework}[/]: {escape(text)}", markup=True, highlight=False)
+        console.print(f"[bold]{c.framework}[/]: {escape(text)}"
+                      + (" [yellow](minor-version compatibility: see the note)[/]" if c.minor_version else ""),
+                      markup=True, highlight=False)
     if stack.cudnn:
         console.print(f"[bold]cuDNN[/]: {stack.cudnn} from {stack.cudnn_from}", markup=True, highlight=False)
     if plan.nothing_to_do:
@@ -127,8 +141,14 @@ def show(view: PlannedMachine, as_json: bool = False) -> None:
         return
     print_table(console, ("#", "step", "what and why", "download"),
                 [(str(i), s.kind, Text(s.summary),
-                  _size(s.download_bytes) if s.kind in ("pip-install", "apt-install", "conda-install") else "")
+                  (download_text(s.download_bytes, s.download_unknown) or "0 B")
+                  if s.kind in ("pip-install", "apt-install", "conda-install") else "")
                  for i, s in enumerate(plan.steps, 1)], title="plan", styles={"#": "right", "download": "right"})
+    known, unknown = plan.download
+    if known or unknown:
+        console.print(f"[bold]download[/] (dependencies included): {escape(download_text(known, unknown))}"
+                      + (f"  [dim](unknown: {escape(', '.join(unknown))})[/]" if unknown else ""),
+                      markup=True, highlight=False)
     console.print("[bold]commands[/] (apply runs these; nothing has been changed):", markup=True)
     for i, s in enumerate(plan.steps, 1):
         console.print(f"# {i}. {s.kind}", style="dim", highlight=False)

@@ -34,13 +34,17 @@ from .._versions import canonical_name, major_minor, public, version_key
 from ..model import Build, Environment, FrameworkBuild, Intent, LibraryCopy, LoadResolution, Recipes
 from ..rules import (
     build_runs_on,
+    cuda_fit,
     cuda_major_of_package,
     cudnn_compatible,
     cudnn_pin,
     display_name,
+    driver_cuda,
     gpu_compute_capability,
     is_usable,
     kernel_list,
+    pick_cuda_variant,
+    runs_under,
     split_requirement,
 )
 from .loader_fixes import default_dir, reaches
@@ -99,6 +103,9 @@ class BuildCandidate:
     installed_version: Optional[str] = None   # what is installed now (any variant)
     self_contained: bool = False              # loads its own bundled cuDNN: no shared copy needed
     touched: int = 1                          # distributions that change when it is chosen
+    # `touched` of the variant of this release the wheel-index rule picks (rules.pick_cuda_variant):
+    # releases are compared by what installing them the rule's way changes, variants by the rule
+    release_touched: int = 1
     label: str = ""
 
     @property
@@ -164,6 +171,8 @@ class StackProvider:
         self._size_estimates: Dict[Tuple[str, str], int] = {}
         self.gpu_present = bool(env.gpus) or env.runtime.accelerator == "gpu"
         self.facts = self._facts()
+        self.driver_cuda = driver_cuda(env.driver.version, env.driver.cuda_version, recipes.driver_floors)
+        self._variant_picks: Dict[Tuple[str, str], Optional[Tuple[str, str]]] = {}
         self.frameworks = self._wanted_frameworks()
         self.build_candidates: Dict[str, List[BuildCandidate]] = {
             f: self._build_candidates(f) for f in self.frameworks}
@@ -309,6 +318,15 @@ class StackProvider:
                                       installed_version=installed.installed_version if installed else None,
                                       touched=self._touched(b, installed),
                                       label=f"{display_name(name)} {_label_version(b)}"))
+        by_release: Dict[str, List[BuildCandidate]] = {}
+        for c in out:
+            if not c.installed:
+                by_release.setdefault(public(c.build.version), []).append(c)
+        for i, c in enumerate(out):
+            if not c.installed:
+                group = by_release[public(c.build.version)]
+                picked = [x.touched for x in group if self.off_rule(x.build) == 0] or [x.touched for x in group]
+                out[i] = dataclasses.replace(c, release_touched=min(picked))
 
         def key(c: BuildCandidate) -> Tuple[Any, ...]:
             same_version = inst_pub is not None and public(c.build.version) == inst_pub
@@ -316,6 +334,7 @@ class StackProvider:
                 0 if c.installed else 1,
                 0 if (same_version or inst_pub is None) else 1,
                 tuple(-x for x in version_key(c.build.version)),
+                0 if c.installed else self.off_rule(c.build),   # the wheel-index rule's variant first
                 c.touched,
                 self.estimated_size(c.build),
                 tuple(-x for x in version_key(c.build.cuda)),
@@ -516,7 +535,7 @@ class StackProvider:
             changed = int(candidate.installed_version is not None and
                           public(candidate.installed_version) != public(candidate.build.version))
             rank = self._rank(self.build_candidates[candidate.framework], candidate)
-            return (changed, candidate.touched, rank, self.estimated_size(candidate.build))
+            return (changed, candidate.release_touched, rank, self.estimated_size(candidate.build))
         if isinstance(candidate, CudnnCandidate):
             if candidate.state == "loaded":
                 return (0, 0, 0, 0)
@@ -537,6 +556,35 @@ class StackProvider:
                 and candidate.name in self._installed_dists:
             return (0, 1, 0, 0)   # a removal
         return (0, 0, 0, 0)
+
+    def variant_pick(self, framework: str, version: str) -> Optional[Tuple[str, str]]:
+        """rules.pick_cuda_variant over the CUDA variants the recipes know of this release, for
+        this driver and these GPUs: (CUDA "major.minor", "native" | "minor-version")."""
+        key = (framework, public(version))
+        if key not in self._variant_picks:
+            variants = [(b.cuda, b.compute_capabilities, b.ptx) for b in self._builds_of(framework)
+                        if b.cuda and public(b.version) == key[1]]
+            self._variant_picks[key] = pick_cuda_variant(
+                variants, self.env.driver.version, self.driver_cuda, self.facts[GPU].value,
+                self.recipes.driver_floors) if variants else None
+        return self._variant_picks[key]
+
+    def off_rule(self, build: Build) -> int:
+        """Where `build` stands among the CUDA variants of its release by the wheel-index rule
+        (rules.pick_cuda_variant): 0 the rule's pick (also CPU builds, and when the rule cannot
+        decide), 1 another variant within the driver's own CUDA, 2 one that runs only by
+        minor-version compatibility, 3 one that does not run here. The candidate order, so a
+        variant other than the pick is chosen only when the pick does not fit the stack."""
+        if not build.cuda:
+            return 0
+        pick = self.variant_pick(build.framework, build.version)
+        if pick is None or major_minor(build.cuda) == major_minor(pick[0]):
+            return 0
+        return {"native": 1, "minor-version": 2}.get(self.fit(build) or "", 3)
+
+    def fit(self, build: Build) -> Optional[str]:
+        """How `build` runs under this machine's driver (rules.cuda_fit)."""
+        return cuda_fit(build.cuda, self.env.driver.version, self.driver_cuda, self.recipes.driver_floors)
 
     def _is_twin(self, candidate: CudnnCandidate, pinned: Mapping[Ident, Any]) -> bool:
         """The apt package of the very release the pip path would install for a chosen build
@@ -638,6 +686,14 @@ class StackProvider:
                 deps.append(Requirement(
                     GPU, lambda f, b=b: all(build_runs_on(cc, b) is not False for cc in f.value),
                     f"ships kernels for {kernel_list(b.compute_capabilities, b.ptx)}", who))
+                if b.ptx and not c.installed and self.fit(b) == "minor-version":
+                    # the older driver cannot JIT the newer toolkit's PTX: SASS must cover the GPU
+                    deps.append(Requirement(
+                        GPU, lambda f, b=b: all(runs_under(cc, b.compute_capabilities, b.ptx, "minor-version")
+                                                for cc in f.value),
+                        f"runs by minor-version compatibility on driver CUDA {self.driver_cuda}: needs SASS "
+                        f"for the GPU ({kernel_list(b.compute_capabilities, None)}), its PTX {b.ptx} cannot be "
+                        "JIT-compiled by the older driver", who))
             lowest = getattr(b, "min_compute_capability", None)
             if lowest:
                 deps.append(Requirement(

@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .._versions import version_key
 from ..model import Build, Choice, Clash, CudnnChoice, Environment, Intent, Need, Package, Pin, Recipes, Refusal, Stack, WayOut
-from ..rules import cudnn_pin, display_name, split_requirement
+from ..rules import cudnn_pin, display_name, minor_version_note, split_requirement
 from .loader_fixes import env_fixes
 from .provider import (
     DRIVER,
@@ -83,7 +83,12 @@ def _to_stack(env: Environment, intent: Intent, recipes: Recipes, provider: Stac
             continue
         action = "change" if c.installed_version else "install"
         reason = _why_change(provider, f, c, result)
-        choices.append(Choice(f, b, action, reason=reason))  # type: ignore[arg-type]
+        mvc = ""
+        if b.cuda and provider.fit(b) == "minor-version" and env.driver.version and provider.driver_cuda:
+            mvc = minor_version_note(f"{display_name(f)} {_label_version(b)}", b.cuda,
+                                     env.driver.version, provider.driver_cuda, recipes.driver_floors)
+            notes.append(mvc)
+        choices.append(Choice(f, b, action, reason=reason, minor_version=mvc))  # type: ignore[arg-type]
         changed_builds.append(b)
         for i, req in enumerate(b.packages):
             name, ver = split_requirement(req)

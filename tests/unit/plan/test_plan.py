@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from fixer import model as m
+from fixer.pipeline import simulated
 from fixer.planner import make_plan
 from fixer.resolver import resolve
 
@@ -66,7 +67,8 @@ def test_download_sizes_come_from_the_recipes():
     b = m.Build(**{**b.__dict__, "size_bytes": 615_000_000})
     rel = m.CudnnRelease("9.3.0", (12,), pip={"nvidia-cudnn-cu12": "9.3.0.75"}, size_bytes=577_000_000)
     env = make_env(frameworks=(), dists={})
-    plan = make_plan(env, resolve(env, m.Intent(frameworks=("tensorflow",)), small_recipes([b], [rel])))
+    recipes = small_recipes([b], [rel])
+    plan = simulated(env, make_plan(env, resolve(env, m.Intent(frameworks=("tensorflow",)), recipes)), recipes)
     assert [s.download_bytes for s in plan.steps if s.kind == "pip-install"] == [615_000_000, 577_000_000]
 
 

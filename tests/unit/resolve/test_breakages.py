@@ -54,15 +54,20 @@ def test_ctranslate2_built_for_cudnn8_on_a_cudnn9_image(real_recipes):
     assert stack.cudnn_runtime == {"9": "9.19.0.56", "8": "8.9.7"}
 
 
-@pytest.mark.parametrize("driver", ["550.54.15", "570.133.20"])
-def test_plain_pypi_torch_211_cuda13_on_an_older_driver(real_recipes, driver):
+@pytest.mark.parametrize("driver,variant,cudnn", [
+    # CUDA 12.4: no torch 2.11 variant within it; minor-version compatibility, the lowest: cu126
+    ("550.54.15", "cu126", "9.10.2.21"),
+    # CUDA 12.8: cu128 is the highest variant within the driver's CUDA
+    ("570.133.20", "cu128", "9.19.0.56")])
+def test_plain_pypi_torch_211_cuda13_on_an_older_driver(real_recipes, driver, variant, cudnn):
     stack, cmds = argvs(sc.pypi_torch_211_on_driver(driver), real_recipes)
     assert stack.choices[0].build.version == "2.11.0"               # same torch, a CUDA 12 build
     assert f"driver {driver}" in stack.choices[0].reason
+    assert bool(stack.choices[0].minor_version) == (variant == "cu126")
     assert cmds == [
         (PY, "-m", "pip", "uninstall", "-y", "nvidia-cudnn-cu13", "torch", "torchvision"),
-        (PY, "-m", "pip", "install", "--no-input", "--index-url", "https://download.pytorch.org/whl/cu128",
-         "torch==2.11.0+cu128", "torchvision==0.26.0+cu128", "nvidia-cudnn-cu12==9.19.0.56"),
+        (PY, "-m", "pip", "install", "--no-input", "--index-url", f"https://download.pytorch.org/whl/{variant}",
+         f"torch==2.11.0+{variant}", f"torchvision==0.26.0+{variant}", f"nvidia-cudnn-cu12=={cudnn}"),
         VERIFY_VENV]
 
 
