@@ -31,7 +31,7 @@ def interrupt_reported() -> bool:
 def report_interrupt(argv: "Sequence[str]") -> int:
     """Kill the children still running, say "interrupted" (JSON under --json); exit code 130."""
     _REPORTED.append(True)
-    from .detection._child import kill_live
+    from ._proc import kill_live
     from .errors import error_payload, interrupted
 
     kill_live()

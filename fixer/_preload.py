@@ -107,6 +107,33 @@ def mapped_files(maps: str = "/proc/self/maps") -> List[str]:
     return out
 
 
+_SONAME_KEY = re.compile(r"^(lib[^/]*?)\.so\.(\d+)")
+
+
+def soname_key(path: str) -> Optional[Tuple[str, str]]:
+    """(name, major) of a shared library file: libcudnn_ops.so.9 and libcudnn_ops.so.9.14.0 are
+    both ("libcudnn_ops", "9"), the soname the dynamic loader matches loaded objects by."""
+    m = _SONAME_KEY.match(os.path.basename(path))
+    return (m.group(1), m.group(2)) if m else None
+
+
+def stray_copies(intended: Sequence[str], mapped: Sequence[str]) -> List[Tuple[str, str]]:
+    """(intended file, mapped file) for every mapped file that carries an intended library's
+    soname but is another file (another copy, or the old file an install deleted: maps show it
+    with " (deleted)"). Such a process keeps using that copy whatever is loaded later."""
+    want: Dict[Tuple[str, str], str] = {}
+    for p in intended:
+        key = soname_key(p)
+        if key is not None:
+            want.setdefault(key, p)
+    out: List[Tuple[str, str]] = []
+    for m in mapped:
+        key = soname_key(m)
+        if key in want and os.path.realpath(want[key]) != os.path.realpath(m):
+            out.append((want[key], m))
+    return out
+
+
 def fix_process(*, cudnn: Sequence[str] = (), files: Sequence[str] = (), drop: Sequence[str] = (),
                 prepend: Sequence[str] = (), preload_drop: Sequence[str] = (),
                 environ: Optional[MutableMapping[str, str]] = None,
@@ -170,4 +197,5 @@ def fix_process(*, cudnn: Sequence[str] = (), files: Sequence[str] = (), drop: S
                       failed=tuple(failed), environ=tuple(changed))
 
 
-__all__ = ["ProcessFix", "cudnn_family", "dependency_order", "fix_process", "mapped_files", "rewrite_ld_library_path"]
+__all__ = ["ProcessFix", "cudnn_family", "dependency_order", "fix_process", "mapped_files", "rewrite_ld_library_path",
+           "soname_key", "stray_copies"]

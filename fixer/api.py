@@ -23,6 +23,7 @@ from .errors import UsageError
 from .model import CheckResult, Environment, Finding, Intent, Plan, PlanOptions, Recipes, to_dict
 
 if TYPE_CHECKING:
+    from .applier.kernel import KernelVerdict
     from .applier.reporter import Reporter
     from .applier.results import ApplyResult as _Applied, RollbackResult as _RolledBack
     from .nogpu import NoGpu
@@ -149,7 +150,14 @@ class PlanResult(CommandResult):
 
 @dataclasses.dataclass(repr=False)
 class ApplyResult(CommandResult):
-    """outcome: "no-gpu", "nothing-to-do", "dry-run", "declined" or "applied"."""
+    """outcome: what happened on the machine: "no-gpu", "nothing-to-do", "dry-run", "declined",
+    "applied", or "restart-needed" (the machine needed no change, but the process apply ran in
+    maps another copy of a library the stack needs: only a restart helps).
+
+    `process`: the verdict about the calling process when apply ran in it (fixer.apply() in a
+    notebook kernel, or this_process=True); it is checked again on /proc/self/maps each time the
+    result is shown (`restart_info`). `nothing_to_do` is True only when nothing was changed or
+    is needed, on the machine or in that process; then no "fixed ..." verdict is given."""
 
     outcome: str
     plan: Plan
@@ -159,13 +167,52 @@ class ApplyResult(CommandResult):
     checks: Tuple[CheckResult, ...] = ()
     findings_after: Tuple[Finding, ...] = ()
     verified_by: str = ""
-    restart: Dict[str, Any] = dataclasses.field(default_factory=dict)
     no_gpu: Optional["NoGpu"] = None
     exit_code: int = 0
     command: str = "apply"
+    process: Optional["KernelVerdict"] = None
+    restart_wanted: bool = False
+    _restart: Dict[str, Any] = dataclasses.field(default_factory=dict)   # apply as a child: restart_decision
     _kernel: Any = None
 
+    @property
+    def restart(self) -> Dict[str, Any]:
+        """The `restart` object of the JSON ({} when there is no verdict): restart_info()."""
+        return self.restart_info() or {}
+
+    @property
+    def nothing_to_do(self) -> bool:
+        """Nothing changed and nothing is needed: no step changed the machine, the in-process fix
+        loaded nothing and changed no variable, and no restart is needed."""
+        if self.outcome not in ("nothing-to-do", "applied"):
+            return self.outcome == "no-gpu"
+        if self.applied is not None and (self.applied.changed or self.applied.awaiting_restart):
+            return False
+        return self.process is None or not (self.process.acted or self.process.restart_needed)
+
+    @property
+    def verdict(self) -> Optional[str]:
+        """Where the fix reached ("fixed in this kernel", "fixed for new processes", ...), or
+        None when there was nothing to do."""
+        info = self.restart_info()
+        return info["verdict"] if info else None
+
+    def restart_info(self) -> Optional[Dict[str, Any]]:
+        """The `restart` object of the JSON: the verdict, whether a restart is needed and done,
+        and what to do. For the process apply ran in, the verdict is checked again on its maps
+        now; None when nothing was done or needed (never a "fixed" verdict next to that)."""
+        if self.outcome not in ("applied", "restart-needed") or self.nothing_to_do:
+            return None
+        if self.process is not None:
+            from .applier.kernel import recheck
+
+            return process_restart(recheck(self.process), self.restart_wanted)
+        return self._restart or None
+
     def _payload(self) -> Dict[str, Any]:
+        return dict(self._body(), exit_code=self.exit_code)
+
+    def _body(self) -> Dict[str, Any]:
         from .render import apply as render
         from .render.plan import plan_json
 
@@ -173,14 +220,15 @@ class ApplyResult(CommandResult):
             from .render.plan import no_gpu_json
 
             return no_gpu_json(self.no_gpu, command="apply")
-        if self.outcome == "nothing-to-do":
-            return render.nothing_to_do_json(self.plan, self.findings)
+        if self.outcome in ("nothing-to-do", "restart-needed"):
+            return render.nothing_to_do_json(self.plan, self.findings, outcome=self.outcome,
+                                             nothing_to_do=self.nothing_to_do, restart=self.restart_info())
         if self.outcome in ("dry-run", "declined"):
             return plan_json(self.plan)
         assert self.applied is not None
         return render.applied_json(self.applied, plan=self.plan, checks=self.checks,
                                    findings_after=self.findings_after, verified_by=self.verified_by,
-                                   restart=self.restart)
+                                   restart=self.restart_info(), nothing_to_do=self.nothing_to_do)
 
     def show(self) -> None:
         from .render import apply as render
@@ -189,19 +237,20 @@ class ApplyResult(CommandResult):
             from .render.plan import show_no_gpu
 
             show_no_gpu(self.no_gpu, as_json=False, command="apply")
-        elif self.outcome == "nothing-to-do":
-            render.show_nothing_to_do(self.plan, as_json=False, findings=self.findings)
+        elif self.outcome in ("nothing-to-do", "restart-needed"):
+            render.show_nothing_to_do(restart=self.restart_info())
         elif self.outcome in ("dry-run", "declined"):
             show_plan(self.plan, self.machine)
         else:
             assert self.applied is not None
-            render.show_applied(self.applied, as_json=False, plan=self.plan, checks=self.checks,
-                                findings_after=self.findings_after, verified_by=self.verified_by, restart=self.restart)
+            render.show_applied(self.applied, checks=self.checks, findings_after=self.findings_after,
+                                verified_by=self.verified_by, restart=self.restart_info() or {})
 
     def restart_kernel(self) -> None:
-        """Restart the notebook kernel when --restart asked for it and it is needed (after the
-        result has been shown: the kernel this runs in may be the one restarted)."""
-        if self.restart.get("do") and self._kernel is not None:
+        """Restart the notebook kernel when restart=True / --restart asked for it and it is needed
+        (after the result has been shown: the kernel this runs in may be the one restarted)."""
+        info = self.restart_info()
+        if info and info.get("do") and self._kernel is not None:
             from .applier.colab import restart_kernel
 
             restart_kernel(self._kernel)
@@ -422,22 +471,54 @@ def apply(*, dry_run: bool = False, python: Optional[str] = None, lock: Optional
           cudnn_from: Optional[str] = None, keep: Many = None, no_verify: bool = False, resume: bool = False,
           reporter: Optional["Reporter"] = None,
           confirm: Optional[Callable[["ApplyResult"], bool]] = None,
-          environ: Optional[Mapping[str, str]] = None, prepare_for_gpu: bool = False) -> ApplyResult:
+          environ: Optional[Mapping[str, str]] = None, prepare_for_gpu: bool = False,
+          this_process: Optional[bool] = None, condacolab_installer: Optional[str] = None) -> ApplyResult:
     """Repair the GPU stack (`colab-cudnn-fix apply`): plan, run the steps journaled (rolled back
     on any failure), then check the result. `confirm` is asked with the dry-run result before
-    anything changes (the CLI's --interactive); `reporter` receives the progress. With
-    restart=True a notebook kernel that already loaded a GPU library is restarted at the end;
-    resume=True goes on with the apply that stopped for condacolab's kernel restart."""
+    anything changes (the CLI's --interactive); `reporter` receives the progress.
+
+    In the process that will use the frameworks: `this_process` (default None: "this is a live
+    IPython kernel", fixer.applier.kernel.fixes_this_process) applies the plan's loader fixes to
+    the calling process too (the intended libraries loaded by absolute path, os.environ fixed
+    for child processes), so a kernel that has not loaded a framework needs no restart; the
+    verdict (`result.verdict`, `to_dict()["restart"]`) says "fixed in this kernel" or "fixed for
+    new processes" with what to do, checked on /proc/self/maps. True forces it (a plain Python
+    process that imports the frameworks next), False never touches the caller (as the CLI).
+
+    restart=True restarts a notebook kernel that keeps another copy mapped, at the end;
+    resume=True goes on with the apply that stopped for condacolab's kernel restart (in a kernel
+    a plain apply() picks that journal up by itself). In a kernel, a plan that needs condacolab
+    runs condacolab.install() here (the kernel restarts); `condacolab_installer` installs
+    Miniforge from that URL instead of the internet (a mirror, an air-gapped site, tests)."""
+    from .applier.kernel import fixes_this_process
+
+    in_process = fixes_this_process(this_process)
+    if in_process and not resume and not dry_run and _awaiting_restart(root):
+        resume = True
     if resume:
-        return resume_apply(root=root, python=python, no_verify=no_verify, recipes=recipes, reporter=reporter)
-    result = _apply(dry_run=dry_run, python=python, lock=lock, find_links=find_links, no_index=no_index,
-                    index_mirror=index_mirror, installer=installer, root=root, restart=restart,
-                    environment=environment, recipes=recipes, framework=framework, torch=torch,
-                    tensorflow=tensorflow, jax=jax, cuda=cuda, cudnn_from=cudnn_from, keep=keep,
-                    no_verify=no_verify, reporter=reporter, confirm=confirm, environ=environ,
-                    prepare_for_gpu=prepare_for_gpu)
+        result = resume_apply(root=root, python=python, no_verify=no_verify, recipes=recipes, reporter=reporter,
+                              this_process=in_process, restart=restart)
+    else:
+        result = _apply(dry_run=dry_run, python=python, lock=lock, find_links=find_links, no_index=no_index,
+                        index_mirror=index_mirror, installer=installer, root=root, restart=restart,
+                        environment=environment, recipes=recipes, framework=framework, torch=torch,
+                        tensorflow=tensorflow, jax=jax, cuda=cuda, cudnn_from=cudnn_from, keep=keep,
+                        no_verify=no_verify, reporter=reporter, confirm=confirm, environ=environ,
+                        prepare_for_gpu=prepare_for_gpu, this_process=in_process,
+                        condacolab_installer=condacolab_installer)
     result.restart_kernel()
     return result
+
+
+def _awaiting_restart(root: Optional[str]) -> bool:
+    """The last apply stopped for condacolab's kernel restart (its journal waits)."""
+    from ._paths import state_dir
+    from .applier.journal import Journal
+
+    if root is not None and not os.path.isdir(root):
+        return False
+    last = Journal.last(state_dir(os.path.abspath(root) if root else None))
+    return last is not None and last.status == "awaiting-restart"
 
 
 def _apply(*, dry_run: bool, python: Optional[str], lock: Optional[str], find_links: Many, no_index: bool,
@@ -445,11 +526,13 @@ def _apply(*, dry_run: bool, python: Optional[str], lock: Optional[str], find_li
            recipes: Many, framework: Many, torch: Optional[str], tensorflow: Optional[str], jax: Optional[str],
            cuda: Optional[str], cudnn_from: Optional[str], keep: Many, no_verify: bool,
            reporter: Optional["Reporter"], confirm: Optional[Callable[["ApplyResult"], bool]],
-           environ: Optional[Mapping[str, str]], prepare_for_gpu: bool = False) -> ApplyResult:
+           environ: Optional[Mapping[str, str]], prepare_for_gpu: bool = False, this_process: bool = False,
+           condacolab_installer: Optional[str] = None) -> ApplyResult:
     """apply without the final kernel restart (the CLI shows the result first). Safe by default
     (issue 10): another machine's plan (--environment) runs only into a --root sandbox, else it is
     a dry run; no visible GPU changes nothing unless `prepare_for_gpu`; a plan whose simulated
-    result is not healthy is refused (NotAFix, exit 1), naming what the user must do."""
+    result is not healthy is refused (NotAFix, exit 1), naming what the user must do.
+    `this_process`: apply runs in the process that will use the frameworks (see apply)."""
     from .applier import apply_plan
     from .applier.colab import find_kernel
     from .nogpu import no_gpu
@@ -480,6 +563,14 @@ def _apply(*, dry_run: bool, python: Optional[str], lock: Optional[str], find_li
             raise NotAFix(blocking, the_plan.drift)
     target = python or (env.python.executable if env.python else None) or sys.executable
     if the_plan.nothing_to_do:
+        if this_process and not dry_run:
+            # the machine needs nothing; this process may still map another copy (a wrong one
+            # loaded before, or the old file an earlier install replaced)
+            v = _fix_this_process(env, (), options.root, load=False)
+            if v.restart_needed:
+                return ApplyResult(outcome="restart-needed", plan=the_plan, findings=findings, machine=machine,
+                                   process=v, restart_wanted=options.restart, exit_code=1,
+                                   _kernel=_this_kernel(v))
         return ApplyResult(outcome="nothing-to-do", plan=the_plan, findings=findings, machine=machine)
     preview = ApplyResult(outcome="dry-run", plan=the_plan, findings=findings, machine=machine)
     if dry_run:
@@ -489,27 +580,70 @@ def _apply(*, dry_run: bool, python: Optional[str], lock: Optional[str], find_li
     applied = apply_plan(the_plan, python=target, options=options, reporter=reporter)
     if applied.awaiting_restart:
         # stopped before condacolab, which must run in the kernel: nothing to verify yet
+        if this_process:
+            from .applier.kernel import in_live_kernel, run_condacolab
+
+            if in_live_kernel():
+                from ._paths import under_root
+                from .conda import CONDACOLAB_PREFIX
+
+                run_condacolab(str(under_root(CONDACOLAB_PREFIX, options.root)), root=options.root,
+                               installer_url=condacolab_installer)
         return ApplyResult(outcome="applied", plan=the_plan, findings=findings, machine=machine, applied=applied,
-                           restart={"verdict": "waiting for the kernel restart (condacolab)", "needed": True,
-                                    "do": False, "message": f"Not finished: {applied.resume}."})
+                           _restart=waiting_for_condacolab(applied.resume or "", this_process))
     checks: Tuple[CheckResult, ...] = ()
     findings_after: Tuple[Finding, ...] = ()
     verified_by = ""
+    env_after: Optional[Environment] = None
     if not no_verify:
-        checks, findings_after, verified_by = check_after_apply(target, _many(recipes), the_plan.stack.env_fixes,
-                                                                environ)
-    kernel = find_kernel()
+        checks, findings_after, verified_by, env_after = check_after_apply(target, _many(recipes),
+                                                                           the_plan.stack.env_fixes, environ)
     unhealthy = any(f.severity == "error" for f in findings_after) or \
         any(c.status in ("failed", "crashed", "timeout") for c in checks)
+    if this_process:
+        if environment:
+            env_after = env                 # a described machine (into a --root sandbox): its own model
+        fixes = the_plan.stack.env_fixes
+        v = _fix_this_process(env_after or _detect_after(target, fixes, environ), fixes, options.root, load=bool(fixes))
+        return ApplyResult(outcome="applied", plan=the_plan, findings=findings, machine=machine, applied=applied,
+                           checks=checks, findings_after=findings_after, verified_by=verified_by, process=v,
+                           restart_wanted=options.restart, exit_code=1 if unhealthy else 0, _kernel=_this_kernel(v))
+    kernel = find_kernel()
     return ApplyResult(outcome="applied", plan=the_plan, findings=findings, machine=machine, applied=applied,
                        checks=checks, findings_after=findings_after, verified_by=verified_by,
-                       restart=restart_decision(kernel, the_plan, options.restart), exit_code=1 if unhealthy else 0,
+                       _restart=restart_decision(kernel, the_plan, options.restart), exit_code=1 if unhealthy else 0,
                        _kernel=kernel)
 
 
+def _fix_this_process(env_after: Environment, fixes: Sequence[Any], root: Optional[str], load: bool) -> "KernelVerdict":
+    from .applier.kernel import fix_this_process
+
+    return fix_this_process(env_after, fixes, root=root, load=load)
+
+
+def _this_kernel(v: "KernelVerdict") -> Any:
+    """The process to end for restart=True: this one, when it is a live kernel (its manager starts
+    a fresh one); a plain process cannot be restarted from inside."""
+    if not v.in_kernel:
+        return None
+    from .applier.colab import KernelInfo
+
+    return KernelInfo(pid=os.getpid(), cmdline="this kernel")
+
+
+def _detect_after(python: str, fixes: Sequence[Any], environ: Optional[Mapping[str, str]] = None) -> Environment:
+    """The machine as a new process sees it once the loader fixes are in place."""
+    from .detection import detect, overrides_from_env
+    from .envfix import environ_after
+
+    after = environ_after(fixes, os.environ if environ is None else environ)
+    return detect(python, environ=after, overrides=overrides_from_env(after))
+
+
 def resume_apply(*, root: Optional[str], python: Optional[str], no_verify: bool, recipes: Many,
-                 reporter: Optional["Reporter"]) -> ApplyResult:
-    """`apply --resume`: go on with the apply that stopped for condacolab's kernel restart."""
+                 reporter: Optional["Reporter"], this_process: bool = False, restart: bool = False) -> ApplyResult:
+    """`apply --resume`: go on with the apply that stopped for condacolab's kernel restart
+    (`this_process`: and fix the calling process, the fresh kernel, with the journal's loader fixes)."""
     from ._paths import state_dir
     from .applier.colab import find_kernel
     from .applier.journal import Journal
@@ -526,14 +660,20 @@ def resume_apply(*, root: Optional[str], python: Optional[str], no_verify: bool,
     checks: Tuple[CheckResult, ...] = ()
     findings_after: Tuple[Finding, ...] = ()
     verified_by = ""
+    env_after: Optional[Environment] = None
     if not no_verify:
-        checks, findings_after, verified_by = check_after_apply(target, _many(recipes), fixes)
+        checks, findings_after, verified_by, env_after = check_after_apply(target, _many(recipes), fixes)
     the_plan = Plan(stack=Stack(env_fixes=fixes))
     unhealthy = any(f.severity == "error" for f in findings_after) or \
         any(c.status in ("failed", "crashed", "timeout") for c in checks)
+    if this_process:
+        v = _fix_this_process(env_after or _detect_after(target, fixes), fixes, root, load=bool(fixes))
+        return ApplyResult(outcome="applied", plan=the_plan, applied=applied, checks=checks,
+                           findings_after=findings_after, verified_by=verified_by, process=v, restart_wanted=restart,
+                           exit_code=1 if unhealthy else 0, _kernel=_this_kernel(v))
     return ApplyResult(outcome="applied", plan=the_plan, applied=applied, checks=checks,
                        findings_after=findings_after, verified_by=verified_by,
-                       restart=restart_decision(find_kernel(), the_plan, False), exit_code=1 if unhealthy else 0)
+                       _restart=restart_decision(find_kernel(), the_plan, False), exit_code=1 if unhealthy else 0)
 
 
 def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str], options: PlanOptions,
@@ -560,10 +700,12 @@ def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str]
 
 
 def check_after_apply(python: str, recipes: Sequence[str], env_fixes: Sequence[Any] = (),
-                      environ: Optional[Mapping[str, str]] = None) -> Tuple[Tuple[CheckResult, ...], Tuple[Finding, ...], str]:
+                      environ: Optional[Mapping[str, str]] = None
+                      ) -> Tuple[Tuple[CheckResult, ...], Tuple[Finding, ...], str, Environment]:
     """The deepest check available after apply: a fresh detect + diagnose, and the GPU conv test
-    (fixer.verification) when a real GPU is there. Both run in the environment a new shell gets once
-    the plan's loader fixes are in place (this process keeps its old LD_LIBRARY_PATH)."""
+    (fixer.verify) when a real GPU is there. Both run in the environment a new shell gets once
+    the plan's loader fixes are in place (this process keeps its old LD_LIBRARY_PATH). Returns
+    the checks, the findings, how it checked, and the machine it detected."""
     from .detection import detect, overrides_from_env
     from .diagnosis import diagnose
     from .envfix import environ_after
@@ -579,28 +721,51 @@ def check_after_apply(python: str, recipes: Sequence[str], env_fixes: Sequence[A
         # a real GPU (not one named by COLAB_CUDNN_FIX_GPU for an offline plan): run the conv test
         checks = tuple(run_verify(python, env=env, environ=after))
         how.append("GPU convolution check")
-    return checks, findings, " + ".join(how) + (", in the environment of a new shell" if env_fixes else "")
+    return checks, findings, " + ".join(how) + (", in the environment of a new shell" if env_fixes else ""), env
 
 
 def restart_decision(kernel: Any, the_plan: Plan, wanted: bool) -> Dict[str, Any]:
-    """Where the fix reached (fixer.applier.kernel.child_verdict: one home for these words) and
-    whether --restart ends the kernel now."""
+    """apply ran as a child (the CLI): where the fix reached (fixer.applier.kernel.child_verdict:
+    one home for these words) and whether --restart ends the kernel now."""
     from .applier.kernel import child_verdict
 
     v = child_verdict(kernel, the_plan)
     needed = v.restart_needed or (kernel is None and bool(the_plan.restart_required))
-    do = bool(needed and wanted and kernel is not None)
-    message = v.message
-    if do:
-        message += "; restarting the notebook runtime now (--restart): the notebook reconnects by itself"
-    elif v.todo:
-        message += f". To do: {v.todo}"
-    elif needed:
-        message += ". To do: restart the notebook runtime so that it loads the fixed libraries"
-    info: Dict[str, Any] = {"verdict": v.verdict, "needed": needed, "do": do, "message": message}
+    todo = v.todo or ("restart the notebook runtime so that it loads the fixed libraries" if needed else None)
+    info = _restart_info(v, needed=needed, do=bool(needed and wanted and kernel is not None), todo=todo)
     if kernel is not None:
         info["kernel_pid"] = kernel.pid
     return info
+
+
+def process_restart(v: "KernelVerdict", wanted: bool) -> Dict[str, Any]:
+    """apply ran in the process that uses the frameworks: the verdict about it (checked on its
+    maps), and whether restart=True ends it now (only a live kernel: its manager starts a new one)."""
+    from .model import to_dict as plain
+
+    info = _restart_info(v, needed=v.restart_needed, do=bool(v.restart_needed and wanted and v.in_kernel),
+                         todo=v.todo, this_process=True)
+    info["pid"] = v.pid
+    info["process"] = dict(plain(v.process) if v.process else {}, stray=[list(x) for x in v.stray],
+                           mapped_before=list(v.loaded_before))
+    return info
+
+
+def waiting_for_condacolab(resume: str, this_process: bool) -> Dict[str, Any]:
+    """The verdict while the apply waits for condacolab's kernel restart."""
+    return {"verdict": "waiting for the kernel restart (condacolab)", "needed": True, "do": False,
+            "message": f"Not finished: {resume}.", "todo": resume, "this_process": this_process}
+
+
+def _restart_info(v: "KernelVerdict", *, needed: bool, do: bool, todo: Optional[str],
+                  this_process: bool = False) -> Dict[str, Any]:
+    message = v.message
+    if do:
+        message += "; restarting the notebook runtime now (restart): the notebook reconnects by itself"
+    elif todo:
+        message += f". To do: {todo}"
+    return {"verdict": v.verdict, "needed": needed, "do": do, "message": message, "todo": todo,
+            "this_process": this_process}
 
 
 # ---------------------------------------------------------------------------------------

@@ -30,25 +30,27 @@ def _read(path: str) -> Optional[str]:
 
 
 def _run(argv: List[str], timeout: float = 20.0) -> Dict[str, Any]:
-    import subprocess
+    import errno
 
-    try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-    except FileNotFoundError:
+    from . import _proc
+
+    p = _proc.run(argv, timeout=timeout)
+    if p.errno == errno.ENOENT:
         return {"argv": argv, "error": "not found"}
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return {"argv": argv, "error": f"{type(exc).__name__}: {exc}"}
-    return {"argv": argv, "returncode": p.returncode, "stdout": p.stdout[-LIMIT:], "stderr": p.stderr[-8192:]}
+    if p.error is not None:
+        return {"argv": argv, "error": p.error}
+    if p.timed_out:
+        return {"argv": argv, "error": f"no answer within {timeout:g} s (killed)"}
+    return {"argv": argv, "returncode": p.returncode, "stdout": p.text[-LIMIT:], "stderr": p.errors[-8192:]}
 
 
 def bundle(python: Optional[str] = None, environ: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
     """The debug bundle as plain JSON-ready data."""
     from . import __version__, plugins
     from .detection import ENV_KEYS, SECRET_WORDS, detect, overrides_from_env
-    from .detection._child import python_script
     from .detection.fatbin import build_targets
     from .detection.gpu import SMI_FIELDS
-    from .detection.python_env import child_env
+    from .detection.python_env import child_env, python_script
 
     environ = dict(os.environ if environ is None else environ)
     native = python_script(sys.executable, "_native.py", ["gpu"], timeout=20.0, env=child_env(environ),

@@ -152,10 +152,8 @@ def doctor_findings(env: Environment, recipes: Recipes, lock: Optional[str] = No
     findings = list(diagnose(env, recipes)) + list(run_checks(env, recipes))
     findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
     if lock:
-        try:
-            from .lockfile import check_drift
-        except (ImportError, AttributeError):
-            raise UsageError("--lock needs the lock feature (fixer.lockfile.check_drift), which is not available")
+        from .lockfile import check_drift
+
         findings += list(check_drift(lock, env))
         findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
     return tuple(findings)

@@ -6,22 +6,19 @@ silently wrong numbers for a small shape. So each framework gets a child process
 target interpreter (fixer/_verify_child.py, run by path) that convolves forward and
 backward on the GPU against a CPU reference, and reports which cuDNN files it mapped,
 their versions and the version the framework was built with. This module runs the
-children with a timeout in their own process group, and turns what came back (or the
-lack of it: a crash, a hang, garbage) into a CheckResult with findings.
+children (fixer._proc: a timeout, their own process group, killed with it) and turns what
+came back (or the lack of it: a crash, a hang, garbage) into a CheckResult with findings.
 """
 from __future__ import annotations
 
 import json
 import os
-import selectors
 import signal
-import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
+from . import _proc
 from ._versions import version_key
 from .errors import UsageError
 from .model import CheckResult, Environment, Finding
@@ -32,6 +29,8 @@ MARK = "@@fixer-verify@@ "
 #: Frameworks verify knows how to exercise, in the order it runs them.
 VERIFIABLE = ("torch", "tensorflow", "jax", "cupy")
 OUTPUT_TAIL = 4000
+#: A check that stops answering is killed with its process group, and read for 10 s more.
+_STOP = _proc.Stop(((signal.SIGKILL, 10.0),))
 
 _PROBE = (
     "import importlib.util as u, json\n"
@@ -88,15 +87,16 @@ def passed(results: Iterable[CheckResult]) -> bool:
 def installed_frameworks(python: str, timeout: float = 30.0) -> Tuple[str, ...]:
     """Which of VERIFIABLE the target can import (importlib.util.find_spec: nothing is imported).
     UsageError when `python` is no Python interpreter (as detect says for --python)."""
-    try:
-        from ._paths import runnable_python
+    from ._paths import runnable_python
 
-        proc = subprocess.run([runnable_python(python), "-I", "-c", _PROBE], capture_output=True, text=True,
-                              timeout=timeout)
-        names = json.loads(proc.stdout.strip().splitlines()[-1])
+    proc = _proc.run([runnable_python(python), "-I", "-c", _PROBE], timeout=timeout)
+    try:
+        if proc.error is not None or proc.timed_out:
+            raise ValueError(proc.error or f"no answer within {timeout:g} s")
+        names = json.loads(proc.text.strip().splitlines()[-1])
         if proc.returncode != 0 or not isinstance(names, list):
             raise ValueError(f"exit status {proc.returncode}")
-    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError) as exc:
+    except (ValueError, IndexError) as exc:
         raise UsageError(f"--python {python}: could not inspect it ({type(exc).__name__}: {exc})",
                          hint="it must be a Python 3 interpreter that runs on this machine")
     return tuple(n for n in VERIFIABLE if n in names)
@@ -131,83 +131,22 @@ def run_check(
     """Run the child for `framework` and classify what it did. `script` and `args` exist
     for tests (stand-in children) and for the libs mode of the real child."""
     argv = [python, str(script or CHILD), framework, *args]
-    started, started_wall = time.perf_counter(), time.time()
-    timed_out = False
-    try:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                env=child_env(environ), start_new_session=True)
-    except OSError as exc:
-        return CheckResult(framework=framework, status="failed", summary=f"could not start {python}: {exc}",
-                           output=str(exc))
-    out, err, eof = _read_output(proc, started + timeout)
-    stdout = out.decode("utf-8", "replace")
-    records = parse_records(stdout)
-    returncode: Optional[int] = None
-    if eof and any(r["event"] == "done" for r in records):
-        # Every result is in; the child closed its pipes and is tearing down its CUDA context
-        # (0.2 s on the GPU machine). Do not wait for that: it exits with the code main()
-        # returned, 0, and a thread reaps it.
-        try:
-            returncode = proc.wait(timeout=0.05)
-        except subprocess.TimeoutExpired:
-            returncode = 0
-            threading.Thread(target=proc.wait, name=f"reap-verify-{proc.pid}", daemon=True).start()
-    elif eof:
-        try:
-            returncode = proc.wait(timeout=max(0.1, started + timeout - time.perf_counter()))
-        except subprocess.TimeoutExpired:
-            eof = False
-    if not eof:
-        timed_out = True
-        _kill_group(proc)
-        more_out, more_err, _ = _read_output(proc, time.perf_counter() + 10)   # a grandchild may hold the pipes
-        out, err = out + more_out, err + more_err
-        stdout = out.decode("utf-8", "replace")
-        records = parse_records(stdout)
-        try:
-            returncode = proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            returncode = None
-    for stream in (proc.stdout, proc.stderr):
-        if stream is not None:
-            stream.close()
-    seconds = time.perf_counter() - started
-    stderr = err.decode("utf-8", "replace")
-    return classify(framework, records, stdout=stdout, stderr=stderr,
-                    returncode=returncode, timed_out=timed_out, timeout=timeout, seconds=seconds,
-                    started_wall=started_wall)
-
-
-def _read_output(proc: "subprocess.Popen[bytes]", deadline: float) -> Tuple[bytes, bytes, bool]:
-    """Everything the child writes to its stdout and stderr until both reach end of file or
-    `deadline` (a time.perf_counter() value) passes: (stdout, stderr, reached end of file)."""
-    chunks: Dict[Any, List[bytes]] = {proc.stdout: [], proc.stderr: []}
-    with selectors.DefaultSelector() as sel:
-        for stream in chunks:
-            if stream is not None and not stream.closed:
-                sel.register(stream, selectors.EVENT_READ)
-        while sel.get_map():
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                break
-            for key, _ in sel.select(timeout=left):
-                data = os.read(key.fd, 65536)
-                if data:
-                    chunks[key.fileobj].append(data)
-                else:
-                    sel.unregister(key.fileobj)
-        eof = not sel.get_map()
-    return b"".join(chunks[proc.stdout]), b"".join(chunks[proc.stderr]), eof
-
-
-def _kill_group(proc: "subprocess.Popen[bytes]") -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        try:
-            proc.kill()
-        except ProcessLookupError:
-            pass
+    # Once the "done" record is in and the child closed its pipes, it is tearing down its CUDA
+    # context (0.2 s on the GPU machine): that is not waited for (it exits with the code main()
+    # returned, 0). A child that stops answering is killed with its process group; a grandchild
+    # may hold the pipes, so its output is read for up to 10 s more.
+    done = _proc.Child(argv, timeout=timeout, env=child_env(environ), stop=_STOP).wait(
+        done=lambda out: any(r["event"] == "done" for r in parse_records(out.decode("utf-8", "replace"))))
+    if done.error is not None:
+        return CheckResult(framework=framework, status="failed", summary=f"could not start {python}: {done.error}",
+                           output=done.error)
+    records = parse_records(done.text)
+    returncode = done.returncode
+    if returncode is None and not done.timed_out and any(r["event"] == "done" for r in records):
+        returncode = 0
+    return classify(framework, records, stdout=done.text, stderr=done.errors,
+                    returncode=returncode, timed_out=done.timed_out, timeout=timeout, seconds=done.seconds,
+                    started_wall=done.started_wall)
 
 
 def parse_records(stdout: str) -> List[Dict[str, Any]]:

@@ -118,14 +118,19 @@ def scaling(n: int, sizes: List[int]) -> Dict[str, Dict[str, float]]:
     from fixer.planner import load_environment
     from fixer.resolver import resolve
 
-    sys.path.insert(0, str(REPO))
-    from tests.resolve import scenarios
+    def driver_570() -> m.Environment:
+        """The recorded H200 machine's torch 2.11.0+cu130 (its only framework here) with a driver
+        older than R580: the CUDA 13 build must change."""
+        env = load_environment("h200-healthy")[0]
+        assert env.driver is not None
+        return dataclasses.replace(env, driver=dataclasses.replace(env.driver, version="570.133.20", cuda_version="12.8"),
+                                   frameworks=tuple(f for f in env.frameworks if f.framework == "torch"))
 
     base = rec.load()
     cases: Dict[str, Callable[[], m.Environment]] = {
         "healthy (colab-2026-08)": lambda: load_environment("colab-2026-08")[0],
         "broken (colab-2025-01-tf215)": lambda: load_environment("colab-2025-01-tf215")[0],
-        "torch must change (PyPI torch 2.11 on driver 570)": scenarios.pypi_torch_211_on_driver,
+        "torch must change (h200-healthy on driver 570)": driver_570,
     }
     out: Dict[str, Dict[str, float]] = {}
     for label, make_env in cases.items():

@@ -406,7 +406,7 @@ def jax_builds(data: Dict[str, Any]) -> List[Dict[str, Any]]:
 
 def jax_builds_from_probe(probe: str, known: List[Dict[str, Any]], source: str) -> List[Dict[str, Any]]:
     """JAX plugin releases newer than the research data, read from a real machine's probe
-    (`jax-cudaNN-plugin VERSION [Requires-Dist...]` lines of shared/data/gpu_machine/*.txt)."""
+    (`jax-cudaNN-plugin VERSION [Requires-Dist...]` lines of data/gpu_machine/*.txt)."""
     import ast
 
     have = {(b["version"], b["variant"]) for b in known}

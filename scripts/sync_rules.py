@@ -1,5 +1,5 @@
 """Copy the stdlib-only rules block of fixer/rules.py into the scripts that run inside foreign
-interpreters (they cannot import the package). tests/test_rules_copies.py fails until this has
+interpreters (they cannot import the package). tests/unit/test_rules.py fails until this has
 been run after an edit of the block.
 
     python scripts/sync_rules.py          # rewrite the copies

@@ -156,18 +156,6 @@ class TargetLock(ApplyLock):
                              hint="set COLAB_CUDNN_FIX_LOCK_DIR to a writable directory shared by every user")
 
 
-def read_holder(path: Path) -> Dict[str, Any]:
-    """Who holds (or last held) the lock file `path`: {pid, command, started} or {}."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return {}
-    try:
-        return _read_holder(fd)
-    finally:
-        os.close(fd)
-
-
 def _read_holder(fd: int) -> Dict[str, Any]:
     try:
         raw = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip()
@@ -180,7 +168,7 @@ def _describe(holder: Dict[str, Any], path: Path) -> str:
     if not holder:
         return f"another apply holds the lock {path}"
     pid = holder.get("pid")
-    from .runner import alive
+    from .._proc import alive
 
     if isinstance(pid, int) and not alive(pid):
         return (f"the apply pid {pid} ({holder.get('command', '?')}, started {holder.get('started', '?')}) is gone, "

@@ -1,15 +1,23 @@
-"""apply from inside a live notebook kernel: fix the kernel itself when it can, say exactly
-what to do when it cannot, and run condacolab in the kernel with a resume after its restart.
+"""apply from inside the live process that will use the frameworks (a notebook kernel): fix
+that process itself when it can, say exactly what to do when it cannot, and run condacolab in
+the kernel with a resume after its restart. fixer.api.apply orchestrates; this module holds
+the rules and the words.
 
-Where the fix reaches (the verdict apply gives):
-- "fixed in this kernel": apply runs in the kernel (`fixer.applier.kernel.apply_here()` in a
-  cell), the kernel had not mapped a GPU library yet, and every intended library is now loaded
-  by absolute path in it (fixer._preload.fix_process, the same code the IPython startup file
-  runs in new kernels); os.environ is fixed for the `!` cells and child processes it starts.
-- "fixed for new processes": apply runs as a child (`!colab-cudnn-fix apply`), or the kernel
+Which process gets the fix (`fixes_this_process`): `fixer.apply()` called in a live IPython
+kernel applies the plan's loader fixes to the kernel too; `this_process=True/False` overrides
+that (True: a plain Python process that imports the frameworks next; False: treat the caller
+as a child, like the CLI, which never fixes its own short-lived process).
+
+Where the fix reaches (the verdict apply gives, checked on /proc/self/maps right before it is
+shown, `process_verdict` / `recheck`):
+- "fixed in this kernel": apply ran in the process, and every intended library is loaded in it
+  by absolute path (fixer._preload.fix_process, the same code the IPython startup file runs in
+  new kernels) with no other copy of those sonames mapped; os.environ is fixed for the `!`
+  cells and child processes it starts. No restart.
+- "fixed for new processes": apply ran as a child (`!colab-cudnn-fix apply`), or the process
   already mapped another copy (a framework was imported, or LD_PRELOAD forced it in at start):
   new kernels, shells and processes get the fix; this kernel needs a restart (`--restart`, or
-  apply_here(restart=True), ends it the way Colab's "Restart session" does).
+  fixer.apply(restart=True), ends it the way Colab's "Restart session" does).
 
 Files and what reads them (said in README and in plan output):
 - ~/.ipython/profile_default/startup/00-colab-cudnn-fix.py: every new IPython kernel (Colab's too);
@@ -22,14 +30,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .._paths import under_root
-from .._preload import ProcessFix, fix_process, mapped_files
-from ..model import EnvFix, Environment, Plan, PlanOptions
+from .._preload import ProcessFix, cudnn_family, fix_process, mapped_files, stray_copies
+from ..model import EnvFix, Environment, Plan
 from .colab import _LOADED
-from .results import ApplyResult
-from .runner import Runner
 
 FIXED_IN_KERNEL = "fixed in this kernel"
 FIXED_FOR_NEW = "fixed for new processes"
@@ -101,36 +107,90 @@ def targets(env_after: Environment, fixes: Sequence[EnvFix], root: Optional[str]
 
 @dataclasses.dataclass(frozen=True)
 class KernelVerdict:
-    """Where the fix reached, checked on this process's own maps right before it is said."""
+    """Where the fix reached, checked on the process's own maps right before it is said."""
 
     verdict: str                              # FIXED_IN_KERNEL or FIXED_FOR_NEW
     message: str
     todo: Optional[str] = None                # what the user must do, when anything
-    loaded_before: Tuple[str, ...] = ()       # GPU libraries the kernel had mapped before
-    process: Optional[ProcessFix] = None
+    loaded_before: Tuple[str, ...] = ()       # GPU libraries the process had mapped before
+    process: Optional[ProcessFix] = None      # what the fix did to this process (apply ran in it)
     restart_needed: bool = False
+    pid: Optional[int] = None                 # the process the verdict is about, when apply ran in it
+    family: Tuple[str, ...] = ()              # the library files the fix means that process to map
+    stray: Tuple[Tuple[str, str], ...] = ()   # (intended file, another copy of its soname the process maps)
+    in_kernel: bool = False                   # that process is a live IPython kernel (restart=True can restart it)
+
+    @property
+    def acted(self) -> bool:
+        """The fix changed this process (loaded a library, or changed its environment)."""
+        return bool(self.process and (self.process.loaded or self.process.environ))
 
 
-def fix_this_kernel(env_after: Environment, fixes: Sequence[EnvFix], *, root: Optional[str] = None,
-                    environ: Optional[Dict[str, str]] = None) -> KernelVerdict:
-    """Apply the loader fix to this process (a live kernel) and say where the fix reached."""
+TODO_RESTART = "restart the runtime (Runtime → Restart session), or apply with restart=True / --restart"
+TODO_RESTART_PROCESS = "start this Python process again (it keeps what it mapped until it ends)"
+
+
+def fixes_this_process(this_process: Optional[bool] = None) -> bool:
+    """The rule for `fixer.apply(this_process=...)`: does the calling process get the loader fix
+    too? True/False say so; None (the default) means "when it is a live IPython kernel" (code in
+    a notebook cell: the process that will import the frameworks). The CLI is never that
+    process (a `!` cell is a child of the kernel), so it passes False."""
+    return in_live_kernel() if this_process is None else bool(this_process)
+
+
+def process_verdict(fix: ProcessFix, family: Sequence[str], mapped: Sequence[str], *, pid: int,
+                    loaded_before: Sequence[str] = (), kernel: bool = True) -> KernelVerdict:
+    """The verdict for a process the fix ran in, from what it maps now (`mapped`, its
+    /proc/self/maps files): "fixed in this kernel" only when every library the fix loaded (or
+    found loaded) is mapped and no other copy of any intended soname is (stray_copies);
+    otherwise "fixed for new processes" with why and what to do. Pure: the caller reads the maps."""
+    real = {os.path.realpath(p) for p in mapped}
+    missing = [p for p in fix.loaded + fix.already if os.path.realpath(p) not in real]
+    stray = stray_copies(family, mapped)
+    what = "this kernel" if kernel else "this process"
+    if fix.complete and not missing and not stray:
+        if fix.loaded or fix.already:
+            where = ", ".join(sorted({os.path.dirname(p) for p in fix.loaded + fix.already}))
+            how = f"the intended libraries are loaded in it by path ({where})"
+        else:
+            how = "it has not mapped another copy of the libraries the fix changed"
+        return KernelVerdict(FIXED_IN_KERNEL, f"{FIXED_IN_KERNEL} ({what}, pid {pid}): {how}; import the frameworks "
+                             "now, no restart needed", loaded_before=tuple(loaded_before), process=fix, pid=pid,
+                             family=tuple(family), in_kernel=kernel)
+    why = [f"{os.path.basename(a)}: LD_PRELOAD forced {a} into {what} at its start" if b.startswith("LD_PRELOAD")
+           else f"{os.path.basename(a)}: {what} already mapped {b}" for a, b in fix.conflicts] + \
+          [f"{os.path.basename(a)}: {what} maps {b}" for a, b in stray if (a, b) not in fix.conflicts] + \
+          [f"{os.path.basename(a)}: {e}" for a, e in fix.failed] + \
+          [f"{os.path.basename(p)}: loaded but not mapped" for p in missing]
+    return KernelVerdict(FIXED_FOR_NEW, f"{FIXED_FOR_NEW} only: " + "; ".join(dict.fromkeys(why[:4])),
+                         todo=TODO_RESTART if kernel else TODO_RESTART_PROCESS, loaded_before=tuple(loaded_before),
+                         process=fix, restart_needed=True, pid=pid, family=tuple(family), stray=tuple(stray),
+                         in_kernel=kernel)
+
+
+def fix_this_process(env_after: Environment, fixes: Sequence[EnvFix], *, root: Optional[str] = None,
+                     load: bool = True, environ: Optional[Dict[str, str]] = None) -> KernelVerdict:
+    """Apply the loader fix to this process (fixer._preload.fix_process; `load`: the plan has
+    loader fixes) and say where the fix reached, from this process's maps read right after."""
     before = gpu_libraries_mapped()
     t = targets(env_after, fixes, root)
-    result = fix_process(cudnn=t.cudnn, files=t.files, drop=t.drop, prepend=t.prepend,
-                         preload_drop=t.preload_drop, environ=environ)
-    mapped = set(os.path.realpath(p) for p in mapped_files())
-    wanted = [p for p in result.loaded + result.already]
-    really = all(os.path.realpath(p) in mapped for p in wanted)     # checked right before we say it
-    if result.complete and really:
-        what = ", ".join(sorted({os.path.dirname(p) for p in wanted})) or "nothing to load"
-        return KernelVerdict(FIXED_IN_KERNEL, f"{FIXED_IN_KERNEL}: the intended libraries are loaded in it by path "
-                             f"({what}); import the frameworks now, no restart needed",
-                             loaded_before=before, process=result)
-    why = [f"{os.path.basename(a)}: this kernel already mapped {b}" for a, b in result.conflicts] + \
-          [f"{os.path.basename(a)}: {e}" for a, e in result.failed]
-    return KernelVerdict(FIXED_FOR_NEW, f"{FIXED_FOR_NEW} only: " + "; ".join(why[:3]),
-                         todo="restart the runtime (Runtime → Restart session), or apply with restart=True / --restart",
-                         loaded_before=before, process=result, restart_needed=True)
+    if load:
+        result = fix_process(cudnn=t.cudnn, files=t.files, drop=t.drop, prepend=t.prepend,
+                             preload_drop=t.preload_drop, environ=environ)
+    else:
+        result = ProcessFix()
+    family = [p for main in t.cudnn for p in cudnn_family(main)] + list(t.files)
+    return process_verdict(result, family, mapped_files(), pid=os.getpid(), loaded_before=before,
+                           kernel=in_live_kernel())
+
+
+def recheck(v: KernelVerdict) -> KernelVerdict:
+    """The same verdict checked again on this process's maps now (right before it is shown): a
+    result shown later, after other code ran, still says only what is true."""
+    if v.pid != os.getpid() or v.process is None:
+        return v
+    return process_verdict(v.process, v.family, mapped_files(), pid=v.pid, loaded_before=v.loaded_before,
+                           kernel=v.in_kernel)
 
 
 def child_verdict(kernel: Any, plan: Plan) -> KernelVerdict:
@@ -146,8 +206,8 @@ def child_verdict(kernel: Any, plan: Plan) -> KernelVerdict:
     if plan.stack.env_fixes:
         return KernelVerdict(FIXED_FOR_NEW, f"{FIXED_FOR_NEW}: the notebook kernel (pid {kernel.pid}) has not loaded a "
                              "GPU library yet, but it keeps its old loader settings",
-                             todo="in a cell run `import fixer.applier.kernel as k; k.apply_here()` before importing a "
-                                  "framework (it fixes the kernel in place), or restart the runtime")
+                             todo="in a cell run `import fixer; fixer.apply()` before importing a framework (it "
+                                  "fixes the kernel in place), or restart the runtime")
     return KernelVerdict(FIXED_FOR_NEW, f"{FIXED_FOR_NEW}; the notebook kernel (pid {kernel.pid}) has not loaded a GPU "
                          "library yet: import the frameworks now, no restart needed")
 
@@ -183,127 +243,6 @@ def run_condacolab(prefix: str, *, root: Optional[str] = None, installer_url: Op
         condacolab.install(prefix=prefix, env=dict(env or {}))
 
 
-# ---------------------------------------------------------------------------------------
-# the API
-# ---------------------------------------------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class KernelApplyResult:
-    """What apply_here did: the apply result, where the fix reached, and what to do next."""
-
-    apply: Any                                 # fixer.applier.ApplyResult (None when nothing to do)
-    kernel: Optional[KernelVerdict]
-    nothing_to_do: bool = False
-    awaiting_restart: bool = False             # condacolab is restarting the kernel
-    exit_code: int = 0
-
-    @property
-    def verdict(self) -> str:
-        if self.awaiting_restart:
-            return "waiting for the kernel restart (condacolab)"
-        return self.kernel.verdict if self.kernel else FIXED_FOR_NEW
-
-    def to_dict(self) -> Dict[str, Any]:
-        from ..model import to_dict
-
-        return {"schema": 1, "verdict": self.verdict, "nothing_to_do": self.nothing_to_do,
-                "awaiting_restart": self.awaiting_restart, "exit_code": self.exit_code,
-                "kernel": to_dict(self.kernel) if self.kernel else None,
-                "apply": to_dict(self.apply) if self.apply is not None else None}
-
-    def __str__(self) -> str:
-        lines = [self.verdict if not self.kernel else self.kernel.message]
-        if self.kernel and self.kernel.todo:
-            lines.append("to do: " + self.kernel.todo)
-        if self.apply is not None and self.apply.resume:
-            lines.append("then: " + self.apply.resume)
-        return "\n".join(lines)
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(str(self))
-
-
-def apply_here(*, resume: bool = False, restart: bool = False, python: Optional[str] = None,
-               environment: Optional[str] = None, root: Optional[str] = None, installer: str = "auto",
-               framework: Sequence[str] = (), cudnn_from: Optional[str] = None, keep: Sequence[str] = (),
-               find_links: Sequence[str] = (), no_index: bool = False,
-               condacolab_installer_url: Optional[str] = None, condacolab_sha256: Optional[str] = None,
-               this_process: Optional[bool] = None, reporter: Any = None,
-               runner: Optional[Runner] = None) -> KernelApplyResult:
-    """apply, called in a notebook cell: plan and apply as the CLI does, then fix this kernel
-    in place when it has not loaded a GPU library yet. A plan that needs condacolab stops
-    before it (journaled), runs condacolab.install() here (the kernel restarts), and goes on
-    with `apply_here(resume=True)` (or `!colab-cudnn-fix apply --resume`); a plain apply_here()
-    after the restart picks the journal up too. `this_process` (default: running in a kernel)
-    applies the loader fix to the calling process itself (a plain Python process too)."""
-    from .._paths import state_dir
-    from ..model import EnvFix as _EnvFix, Intent, from_dict
-    from ..pipeline import plan_for
-    from .journal import Journal
-    from .transaction import apply_plan, resume_apply
-
-    last = Journal.last(state_dir(root))
-    if not resume and last is not None and last.status == "awaiting-restart":
-        resume = True
-    if resume:
-        resumed = resume_apply(root=root, python=python, reporter=reporter, runner=runner)
-        fixes = tuple(from_dict(_EnvFix, f, "$.env_fixes") for f in (last.data.get("env_fixes", []) if last else []))
-        env_after = _detect_after(python or (last.data["python"] if last else sys.executable), fixes)
-        return _finish_in_kernel(resumed, fixes, env_after, root, restart, this_process=this_process)
-    options = PlanOptions(installer=installer, find_links=tuple(find_links), no_index=no_index,  # type: ignore[arg-type]
-                          root=root, restart=restart)
-    intent = Intent(frameworks=tuple(framework), cudnn_from=cudnn_from, keep=tuple(keep))  # type: ignore[arg-type]
-    view = plan_for(python=python, environment=environment, intent=intent, options=options)
-    plan = view.plan
-    from ..nogpu import no_gpu
-
-    verdict = no_gpu(view.env, plan.findings)
-    if verdict is not None and plan.nothing_to_do:
-        return KernelApplyResult(apply=None, kernel=KernelVerdict(FIXED_FOR_NEW, verdict.message, todo=verdict.hint),
-                                 nothing_to_do=True, exit_code=verdict.exit_code)
-    target = python or (view.env.python.executable if view.env.python else sys.executable)
-    result: Optional[ApplyResult] = None
-    if not plan.nothing_to_do:
-        result = apply_plan(plan, python=target, options=options, reporter=reporter, runner=runner)
-        if result.awaiting_restart:
-            if in_live_kernel():
-                from ..conda import CONDACOLAB_PREFIX
-
-                run_condacolab(str(under_root(CONDACOLAB_PREFIX, root)), root=root,
-                               installer_url=condacolab_installer_url, sha256=condacolab_sha256)
-            return KernelApplyResult(apply=result, kernel=None, awaiting_restart=True)
-    env_after = _detect_after(target, plan.stack.env_fixes) if environment is None else view.env
-    return _finish_in_kernel(result, plan.stack.env_fixes, env_after, root, restart,
-                             nothing_to_do=plan.nothing_to_do, this_process=this_process)
-
-
-def _detect_after(python: str, fixes: Sequence[EnvFix]) -> Environment:
-    from ..detection import detect, overrides_from_env
-    from ..envfix import environ_after
-
-    environ = environ_after(fixes, os.environ)
-    return detect(python, environ=environ, overrides=overrides_from_env(environ))
-
-
-def _finish_in_kernel(result: Optional[ApplyResult], fixes: Sequence[EnvFix], env_after: Environment,
-                      root: Optional[str], restart: bool, nothing_to_do: bool = False,
-                      this_process: Optional[bool] = None) -> KernelApplyResult:
-    from .colab import find_kernel, restart_kernel
-
-    if this_process if this_process is not None else in_live_kernel():
-        kv = fix_this_kernel(env_after, fixes, root=root)
-        if kv.restart_needed and restart and in_live_kernel():
-            from .colab import KernelInfo
-
-            restart_kernel(KernelInfo(pid=os.getpid(), cmdline="this kernel"))
-    else:
-        kernel = find_kernel()
-        from ..model import Plan as _Plan, Stack
-
-        kv = child_verdict(kernel, _Plan(stack=Stack(env_fixes=tuple(fixes))))
-    return KernelApplyResult(apply=result, kernel=kv, nothing_to_do=nothing_to_do)
-
-
-__all__ = ["FIXED_FOR_NEW", "FIXED_IN_KERNEL", "KernelApplyResult", "KernelVerdict", "Targets", "apply_here",
-           "child_verdict", "fix_this_kernel", "gpu_libraries_mapped", "in_live_kernel", "run_condacolab", "targets"]
+__all__ = ["FIXED_FOR_NEW", "FIXED_IN_KERNEL", "KernelVerdict", "Targets", "child_verdict", "fix_this_process",
+           "fixes_this_process", "gpu_libraries_mapped", "in_live_kernel", "process_verdict", "recheck",
+           "run_condacolab", "targets"]

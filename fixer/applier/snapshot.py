@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 from .._paths import runnable_python
@@ -132,21 +131,25 @@ class TargetSnapshot:
 
 def read_target(python: str, timeout: float = 60.0) -> TargetSnapshot:
     """Run the snapshot script in `python`. Raises UsageError when it is not a working interpreter."""
-    try:
-        proc = subprocess.run([runnable_python(python), "-c", _SCRIPT], capture_output=True, text=True, timeout=timeout,
-                              cwd="/", stdin=subprocess.DEVNULL)
-    except FileNotFoundError:
+    import errno
+
+    from .._proc import run
+
+    proc = run([runnable_python(python), "-c", _SCRIPT], timeout=timeout, cwd="/")
+    if proc.errno == errno.ENOENT:
         raise UsageError(f"--python {python}: no such interpreter")
-    except PermissionError:
+    if proc.errno in (errno.EACCES, errno.EPERM):
         raise UsageError(f"--python {python}: not executable")
-    except subprocess.TimeoutExpired:
+    if proc.error is not None:
+        raise UsageError(f"--python {python}: {proc.error}")
+    if proc.timed_out:
         raise UsageError(f"--python {python}: did not answer within {timeout:.0f} s")
     if proc.returncode != 0:
-        raise UsageError(f"--python {python}: cannot list its distributions: {proc.stderr.strip()[-500:]}")
+        raise UsageError(f"--python {python}: cannot list its distributions: {proc.errors.strip()[-500:]}")
     try:
-        data = json.loads(proc.stdout.strip().splitlines()[-1])
+        data = json.loads(proc.text.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        raise UsageError(f"--python {python}: unexpected output {proc.stdout[-200:]!r}")
+        raise UsageError(f"--python {python}: unexpected output {proc.text[-200:]!r}")
     return snapshot_from_dict(data)
 
 

@@ -75,10 +75,3 @@ def install_exact_argv(python: str, requirements: Sequence[str], *, tool: str, s
         find_links=links, no_index=no_index, installer=tool, no_deps=True,
         break_system_packages=bool(sources.get("break_system_packages")), uv=find_uv() or "uv",
     ))
-
-
-def uninstall_argv(python: str, names: Sequence[str], *, tool: str,
-                   sources: Optional[Dict[str, Any]] = None) -> List[str]:
-    return list(installers.pip_uninstall(
-        python, list(names), installer=tool,
-        break_system_packages=bool((sources or {}).get("break_system_packages")), uv=find_uv() or "uv"))

@@ -35,6 +35,7 @@ from packaging.version import InvalidVersion, Version
 
 from .. import installers
 from .._paths import state_dir
+from .._proc import ignore_signals, process_start_time, restore_signals, stop_recorded
 from ..errors import FixerError, JournalWriteFailed, NoSpace, StepFailed, UsageError
 from ..model import Plan, PlanOptions, Step
 from . import envfix, filetree, indexcopy
@@ -42,15 +43,7 @@ from .filelock import ApplyLock, TargetLock
 from .journal import UNFINISHED, WAITING, Journal, atomic_write
 from .reporter import Reporter, default_reporter
 from .results import ApplyResult, DistChange, RollbackResult, StepOutcome
-from .runner import (
-    CommandResult,
-    Runner,
-    ignore_signals,
-    process_start_time,
-    restore_signals,
-    run_command,
-    stop_recorded,
-)
+from .runner import CommandResult, Runner, run_command
 from .snapshot import TargetSnapshot, read_target, snapshot_from_dict, snapshot_to_dict
 from .sources import install_exact_argv, sources_of
 
@@ -66,7 +59,7 @@ SPACE_MARGIN = 64 << 20
 _UNFINISHED = UNFINISHED
 
 #: What the user runs to go on after condacolab restarted the kernel (one place for the words).
-RESUME_HINT = ("run `!colab-cudnn-fix apply --resume` (or `import fixer.applier.kernel as k; k.apply_here(resume=True)`) "
+RESUME_HINT = ("run `!colab-cudnn-fix apply --resume` (or `fixer.apply()` in a cell: in a kernel it picks the journal up) "
                "once the kernel is back")
 
 

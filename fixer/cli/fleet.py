@@ -25,7 +25,7 @@ app.add_typer(fleet_app, name="fleet")
 def _fleet(command: str, ray: Optional[str], slurm: Optional[str], nodes: Optional[int], lock: Optional[str],
            python: Optional[str], timeout: float, json: bool, markdown: bool, partition: Optional[str]) -> None:
     from ..fleet import summarize
-    from ..render import json_payload
+    from ..render import json_payload, write_json
     from ..render.fleet import render
 
     if (ray is None) == (slurm is None):
@@ -53,7 +53,10 @@ def _fleet(command: str, ray: Optional[str], slurm: Optional[str], nodes: Option
         if not results:
             raise UsageError(f"--ray {ray}: the cluster has no alive node with a GPU resource")
     value = summarize(results, lock=lock)
-    render(json_payload(value, command) if json else value, "json" if json else "markdown" if markdown else "table")
+    if json:
+        write_json(json_payload(value, command))
+    else:
+        render(value, "markdown" if markdown else "table")
     raise typer.Exit(value["exit_code"])
 
 

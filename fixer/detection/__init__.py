@@ -14,16 +14,16 @@ import os
 import sys
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
+from .._proc import Child
 from ..model import Environment, FrameworkBuild, LibraryCopy, LoadResolution, ProbeNote, PythonEnv, RuntimeView
 from . import gpu as _gpu
 from . import libraries as _libs
-from ._child import Child, python_script
 from .fs import MachineFS
 from .frameworks import detect_frameworks
 from .ldcache import LdCache, load_ld_cache
 from .loader import Resolver
 from .overrides import ENV_CUDA, ENV_DRIVER, ENV_GPU, Overrides, overrides_from_env
-from .python_env import InProcessProbe, check_interpreter, child_env, finish_probe, start_probe
+from .python_env import InProcessProbe, check_interpreter, child_env, finish_probe, python_script, start_probe
 from .runtime import detect_runtime
 
 __all__ = ["detect", "Overrides", "overrides_from_env", "ENV_DRIVER", "ENV_CUDA", "ENV_GPU"]

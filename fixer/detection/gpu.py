@@ -18,7 +18,6 @@ import csv
 import io
 import os
 import re
-import subprocess
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from ..model import Driver, Gpu, ProbeNote
@@ -213,16 +212,19 @@ def read_pci_gpus(root: str) -> List[Gpu]:
 
 
 def run_nvidia_smi(timeout: float) -> Tuple[Optional[str], Optional[str]]:
-    try:
-        proc = subprocess.run(["nvidia-smi", f"--query-gpu={SMI_FIELDS}", "--format=csv,noheader,nounits"],
-                              capture_output=True, text=True, timeout=timeout)
-    except FileNotFoundError:
+    import errno
+
+    from .._proc import run
+
+    proc = run(["nvidia-smi", f"--query-gpu={SMI_FIELDS}", "--format=csv,noheader,nounits"], timeout=timeout)
+    if proc.errno == errno.ENOENT:
         return None, "nvidia-smi not found"
-    except (OSError, subprocess.SubprocessError) as exc:
-        return None, f"nvidia-smi failed: {exc}"
+    if proc.error is not None or proc.timed_out:
+        return None, f"nvidia-smi failed: {proc.error or f'no answer within {timeout:g} s'}"
     if proc.returncode != 0:
-        return None, (proc.stdout + proc.stderr).strip().splitlines()[-1:][0] if (proc.stdout + proc.stderr).strip() else f"exit {proc.returncode}"
-    return proc.stdout, None
+        said = (proc.text + proc.errors).strip()
+        return None, said.splitlines()[-1] if said else f"exit {proc.returncode}"
+    return proc.text, None
 
 
 def _merge(primary: List[Gpu], extra: List[Gpu]) -> List[Gpu]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import struct
-import subprocess
 from typing import Dict, List, Optional, Tuple
 
 NEW_MAGIC = b"glibc-ld.so.cache1.1"
@@ -132,9 +131,10 @@ def load_ld_cache(path: str, *, allow_ldconfig: bool = True, machine: str = "x86
         note = f"{path}: {exc}"
     if not allow_ldconfig:
         return None, note
-    try:
-        proc = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True, timeout=timeout)
-    except (OSError, subprocess.SubprocessError) as exc:
-        return None, f"{note}; ldconfig -p failed: {exc}"
-    entries = parse_ldconfig_p(proc.stdout)
+    from .._proc import run
+
+    proc = run(["ldconfig", "-p"], timeout=timeout)
+    if proc.error is not None or proc.timed_out:
+        return None, f"{note}; ldconfig -p failed: {proc.error or f'no answer within {timeout:g} s'}"
+    entries = parse_ldconfig_p(proc.text)
     return LdCache(entries, "ldconfig -p", machine), f"{note}; read `ldconfig -p` instead"

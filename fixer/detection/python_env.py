@@ -6,11 +6,12 @@ so nothing here looks at the running interpreter's own packages.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from .. import _proc
+from .._proc import Child
 from ..errors import UsageError
 from ..model import Distribution, ProbeNote, PythonEnv
-from ._child import Child, python_script
 
 
 def check_interpreter(python: str) -> str:
@@ -36,6 +37,17 @@ def child_env(environ: Mapping[str, str]) -> Dict[str, str]:
     env = {k: v for k, v in environ.items() if k != "LD_PRELOAD"}
     env.setdefault("PATH", os.defpath)
     return env
+
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def python_script(python: str, script: str, args: Sequence[str] = (), *, isolated: bool = True, timeout: float,
+                  env: Optional[Mapping[str, str]] = None, label: str = "") -> Child:
+    """Start detection's stdlib-only script `script` (a file of fixer/detection, run by path) in
+    interpreter `python`; `result()` waits for its JSON answer."""
+    return _proc.python_child(python, os.path.join(HERE, script), args, isolated=isolated, timeout=timeout, env=env,
+                              label=label or script)
 
 
 def start_probe(python: str, environ: Mapping[str, str], timeout: float) -> Child:

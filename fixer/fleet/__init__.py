@@ -105,4 +105,4 @@ def summarize(results: Sequence[NodeResult], lock: Optional[str] = None) -> Dict
 
 
 def stack_text_from_key(key: Tuple[str, ...]) -> str:
-    return f"GPU {key[0] or 'none'}; driver {key[1]}; " + "; ".join(key[2:])
+    return "; ".join((f"GPU {key[0] or 'none'}", f"driver {key[1]}", *key[2:]))

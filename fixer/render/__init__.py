@@ -9,7 +9,7 @@ import contextlib
 import contextvars
 import json
 import sys
-from typing import TYPE_CHECKING, Any, Dict, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence
 
 from ..errors import FixerError
 from ..model import to_dict
@@ -41,7 +41,10 @@ def out() -> "Console":
     if _out is None or _out.file is not sys.stdout:
         from rich.console import Console
 
-        _out = Console(file=sys.stdout, highlight=False, soft_wrap=False)
+        # soft_wrap: no line is ever broken here (the terminal or the notebook folds a long line
+        # for the eye, and a copy gives it back whole: a path or a command cut in two can't be
+        # pasted); only tables are laid out to the width, by print_table.
+        _out = Console(file=sys.stdout, highlight=False, soft_wrap=True)
     return _out
 
 
@@ -64,11 +67,13 @@ def set_command(name: str) -> None:
 
 def _apply_shape(body: Dict[str, Any]) -> Dict[str, Any]:
     """apply --json has one shape whatever happened (fixer/schemas/apply.json): `outcome` says
-    which ("no-gpu", "nothing-to-do", "dry-run", "applied"), and every key is always there."""
+    which ("no-gpu", "nothing-to-do", "restart-needed", "dry-run", "applied"), and every key is always there."""
     if "error" in body:
         return body
     plan = body.get("plan")
-    if body.get("no_gpu"):
+    if body.get("outcome"):
+        outcome = body["outcome"]
+    elif body.get("no_gpu"):
         outcome = "no-gpu"
     elif "result" in body:
         outcome = "applied"
@@ -148,37 +153,79 @@ def warning(line: str) -> None:
     sys.stderr.flush()
 
 
+def table_widths(headers: Sequence[str], rows: Sequence[Sequence[Any]], width: int, *, boxed: bool = True,
+                 whole: Sequence[str] = ()) -> Optional[List[int]]:
+    """The content width of each column when `rows` fit as a table `width` cells wide, else None.
+
+    The rule (one home; every table goes through it): a cell of a column named in `whole`
+    (commands, paths, node names: text that must stay copyable even where it holds a space) is
+    never broken, so the column is as wide as its longest cell line; any other cell may wrap
+    between words but never inside one, so its column is at least as wide as its longest word.
+    Headers always wrap between words. What is left over goes to the columns that would wrap."""
+    from rich.cells import cell_len
+    from rich.text import Text
+
+    def lines(cell: Any) -> List[str]:
+        return (cell.plain if isinstance(cell, Text) else str(cell)).splitlines() or [""]
+
+    need: List[int] = []
+    want: List[int] = []
+    for i, h in enumerate(headers):
+        cells = [line for r in rows for line in lines(r[i])]
+        words = [cell_len(w) for w in h.split()] + [cell_len(w) for c in cells for w in c.split()]
+        full = [cell_len(c.rstrip()) for c in cells]
+        need.append(max(full if h in whole else words, default=1) or 1)
+        want.append(max(full + [cell_len(h)], default=1) or 1)
+    need = [max(n, max([cell_len(w) for w in h.split()], default=1)) for n, h in zip(need, headers)]
+    overhead = (3 * len(headers) + 1) if boxed else 2 * (len(headers) - 1)
+    room = width - overhead - sum(need)
+    if room < 0:
+        return None
+    widths = list(need)
+    while room > 0:                       # widen the most wrapped column, one cell at a time
+        short = [(want[i] - widths[i], i) for i in range(len(widths)) if widths[i] < want[i]]
+        if not short:
+            break
+        widths[max(short)[1]] += 1
+        room -= 1
+    return widths
+
+
 def print_table(console: "Console", headers: Sequence[str], rows: Sequence[Sequence[Any]], *,
-                title: Optional[str] = None, boxed: bool = True, styles: Optional[Dict[str, str]] = None) -> None:
-    """`rows` as a table when every cell fits whole at the console's width; otherwise as a list
-    (the first cell, then "header: value" lines) so that no version, path or command is ever
-    cut or split. A cell is plain text or a rich Text."""
+                title: Optional[str] = None, boxed: bool = True, styles: Optional[Dict[str, str]] = None,
+                whole: Sequence[str] = ()) -> None:
+    """`rows` as a table when every cell fits at the console's width by `table_widths`' rule;
+    otherwise as a list (the first cell, then "header: value" lines, never wrapped) so that no
+    version, path or command is ever cut or split. A cell is plain text or a rich Text;
+    `styles` maps a header to "right" (right-justified); `whole` names the columns whose cells
+    are never broken, even at a space."""
     from rich.table import Table
     from rich.text import Text
 
-    def plain(cell: Any) -> str:
-        return cell.plain if isinstance(cell, Text) else str(cell)
+    def text(cell: Any) -> Text:
+        return cell if isinstance(cell, Text) else Text(str(cell))
 
-    longest = [max([len(w) for w in headers[i].split()] + [len(w) for r in rows for w in plain(r[i]).split()] + [1])
-               for i in range(len(headers))]
-    overhead = (3 * len(headers) + 1) if boxed else 2 * (len(headers) - 1)
-    if sum(longest) + overhead <= console.width:
+    widths = table_widths(headers, rows, console.width, boxed=boxed, whole=whole)
+    if widths is not None:
         if boxed:
             table = Table(title=title, show_lines=False, header_style="bold")
         else:
             table = Table(title=title, show_lines=False, header_style="bold", box=None, show_edge=False,
                           pad_edge=False)
-        for h in headers:
-            table.add_column(h, overflow="fold", justify="right" if (styles or {}).get(h) == "right" else "left")
+        for h, w in zip(headers, widths):
+            # a whole column is as wide as its longest cell, so its cells never wrap; its header
+            # still may, between words
+            table.add_column(h, overflow="fold", width=w,
+                             justify="right" if (styles or {}).get(h) == "right" else "left")
         for r in rows:
-            table.add_row(*(c if isinstance(c, Text) else Text(str(c)) for c in r))
+            table.add_row(*(text(c) for c in r))
         console.print(table)
         return
     if title:
-        console.print(f"[bold]{title}[/]", markup=True)
+        console.print(Text(title, style="bold"), soft_wrap=True)
     for r in rows:
-        first = plain(r[0]).strip() or "-"
+        first = text(r[0]).plain.strip() or "-"
         console.print(Text(first, style="bold"), soft_wrap=True)
         for h, c in zip(headers[1:], r[1:]):
-            if plain(c).strip():
-                console.print(Text(f"  {h}: ") + (c if isinstance(c, Text) else Text(str(c))), soft_wrap=True)
+            if text(c).plain.strip():
+                console.print(Text(f"  {h}: ") + text(c), soft_wrap=True)

@@ -59,15 +59,20 @@ def reporter_for(as_json: bool, verbose: bool = False) -> ConsoleReporter:
     return ConsoleReporter(err() if as_json else out(), verbose=verbose)
 
 
-def nothing_to_do_json(plan: Plan, findings: Sequence[Finding] = ()) -> Dict[str, Any]:
-    return {"schema": APPLY_SCHEMA, "changed": False, "nothing_to_do": True, "plan": to_dict(plan),
-            "findings": to_dict(tuple(findings))}
+def nothing_to_do_json(plan: Plan, findings: Sequence[Finding] = (), *, outcome: str = "nothing-to-do",
+                       nothing_to_do: bool = True, restart: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """The machine needed no change: "nothing-to-do", or "restart-needed" when the process apply
+    ran in maps another copy (then `restart` says so and `nothing_to_do` is false)."""
+    return {"schema": APPLY_SCHEMA, "outcome": outcome, "changed": False, "nothing_to_do": nothing_to_do,
+            "plan": to_dict(plan), "findings": to_dict(tuple(findings)), "restart": restart}
 
 
 def applied_json(result: ApplyResult, *, plan: Plan, checks: Sequence[CheckResult] = (),
                  findings_after: Sequence[Finding] = (), verified_by: str = "",
-                 restart: Dict[str, Any]) -> Dict[str, Any]:
-    return {"schema": APPLY_SCHEMA, "changed": result.changed, "nothing_to_do": not result.changed,
+                 restart: Optional[Dict[str, Any]], nothing_to_do: bool) -> Dict[str, Any]:
+    """`nothing_to_do` and `restart` come from fixer.api.ApplyResult (one rule: nothing changed on
+    the machine or in the process apply ran in, and then no verdict)."""
+    return {"schema": APPLY_SCHEMA, "outcome": "applied", "changed": result.changed, "nothing_to_do": nothing_to_do,
             "plan": to_dict(plan), "result": to_dict(result), "verify": to_dict(tuple(checks)),
             "verified_by": verified_by, "findings_after": to_dict(tuple(findings_after)),
             "restart": restart}
@@ -88,9 +93,11 @@ def show_lock_written(lock: Any, path: str) -> None:
     console.print(f"reproduce with: colab-cudnn-fix apply --lock {path}", style="dim", highlight=False)
 
 
-def show_nothing_to_do(plan: Plan, as_json: bool, findings: Sequence[Finding] = ()) -> None:
-    if as_json:
-        print_json(nothing_to_do_json(plan, findings))
+def show_nothing_to_do(restart: Optional[Dict[str, Any]] = None) -> None:
+    """The machine needed no change (`restart`: but the process apply ran in must restart)."""
+    if restart:
+        out().print("The machine needs no change, but this process needs a restart:", highlight=False)
+        out().print(f"[yellow]{escape(restart['message'])}[/]", markup=True, highlight=False)
         return
     out().print("[green]Nothing to do:[/] the environment already matches the plan.", markup=True)
 
@@ -108,12 +115,8 @@ def show_manual(blocking: Sequence[Finding], drift: Sequence[str] = ()) -> None:
         console.print(f"  [red]plan clash[/]: {escape(d)}", markup=True, highlight=False)
 
 
-def show_applied(result: ApplyResult, *, as_json: bool, plan: Plan, checks: Sequence[CheckResult] = (),
-                 findings_after: Sequence[Finding] = (), verified_by: str = "", restart: Dict[str, Any]) -> None:
-    if as_json:
-        print_json(applied_json(result, plan=plan, checks=checks, findings_after=findings_after,
-                                verified_by=verified_by, restart=restart))
-        return
+def show_applied(result: ApplyResult, *, checks: Sequence[CheckResult] = (), findings_after: Sequence[Finding] = (),
+                 verified_by: str = "", restart: Dict[str, Any]) -> None:
     console = out()
     console.print()
     if result.distributions:
@@ -147,7 +150,8 @@ def show_applied(result: ApplyResult, *, as_json: bool, plan: Plan, checks: Sequ
         else:
             console.print(f"[green]healthy[/] ({verified_by})", markup=True)
     if restart.get("message"):
-        console.print(f"[yellow]{escape(restart['message'])}[/]", markup=True, highlight=False)
+        colour = "green" if restart.get("verdict") == "fixed in this kernel" else "yellow"
+        console.print(f"[{colour}]{escape(restart['message'])}[/]", markup=True, highlight=False)
     console.print(f"[dim]journal {result.journal}; log {result.log}; undo with `colab-cudnn-fix rollback`[/]",
                   markup=True, highlight=False)
 

@@ -1,9 +1,9 @@
-"""The fleet report (fixer.fleet.summarize) as a terminal table, markdown or JSON. No logic."""
+"""The fleet report (fixer.fleet.summarize) as a terminal table or markdown (the CLI writes
+`--json` itself, through render.json_payload). No logic."""
 from __future__ import annotations
 
-import json
 import sys
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Literal, Tuple
 
 
 def _verdict(n: Dict[str, Any]) -> str:
@@ -40,37 +40,44 @@ def markdown(value: Dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def render(value: Dict[str, Any], fmt: str) -> None:
-    """`fleet` output: "json", "markdown" or the terminal table."""
-    if fmt == "json":
-        sys.stdout.write(json.dumps(value, indent=2) + "\n")
-        return
+#: The terminal table's columns; node names, addresses and stacks (which hold cuDNN paths) are
+#: never broken, even at a space: a table too narrow for them becomes a list (render.print_table).
+HEADERS = ("node", "address", "verdict", "stack")
+WHOLE = ("node", "address", "stack")
+
+
+def rows(value: Dict[str, Any]) -> List[Tuple[Any, ...]]:
+    """The terminal table's cells, in HEADERS order: each node checked, then each that did not answer."""
+    from rich.text import Text
+
+    out: List[Tuple[Any, ...]] = [
+        (n["node"], n["address"] or "-", Text(_verdict(n), style="green" if n["healthy"] else "bold red"), n["stack"])
+        for n in value["nodes"]]
+    out += [(f["node"], "-", Text(f"no answer: {f['error']}", style="bold red"), "-") for f in value["failed"]]
+    return out
+
+
+def render(value: Dict[str, Any], fmt: Literal["markdown", "table"]) -> None:
+    """`fleet` output: "markdown" or the terminal table (`--json` is written by the CLI)."""
     if fmt == "markdown":
         sys.stdout.write(markdown(value))
         return
-    from rich.table import Table
     from rich.text import Text
 
-    from . import out
+    from . import out, print_table
 
     con = out()
-    con.print(f"[bold]colab-cudnn-fix fleet[/]  {value['checked']} of {value['node_count']} GPU node(s) checked"
-              + (f", lock {value['lock']}" if value.get("lock") else ""))
-    t = Table(show_edge=False, box=None, header_style="bold", pad_edge=False)
-    for col in ("node", "address", "verdict", "stack"):
-        t.add_column(col, overflow="fold")
-    for n in value["nodes"]:
-        t.add_row(n["node"], n["address"] or "-", Text(_verdict(n), style="green" if n["healthy"] else "bold red"),
-                  n["stack"])
-    for f in value["failed"]:
-        t.add_row(f["node"], "-", Text(f"no answer: {f['error']}", style="bold red"), "-")
-    con.print(t)
+    con.print(Text("colab-cudnn-fix fleet", style="bold")
+              .append(f"  {value['checked']} of {value['node_count']} GPU node(s) checked"
+                      + (f", lock {value['lock']}" if value.get("lock") else "")), soft_wrap=True)
+    print_table(con, HEADERS, rows(value), boxed=False, whole=WHOLE)
     for fid, g in value["by_finding"].items():
         con.print(Text(f"{g['severity']} ", style={"error": "bold red", "warning": "yellow"}.get(g["severity"], "cyan"))
-                  .append(fid, style="bold").append(f" on {len(g['nodes'])} node(s): {', '.join(g['nodes'])}"))
+                  .append(fid, style="bold").append(f" on {len(g['nodes'])} node(s): {', '.join(g['nodes'])}"),
+                  soft_wrap=True)
     if value.get("lock"):
         for line, nodes in value["by_drift"].items():
-            con.print(Text("drift ", style="bold red").append(f"{line}: {', '.join(nodes)}"))
+            con.print(Text("drift ", style="bold red").append(f"{line}: {', '.join(nodes)}"), soft_wrap=True)
         if not value["by_drift"]:
             con.print("[green]No node has drifted from the lock.[/]")
     con.print(f"{len(value['stacks'])} distinct stack(s)" + (": every node runs the same stack" if len(value["stacks"]) == 1 else ""))

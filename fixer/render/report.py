@@ -7,9 +7,8 @@ API's results show `html()` in a notebook (their `_repr_html_`).
 from __future__ import annotations
 
 import html as _html
-import json
 import sys
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Literal, Optional, Sequence
 
 SEV_MARK = {"error": "✗", "warning": "!", "info": "i"}
 SEV_COLOR = {"error": "#c62828", "warning": "#ef6c00", "info": "#1565c0"}
@@ -185,11 +184,9 @@ def html(value: Dict[str, Any], title: str = "colab-cudnn-fix report") -> str:
     return "".join(out)
 
 
-def print_report(value: Dict[str, Any], fmt: str) -> None:
-    """`report` output on stdout: "markdown", "html" or "json"."""
-    if fmt == "json":
-        text = json.dumps(value, indent=2) + "\n"
-    elif fmt == "html":
+def print_report(value: Dict[str, Any], fmt: Literal["markdown", "html"]) -> None:
+    """`report` output on stdout: "markdown" or "html" (`--json` is written by the CLI)."""
+    if fmt == "html":
         text = ("<!doctype html><html><head><meta charset='utf-8'><title>colab-cudnn-fix report</title></head><body>"
                 + html(value) + "</body></html>\n")
     else:

@@ -11,7 +11,7 @@
 #   bash scripts/device/breakages_compare.sh                    # this tree only
 #   BEFORE=before bash scripts/device/breakages_compare.sh      # and another tree, then the diff
 # where `before` is an older tree next to this one, made on the coordinator's side with e.g.
-#   mkdir -p before && git -C /work/main archive b802fd7 fixer recipes | tar -x -C before
+#   mkdir -p before && git archive b802fd7 fixer recipes | tar -x -C before
 # (untracked, not ignored: it travels with the working tree).
 #
 # Output: $OUT
@@ -105,7 +105,12 @@ run_cases() {   # source root -> stable text on stdout
     one "apt libcudnn_ops forced in by LD_PRELOAD" LD_PRELOAD="$apt_ops"
   fi
 
-  for e in $(cd "$root" && PYTHONPATH="$root" $py -c "from fixer.planner import bundled_environments as b; print(' '.join(b()))" 2>/dev/null); do
+  for e in $(cd "$root" && PYTHONPATH="$root" $py -c "
+try:
+    from fixer.planner import bundled_environments as b   # the stages' modules since issue 9's rename
+except ImportError:
+    from fixer.plan import bundled_environments as b      # an older tree (BEFORE)
+print(' '.join(b()))" 2>/dev/null); do
     echo "### bundled environment $e"
     (cd "$root" && PYTHONPATH="$root" $py -m fixer plan --environment "$e" --json > "$hid.plan.json" 2>/dev/null)
     code=$?

@@ -10,20 +10,26 @@ Three kinds of fault point:
   UninstallPathSet.remove (after-uninstall: the old copy is moved aside under `~` names),
   ZipBackedFile.save (mid-extract: the third file of the new wheel) and UninstallPathSet.commit
   (before-cleanup: the new copy is in place, the `~` copy not yet deleted).
-- uv (a Rust binary, nothing to hook): a watcher polls the target's site-packages and fires when it
-  observes the point (the old dist-info gone; new files without their RECORD; the RECORD written).
+- uv (a Rust binary, nothing to hook in Python): `UV_STOP_SHIM`, preloaded into uv, stops uv with
+  SIGSTOP right after the file-system call that is the point (start: its first file in the target;
+  after-uninstall: the old dist-info removed; mid-install: the first new package file created;
+  exit); `uv_fault` sees it stopped, applies the fault, and continues it.
 
 Actions, named by CCF_FAULT="<point>:<action>":
     SIGKILL, SIGTERM, SIGINT   sent to the apply process (from pip: its parent, which started it).
-                               pip then waits in the hook, so that the apply's reaction (stopping
-                               it, or the kernel's PR_SET_PDEATHSIG after a SIGKILL) reaches it
-                               exactly at that point.
+                               pip then waits in the hook (uv: stays stopped until the signal is
+                               sent), so that the apply's reaction (stopping it, or the kernel's
+                               PR_SET_PDEATHSIG after a SIGKILL) reaches it exactly at that point.
     readonly                   from that point on, writes fail with EROFS: in pip, every write under
-                               the target's prefix; in the apply, every journal write.
+                               the target's prefix; in uv, the same, from the kernel (the target is
+                               bind-mounted read-only in uv's own mount namespace); in the apply,
+                               every journal write.
     fsize                      RLIMIT_FSIZE is lowered to FSIZE_LIMIT bytes from that point on (a real
-                               limit: the kernel answers EFBIG, and child processes inherit it).
+                               limit: the kernel answers EFBIG, or stops uv with SIGXFSZ, and child
+                               processes inherit it; for uv, set on the frozen process with prlimit).
 
-When a point fires, the hook appends a line to $CCF_FAULT_MARK, so a test knows the fault hit.
+When a point fires, the hook appends a line to $CCF_FAULT_MARK (the uv shim creates it), so a test
+knows the fault hit.
 """
 from __future__ import annotations
 
@@ -31,7 +37,7 @@ import hashlib
 import os
 import stat
 from pathlib import Path
-from typing import Dict, Tuple
+from typing import Dict, Optional, Tuple
 
 FSIZE_LIMIT = 4096
 
@@ -240,55 +246,153 @@ def differences(a: Dict[str, str], b: Dict[str, str]) -> list:
     return lines
 
 
-# -- uv: file-system points, observed with inotify -------------------------------------------------
+# -- uv: exact points through a preloaded shim -----------------------------------------------------
 
-IN_CLOSE_WRITE, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x8, 0x80, 0x100, 0x200
+#: An LD_PRELOAD library for uv (a Rust binary: no Python hook; it calls glibc's file functions,
+#: as `nm -D uv` shows). Inert unless the process is named "uv" and CCF_UV_STOP is set; then,
+#: once, right after the first call that does what CCF_UV_STOP names, uv stops itself with SIGSTOP
+#: (all its threads), exactly there. `uv_fault` sees it stopped, applies the fault, continues it.
+#: It creates $CCF_FAULT_MARK first (O_EXCL: the first uv of a case stops, a rollback's uv does not).
+#:     removed:PATH   the directory PATH was removed (rmdir, unlinkat AT_REMOVEDIR)
+#:     under:PREFIX   a file under PREFIX was created (open with O_CREAT)
+#:     exit           uv is exiting (the library's destructor: after uv's main returned)
+UV_STOP_SHIM = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+enum { REMOVED = 1, UNDER, EXITING };
+static int kind, fired;
+static char target[PATH_MAX];
+
+__attribute__((constructor)) static void ccf_init(void) {
+    const char *spec = getenv("CCF_UV_STOP");
+    if (!spec || strcmp(program_invocation_short_name, "uv") != 0) return;
+    if (!strncmp(spec, "removed:", 8)) kind = REMOVED;
+    else if (!strncmp(spec, "under:", 6)) kind = UNDER;
+    else if (!strcmp(spec, "exit")) kind = EXITING;
+    const char *colon = strchr(spec, ':');
+    if (colon) snprintf(target, sizeof target, "%s", colon + 1);
+}
+
+static void ccf_stop(void) {
+    if (__atomic_exchange_n(&fired, 1, __ATOMIC_SEQ_CST)) return;
+    /* once per case, not once per process: the rollback may run uv again with the same environment */
+    const char *mark = getenv("CCF_FAULT_MARK");
+    if (mark) {
+        int (*real_open)(const char *, int, ...) = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
+        int fd = real_open(mark, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+        if (fd < 0) return;
+        close(fd);
+    }
+    /* to this thread: it enters the group stop before it returns (kill(getpid()) would let the main
+       thread take the signal, later, and this one would go on working meanwhile) */
+    syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), SIGSTOP);
+}
+
+__attribute__((destructor)) static void ccf_fini(void) { if (kind == EXITING) ccf_stop(); }
+
+static void ccf_check(int k, int dirfd, const char *path) {
+    if (kind != k || fired || !path) return;
+    int saved = errno;
+    char base[PATH_MAX] = "", full[2 * PATH_MAX + 2];
+    if (path[0] != '/') {
+        if (dirfd == AT_FDCWD) {
+            if (!getcwd(base, sizeof base)) base[0] = 0;
+        } else {
+            char link[64];
+            snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+            ssize_t n = readlink(link, base, sizeof base - 1);
+            base[n > 0 ? n : 0] = 0;
+        }
+        snprintf(full, sizeof full, "%s/%s", base, path);
+    } else {
+        snprintf(full, sizeof full, "%s", path);
+    }
+    if (k == UNDER ? strncmp(full, target, strlen(target)) == 0 : strcmp(full, target) == 0) ccf_stop();
+    errno = saved;
+}
+
+#define REAL(name) static __typeof__(name) *real; if (!real) real = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
+
+static mode_t ccf_mode(int flags, va_list ap) {
+    return (flags & (O_CREAT | O_TMPFILE)) ? (mode_t)va_arg(ap, int) : 0;
+}
+
+#define OPEN_AT(fn, dirfd_expr, ...)                                   \
+    REAL(fn);                                                         \
+    va_list ap; va_start(ap, flags); mode_t mode = ccf_mode(flags, ap); va_end(ap); \
+    int r = real(__VA_ARGS__, flags, mode);                           \
+    if (r >= 0 && (flags & O_CREAT)) ccf_check(UNDER, dirfd_expr, path); \
+    return r;
+
+int open(const char *path, int flags, ...) { OPEN_AT(open, AT_FDCWD, path) }
+int open64(const char *path, int flags, ...) { OPEN_AT(open64, AT_FDCWD, path) }
+int openat(int dirfd, const char *path, int flags, ...) { OPEN_AT(openat, dirfd, dirfd, path) }
+int openat64(int dirfd, const char *path, int flags, ...) { OPEN_AT(openat64, dirfd, dirfd, path) }
+
+int rmdir(const char *path) {
+    REAL(rmdir); int r = real(path); if (r == 0) ccf_check(REMOVED, AT_FDCWD, path); return r;
+}
+int unlinkat(int dirfd, const char *path, int flags) {
+    REAL(unlinkat); int r = real(dirfd, path, flags);
+    if (r == 0 && (flags & AT_REMOVEDIR)) ccf_check(REMOVED, dirfd, path);
+    return r;
+}
+"""
 
 
-class Inotify:
-    """Linux inotify through ctypes (the stdlib has no binding): the exact file-system events."""
+def build_uv_stop_shim(out_dir: Path) -> Path:
+    """Compile UV_STOP_SHIM into `out_dir` (with the C compiler the stub libraries use)."""
+    import subprocess
 
-    def __init__(self) -> None:
-        import ctypes
+    from .stublibs import cc
 
-        self._libc = ctypes.CDLL(None, use_errno=True)
-        self.fd = self._libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
-        if self.fd < 0:
-            raise OSError(ctypes.get_errno(), "inotify_init1")
+    compiler = cc()
+    if compiler is None:
+        raise RuntimeError("no C compiler (cc/gcc) found to build the uv stop shim")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    src, lib = out_dir / "uvstop.c", out_dir / "libuvstop.so"
+    src.write_text(UV_STOP_SHIM)
+    subprocess.run([compiler, "-shared", "-fPIC", "-O1", "-o", str(lib), str(src), "-ldl"], check=True,
+                   capture_output=True, timeout=120)
+    return lib
 
-    def watch(self, path: Path, mask: int) -> int:
-        return int(self._libc.inotify_add_watch(self.fd, os.fsencode(str(path)), mask))
 
-    def events(self, timeout: float) -> list:
-        """[(wd, mask, name)] that arrived within `timeout` seconds."""
-        import select
-        import struct
+def uv_stop_spec(point: str, venv: Path, site: Path, old: str) -> str:
+    """CCF_UV_STOP for a uv point (see uv_fault)."""
+    venv, site = Path(os.path.realpath(venv)), Path(os.path.realpath(site))
+    return {"uv-start": f"under:{venv}/", "uv-after-uninstall": f"removed:{site / old}",
+            "uv-mid-install": f"under:{site / 'nvidia'}/", "uv-exit": "exit"}[point]
 
-        ready, _, _ = select.select([self.fd], [], [], timeout)
-        if not ready:
-            return []
-        try:
-            buf = os.read(self.fd, 65536)
-        except BlockingIOError:
-            return []
-        out, i = [], 0
-        while i + 16 <= len(buf):
-            wd, mask, _cookie, length = struct.unpack_from("iIII", buf, i)
-            name = buf[i + 16:i + 16 + length].split(b"\0", 1)[0].decode()
-            out.append((wd, mask, name))
-            i += 16 + length
-        return out
 
-    def close(self) -> None:
-        os.close(self.fd)
+def _proc_state(pid: int) -> str:
+    """The state letter of /proc/PID/stat ("T": stopped), "" when the process is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read().decode("ascii", "replace")
+    except OSError:
+        return ""
+    return raw[raw.rindex(")") + 2:].split()[0]
 
 
 def child_of(pid: int, name: str, timeout: float = 60.0) -> int:
-    """The pid of the process called `name` whose parent is `pid` (waits for it to start)."""
+    """The pid of the process called `name` whose parent is `pid` (waits for it to start); 0 if none
+    came, or `pid` ended first."""
     import time
 
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and _proc_state(pid) not in ("", "Z"):
         for entry in os.listdir("/proc"):
             if not entry.isdigit():
                 continue
@@ -300,51 +404,109 @@ def child_of(pid: int, name: str, timeout: float = 60.0) -> int:
             comm = raw[raw.index("(") + 1:raw.rindex(")")]
             if comm == name and int(raw[raw.rindex(")") + 2:].split()[1]) == pid:
                 return int(entry)
-        time.sleep(0.001)
+        time.sleep(0.005)
     return 0
 
 
-def uv_fault(site: Path, point: str, action: str, apply_pid: int, old: str, new: str, fired: list,
-             stop: "object") -> None:
-    """Watch `site` for uv's file-system point; at the event, freeze uv (SIGSTOP), send `action`
-    to the apply, then let uv go on (SIGCONT) so that it meets the apply's reaction at that point.
+def mount_namespace_argv() -> Optional[Tuple[str, ...]]:
+    """The command prefix that runs uv in a mount namespace of its own (`unshare -m`; with a user
+    namespace too when not root), so that `readonly` can mount the target read-only for uv alone.
+    None when this machine does not allow it (the test then says so and skips those cases)."""
+    import shutil
+    import subprocess
 
-    uv-after-uninstall: the old .dist-info directory is deleted (uv removes it last);
-    uv-mid-install:     the new .dist-info directory is created (uv links the package files first,
-                        writes RECORD last);
-    uv-exit:            the new RECORD is in place."""
-    import signal as _signal
-
-    ino = Inotify()
+    if not (shutil.which("unshare") and shutil.which("nsenter") and shutil.which("mount")):
+        return None
+    prefix = ("unshare", "-m", "--propagation", "private") + (() if os.geteuid() == 0 else ("-r",))
+    probe = "d=$(mktemp -d) && mount --bind \"$d\" \"$d\" && mount -o remount,bind,ro \"$d\" && " \
+            "! touch \"$d/x\" 2>/dev/null; rc=$?; umount \"$d\"; rmdir \"$d\"; exit $rc"
     try:
-        ino.watch(site, IN_CREATE | IN_DELETE | IN_MOVED_TO)
-        uv = child_of(apply_pid, "uv")
-        new_wd = -1
-        while not getattr(stop, "is_set")():
-            hit = False
-            for wd, mask, name in ino.events(0.05):
-                if point == "uv-after-uninstall" and mask & IN_DELETE and name == old:
-                    hit = True
-                elif point == "uv-mid-install" and mask & IN_CREATE and name == new:
-                    hit = True
-                elif point == "uv-exit" and mask & IN_CREATE and name == new and new_wd < 0:
-                    new_wd = ino.watch(site / new, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE)
-                    hit = (site / new / "RECORD").exists()
-                elif point == "uv-exit" and wd == new_wd and name == "RECORD" and mask & (IN_CLOSE_WRITE | IN_MOVED_TO):
-                    hit = True
-            if hit:
-                if uv:
-                    try:
-                        os.kill(uv, _signal.SIGSTOP)
-                    except ProcessLookupError:
-                        uv = 0
-                fired.append(point)
-                os.kill(apply_pid, getattr(_signal, action))
-                if uv:
-                    try:
-                        os.kill(uv, _signal.SIGCONT)
-                    except ProcessLookupError:
-                        pass
-                return
+        ok = subprocess.run([*prefix, "--", "sh", "-c", probe], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        ok = False
+    return prefix + ("--",) if ok else None
+
+
+def _mount_readonly(pid: int, path: Path) -> str:
+    """Bind-mount `path` read-only over itself inside the mount namespace of process `pid` (never in
+    ours). Returns "" when done, else why not."""
+    import subprocess
+
+    try:
+        if os.readlink(f"/proc/{pid}/ns/mnt") == os.readlink("/proc/self/ns/mnt"):
+            return f"pid {pid} shares this mount namespace: not mounting anything"
+    except OSError as exc:
+        return f"pid {pid}: {exc}"
+    enter = ["nsenter", "-t", str(pid), "-m"] + ([] if os.geteuid() == 0 else ["-U"]) + ["--"]
+    for args in (["mount", "--bind", str(path), str(path)], ["mount", "-o", "remount,bind,ro", str(path)]):
+        proc = subprocess.run(enter + args, capture_output=True, text=True, timeout=30)
+        if proc.returncode != 0:
+            return f"{' '.join(args)}: {proc.stderr.strip()}"
+    with open(f"/proc/{pid}/mountinfo") as f:
+        if not any(line.split()[4] == str(path) and "ro" in line.split()[5].split(",") for line in f):
+            return f"{path} is not read-only in the mount namespace of pid {pid}"
+    return ""
+
+
+def uv_fault(venv: Path, site: Path, point: str, action: str, apply_pid: int, old: str, new: str, fired: list,
+             stop: "object") -> None:
+    """uv runs with UV_STOP_SHIM preloaded and CCF_UV_STOP=uv_stop_spec(point): it stops itself
+    (SIGSTOP) exactly at the point; this watcher sees it stopped, applies the fault, then continues
+    it (SIGCONT), so that uv meets the fault exactly there.
+
+    uv-start:           uv created its first file in the target (today the temporary file it renames
+                        to its lock, `<venv>/.lock`), after asking the interpreter and before
+                        resolving and downloading: no distribution has changed yet;
+    uv-after-uninstall: uv removed the old .dist-info directory (the last of the old version);
+    uv-mid-install:     uv created the first package file of the new version (under nvidia/: the new
+                        .dist-info is there, the other package files and INSTALLER are still to come);
+    uv-exit:            uv is exiting, all done (its main returned).
+
+    Actions: SIGKILL/SIGTERM/SIGINT go to the apply (uv is continued only after it was sent, so it
+    meets the apply's reaction at the point); `readonly` bind-mounts the whole target read-only
+    over itself in uv's own mount namespace (uv must run under mount_namespace_argv()): from then
+    on the kernel answers uv's writes there with EROFS, while the apply and its rollback see the
+    target writable, as with pip's hook; `fsize` lowers uv's RLIMIT_FSIZE to FSIZE_LIMIT with
+    prlimit(2) (the kernel then stops uv with SIGXFSZ at its first write past that size: uv is a
+    Rust binary and does not ignore it, as Python does).
+
+    `fired` gets one dict: the point, what the target held when uv was stopped (old / new
+    .dist-info, the new INSTALLER (uv writes it after the package files), files under nvidia/), and `error` (why the fault could not be applied,
+    "" when it was)."""
+    import resource
+    import signal as _signal
+    import time
+
+    uv = child_of(apply_pid, "uv")
+    if not uv:
+        return
+    while _proc_state(uv) != "T":
+        if getattr(stop, "is_set")() or not _proc_state(uv):
+            return
+        time.sleep(0.002)
+    nvidia = site / "nvidia"
+    seen = {"point": point, "old": (site / old).exists(), "new": (site / new).exists(),
+            "installer": (site / new / "INSTALLER").exists(),
+            "files": nvidia.is_dir() and any(files for _, _, files in os.walk(nvidia)), "error": ""}
+    try:
+        if action in ("SIGKILL", "SIGTERM", "SIGINT"):
+            os.kill(apply_pid, getattr(_signal, action))
+        elif action == "readonly":
+            seen["error"] = _mount_readonly(uv, venv)
+        elif action == "fsize":
+            hard = resource.prlimit(uv, resource.RLIMIT_FSIZE)[1]
+            resource.prlimit(uv, resource.RLIMIT_FSIZE, (FSIZE_LIMIT, hard))
+    except Exception as exc:        # the test reports it; uv must not stay stopped
+        seen["error"] = f"{action}: {type(exc).__name__}: {exc}"
     finally:
-        ino.close()
+        fired.append(seen)
+        try:
+            os.kill(uv, _signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+
+
+#: What the target holds when uv stops at each point (see uv_fault): the old .dist-info, the new
+#: .dist-info, its INSTALLER, files under nvidia/ (the package's own directory).
+UV_POINT_STATE = {"uv-start": (True, False, False, True), "uv-after-uninstall": (False, False, False, False),
+                  "uv-mid-install": (False, True, False, True), "uv-exit": (False, True, True, True)}

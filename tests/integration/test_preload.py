@@ -1,5 +1,5 @@
 """fixer._preload: the loader fix applied to a running process (the IPython startup file and
-apply_here call it). Real processes and stub libraries compiled by the test."""
+fixer.apply() in a live kernel call it). Real processes and stub libraries compiled by the test."""
 from __future__ import annotations
 
 import json

@@ -34,6 +34,12 @@ def test_sdist_builds_installs_and_passes_its_own_smoke_tests(tmp_path):
                  "fixer/schemas", "recipes/torch.toml", "tests/unit/cli/test_options.py"):
         assert any(n.split("/", 1)[-1].startswith(must) for n in names), must
     (src,) = (tmp_path / "unpacked").iterdir()
+    # the metadata links only to addresses pyproject declares (none while the project has no home)
+    from tests.integration.test_metadata import declared
+
+    pkg_info = (src / "PKG-INFO").read_text()
+    assert sorted(line.split(", ", 1)[1] for line in pkg_info.splitlines() if line.startswith("Project-URL:")) \
+        == declared()
     venv = tmp_path / "venv"
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     subprocess.run([uv, "venv", "-q", "-p", sys.executable, str(venv)], check=True, env=env, timeout=300)

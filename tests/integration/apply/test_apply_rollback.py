@@ -291,7 +291,7 @@ def test_repaired_files_are_reported_when_the_version_stays_and_rollback_puts_th
 def test_installer_does_not_outlive_a_killed_apply(broken, index, sandbox, tmp_path):
     """The apply dies by SIGKILL while its installer runs: the kernel sends the installer SIGINT
     (PR_SET_PDEATHSIG), and rollback finds nothing left running."""
-    from fixer.applier.runner import alive
+    from fixer._proc import alive
 
     child = Step(kind="pip-install", summary="an installer whose apply dies",
                  argv=(sys.executable, "-c", "import os, time; time.sleep(0.5); os.kill(os.getppid(), 9); time.sleep(30)"),
@@ -312,7 +312,7 @@ def test_installer_does_not_outlive_a_killed_apply(broken, index, sandbox, tmp_p
 def test_rollback_stops_a_recorded_installer_first(tmp_path):
     """An installer left running (no parent-death signal: started by another tool) that ignores
     SIGINT and SIGTERM: rollback's stop escalates to SIGKILL and waits until it is gone."""
-    from fixer.applier.runner import alive, process_start_time, stop_recorded
+    from fixer._proc import alive, process_start_time, stop_recorded
 
     stubborn = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN);"
                                  " signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"],

@@ -1,44 +1,53 @@
 """The fault suite: every fault at every exact point ends, after `colab-cudnn-fix rollback`, in a
 byte-identical machine, or in a refusal that changed nothing. Never a traceback.
 
+Cases: the tool's 8 journal writes (the 4 before any change with SIGKILL, SIGTERM and fsize; the
+other 4 with all five faults), pip's 5 points and uv's 4 points, each with all five faults
+(SIGKILL, SIGTERM, SIGINT, readonly, fsize): 32 + 25 + 20 = 77. The cases are independent (each
+has its own copy of the target venv, its own --root sandbox, journal, lock and caches); they run
+a few at a time in a thread pool (`outcomes`), and each test item asserts its own case.
+
 Target: a venv with a torch stand-in and nvidia-cudnn-cu13 9.14 (real compiled stub libraries plus
 a 64 KiB file, so that a file-size limit bites), from a local index on 127.0.0.1. The plan writes
 two loader-fix files into the --root sandbox, then upgrades cuDNN to 9.19 with real pip (or uv).
 Fault points and actions: tests/helpers/faults.py.
 
-Fingerprint (before the apply, after the rollback): `pip freeze --all`, and every directory (mode),
-file (sha256, mode) and symlink (target) of the whole venv and of the sandbox. The one exclusion is
+Fingerprint (before the apply, after the rollback): `pip freeze --all` (pip's own freeze, run in
+this process over the target's sys.path; checked once against a `pip freeze --all` subprocess of
+the template), and every directory (mode), file (sha256, mode) and symlink (target) of the whole
+venv and of the sandbox. The one exclusion is
 the sandbox's var/ tree, where the journal itself lives (it has to outlast the apply to be a journal).
 Regenerated .pyc files, empty directories and uv's files all count.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
-import shutil
-import signal
 import subprocess
 import sys
 import threading
+import warnings
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Dict, Iterator, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import pytest
 
 from fixer.applier.envfix import env_fix_steps
 from fixer.model import EnvFix, Plan, to_dict
-from tests.helpers.faults import APPLY_DRIVER, JOURNAL_POINTS, SITECUSTOMIZE, differences, fingerprint, uv_fault
+from tests.helpers.faults import (APPLY_DRIVER, JOURNAL_POINTS, SITECUSTOMIZE, UV_POINT_STATE, differences, fingerprint,
+                                  build_uv_stop_shim, mount_namespace_argv, uv_fault, uv_stop_spec)
 from tests.helpers.pyindex import PackageIndex, cudnn_wheel, freeze_of, torch_wheel
 
-from .conftest import CUDNN_GOOD, CUDNN_OLD, TORCH, _make_venv, copy_venv, pip_step, uv_step
+from .conftest import CUDNN_GOOD, CUDNN_OLD, TORCH, _make_venv, pip_step, uv_step
 from tests.helpers.paths import REPO
 
 pytestmark = pytest.mark.integration
 
 ACTIONS = ("SIGKILL", "SIGTERM", "SIGINT", "readonly", "fsize")
-SIGNALS = ("SIGKILL", "SIGTERM", "SIGINT")
 PIP_POINTS = ("pip-start", "pip-after-uninstall", "pip-mid-extract", "pip-before-cleanup", "pip-exit")
-UV_POINTS = ("uv-after-uninstall", "uv-mid-install", "uv-exit")
+UV_POINTS = tuple(UV_POINT_STATE)
 FIXES = (EnvFix(kind="ld-library-path-drop", value="/usr/lib/x86_64-linux-gnu"),
          EnvFix(kind="ipython-preload", value="/opt/venv/lib/python3.12/site-packages/nvidia/cudnn/lib"))
 
@@ -48,7 +57,20 @@ _EARLY = ("create", "before", "manifest", "applying")
 CASES = ([("journal", p, a) for p in JOURNAL_POINTS
           for a in (("SIGKILL", "SIGTERM", "fsize") if p in _EARLY else ACTIONS)]
          + [("pip", p, a) for p in PIP_POINTS for a in ACTIONS]
-         + [("uv", p, a) for p in UV_POINTS for a in SIGNALS])
+         + [("uv", p, a) for p in UV_POINTS for a in ACTIONS])
+IDS = [f"{p}-{a}" for _, p, a in CASES]
+#: Cases running at once. They are independent; most of a case is waiting on its child processes,
+#: so a few at a time fill the cores (CCF_FAULT_WORKERS overrides).
+WORKERS = int(os.environ.get("CCF_FAULT_WORKERS") or max(2, min(6, (os.cpu_count() or 2) + 1)))
+CASE_TIMEOUT = 600.0
+
+
+@dataclasses.dataclass
+class Template:
+    venv: Path
+    freeze: str
+    fingerprint: Dict[str, str]
+    sys_path: List[str]             # the interpreter's sys.path, with the venv's prefix as "{venv}"
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +85,8 @@ def fault_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PackageInd
 
 
 @pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory, fault_index: PackageIndex) -> Tuple[Path, str, Dict[str, str]]:
-    """The broken venv, made once; each case copies it (copytree keeps mtimes, so .pyc stay valid)."""
+def template(tmp_path_factory: pytest.TempPathFactory, fault_index: PackageIndex) -> Template:
+    """The broken venv, made once; each case copies it (cp -a keeps modes and mtimes, so .pyc stay valid)."""
     venv = _make_venv(tmp_path_factory.mktemp("fault-template") / "venv", True)
     python = str(venv / "bin" / "python")
     env = _installer_env(tmp_path_factory.mktemp("fault-cache"))
@@ -76,10 +98,17 @@ def template(tmp_path_factory: pytest.TempPathFactory, fault_index: PackageIndex
     (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
     subprocess.run([python, "-c", "import sitecustomize"], check=True, env=env)      # its .pyc, once
     subprocess.run([python, "-m", "pip", "--version"], check=True, capture_output=True, env=env)
+    sys_path = json.loads(subprocess.run([python, "-c", "import json, sys; print(json.dumps(sys.path[1:]))"],
+                                         capture_output=True, text=True, check=True, env=env, cwd="/").stdout)
+    prefix = str(venv)
+    t = Template(venv, freeze_of(python), {}, [p.replace(prefix, "{venv}", 1) if p.startswith(prefix) else p
+                                               for p in sys_path])
+    # pip's freeze in this process says exactly what the `pip freeze --all` subprocess says
+    assert _freeze(t, venv) == t.freeze, (_freeze(t, venv), t.freeze)
     empty = tmp_path_factory.mktemp("empty-root")
     os.chmod(empty, 0o755)
-    freeze, fp = _state(venv, empty)
-    return venv, freeze, fp      # every case starts from a byte-identical copy: its state is this one
+    t.fingerprint = _fingerprint(venv, empty)
+    return t      # every case starts from a byte-identical copy: its state is this one
 
 
 def _installer_env(cache: Path) -> Dict[str, str]:
@@ -92,61 +121,153 @@ def _installer_env(cache: Path) -> Dict[str, str]:
     return env
 
 
-def _state(venv: Path, sandbox: Path) -> Tuple[str, Dict[str, str]]:
-    return (freeze_of(venv / "bin" / "python"),
-            fingerprint(("venv", venv), ("root", sandbox), skip=("root/var",)))
+_FREEZE_LOCK = threading.Lock()
 
 
-@pytest.mark.parametrize("kind, point, action", CASES, ids=[f"{p}-{a}" for _, p, a in CASES])
-def test_fault_then_rollback_is_byte_identical(kind, point, action, template, fault_index, tmp_path):
-    venv = tmp_path / "venv"
-    copy_venv(template[0], venv)
+def _freeze(t: Template, venv: Path) -> str:
+    """`pip freeze --all` of the venv: pip's own freeze (what the command runs, with --all's empty
+    skip list beyond the stdlib names) over the target interpreter's sys.path."""
+    from pip._internal.operations.freeze import freeze
+    from pip._internal.utils.compat import stdlib_pkgs
+
+    paths = [p.replace("{venv}", str(venv), 1) for p in t.sys_path]
+    with _FREEZE_LOCK, warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)     # pip's own pkg_resources import
+        return "".join(line + "\n" for line in freeze(paths=paths, skip=set(stdlib_pkgs)))
+
+
+def _fingerprint(venv: Path, sandbox: Path) -> Dict[str, str]:
+    return fingerprint(("venv", venv), ("root", sandbox), skip=("root/var",))
+
+
+@pytest.fixture(scope="module")
+def readonly_prefix() -> Optional[Tuple[str, ...]]:
+    return mount_namespace_argv()
+
+
+@pytest.fixture(scope="module")
+def uv_shim(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_uv_stop_shim(tmp_path_factory.mktemp("uv-stop-shim"))
+
+
+@dataclasses.dataclass
+class Outcome:
+    out: str = ""                   # what the apply printed
+    marked: bool = False            # the point was reached: its hook (journal, pip, uv's shim) wrote the mark
+    fired: Optional[List[Dict[str, Any]]] = None   # what the uv watcher saw
+    rb_rc: int = 0
+    rb_out: str = ""
+    rb_err: str = ""
+    freeze: str = ""
+    fingerprint: Optional[Dict[str, str]] = None
+    skip: str = ""                  # why the case cannot run on this machine
+
+
+def _run_case(kind: str, point: str, action: str, t: Template, index: PackageIndex, tmp: Path,
+              ro_prefix: Optional[Tuple[str, ...]], shim: Path) -> Outcome:
+    """One case: copy the template, apply with the fault, roll back; collect what to assert."""
+    if kind == "uv" and action == "readonly" and ro_prefix is None:
+        return Outcome(skip="this machine does not let uv run in a mount namespace of its own "
+                            "(unshare -m / unshare -rm): no way to make the target read-only for uv alone")
+    venv = tmp / "venv"
+    subprocess.run(["cp", "-a", str(t.venv), str(venv)], check=True, timeout=120)
     python = str(venv / "bin" / "python")
-    sandbox = tmp_path / "root"
+    sandbox = tmp / "root"
     sandbox.mkdir()
     os.chmod(sandbox, 0o755)
-    env = _installer_env(tmp_path / "cache")
+    env = _installer_env(tmp / "cache")
     env["PYTHONPATH"] = str(REPO)
-    freeze_before, before = template[1], template[2]
 
-    step = uv_step(python, fault_index, f"nvidia-cudnn-cu13=={CUDNN_GOOD}") if kind == "uv" else \
-        pip_step(python, fault_index, f"nvidia-cudnn-cu13=={CUDNN_GOOD}")
+    spec = f"nvidia-cudnn-cu13=={CUDNN_GOOD}"
+    old, new = f"nvidia_cudnn_cu13-{CUDNN_OLD}.dist-info", f"nvidia_cudnn_cu13-{CUDNN_GOOD}.dist-info"
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    if kind == "uv":
+        env.update(LD_PRELOAD=str(shim), CCF_UV_STOP=uv_stop_spec(point, venv, site, old))
+        step = uv_step(python, index, spec)
+        if action == "readonly":
+            step = dataclasses.replace(step, argv=(*(ro_prefix or ()), *step.argv))
+    else:
+        step = pip_step(python, index, spec)
     plan = Plan(steps=(*env_fix_steps(FIXES, home="/root", is_root=True), step), python=python,
                 installer="uv" if kind == "uv" else "pip")
-    plan_file = tmp_path / "plan.json"
+    plan_file = tmp / "plan.json"
     plan_file.write_text(json.dumps(to_dict(plan)))
-    mark = tmp_path / "fault.mark"
+    mark = tmp / "fault.mark"
     env.update(CCF_FAULT=f"{point}:{action}", CCF_FAULT_MARK=str(mark))
     proc = subprocess.Popen([sys.executable, "-c", APPLY_DRIVER, str(plan_file), python, str(sandbox)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=str(REPO))
-    fired: list = []
+    outcome = Outcome()
     stop = threading.Event()
+    watcher: Optional[threading.Thread] = None
     if kind == "uv":
-        site = next((venv / "lib").glob("python3*/site-packages"))
+        outcome.fired = []
         watcher = threading.Thread(target=uv_fault, daemon=True, args=(
-            site, point, action, proc.pid, f"nvidia_cudnn_cu13-{CUDNN_OLD}.dist-info",
-            f"nvidia_cudnn_cu13-{CUDNN_GOOD}.dist-info", fired, stop))
+            venv, site, point, action, proc.pid, old, new, outcome.fired, stop))
         watcher.start()
     try:
-        out, _ = proc.communicate(timeout=180)
+        outcome.out, _ = proc.communicate(timeout=180)
     finally:
         stop.set()
-    assert "Traceback" not in out and "TRACEBACK" not in out, out
-    if kind == "uv":
-        assert fired, f"the watcher never saw {point}:\n{out}"
-    else:
-        assert mark.is_file(), f"the fault point {point} was never reached:\n{out}"
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if watcher is not None:
+            watcher.join(timeout=30)
+    outcome.marked = mark.is_file()
 
-    env_rb = {k: v for k, v in env.items() if not k.startswith("CCF_")}
+    env_rb = {k: v for k, v in env.items() if not k.startswith("CCF_") and k != "LD_PRELOAD"}
     rb = subprocess.run([sys.executable, "-m", "fixer", "rollback", "--root", str(sandbox), "--json"],
                         capture_output=True, text=True, env=env_rb, cwd=str(REPO), timeout=180)
-    assert "Traceback" not in rb.stdout + rb.stderr, rb.stdout + rb.stderr
-    assert rb.returncode == 0, f"apply said:\n{out}\nrollback said:\n{rb.stdout}{rb.stderr}"
-    report = json.loads(rb.stdout)["rollback"]
+    outcome.rb_rc, outcome.rb_out, outcome.rb_err = rb.returncode, rb.stdout, rb.stderr
+    outcome.freeze = _freeze(t, venv)
+    outcome.fingerprint = _fingerprint(venv, sandbox)
+    return outcome
+
+
+@pytest.fixture(scope="module")
+def outcomes(request: pytest.FixtureRequest, template: Template, fault_index: PackageIndex,
+             readonly_prefix: Optional[Tuple[str, ...]], uv_shim: Path,
+             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dict[str, "Future[Outcome]"]]:
+    """Start every selected case (those pytest will run here), WORKERS at a time."""
+    wanted = [item.callspec.id for item in request.session.items
+              if getattr(item, "originalname", "") == "test_fault_then_rollback_is_byte_identical"
+              and Path(str(item.fspath)) == Path(__file__) and hasattr(item, "callspec")]
+    by_id = dict(zip(IDS, CASES))
+    pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="fault-case")
+    futures = {cid: pool.submit(_run_case, *by_id[cid], template, fault_index,
+                                tmp_path_factory.mktemp(f"case-{cid}"), readonly_prefix, uv_shim)
+               for cid in wanted if cid in by_id}
+    try:
+        yield futures
+    finally:
+        for f in futures.values():
+            f.cancel()
+        pool.shutdown(wait=True)
+
+
+@pytest.mark.parametrize("kind, point, action", CASES, ids=IDS)
+def test_fault_then_rollback_is_byte_identical(kind: str, point: str, action: str, template: Template,
+                                               outcomes: Dict[str, "Future[Outcome]"]) -> None:
+    o = outcomes[f"{point}-{action}"].result(timeout=CASE_TIMEOUT)
+    if o.skip:
+        pytest.skip(o.skip)
+    out = o.out
+    assert "Traceback" not in out and "TRACEBACK" not in out, out
+    assert o.marked, f"the fault point {point} was never reached:\n{out}"
+    if kind == "uv":
+        assert o.fired, f"uv stopped at {point}, but the watcher never applied the fault:\n{out}"
+        seen = o.fired[0]
+        assert not seen["error"], f"the fault could not be applied at {point}: {seen['error']}\n{out}"
+        assert (seen["old"], seen["new"], seen["installer"], seen["files"]) == UV_POINT_STATE[point], \
+            f"uv did not stop at {point}: {seen}\n{out}"
+
+    assert "Traceback" not in o.rb_out + o.rb_err, o.rb_out + o.rb_err
+    assert o.rb_rc == 0, f"apply said:\n{out}\nrollback said:\n{o.rb_out}{o.rb_err}"
+    report = json.loads(o.rb_out)["rollback"]
     assert report["status"] in ("rolled-back", "nothing-to-do"), report
     assert report["status"] == "nothing-to-do" or report["exact"], report
 
-    freeze_after, after = _state(venv, sandbox)
-    assert freeze_after == freeze_before
-    diff = differences(before, after)
+    assert o.freeze == template.freeze
+    assert o.fingerprint is not None
+    diff = differences(template.fingerprint, o.fingerprint)
     assert diff == [], "\n".join([f"apply said: {out[-2000:]}", f"rollback: {report}"] + diff[:40])

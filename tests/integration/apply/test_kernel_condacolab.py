@@ -1,8 +1,8 @@
-"""condacolab in a REAL Jupyter kernel (jupyter_client + ipykernel): apply_here() stops before
-condacolab, condacolab.install_from_url() runs in the kernel for real (its own code: installer
-run, pinned file, ipython_config exec_lines, sys.executable wrapper, kernel shutdown), the
-kernel dies, a fresh one starts as Colab's would, and apply_here(resume=True) finishes from the
-journal: conda installs cuDNN 8 into the prefix, the loader fix is written, and the new kernel
+"""condacolab in a REAL Jupyter kernel (jupyter_client + ipykernel): fixer.apply() in a cell stops
+before condacolab, condacolab.install_from_url() runs in the kernel for real (its own code:
+installer run, pinned file, ipython_config exec_lines, sys.executable wrapper, kernel shutdown),
+the kernel dies, a fresh one starts as Colab's would, and a plain fixer.apply() there picks the
+journal up and finishes: conda installs cuDNN 8 into the prefix, the loader fix is written, and the new kernel
 maps the conda cuDNN -- "fixed in this kernel". Only the Miniforge download is replaced: by a
 local shell installer this test builds (condacolab's own installer-URL parameter, file://).
 Everything lands in a --root sandbox; condacolab's one write outside its prefix
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import site
 import subprocess
 import sys
 import textwrap
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.kernels import run_cell, see_this_environment
 from tests.helpers.stublibs import build_cudnn_copy, cc
 
 jupyter_client = pytest.importorskip("jupyter_client")
@@ -65,8 +65,7 @@ def _kernel_venv(tmp: Path) -> Path:
     venv = tmp / "kvenv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     (sp,) = list((venv / "lib").glob("python3*/site-packages"))
-    parents = [p for p in site.getsitepackages() if os.path.isdir(p)]
-    (sp / "_ccf_parent.pth").write_text("import site; " + "; ".join(f"site.addsitedir({p!r})" for p in parents) + "\n")
+    see_this_environment(sp)
     return venv / "bin" / "python"
 
 
@@ -90,24 +89,6 @@ def _environment(tmp: Path, python: Path) -> Path:
     out = tmp / "colab-tf215.json"
     out.write_text(json.dumps(data))
     return out
-
-
-def _run(client, code: str, timeout: float = 180) -> str:
-    """Execute `code` in the kernel; return its stdout; fail on an error."""
-    msg_id = client.execute(code)
-    out, err = [], []
-    deadline = time.monotonic() + timeout
-    while True:
-        msg = client.get_iopub_msg(timeout=max(1.0, deadline - time.monotonic()))
-        if msg["parent_header"].get("msg_id") != msg_id:
-            continue
-        kind, content = msg["msg_type"], msg["content"]
-        if kind == "stream":
-            (out if content["name"] == "stdout" else err).append(content["text"])
-        elif kind == "error":
-            raise AssertionError("kernel error: " + "\n".join(content["traceback"]))
-        elif kind == "status" and content["execution_state"] == "idle":
-            return "".join(out)
 
 
 @pytest.mark.skipif(cc() is None, reason="no C compiler to build the stub cuDNN")
@@ -135,13 +116,13 @@ def test_condacolab_restart_and_resume_in_a_real_kernel(tmp_path, monkeypatch):
         kc = km.client()
         kc.start_channels()
         kc.wait_for_ready(timeout=60)
-        out = _run(kc, textwrap.dedent(f"""
-            import fixer.applier.kernel as k
-            r = k.apply_here(environment={str(env_file)!r}, root={str(sandbox)!r}, cudnn_from="conda",
-                             condacolab_installer_url={installer.as_uri()!r})
-            print("AWAITING", r.awaiting_restart)
+        out = run_cell(kc, textwrap.dedent(f"""
+            import fixer
+            r = fixer.apply(environment={str(env_file)!r}, root={str(sandbox)!r}, cudnn_from="conda",
+                            condacolab_installer={installer.as_uri()!r})
+            print("AWAITING", r.applied.awaiting_restart, r.verdict)
         """))
-        assert "AWAITING True" in out
+        assert "AWAITING True waiting for the kernel restart (condacolab)" in out
         # condacolab ended the kernel (do_shutdown), as on Colab
         deadline = time.monotonic() + 60
         while km.is_alive() and time.monotonic() < deadline:
@@ -162,18 +143,19 @@ def test_condacolab_restart_and_resume_in_a_real_kernel(tmp_path, monkeypatch):
         kc = km.client()
         kc.start_channels()
         kc.wait_for_ready(timeout=60)
-        out = _run(kc, textwrap.dedent(f"""
+        out = run_cell(kc, textwrap.dedent(f"""
             import json, os
-            import fixer.applier.kernel as k
-            r = k.apply_here(resume=True, root={str(sandbox)!r})
+            import fixer
+            r = fixer.apply(root={str(sandbox)!r})          # picks the waiting journal up
             maps = sorted({{l.split()[-1] for l in open("/proc/self/maps") if "libcudnn" in l}})
-            print("RESULT", json.dumps({{"verdict": r.verdict, "maps": maps,
+            print("RESULT", json.dumps({{"verdict": r.verdict, "payload": r.to_dict(), "maps": maps,
                                          "ld": os.environ.get("LD_LIBRARY_PATH", "")}}))
         """))
         result = json.loads(out.split("RESULT ", 1)[1])
     finally:
         km.shutdown_kernel(now=True)
     assert result["verdict"] == "fixed in this kernel"
+    assert result["payload"]["restart"]["verdict"] == "fixed in this kernel" and not result["payload"]["nothing_to_do"]
     assert f"{prefix}/lib/libcudnn.so.8" in result["maps"]
     assert result["ld"].startswith(f"{prefix}/lib")            # condacolab's wrapper started this kernel
     journal = json.loads(next((sandbox / "var/lib/colab-cudnn-fix/journal").glob("*/journal.json")).read_text())

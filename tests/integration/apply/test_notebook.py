@@ -38,7 +38,7 @@ def test_notebook_runs_top_to_bottom_on_a_local_kernel(tmp_path, monkeypatch):
         "".join(o.get("text", "")) if o.get("output_type") == "stream" else json.dumps(o.get("data", {}))
         for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs)
     assert "Traceback" not in text
-    # doctor / apply / apply_here: no GPU, nothing to fix, nothing changed
+    # doctor / apply / fixer.apply() in the kernel: no GPU, nothing to fix, nothing changed
     assert "no nvidia gpu" in text.lower()
     # the bundled environments' plans: TF 2.15's cuDNN 8 as exact commands; the CPU runtime's hint
     assert "libcudnn8=" in text and "apt-mark hold libcudnn8" in text

@@ -37,10 +37,10 @@ sys.exit(main())
 # given twice is left to it by the fast path; click takes it), and the typer-free fast path of
 # doctor --json (fixer._fast)
 START_UP = [(m, ("doctor", "--json", "--json")) for m in
-            ("fixer.cli", "typer", "fixer.model", "fixer.detection", "fixer.detection._child", "fixer.cli.options",
+            ("fixer.cli", "typer", "fixer.model", "fixer.detection", "fixer._proc", "fixer.cli.options",
              "fixer.cli.doctor", "fixer.diagnosis", "fixer.render")]
 FAST_START_UP = [(m, ("doctor", "--json")) for m in
-                 ("fixer._fast", "fixer._options", "fixer.model", "fixer.detection", "fixer.detection._child", "fixer.api",
+                 ("fixer._fast", "fixer._options", "fixer.model", "fixer.detection", "fixer._proc", "fixer.api",
                   "fixer.diagnosis", "fixer.render")]
 
 

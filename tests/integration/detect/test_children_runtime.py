@@ -7,7 +7,7 @@ import subprocess
 import sys
 import time
 
-from fixer.detection._child import python_script
+from fixer.detection.python_env import python_script
 from fixer.detection.fs import MachineFS
 from fixer.detection.runtime import detect_runtime
 from fixer.model import Environment, from_dict, to_dict

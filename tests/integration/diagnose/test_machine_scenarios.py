@@ -85,7 +85,7 @@ def test_rpath_beats_ld_library_path_for_the_main_library_but_not_its_sub_librar
     # torch's DT_RPATH finds the pip libcudnn.so.9 first, but that library dlopens its sub-libraries
     # by name, and for a caller with DT_RUNPATH the loader searches LD_LIBRARY_PATH first: on the GPU
     # machine an apt 9.14 family on LD_LIBRARY_PATH made torch report runtime (9, 14, 0) and map the
-    # apt sub-libraries next to the pip libcudnn.so.9 (scripts/device/kernel_fix.sh, case 1)
+    # apt sub-libraries next to the pip libcudnn.so.9 (tests/data/gpu_machine/runs-2026-11-26b/kernel_fix.txt, case 1)
     machine.h200(jax=False)
     build_cudnn_copy(machine.p("/opt/shadow/lib"), "9.14.0")
     machine.environ["LD_LIBRARY_PATH"] = "/opt/shadow/lib"
@@ -131,7 +131,7 @@ def test_mixed_pip_copy_found_with_deep_versions(machine):
     copies, _ = L.scan(shallow.python, machine.environ, fs, [], [], [])
     i = next(i for i, c in enumerate(copies) if c.directory == PIP_CUDNN)
     paths = L.unknown_cudnn_files(copies, deep=True)[i]
-    from fixer.detection._child import python_script
+    from fixer.detection.python_env import python_script
     import sys
     data, err = python_script(sys.executable, "_native.py", ["cudnn", *[fs.R(p) for p in paths]], timeout=20).result()
     L.apply_probe_versions(copies, i, data, fs, [])
