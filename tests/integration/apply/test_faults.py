@@ -128,7 +128,10 @@ def _freeze(t: Template, venv: Path) -> str:
     """`pip freeze --all` of the venv: pip's own freeze (what the command runs, with --all's empty
     skip list beyond the stdlib names) over the target interpreter's sys.path."""
     from pip._internal.operations.freeze import freeze
-    from pip._internal.utils.compat import stdlib_pkgs
+    try:                                     # where pip >= 26 keeps it
+        from pip._internal.metadata.base import stdlib_pkgs
+    except ImportError:                      # pip < 26
+        from pip._internal.utils.compat import stdlib_pkgs
 
     paths = [p.replace("{venv}", str(venv), 1) for p in t.sys_path]
     with _FREEZE_LOCK, warnings.catch_warnings():
