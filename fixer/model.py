@@ -43,6 +43,7 @@ FindingId = Literal[
     "cudnn-incomplete",
     "cuda-lib-missing",
     "cuda-lib-mismatch",
+    "system-runtime-too-old",   # a library needs a newer glibc / libstdc++ / libgcc than the system has
     "out-of-memory",
     "log-noise",
     "pip-conflict",

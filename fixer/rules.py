@@ -22,6 +22,7 @@ checks it), because they cannot import this package.
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Dict, List, Optional, Sequence, Tuple, Union
@@ -134,6 +135,7 @@ def decode_cudnn_version(value: Union[int, str, Sequence[int]]) -> Optional[str]
     return cudnn_version_from_int(n)
 
 
+@functools.lru_cache(maxsize=4096)   # a pure function of two strings; the resolver asks it ~10^5 times a solve
 def cudnn_compatible(runtime: Optional[str], built: Optional[str]) -> Optional[bool]:
     """Whether a cuDNN `runtime` version works for a framework built against `built`.
 

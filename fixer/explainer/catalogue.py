@@ -23,7 +23,7 @@ BASE_DECISIVE = 0.9
 BASE_PLAIN = 0.5
 
 LOADER_KINDS = ("missing", "symbol", "version", "damaged", "wrapper")
-ROLES = ("cudnn", "cuda-lib", "driver", "framework")
+ROLES = ("cudnn", "cuda-lib", "driver", "framework", "system-runtime")
 #: Slots a template may use (tests fill them with generated values).
 TEMPLATE_SLOTS = frozenset({
     "loaded", "built", "loaded_int", "built_int", "loaded_tuple", "built_tuple", "loaded_mm", "built_mm",
@@ -82,6 +82,10 @@ class Family:
     mismatch: Optional[str]
     damaged: Optional[str]
     cites: Tuple[str, ...]
+    #: version-node names this family's libraries define (GLIBC_2.34, GLIBCXX_3.4.29): in "version `X' not
+    #: found" the node, not the file name, says whose version is missing
+    nodes: Tuple["re.Pattern[str]", ...] = ()
+    check: str = ""                 # how to see which versions the system's copy defines
 
 
 @dataclasses.dataclass(frozen=True)
@@ -167,7 +171,8 @@ FACTS: Dict[str, Any] = {
 _RULE_KEYS = {"id", "title", "patterns", "decisive", "confidence", "requires", "excludes", "supports", "when_env",
               "versions", "library", "distinct_dirs", "severity", "fix", "sources", "cites", "templates", "check",
               "alternatives", "benign", "frameworks", "note"}
-_FAMILY_KEYS = {"name", "role", "stems", "names", "symbols", "missing", "mismatch", "damaged", "cites", "note"}
+_FAMILY_KEYS = {"name", "role", "stems", "names", "symbols", "missing", "mismatch", "damaged", "cites", "note", "nodes",
+                "check"}
 _LOADER_KEYS = {"kind", "patterns", "templates", "cites", "note"}
 
 
@@ -331,7 +336,8 @@ def _family(r: Any, i: int, ctx: _Ctx) -> Family:
     return Family(name=str(r["name"]), role=str(r["role"]), stems=_strs(r, "stems", "family", i, ctx, False),
                   names=_strs(r, "names", "family", i, ctx), symbols=_regexes(r, "symbols", "family", i, ctx),
                   missing=ids["missing"], mismatch=ids["mismatch"], damaged=ids["damaged"],
-                  cites=_cites(r, "family", i, ctx))
+                  cites=_cites(r, "family", i, ctx), nodes=_regexes(r, "nodes", "family", i, ctx),
+                  check=str(r.get("check", "")))
 
 
 def _loader(r: Any, i: int, ctx: _Ctx) -> LoaderRule:

@@ -232,7 +232,17 @@ def _loader_hits(text: str, cat: Catalogue) -> List[Hit]:
             "symbol": f"lacks the symbol {f.symbol}" if f.symbol else "lacks a symbol",
             "version": "lacks a symbol version",
         }[f.kind]
-        if f.kind in ("symbol", "version"):
+        check = _LOADER_CHECK.get(fid, "")
+        if fid == "system-runtime-too-old" and f.provider is not None:
+            rt = f.provider
+            needer = f.needer.describe() if f.needer else "a library"
+            need = f.node or (f"{f.symbol}'s version" if f.symbol else "a newer version")
+            have = f" ({lib.text})" if lib is not None and lib.family is rt else ""
+            title = (f"{needer} needs {need} from {rt.name}, which this system's {rt.name}{have} does not "
+                     f"define: the system's C/C++ runtime ({rt.name}) is older than the one the library was built "
+                     "for (not a cuDNN or CUDA mismatch)")
+            check = rt.check or check
+        elif f.kind in ("symbol", "version"):
             needer = f.needer.describe() if f.needer else "a library"
             prov = f.provider.name if f.provider else "its provider"
             title = (f"{needer} needs {f.symbol or 'a symbol'} from {prov}, which the loaded {prov} lacks: "
@@ -248,7 +258,7 @@ def _loader_hits(text: str, cat: Catalogue) -> List[Hit]:
             finding=Finding(id=fid, severity="error", title=title,  # type: ignore[arg-type]
                             evidence=tuple(ev) + tuple(f"source: {c}" for c in f.cites[:1]), fix=fix,
                             confidence=round(conf, 3)),
-            decisive=not f.inner, offset=f.offset, where=f.where, check=_LOADER_CHECK.get(fid, ""),
+            decisive=not f.inner, offset=f.offset, where=f.where, check=check,
             absent=f.kind in ("missing", "wrapper")))
     return hits
 
@@ -269,6 +279,11 @@ _FIX = {
                           "directory from LD_LIBRARY_PATH, or put the framework's own nvidia/*/lib directories first; within "
                           "a CUDA major only a library at least as new as the build works. `colab-cudnn-fix doctor` names the "
                           "copy that loads and `apply` writes the fix."),
+    "system-runtime-too-old": ("The library was built for a newer glibc / libstdc++ / libgcc than this system has: use a "
+                               "newer base image or OS (e.g. Ubuntu 22.04+ for GLIBC_2.35), or install a framework / "
+                               "library build made for an older glibc (a wheel whose manylinux tag, manylinux_2_X, is at "
+                               "most this system's glibc). For GLIBCXX_/CXXABI_/GCC_, a newer libstdc++ / libgcc "
+                               "(conda install -c conda-forge libstdcxx-ng, or the OS's) found before the old one also works."),
     "cudnn-incomplete": "Reinstall the cuDNN copy whole (pip install --force-reinstall the nvidia-cudnn wheel).",
     "driver-missing": ("Install (or load) the NVIDIA driver; in a container, start it with the GPU exposed (--gpus all). "
                        "On Colab: Runtime → Change runtime type → a GPU."),

@@ -95,6 +95,19 @@ def family_by_name(name: str, families: Sequence[Family]) -> Optional[Family]:
     return None
 
 
+def family_of_node(node: str, families: Sequence[Family]) -> Optional[Family]:
+    """The family whose libraries define this symbol-version node. glibc's match_symbol reports the
+    node the needer asked for and the object that lacks it ("version `GLIBC_2.34' not found"): a node
+    in a family's namespace (GLIBC_, GLIBCXX_/CXXABI_, GCC_) belongs to that family; a node named
+    like a library (CUDA libraries name theirs by soname, "libcudart.so.12") to that library's family."""
+    n = node.strip().strip("'\"`")
+    for fam in families:
+        if any(rx.match(n) for rx in fam.nodes):
+            return fam
+    lib = parse_library(n, families)
+    return lib.family if lib is not None else None
+
+
 def family_of_symbol(sym: str, families: Sequence[Family]) -> Optional[Family]:
     """The family that provides a symbol, by its name (longest matching prefix wins)."""
     best: Tuple[int, Optional[Family]] = (0, None)
@@ -121,6 +134,7 @@ class LoadFailure:
     where: str                       # the [[loader]] table, "errors.toml:123"
     cites: Tuple[str, ...]
     inner: bool = False              # a wrapper whose own dlerror text names the real failure
+    node: Optional[str] = None       # the symbol-version node asked for ("GLIBC_2.34", "libcudnn_graph.so.9")
 
 
 def line_at(text: str, offset: int) -> str:
@@ -150,11 +164,13 @@ def find_failures(text: str, cat: Catalogue) -> List[LoadFailure]:
                     libs.append(parse_library(g["lib"] or "", fams))
                 needer = parse_library(g["needer"] or "", fams) if g.get("needer") else None
                 sym = g.get("sym")
-                verlib = parse_library(g["verlib"] or "", fams) if g.get("verlib") else None
+                node = (g.get("verlib") or "").strip() or None
+                verlib = parse_library(node, fams) if node else None
                 provider = None
                 if rule.kind in ("symbol", "version"):
-                    if verlib is not None and verlib.family is not None:
-                        provider = verlib.family
+                    node_fam = family_of_node(node, fams) if node else None
+                    if node_fam is not None:
+                        provider = node_fam             # the node's namespace decides whose version is missing
                     elif sym:
                         provider = family_of_symbol(sym, fams)
                     if provider is None and libs and libs[0] is not None:
@@ -170,7 +186,7 @@ def find_failures(text: str, cat: Catalogue) -> List[LoadFailure]:
                         continue
                     out.append(LoadFailure(kind=rule.kind, library=lib, needer=needer, symbol=sym, provider=provider,
                                            detail=err.strip(), offset=m.start(), line=line_at(text, m.start()),
-                                           where=rule.where, cites=rule.cites, inner=inner))
+                                           where=rule.where, cites=rule.cites, inner=inner, node=node))
     out.sort(key=lambda f: f.offset)
     return out
 
@@ -195,6 +211,8 @@ def finding_of(f: LoadFailure) -> Optional[str]:
         return None
     if fam.role == "framework":
         return None
+    if fam.role == "system-runtime":
+        return fam.mismatch                     # the C/C++ runtime is older than the one the needer was built for
     if fam.role == "cudnn" and f.needer is not None and (needer_fam is None or needer_fam.role != "cudnn"):
         return "cudnn-too-old"                  # a program built against a newer cuDNN than the one loaded
     return fam.mismatch

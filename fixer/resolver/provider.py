@@ -502,8 +502,18 @@ class StackProvider:
         key = (identifier, tuple(sorted(id(r) for r in requirements)))
         hit = self._matches.get(key)
         if hit is None:
-            hit = [c for c in self._all_candidates(identifier, requirements)
-                   if all(r.accepts(c) for r in requirements)]
+            # the solver adds one requirement at a time: when the matches of all but the last are
+            # known, they are the candidates to filter (the candidate list depends on each
+            # requirement's `prefer` as well, so only when the last adds no preferred version)
+            last = requirements[-1] if requirements else None
+            known = None
+            if last is not None and not last.prefer and len(requirements) > 1:
+                known = self._matches.get((identifier, tuple(sorted(id(r) for r in requirements[:-1]))))
+            if known is not None and last is not None:
+                hit = [c for c in known if last.accepts(c)]
+            else:
+                hit = [c for c in self._all_candidates(identifier, requirements)
+                       if all(r.accepts(c) for r in requirements)]
             self._matches[key] = hit
         return hit
 

@@ -20,7 +20,8 @@ from fixer.model import FINDING_IDS
 from fixer.rules import cudnn_relation
 
 CAT = load_catalogue()
-FAMILIES = [f for f in CAT.families if f.role != "framework"]
+FAMILIES = [f for f in CAT.families if f.role not in ("framework", "system-runtime")]   # the GPU stack
+RUNTIMES = [f for f in CAT.families if f.role == "system-runtime"]   # tests/unit/explain/test_version_nodes.py
 SETTINGS = settings(max_examples=int(os.environ.get("EXPLAIN_EXAMPLES", "25")), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 dirs = st.one_of(
@@ -89,6 +90,7 @@ def test_every_rule_and_loader_wording_has_templates_and_cites():
     assert all(r.templates and r.cites for r in CAT.rules), [r.where for r in CAT.rules if not r.templates]
     assert all(lr.templates and lr.cites for lr in CAT.loaders)
     assert all(f.missing in FINDING_IDS for f in FAMILIES)
+    assert RUNTIMES and all(f.nodes and f.mismatch in FINDING_IDS and f.check for f in RUNTIMES)
 
 
 def test_every_cite_names_a_line_or_a_release():

@@ -31,10 +31,16 @@ def _dists(env: m.Environment) -> Dict[str, str]:
     return {d.name: d.version for d in (env.python.distributions if env.python else ())}
 
 
-def _brought(env: m.Environment, plan: m.Plan, k: int) -> Set[Tuple[str, str]]:
+def _machines(env: m.Environment, plan: m.Plan) -> List[Dict[str, str]]:
+    """The simulated machine's distributions after each prefix of the plan: [k] is the machine
+    before step k, [k + 1] the one after it (each prefix simulated once, not once per use)."""
+    return [_dists(simulate(env, m.Plan(steps=plan.steps[:k], stack=plan.stack), RECIPES))
+            for k in range(len(plan.steps) + 1)]
+
+
+def _brought(machines: List[Dict[str, str]], plan: m.Plan, k: int) -> Set[Tuple[str, str]]:
     """What step k brings, read off the simulated machine before and after it."""
-    before = _dists(simulate(env, m.Plan(steps=plan.steps[:k], stack=plan.stack), RECIPES))
-    after = _dists(simulate(env, m.Plan(steps=plan.steps[:k + 1], stack=plan.stack), RECIPES))
+    before, after = machines[k], machines[k + 1]
     step = plan.steps[k]
     out = {(n, v) for n, v in after.items() if before.get(n) != v}
     if "--force-reinstall" in step.argv or "--reinstall" in step.argv:
@@ -90,16 +96,15 @@ def test_sizes_are_exactly_what_the_simulation_brings(name, intent):
     plan = _plan(name, intent)
     if plan is None:
         return
-    env = ENVS[name]
+    machines = _machines(ENVS[name], plan)
     for k, step in enumerate(plan.steps):
         if step.kind != "pip-install":
             continue
-        brought = _brought(env, plan, k)
+        brought = _brought(machines, plan, k)
         sizes = {nv: RECIPES.download_size(*nv) for nv in brought}
         assert (step.download_bytes or 0) == sum(s for s in sizes.values() if s is not None), (step.packages, sizes)
         unsized = sorted(f"{n}=={v}" for (n, v), s in sizes.items() if s is None)
-        before = _dists(simulate(env, m.Plan(steps=plan.steps[:k], stack=plan.stack), RECIPES))
-        groups = _extras_groups(plan, k, before)
+        groups = _extras_groups(plan, k, machines[k])
         plain = sorted(u for u in step.download_unknown if not u.startswith(("what ", DEPENDENCIES_OF)))
         assert plain == unsized
         # the recipes hold a build's GPU-library pins, never its whole Requires-Dist: every
