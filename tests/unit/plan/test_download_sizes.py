@@ -125,7 +125,7 @@ def test_sizes_are_exactly_what_the_simulation_brings(name, intent):
     assert len(unknown) == sum(len(s.download_unknown) for s in plan.steps)
     # "the known total is complete" (nothing unknown) only when every install's dependency set is known
     with_deps = [k for k, s in enumerate(plan.steps) if s.kind == "pip-install" and "--no-deps" not in s.argv
-                 and {n for n, _ in _brought(env, plan, k)} & {requirement_parts(p)[0] for p in s.packages}]
+                 and {n for n, _ in _brought(machines, plan, k)} & {requirement_parts(p)[0] for p in s.packages}]
     if with_deps:
         assert unknown
 
