@@ -60,6 +60,9 @@ class Requirement:
     exact: Optional[str] = None
 
 
+DEPENDENCIES_OF = "dependencies of "     # how a Download of dependencies is labelled (render counts them apart)
+
+
 @dataclasses.dataclass(frozen=True)
 class Download:
     """One thing a step downloads, as the simulation sees it: a distribution (or apt/conda
@@ -72,9 +75,16 @@ class Download:
     version: Optional[str]                  # None: a version the recipes cannot name
     size_bytes: Optional[int] = None
     extras: Tuple[str, ...] = ()
+    # True: not a distribution but the rest of what installing `name` brings: pip resolves its
+    # whole Requires-Dist (torch: triton, sympy, ...; jax[cuda12]: jaxlib, the plugin and its pjrt),
+    # and the recipes hold only a build's GPU-library pins, so that set and its size are not known
+    dependencies: bool = False
 
     @property
     def label(self) -> str:
+        if self.dependencies:
+            return f"{DEPENDENCIES_OF}{self.name}{'[' + ','.join(self.extras) + ']' if self.extras else ''}" \
+                f"{' ' + self.version if self.version else ''}: not known"
         pinned = f"=={self.version}" if self.version else ""
         if self.extras:
             return f"what {self.name}[{','.join(self.extras)}]{pinned} brings"
@@ -454,8 +464,8 @@ def _run(env: Environment, plan: Plan, recipes: Recipes) -> Tuple[Environment, T
         s.downloads = []
         _apply_step(s, step)
         # one pip command resolves one version per name: the one the step leaves installed
-        last = {(d.name, d.extras): d for d in s.downloads}
-        per_step.append(tuple(d for d in s.downloads if last[(d.name, d.extras)] is d))
+        last = {(d.name, d.extras, d.dependencies): d for d in s.downloads}
+        per_step.append(tuple(d for d in s.downloads if last[(d.name, d.extras, d.dependencies)] is d))
     s.downloads = []
     return _result(s, env, plan), tuple(per_step)
 
@@ -468,8 +478,19 @@ def _apply_step(s: _State, step: Step) -> None:
     elif step.kind == "pip-install":
         deps = not (step.pip and step.pip.no_deps)
         force = bool(step.pip and step.pip.reinstall)
-        for text in step.packages:
-            s.install(parse_requirement(text), deps=deps, force=force)
+        before = {n: d.version for n, d in s.dists.items()}
+        reqs = [parse_requirement(text) for text in step.packages]
+        for r in reqs:
+            s.install(r, deps=deps, force=force)
+        if deps:
+            # pip resolves the whole Requires-Dist of what it installs (torch: triton, sympy, ...;
+            # jax[cuda12]: jaxlib, the plugin and its pjrt); the recipes hold only a build's
+            # GPU-library pins, so the rest, and its size, is not known: say so
+            for r in reqs:
+                now = s.dists.get(r.name)
+                if now is None or force or before.get(r.name) != now.version:
+                    s.downloads.append(Download(r.name, now.version if now else None, None, extras=r.extras,
+                                                dependencies=True))
     elif step.kind == "apt-install":
         for text in step.packages:
             pkg, _, ver = text.partition("=")
@@ -584,5 +605,5 @@ def stack_drift(after: Environment, plan: Plan) -> List[str]:
     return list(dict.fromkeys(out))
 
 
-__all__ = ["Download", "PlanCheck", "Requirement", "check_plan", "downloads", "parse_requirement", "priced",
+__all__ = ["DEPENDENCIES_OF", "Download", "PlanCheck", "Requirement", "check_plan", "downloads", "parse_requirement", "priced",
            "simulate", "stack_drift"]

@@ -47,9 +47,15 @@ def _size(n: Optional[int]) -> str:
 
 def download_text(known: Optional[int], unknown: Sequence[str]) -> str:
     """"2.9 GB + 2 packages of unknown size", "1.1 GB", "3 packages of unknown size" ("" for nothing)."""
+    from ..simulate import DEPENDENCIES_OF
+
+    deps = [u for u in unknown if u.startswith(DEPENDENCIES_OF)]
+    pkgs = [u for u in unknown if not u.startswith(DEPENDENCIES_OF)]
     parts = [_size(known)] if known else []
-    if unknown:
-        parts.append(f"{len(unknown)} package{'s' if len(unknown) != 1 else ''} of unknown size")
+    if pkgs:
+        parts.append(f"{len(pkgs)} package{'s' if len(pkgs) != 1 else ''} of unknown size")
+    if deps:
+        parts.append(f"the dependencies of {len(deps)} install{'s' if len(deps) != 1 else ''} (not known)")
     return " + ".join(parts)
 
 

@@ -19,7 +19,7 @@ from fixer.planner import bundled_environments, load_environment, make_plan
 from fixer.recipes import load
 from fixer.pipeline import resolve
 from fixer.rules import requirement_parts
-from fixer.simulate import simulate
+from fixer.simulate import DEPENDENCIES_OF, simulate
 
 RECIPES = load()
 ENVS = {n: load_environment(n)[0] for n in bundled_environments()}
@@ -105,8 +105,17 @@ def test_sizes_are_exactly_what_the_simulation_brings(name, intent):
         assert (step.download_bytes or 0) == sum(s for s in sizes.values() if s is not None), (step.packages, sizes)
         unsized = sorted(f"{n}=={v}" for (n, v), s in sizes.items() if s is None)
         groups = _extras_groups(plan, k, machines[k])
-        plain = sorted(u for u in step.download_unknown if not u.startswith("what "))
+        plain = sorted(u for u in step.download_unknown if not u.startswith(("what ", DEPENDENCIES_OF)))
         assert plain == unsized
+        # the recipes hold a build's GPU-library pins, never its whole Requires-Dist: every
+        # distribution a step installs with its dependencies says that they are not known
+        deps_of = {u[len(DEPENDENCIES_OF):].split(" ")[0].split("[")[0].split(":")[0]
+                   for u in step.download_unknown if u.startswith(DEPENDENCIES_OF)}
+        if "--no-deps" in step.argv:
+            assert not deps_of
+        else:
+            named = {requirement_parts(p)[0] for p in step.packages}
+            assert {n for n, _ in brought if n in named} <= deps_of, (step.packages, step.download_unknown)
         assert {u.split(" ")[1].split("[")[0] for u in step.download_unknown if u.startswith("what ")} == groups
         if "--no-deps" in step.argv:
             named = {requirement_parts(p)[0] for p in step.packages}
@@ -114,6 +123,11 @@ def test_sizes_are_exactly_what_the_simulation_brings(name, intent):
     known, unknown = plan.download
     assert known == sum(s.download_bytes or 0 for s in plan.steps)
     assert len(unknown) == sum(len(s.download_unknown) for s in plan.steps)
+    # "the known total is complete" (nothing unknown) only when every install's dependency set is known
+    with_deps = [k for k, s in enumerate(plan.steps) if s.kind == "pip-install" and "--no-deps" not in s.argv
+                 and {n for n, _ in _brought(machines, plan, k)} & {requirement_parts(p)[0] for p in s.packages}]
+    if with_deps:
+        assert unknown
 
 
 def test_a_torch_change_counts_its_cuda_wheels():
@@ -147,9 +161,13 @@ def test_unknown_sizes_are_named_and_counted(capsys):
     res = runner.invoke(app, ["plan", "--environment", "h200-healthy", "--torch", "2.10.0", "--json"])
     body = json.loads(res.stdout)["plan"]["download"]
     assert body["known_bytes"] == known and body["unknown"] == list(unknown)
-    assert body["text"].endswith(f"+ {len(unknown)} packages of unknown size")
+    pkgs = [u for u in unknown if not u.startswith(DEPENDENCIES_OF)]
+    deps = [u for u in unknown if u.startswith(DEPENDENCIES_OF)]
+    assert "dependencies of torch 2.10.0+cu130: not known" in deps
+    assert f"+ {len(pkgs)} packages of unknown size" in body["text"]
+    assert body["text"].endswith(f"+ the dependencies of {len(deps)} install{'s' if len(deps) != 1 else ''} (not known)")
     res = runner.invoke(app, ["plan", "--environment", "h200-healthy", "--torch", "2.10.0"], env={"COLUMNS": "200"})
-    assert f"{len(unknown)} packages of unknown size" in res.stdout
+    assert f"{len(pkgs)} packages of unknown size" in res.stdout
 
 
 @pytest.mark.parametrize("name", sorted(ENVS))
