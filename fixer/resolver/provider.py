@@ -159,7 +159,9 @@ class StackProvider:
         self.intent = intent
         self.recipes = recipes
         self.notes: List[str] = []
-        self._matches: Dict[Tuple[Ident, Tuple[int, ...]], List[Any]] = {}
+        # keyed by the requirements' ids; each entry keeps its requirements alive, so that an id
+        # is never reused by another requirement while the entry stands
+        self._matches: Dict[Tuple[Ident, Tuple[int, ...]], Tuple[Tuple[Req, ...], List[Any]]] = {}
         self._deps: Dict[int, List[Req]] = {}
         self._companions: Dict[str, List[str]] = {}
         self._ranks: Dict[int, Dict[int, int]] = {}
@@ -500,22 +502,24 @@ class StackProvider:
 
     def find_matches(self, identifier: Ident, requirements: Sequence[Req]) -> List[Any]:
         key = (identifier, tuple(sorted(id(r) for r in requirements)))
-        hit = self._matches.get(key)
-        if hit is None:
+        entry = self._matches.get(key)
+        if entry is None:
             # the solver adds one requirement at a time: when the matches of all but the last are
             # known, they are the candidates to filter (the candidate list depends on each
             # requirement's `prefer` as well, so only when the last adds no preferred version)
             last = requirements[-1] if requirements else None
             known = None
             if last is not None and not last.prefer and len(requirements) > 1:
-                known = self._matches.get((identifier, tuple(sorted(id(r) for r in requirements[:-1]))))
+                prefix = self._matches.get((identifier, tuple(sorted(id(r) for r in requirements[:-1]))))
+                known = prefix[1] if prefix is not None else None
             if known is not None and last is not None:
                 hit = [c for c in known if last.accepts(c)]
             else:
                 hit = [c for c in self._all_candidates(identifier, requirements)
                        if all(r.accepts(c) for r in requirements)]
-            self._matches[key] = hit
-        return hit
+            entry = (tuple(requirements), hit)
+            self._matches[key] = entry
+        return entry[1]
 
     def is_satisfied_by(self, requirement: Req, candidate: Any) -> bool:
         return bool(requirement.accepts(candidate))
