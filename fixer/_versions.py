@@ -32,6 +32,7 @@ def public(v: str) -> str:
     return v.split("+")[0]
 
 
+@functools.lru_cache(maxsize=8192)
 def canonical_name(name: str) -> str:
     """A distribution name as PEP 503 normalises it: "nvidia_cudnn_cu13" -> "nvidia-cudnn-cu13"."""
     return re.sub(r"[-_.]+", "-", name).lower()

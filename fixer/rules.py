@@ -259,6 +259,7 @@ def display_name(framework: str) -> str:
 _REQ = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9_.\-]*)\s*(\[[^\]]*\])?\s*(?:===?\s*([^\s;,]+))?")
 
 
+@functools.lru_cache(maxsize=8192)   # pure, and asked about the same few hundred strings
 def split_requirement(req: str) -> Tuple[str, Optional[str]]:
     """"torch==2.5.1+cu124" -> ("torch", "2.5.1+cu124"); "nvidia_cudnn_cu12[x] >= 9" ->
     ("nvidia-cudnn-cu12", None): the canonical name and the exact (==) version, extras dropped."""
@@ -268,6 +269,7 @@ def split_requirement(req: str) -> Tuple[str, Optional[str]]:
     return canonical_name(m.group(1)), m.group(3)
 
 
+@functools.lru_cache(maxsize=8192)   # pure, and asked about the same few hundred strings
 def requirement_parts(req: str) -> Tuple[str, Tuple[str, ...], str, Optional[str]]:
     """"jax[cuda12]==0.4.30; sys_platform == 'linux'" -> ("jax", ("cuda12",), "==0.4.30", "0.4.30"):
     the canonical name, the extras, the specifier text and the exact (==) version."""

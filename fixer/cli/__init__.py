@@ -6,7 +6,7 @@ comes from the one options table (fixer.cli.options).
 from __future__ import annotations
 
 import sys
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence, Tuple
 
 import typer
 
@@ -49,12 +49,32 @@ def main(argv: Optional[List[str]] = None) -> int:
     return code
 
 
+#: typer's click command for `app`, with the registrations it was built from.
+_BUILT: List[Tuple[Tuple[int, ...], Any]] = []
+
+
+def _command() -> Any:
+    """The click command of `app`. `app(...)` would rebuild it from the registered functions on
+    every call (about 20 ms: typer reads every signature); it is built again only when a
+    command or group was registered since."""
+    import typer.main
+
+    stamp = (len(app.registered_commands), len(app.registered_groups), id(app.registered_callback))
+    if not _BUILT or _BUILT[0][0] != stamp:
+        _BUILT[:] = [(stamp, typer.main.get_command(app))]
+    return _BUILT[0][1]
+
+
 def _main(argv: Optional[List[str]] = None) -> int:
     args = list(argv if argv is not None else sys.argv[1:])
     usage_error = _click_class("UsageError")
     click_exception = _click_class("ClickException")
+    import typer.main
+
+    if sys.excepthook != typer.main.except_hook:   # as app(...) does; pretty exceptions are off
+        sys.excepthook = typer.main.except_hook
     try:
-        rv = app(args=args, prog_name="colab-cudnn-fix", standalone_mode=False)
+        rv = _command()(args=args, prog_name="colab-cudnn-fix", standalone_mode=False)
     except SystemExit as exc:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)

@@ -169,12 +169,17 @@ class StackProvider:
         self._fixes_cache: Dict[Tuple[int, FrozenSet[str]], int] = {}
         self._twin_pins: Dict[Tuple[str, str, Optional[str]], Tuple[Optional[str], Optional[str]]] = {}
         self._by_framework: Dict[str, Tuple[Build, ...]] = {}
+        # cost memos, keyed by ids; each entry keeps its objects alive (no id is reused meanwhile)
+        self._build_costs: Dict[int, Tuple[Any, Cost]] = {}
+        self._cudnn_costs: Dict[Tuple[int, Tuple[int, ...]], Tuple[Any, Tuple[Any, ...], Cost]] = {}
         self._installed_dists = {d.name: d.version for d in (env.python.distributions if env.python else ())}
         self._size_estimates: Dict[Tuple[str, str], int] = {}
         self.gpu_present = bool(env.gpus) or env.runtime.accelerator == "gpu"
         self.facts = self._facts()
         self.driver_cuda = driver_cuda(env.driver.version, env.driver.cuda_version, recipes.driver_floors)
         self._variant_picks: Dict[Tuple[str, str], Optional[Tuple[str, str]]] = {}
+        self._releases: Dict[str, Dict[str, List[Build]]] = {}
+        self._off_rule: Dict[int, Tuple[Build, int]] = {}
         self.frameworks = self._wanted_frameworks()
         self.build_candidates: Dict[str, List[BuildCandidate]] = {
             f: self._build_candidates(f) for f in self.frameworks}
@@ -295,6 +300,15 @@ class StackProvider:
             hit = self._by_framework[framework] = self.recipes.builds_for(framework)
         return hit
 
+    def _release_builds(self, framework: str, release: str) -> List[Build]:
+        """The builds of `framework` whose public version is `release`, in recipe order."""
+        index = self._releases.get(framework)
+        if index is None:
+            index = self._releases[framework] = {}
+            for b in self._builds_of(framework):
+                index.setdefault(public(b.version), []).append(b)
+        return index.get(release, [])
+
     def _companion_names(self, framework: str) -> List[str]:
         """torchvision, torchaudio, ...: every companion any build of `framework` names."""
         hit = self._companions.get(framework)
@@ -324,11 +338,13 @@ class StackProvider:
         for c in out:
             if not c.installed:
                 by_release.setdefault(public(c.build.version), []).append(c)
+        release_touched: Dict[str, int] = {}
+        for release, group in by_release.items():
+            picked = [x.touched for x in group if self.off_rule(x.build) == 0] or [x.touched for x in group]
+            release_touched[release] = min(picked)
         for i, c in enumerate(out):
             if not c.installed:
-                group = by_release[public(c.build.version)]
-                picked = [x.touched for x in group if self.off_rule(x.build) == 0] or [x.touched for x in group]
-                out[i] = dataclasses.replace(c, release_touched=min(picked))
+                out[i] = dataclasses.replace(c, release_touched=release_touched[public(c.build.version)])
 
         def key(c: BuildCandidate) -> Tuple[Any, ...]:
             same_version = inst_pub is not None and public(c.build.version) == inst_pub
@@ -501,6 +517,8 @@ class StackProvider:
         return [PackageCandidate(manager, name, v) for v in versions] + [PackageCandidate(manager, name, None)]
 
     def find_matches(self, identifier: Ident, requirements: Sequence[Req]) -> List[Any]:
+        # in order: the candidate order follows the requirements' order (their `prefer` versions
+        # come in that order), so two orders of one set are two questions
         key = (identifier, tuple(sorted(id(r) for r in requirements)))
         entry = self._matches.get(key)
         if entry is None:
@@ -532,8 +550,7 @@ class StackProvider:
             return build.size_bytes
         key = (build.framework, public(build.version))
         if key not in self._size_estimates:
-            same = [b.size_bytes for b in self._builds_of(build.framework)
-                    if b.size_bytes and public(b.version) == key[1]]
+            same = [b.size_bytes for b in self._release_builds(build.framework, key[1]) if b.size_bytes]
             anyv = [b.size_bytes for b in self._builds_of(build.framework) if b.size_bytes]
             self._size_estimates[key] = max(same or anyv or [0])
         return self._size_estimates[key]
@@ -544,40 +561,57 @@ class StackProvider:
         position in the candidate order) with bytes breaking ties, for cuDNN the fewest bytes
         then rank (see the module docstring)."""
         if isinstance(candidate, BuildCandidate):
-            if candidate.installed:
-                return (0, 0, 0, 0)
-            changed = int(candidate.installed_version is not None and
-                          public(candidate.installed_version) != public(candidate.build.version))
-            rank = self._rank(self.build_candidates[candidate.framework], candidate)
-            return (changed, candidate.release_touched, rank, self.estimated_size(candidate.build))
+            # depends on the candidate alone: computed once
+            memo = self._build_costs.get(id(candidate))
+            if memo is None:
+                memo = self._build_costs[id(candidate)] = (candidate, self._build_cost(candidate))
+            return memo[1]
         if isinstance(candidate, CudnnCandidate):
             if candidate.state == "loaded":
                 return (0, 0, 0, 0)
-            pinning = [c for c in pinned.values() if isinstance(c, BuildCandidate) and candidate.source == "pip"
-                       and self._pin_of(c) == (candidate.package, candidate.package_version)]
-            # a version a chosen build pins itself comes first, then its apt twin
-            # (the same release for the same CUDA major), then the candidate order
-            rank = 0 if pinning else 1 if self._is_twin(candidate, pinned) \
-                else 2 + self._rank(self.cudnn_for(candidate.major), candidate)
-            # a build that is installed now brings its pinned wheel with it (its Requires-Dist,
-            # counted in its own distributions touched) and finds it by its own RPATH
-            brought = frozenset(c.framework for c in pinning if not c.installed)
-            fixes = self._loader_fixes(candidate, skip=brought)
-            if candidate.state == "on-disk" or (brought and candidate.state == "new"):
-                return (0, fixes, 0, rank)      # nothing more to download: at most a loader fix
-            return (0, 1 + fixes, candidate.size_bytes or 0, rank)
+            # depends on the candidate and the builds pinned, which are pinned only under their
+            # framework's identifier (find_matches gives BuildCandidates for those alone)
+            builds = tuple(b for b in (pinned.get(framework_id(f)) for f in self.frameworks) if b is not None)
+            key = (id(candidate), tuple(id(b) for b in builds))
+            hit = self._cudnn_costs.get(key)
+            if hit is None:
+                hit = self._cudnn_costs[key] = (candidate, builds, self._cudnn_cost(candidate, builds))
+            return hit[2]
         if isinstance(candidate, PackageCandidate) and candidate.version is None and candidate.manager == "pip" \
                 and candidate.name in self._installed_dists:
             return (0, 1, 0, 0)   # a removal
         return (0, 0, 0, 0)
+
+    def _build_cost(self, candidate: BuildCandidate) -> Cost:
+        if candidate.installed:
+            return (0, 0, 0, 0)
+        changed = int(candidate.installed_version is not None and
+                      public(candidate.installed_version) != public(candidate.build.version))
+        rank = self._rank(self.build_candidates[candidate.framework], candidate)
+        return (changed, candidate.release_touched, rank, self.estimated_size(candidate.build))
+
+    def _cudnn_cost(self, candidate: CudnnCandidate, builds: Tuple[BuildCandidate, ...]) -> Cost:
+        pinning = [c for c in builds if candidate.source == "pip"
+                   and self._pin_of(c) == (candidate.package, candidate.package_version)]
+        # a version a chosen build pins itself comes first, then its apt twin
+        # (the same release for the same CUDA major), then the candidate order
+        rank = 0 if pinning else 1 if self._is_twin(candidate, builds) \
+            else 2 + self._rank(self.cudnn_for(candidate.major), candidate)
+        # a build that is installed now brings its pinned wheel with it (its Requires-Dist,
+        # counted in its own distributions touched) and finds it by its own RPATH
+        brought = frozenset(c.framework for c in pinning if not c.installed)
+        fixes = self._loader_fixes(candidate, skip=brought)
+        if candidate.state == "on-disk" or (brought and candidate.state == "new"):
+            return (0, fixes, 0, rank)      # nothing more to download: at most a loader fix
+        return (0, 1 + fixes, candidate.size_bytes or 0, rank)
 
     def variant_pick(self, framework: str, version: str) -> Optional[Tuple[str, str]]:
         """rules.pick_cuda_variant over the CUDA variants the recipes know of this release, for
         this driver and these GPUs: (CUDA "major.minor", "native" | "minor-version")."""
         key = (framework, public(version))
         if key not in self._variant_picks:
-            variants = [(b.cuda, b.compute_capabilities, b.ptx) for b in self._builds_of(framework)
-                        if b.cuda and public(b.version) == key[1]]
+            variants = [(b.cuda, b.compute_capabilities, b.ptx) for b in self._release_builds(framework, key[1])
+                        if b.cuda]
             self._variant_picks[key] = pick_cuda_variant(
                 variants, self.env.driver.version, self.driver_cuda, self.facts[GPU].value,
                 self.recipes.driver_floors) if variants else None
@@ -589,6 +623,12 @@ class StackProvider:
         decide), 1 another variant within the driver's own CUDA, 2 one that runs only by
         minor-version compatibility, 3 one that does not run here. The candidate order, so a
         variant other than the pick is chosen only when the pick does not fit the stack."""
+        hit = self._off_rule.get(id(build))
+        if hit is None:
+            hit = self._off_rule[id(build)] = (build, self._off_rule_of(build))   # keeps `build` alive
+        return hit[1]
+
+    def _off_rule_of(self, build: Build) -> int:
         if not build.cuda:
             return 0
         pick = self.variant_pick(build.framework, build.version)
@@ -600,14 +640,14 @@ class StackProvider:
         """How `build` runs under this machine's driver (rules.cuda_fit)."""
         return cuda_fit(build.cuda, self.env.driver.version, self.driver_cuda, self.recipes.driver_floors)
 
-    def _is_twin(self, candidate: CudnnCandidate, pinned: Mapping[Ident, Any]) -> bool:
+    def _is_twin(self, candidate: CudnnCandidate, builds: Sequence[BuildCandidate]) -> bool:
         """The apt package of the very release the pip path would install for a chosen build
         (nvidia-cudnn-cu12==9.3.0.75 <-> libcudnn9-cuda-12 9.3.0.75-1: data/apt_cudnn.toml, each
         row with its source). Not conda: its candidates are pip versions assumed on conda-forge,
         not a catalogue, so no one release of them is preferred."""
         if candidate.source != "apt" or self.intent.cudnn_from != "apt":
             return False   # asked for apt: the same fix as the pip path, from apt
-        for c in pinned.values():
+        for c in builds:
             if isinstance(c, BuildCandidate):
                 pkg, ver = self._pip_version_of(c.build)
                 # a Debian version is the upstream release, then "-" and the package revision
