@@ -161,7 +161,7 @@ class StackProvider:
         self.notes: List[str] = []
         # keyed by the requirements' ids; each entry keeps its requirements alive, so that an id
         # is never reused by another requirement while the entry stands
-        self._matches: Dict[Tuple[Ident, Tuple[int, ...]], Tuple[Tuple[Req, ...], List[Any]]] = {}
+        self._matches: Dict[Tuple[Ident, Tuple[int, ...], Tuple[str, ...]], Tuple[Tuple[Req, ...], List[Any]]] = {}
         self._deps: Dict[int, List[Req]] = {}
         self._companions: Dict[str, List[str]] = {}
         self._ranks: Dict[int, Dict[int, int]] = {}
@@ -181,6 +181,7 @@ class StackProvider:
         self._releases: Dict[str, Dict[str, List[Build]]] = {}
         self._off_rule: Dict[int, Tuple[Build, int]] = {}
         self.frameworks = self._wanted_frameworks()
+        self._framework_ids = tuple(framework_id(f) for f in self.frameworks)
         self.build_candidates: Dict[str, List[BuildCandidate]] = {
             f: self._build_candidates(f) for f in self.frameworks}
         self.cudnn_candidates: Dict[int, List[CudnnCandidate]] = {}
@@ -516,10 +517,22 @@ class StackProvider:
                     versions.append(v)
         return [PackageCandidate(manager, name, v) for v in versions] + [PackageCandidate(manager, name, None)]
 
+    @staticmethod
+    def _prefer_key(identifier: Ident, requirements: Sequence[Req]) -> Tuple[str, ...]:
+        """What of the requirements' `prefer` versions the candidate list depends on: nothing for
+        facts and frameworks, which versions for cuDNN, which versions in which order for a
+        package (_all_candidates lists them in that order)."""
+        if identifier.kind in ("fact", "framework"):
+            return ()
+        prefer = [v for r in requirements for v in r.prefer]
+        if not prefer:
+            return ()
+        return tuple(sorted(set(prefer))) if identifier.kind == "cudnn" else tuple(dict.fromkeys(prefer))
+
     def find_matches(self, identifier: Ident, requirements: Sequence[Req]) -> List[Any]:
-        # in order: the candidate order follows the requirements' order (their `prefer` versions
-        # come in that order), so two orders of one set are two questions
-        key = (identifier, tuple(sorted(id(r) for r in requirements)))
+        # The answer depends on the set of requirements and on their `prefer` versions (for a
+        # package, in order): two orders of one set share an entry only when those agree
+        key = (identifier, tuple(sorted(id(r) for r in requirements)), self._prefer_key(identifier, requirements))
         entry = self._matches.get(key)
         if entry is None:
             # the solver adds one requirement at a time: when the matches of all but the last are
@@ -528,7 +541,7 @@ class StackProvider:
             last = requirements[-1] if requirements else None
             known = None
             if last is not None and not last.prefer and len(requirements) > 1:
-                prefix = self._matches.get((identifier, tuple(sorted(id(r) for r in requirements[:-1]))))
+                prefix = self._matches.get((identifier, tuple(sorted(id(r) for r in requirements[:-1])), key[2]))
                 known = prefix[1] if prefix is not None else None
             if known is not None and last is not None:
                 hit = [c for c in known if last.accepts(c)]
@@ -571,7 +584,7 @@ class StackProvider:
                 return (0, 0, 0, 0)
             # depends on the candidate and the builds pinned, which are pinned only under their
             # framework's identifier (find_matches gives BuildCandidates for those alone)
-            builds = tuple(b for b in (pinned.get(framework_id(f)) for f in self.frameworks) if b is not None)
+            builds = tuple(b for b in (pinned.get(i) for i in self._framework_ids) if b is not None)
             key = (id(candidate), tuple(id(b) for b in builds))
             hit = self._cudnn_costs.get(key)
             if hit is None:

@@ -158,9 +158,13 @@ class Solver(Generic[KT]):
                 # enough: keep the best stack found (the budget never stops the search for a first one)
                 self._best = dataclasses.replace(self._best, complete=False)
                 return
-            new_cost = _add(cost, p.cost(ident, candidate, pinned))
-            if self._beaten(new_cost):
-                continue   # candidates come cheapest first, but cost may depend on pins: keep looking
+            new_cost: Optional[Cost] = None
+            if self._best is not None:
+                new_cost = _add(cost, p.cost(ident, candidate, pinned))
+                if self._beaten(new_cost):
+                    continue   # candidates come cheapest first, but cost may depend on pins: keep looking
+            # (with no stack found yet nothing is beaten: the cost is asked only of a candidate
+            # that passes the checks below, the same answer without costing every refused one)
             deps = p.get_dependencies(candidate)
             new_criteria = dict(criteria)
             for d in deps:
@@ -178,6 +182,8 @@ class Solver(Generic[KT]):
                     break
             if not ok:
                 continue
+            if new_cost is None:
+                new_cost = _add(cost, p.cost(ident, candidate, pinned))
             pinned[ident] = candidate
             self.reporter.pinning(ident, candidate)
             self._search(pinned, new_criteria, new_cost)

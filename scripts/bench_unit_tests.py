@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""How long `pytest tests/unit` takes (issue 9: under 30 s).
+
+    python scripts/bench_unit_tests.py                 # one run of this checkout
+    python scripts/bench_unit_tests.py -n 3 --json
+    python scripts/bench_unit_tests.py --against ../other-checkout   # A/B, runs side by side
+
+Runs `python -m pytest -q -p no:randomly tests/unit` in a child process (this interpreter) and
+prints its CPU time (user + sys, from the child's rusage), its wall time, the load average before
+and after, and pytest's summary line. On a shared machine the wall time follows the load; the CPU
+time much less so, which is why both are printed. With --against the other checkout's suite runs
+at the same time as this one's, so both see the same load (compare their CPU times).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Dict, List, Optional, Union
+
+REPO = Path(__file__).resolve().parent.parent
+COMMAND = ["-m", "pytest", "-q", "-p", "no:randomly", "tests/unit"]
+
+
+def _start(repo: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, *COMMAND], cwd=str(repo), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def _wait(proc: subprocess.Popen[str]) -> Dict[str, Union[float, str]]:
+    """Wait for `proc`; its CPU time from wait4's rusage (the child's own, not its siblings')."""
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    out = proc.stdout.read() if proc.stdout else ""
+    lines = [ln for ln in out.splitlines() if ln.strip()]
+    return {"cpu_s": round(usage.ru_utime + usage.ru_stime, 2), "user_s": round(usage.ru_utime, 2),
+            "sys_s": round(usage.ru_stime, 2), "rc": float(proc.returncode), "summary": lines[-1] if lines else ""}
+
+
+def run(repos: List[Path]) -> List[Dict[str, Union[float, str]]]:
+    load_before = os.getloadavg()[0]
+    t0 = time.monotonic()
+    procs = [_start(r) for r in repos]
+    results = []
+    for repo, proc in zip(repos, procs):
+        r = _wait(proc)
+        r["wall_s"] = round(time.monotonic() - t0, 2)
+        r["repo"] = str(repo)
+        r["load_before"] = round(load_before, 2)
+        r["load_after"] = round(os.getloadavg()[0], 2)
+        results.append(r)
+    return results
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-n", type=int, default=1, help="runs (default 1)")
+    ap.add_argument("--against", help="another checkout to run side by side (A/B under the same load)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    repos = [REPO] + ([Path(args.against).resolve()] if args.against else [])
+    runs = [r for _ in range(args.n) for r in run(repos)]
+    if args.json:
+        print(json.dumps(runs, indent=2))
+    else:
+        print("command: " + " ".join(["python", *COMMAND]))
+        for r in runs:
+            print(f"{r['repo']}: cpu {r['cpu_s']} s (user {r['user_s']} + sys {r['sys_s']}), wall {r['wall_s']} s, "
+                  f"load {r['load_before']} -> {r['load_after']}: {r['summary']}")
+    return 0 if all(r["rc"] == 0 for r in runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
