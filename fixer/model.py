@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import typing
-from typing import Any, Dict, Literal, Mapping, Optional, Tuple, Type, TypeVar
+from typing import Any, Callable, Dict, FrozenSet, Literal, Mapping, Optional, Tuple, Type, TypeVar
 
 from ._versions import canonical_name, version_key
 
@@ -100,42 +100,97 @@ def _hints(cls: type) -> Dict[str, Any]:
     return _HINTS[cls]
 
 
+#: type -> its converter (data, where) -> value, built once per type from the rules below.
+_CONVERTERS: Dict[Any, Callable[[Any, str], Any]] = {}
+#: dataclass -> (fields, their converters, the fields that must be given)
+_SPECS: Dict[type, Tuple[Dict[str, Any], Dict[str, Callable[[Any, str], Any]], FrozenSet[str]]] = {}
+
+
 def _convert(tp: Any, data: Any, where: str) -> Any:
+    return _converter(tp)(data, where)
+
+
+def _converter(tp: Any) -> Callable[[Any, str], Any]:
+    fn = _CONVERTERS.get(tp)
+    if fn is None:
+        fn = _CONVERTERS[tp] = _make_converter(tp)
+    return fn
+
+
+def _make_converter(tp: Any) -> Callable[[Any, str], Any]:
+    """The conversion of `tp`'s JSON form, its type inspected once (from_dict turns many values
+    of few types)."""
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if tp is Any:
-        return data
+        return lambda data, where: data
     if origin is typing.Union:
-        if data is None:
-            if type(None) in args:
-                return None
-            raise ValueError(f"{where}: null is not allowed")
+        nullable = type(None) in args
         inner = [a for a in args if a is not type(None)]
-        return _convert(inner[0], data, where)
+
+        def union(data: Any, where: str) -> Any:
+            if data is None:
+                if nullable:
+                    return None
+                raise ValueError(f"{where}: null is not allowed")
+            return _converter(inner[0])(data, where)
+        return union
     if origin is Literal:
-        if data not in args:
-            raise ValueError(f"{where}: {data!r} is not one of {', '.join(map(repr, args))}")
-        return data
+        def literal(data: Any, where: str) -> Any:
+            if data not in args:
+                raise ValueError(f"{where}: {data!r} is not one of {', '.join(map(repr, args))}")
+            return data
+        return literal
     if origin in (tuple, Tuple):
-        if not isinstance(data, (list, tuple)):
-            raise ValueError(f"{where}: expected a list, got {type(data).__name__}")
         if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_convert(args[0], v, f"{where}[{i}]") for i, v in enumerate(data))
-        if len(args) != len(data):
-            raise ValueError(f"{where}: expected {len(args)} items, got {len(data)}")
-        return tuple(_convert(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, data)))
+            item = args[0]
+
+            def variadic(data: Any, where: str) -> Any:
+                if not isinstance(data, (list, tuple)):
+                    raise ValueError(f"{where}: expected a list, got {type(data).__name__}")
+                conv = _converter(item)
+                return tuple(conv(v, f"{where}[{i}]") for i, v in enumerate(data))
+            return variadic
+
+        def fixed(data: Any, where: str) -> Any:
+            if not isinstance(data, (list, tuple)):
+                raise ValueError(f"{where}: expected a list, got {type(data).__name__}")
+            if len(args) != len(data):
+                raise ValueError(f"{where}: expected {len(args)} items, got {len(data)}")
+            return tuple(_convert(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, data)))
+        return fixed
     if origin in (dict, Dict, Mapping):
-        if not isinstance(data, dict):
-            raise ValueError(f"{where}: expected an object, got {type(data).__name__}")
         vt = args[1] if args else Any
-        return {str(k): _convert(vt, v, f"{where}.{k}") for k, v in data.items()}
+
+        def mapping(data: Any, where: str) -> Any:
+            if not isinstance(data, dict):
+                raise ValueError(f"{where}: expected an object, got {type(data).__name__}")
+            conv = _converter(vt)
+            return {str(k): conv(v, f"{where}.{k}") for k, v in data.items()}
+        return mapping
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return from_dict(tp, data, where)
-    if tp is float and isinstance(data, int) and not isinstance(data, bool):
-        return float(data)
-    if isinstance(tp, type) and not isinstance(data, tp):
-        raise ValueError(f"{where}: expected {tp.__name__}, got {type(data).__name__} {data!r}")
-    return data
+        cls = tp
+        return lambda data, where: from_dict(cls, data, where)
+    if isinstance(tp, type):
+        def plain(data: Any, where: str) -> Any:
+            if tp is float and isinstance(data, int) and not isinstance(data, bool):
+                return float(data)
+            if not isinstance(data, tp):
+                raise ValueError(f"{where}: expected {tp.__name__}, got {type(data).__name__} {data!r}")
+            return data
+        return plain
+    return lambda data, where: data
+
+
+def _spec(cls: type) -> Tuple[Dict[str, Any], Dict[str, Callable[[Any, str], Any]], FrozenSet[str]]:
+    spec = _SPECS.get(cls)
+    if spec is None:
+        hints = _hints(cls)
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        required = frozenset(n for n, f in fields.items()
+                             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+        spec = _SPECS[cls] = (fields, {n: _converter(hints[n]) for n in fields}, required)
+    return spec
 
 
 def from_dict(cls: Type[T], data: Any, where: str = "$") -> T:
@@ -143,16 +198,15 @@ def from_dict(cls: Type[T], data: Any, where: str = "$") -> T:
     take the field's default. Raises ValueError naming the path of a bad value."""
     if not isinstance(data, dict):
         raise ValueError(f"{where}: expected an object for {cls.__name__}, got {type(data).__name__}")
-    hints = _hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    fields, converters, required = _spec(cls)
     unknown = sorted(set(data) - set(fields))
     if unknown:
         raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)} for {cls.__name__}")
     kwargs: Dict[str, Any] = {}
-    for name, f in fields.items():
+    for name in fields:
         if name in data:
-            kwargs[name] = _convert(hints[name], data[name], f"{where}.{name}")
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            kwargs[name] = converters[name](data[name], f"{where}.{name}")
+        elif name in required:
             raise ValueError(f"{where}: missing key {name!r} for {cls.__name__}")
     return cls(**kwargs)
 

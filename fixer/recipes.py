@@ -419,6 +419,12 @@ def recipe_files(extra_dirs: Sequence[str] = (), plugin_dirs: Sequence[str] = ()
     return [chosen[k] for k in sorted(chosen)] + [f for d in plugin_dirs for f in sorted(Path(d).glob("*.toml"))]
 
 
+#: (path, text) -> the records of a file that parsed without a problem. The records are frozen
+#: and a file's records depend on its path and text alone, so a load with another --recipes
+#: directory next to the shipped files parses only the new files.
+_PARSED: Dict[Tuple[str, str], Dict[str, List[Tuple[Any, _Loc]]]] = {}
+
+
 def _parse_file(path: Path, out: Dict[str, List[Tuple[Any, _Loc]]], errs: _Collector) -> None:
     spath = str(path)
     try:
@@ -426,6 +432,21 @@ def _parse_file(path: Path, out: Dict[str, List[Tuple[Any, _Loc]]], errs: _Colle
     except (OSError, UnicodeDecodeError) as exc:
         errs.add(f"cannot read recipe file: {exc}", spath, None)
         return
+    hit = _PARSED.get((spath, text))
+    if hit is None:
+        hit = {}
+        before = len(errs.errors)
+        _parse_text(spath, text, hit, errs)
+        if len(errs.errors) == before:        # a file with problems is parsed again (its errors are new each time)
+            with _LOCK:
+                if len(_PARSED) > 64:
+                    _PARSED.clear()
+                _PARSED[(spath, text)] = hit
+    for top, items in hit.items():
+        out.setdefault(top, []).extend(items)
+
+
+def _parse_text(spath: str, text: str, out: Dict[str, List[Tuple[Any, _Loc]]], errs: _Collector) -> None:
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -782,6 +803,7 @@ def validate(extra_dirs: Sequence[str] = ()) -> List[RecipeError]:
 def clear_cache() -> None:
     with _LOCK:
         _CACHE.clear()
+        _PARSED.clear()
 
 
 # ---------------------------------------------------------------------------------------
