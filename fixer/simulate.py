@@ -556,7 +556,8 @@ def _apply_step(s: _State, step: Step) -> None:
                 s.conda_install(r.name, r.exact)
                 s.system_dependencies("conda", r.name, r.exact)
             else:
-                s.downloads.append(Download(r.name, None))   # condacolab's install() fetches conda
+                # condacolab's install(): it fetches a conda installer (Miniforge) of a size no recipe records
+                s.downloads.append(Download(f"conda, fetched by {r.name}.install()", None))
 
 
 def _result(s: _State, env: Environment, plan: Plan) -> Environment:

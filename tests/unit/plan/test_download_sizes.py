@@ -95,7 +95,8 @@ def _check_system_install(step: m.Step) -> None:
         else:
             name, _e, _s, exact = requirement_parts(text)
             if exact is None:
-                continue                    # condacolab: fetches conda itself, named as unknown
+                assert f"conda, fetched by {name}.install()" in step.download_unknown
+                continue
             version = exact
         assert f"{name}=={version}" in step.download_unknown or step.download_bytes, (text, step.download_unknown)
         dset = RECIPES.dependencies_of(manager, name, version)
@@ -266,3 +267,24 @@ def test_a_jax_install_brings_its_companions(build, name):
         assert not any(d.dependencies and d.name == cname and not d.others for d in items), labels
     jax = next(d for d in items if d.dependencies and d.name == "jax")
     assert "numpy" in jax.others and jax.complete
+
+
+@pytest.mark.parametrize("build", JAX_BUILDS, ids=lambda b: f"{b.version}-{b.variant}")
+def test_every_jax_build_has_its_dependencies_recorded(build):
+    """recipes/jax.toml's companions and recipes/dependencies.toml agree: what `jax[cudaNN]==X`
+    brings (and what that brings in turn) is exactly the build's companions, each with a record
+    of its own, so no JAX install falls back to an unnamed "dependencies of" item."""
+    name, extras, _spec, version = requirement_parts(build.packages[0])
+    assert version is not None
+    pins = {requirement_parts(c)[0]: requirement_parts(c)[3] for c in build.companions}
+    todo, brought = [(f"{name}[{','.join(extras)}]", version)], set()
+    while todo:
+        key, v = todo.pop()
+        dset = RECIPES.dependencies_of("pip", key, v)
+        assert dset is not None, (key, v)
+        for b in dset.brings:
+            dep, _e, _s, exact = requirement_parts(b.replace("{version}", v))
+            brought.add(dep)
+            assert (exact or pins.get(dep)) == pins.get(dep), (b, pins)
+            todo.append((dep, pins[dep] or ""))
+    assert brought == set(pins)
