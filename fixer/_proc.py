@@ -67,6 +67,8 @@ class Group(enum.Enum):
 
 @dataclasses.dataclass(frozen=True)
 class Completed:
+    """A child that has ended (or could not start, or was stopped): its exit, output and timing."""
+
     argv: Tuple[str, ...]
     returncode: Optional[int]     # negative: ended by that signal; None: not started, or still exiting (see done)
     stdout: bytes = b""           # stdout and stderr together when merged

@@ -97,6 +97,8 @@ class CommandResult:
 
 @dataclasses.dataclass(repr=False)
 class DoctorResult(CommandResult):
+    """What `fixer.doctor()` returns: the machine, its findings and the verdict."""
+
     environment: Environment
     findings: Tuple[Finding, ...]
     healthy: bool
@@ -259,6 +261,8 @@ class ApplyResult(CommandResult):
 
 @dataclasses.dataclass(repr=False)
 class VerifyResult(CommandResult):
+    """What `fixer.verify()` returns: one CheckResult per framework, and whether all passed."""
+
     results: Tuple[CheckResult, ...]
     passed: bool
     exit_code: int
@@ -275,6 +279,8 @@ class VerifyResult(CommandResult):
 
 @dataclasses.dataclass(repr=False)
 class ExplainResult(CommandResult):
+    """What `fixer.explain()` returns: the explanation of the text and, with detection, the plan."""
+
     explanation: "Explanation"
     plan: Optional[Plan]
     notes: Tuple[str, ...]
@@ -304,6 +310,8 @@ class ExplainResult(CommandResult):
 
 @dataclasses.dataclass(repr=False)
 class LockResult(CommandResult):
+    """What `fixer.lock()` returns: the lock and the file it was written to."""
+
     lock: Any
     path: str
     exit_code: int = 0
@@ -320,6 +328,8 @@ class LockResult(CommandResult):
 
 @dataclasses.dataclass(repr=False)
 class RollbackResult(CommandResult):
+    """What `fixer.rollback()` returns: what was restored."""
+
     result: "_RolledBack"
     exit_code: int
     command: str = "rollback"

@@ -164,6 +164,8 @@ def from_dict(cls: Type[T], data: Any, where: str = "$") -> T:
 
 @dataclasses.dataclass(frozen=True)
 class Gpu:
+    """One GPU as detection saw it (NVML, nvidia-smi, sysfs or an override: `source`)."""
+
     index: int
     name: str
     pci_bus_id: Optional[str] = None        # "00000000:00:06.0"
@@ -176,6 +178,8 @@ class Gpu:
 
 @dataclasses.dataclass(frozen=True)
 class Driver:
+    """The NVIDIA driver: its version, the highest CUDA it supports and where libcuda is."""
+
     version: Optional[str] = None           # "580.159.04"
     cuda_version: Optional[str] = None      # highest CUDA the driver supports, "13.0"
     libcuda_path: Optional[str] = None
@@ -186,6 +190,8 @@ class Driver:
 
 @dataclasses.dataclass(frozen=True)
 class Runtime:
+    """Where the tool runs: Colab, Kaggle, a container, WSL or plain Linux, and the OS underneath."""
+
     kind: RuntimeKind = "linux"
     accelerator: Optional[Accelerator] = None   # Colab/Kaggle: what the runtime was started with
     image: Optional[str] = None             # matched Colab image (date + commit) when known
@@ -200,6 +206,8 @@ class Runtime:
 
 @dataclasses.dataclass(frozen=True)
 class Distribution:
+    """One installed Python distribution (a dist-info or egg-info directory) of the target interpreter."""
+
     name: str                               # canonical name (PEP 503: fixer._versions.canonical_name)
     version: str
     location: str = ""                      # the site-packages directory
@@ -210,6 +218,8 @@ class Distribution:
 
 @dataclasses.dataclass(frozen=True)
 class PythonEnv:
+    """The target interpreter: its prefix, site-packages, distributions and installers."""
+
     executable: str
     version: str                            # "3.12.3"
     prefix: str = ""
@@ -226,6 +236,8 @@ class PythonEnv:
 
 @dataclasses.dataclass(frozen=True)
 class LibFile:
+    """One file of a library copy: its name, soname, version and whether it is a loadable ELF."""
+
     name: str                               # file name, "libcudnn_cnn.so.9.14.0" or "libcudnn_cnn.so.9"
     soname: Optional[str] = None            # "libcudnn_cnn.so.9"
     version: Optional[str] = None           # version of this file when it can be told
@@ -349,6 +361,8 @@ class ProbeNote:
 
 @dataclasses.dataclass(frozen=True)
 class Environment:
+    """Everything detection read about the machine: what `doctor --json` writes (schema ENVIRONMENT_SCHEMA)."""
+
     schema: int = ENVIRONMENT_SCHEMA
     tool_version: str = ""
     gpus: Tuple[Gpu, ...] = ()
@@ -385,6 +399,8 @@ class Environment:
 
 @dataclasses.dataclass(frozen=True)
 class Finding:
+    """One thing diagnosis (or explain, or a check plugin) found, with its evidence and the fix it implies."""
+
     id: FindingId
     severity: Severity
     title: str                              # one line a person reads
@@ -423,6 +439,8 @@ class Build:
 
 @dataclasses.dataclass(frozen=True)
 class CudnnRelease:
+    """One cuDNN release: the CUDA majors and GPUs it supports and its pip and apt packages (recipes)."""
+
     version: str                            # "9.19.0"
     cuda_majors: Tuple[int, ...]            # CUDA majors it is built for
     min_compute_capability: Optional[str] = None   # "7.5" from 9.11
@@ -436,6 +454,8 @@ class CudnnRelease:
 
 @dataclasses.dataclass(frozen=True)
 class CudaDriverFloor:
+    """The lowest Linux driver for a CUDA toolkit or family (recipes/nvidia.toml)."""
+
     cuda: str                               # "13.0" (toolkit) or "13" (family, minor-version compatibility)
     min_driver: str                         # "580.65.06"
     source: str = ""
@@ -444,6 +464,8 @@ class CudaDriverFloor:
 
 @dataclasses.dataclass(frozen=True)
 class GpuModel:
+    """One GPU model: its name, compute capability and PCI device ids (recipes)."""
+
     name: str                               # "Tesla T4"
     compute_capability: str                 # "7.5"
     pci_device_ids: Tuple[str, ...] = ()    # "0x1eb8"
@@ -476,7 +498,8 @@ if typing.TYPE_CHECKING:
         Plan as Plan,
     )
 
-_PLAN_NAMES = frozenset(("Intent", "Choice", "Pin", "EnvFix", "CudnnChoice", "Stack", "Need", "Refusal", "ClashKind", "Clash", "WayOut", "PlanOptions", "PipOptions", "Step", "Plan"))
+_PLAN_NAMES = frozenset(("Intent", "Choice", "Pin", "EnvFix", "CudnnChoice", "Stack", "Need", "Refusal", "ClashKind",
+                         "Clash", "WayOut", "PlanOptions", "PipOptions", "Step", "Plan"))
 
 
 def __getattr__(name: str) -> Any:
@@ -496,6 +519,8 @@ def __getattr__(name: str) -> Any:
 
 @dataclasses.dataclass(frozen=True)
 class CheckResult:
+    """What verify found for one framework: the status, the conv cases, the cuDNN it mapped, the times."""
+
     framework: str
     status: CheckStatus
     summary: str = ""

@@ -21,6 +21,8 @@ from .._gpu_probe import ENV_CUDA as ENV_CUDA, ENV_DRIVER as ENV_DRIVER, ENV_GPU
 
 @dataclasses.dataclass(frozen=True)
 class Overrides:
+    """Facts given instead of probed (the COLAB_CUDNN_FIX_* variables): driver, CUDA, GPUs."""
+
     driver_version: Optional[str] = None     # "580.65.06"
     cuda_version: Optional[str] = None       # "13.0"
     gpus: Optional[Tuple[Gpu, ...]] = None   # None: probe; (): no GPU
