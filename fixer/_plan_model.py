@@ -80,6 +80,8 @@ class CudnnChoice:
 
 @dataclasses.dataclass(frozen=True)
 class Stack:
+    """The stack the machine should run: the builds chosen, the pins, the cuDNN copy and the loader fixes."""
+
     choices: Tuple[Choice, ...] = ()
     pins: Tuple[Pin, ...] = ()
     cudnn: Optional[str] = None             # the cuDNN version the stack runs on, "9.19.0"
@@ -128,6 +130,8 @@ ClashKind = Literal[
 
 @dataclasses.dataclass(frozen=True)
 class Clash:
+    """One reason no stack fits (fixer.resolver), as data: fixer.render.conflicts says it in words."""
+
     kind: ClashKind
     subject: str = ""                       # a framework ("torch"), a cuDNN major ("9"), a package name
     needs: Tuple[Need, ...] = ()            # the requirements that clash
@@ -175,6 +179,8 @@ class PipOptions:
 
 @dataclasses.dataclass(frozen=True)
 class Step:
+    """One step of a plan: the exact command (or the file an env-fix writes) and what it touches."""
+
     kind: StepKind
     summary: str                            # one line for people
     argv: Tuple[str, ...] = ()              # the exact command; empty for in-process env fixes
@@ -188,6 +194,8 @@ class Step:
 
 @dataclasses.dataclass(frozen=True)
 class Plan:
+    """The steps that make the machine's stack the chosen one, and what their simulation still shows."""
+
     steps: Tuple[Step, ...] = ()
     stack: Stack = Stack()
     python: str = ""                        # target interpreter

@@ -80,10 +80,20 @@ CheckStatus = Literal["passed", "failed", "crashed", "timeout", "skipped"]
 T = TypeVar("T")
 
 
+#: type -> its dataclass field names, or None for a type that is not a dataclass (to_dict asks
+#: dataclasses once per type, not once per value: doctor's payload holds ~2000 values).
+_FIELD_NAMES: Dict[type, Optional[Tuple[str, ...]]] = {}
+
+
 def to_dict(value: Any) -> Any:
     """A dataclass (or tuple/list/dict of them) as plain JSON-ready data."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_dict(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    cls = type(value)
+    names = _FIELD_NAMES.get(cls, ())
+    if names == ():
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(value)) \
+            if dataclasses.is_dataclass(value) and not isinstance(value, type) else None
+    if names is not None:
+        return {name: to_dict(getattr(value, name)) for name in names}
     if isinstance(value, (list, tuple)):
         return [to_dict(v) for v in value]
     if isinstance(value, dict):
