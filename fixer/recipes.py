@@ -149,7 +149,7 @@ def _requirement(v: Any) -> str:
 def _requirement_or_template(v: Any) -> str:
     """A requirement, or "NAME=={version}" (the version of the package that brings it)."""
     s = _want_str(v, 'a requirement string like "libcudnn=={version}"')
-    if s.endswith("=={version}") and _REQ_FAST.fullmatch(s[:-len("=={version}")]):
+    if s.endswith("=={version}") and _rx(_REQ_FAST).fullmatch(s[:-len("=={version}")]):
         return s
     return _requirement(s)
 
