@@ -587,6 +587,24 @@ class DownloadSize:
 
 
 @dataclasses.dataclass(frozen=True)
+class DependencySet:
+    """What installing one package brings along, read from the package's own metadata or
+    recipe (recipes/dependencies.toml): the one home of "which dependencies an install pulls in"
+    for pip, apt and conda alike (fixer.simulate installs and prices them)."""
+
+    manager: str                            # "pip", "conda" or "apt"
+    package: str                            # "jax[cuda12]", "jax-cuda12-pjrt", "cudnn" (extras as installed)
+    versions: str                           # PEP 440 specifier of the versions it holds for: ">=0.4.30,<0.6.1"
+    # dependencies the model installs: "NAME=={version}" (the same version as `package`) or a bare
+    # "NAME" (the version the framework build's companions pin: jax[cuda12]'s jaxlib and plugin)
+    brings: Tuple[str, ...] = ()
+    others: Tuple[str, ...] = ()            # further dependencies by name, at versions the recipes do not hold
+    complete: bool = False                  # brings + others (+ the build's `requires`) is the whole list
+    source: str = ""
+    note: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
 class Recipes:
     """Every fact about releases the resolver and diagnosis use. Built by fixer.recipes.load()
     from recipes/*.toml, or directly in tests. Pure queries, no I/O."""
@@ -597,7 +615,29 @@ class Recipes:
     gpus: Tuple[GpuModel, ...] = ()
     colab_images: Tuple[ColabImage, ...] = ()
     downloads: Tuple[DownloadSize, ...] = ()
+    dependencies: Tuple[DependencySet, ...] = ()
     files: Tuple[str, ...] = ()             # the files they came from
+
+    def dependencies_of(self, manager: str, package: str, version: str) -> Optional[DependencySet]:
+        """What installing `package` ("jax[cuda12]", "cudnn") at `version` brings, when a recorded
+        source says; None when the recipes do not know."""
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+        from packaging.version import InvalidVersion, Version
+
+        try:
+            v = Version(version)
+        except InvalidVersion:
+            return None
+        want = package.lower()
+        for d in self.dependencies:
+            if d.manager != manager or d.package.lower() != want:
+                continue
+            try:
+                if SpecifierSet(d.versions).contains(v, prereleases=True):
+                    return d
+            except InvalidSpecifier:
+                continue
+        return None
 
     def download_size(self, distribution: str, version: str) -> Optional[int]:
         """Bytes pip downloads for distribution==version, when the recipes know it: its

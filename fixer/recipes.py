@@ -9,6 +9,7 @@ holds arrays of tables, one per record kind:
     [[gpu]]           one GPU model (model.GpuModel)
     [[colab_image]]   one Colab GPU runtime image (model.ColabImage)
     [[download]]      bytes of one distribution==version wheel (model.DownloadSize)
+    [[dependencies]]  what installing one pip/conda/apt package brings along (model.DependencySet)
 
 Every record has a `source`; `note` says what was checked or inferred. A bad file is refused
 with a RecipeError naming FILE:LINE: unknown keys (with a "did you mean"), wrong types, bad
@@ -41,6 +42,7 @@ from .model import (
     ColabImage,
     CudaDriverFloor,
     CudnnRelease,
+    DependencySet,
     DownloadSize,
     GpuModel,
     Recipes,
@@ -144,6 +146,14 @@ def _requirement(v: Any) -> str:
     return s
 
 
+def _requirement_or_template(v: Any) -> str:
+    """A requirement, or "NAME=={version}" (the version of the package that brings it)."""
+    s = _want_str(v, 'a requirement string like "libcudnn=={version}"')
+    if s.endswith("=={version}") and _rx(_REQ_FAST).fullmatch(s[:-len("=={version}")]):
+        return s
+    return _requirement(s)
+
+
 def _list_of(item: Callable[[Any], Any], what: str) -> Callable[[Any], Tuple[Any, ...]]:
     def check(v: Any) -> Tuple[Any, ...]:
         if not isinstance(v, list):
@@ -183,6 +193,19 @@ def _int(v: Any) -> int:
     if v < 0:
         raise _Bad(f"{v} is negative")
     return v
+
+
+def _bool(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise _Bad(f"expected true or false, got {_type_name(v)} {v!r}")
+    return v
+
+
+def _manager(v: Any) -> str:
+    s = _want_str(v, '"pip", "conda" or "apt"')
+    if s not in ("pip", "conda", "apt"):
+        raise _Bad(f"unknown package manager {s!r}; known: pip, conda, apt")
+    return s
 
 
 def _cuda_major(v: Any) -> int:
@@ -304,6 +327,16 @@ _TABLES: Dict[str, Tuple[type, Dict[str, _Field]]] = {
         "version": _Field(_version, True),
         "bytes": _Field(_int, True),
         "file": _Field(_STR),
+        "source": _Field(_NONEMPTY, True),
+        "note": _Field(_STR),
+    }),
+    "dependencies": (DependencySet, {
+        "manager": _Field(_manager, True),
+        "package": _Field(_requirement, True),
+        "versions": _Field(_specifier, True),
+        "brings": _Field(_list_of(_requirement_or_template, "requirement strings")),
+        "others": _Field(_list_of(_requirement, "package names")),
+        "complete": _Field(_bool),
         "source": _Field(_NONEMPTY, True),
         "note": _Field(_STR),
     }),
@@ -727,6 +760,7 @@ def _load_all(extra_dirs: Sequence[str], plugin_dirs: Sequence[str] = ()) -> Tup
         gpus=tuple(g for g, _ in tables.get("gpu", [])),
         colab_images=tuple(sorted((i for i, _ in tables.get("colab_image", [])), key=lambda i: (i.date, i.commit))),
         downloads=downloads,
+        dependencies=tuple(d for d, _ in tables.get("dependencies", [])),
         files=tuple(str(f) for f in files),
     )
     result = (recipes, tuple(errs.errors))
