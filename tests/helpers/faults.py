@@ -408,28 +408,65 @@ def child_of(pid: int, name: str, timeout: float = 60.0) -> int:
     return 0
 
 
-def mount_namespace_argv() -> Optional[Tuple[str, ...]]:
-    """The command prefix that runs uv in a mount namespace of its own (`unshare -m`; with a user
-    namespace too when not root), so that `readonly` can mount the target read-only for uv alone.
-    None when this machine does not allow it (the test then says so and skips those cases)."""
+def mount_namespace_argv() -> Tuple[Optional[Tuple[str, ...]], str]:
+    """(the command prefix that runs uv in a mount namespace of its own, "") so that `readonly` can
+    mount the target read-only for uv alone; or (None, why this machine does not allow it: the
+    test then skips those cases saying so).
+
+    Root: `unshare -m`. Not root: `unshare -rm`, a user namespace too, in which this user is root
+    (what an unprivileged CI runner can do where the kernel allows unprivileged user namespaces;
+    Ubuntu >= 23.10 may forbid them through AppArmor, kernel.apparmor_restrict_unprivileged_userns).
+    The probe does exactly what a case does: starts a process under the prefix, then mounts a
+    directory read-only inside that process's namespaces from outside (_mount_readonly), and
+    checks that it is read-only there and still writable here."""
     import shutil
     import subprocess
+    import tempfile
+    import time
 
-    if not (shutil.which("unshare") and shutil.which("nsenter") and shutil.which("mount")):
-        return None
+    missing = [tool for tool in ("unshare", "nsenter", "mount") if not shutil.which(tool)]
+    if missing:
+        return None, f"no {', '.join(missing)} on PATH"
     prefix = ("unshare", "-m", "--propagation", "private") + (() if os.geteuid() == 0 else ("-r",))
-    probe = "d=$(mktemp -d) && mount --bind \"$d\" \"$d\" && mount -o remount,bind,ro \"$d\" && " \
-            "! touch \"$d/x\" 2>/dev/null; rc=$?; umount \"$d\"; rmdir \"$d\"; exit $rc"
     try:
-        ok = subprocess.run([*prefix, "--", "sh", "-c", probe], capture_output=True, timeout=30).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        ok = False
-    return prefix + ("--",) if ok else None
+        with tempfile.TemporaryDirectory(prefix="ccf-ro-probe-") as d:
+            holder = subprocess.Popen([*prefix, "--", "sleep", "60"], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE, text=True)
+            try:
+                why = ""
+                for _ in range(500):        # until it runs in namespaces of its own (or unshare failed)
+                    if holder.poll() is not None:
+                        why = f"{' '.join(prefix)}: {(holder.stderr.read() if holder.stderr else '').strip()}"
+                        break
+                    try:
+                        if os.readlink(f"/proc/{holder.pid}/ns/mnt") != os.readlink("/proc/self/ns/mnt"):
+                            break
+                    except OSError:
+                        pass
+                    time.sleep(0.01)
+                if not why:
+                    why = _mount_readonly(holder.pid, Path(d))
+                if not why:
+                    Path(d, "still-writable-here").write_text("")
+            finally:
+                holder.kill()
+                holder.wait()
+    except (OSError, subprocess.SubprocessError) as exc:
+        why = f"{type(exc).__name__}: {exc}"
+    if why:
+        return None, ("this machine does not let uv run in a mount namespace of its own "
+                      f"({' '.join(prefix)}), so the target cannot be made read-only for uv alone: {why} "
+                      "(not root: unprivileged user namespaces are needed; the kernel answers EPERM where they "
+                      "are forbidden, e.g. kernel.apparmor_restrict_unprivileged_userns=1, and ENOSPC where "
+                      "user.max_user_namespaces is reached)")
+    return prefix + ("--",), ""
 
 
 def _mount_readonly(pid: int, path: Path) -> str:
     """Bind-mount `path` read-only over itself inside the mount namespace of process `pid` (never in
-    ours). Returns "" when done, else why not."""
+    ours). Returns "" when done, else why not. Not root: joins `pid`'s user namespace too (where
+    this user is root) keeping its own credentials: `unshare -r` denied setgroups(2) there, so
+    nsenter's default switch to uid/gid 0 would fail."""
     import subprocess
 
     try:
@@ -437,7 +474,7 @@ def _mount_readonly(pid: int, path: Path) -> str:
             return f"pid {pid} shares this mount namespace: not mounting anything"
     except OSError as exc:
         return f"pid {pid}: {exc}"
-    enter = ["nsenter", "-t", str(pid), "-m"] + ([] if os.geteuid() == 0 else ["-U"]) + ["--"]
+    enter = ["nsenter", "-t", str(pid), "-m"] + ([] if os.geteuid() == 0 else ["-U", "--preserve-credentials"]) + ["--"]
     for args in (["mount", "--bind", str(path), str(path)], ["mount", "-o", "remount,bind,ro", str(path)]):
         proc = subprocess.run(enter + args, capture_output=True, text=True, timeout=30)
         if proc.returncode != 0:
