@@ -71,12 +71,10 @@ class CommandResult:
         raise NotImplementedError
 
     def _recorded(self, width: int = 110) -> Any:
-        from rich.console import Console
-
         from . import render
 
-        console = Console(record=True, width=width, file=open(os.devnull, "w"), force_terminal=True,
-                          color_system="truecolor", highlight=False)
+        console = render.new_console(record=True, width=width, file=open(os.devnull, "w"), force_terminal=True,
+                                     color_system="truecolor")
         with render.recording(console):
             self.show()
         console.file.close()

@@ -9,13 +9,14 @@ import contextlib
 import contextvars
 import json
 import sys
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from ..errors import FixerError
 from ..model import to_dict
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.text import Text
 
 # rich is imported on first use: `doctor --json` and `plan --json` never need it (fast path).
 _out: Optional["Console"] = None
@@ -34,26 +35,41 @@ def recording(console: "Console") -> Iterator["Console"]:
         _recording = before
 
 
+def styled(*parts: Union[str, Tuple[str, str]]) -> "Text":
+    """One line from pieces, each plain text or (text, style). Nothing in it is read as rich
+    markup or emoji codes, so text from the machine or the user (a log line, a path holding
+    "[/x]", "\\[" or ":cd:") prints exactly as it is. rich's markup escape does not promise that:
+    it leaves "\\[" (printed as "[") and emoji codes alone. Every renderer prints such text
+    through this, or as a Text, or with markup=False."""
+    from rich.text import Text
+
+    return Text.assemble(*parts)
+
+
+def new_console(**options: Any) -> "Console":
+    """Every Console the renderers print to: no highlighting and no emoji codes (":cd:" in a
+    path stays ":cd:"), whatever else `options` set (a file, recording, a width)."""
+    from rich.console import Console
+
+    return Console(highlight=False, emoji=False, **options)
+
+
 def out() -> "Console":
     global _out
     if _recording is not None:
         return _recording
     if _out is None or _out.file is not sys.stdout:
-        from rich.console import Console
-
         # soft_wrap: no line is ever broken here (the terminal or the notebook folds a long line
         # for the eye, and a copy gives it back whole: a path or a command cut in two can't be
         # pasted); only tables are laid out to the width, by print_table.
-        _out = Console(file=sys.stdout, highlight=False, soft_wrap=True)
+        _out = new_console(file=sys.stdout, soft_wrap=True)
     return _out
 
 
 def err() -> "Console":
     global _err
     if _err is None or _err.file is not sys.stderr:
-        from rich.console import Console
-
-        _err = Console(file=sys.stderr, highlight=False)
+        _err = new_console(file=sys.stderr)
     return _err
 
 
@@ -135,16 +151,14 @@ def error(exc: FixerError, as_json: bool = False, command: str = "") -> None:
 
         print_json(error_payload(exc, command))
         return
-    from rich.markup import escape
-
     # soft_wrap: never break a line rich-side; a path or version cut in two can't be copied.
     console = err()
-    console.print(f"[bold red]error:[/] {escape(exc.message)}", markup=True, highlight=False, soft_wrap=True)
+    console.print(styled(("error:", "bold red"), f" {exc.message}"), highlight=False, soft_wrap=True)
     for attr, label in (("clashes", "clash"), ("ways_out", "way out")):
         for line in getattr(exc, attr, ()) or ():
-            console.print(f"  [yellow]{label}:[/] {escape(line)}", soft_wrap=True)
+            console.print(styled("  ", (f"{label}:", "yellow"), f" {line}"), highlight=False, soft_wrap=True)
     if exc.hint:
-        console.print(f"[cyan]hint:[/] {escape(exc.hint)}", soft_wrap=True)
+        console.print(styled(("hint:", "cyan"), f" {exc.hint}"), highlight=False, soft_wrap=True)
 
 
 def warning(line: str) -> None:

@@ -10,13 +10,12 @@ import re
 from typing import Any, Dict, List, Optional, Sequence
 
 from rich.console import Console
-from rich.markup import escape
 
 from ..applier.reporter import Reporter
 from ..applier.results import APPLY_SCHEMA, ApplyResult, RollbackResult
 from ..applier.runner import CommandResult
 from ..model import CheckResult, Finding, Plan, Step, to_dict
-from . import err, out, print_json
+from . import err, out, print_json, styled
 
 #: Installer output lines worth showing while a step runs (downloads, what gets installed).
 _PROGRESS = re.compile(r"^\s*(Collecting|Downloading|Downloaded|Installing|Successfully|Uninstalling|"
@@ -32,16 +31,16 @@ class ConsoleReporter(Reporter):
         self.verbose = verbose
 
     def phase(self, text: str) -> None:
-        self.console.print(f"[dim]{escape(text)}[/]", markup=True, highlight=False)
+        self.console.print(styled((text, "dim")), highlight=False)
 
     def step_started(self, index: int, total: int, step: Step) -> None:
-        self.console.print(f"[bold][{index}/{total}][/] {escape(step.summary)}", markup=True, highlight=False)
+        self.console.print(styled((f"[{index}/{total}]", "bold"), f" {step.summary}"), highlight=False)
         if step.argv:
-            self.console.print(f"      $ {escape(' '.join(step.argv))}", style="dim", markup=True, highlight=False, soft_wrap=True)
+            self.console.print(f"      $ {' '.join(step.argv)}", style="dim", markup=False, highlight=False, soft_wrap=True)
 
     def step_output(self, index: int, line: str) -> None:
         if self.verbose or _PROGRESS.search(line):
-            self.console.print(f"      {escape(line)}", style="dim", markup=True, highlight=False)
+            self.console.print(f"      {line}", style="dim", markup=False, highlight=False)
 
     def step_finished(self, index: int, step: Step, result: CommandResult) -> None:
         if result.rc == 0:
@@ -49,10 +48,10 @@ class ConsoleReporter(Reporter):
         else:
             self.console.print(f"      [red]failed[/] (exit {result.rc})", markup=True, highlight=False)
             for line in result.output.strip().splitlines()[-15:]:
-                self.console.print(f"      {escape(line)}", markup=True, highlight=False)
+                self.console.print(f"      {line}", markup=False, highlight=False)
 
     def note(self, text: str) -> None:
-        self.console.print(f"[yellow]note:[/] {escape(text)}", markup=True, highlight=False)
+        self.console.print(styled(("note:", "yellow"), f" {text}"), highlight=False)
 
 
 def reporter_for(as_json: bool, verbose: bool = False) -> ConsoleReporter:
@@ -86,18 +85,18 @@ def show_lock_written(lock: Any, path: str) -> None:
     console = out()
     console.print(f"wrote {path}: {len(lock.packages)} package(s) with hashes"
                   + (f", {len(lock.apt)} apt pin(s)" if lock.apt else "")
-                  + (f", {len(lock.env_fixes)} loader fix(es)" if lock.env_fixes else ""), highlight=False)
+                  + (f", {len(lock.env_fixes)} loader fix(es)" if lock.env_fixes else ""), highlight=False, markup=False)
     for p in lock.packages:
         console.print(f"  {p.name}=={p.version}  ({len(p.hashes)} hash{'es' if len(p.hashes) != 1 else ''})",
-                      highlight=False)
-    console.print(f"reproduce with: colab-cudnn-fix apply --lock {path}", style="dim", highlight=False)
+                      highlight=False, markup=False)
+    console.print(f"reproduce with: colab-cudnn-fix apply --lock {path}", style="dim", highlight=False, markup=False)
 
 
 def show_nothing_to_do(restart: Optional[Dict[str, Any]] = None) -> None:
     """The machine needed no change (`restart`: but the process apply ran in must restart)."""
     if restart:
         out().print("The machine needs no change, but this process needs a restart:", highlight=False)
-        out().print(f"[yellow]{escape(restart['message'])}[/]", markup=True, highlight=False)
+        out().print(styled((restart["message"], "yellow")), highlight=False)
         return
     out().print("[green]Nothing to do:[/] the environment already matches the plan.", markup=True)
 
@@ -108,11 +107,11 @@ def show_manual(blocking: Sequence[Finding], drift: Sequence[str] = ()) -> None:
     if blocking:
         console.print("[bold]cannot fix automatically[/] (what you must do):", markup=True, highlight=False)
         for f in blocking:
-            console.print(f"  [red]{f.id}[/]: {escape(f.title)}", markup=True, highlight=False)
+            console.print(styled("  ", (f.id, "red"), f": {f.title}"), highlight=False)
             if f.fix:
-                console.print(f"      {escape(f.fix)}", markup=True, highlight=False)
+                console.print(f"      {f.fix}", markup=False, highlight=False)
     for d in drift:
-        console.print(f"  [red]plan clash[/]: {escape(d)}", markup=True, highlight=False)
+        console.print(styled("  ", ("plan clash", "red"), f": {d}"), highlight=False)
 
 
 def show_applied(result: ApplyResult, *, checks: Sequence[CheckResult] = (), findings_after: Sequence[Finding] = (),
@@ -122,38 +121,38 @@ def show_applied(result: ApplyResult, *, checks: Sequence[CheckResult] = (), fin
     if result.distributions:
         console.print("[bold]changed[/]", markup=True)
         for c in result.distributions:
-            console.print(f"  {c.name}: {c.before or '(absent)'} -> {c.after or '(removed)'}", highlight=False)
+            console.print(f"  {c.name}: {c.before or '(absent)'} -> {c.after or '(removed)'}", highlight=False, markup=False)
     for f in result.files:
-        console.print(f"  wrote {f}", highlight=False)
+        console.print(f"  wrote {f}", highlight=False, markup=False)
     if result.repaired:
         console.print(f"[bold]repaired[/] {len(result.repaired)} file(s) whose distribution kept its version",
                       markup=True)
         for f in result.repaired[:20]:
-            console.print(f"  rewrote {f}", highlight=False)
+            console.print(f"  rewrote {f}", highlight=False, markup=False)
         if len(result.repaired) > 20:
             console.print(f"  ... and {len(result.repaired) - 20} more", highlight=False)
     if not result.distributions and not result.files and not result.repaired:
         console.print("nothing changed (every step found its work already done)")
     for n in result.notes:
-        console.print(f"[yellow]note:[/] {escape(n)}", markup=True, highlight=False)
+        console.print(styled(("note:", "yellow"), f" {n}"), highlight=False)
     if checks:
         for check in checks:
             colour = {"passed": "green", "skipped": "dim"}.get(check.status, "red")
-            console.print(f"verify {check.framework}: [{colour}]{check.status}[/] {escape(check.summary)}",
-                          markup=True, highlight=False)
+            console.print(styled(f"verify {check.framework}: ", (check.status, colour), f" {check.summary}"),
+                          highlight=False)
     errors = [f for f in findings_after if f.severity == "error"]
     if verified_by:
         if errors:
-            console.print(f"[red]still wrong after apply[/] ({verified_by}):", markup=True)
+            console.print(styled(("still wrong after apply", "red"), f" ({verified_by}):"), highlight=False)
             for finding in errors:
-                console.print(f"  {finding.id}: {escape(finding.title)}", highlight=False)
+                console.print(f"  {finding.id}: {finding.title}", highlight=False, markup=False)
         else:
-            console.print(f"[green]healthy[/] ({verified_by})", markup=True)
+            console.print(styled(("healthy", "green"), f" ({verified_by})"), highlight=False)
     if restart.get("message"):
         colour = "green" if restart.get("verdict") == "fixed in this kernel" else "yellow"
-        console.print(f"[{colour}]{escape(restart['message'])}[/]", markup=True, highlight=False)
-    console.print(f"[dim]journal {result.journal}; log {result.log}; undo with `colab-cudnn-fix rollback`[/]",
-                  markup=True, highlight=False)
+        console.print(styled((restart["message"], colour)), highlight=False)
+    console.print(styled((f"journal {result.journal}; log {result.log}; undo with `colab-cudnn-fix rollback`", "dim")),
+                  highlight=False)
 
 
 def show_rollback(result: RollbackResult, as_json: bool) -> None:
@@ -163,28 +162,28 @@ def show_rollback(result: RollbackResult, as_json: bool) -> None:
     console = out()
     if result.status == "nothing-to-do":
         for n in result.notes or ("nothing to roll back",):
-            console.print(f"Nothing to roll back: {escape(n)}", markup=True, highlight=False)
+            console.print(f"Nothing to roll back: {n}", markup=False, highlight=False)
         return
     for c in result.distributions:
-        console.print(f"  {c.name}: {c.before or '(absent)'} -> {c.after or '(removed)'}", highlight=False)
+        console.print(f"  {c.name}: {c.before or '(absent)'} -> {c.after or '(removed)'}", highlight=False, markup=False)
     for f in result.files:
-        console.print(f"  restored {f}", highlight=False)
+        console.print(f"  restored {f}", highlight=False, markup=False)
     if result.restored or result.removed:
         console.print(f"  {len(result.restored)} distribution file(s) written back, {len(result.removed)} added "
                       "file(s) or installer leftover(s) removed", highlight=False)
     for n in result.notes:
-        console.print(f"[yellow]note:[/] {escape(n)}", markup=True, highlight=False)
+        console.print(styled(("note:", "yellow"), f" {n}"), highlight=False)
     # the verdicts below are RollbackResult's, which fixer.applier.transaction computed by checking
     # every version and the sha256 of every recorded file right after the restore
     if result.status == "rolled-back" and result.exact:
         console.print(f"[green]Rolled back:[/] the environment is exactly as before the last apply "
                       f"({result.checked_files} recorded file(s) checked byte for byte).", markup=True)
     elif result.status == "rolled-back":
-        console.print(f"[green]Rolled back:[/] every version is as before and {result.checked_files} recorded "
-                      f"file(s) match byte for byte; reinstalled by version only (files not recorded): "
-                      f"{', '.join(result.unverified)}.", markup=True, highlight=False)
+        console.print(styled(("Rolled back:", "green"), f" every version is as before and {result.checked_files} recorded "
+                             f"file(s) match byte for byte; reinstalled by version only (files not recorded): "
+                             f"{', '.join(result.unverified)}."), highlight=False)
     else:
         console.print("[red]Rollback incomplete:[/] these differ from before the apply:", markup=True)
         for r in result.remaining:
-            console.print(f"  {escape(r)}", markup=True, highlight=False)
-    console.print(f"[dim]journal {result.journal}[/]", markup=True, highlight=False)
+            console.print(f"  {r}", markup=False, highlight=False)
+    console.print(styled((f"journal {result.journal}", "dim")), highlight=False)

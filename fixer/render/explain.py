@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from . import out
+from . import out, styled
 
 
 def _sure(c: float) -> str:
@@ -29,14 +29,15 @@ def render_explain(result: Any, plan: Any, notes: Sequence[str], detected: bool)
     for i, f in enumerate(result.findings):
         label = "cause" if i == 0 else ("or" if f.confidence >= 0.2 and f.id != "log-noise" else "also")
         style = "bold green" if f.id == "log-noise" else ("bold red" if i == 0 else "bold yellow")
-        console.print(f"[{style}]{label}[/] [bold]{f.id}[/] ({_sure(f.confidence)}, {f.confidence:.2f}): {f.title}")
+        console.print(styled((label, style), " ", (f.id, "bold"),
+                             f" ({_sure(f.confidence)}, {f.confidence:.2f}): {f.title}"), highlight=False)
         for e in f.evidence[:6]:
-            console.print(f"  [dim]{e}[/]", highlight=False)
+            console.print(styled("  ", (e, "dim")), highlight=False)
         check = result.check_for(f.id) if hasattr(result, "check_for") else ""
         if check:
-            console.print(f"  [magenta]check:[/] {check}", highlight=False)
+            console.print(styled("  ", ("check:", "magenta"), f" {check}"), highlight=False)
         if f.fix:
-            console.print(f"  [cyan]fix:[/] {f.fix}")
+            console.print(styled("  ", ("fix:", "cyan"), f" {f.fix}"), highlight=False)
     if plan is not None:
         steps = getattr(plan, "steps", ())
         console.print()
@@ -46,8 +47,10 @@ def render_explain(result: Any, plan: Any, notes: Sequence[str], detected: bool)
             console.print("[bold]Plan that would apply the fix[/] (`colab-cudnn-fix apply` runs it):")
             for n, s in enumerate(steps, 1):
                 cmd = " ".join(s.argv) if s.argv else ""
-                console.print(f"  {n}. {s.summary}" + (f"\n     [dim]{cmd}[/]" if cmd else ""), highlight=False)
+                console.print(f"  {n}. {s.summary}", markup=False, highlight=False)
+                if cmd:
+                    console.print(styled("     ", (cmd, "dim")), highlight=False)
     elif not detected and result.recognised:
         console.print("[dim](machine not inspected: drop --no-detect to see the copies involved and the plan)[/]")
     for note in notes:
-        console.print(f"[dim]note: {note}[/]", highlight=False)
+        console.print(styled((f"note: {note}", "dim")), highlight=False)

@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..model import Plan, Step, to_dict
 from ..pipeline import PlannedMachine
-from . import out, print_json, print_table
+from . import out, print_json, print_table, styled
 
 #: Version of `plan --json`.
 PLAN_SCHEMA = 1
@@ -106,29 +106,26 @@ def show(view: PlannedMachine, as_json: bool = False) -> None:
     if as_json:
         print_json(plan_json(plan))
         return
-    from rich.markup import escape
     from rich.text import Text
 
     console = out()
     for name, value, default in _settings(view):
-        style = "dim" if default else ""
-        line = f"{name:>14}: {escape(value)}"
-        console.print(f"[dim]{line}[/]" if style else line, markup=True, highlight=False)
+        console.print(styled((f"{name:>14}: {value}", "dim" if default else "")), highlight=False)
     console.print()
     errors = [f for f in plan.findings if f.severity == "error"]
     for f in errors:
-        console.print(f"[red]found:[/] {f.id}: {escape(f.title)}", markup=True, highlight=False)
+        console.print(styled(("found:", "red"), f" {f.id}: {f.title}"), highlight=False)
     stack = plan.stack
     for c in stack.choices:
         verb = {"keep": "keep", "install": "install", "change": "change to"}[c.action]
         text = f"{verb} {c.build.version}" + \
             (f" ({c.build.variant})" if c.build.variant and "+" not in c.build.version else "") + \
             (f" - {c.reason}" if c.action != "keep" else "")
-        console.print(f"[bold]{c.framework}[/]: {escape(text)}"
-                      + (" [yellow](minor-version compatibility: see the note)[/]" if c.minor_version else ""),
-                      markup=True, highlight=False)
+        console.print(styled((c.framework, "bold"), f": {text}",
+                             (" (minor-version compatibility: see the note)" if c.minor_version else "", "yellow")),
+                      highlight=False)
     if stack.cudnn:
-        console.print(f"[bold]cuDNN[/]: {stack.cudnn} from {stack.cudnn_from}", markup=True, highlight=False)
+        console.print(styled(("cuDNN", "bold"), f": {stack.cudnn} from {stack.cudnn_from}"), highlight=False)
     if plan.nothing_to_do:
         console.print()
         if not plan.is_fix:
@@ -137,9 +134,9 @@ def show(view: PlannedMachine, as_json: bool = False) -> None:
             console.print("[green]Nothing to do:[/] every framework fits this machine and loads the cuDNN it needs.",
                           markup=True)
         elif view.env.frameworks:
-            console.print("[green]Nothing to do[/] on this machine for "
-                          + escape(", ".join(f"{f.framework} {f.version}" for f in view.env.frameworks)) + ".",
-                          markup=True)
+            console.print(styled(("Nothing to do", "green"), " on this machine for "
+                                 + ", ".join(f"{f.framework} {f.version}" for f in view.env.frameworks) + "."),
+                          highlight=False)
         else:
             console.print("[green]Nothing to do:[/] no GPU framework is installed (--framework NAME plans one).",
                           markup=True)
@@ -152,9 +149,8 @@ def show(view: PlannedMachine, as_json: bool = False) -> None:
                  for i, s in enumerate(plan.steps, 1)], title="plan", styles={"#": "right", "download": "right"})
     known, unknown = plan.download
     if known or unknown:
-        console.print(f"[bold]download[/] (dependencies included): {escape(download_text(known, unknown))}"
-                      + (f"  [dim](unknown: {escape(', '.join(unknown))})[/]" if unknown else ""),
-                      markup=True, highlight=False)
+        console.print(styled(("download", "bold"), f" (dependencies included): {download_text(known, unknown)}",
+                             (f"  (unknown: {', '.join(unknown)})" if unknown else "", "dim")), highlight=False)
     console.print("[bold]commands[/] (apply runs these; nothing has been changed):", markup=True)
     for i, s in enumerate(plan.steps, 1):
         console.print(f"# {i}. {s.kind}", style="dim", highlight=False)
@@ -176,13 +172,11 @@ def _manual(plan: Plan) -> None:
 
 
 def _notes(plan: Plan) -> None:
-    from rich.markup import escape
-
     console = out()
     if plan.notes:
         console.print()
         for n in plan.notes:
-            console.print(f"[dim]note:[/] {escape(n)}", markup=True, highlight=False)
+            console.print(styled(("note:", "dim"), f" {n}"), highlight=False)
 
 
 def no_gpu_json(verdict: Any, plan: Optional[Plan] = None, command: str = "plan") -> Dict[str, Any]:

@@ -3,13 +3,12 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Sequence, Tuple
 
-from rich.markup import escape
 from rich.table import Table
 
 from .._versions import version_key
 from ..errors import RecipeError
 from ..model import Build, Recipes, to_dict
-from . import out, print_json, print_table
+from . import out, print_json, print_table, styled
 
 
 def _framework_rows(recipes: Recipes) -> Dict[str, Dict[str, Any]]:
@@ -53,7 +52,7 @@ def summary(recipes: Recipes, as_json: bool = False) -> None:
     con.print(f"{'drivers':<{width}}  {counts['driver_floors']:>3} CUDA driver floors")
     con.print(f"{'gpus':<{width}}  {counts['gpus']:>3} GPU models")
     con.print(f"{'colab':<{width}}  {counts['colab_images']:>3} Colab images")
-    con.print(f"[dim]from {len(recipes.files)} files: {escape(', '.join(recipes.files))}[/]")
+    con.print(styled((f"from {len(recipes.files)} files: {', '.join(recipes.files)}", "dim")), highlight=False)
 
 
 def _sm_range(b: Build) -> str:
@@ -85,12 +84,13 @@ def show(recipes: Recipes, selection: Tuple[str, Sequence[Any]], as_json: bool =
                      for b in records])
         if len(records) == 1 or len({b.version for b in records}) == 1:
             for b in records:
-                con.print(f"[bold]{escape(b.framework)} {escape(b.version)} {escape(b.variant)}[/]: install "
-                          + escape(" ".join(b.packages) + (f" --index-url {b.index_url}" if b.index_url else "")))
+                con.print(styled((f"{b.framework} {b.version} {b.variant}", "bold"), ": install "
+                                 + " ".join(b.packages) + (f" --index-url {b.index_url}" if b.index_url else "")),
+                          highlight=False)
                 for label, value in (("requires", ", ".join(b.requires)), ("companions", ", ".join(b.companions)),
                                      ("source", b.source), ("note", b.note)):
                     if value:
-                        con.print(f"  [dim]{label}:[/] {escape(value)}")
+                        con.print(styled("  ", (f"{label}:", "dim"), f" {value}"), highlight=False)
         return
     if kind == "cudnn":
         headers: Tuple[str, ...] = ("version", "CUDA", "SM", "pip", "apt")
@@ -128,7 +128,7 @@ def validation(errors: Sequence[RecipeError], files: List[str], as_json: bool = 
 
     con = err()
     for e in errors:
-        con.print(f"[red]{escape(e.message)}[/]", highlight=False, markup=True, soft_wrap=True)
+        con.print(styled((e.message, "red")), highlight=False, soft_wrap=True)
         if e.hint:
-            con.print(f"  [cyan]hint:[/] {escape(e.hint)}", soft_wrap=True)
+            con.print(styled("  ", ("hint:", "cyan"), f" {e.hint}"), highlight=False, soft_wrap=True)
     con.print(f"{len(errors)} problem(s) in the recipes")
