@@ -20,6 +20,13 @@ Actions, named by CCF_FAULT="<point>:<action>":
                                pip then waits in the hook (uv: stays stopped until the signal is
                                sent), so that the apply's reaction (stopping it, or the kernel's
                                PR_SET_PDEATHSIG after a SIGKILL) reaches it exactly at that point.
+    SIGKILL-linger             (pip only) SIGKILL to the apply, and pip outlives it: the SIGINT the
+                               kernel sends it (PR_SET_PDEATHSIG) does not end it; it goes on
+                               unwinding (as pip moving a 500 MB copy on a slow disk would) until
+                               the next SIGINT, the rollback's. This forces the window where the
+                               rollback meets the killed apply's installer still running, which the
+                               plain SIGKILL hits about once in 20 runs at best (pip is usually gone
+                               before the rollback has started).
     readonly                   from that point on, writes fail with EROFS: in pip, every write under
                                the target's prefix; in uv, the same, from the kernel (the target is
                                bind-mounted read-only in uv's own mount namespace); in the apply,
@@ -84,9 +91,18 @@ if _spec.startswith("pip-") and sys.argv[:1] == ["-m"]:
         if _mark:
             with open(_mark, "a") as f:
                 f.write(_spec + "\n")
-        if _action in ("SIGKILL", "SIGTERM", "SIGINT"):
-            os.kill(os.getppid(), getattr(signal, _action))
-            time.sleep(60)         # stopped here by the apply (or by PR_SET_PDEATHSIG)
+        if _action in ("SIGKILL", "SIGTERM", "SIGINT", "SIGKILL-linger"):
+            os.kill(os.getppid(), getattr(signal, _action.partition("-")[0]))
+            try:
+                time.sleep(60)     # stopped here by the apply (or by PR_SET_PDEATHSIG)
+            except KeyboardInterrupt:
+                if _action != "SIGKILL-linger":
+                    raise
+                if _mark:
+                    with open(_mark, "a") as f:
+                        f.write("lingering\n")
+                time.sleep(60)     # still running when the rollback starts: its SIGINT ends this
+                raise
         elif _action == "readonly":
             _readonly()
         elif _action == "fsize":

@@ -3,7 +3,9 @@ byte-identical machine, or in a refusal that changed nothing. Never a traceback.
 
 Cases: the tool's 8 journal writes (the 4 before any change with SIGKILL, SIGTERM and fsize; the
 other 4 with all five faults), pip's 5 points and uv's 4 points, each with all five faults
-(SIGKILL, SIGTERM, SIGINT, readonly, fsize): 32 + 25 + 20 = 77. The cases are independent (each
+(SIGKILL, SIGTERM, SIGINT, readonly, fsize): 32 + 25 + 20 = 77; and 3 where the SIGKILLed apply's pip
+outlives it until the rollback stops it (SIGKILL-linger, at after-uninstall, mid-extract and
+before-cleanup): 80. The cases are independent (each
 has its own copy of the target venv, its own --root sandbox, journal, lock and caches); they run
 a few at a time in a thread pool (`outcomes`), and each test item asserts its own case.
 
@@ -58,7 +60,9 @@ _EARLY = ("create", "before", "manifest", "applying")
 CASES = ([("journal", p, a) for p in JOURNAL_POINTS
           for a in (("SIGKILL", "SIGTERM", "fsize") if p in _EARLY else ACTIONS)]
          + [("pip", p, a) for p in PIP_POINTS for a in ACTIONS]
-         + [("uv", p, a) for p in UV_POINTS for a in ACTIONS])
+         + [("uv", p, a) for p in UV_POINTS for a in ACTIONS]
+         # the rollback meets the killed apply's pip still running, every time (see faults.py)
+         + [("pip", p, "SIGKILL-linger") for p in ("pip-after-uninstall", "pip-mid-extract", "pip-before-cleanup")])
 IDS = [f"{p}-{a}" for _, p, a in CASES]
 #: CCF_FAULT_REPEAT=N runs every case N times in one session (ids "<case>~2" ...): to hunt a flake
 #: with a -k selection, under the same parallelism as the suite, without rebuilding the template.
@@ -163,6 +167,7 @@ def uv_shim(tmp_path_factory: pytest.TempPathFactory) -> Path:
 class Outcome:
     out: str = ""                   # what the apply printed
     marked: bool = False            # the point was reached: its hook (journal, pip, uv's shim) wrote the mark
+    out_marks: str = ""             # what the hooks wrote into the mark
     fired: Optional[List[Dict[str, Any]]] = None   # what the uv watcher saw
     rb_rc: int = 0
     rb_out: str = ""
@@ -178,7 +183,7 @@ class Outcome:
         """Everything a failure needs to be explained without rerunning it: what the apply and the
         rollback said, the journal and its log, processes still alive at the fingerprint, and the
         differences (with a second fingerprint 2 s later: did something still change the target?)."""
-        parts = [f"case folder: {self.tmp}", f"fault mark written: {self.marked}", f"uv watcher saw: {self.fired}",
+        parts = [f"case folder: {self.tmp}", f"fault mark written: {self.marked} {self.out_marks!r}", f"uv watcher saw: {self.fired}",
                  "apply said:\n" + self.out[-6000:],
                  f"rollback exit {self.rb_rc}; stdout:\n{self.rb_out[-6000:]}\nstderr:\n{self.rb_err[-3000:]}",
                  "processes using the case folder at the fingerprint: " + ("; ".join(self.live) or "none")]
@@ -253,6 +258,7 @@ def _run_case(kind: str, point: str, action: str, t: Template, index: PackageInd
     rb = subprocess.run([sys.executable, "-m", "fixer", "rollback", "--root", str(sandbox), "--json"],
                         capture_output=True, text=True, env=env_rb, cwd=str(REPO), timeout=180)
     outcome.rb_rc, outcome.rb_out, outcome.rb_err = rb.returncode, rb.stdout, rb.stderr
+    outcome.out_marks = mark.read_text() if mark.is_file() else ""     # after the rollback: no hook runs any more
     outcome.live = _processes_under(tmp)
     outcome.freeze = _freeze(t, venv)
     outcome.fingerprint = _fingerprint(venv, sandbox)
@@ -326,7 +332,7 @@ def test_fault_then_rollback_is_byte_identical(kind: str, point: str, action: st
     if o.skip:
         pytest.skip(o.skip)
     try:
-        _check(kind, point, o, template)
+        _check(kind, point, action, o, template)
     except AssertionError as exc:
         # the whole story of a failed case, in the report and in a file next to the case (a flake that
         # does not come back must still be explainable from what it left)
@@ -336,7 +342,7 @@ def test_fault_then_rollback_is_byte_identical(kind: str, point: str, action: st
         raise AssertionError(f"{exc}\n\n===== diagnostics ({o.tmp}/DIAGNOSTICS.txt) =====\n{diag}") from None
 
 
-def _check(kind: str, point: str, o: Outcome, template: Template) -> None:
+def _check(kind: str, point: str, action: str, o: Outcome, template: Template) -> None:
     out = o.out
     assert "Traceback" not in out and "TRACEBACK" not in out, "the apply printed a traceback"
     assert o.marked, f"the fault point {point} was never reached"
@@ -353,6 +359,10 @@ def _check(kind: str, point: str, o: Outcome, template: Template) -> None:
     assert report["status"] in ("rolled-back", "nothing-to-do"), f"rollback status {report['status']}"
     assert report["status"] == "nothing-to-do" or report["exact"], "the rollback did not report exact"
     assert not [p for p in o.live if not p.startswith("2 s later")], "processes still ran at the fingerprint"
+    if action == "SIGKILL-linger":
+        assert "lingering" in o.out_marks, "pip did not outlive the apply: the window was not forced"
+        assert any("stopped the installer" in n for n in report.get("notes", ())), \
+            "the rollback did not stop the installer the killed apply left running"
     assert o.freeze == template.freeze, "pip freeze --all differs"
     assert o.fingerprint is not None
     assert differences(template.fingerprint, o.fingerprint) == [], "the fingerprint differs"
