@@ -478,7 +478,7 @@ def mount_namespace_argv() -> Tuple[Optional[Tuple[str, ...]], str]:
     return prefix + ("--",), ""
 
 
-def _mount_readonly(pid: int, path: Path) -> str:
+def _mount_readonly(pid: int, path: Path, env: Optional[Dict[str, str]] = None) -> str:
     """Bind-mount `path` read-only over itself inside the mount namespace of process `pid` (never in
     ours). Returns "" when done, else why not. Not root: joins `pid`'s user namespace too (where
     this user is root) keeping its own credentials: `unshare -r` denied setgroups(2) there, so
@@ -492,7 +492,7 @@ def _mount_readonly(pid: int, path: Path) -> str:
         return f"pid {pid}: {exc}"
     enter = ["nsenter", "-t", str(pid), "-m"] + ([] if os.geteuid() == 0 else ["-U", "--preserve-credentials"]) + ["--"]
     for args in (["mount", "--bind", str(path), str(path)], ["mount", "-o", "remount,bind,ro", str(path)]):
-        proc = subprocess.run(enter + args, capture_output=True, text=True, timeout=30)
+        proc = subprocess.run(enter + args, capture_output=True, text=True, timeout=30, env=env)
         if proc.returncode != 0:
             return f"{' '.join(args)}: {proc.stderr.strip()}"
     with open(f"/proc/{pid}/mountinfo") as f:
@@ -502,7 +502,7 @@ def _mount_readonly(pid: int, path: Path) -> str:
 
 
 def uv_fault(venv: Path, site: Path, point: str, action: str, apply_pid: int, old: str, new: str, fired: list,
-             stop: "object") -> None:
+             stop: "object", env: Optional[Dict[str, str]] = None) -> None:
     """uv runs with UV_STOP_SHIM preloaded and CCF_UV_STOP=uv_stop_spec(point): it stops itself
     (SIGSTOP) exactly at the point; this watcher sees it stopped, applies the fault, then continues
     it (SIGCONT), so that uv meets the fault exactly there.
@@ -523,7 +523,8 @@ def uv_fault(venv: Path, site: Path, point: str, action: str, apply_pid: int, ol
     prlimit(2) (the kernel then stops uv with SIGXFSZ at its first write past that size: uv is a
     Rust binary and does not ignore it, as Python does).
 
-    `fired` gets one dict: the point, what the target held when uv was stopped (old / new
+    `env`: the environment of the commands it runs (this runs in a thread: never os.environ, which
+    the main thread may be changing). `fired` gets one dict: the point, what the target held when uv was stopped (old / new
     .dist-info, the new INSTALLER (uv writes it after the package files), files under nvidia/), and `error` (why the fault could not be applied,
     "" when it was)."""
     import resource
@@ -545,7 +546,7 @@ def uv_fault(venv: Path, site: Path, point: str, action: str, apply_pid: int, ol
         if action in ("SIGKILL", "SIGTERM", "SIGINT"):
             os.kill(apply_pid, getattr(_signal, action))
         elif action == "readonly":
-            seen["error"] = _mount_readonly(uv, venv)
+            seen["error"] = _mount_readonly(uv, venv, env)
         elif action == "fsize":
             hard = resource.prlimit(uv, resource.RLIMIT_FSIZE)[1]
             resource.prlimit(uv, resource.RLIMIT_FSIZE, (FSIZE_LIMIT, hard))

@@ -98,7 +98,7 @@ def template(tmp_path_factory: pytest.TempPathFactory, fault_index: PackageIndex
     """The broken venv, made once; each case copies it (cp -a keeps modes and mtimes, so .pyc stay valid)."""
     venv = _make_venv(tmp_path_factory.mktemp("fault-template") / "venv", True)
     python = str(venv / "bin" / "python")
-    env = _installer_env(tmp_path_factory.mktemp("fault-cache"))
+    env = _installer_env(tmp_path_factory.mktemp("fault-cache"), dict(os.environ))   # no case runs yet
     made = subprocess.run([python, "-m", "pip", "install", "--no-deps", "--index-url", fault_index.url,
                            f"torch=={TORCH}", f"nvidia-cudnn-cu13=={CUDNN_OLD}"], capture_output=True, text=True,
                           env=env, timeout=300)
@@ -121,8 +121,13 @@ def template(tmp_path_factory: pytest.TempPathFactory, fault_index: PackageIndex
     return t      # every case starts from a byte-identical copy: its state is this one
 
 
-def _installer_env(cache: Path) -> Dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_", "CCF_"))}
+def _installer_env(cache: Path, base: Dict[str, str]) -> Dict[str, str]:
+    """The installers' environment, from `base`: a copy of os.environ taken in the main thread
+    before any case started. Never os.environ itself in a case's thread: the main thread changes it
+    at every test's setup and teardown (the autouse `isolated_installers` monkeypatch), and reading
+    it meanwhile from another thread fails (os.environ.items() lists the keys, then looks each up:
+    a key deleted in between raises KeyError) or forks a child while the C environ is rewritten."""
+    env = {k: v for k, v in base.items() if not k.startswith(("PIP_", "UV_", "CCF_"))}
     env.update(PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1",
                PIP_CACHE_DIR=str(cache / "pip"), UV_NO_CONFIG="1", UV_CACHE_DIR=str(cache / "uv"),
                UV_LINK_MODE="copy", TMPDIR=str(cache))
@@ -203,18 +208,18 @@ class Outcome:
 
 
 def _run_case(kind: str, point: str, action: str, t: Template, index: PackageIndex, tmp: Path,
-              readonly: Tuple[Optional[Tuple[str, ...]], str], shim: Path) -> Outcome:
+              readonly: Tuple[Optional[Tuple[str, ...]], str], shim: Path, base_env: Dict[str, str]) -> Outcome:
     """One case: copy the template, apply with the fault, roll back; collect what to assert."""
     ro_prefix, ro_why = readonly
     if kind == "uv" and action == "readonly" and ro_prefix is None:
         return Outcome(skip=ro_why)
     venv = tmp / "venv"
-    subprocess.run(["cp", "-a", str(t.venv), str(venv)], check=True, timeout=120)
+    subprocess.run(["cp", "-a", str(t.venv), str(venv)], check=True, timeout=120, env=base_env)
     python = str(venv / "bin" / "python")
     sandbox = tmp / "root"
     sandbox.mkdir()
     os.chmod(sandbox, 0o755)
-    env = _installer_env(tmp / "cache")
+    env = _installer_env(tmp / "cache", base_env)
     env["PYTHONPATH"] = str(REPO)
 
     spec = f"nvidia-cudnn-cu13=={CUDNN_GOOD}"
@@ -241,7 +246,7 @@ def _run_case(kind: str, point: str, action: str, t: Template, index: PackageInd
     if kind == "uv":
         outcome.fired = []
         watcher = threading.Thread(target=uv_fault, daemon=True, args=(
-            venv, site, point, action, proc.pid, old, new, outcome.fired, stop))
+            venv, site, point, action, proc.pid, old, new, outcome.fired, stop, base_env))
         watcher.start()
     try:
         outcome.out, _ = proc.communicate(timeout=180)
@@ -313,8 +318,9 @@ def outcomes(request: pytest.FixtureRequest, template: Template, fault_index: Pa
               and Path(str(item.fspath)) == Path(__file__) and hasattr(item, "callspec")]
     by_id = dict(zip(IDS, CASES))
     pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="fault-case")
+    base_env = dict(os.environ)     # here, in the main thread, before any case starts (see _installer_env)
     futures = {cid: pool.submit(_run_case, *by_id[cid], template, fault_index,
-                                tmp_path_factory.mktemp(f"case-{cid}"), readonly_prefix, uv_shim)
+                                tmp_path_factory.mktemp(f"case-{cid}"), readonly_prefix, uv_shim, base_env)
                for cid in wanted if cid in by_id}
     try:
         yield futures
