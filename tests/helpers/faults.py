@@ -92,8 +92,12 @@ if _spec.startswith("pip-") and sys.argv[:1] == ["-m"]:
             with open(_mark, "a") as f:
                 f.write(_spec + "\n")
         if _action in ("SIGKILL", "SIGTERM", "SIGINT", "SIGKILL-linger"):
+            # SIGINT held until inside the try: the apply's answer (or the kernel's PR_SET_PDEATHSIG
+            # SIGINT) can come back before the next line runs
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
             os.kill(os.getppid(), getattr(signal, _action.partition("-")[0]))
             try:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
                 time.sleep(60)     # stopped here by the apply (or by PR_SET_PDEATHSIG)
             except KeyboardInterrupt:
                 if _action != "SIGKILL-linger":
