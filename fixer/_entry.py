@@ -48,8 +48,12 @@ def report_interrupt(argv: "Sequence[str]") -> int:
 
 def main() -> int:
     try:
-        from ._fast import run as fast, warnings
+        from ._fast import detects_here, run as fast, warnings
 
+        if detects_here(sys.argv[1:]):
+            from ._gpu_probe import start_early
+
+            start_early()       # the GPU probe runs while the rest of the tool is imported
         fast_code = fast(sys.argv[1:])
         if fast_code is None:
             from .cli import main as run
@@ -65,6 +69,11 @@ def main() -> int:
                     warning(line)
     except KeyboardInterrupt:
         code = report_interrupt(sys.argv[1:])
+    finally:
+        if "fixer._proc" in sys.modules:
+            from ._proc import drop_early
+
+            drop_early()        # a probe started early that the command did not ask for
     # the answer is decided and printed: a Ctrl-C from here on ends the process by the signal,
     # without a traceback from the interpreter's shutdown
     signal.signal(signal.SIGINT, signal.SIG_DFL)

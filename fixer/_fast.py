@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from ._options import OPTIONS
-
 #: The options each fast command takes: exactly the typer command's parameters (a test checks it).
 FAST_COMMANDS: Dict[str, Tuple[str, ...]] = {
     "doctor": ("json", "deep", "python", "lock", "recipes", "environment"),
@@ -22,10 +20,20 @@ FAST_COMMANDS: Dict[str, Tuple[str, ...]] = {
 }
 
 
+def detects_here(argv: Sequence[str]) -> bool:
+    """Whether `argv` looks like a `doctor --json` that detects this machine (no --environment,
+    no help), judged on the words alone, before anything is imported: the GPU probe is started
+    then (fixer._gpu_probe.start_early). A wrong guess costs one probe that is stopped unused."""
+    return bool(argv) and argv[0] == "doctor" and "--json" in argv and not any(
+        a in ("-h", "--help") or a.split("=", 1)[0] == "--environment" for a in argv)
+
+
 def parse(argv: Sequence[str]) -> Optional[Tuple[str, Dict[str, Any]]]:
     """(command, keyword arguments) for a fast `doctor|plan ... --json` argv, else None."""
     if not argv or argv[0] not in FAST_COMMANDS:
         return None
+    from ._options import OPTIONS
+
     command, rest = argv[0], list(argv[1:])
     by_flag = {flag: key for key in FAST_COMMANDS[command] for flag in OPTIONS[key].flags}
     values: Dict[str, Any] = {}

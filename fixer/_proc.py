@@ -67,6 +67,8 @@ class Group(enum.Enum):
 
 @dataclasses.dataclass(frozen=True)
 class Completed:
+    """A child that has ended (or could not start, or was stopped): its exit, output and timing."""
+
     argv: Tuple[str, ...]
     returncode: Optional[int]     # negative: ended by that signal; None: not started, or still exiting (see done)
     stdout: bytes = b""           # stdout and stderr together when merged
@@ -307,6 +309,21 @@ class Child:
         self._close()
         return self._completed()
 
+    def stop(self) -> Completed:
+        """Stop it now (the signals of its Stop, to its group) and reap it: a child whose answer
+        is no longer wanted."""
+        if self.proc is None:
+            return self._completed()
+        shielded = ignore_signals()
+        try:
+            if self._fds or self.proc.poll() is None:
+                self._stop(None)
+            self._returncode = self.proc.poll()
+        finally:
+            restore_signals(shielded)
+            self._close()
+        return self._completed()
+
     # ---------------------------------------------------------------------------------
     def _stop(self, on_line: Optional[Callable[[str], None]]) -> None:
         """Signal the group in the Stop's order, reading output meanwhile, until the child has
@@ -401,15 +418,48 @@ def run(argv: Sequence[str], *, timeout: float, env: Optional[Mapping[str, str]]
                  keep_fds=keep_fds, keep=keep, label=label, cwd=cwd).wait(on_line=on_line, on_start=on_start)
 
 
+def child_env(environ: Mapping[str, str]) -> Dict[str, str]:
+    """The user's environment for a probe child, minus LD_PRELOAD (a broken preload must not
+    break the probe)."""
+    env = {k: v for k, v in environ.items() if k != "LD_PRELOAD"}
+    env.setdefault("PATH", os.defpath)
+    return env
+
+
+#: Children started ahead of the code that asks for them (fixer._gpu_probe.start_early), by
+#: (command, environment, timeout): python_child hands each out once, to the first call that
+#: asks for exactly that child; drop_early() stops those nobody asked for.
+_EARLY: "Dict[Tuple[Any, ...], Child]" = {}
+
+
 def python_child(python: str, script: str, args: Sequence[str] = (), *, isolated: bool = True,
-                 timeout: float, env: Optional[Mapping[str, str]] = None, label: str = "") -> Child:
+                 timeout: float, env: Optional[Mapping[str, str]] = None, label: str = "",
+                 early: bool = False) -> Child:
     """Start one of this package's stdlib-only scripts (a path) in interpreter `python`
-    (`isolated`: -I -S, no site-packages)."""
+    (`isolated`: -I -S, no site-packages). A child with the same command, environment and
+    timeout started `early` is handed out instead of a new one (once); `early=True` starts one
+    to be handed out so."""
     from ._paths import runnable_python
 
     flags = ["-I", "-S"] if isolated else []
-    return Child([runnable_python(python), *flags, script, *args], timeout=timeout, env=env,
-                 label=label or os.path.basename(script))
+    argv = (runnable_python(python), *flags, script, *args)
+    key = (argv, None if env is None else tuple(sorted(env.items())), timeout)
+    child = _EARLY.get(key) if early else _EARLY.pop(key, None)
+    if child is None:
+        child = Child(argv, timeout=timeout, env=env, label=label or os.path.basename(script))
+        if early:
+            _EARLY[key] = child
+    return child
+
+
+def drop_early() -> int:
+    """Stop and reap the children started early that nobody asked for; returns how many."""
+    n = 0
+    while _EARLY:
+        _key, child = _EARLY.popitem()
+        child.stop()
+        n += 1
+    return n
 
 
 # ---------------------------------------------------------------------------------------

@@ -20,9 +20,10 @@ import sys
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .errors import UsageError
-from .model import CheckResult, Environment, Finding, Intent, Plan, PlanOptions, Recipes, to_dict
+from .model import CheckResult, Environment, Finding, Recipes, to_dict
 
 if TYPE_CHECKING:
+    from .model import Intent, Plan, PlanOptions   # imported where used: doctor never plans (fixer.model)
     from .applier.kernel import KernelVerdict
     from .applier.reporter import Reporter
     from .applier.results import ApplyResult as _Applied, RollbackResult as _RolledBack
@@ -94,6 +95,8 @@ class CommandResult:
 
 @dataclasses.dataclass(repr=False)
 class DoctorResult(CommandResult):
+    """What `fixer.doctor()` returns: the machine, its findings and the verdict."""
+
     environment: Environment
     findings: Tuple[Finding, ...]
     healthy: bool
@@ -256,6 +259,8 @@ class ApplyResult(CommandResult):
 
 @dataclasses.dataclass(repr=False)
 class VerifyResult(CommandResult):
+    """What `fixer.verify()` returns: one CheckResult per framework, and whether all passed."""
+
     results: Tuple[CheckResult, ...]
     passed: bool
     exit_code: int
@@ -272,6 +277,8 @@ class VerifyResult(CommandResult):
 
 @dataclasses.dataclass(repr=False)
 class ExplainResult(CommandResult):
+    """What `fixer.explain()` returns: the explanation of the text and, with detection, the plan."""
+
     explanation: "Explanation"
     plan: Optional[Plan]
     notes: Tuple[str, ...]
@@ -301,6 +308,8 @@ class ExplainResult(CommandResult):
 
 @dataclasses.dataclass(repr=False)
 class LockResult(CommandResult):
+    """What `fixer.lock()` returns: the lock and the file it was written to."""
+
     lock: Any
     path: str
     exit_code: int = 0
@@ -317,6 +326,8 @@ class LockResult(CommandResult):
 
 @dataclasses.dataclass(repr=False)
 class RollbackResult(CommandResult):
+    """What `fixer.rollback()` returns: what was restored."""
+
     result: "_RolledBack"
     exit_code: int
     command: str = "rollback"
@@ -353,7 +364,7 @@ def make_intent(framework: Many = None, torch: Optional[str] = None, tensorflow:
                 jax: Optional[str] = None, cuda: Optional[str] = None, cudnn_from: Optional[str] = None,
                 keep: Many = None) -> Intent:
     """Intent options -> Intent, checking their form (not yet against recipes)."""
-    from .model import FRAMEWORKS
+    from .model import FRAMEWORKS, Intent
 
     frameworks = _many(framework)
     for f in frameworks:
@@ -400,6 +411,8 @@ def make_options(installer: str = "auto", find_links: Many = None, no_index: boo
                  local_paths: bool = True) -> PlanOptions:
     """The source and installer options as PlanOptions. `local_paths`: the --find-links
     directories are on this machine (not so for `plan --environment`, a plan for another one)."""
+    from .model import PlanOptions
+
     if installer not in ("auto", "pip", "uv", "conda"):
         raise UsageError(f"--installer {installer!r}: choose auto, pip, uv or conda")
     links = _many(find_links)
@@ -646,7 +659,7 @@ def resume_apply(*, root: Optional[str], python: Optional[str], no_verify: bool,
     from .applier.colab import find_kernel
     from .applier.journal import Journal
     from .applier.transaction import resume_apply as resume_transaction
-    from .model import EnvFix, Stack, from_dict
+    from .model import EnvFix, Plan, Stack, from_dict
 
     if root is not None and not os.path.isdir(root):
         raise UsageError(f"--root {root}: no such directory")
@@ -821,6 +834,7 @@ def explain(text: str, *, detect: bool = True, python: Optional[str] = None, rec
     notes.extend(n for n in result.notes if n not in notes)
     the_plan = None
     if env is not None and rec is not None and any(f.id != "log-noise" for f in result.findings):
+        from .model import Intent
         from .pipeline import resolve, simulated
         from .planner import make_plan
 

@@ -50,11 +50,10 @@ def bundle(python: Optional[str] = None, environ: Optional[Mapping[str, str]] = 
     from .detection import ENV_KEYS, SECRET_WORDS, detect, overrides_from_env
     from .detection.fatbin import build_targets
     from .detection.gpu import SMI_FIELDS
-    from .detection.python_env import child_env, python_script
+    from ._gpu_probe import start as start_gpu_probe
 
     environ = dict(os.environ if environ is None else environ)
-    native = python_script(sys.executable, "_native.py", ["gpu"], timeout=20.0, env=child_env(environ),
-                           label="nvml/libcuda probe")
+    native = start_gpu_probe(environ)
     env = detect(python, overrides=overrides_from_env(environ), environ=environ)
     files: Dict[str, Optional[str]] = {p: _read(p) for p in TEXT_FILES if os.path.exists(p)}
     for pattern in TEXT_GLOBS:

@@ -80,10 +80,20 @@ CheckStatus = Literal["passed", "failed", "crashed", "timeout", "skipped"]
 T = TypeVar("T")
 
 
+#: type -> its dataclass field names, or None for a type that is not a dataclass (to_dict asks
+#: dataclasses once per type, not once per value: doctor's payload holds ~2000 values).
+_FIELD_NAMES: Dict[type, Optional[Tuple[str, ...]]] = {}
+
+
 def to_dict(value: Any) -> Any:
     """A dataclass (or tuple/list/dict of them) as plain JSON-ready data."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_dict(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    cls = type(value)
+    names = _FIELD_NAMES.get(cls, ())
+    if names == ():
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(value)) \
+            if dataclasses.is_dataclass(value) and not isinstance(value, type) else None
+    if names is not None:
+        return {name: to_dict(getattr(value, name)) for name in names}
     if isinstance(value, (list, tuple)):
         return [to_dict(v) for v in value]
     if isinstance(value, dict):
@@ -164,6 +174,8 @@ def from_dict(cls: Type[T], data: Any, where: str = "$") -> T:
 
 @dataclasses.dataclass(frozen=True)
 class Gpu:
+    """One GPU as detection saw it (NVML, nvidia-smi, sysfs or an override: `source`)."""
+
     index: int
     name: str
     pci_bus_id: Optional[str] = None        # "00000000:00:06.0"
@@ -176,6 +188,8 @@ class Gpu:
 
 @dataclasses.dataclass(frozen=True)
 class Driver:
+    """The NVIDIA driver: its version, the highest CUDA it supports and where libcuda is."""
+
     version: Optional[str] = None           # "580.159.04"
     cuda_version: Optional[str] = None      # highest CUDA the driver supports, "13.0"
     libcuda_path: Optional[str] = None
@@ -186,6 +200,8 @@ class Driver:
 
 @dataclasses.dataclass(frozen=True)
 class Runtime:
+    """Where the tool runs: Colab, Kaggle, a container, WSL or plain Linux, and the OS underneath."""
+
     kind: RuntimeKind = "linux"
     accelerator: Optional[Accelerator] = None   # Colab/Kaggle: what the runtime was started with
     image: Optional[str] = None             # matched Colab image (date + commit) when known
@@ -200,6 +216,8 @@ class Runtime:
 
 @dataclasses.dataclass(frozen=True)
 class Distribution:
+    """One installed Python distribution (a dist-info or egg-info directory) of the target interpreter."""
+
     name: str                               # canonical name (PEP 503: fixer._versions.canonical_name)
     version: str
     location: str = ""                      # the site-packages directory
@@ -210,6 +228,8 @@ class Distribution:
 
 @dataclasses.dataclass(frozen=True)
 class PythonEnv:
+    """The target interpreter: its prefix, site-packages, distributions and installers."""
+
     executable: str
     version: str                            # "3.12.3"
     prefix: str = ""
@@ -226,6 +246,8 @@ class PythonEnv:
 
 @dataclasses.dataclass(frozen=True)
 class LibFile:
+    """One file of a library copy: its name, soname, version and whether it is a loadable ELF."""
+
     name: str                               # file name, "libcudnn_cnn.so.9.14.0" or "libcudnn_cnn.so.9"
     soname: Optional[str] = None            # "libcudnn_cnn.so.9"
     version: Optional[str] = None           # version of this file when it can be told
@@ -349,6 +371,8 @@ class ProbeNote:
 
 @dataclasses.dataclass(frozen=True)
 class Environment:
+    """Everything detection read about the machine: what `doctor --json` writes (schema ENVIRONMENT_SCHEMA)."""
+
     schema: int = ENVIRONMENT_SCHEMA
     tool_version: str = ""
     gpus: Tuple[Gpu, ...] = ()
@@ -385,6 +409,8 @@ class Environment:
 
 @dataclasses.dataclass(frozen=True)
 class Finding:
+    """One thing diagnosis (or explain, or a check plugin) found, with its evidence and the fix it implies."""
+
     id: FindingId
     severity: Severity
     title: str                              # one line a person reads
@@ -423,6 +449,8 @@ class Build:
 
 @dataclasses.dataclass(frozen=True)
 class CudnnRelease:
+    """One cuDNN release: the CUDA majors and GPUs it supports and its pip and apt packages (recipes)."""
+
     version: str                            # "9.19.0"
     cuda_majors: Tuple[int, ...]            # CUDA majors it is built for
     min_compute_capability: Optional[str] = None   # "7.5" from 9.11
@@ -436,6 +464,8 @@ class CudnnRelease:
 
 @dataclasses.dataclass(frozen=True)
 class CudaDriverFloor:
+    """The lowest Linux driver for a CUDA toolkit or family (recipes/nvidia.toml)."""
+
     cuda: str                               # "13.0" (toolkit) or "13" (family, minor-version compatibility)
     min_driver: str                         # "580.65.06"
     source: str = ""
@@ -444,6 +474,8 @@ class CudaDriverFloor:
 
 @dataclasses.dataclass(frozen=True)
 class GpuModel:
+    """One GPU model: its name, compute capability and PCI device ids (recipes)."""
+
     name: str                               # "Tesla T4"
     compute_capability: str                 # "7.5"
     pci_device_ids: Tuple[str, ...] = ()    # "0x1eb8"
@@ -452,209 +484,42 @@ class GpuModel:
 
 
 # ---------------------------------------------------------------------------------------
-# resolve / plan
+# resolve / plan: Intent ... Plan live in fixer._plan_model, imported on first use (doctor never
+# plans; creating 14 frozen dataclasses would cost it about 12 ms at start-up). They are
+# fixer.model's names all the same: `from fixer.model import Plan` works as for any other.
 # ---------------------------------------------------------------------------------------
 
+if typing.TYPE_CHECKING:
+    from ._plan_model import (
+        Intent as Intent,
+        Choice as Choice,
+        Pin as Pin,
+        EnvFix as EnvFix,
+        CudnnChoice as CudnnChoice,
+        Stack as Stack,
+        Need as Need,
+        Refusal as Refusal,
+        ClashKind as ClashKind,
+        Clash as Clash,
+        WayOut as WayOut,
+        PlanOptions as PlanOptions,
+        PipOptions as PipOptions,
+        Step as Step,
+        Plan as Plan,
+    )
 
-@dataclasses.dataclass(frozen=True)
-class Intent:
-    """What the user asked for. Empty: keep what is installed and make it work."""
-
-    frameworks: Tuple[str, ...] = ()        # --framework (default: those installed)
-    versions: Dict[str, str] = dataclasses.field(default_factory=dict)  # --torch 2.5.1 -> {"torch": "2.5.1"}
-    cuda: Optional[str] = None              # --cuda 12.6
-    cudnn_from: Optional[Literal["pip", "apt", "conda"]] = None
-    keep: Tuple[str, ...] = ()              # --keep NAME: never change these distributions
-
-
-@dataclasses.dataclass(frozen=True)
-class Choice:
-    """The build chosen for one framework and what it means for the machine."""
-
-    framework: str
-    build: Build
-    action: Literal["keep", "install", "change"]
-    reason: str = ""
-    # set when the build is newer than the driver's CUDA and runs by minor-version compatibility
-    # (rules.cuda_fit): the driver's CUDA, the chosen cuXXX and NVIDIA's limits, in words
-    minor_version: str = ""
+_PLAN_NAMES = frozenset(("Intent", "Choice", "Pin", "EnvFix", "CudnnChoice", "Stack", "Need", "Refusal", "ClashKind",
+                         "Clash", "WayOut", "PlanOptions", "PipOptions", "Step", "Plan"))
 
 
-@dataclasses.dataclass(frozen=True)
-class Pin:
-    """One distribution in the target stack."""
+def __getattr__(name: str) -> Any:
+    if name in _PLAN_NAMES:
+        from . import _plan_model
 
-    name: str                               # "nvidia-cudnn-cu13"
-    version: str                            # "9.19.0.56"
-    index_url: Optional[str] = None
-    action: Literal["keep", "install", "upgrade", "downgrade", "remove"] = "keep"
-    installed: Optional[str] = None         # version installed now
-    why: str = ""                           # which constraint brought it in
-    size_bytes: Optional[int] = None
-    hashes: Tuple[str, ...] = ()            # "sha256:<hex>" of every file of this version (a lock's): installed
-    #                                         with --require-hashes --no-deps
-    manager: str = "pip"                    # who installs it: "pip" (also uv), "apt" or "conda"
-
-
-@dataclasses.dataclass(frozen=True)
-class EnvFix:
-    """A change to how libraries are found: not a package."""
-
-    kind: Literal["ld-library-path-drop", "ld-library-path-add", "ld-so-conf", "ipython-preload", "ld-preload-drop", "env-file"]
-    value: str                              # the directory / path concerned: a directory for the LD_LIBRARY_PATH and
-    #                                         ld-so-conf kinds, the intended libcudnn.so.N for ipython-preload,
-    #                                         the forced library for ld-preload-drop, the env file's path for env-file
-    why: str = ""
-
-
-@dataclasses.dataclass(frozen=True)
-class CudnnChoice:
-    """The copy of one cuDNN major every framework of the stack maps."""
-
-    source: str                             # "pip", "apt", "conda", or the origin of a copy on disk
-    package: Optional[Package] = None       # nvidia-cudnn-cu12 9.3.0.75, libcudnn8 8.9.7.29-1+cuda12.2, cudnn 9.3.0.75
-    directory: Optional[str] = None         # where the copy is, for a copy on disk
-
-    def __str__(self) -> str:
-        return str(self.package) if self.package else (self.directory or self.source)
-
-
-@dataclasses.dataclass(frozen=True)
-class Stack:
-    choices: Tuple[Choice, ...] = ()
-    pins: Tuple[Pin, ...] = ()
-    cudnn: Optional[str] = None             # the cuDNN version the stack runs on, "9.19.0"
-    cudnn_from: Optional[str] = None        # "pip", "apt", "conda"
-    env_fixes: Tuple[EnvFix, ...] = ()
-    apt: Dict[str, str] = dataclasses.field(default_factory=dict)  # package -> exact version
-    notes: Tuple[str, ...] = ()             # why, in words
-    conda: Dict[str, str] = dataclasses.field(default_factory=dict)  # conda-forge package -> exact version (--cudnn-from conda)
-    cudnn_runtime: Dict[str, str] = dataclasses.field(default_factory=dict)  # cuDNN major -> the version every framework maps: {"9": "9.3.0.75"}
-    cudnn_copies: Dict[str, CudnnChoice] = dataclasses.field(default_factory=dict)  # cuDNN major -> the copy every framework maps
-
-
-# Why no stack fits, as data (fixer.resolver finds it; fixer.render.conflicts says it in words).
-
-
-@dataclasses.dataclass(frozen=True)
-class Need:
-    """One requirement in a clash: who asks and what, as the resolver's provider states it."""
-
-    parent: str                             # a candidate's label, "this machine", "--keep torch"
-    text: str                               # the constraint: "needs driver >= 580.65.06", "is 9.1.0.70"
-    asked: bool = False                     # it comes from what the user asked (--keep, --torch, ...)
-
-
-@dataclasses.dataclass(frozen=True)
-class Refusal:
-    """A candidate ruled out by one requirement of its own: `who` `text`, but `against`."""
-
-    who: str                                # "torch 2.11.0+cu130"
-    text: str                               # "needs driver >= 580.65.06"
-    against: str                            # a machine fact ("driver 570.86.15") or a candidate already chosen
-    chosen: bool = False                    # `against` is a candidate already chosen, not a machine fact
-    hardware: bool = False                  # `against` is the driver or the GPU
-
-
-ClashKind = Literal[
-    "no-build",         # no build of framework `subject` fits the machine (and `needs`, what was asked): `refusals`
-    "no-copy",          # cuDNN major `subject`: no copy satisfies every one of `needs` (and `held`)
-    "blocked",          # cuDNN major `subject`: the copies that satisfy `needs` are blocked: `refusals`, `held`
-    "no-build-is",      # framework `subject`: no build meets `needs` (what was asked, what the machine has)
-    "no-single-copy",   # cuDNN major `subject`: `needs` ask different copies
-    "refused",          # `refusals` (one): a candidate the machine or an earlier choice rules out
-    "requirements",     # identifier `subject`: `needs` cannot all hold
-]
-
-
-@dataclasses.dataclass(frozen=True)
-class Clash:
-    kind: ClashKind
-    subject: str = ""                       # a framework ("torch"), a cuDNN major ("9"), a package name
-    needs: Tuple[Need, ...] = ()            # the requirements that clash
-    held: Tuple[Need, ...] = ()             # what the user holds in place that also constrains it
-    refusals: Tuple[Refusal, ...] = ()      # why the candidates are ruled out
-
-
-@dataclasses.dataclass(frozen=True)
-class WayOut:
-    """A nearest way out: drop one thing that was asked (or one framework) and the stack then fits."""
-
-    drop: Literal["keep", "version", "cuda", "cudnn-from", "framework"]
-    name: str = ""                          # the --keep NAME, the framework of --torch/... or the one dropped
-    value: str = ""                         # the version, CUDA or cuDNN source that was asked
-    changes: Tuple[Pin, ...] = ()           # what the stack would then change (empty: nothing needs to change)
-
-
-@dataclasses.dataclass(frozen=True)
-class PlanOptions:
-    """How the plan's commands are to be run: these change the literal argv of each step."""
-
-    installer: Literal["auto", "pip", "uv", "conda"] = "auto"
-    find_links: Tuple[str, ...] = ()        # --find-links DIR (local wheelhouse)
-    no_index: bool = False                  # --no-index
-    index_mirrors: Tuple[Tuple[str, str], ...] = ()  # --index-mirror FROM=TO: rewrite index URL prefixes
-    root: Optional[str] = None              # --root DIR: sandbox prefix for every file the tool writes
-    restart: bool = False                   # --restart: restart the notebook runtime at the end
-
-
-@dataclasses.dataclass(frozen=True)
-class PipOptions:
-    """The options of a pip/uv step as data: what its argv spells (fixer.installers.pip_argv
-    builds the argv from these). Apply, rollback and the simulation read these, never the argv."""
-
-    index_url: Optional[str] = None         # as the command uses it (--index-mirror applied); None: PyPI
-    extra_index_urls: Tuple[str, ...] = ()  # idem
-    find_links: Tuple[str, ...] = ()
-    no_index: bool = False
-    no_deps: bool = False
-    reinstall: bool = False                 # pip --force-reinstall, uv --reinstall
-    break_system_packages: bool = False
-    requirement_files: Tuple[str, ...] = ()  # -r FILE (the lock's hash-checked requirements)
-    require_hashes: bool = False
-
-
-@dataclasses.dataclass(frozen=True)
-class Step:
-    kind: StepKind
-    summary: str                            # one line for people
-    argv: Tuple[str, ...] = ()              # the exact command; empty for in-process env fixes
-    pip: Optional[PipOptions] = None        # pip-install / pip-uninstall: the argv's options as data
-    packages: Tuple[str, ...] = ()          # requirement strings it touches
-    download_bytes: Optional[int] = None    # known bytes of what it downloads, dependencies included (fixer.simulate)
-    download_unknown: Tuple[str, ...] = ()  # what it downloads whose size is not known: "nvidia-cublas==13.0.2.9"
-    files: Tuple[str, ...] = ()             # files it writes
-    content: Optional[str] = None           # for env-fix: what it writes
-
-
-@dataclasses.dataclass(frozen=True)
-class Plan:
-    steps: Tuple[Step, ...] = ()
-    stack: Stack = Stack()
-    python: str = ""                        # target interpreter
-    restart_required: bool = False
-    findings: Tuple[Finding, ...] = ()      # what the plan fixes
-    notes: Tuple[str, ...] = ()
-    installer: str = "pip"                  # "pip", "uv" or "conda": what the plan was made for (installers.choose)
-    # The plan simulated on the Environment model (fixer.simulate) and diagnosed again:
-    after: Tuple[Finding, ...] = ()         # what the result would still show
-    manual: Tuple[Finding, ...] = ()        # errors/warnings no step fixes: "cannot fix automatically"
-    drift: Tuple[str, ...] = ()             # where the result would not be the stack the plan chose
-
-    @property
-    def is_fix(self) -> bool:
-        """The simulated result is healthy and is the stack the plan chose."""
-        return not self.manual and not self.drift
-
-    @property
-    def nothing_to_do(self) -> bool:
-        return not any(s.kind not in ("verify",) for s in self.steps)
-
-    @property
-    def download(self) -> Tuple[int, Tuple[str, ...]]:
-        """(known bytes, what else comes down at a size nobody recorded) over all steps."""
-        return (sum(s.download_bytes or 0 for s in self.steps),
-                tuple(u for s in self.steps for u in s.download_unknown))
+        value = getattr(_plan_model, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---------------------------------------------------------------------------------------
@@ -664,6 +529,8 @@ class Plan:
 
 @dataclasses.dataclass(frozen=True)
 class CheckResult:
+    """What verify found for one framework: the status, the conv cases, the cuDNN it mapped, the times."""
+
     framework: str
     status: CheckStatus
     summary: str = ""
@@ -720,6 +587,24 @@ class DownloadSize:
 
 
 @dataclasses.dataclass(frozen=True)
+class DependencySet:
+    """What installing one package brings along, read from the package's own metadata or
+    recipe (recipes/dependencies.toml): the one home of "which dependencies an install pulls in"
+    for pip, apt and conda alike (fixer.simulate installs and prices them)."""
+
+    manager: str                            # "pip", "conda" or "apt"
+    package: str                            # "jax[cuda12]", "jax-cuda12-pjrt", "cudnn" (extras as installed)
+    versions: str                           # PEP 440 specifier of the versions it holds for: ">=0.4.30,<0.6.1"
+    # dependencies the model installs: "NAME=={version}" (the same version as `package`) or a bare
+    # "NAME" (the version the framework build's companions pin: jax[cuda12]'s jaxlib and plugin)
+    brings: Tuple[str, ...] = ()
+    others: Tuple[str, ...] = ()            # further dependencies by name, at versions the recipes do not hold
+    complete: bool = False                  # brings + others (+ the build's `requires`) is the whole list
+    source: str = ""
+    note: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
 class Recipes:
     """Every fact about releases the resolver and diagnosis use. Built by fixer.recipes.load()
     from recipes/*.toml, or directly in tests. Pure queries, no I/O."""
@@ -730,7 +615,29 @@ class Recipes:
     gpus: Tuple[GpuModel, ...] = ()
     colab_images: Tuple[ColabImage, ...] = ()
     downloads: Tuple[DownloadSize, ...] = ()
+    dependencies: Tuple[DependencySet, ...] = ()
     files: Tuple[str, ...] = ()             # the files they came from
+
+    def dependencies_of(self, manager: str, package: str, version: str) -> Optional[DependencySet]:
+        """What installing `package` ("jax[cuda12]", "cudnn") at `version` brings, when a recorded
+        source says; None when the recipes do not know."""
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+        from packaging.version import InvalidVersion, Version
+
+        try:
+            v = Version(version)
+        except InvalidVersion:
+            return None
+        want = package.lower()
+        for d in self.dependencies:
+            if d.manager != manager or d.package.lower() != want:
+                continue
+            try:
+                if SpecifierSet(d.versions).contains(v, prereleases=True):
+                    return d
+            except InvalidSpecifier:
+                continue
+        return None
 
     def download_size(self, distribution: str, version: str) -> Optional[int]:
         """Bytes pip downloads for distribution==version, when the recipes know it: its

@@ -8,10 +8,13 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
-from typing import Any, Mapping, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Tuple
 
 from .errors import UsageError
-from .model import Environment, Finding, Intent, Plan, PlanOptions, Recipes, Stack
+from .model import Environment, Finding, Recipes
+
+if TYPE_CHECKING:   # imported where used: doctor, which never plans, does not load them (fixer.model)
+    from .model import Intent, Plan, PlanOptions, Stack
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,17 +48,21 @@ def machine(python: Optional[str] = None, environment: Optional[str] = None,
 
 
 def plan_for(*, python: Optional[str] = None, environment: Optional[str] = None,
-             recipes: Tuple[str, ...] = (), intent: Intent = Intent(),
-             options: PlanOptions = PlanOptions(),
+             recipes: Tuple[str, ...] = (), intent: Optional[Intent] = None,
+             options: Optional[PlanOptions] = None,
              environ: Optional[Mapping[str, str]] = None,
              prepare_for_gpu: bool = False) -> PlannedMachine:
     """Machine -> findings -> stack -> plan, simulated and diagnosed again (fixer.simulate):
     what the result would still show is on the plan (`after`, `manual`, `drift`). A machine
     with no visible GPU gets an empty plan carrying the gpu-missing finding (nothing can be
-    repaired there), unless `prepare_for_gpu` says the machine is being set up for a GPU later."""
+    repaired there), unless `prepare_for_gpu` says the machine is being set up for a GPU later.
+    `intent` and `options` default to Intent() and PlanOptions()."""
     from . import recipes as rec
     from .diagnosis import diagnose
+    from .model import Intent, PlanOptions
 
+    intent = Intent() if intent is None else intent
+    options = PlanOptions() if options is None else options
     if options.installer == "conda" and intent.cudnn_from is None:
         intent = dataclasses.replace(intent, cudnn_from="conda")   # conda installs what it can: cuDNN
     loaded = rec.load(recipes)
@@ -82,10 +89,13 @@ def resolve(env: Environment, intent: Intent, recipes: Recipes, *, reporter: Opt
 
 
 def plan_machine(env: Environment, findings: Tuple[Finding, ...], intent: Intent, recipes: Recipes,
-                 options: PlanOptions = PlanOptions(), *, prepare_for_gpu: bool = False) -> Plan:
-    """resolve + make_plan + the simulation check, for a machine already diagnosed."""
+                 options: Optional[PlanOptions] = None, *, prepare_for_gpu: bool = False) -> Plan:
+    """resolve + make_plan + the simulation check, for a machine already diagnosed (`options`:
+    PlanOptions() by default)."""
+    from .model import Plan, PlanOptions
     from .planner import make_plan
 
+    options = PlanOptions() if options is None else options
     if no_gpu(env, findings) and not prepare_for_gpu:
         plan = Plan(findings=findings)
     else:

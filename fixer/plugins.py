@@ -39,6 +39,8 @@ _CACHE: Dict[Tuple[Tuple[str, int], ...], Tuple["Plugin", ...]] = {}
 
 @dataclasses.dataclass(frozen=True)
 class Plugin:
+    """One entry point of a plugin group: its name, the object it names and the distribution that ships it."""
+
     group: str
     name: str
     value: str                  # "pkg.module" or "pkg.module:attr"

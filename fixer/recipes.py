@@ -9,6 +9,7 @@ holds arrays of tables, one per record kind:
     [[gpu]]           one GPU model (model.GpuModel)
     [[colab_image]]   one Colab GPU runtime image (model.ColabImage)
     [[download]]      bytes of one distribution==version wheel (model.DownloadSize)
+    [[dependencies]]  what installing one pip/conda/apt package brings along (model.DependencySet)
 
 Every record has a `source`; `note` says what was checked or inferred. A bad file is refused
 with a RecipeError naming FILE:LINE: unknown keys (with a "did you mean"), wrong types, bad
@@ -24,14 +25,13 @@ the shipped one, other files are added. Results are cached per (directories, fil
 from __future__ import annotations
 
 import dataclasses
-import difflib
+import functools
 import os
 import re
 import threading
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from ._compat import tomllib
 from ._paths import cache_dir, recipes_dir, write_cache
 from ._versions import canonical_name, version_key
 from .errors import RecipeError
@@ -42,6 +42,7 @@ from .model import (
     ColabImage,
     CudaDriverFloor,
     CudnnRelease,
+    DependencySet,
     DownloadSize,
     GpuModel,
     Recipes,
@@ -74,25 +75,30 @@ def _want_str(v: Any, what: str) -> str:
     return v
 
 
-def _regex(pattern: str, what: str) -> Callable[[Any], str]:
-    rx = re.compile(pattern)
+@functools.lru_cache(maxsize=None)
+def _rx(pattern: str) -> "re.Pattern[str]":
+    """`pattern` compiled on first use, not at import: the recipes are parsed only when the disk
+    cache misses, and `doctor` imports this module at every start."""
+    return re.compile(pattern)
 
+
+def _regex(pattern: str, what: str) -> Callable[[Any], str]:
     def check(v: Any) -> str:
         s = _want_str(v, what)
-        if not rx.fullmatch(s):
+        if not _rx(pattern).fullmatch(s):
             raise _Bad(f"{s!r} is not {what}")
         return s
 
     return check
 
 
-_VERSION_RX = re.compile(r"\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?")
+_VERSION_RX = r"\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?"
 
 
 def _version(v: Any) -> str:
     """A public PEP 440 version ("2.11.0", "2.15.0.post1"); no local label."""
     s = _want_str(v, 'a version string like "2.11.0"')
-    if _VERSION_RX.fullmatch(s):
+    if _rx(_VERSION_RX).fullmatch(s):
         return s
     from packaging.version import InvalidVersion, Version
 
@@ -121,7 +127,7 @@ def _specifier(v: Any) -> str:
 # name[extras] followed by comma-separated clauses: the form every recipe uses. Anything else
 # goes through packaging's full PEP 508 parser (slower, but rare).
 _VTOK = r"\d+(\.\d+)*((a|b|rc)\d+)?(\.post\d+)?(\.dev\d+)?(\+[A-Za-z0-9]+(\.[A-Za-z0-9]+)*)?(\.\*)?"
-_REQ_FAST = re.compile(
+_REQ_FAST = (
     r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?(\[[A-Za-z0-9._-]+(,[A-Za-z0-9._-]+)*\])?"
     r"(\s*(===|==|!=|<=|>=|~=|<|>)\s*" + _VTOK + r"(\s*,\s*(===|==|!=|<=|>=|~=|<|>)\s*" + _VTOK + r")*)?"
 )
@@ -129,7 +135,7 @@ _REQ_FAST = re.compile(
 
 def _requirement(v: Any) -> str:
     s = _want_str(v, 'a requirement string like "nvidia-cudnn-cu12==9.3.0.75"')
-    if _REQ_FAST.fullmatch(s):
+    if _rx(_REQ_FAST).fullmatch(s):
         return s
     from packaging.requirements import InvalidRequirement, Requirement
 
@@ -138,6 +144,14 @@ def _requirement(v: Any) -> str:
     except InvalidRequirement as exc:
         raise _Bad(f"{s!r} is not a valid requirement ({str(exc).splitlines()[0]})")
     return s
+
+
+def _requirement_or_template(v: Any) -> str:
+    """A requirement, or "NAME=={version}" (the version of the package that brings it)."""
+    s = _want_str(v, 'a requirement string like "libcudnn=={version}"')
+    if s.endswith("=={version}") and _rx(_REQ_FAST).fullmatch(s[:-len("=={version}")]):
+        return s
+    return _requirement(s)
 
 
 def _list_of(item: Callable[[Any], Any], what: str) -> Callable[[Any], Tuple[Any, ...]]:
@@ -179,6 +193,19 @@ def _int(v: Any) -> int:
     if v < 0:
         raise _Bad(f"{v} is negative")
     return v
+
+
+def _bool(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise _Bad(f"expected true or false, got {_type_name(v)} {v!r}")
+    return v
+
+
+def _manager(v: Any) -> str:
+    s = _want_str(v, '"pip", "conda" or "apt"')
+    if s not in ("pip", "conda", "apt"):
+        raise _Bad(f"unknown package manager {s!r}; known: pip, conda, apt")
+    return s
 
 
 def _cuda_major(v: Any) -> int:
@@ -232,6 +259,8 @@ _APT_PIN = _regex(r"[a-z0-9][a-z0-9.+-]*=[0-9][A-Za-z0-9.+~:-]*", 'an apt pin li
 
 @dataclasses.dataclass(frozen=True)
 class _Field:
+    """How one key of a recipe table is checked, and whether it must be there."""
+
     check: Callable[[Any], Any]
     required: bool = False
 
@@ -301,12 +330,24 @@ _TABLES: Dict[str, Tuple[type, Dict[str, _Field]]] = {
         "source": _Field(_NONEMPTY, True),
         "note": _Field(_STR),
     }),
+    "dependencies": (DependencySet, {
+        "manager": _Field(_manager, True),
+        "package": _Field(_requirement, True),
+        "versions": _Field(_specifier, True),
+        "brings": _Field(_list_of(_requirement_or_template, "requirement strings")),
+        "others": _Field(_list_of(_requirement, "package names")),
+        "complete": _Field(_bool),
+        "source": _Field(_NONEMPTY, True),
+        "note": _Field(_STR),
+    }),
 }
 #: Top-level keys a recipe file may have besides the tables.
 _TOP_LEVEL = ("schema", "meta")
 
 
 def _did_you_mean(word: str, choices: Iterable[str]) -> str:
+    import difflib
+
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
@@ -315,8 +356,8 @@ def _did_you_mean(word: str, choices: Iterable[str]) -> str:
 # locating lines
 # ---------------------------------------------------------------------------------------
 
-_HEADER_RX = re.compile(r"^[ \t]*\[\[[ \t]*([A-Za-z0-9_-]+)[ \t]*\]\]", re.M)
-_ANY_HEADER_RX = re.compile(r"^[ \t]*\[", re.M)
+_HEADER_RX = r"(?m)^[ \t]*\[\[[ \t]*([A-Za-z0-9_-]+)[ \t]*\]\]"
+_ANY_HEADER_RX = r"(?m)^[ \t]*\["
 
 
 class _Lines:
@@ -337,9 +378,9 @@ class _Lines:
 
     def _index(self) -> None:
         self._headers = {}
-        for m in _HEADER_RX.finditer(self.text):
+        for m in _rx(_HEADER_RX).finditer(self.text):
             self._headers.setdefault(m.group(1), []).append(m.start())
-        self._any = [m.start() for m in _ANY_HEADER_RX.finditer(self.text)]
+        self._any = [m.start() for m in _rx(_ANY_HEADER_RX).finditer(self.text)]
 
     def record(self, kind: str, n: int) -> Optional[int]:
         """Line of the header of the n-th (0-based) `[[kind]]` record."""
@@ -380,6 +421,8 @@ class _Lines:
 
 @dataclasses.dataclass
 class _Loc:
+    """Where a recipe record is: its file and the line of its [[table]] header."""
+
     path: str
     line: Optional[int]
     lines: _Lines
@@ -426,6 +469,8 @@ def _parse_file(path: Path, out: Dict[str, List[Tuple[Any, _Loc]]], errs: _Colle
     except (OSError, UnicodeDecodeError) as exc:
         errs.add(f"cannot read recipe file: {exc}", spath, None)
         return
+    from ._compat import tomllib
+
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -715,6 +760,7 @@ def _load_all(extra_dirs: Sequence[str], plugin_dirs: Sequence[str] = ()) -> Tup
         gpus=tuple(g for g, _ in tables.get("gpu", [])),
         colab_images=tuple(sorted((i for i, _ in tables.get("colab_image", [])), key=lambda i: (i.date, i.commit))),
         downloads=downloads,
+        dependencies=tuple(d for d, _ in tables.get("dependencies", [])),
         files=tuple(str(f) for f in files),
     )
     result = (recipes, tuple(errs.errors))

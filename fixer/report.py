@@ -25,7 +25,10 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from .model import Environment, Finding, LoadResolution, to_dict
 
-REPORT_SCHEMA = 1
+#: Version of the `report --json` value. 2: a cuDNN copy's "package" is an object {"name", "version"}
+#: (1 had one string "name version"). Nothing in the tool reads reports back; fixer/schemas/report.json
+#: describes this version only.
+REPORT_SCHEMA = 2
 HOME_HOLDERS = ("home", "Users")
 
 # A path-like token: starts at "/" or "~/" (or a relative path with a "/" inside), not preceded

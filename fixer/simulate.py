@@ -75,16 +75,23 @@ class Download:
     version: Optional[str]                  # None: a version the recipes cannot name
     size_bytes: Optional[int] = None
     extras: Tuple[str, ...] = ()
-    # True: not a distribution but the rest of what installing `name` brings: pip resolves its
-    # whole Requires-Dist (torch: triton, sympy, ...; jax[cuda12]: jaxlib, the plugin and its pjrt),
-    # and the recipes hold only a build's GPU-library pins, so that set and its size are not known
+    # True: not a distribution but the rest of what installing `name` brings, beyond what the
+    # simulation installs itself (a build's `requires`, a DependencySet's `brings`): `others`
+    # names it where a recorded source does (recipes/dependencies.toml), at versions not known;
+    # `complete` says that list is all of it (else the rest is not known either: torch's
+    # triton, sympy, ...; an apt package's Depends)
     dependencies: bool = False
+    others: Tuple[str, ...] = ()
+    complete: bool = False
 
     @property
     def label(self) -> str:
         if self.dependencies:
+            named = ""
+            if self.others:
+                named = f" ({', '.join(self.others)}{'' if self.complete else ', and others'})"
             return f"{DEPENDENCIES_OF}{self.name}{'[' + ','.join(self.extras) + ']' if self.extras else ''}" \
-                f"{' ' + self.version if self.version else ''}: not known"
+                f"{' ' + self.version if self.version else ''}: not known{named}"
         pinned = f"=={self.version}" if self.version else ""
         if self.extras:
             return f"what {self.name}[{','.join(self.extras)}]{pinned} brings"
@@ -133,17 +140,16 @@ class _State:
         any recipe build whose main package is this name at this version."""
         if not req.exact:
             return None
-        for c in self.plan.stack.choices:
-            for p in c.build.packages[:1]:
-                r = parse_requirement(p)
-                if r.name == req.name and r.exact == req.exact:
-                    return c.build
-        for b in self.recipes.builds:
+        builds = [c.build for c in self.plan.stack.choices] + list(self.recipes.builds)
+        found = None
+        for b in builds:
             for p in b.packages[:1]:
                 r = parse_requirement(p)
                 if r.name == req.name and r.exact == req.exact:
-                    return b
-        return None
+                    if r.extras == req.extras:
+                        return b            # jax[cuda13]==X is the cuda13 build, not the cuda12 one
+                    found = found or b
+        return found
 
     def remove(self, name: str) -> None:
         name = canonical_name(name)
@@ -201,6 +207,53 @@ class _State:
                 # cuda-toolkit[cublas,...]: pip installs what the extras name, which no recipe lists
                 self.downloads.append(Download(dep.name, dep.exact, None, extras=dep.extras))
             self.install(dep, deps=False, force=False)
+
+    def bring(self, name: str, extras: Tuple[str, ...], version: Optional[str], build: Optional[Build],
+              seen: Set[str]) -> None:
+        """What pip brings along for `name[extras]==version`, which this step installs: the
+        dependencies its DependencySet names are installed at their versions (a bare name: the
+        version the build's companions pin; NAME=={version}: the same version), each in turn with
+        its own; what is left (others, or all of it when no source says) is one "dependencies of"
+        item. `seen`: names this step installs already (named in it, or brought before)."""
+        key = f"{name}[{','.join(extras)}]" if extras else name
+        dset = self.recipes.dependencies_of("pip", key, version) if version else None
+        if dset is None:
+            self.downloads.append(Download(name, version, None, extras=extras, dependencies=True))
+            return
+        pins = {parse_requirement(c).name: parse_requirement(c).exact for c in (build.companions if build else ())}
+        for text in dset.brings:
+            dep = parse_requirement(text.replace("{version}", version or ""))
+            if dep.name in seen:
+                continue
+            seen.add(dep.name)
+            exact = dep.exact or pins.get(dep.name)
+            had = self.dists.get(dep.name)
+            self.install(Requirement(dep.name, (), f"=={exact}", exact) if exact else Requirement(dep.name),
+                         deps=False, force=False)
+            now = self.dists.get(dep.name)
+            if now is not None and (had is None or had.version != now.version):
+                self.bring(dep.name, (), now.version, build, seen)
+        modelled = {parse_requirement(r).name for r in (build.requires if build else ())} | seen
+        others = tuple(o for o in dset.others if canonical_name(o) not in modelled)
+        if others or not dset.complete:
+            self.downloads.append(Download(name, version, None, extras=extras, dependencies=True,
+                                           others=others, complete=dset.complete))
+
+    def system_dependencies(self, manager: str, pkg: str, ver: str) -> None:
+        """What an apt or conda install brings along: the packages its DependencySet names at
+        the same version come down too (sizes unknown unless recorded); the rest, or all of it
+        when no recorded source says (apt: NVIDIA's Packages index was not readable), is one
+        "dependencies of" item."""
+        dset = self.recipes.dependencies_of(manager, pkg, ver)
+        if dset is None:
+            self.downloads.append(Download(pkg, ver, None, dependencies=True))
+            return
+        for text in dset.brings:
+            dep = parse_requirement(text.replace("{version}", ver))
+            self.downloaded(dep.name, dep.exact)
+        if dset.others or not dset.complete:
+            self.downloads.append(Download(pkg, ver, None, dependencies=True, others=dset.others,
+                                           complete=dset.complete))
 
     def newest_within(self, req: Requirement) -> Optional[str]:
         """The newest version of `req.name` the recipes know inside its range (cuDNN wheels:
@@ -483,25 +536,28 @@ def _apply_step(s: _State, step: Step) -> None:
         for r in reqs:
             s.install(r, deps=deps, force=force)
         if deps:
-            # pip resolves the whole Requires-Dist of what it installs (torch: triton, sympy, ...;
-            # jax[cuda12]: jaxlib, the plugin and its pjrt); the recipes hold only a build's
-            # GPU-library pins, so the rest, and its size, is not known: say so
+            # pip resolves the whole Requires-Dist of what it installs: what a recorded source
+            # says it brings (recipes/dependencies.toml: jax[cuda12] -> jaxlib, the plugin -> its
+            # pjrt) is installed and priced; the rest is named where known and counted as unknown
+            seen = {r.name for r in reqs}
             for r in reqs:
                 now = s.dists.get(r.name)
                 if now is None or force or before.get(r.name) != now.version:
-                    s.downloads.append(Download(r.name, now.version if now else None, None, extras=r.extras,
-                                                dependencies=True))
+                    s.bring(r.name, r.extras, now.version if now else None, s.build_for(r), seen)
     elif step.kind == "apt-install":
         for text in step.packages:
             pkg, _, ver = text.partition("=")
             s.apt_install(pkg, ver)
+            s.system_dependencies("apt", pkg, ver)
     elif step.kind == "conda-install":
         for text in step.packages:
             r = parse_requirement(text)
             if r.exact:
                 s.conda_install(r.name, r.exact)
+                s.system_dependencies("conda", r.name, r.exact)
             else:
-                s.downloads.append(Download(r.name, None))   # condacolab's install() fetches conda
+                # condacolab's install(): it fetches a conda installer (Miniforge) of a size no recipe records
+                s.downloads.append(Download(f"conda, fetched by {r.name}.install()", None))
 
 
 def _result(s: _State, env: Environment, plan: Plan) -> Environment:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Regenerate recipes/{torch,tensorflow,jax,nvidia,colab}.toml from the research data in
-data/ (torch_builds.toml, tensorflow_builds.toml, jax_builds.toml, nvidia.toml,
-colab_images.csv).
+"""Regenerate recipes/{torch,tensorflow,jax,nvidia,colab,dependencies}.toml from the research
+data in data/ (torch_builds.toml, tensorflow_builds.toml, jax_builds.toml, nvidia.toml,
+colab_images.csv, package_dependencies.toml).
 
 Why a converter: the research files are written for people (free-text ranges, notes, one
 table per source); the recipes are typed records the loader can check. Converting by program
@@ -746,6 +746,10 @@ def generate(data_dir: Path, gpu_facts: Path, out_dir: Optional[Path] = None) ->
         ]),
         "colab.toml": write(Path(), "colab", "data/colab_images.csv", [
             ("Colab GPU runtime images: one per distinct state, plus release and snapshot commits", "colab_image", colab_images(colab, snapshots)),
+        ]),
+        "dependencies.toml": write(Path(), "dependencies", "data/package_dependencies.toml", [
+            ("What installing one package brings along (pip: setup.py / Requires-Dist; conda: the feedstock's meta.yaml)",
+             "dependencies", load(data_dir / "package_dependencies.toml").get("dependencies", [])),
         ]),
     }
     return files

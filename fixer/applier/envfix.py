@@ -21,6 +21,9 @@ from ..envfix import (  # noqa: F401 - re-exported for the apply package and its
 )
 from .journal import atomic_write
 
+#: The loader cache that ldconfig (run without -C) rewrites: apply backs it up with the step's files.
+LD_SO_CACHE = "/etc/ld.so.cache"
+
 
 def is_managed(path: Path) -> bool:
     try:

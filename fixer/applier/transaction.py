@@ -337,8 +337,8 @@ def _prepare(journal: Journal, plan: Plan, python: str, options: PlanOptions, re
     files: List[Dict[str, Any]] = []
     for step in plan.steps:
         touched = list(step.files)
-        if step.argv and os.path.basename(step.argv[0]) == "ldconfig":
-            touched.append(_ldconfig_cache(step.argv, options.root))
+        if _ldconfig_of(step, options.root) is not None:
+            touched.append(str(envfix.target_path(envfix.LD_SO_CACHE, options.root)))
         for path in touched:
             real = envfix.target_path(path, options.root)
             if any(f["path"] == str(real) for f in files):
@@ -459,15 +459,14 @@ def prune_backups(state: Path, keep: int = KEEP_BACKUPS) -> int:
     return pruned
 
 
-def _ldconfig_cache(argv: Sequence[str], root: Optional[str]) -> str:
-    """The cache file `ldconfig [-r ROOT] [-C FILE]` writes."""
-    argv = list(argv)
-    cache = "/etc/ld.so.cache"
-    if "-C" in argv and argv.index("-C") + 1 < len(argv):
-        cache = argv[argv.index("-C") + 1]
-    if "-r" in argv and argv.index("-r") + 1 < len(argv):
-        return os.path.join(argv[argv.index("-r") + 1], cache.lstrip("/"))
-    return cache if not root else str(envfix.target_path(cache, root))
+def _ldconfig_of(step: Step, root: Optional[str]) -> Optional[List[str]]:
+    """The ldconfig command that carrying out `step` runs, or None. Read from the step's kind and
+    the files it writes, never from its argv's words: an env-fix step that writes an ld.so.conf file
+    runs the plan's own follow-up command (Step.argv, from fixer.envfix.env_fix_steps) or, when the
+    plan carried none (made without root), envfix.ldconfig_argv (only as root, never in a --root sandbox)."""
+    if step.kind != "env-fix" or not envfix.needs_ldconfig([_unrooted(p, root) for p in step.files]):
+        return None
+    return list(step.argv) if step.argv else envfix.ldconfig_argv(root)
 
 
 def _req_name(spec: str) -> Optional[str]:
@@ -537,19 +536,15 @@ def _execute(journal: Journal, index: int, step: Step, options: PlanOptions, rep
             if envfix.write_managed(real, step.content):
                 changed.append(str(real))
         journal.log("wrote " + (", ".join(changed) if changed else "nothing (already in place)"))
+        ldconfig = _ldconfig_of(step, options.root)
+        if ldconfig is not None:
+            journal.set(ldconfig=ldconfig)
+            return call(ldconfig, TIMEOUTS["env-fix"])
         if step.argv:
-            # the plan's own follow-up command (ldconfig, or `ldconfig -r ROOT` in a sandbox)
-            if envfix.needs_ldconfig([_unrooted(p, options.root) for p in step.files]):
-                journal.set(ldconfig=list(step.argv))
             return call(step.argv, TIMEOUTS["env-fix"])
         if envfix.needs_ldconfig([_unrooted(p, options.root) for p in step.files]):
-            argv = envfix.ldconfig_argv(options.root)
-            if argv is None:
-                _note(journal, rep, "ldconfig not run (--root sandbox or not root): the ld.so.conf.d entry takes "
-                                    "effect at the next ldconfig")
-            else:
-                journal.set(ldconfig=argv)
-                return call(argv, TIMEOUTS["env-fix"])
+            _note(journal, rep, "ldconfig not run (--root sandbox or not root): the ld.so.conf.d entry takes "
+                                "effect at the next ldconfig")
         return CommandResult(rc=0, output="", seconds=time.monotonic() - start)
     if step.files and step.content is not None:
         # a file the command reads (apply --lock: the hashed requirements file); journaled like any other

@@ -14,7 +14,8 @@ import os
 import sys
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .._proc import Child
+from .. import _gpu_probe
+from .._proc import Child, child_env
 from ..model import Environment, FrameworkBuild, LibraryCopy, LoadResolution, ProbeNote, PythonEnv, RuntimeView
 from . import gpu as _gpu
 from . import libraries as _libs
@@ -23,7 +24,7 @@ from .frameworks import detect_frameworks
 from .ldcache import LdCache, load_ld_cache
 from .loader import Resolver
 from .overrides import ENV_CUDA, ENV_DRIVER, ENV_GPU, Overrides, overrides_from_env
-from .python_env import InProcessProbe, check_interpreter, child_env, finish_probe, python_script, start_probe
+from .python_env import InProcessProbe, check_interpreter, finish_probe, python_script, start_probe
 from .runtime import detect_runtime
 
 __all__ = ["detect", "Overrides", "overrides_from_env", "ENV_DRIVER", "ENV_CUDA", "ENV_GPU"]
@@ -60,7 +61,7 @@ def detect(
     root: str = "/",
     environ: Optional[Mapping[str, str]] = None,
     overrides: Optional[Overrides] = None,
-    timeout: float = 20.0,
+    timeout: float = _gpu_probe.TIMEOUT,
 ) -> Environment:
     """The whole stack of the machine under `root` as seen by interpreter `python`.
 
@@ -76,11 +77,10 @@ def detect(
     # start), unless the caller's environment would give a child another sys.path.
     same_process = not explicit and fs.root == "/" and _child_sees_my_sys_path(environ)
     probe = InProcessProbe(environ) if same_process else start_probe(target, environ, timeout)
-    probe_native = fs.root == "/" and not (overrides.gpus is not None and overrides.driver_version)
+    probe_native = _gpu_probe.needed(fs.root, overrides.gpus is not None, bool(overrides.driver_version))
     native: Optional[Child] = None
     if probe_native:
-        native = python_script(sys.executable, "_native.py", ["gpu"], timeout=timeout,
-                               env=_clean_env(environ, drop_ld_path=False), label="nvml/libcuda probe")
+        native = _gpu_probe.start(environ, timeout)
     cache, cache_note = load_ld_cache(fs.R("/etc/ld.so.cache"), allow_ldconfig=fs.root == "/")
     notes.append(ProbeNote("ld.so.cache", cache is not None, cache_note))
 

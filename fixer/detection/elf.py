@@ -29,6 +29,8 @@ EM_AARCH64 = 183
 
 @dataclasses.dataclass(frozen=True)
 class ElfInfo:
+    """What one shared library file's ELF headers say: validity, soname, DT_NEEDED, RPATH/RUNPATH."""
+
     path: str
     valid: bool
     error: Optional[str] = None          # why the loader would refuse it

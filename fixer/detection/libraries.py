@@ -36,6 +36,8 @@ def _v3(v: str) -> str:
 
 @dataclasses.dataclass
 class PipFile:
+    """A library file an installed wheel's RECORD lists: the wheel and the size it recorded."""
+
     dist: str
     version: str
     size: Optional[int]
@@ -43,6 +45,8 @@ class PipFile:
 
 @dataclasses.dataclass
 class Owners:
+    """Who owns the library files found: the pip wheels (by their RECORD) and the apt packages."""
+
     pip: Dict[str, PipFile]                     # real machine path -> owning wheel
     pip_expected: Dict[str, List[str]]          # lib dir -> files its wheel's RECORD lists there
     pip_dir_dist: Dict[str, Tuple[str, str]]    # lib dir -> (dist, version)
@@ -161,6 +165,8 @@ def _origin(directory: str, hint: str, owner_pkg: Optional[str], env: Mapping[st
 
 @dataclasses.dataclass
 class _Copy:
+    """A library copy while detection assembles it (frozen into a model.LibraryCopy at the end)."""
+
     library: str
     major: int
     directory: str

@@ -16,13 +16,13 @@ from typing import Mapping, Optional, Tuple
 from ..errors import UsageError
 from ..model import Gpu
 
-ENV_DRIVER = "COLAB_CUDNN_FIX_DRIVER"
-ENV_CUDA = "COLAB_CUDNN_FIX_CUDA"
-ENV_GPU = "COLAB_CUDNN_FIX_GPU"
+from .._gpu_probe import ENV_CUDA as ENV_CUDA, ENV_DRIVER as ENV_DRIVER, ENV_GPU as ENV_GPU  # their one home
 
 
 @dataclasses.dataclass(frozen=True)
 class Overrides:
+    """Facts given instead of probed (the COLAB_CUDNN_FIX_* variables): driver, CUDA, GPUs."""
+
     driver_version: Optional[str] = None     # "580.65.06"
     cuda_version: Optional[str] = None       # "13.0"
     gpus: Optional[Tuple[Gpu, ...]] = None   # None: probe; (): no GPU

@@ -6,10 +6,10 @@ so nothing here looks at the running interpreter's own packages.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple
 
 from .. import _proc
-from .._proc import Child
+from .._proc import Child, child_env
 from ..errors import UsageError
 from ..model import Distribution, ProbeNote, PythonEnv
 
@@ -30,13 +30,6 @@ def check_interpreter(python: str) -> str:
     if not os.access(python, os.X_OK):
         raise UsageError(f"--python {python}: not executable")
     return python
-
-
-def child_env(environ: Mapping[str, str]) -> Dict[str, str]:
-    """The user's environment minus LD_PRELOAD (a broken preload must not break the probe)."""
-    env = {k: v for k, v in environ.items() if k != "LD_PRELOAD"}
-    env.setdefault("PATH", os.defpath)
-    return env
 
 
 HERE = os.path.dirname(os.path.abspath(__file__))

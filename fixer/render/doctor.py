@@ -2,9 +2,7 @@
 beyond choosing words and colours; the JSON form is `doctor_json`."""
 from __future__ import annotations
 
-import json
 import os
-import sys
 from typing import Any, Dict, List, Optional, Sequence
 
 from ..model import ENVIRONMENT_SCHEMA, Environment, Finding, LoadResolution, to_dict
@@ -14,15 +12,16 @@ SEV_MARK = {"error": "✗", "warning": "!", "info": "i"}
 
 
 def doctor_json(env: Environment, findings: Sequence[Finding], healthy: bool, exit_code: int) -> Dict[str, Any]:
-    """The documented `doctor --json` object (schema 1)."""
+    """The documented `doctor --json` object (fixer/schemas/doctor.json)."""
     return {"schema": ENVIRONMENT_SCHEMA, "command": "doctor", "environment": to_dict(env), "findings": to_dict(list(findings)),
             "healthy": healthy, "exit_code": exit_code}
 
 
 def print_doctor_json(env: Environment, findings: Sequence[Finding], healthy: bool, exit_code: int) -> None:
     """Plain json, no rich import: `doctor --json` is on the fast path."""
-    sys.stdout.write(json.dumps(doctor_json(env, findings, healthy, exit_code), indent=2) + "\n")
-    sys.stdout.flush()
+    from . import write_json
+
+    write_json(doctor_json(env, findings, healthy, exit_code))
 
 
 def _short(path: Optional[str], env: Environment) -> str:

@@ -149,8 +149,10 @@ def show(view: PlannedMachine, as_json: bool = False) -> None:
                  for i, s in enumerate(plan.steps, 1)], title="plan", styles={"#": "right", "download": "right"})
     known, unknown = plan.download
     if known or unknown:
-        console.print(styled(("download", "bold"), f" (dependencies included): {download_text(known, unknown)}",
-                             (f"  (unknown: {', '.join(unknown)})" if unknown else "", "dim")), highlight=False)
+        console.print(styled(("download", "bold"), f" (dependencies included): {download_text(known, unknown)}"),
+                      highlight=False)
+        for u in unknown:                   # one per line: a "dependencies of" item names several packages
+            console.print(styled((f"  unknown: {u}", "dim")), highlight=False, soft_wrap=True)
     console.print("[bold]commands[/] (apply runs these; nothing has been changed):", markup=True)
     for i, s in enumerate(plan.steps, 1):
         console.print(f"# {i}. {s.kind}", style="dim", highlight=False)

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 
+from fixer.report import REPORT_SCHEMA
 from tests.helpers.paths import REPO
 
 
@@ -31,6 +32,8 @@ def test_report_cli_markdown_html_json() -> None:
     assert page.returncode == 0 and page.stdout.startswith("<!doctype html>") and "cudnn-too-old" in page.stdout
     assert "/opt/torch" not in page.stdout
     data = json.loads(cli("report", "--environment", "h200-pip-cudnn-hidden", "--json").stdout)
-    assert data["schema"] == 1 and data["redacted"] is True and data["exit_code"] == 1
+    assert data["schema"] == REPORT_SCHEMA == 2 and data["redacted"] is True and data["exit_code"] == 1
+    assert data["cudnn_copies"] and all(c["package"] is None or set(c["package"]) == {"name", "version"}
+                                        for c in data["cudnn_copies"])         # schema 2: package is an object
     bad = cli("report", "--html", "--json")
     assert bad.returncode == 2 and "exclude each other" in bad.stdout + bad.stderr and "Traceback" not in bad.stderr
