@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, Optional, Tuple
 
-from .detection.overrides import ENV_CUDA, ENV_DRIVER, ENV_GPU
+from ._gpu_probe import ENV_CUDA, ENV_DRIVER, ENV_GPU  # not through fixer.detection: plan --environment never loads detection
 from .model import FRAMEWORKS
 from .verification import VERIFIABLE
 
