@@ -20,6 +20,13 @@ Actions, named by CCF_FAULT="<point>:<action>":
                                pip then waits in the hook (uv: stays stopped until the signal is
                                sent), so that the apply's reaction (stopping it, or the kernel's
                                PR_SET_PDEATHSIG after a SIGKILL) reaches it exactly at that point.
+    SIGKILL-linger             (pip only) SIGKILL to the apply, and pip outlives it: the SIGINT the
+                               kernel sends it (PR_SET_PDEATHSIG) does not end it; it goes on
+                               unwinding (as pip moving a 500 MB copy on a slow disk would) until
+                               the next SIGINT, the rollback's. This forces the window where the
+                               rollback meets the killed apply's installer still running, which the
+                               plain SIGKILL hits about once in 20 runs at best (pip is usually gone
+                               before the rollback has started).
     readonly                   from that point on, writes fail with EROFS: in pip, every write under
                                the target's prefix; in uv, the same, from the kernel (the target is
                                bind-mounted read-only in uv's own mount namespace); in the apply,
@@ -84,9 +91,22 @@ if _spec.startswith("pip-") and sys.argv[:1] == ["-m"]:
         if _mark:
             with open(_mark, "a") as f:
                 f.write(_spec + "\n")
-        if _action in ("SIGKILL", "SIGTERM", "SIGINT"):
-            os.kill(os.getppid(), getattr(signal, _action))
-            time.sleep(60)         # stopped here by the apply (or by PR_SET_PDEATHSIG)
+        if _action in ("SIGKILL", "SIGTERM", "SIGINT", "SIGKILL-linger"):
+            # SIGINT held until inside the try: the apply's answer (or the kernel's PR_SET_PDEATHSIG
+            # SIGINT) can come back before the next line runs
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+            os.kill(os.getppid(), getattr(signal, _action.partition("-")[0]))
+            try:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+                time.sleep(60)     # stopped here by the apply (or by PR_SET_PDEATHSIG)
+            except KeyboardInterrupt:
+                if _action != "SIGKILL-linger":
+                    raise
+                if _mark:
+                    with open(_mark, "a") as f:
+                        f.write("lingering\n")
+                time.sleep(60)     # still running when the rollback starts: its SIGINT ends this
+                raise
         elif _action == "readonly":
             _readonly()
         elif _action == "fsize":
@@ -408,28 +428,65 @@ def child_of(pid: int, name: str, timeout: float = 60.0) -> int:
     return 0
 
 
-def mount_namespace_argv() -> Optional[Tuple[str, ...]]:
-    """The command prefix that runs uv in a mount namespace of its own (`unshare -m`; with a user
-    namespace too when not root), so that `readonly` can mount the target read-only for uv alone.
-    None when this machine does not allow it (the test then says so and skips those cases)."""
+def mount_namespace_argv() -> Tuple[Optional[Tuple[str, ...]], str]:
+    """(the command prefix that runs uv in a mount namespace of its own, "") so that `readonly` can
+    mount the target read-only for uv alone; or (None, why this machine does not allow it: the
+    test then skips those cases saying so).
+
+    Root: `unshare -m`. Not root: `unshare -rm`, a user namespace too, in which this user is root
+    (what an unprivileged CI runner can do where the kernel allows unprivileged user namespaces;
+    Ubuntu >= 23.10 may forbid them through AppArmor, kernel.apparmor_restrict_unprivileged_userns).
+    The probe does exactly what a case does: starts a process under the prefix, then mounts a
+    directory read-only inside that process's namespaces from outside (_mount_readonly), and
+    checks that it is read-only there and still writable here."""
     import shutil
     import subprocess
+    import tempfile
+    import time
 
-    if not (shutil.which("unshare") and shutil.which("nsenter") and shutil.which("mount")):
-        return None
+    missing = [tool for tool in ("unshare", "nsenter", "mount") if not shutil.which(tool)]
+    if missing:
+        return None, f"no {', '.join(missing)} on PATH"
     prefix = ("unshare", "-m", "--propagation", "private") + (() if os.geteuid() == 0 else ("-r",))
-    probe = "d=$(mktemp -d) && mount --bind \"$d\" \"$d\" && mount -o remount,bind,ro \"$d\" && " \
-            "! touch \"$d/x\" 2>/dev/null; rc=$?; umount \"$d\"; rmdir \"$d\"; exit $rc"
     try:
-        ok = subprocess.run([*prefix, "--", "sh", "-c", probe], capture_output=True, timeout=30).returncode == 0
-    except (OSError, subprocess.SubprocessError):
-        ok = False
-    return prefix + ("--",) if ok else None
+        with tempfile.TemporaryDirectory(prefix="ccf-ro-probe-") as d:
+            holder = subprocess.Popen([*prefix, "--", "sleep", "60"], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE, text=True)
+            try:
+                why = ""
+                for _ in range(500):        # until it runs in namespaces of its own (or unshare failed)
+                    if holder.poll() is not None:
+                        why = f"{' '.join(prefix)}: {(holder.stderr.read() if holder.stderr else '').strip()}"
+                        break
+                    try:
+                        if os.readlink(f"/proc/{holder.pid}/ns/mnt") != os.readlink("/proc/self/ns/mnt"):
+                            break
+                    except OSError:
+                        pass
+                    time.sleep(0.01)
+                if not why:
+                    why = _mount_readonly(holder.pid, Path(d))
+                if not why:
+                    Path(d, "still-writable-here").write_text("")
+            finally:
+                holder.kill()
+                holder.wait()
+    except (OSError, subprocess.SubprocessError) as exc:
+        why = f"{type(exc).__name__}: {exc}"
+    if why:
+        return None, ("this machine does not let uv run in a mount namespace of its own "
+                      f"({' '.join(prefix)}), so the target cannot be made read-only for uv alone: {why} "
+                      "(not root: unprivileged user namespaces are needed; the kernel answers EPERM where they "
+                      "are forbidden, e.g. kernel.apparmor_restrict_unprivileged_userns=1, and ENOSPC where "
+                      "user.max_user_namespaces is reached)")
+    return prefix + ("--",), ""
 
 
-def _mount_readonly(pid: int, path: Path) -> str:
+def _mount_readonly(pid: int, path: Path, env: Optional[Dict[str, str]] = None) -> str:
     """Bind-mount `path` read-only over itself inside the mount namespace of process `pid` (never in
-    ours). Returns "" when done, else why not."""
+    ours). Returns "" when done, else why not. Not root: joins `pid`'s user namespace too (where
+    this user is root) keeping its own credentials: `unshare -r` denied setgroups(2) there, so
+    nsenter's default switch to uid/gid 0 would fail."""
     import subprocess
 
     try:
@@ -437,9 +494,9 @@ def _mount_readonly(pid: int, path: Path) -> str:
             return f"pid {pid} shares this mount namespace: not mounting anything"
     except OSError as exc:
         return f"pid {pid}: {exc}"
-    enter = ["nsenter", "-t", str(pid), "-m"] + ([] if os.geteuid() == 0 else ["-U"]) + ["--"]
+    enter = ["nsenter", "-t", str(pid), "-m"] + ([] if os.geteuid() == 0 else ["-U", "--preserve-credentials"]) + ["--"]
     for args in (["mount", "--bind", str(path), str(path)], ["mount", "-o", "remount,bind,ro", str(path)]):
-        proc = subprocess.run(enter + args, capture_output=True, text=True, timeout=30)
+        proc = subprocess.run(enter + args, capture_output=True, text=True, timeout=30, env=env)
         if proc.returncode != 0:
             return f"{' '.join(args)}: {proc.stderr.strip()}"
     with open(f"/proc/{pid}/mountinfo") as f:
@@ -449,7 +506,7 @@ def _mount_readonly(pid: int, path: Path) -> str:
 
 
 def uv_fault(venv: Path, site: Path, point: str, action: str, apply_pid: int, old: str, new: str, fired: list,
-             stop: "object") -> None:
+             stop: "object", env: Optional[Dict[str, str]] = None) -> None:
     """uv runs with UV_STOP_SHIM preloaded and CCF_UV_STOP=uv_stop_spec(point): it stops itself
     (SIGSTOP) exactly at the point; this watcher sees it stopped, applies the fault, then continues
     it (SIGCONT), so that uv meets the fault exactly there.
@@ -470,7 +527,8 @@ def uv_fault(venv: Path, site: Path, point: str, action: str, apply_pid: int, ol
     prlimit(2) (the kernel then stops uv with SIGXFSZ at its first write past that size: uv is a
     Rust binary and does not ignore it, as Python does).
 
-    `fired` gets one dict: the point, what the target held when uv was stopped (old / new
+    `env`: the environment of the commands it runs (this runs in a thread: never os.environ, which
+    the main thread may be changing). `fired` gets one dict: the point, what the target held when uv was stopped (old / new
     .dist-info, the new INSTALLER (uv writes it after the package files), files under nvidia/), and `error` (why the fault could not be applied,
     "" when it was)."""
     import resource
@@ -492,7 +550,7 @@ def uv_fault(venv: Path, site: Path, point: str, action: str, apply_pid: int, ol
         if action in ("SIGKILL", "SIGTERM", "SIGINT"):
             os.kill(apply_pid, getattr(_signal, action))
         elif action == "readonly":
-            seen["error"] = _mount_readonly(uv, venv)
+            seen["error"] = _mount_readonly(uv, venv, env)
         elif action == "fsize":
             hard = resource.prlimit(uv, resource.RLIMIT_FSIZE)[1]
             resource.prlimit(uv, resource.RLIMIT_FSIZE, (FSIZE_LIMIT, hard))

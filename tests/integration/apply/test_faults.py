@@ -3,7 +3,9 @@ byte-identical machine, or in a refusal that changed nothing. Never a traceback.
 
 Cases: the tool's 8 journal writes (the 4 before any change with SIGKILL, SIGTERM and fsize; the
 other 4 with all five faults), pip's 5 points and uv's 4 points, each with all five faults
-(SIGKILL, SIGTERM, SIGINT, readonly, fsize): 32 + 25 + 20 = 77. The cases are independent (each
+(SIGKILL, SIGTERM, SIGINT, readonly, fsize): 32 + 25 + 20 = 77; and 3 where the SIGKILLed apply's pip
+outlives it until the rollback stops it (SIGKILL-linger, at after-uninstall, mid-extract and
+before-cleanup): 80. The cases are independent (each
 has its own copy of the target venv, its own --root sandbox, journal, lock and caches); they run
 a few at a time in a thread pool (`outcomes`), and each test item asserts its own case.
 
@@ -27,6 +29,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 import warnings
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -57,8 +60,14 @@ _EARLY = ("create", "before", "manifest", "applying")
 CASES = ([("journal", p, a) for p in JOURNAL_POINTS
           for a in (("SIGKILL", "SIGTERM", "fsize") if p in _EARLY else ACTIONS)]
          + [("pip", p, a) for p in PIP_POINTS for a in ACTIONS]
-         + [("uv", p, a) for p in UV_POINTS for a in ACTIONS])
+         + [("uv", p, a) for p in UV_POINTS for a in ACTIONS]
+         # the rollback meets the killed apply's pip still running, every time (see faults.py)
+         + [("pip", p, "SIGKILL-linger") for p in ("pip-after-uninstall", "pip-mid-extract", "pip-before-cleanup")])
 IDS = [f"{p}-{a}" for _, p, a in CASES]
+#: CCF_FAULT_REPEAT=N runs every case N times in one session (ids "<case>~2" ...): to hunt a flake
+#: with a -k selection, under the same parallelism as the suite, without rebuilding the template.
+REPEAT = max(1, int(os.environ.get("CCF_FAULT_REPEAT") or 1))
+CASES, IDS = CASES * REPEAT, IDS + [f"{i}~{r}" for r in range(2, REPEAT + 1) for i in IDS]
 #: Cases running at once. They are independent; most of a case is waiting on its child processes,
 #: so a few at a time fill the cores (CCF_FAULT_WORKERS overrides).
 WORKERS = int(os.environ.get("CCF_FAULT_WORKERS") or max(2, min(6, (os.cpu_count() or 2) + 1)))
@@ -89,10 +98,11 @@ def template(tmp_path_factory: pytest.TempPathFactory, fault_index: PackageIndex
     """The broken venv, made once; each case copies it (cp -a keeps modes and mtimes, so .pyc stay valid)."""
     venv = _make_venv(tmp_path_factory.mktemp("fault-template") / "venv", True)
     python = str(venv / "bin" / "python")
-    env = _installer_env(tmp_path_factory.mktemp("fault-cache"))
-    subprocess.run([python, "-m", "pip", "install", "--no-deps", "--index-url", fault_index.url,
-                    f"torch=={TORCH}", f"nvidia-cudnn-cu13=={CUDNN_OLD}"], check=True, capture_output=True, env=env,
-                   timeout=300)
+    env = _installer_env(tmp_path_factory.mktemp("fault-cache"), dict(os.environ))   # no case runs yet
+    made = subprocess.run([python, "-m", "pip", "install", "--no-deps", "--index-url", fault_index.url,
+                           f"torch=={TORCH}", f"nvidia-cudnn-cu13=={CUDNN_OLD}"], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert made.returncode == 0, f"the template's pip install failed:\n{made.stdout}{made.stderr}"
     site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                capture_output=True, text=True, check=True).stdout.strip())
     (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
@@ -111,8 +121,13 @@ def template(tmp_path_factory: pytest.TempPathFactory, fault_index: PackageIndex
     return t      # every case starts from a byte-identical copy: its state is this one
 
 
-def _installer_env(cache: Path) -> Dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_", "CCF_"))}
+def _installer_env(cache: Path, base: Dict[str, str]) -> Dict[str, str]:
+    """The installers' environment, from `base`: a copy of os.environ taken in the main thread
+    before any case started. Never os.environ itself in a case's thread: the main thread changes it
+    at every test's setup and teardown (the autouse `isolated_installers` monkeypatch), and reading
+    it meanwhile from another thread fails (os.environ.items() lists the keys, then looks each up:
+    a key deleted in between raises KeyError) or forks a child while the C environ is rewritten."""
+    env = {k: v for k, v in base.items() if not k.startswith(("PIP_", "UV_", "CCF_"))}
     env.update(PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1",
                PIP_CACHE_DIR=str(cache / "pip"), UV_NO_CONFIG="1", UV_CACHE_DIR=str(cache / "uv"),
                UV_LINK_MODE="copy", TMPDIR=str(cache))
@@ -144,7 +159,7 @@ def _fingerprint(venv: Path, sandbox: Path) -> Dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def readonly_prefix() -> Optional[Tuple[str, ...]]:
+def readonly_prefix() -> Tuple[Optional[Tuple[str, ...]], str]:
     return mount_namespace_argv()
 
 
@@ -157,6 +172,7 @@ def uv_shim(tmp_path_factory: pytest.TempPathFactory) -> Path:
 class Outcome:
     out: str = ""                   # what the apply printed
     marked: bool = False            # the point was reached: its hook (journal, pip, uv's shim) wrote the mark
+    out_marks: str = ""             # what the hooks wrote into the mark
     fired: Optional[List[Dict[str, Any]]] = None   # what the uv watcher saw
     rb_rc: int = 0
     rb_out: str = ""
@@ -164,21 +180,46 @@ class Outcome:
     freeze: str = ""
     fingerprint: Optional[Dict[str, str]] = None
     skip: str = ""                  # why the case cannot run on this machine
+    tmp: str = ""                   # the case's folder (kept by pytest's tmp_path_factory)
+    live: List[str] = dataclasses.field(default_factory=list)   # processes still using the case, at the fingerprint
+    later: Optional[Dict[str, str]] = None     # a second fingerprint, 2 s later (taken only when the first differs)
+
+    def diagnostics(self, t: "Template") -> str:
+        """Everything a failure needs to be explained without rerunning it: what the apply and the
+        rollback said, the journal and its log, processes still alive at the fingerprint, and the
+        differences (with a second fingerprint 2 s later: did something still change the target?)."""
+        parts = [f"case folder: {self.tmp}", f"fault mark written: {self.marked} {self.out_marks!r}", f"uv watcher saw: {self.fired}",
+                 "apply said:\n" + self.out[-6000:],
+                 f"rollback exit {self.rb_rc}; stdout:\n{self.rb_out[-6000:]}\nstderr:\n{self.rb_err[-3000:]}",
+                 "processes using the case folder at the fingerprint: " + ("; ".join(self.live) or "none")]
+        for journal in sorted(Path(self.tmp, "root", "var").rglob("journal.json")) if self.tmp else []:
+            parts.append(f"{journal}:\n{journal.read_text(errors='replace')[-8000:]}")
+            for log in sorted(journal.parent.glob("*.log")):
+                parts.append(f"{log}:\n{log.read_text(errors='replace')[-8000:]}")
+        if self.freeze != t.freeze:
+            parts.append(f"freeze before:\n{t.freeze}freeze after:\n{self.freeze}")
+        if self.fingerprint is not None:
+            parts.append("differences (before -> after rollback):\n" +
+                         "\n".join(differences(t.fingerprint, self.fingerprint)[:80]))
+        if self.later is not None:
+            parts.append("differences 2 s later (after rollback -> later):\n" +
+                         ("\n".join(differences(self.fingerprint or {}, self.later)[:80]) or "none"))
+        return "\n\n".join(parts)
 
 
 def _run_case(kind: str, point: str, action: str, t: Template, index: PackageIndex, tmp: Path,
-              ro_prefix: Optional[Tuple[str, ...]], shim: Path) -> Outcome:
+              readonly: Tuple[Optional[Tuple[str, ...]], str], shim: Path, base_env: Dict[str, str]) -> Outcome:
     """One case: copy the template, apply with the fault, roll back; collect what to assert."""
+    ro_prefix, ro_why = readonly
     if kind == "uv" and action == "readonly" and ro_prefix is None:
-        return Outcome(skip="this machine does not let uv run in a mount namespace of its own "
-                            "(unshare -m / unshare -rm): no way to make the target read-only for uv alone")
+        return Outcome(skip=ro_why)
     venv = tmp / "venv"
-    subprocess.run(["cp", "-a", str(t.venv), str(venv)], check=True, timeout=120)
+    subprocess.run(["cp", "-a", str(t.venv), str(venv)], check=True, timeout=120, env=base_env)
     python = str(venv / "bin" / "python")
     sandbox = tmp / "root"
     sandbox.mkdir()
     os.chmod(sandbox, 0o755)
-    env = _installer_env(tmp / "cache")
+    env = _installer_env(tmp / "cache", base_env)
     env["PYTHONPATH"] = str(REPO)
 
     spec = f"nvidia-cudnn-cu13=={CUDNN_GOOD}"
@@ -199,13 +240,13 @@ def _run_case(kind: str, point: str, action: str, t: Template, index: PackageInd
     env.update(CCF_FAULT=f"{point}:{action}", CCF_FAULT_MARK=str(mark))
     proc = subprocess.Popen([sys.executable, "-c", APPLY_DRIVER, str(plan_file), python, str(sandbox)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=str(REPO))
-    outcome = Outcome()
+    outcome = Outcome(tmp=str(tmp))
     stop = threading.Event()
     watcher: Optional[threading.Thread] = None
     if kind == "uv":
         outcome.fired = []
         watcher = threading.Thread(target=uv_fault, daemon=True, args=(
-            venv, site, point, action, proc.pid, old, new, outcome.fired, stop))
+            venv, site, point, action, proc.pid, old, new, outcome.fired, stop, base_env))
         watcher.start()
     try:
         outcome.out, _ = proc.communicate(timeout=180)
@@ -222,14 +263,54 @@ def _run_case(kind: str, point: str, action: str, t: Template, index: PackageInd
     rb = subprocess.run([sys.executable, "-m", "fixer", "rollback", "--root", str(sandbox), "--json"],
                         capture_output=True, text=True, env=env_rb, cwd=str(REPO), timeout=180)
     outcome.rb_rc, outcome.rb_out, outcome.rb_err = rb.returncode, rb.stdout, rb.stderr
+    outcome.out_marks = mark.read_text() if mark.is_file() else ""     # after the rollback: no hook runs any more
+    outcome.live = _processes_under(tmp)
     outcome.freeze = _freeze(t, venv)
     outcome.fingerprint = _fingerprint(venv, sandbox)
+    if outcome.freeze != t.freeze or outcome.fingerprint != t.fingerprint:
+        time.sleep(2.0)
+        outcome.later = _fingerprint(venv, sandbox)
+        outcome.live += [f"2 s later: {p}" for p in _processes_under(tmp)]
     return outcome
+
+
+def _processes_under(tmp: Path) -> List[str]:
+    """Processes whose command line, working directory or open files name the case folder: none
+    may be left once the rollback returned."""
+    out = []
+    base = str(tmp)
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat_ = f.read().decode("ascii", "replace")
+            paths = [cmd]
+            for name in ("cwd", "exe"):
+                try:
+                    paths.append(os.readlink(f"/proc/{entry}/{name}"))
+                except OSError:
+                    pass
+            try:
+                for fd in os.listdir(f"/proc/{entry}/fd"):
+                    try:
+                        paths.append(os.readlink(f"/proc/{entry}/fd/{fd}"))
+                    except OSError:
+                        pass
+            except OSError:
+                pass
+        except OSError:
+            continue
+        if any(base in p for p in paths):
+            out.append(f"pid {entry} state {stat_[stat_.rindex(')') + 2:].split()[0]}: {cmd[:300]}")
+    return out
 
 
 @pytest.fixture(scope="module")
 def outcomes(request: pytest.FixtureRequest, template: Template, fault_index: PackageIndex,
-             readonly_prefix: Optional[Tuple[str, ...]], uv_shim: Path,
+             readonly_prefix: Tuple[Optional[Tuple[str, ...]], str], uv_shim: Path,
              tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dict[str, "Future[Outcome]"]]:
     """Start every selected case (those pytest will run here), WORKERS at a time."""
     wanted = [item.callspec.id for item in request.session.items
@@ -237,8 +318,9 @@ def outcomes(request: pytest.FixtureRequest, template: Template, fault_index: Pa
               and Path(str(item.fspath)) == Path(__file__) and hasattr(item, "callspec")]
     by_id = dict(zip(IDS, CASES))
     pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="fault-case")
+    base_env = dict(os.environ)     # here, in the main thread, before any case starts (see _installer_env)
     futures = {cid: pool.submit(_run_case, *by_id[cid], template, fault_index,
-                                tmp_path_factory.mktemp(f"case-{cid}"), readonly_prefix, uv_shim)
+                                tmp_path_factory.mktemp(f"case-{cid}"), readonly_prefix, uv_shim, base_env)
                for cid in wanted if cid in by_id}
     try:
         yield futures
@@ -250,27 +332,43 @@ def outcomes(request: pytest.FixtureRequest, template: Template, fault_index: Pa
 
 @pytest.mark.parametrize("kind, point, action", CASES, ids=IDS)
 def test_fault_then_rollback_is_byte_identical(kind: str, point: str, action: str, template: Template,
-                                               outcomes: Dict[str, "Future[Outcome]"]) -> None:
-    o = outcomes[f"{point}-{action}"].result(timeout=CASE_TIMEOUT)
+                                               outcomes: Dict[str, "Future[Outcome]"],
+                                               request: pytest.FixtureRequest) -> None:
+    o = outcomes[request.node.callspec.id].result(timeout=CASE_TIMEOUT)
     if o.skip:
         pytest.skip(o.skip)
+    try:
+        _check(kind, point, action, o, template)
+    except AssertionError as exc:
+        # the whole story of a failed case, in the report and in a file next to the case (a flake that
+        # does not come back must still be explainable from what it left)
+        diag = o.diagnostics(template)
+        if o.tmp:
+            Path(o.tmp, "DIAGNOSTICS.txt").write_text(diag)
+        raise AssertionError(f"{exc}\n\n===== diagnostics ({o.tmp}/DIAGNOSTICS.txt) =====\n{diag}") from None
+
+
+def _check(kind: str, point: str, action: str, o: Outcome, template: Template) -> None:
     out = o.out
-    assert "Traceback" not in out and "TRACEBACK" not in out, out
-    assert o.marked, f"the fault point {point} was never reached:\n{out}"
+    assert "Traceback" not in out and "TRACEBACK" not in out, "the apply printed a traceback"
+    assert o.marked, f"the fault point {point} was never reached"
     if kind == "uv":
-        assert o.fired, f"uv stopped at {point}, but the watcher never applied the fault:\n{out}"
+        assert o.fired, f"uv stopped at {point}, but the watcher never applied the fault"
         seen = o.fired[0]
-        assert not seen["error"], f"the fault could not be applied at {point}: {seen['error']}\n{out}"
+        assert not seen["error"], f"the fault could not be applied at {point}: {seen['error']}"
         assert (seen["old"], seen["new"], seen["installer"], seen["files"]) == UV_POINT_STATE[point], \
-            f"uv did not stop at {point}: {seen}\n{out}"
+            f"uv did not stop at {point}: {seen}"
 
-    assert "Traceback" not in o.rb_out + o.rb_err, o.rb_out + o.rb_err
-    assert o.rb_rc == 0, f"apply said:\n{out}\nrollback said:\n{o.rb_out}{o.rb_err}"
+    assert "Traceback" not in o.rb_out + o.rb_err, "the rollback printed a traceback"
+    assert o.rb_rc == 0, f"the rollback exited {o.rb_rc}"
     report = json.loads(o.rb_out)["rollback"]
-    assert report["status"] in ("rolled-back", "nothing-to-do"), report
-    assert report["status"] == "nothing-to-do" or report["exact"], report
-
-    assert o.freeze == template.freeze
+    assert report["status"] in ("rolled-back", "nothing-to-do"), f"rollback status {report['status']}"
+    assert report["status"] == "nothing-to-do" or report["exact"], "the rollback did not report exact"
+    assert not [p for p in o.live if not p.startswith("2 s later")], "processes still ran at the fingerprint"
+    if action == "SIGKILL-linger":
+        assert "lingering" in o.out_marks, "pip did not outlive the apply: the window was not forced"
+        assert any("stopped the installer" in n for n in report.get("notes", ())), \
+            "the rollback did not stop the installer the killed apply left running"
+    assert o.freeze == template.freeze, "pip freeze --all differs"
     assert o.fingerprint is not None
-    diff = differences(template.fingerprint, o.fingerprint)
-    assert diff == [], "\n".join([f"apply said: {out[-2000:]}", f"rollback: {report}"] + diff[:40])
+    assert differences(template.fingerprint, o.fingerprint) == [], "the fingerprint differs"
