@@ -314,6 +314,14 @@ def _explain(provider: StackProvider) -> List[Clash]:
                     fact = provider.facts[d.identifier]
                     if not d.accepts(fact):
                         refusals.append(_refusal(fit.label, d, fact))
+                elif d.identifier.kind == "framework":
+                    # the copy is kept only while a framework keeps a build of this major: the
+                    # user's own ask for that framework holds it when no build meets both
+                    builds = provider.build_candidates.get(d.identifier.name, ())
+                    for r in roots:
+                        if r.identifier == d.identifier and r.intent and \
+                                not any(r.accepts(b) and d.accepts(b) for b in builds):
+                            holds.append(_need(r))
                 else:
                     for r in roots:
                         if r.identifier == d.identifier and r.intent:

@@ -102,9 +102,30 @@ def _kept_copy_whose_user_leaves():
     return env, m.Intent(frameworks=("torch", "tensorflow"), cudnn_from="apt"), recipes
 
 
+def _asked_version_leaves_the_kept_major():
+    """Found by this test (CI, 2026-11-26): torch 2.0.0+cu118 loads pip cuDNN 8.9.7 with --cudnn-from apt,
+    and the user asks for torch 2.1.0, whose only build needs cuDNN 9. The pip copy is kept only while torch
+    keeps a cuDNN 8 build, so the user's ask holds it: explaining that clash must weigh the ask against
+    torch's real builds (it probed with a package candidate and raised AttributeError)."""
+    def b(f, v, var, cuda, cudnn):
+        return m.Build(f, v, var, cuda, cudnn, "", ("6.0", "7.0"), None, packages=(f"{f}=={v}+{var}",))
+    recipes = m.Recipes(builds=(b("torch", "2.0.0", "cu118", "11.8", "8.9.0"), b("torch", "2.1.0", "cu118", "11.8", "9.1.0"),
+                                b("tensorflow", "2.10.0", "cu118", "11.8", "8.9.0"),
+                                b("tensorflow", "2.11.0", "cu124", "12.4", "8.9.0")),
+                        cudnn=(RELEASES["8.9.7"], RELEASES["9.1.0"]), driver_floors=FLOORS)
+    copy = pip_copy("8.9.7.29")
+    fb = m.FrameworkBuild("torch", "torch", "2.0.0+cu118", variant="cu118", cuda="11.8", cudnn="8.9.0",
+                          compute_capabilities=("6.0", "7.0"))
+    env = make_env(gpu_cc="6.0", driver="535.104.05", python="3.11.9",
+                   dists={"torch": "2.0.0+cu118", "nvidia-cudnn-cu12": "8.9.7.29"}, frameworks=[fb],
+                   libraries=[copy], loads=[load("torch", copy, major=8)])
+    return env, m.Intent(frameworks=("torch", "tensorflow"), versions={"torch": "2.1.0"}, cudnn_from="apt"), recipes
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems())
 @example(_kept_copy_whose_user_leaves())
+@example(_asked_version_leaves_the_kept_major())
 def test_stacks_obey_every_rule_and_nothing_satisfiable_is_refused(problem):
     env, intent, recipes = problem
     try:
