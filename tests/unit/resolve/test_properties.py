@@ -83,23 +83,31 @@ def problems(draw):
     return env, intent, recipes
 
 
+def _torch_cu118_on_pip_copy(copy_version, torch_cudnn, builds, intent):
+    """torch 2.0.0+cu118 (built with cuDNN `torch_cudnn`) loading the pip cuDNN wheel `copy_version`, on a
+    Tesla T4-class GPU (SM 6.0) under driver 535; `builds`: (framework, version, variant, cuda, cudnn)."""
+    recipes = m.Recipes(builds=tuple(m.Build(f, v, var, cuda, cudnn, "", ("6.0", "7.0"), None,
+                                             packages=(f"{f}=={v}+{var}",)) for f, v, var, cuda, cudnn in builds),
+                        cudnn=(RELEASES["8.9.7"], RELEASES["9.1.0"]), driver_floors=FLOORS)
+    copy = pip_copy(copy_version)
+    fb = m.FrameworkBuild("torch", "torch", "2.0.0+cu118", variant="cu118", cuda="11.8", cudnn=torch_cudnn,
+                          compute_capabilities=("6.0", "7.0"))
+    env = make_env(gpu_cc="6.0", driver="535.104.05", python="3.11.9",
+                   dists={"torch": "2.0.0+cu118", "nvidia-cudnn-cu12": copy_version}, frameworks=[fb],
+                   libraries=[copy], loads=[load("torch", copy, major=copy.major)])
+    return env, intent, recipes
+
+
 def _kept_copy_whose_user_leaves():
     """Found by this test: torch 2.0.0+cu118 loads pip cuDNN 9.1.0.70 and moves to a cuDNN 8 build while a
     new TensorFlow needs cuDNN 9, with --cudnn-from apt. The pip copy may stay against --cudnn-from only while
     the frameworks that load it keep a build of its major; for TensorFlow it is a new copy (rules: --cudnn-from
     names where a new copy comes from)."""
-    def b(f, v, var, cuda, cudnn):
-        return m.Build(f, v, var, cuda, cudnn, "", ("6.0", "7.0"), None, packages=(f"{f}=={v}+{var}",))
-    recipes = m.Recipes(builds=(b("torch", "2.0.0", "cu118", "11.8", "9.1.0"), b("torch", "2.1.0", "cu124", "12.4", "8.9.0"),
-                                b("tensorflow", "2.10.0", "cu124", "12.4", "9.1.0")),
-                        cudnn=(RELEASES["8.9.7"], RELEASES["9.1.0"]), driver_floors=FLOORS)
-    copy = pip_copy("9.1.0.70")
-    fb = m.FrameworkBuild("torch", "torch", "2.0.0+cu118", variant="cu118", cuda="11.8", cudnn="9.1.0",
-                          compute_capabilities=("6.0", "7.0"))
-    env = make_env(gpu_cc="6.0", driver="535.104.05", python="3.11.9",
-                   dists={"torch": "2.0.0+cu118", "nvidia-cudnn-cu12": "9.1.0.70"}, frameworks=[fb],
-                   libraries=[copy], loads=[load("torch", copy, major=9)])
-    return env, m.Intent(frameworks=("torch", "tensorflow"), cudnn_from="apt"), recipes
+    return _torch_cu118_on_pip_copy(
+        "9.1.0.70", "9.1.0",
+        [("torch", "2.0.0", "cu118", "11.8", "9.1.0"), ("torch", "2.1.0", "cu124", "12.4", "8.9.0"),
+         ("tensorflow", "2.10.0", "cu124", "12.4", "9.1.0")],
+        m.Intent(frameworks=("torch", "tensorflow"), cudnn_from="apt"))
 
 
 def _asked_version_leaves_the_kept_major():
@@ -107,19 +115,11 @@ def _asked_version_leaves_the_kept_major():
     and the user asks for torch 2.1.0, whose only build needs cuDNN 9. The pip copy is kept only while torch
     keeps a cuDNN 8 build, so the user's ask holds it: explaining that clash must weigh the ask against
     torch's real builds (it probed with a package candidate and raised AttributeError)."""
-    def b(f, v, var, cuda, cudnn):
-        return m.Build(f, v, var, cuda, cudnn, "", ("6.0", "7.0"), None, packages=(f"{f}=={v}+{var}",))
-    recipes = m.Recipes(builds=(b("torch", "2.0.0", "cu118", "11.8", "8.9.0"), b("torch", "2.1.0", "cu118", "11.8", "9.1.0"),
-                                b("tensorflow", "2.10.0", "cu118", "11.8", "8.9.0"),
-                                b("tensorflow", "2.11.0", "cu124", "12.4", "8.9.0")),
-                        cudnn=(RELEASES["8.9.7"], RELEASES["9.1.0"]), driver_floors=FLOORS)
-    copy = pip_copy("8.9.7.29")
-    fb = m.FrameworkBuild("torch", "torch", "2.0.0+cu118", variant="cu118", cuda="11.8", cudnn="8.9.0",
-                          compute_capabilities=("6.0", "7.0"))
-    env = make_env(gpu_cc="6.0", driver="535.104.05", python="3.11.9",
-                   dists={"torch": "2.0.0+cu118", "nvidia-cudnn-cu12": "8.9.7.29"}, frameworks=[fb],
-                   libraries=[copy], loads=[load("torch", copy, major=8)])
-    return env, m.Intent(frameworks=("torch", "tensorflow"), versions={"torch": "2.1.0"}, cudnn_from="apt"), recipes
+    return _torch_cu118_on_pip_copy(
+        "8.9.7.29", "8.9.0",
+        [("torch", "2.0.0", "cu118", "11.8", "8.9.0"), ("torch", "2.1.0", "cu118", "11.8", "9.1.0"),
+         ("tensorflow", "2.10.0", "cu118", "11.8", "8.9.0"), ("tensorflow", "2.11.0", "cu124", "12.4", "8.9.0")],
+        m.Intent(frameworks=("torch", "tensorflow"), versions={"torch": "2.1.0"}, cudnn_from="apt"))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
