@@ -1,4 +1,4 @@
-# Sourced by the explain device scripts: the python to use ($PY or python3), and the two cuDNN copies
+# Sourced by the explain device scripts and search_data.sh: the python to use ($PY or python3), and the two cuDNN copies
 # of the GPU machine: $pipdir (the nvidia-cudnn wheel's lib directory) and $apt (the apt packages').
 py=${PY:-$(command -v python3)}
 apt=/usr/lib/x86_64-linux-gnu

@@ -16,10 +16,8 @@
 set -u
 o=${OUT:-/tmp/out}; mkdir -p "$o"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-py=${PY:-python3}
-d=$($py -c "import nvidia.cudnn;print(list(nvidia.cudnn.__path__)[0])")
-lib="$d/lib"
-apt=/usr/lib/x86_64-linux-gnu
+. "$(dirname "$0")/_cudnn_copies.sh"   # $py, $apt and $pipdir, the pip wheel's lib directory
+lib=$pipdir
 shadow=$(mktemp -d /tmp/search-shadow.XXXXXX)
 restore() {
   if [ -d "$lib.hidden" ] && [ ! -e "$lib" ]; then mv "$lib.hidden" "$lib"; fi
