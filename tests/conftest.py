@@ -18,8 +18,10 @@ from typing import Any, Iterator, List, Tuple
 
 import pytest
 
-from tests.helpers import guard
+from tests.helpers import examples, guard
 from tests.helpers.paths import DATA, REPO
+
+examples.register()    # the "quick" and "full" Hypothesis profiles (tests/helpers/examples.py)
 
 #: Paths read beside the checkout since the last check: (event, path).
 _OUTSIDE: List[Tuple[str, str]] = []

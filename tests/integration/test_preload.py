@@ -11,10 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fixer._preload import dependency_order
+from tests.helpers.examples import examples
 from tests.helpers.stublibs import build_cudnn_copy
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.data())
 def test_dependency_order_puts_every_library_after_its_needed_ones(data):
     # a random DAG over n libraries (edges only to lower indices, so no cycles), shuffled input order

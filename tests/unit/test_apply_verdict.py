@@ -24,6 +24,7 @@ from fixer.api import ApplyResult
 from fixer.applier.kernel import FIXED_FOR_NEW, FIXED_IN_KERNEL, process_verdict
 from fixer.applier.results import ApplyResult as Applied
 from fixer.model import Plan, Step
+from tests.helpers.examples import examples
 from tests.helpers.kernels import validate_apply
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -61,7 +62,7 @@ def process_states(draw):
     return fix, family, mapped
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(state=process_states(), kernel=st.booleans())
 def test_fixed_in_this_kernel_only_when_the_maps_hold_only_the_intended_copies(state, kernel):
     fix, family, mapped = state
@@ -88,7 +89,7 @@ def test_a_stray_is_another_file_with_the_same_soname():
 PLAN = Plan(steps=(Step(kind="env-fix", summary="drop a folder from LD_LIBRARY_PATH"),))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(state=process_states(), kernel=st.booleans(), changed=st.booleans(), wanted=st.booleans(),
        outcome=st.sampled_from(["applied", "nothing-to-do", "restart-needed"]))
 def test_nothing_to_do_never_stands_next_to_a_verdict(state, kernel, changed, wanted, outcome):
@@ -121,7 +122,7 @@ def test_nothing_to_do_never_stands_next_to_a_verdict(state, kernel, changed, wa
         assert body["restart"]["needed"] is False and body["restart"]["todo"] is None
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(changed=st.booleans(), kernel_loaded=st.booleans(), wanted=st.booleans())
 def test_the_cli_verdict_follows_the_same_rule(changed, kernel_loaded, wanted):
     """apply as a child (the CLI): no process verdict; a machine left unchanged is nothing to do and

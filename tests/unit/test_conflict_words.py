@@ -10,6 +10,7 @@ from fixer import model as m
 from fixer.errors import Unsatisfiable, error_payload
 from fixer.render.conflicts import MAX_CLASHES, NO_WAY_OUT, clash_lines, way_lines
 from fixer.rules import display_name
+from tests.helpers.examples import examples
 
 words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789.=<> ", min_size=1, max_size=12).map(str.strip).filter(bool)
 needs = st.builds(m.Need, parent=words, text=words, asked=st.booleans())
@@ -27,7 +28,7 @@ def clashes(draw):
     return m.Clash(kind, subject, tuple(n), tuple(held), tuple(r))
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.lists(clashes(), min_size=1, max_size=12))
 def test_every_clash_is_said_once_within_the_limit(cs):
     lines = clash_lines(cs)
@@ -45,7 +46,7 @@ def test_every_clash_is_said_once_within_the_limit(cs):
             assert all(n.parent in said and n.text in said for n in c.needs)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=examples(50), deadline=None)
 @given(st.lists(st.builds(m.WayOut, drop=st.sampled_from(("keep", "version", "cuda", "cudnn-from", "framework")),
                           name=st.sampled_from(("torch", "tensorflow", "nvidia-cudnn-cu12")), value=words,
                           changes=st.lists(st.builds(m.Pin, name=words, version=words,

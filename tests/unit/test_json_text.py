@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fixer.render import json_text
+from tests.helpers.examples import examples
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "gpu_machine"
 
@@ -22,7 +23,7 @@ VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=5) | st.li
                       | st.dictionaries(KEYS, inner, max_size=5), max_leaves=40)
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(VALUES)
 def test_same_text_as_json_dumps_indent_2(value: object) -> None:
     assert json_text(value) == json.dumps(value, indent=2)

@@ -13,6 +13,7 @@ import fixer
 from fixer.applier.results import ApplyResult, DistChange, RollbackResult
 from fixer.render import new_console, recording
 from fixer.render.apply import show_applied, show_rollback
+from tests.helpers.examples import examples
 
 # text that rich would read as markup: opening and closing tags, styles, links, escapes
 _MARKUP = st.sampled_from(["[/]", "[/x]", "[bold]", "[red]", "[link=http://a]", "\\[", "[", "]", "[/bold red]",
@@ -33,7 +34,7 @@ def _render(fn) -> str:   # type: ignore[no-untyped-def]
     return console.export_text()
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(junk=MACHINE_TEXT)
 def test_explain_prints_log_text_verbatim(junk: str) -> None:
     text = f"{KNOWN} {junk}\nCould not load library libcudnn_cnn_infer.so.8. Error: {junk}"
@@ -46,7 +47,7 @@ def test_explain_prints_log_text_verbatim(junk: str) -> None:
             assert e in shown
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(path=MACHINE_TEXT, name=MACHINE_TEXT)
 def test_apply_and_rollback_print_paths_verbatim(path: str, name: str) -> None:
     applied = ApplyResult(changed=True, distributions=(DistChange(name, "1.0", "2.0"),), files=(f"/etc/{path}",),

@@ -11,6 +11,7 @@ from fixer.diagnosis import diagnose
 from fixer.model import Intent, LibraryCopy
 from fixer.planner import load_environment, make_plan
 from fixer.resolver import resolve
+from tests.helpers.examples import examples
 from tests.helpers.paths import REPO
 
 ROOT = REPO
@@ -73,7 +74,7 @@ def _damaged(copy: LibraryCopy, missing: bool, truncated: bool, mixed: bool) -> 
                                missing=(files[-1].name,) if missing and files else ())
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(12), deadline=None)
 @given(st.booleans(), st.booleans(), st.booleans())
 def test_an_incomplete_copy_that_loads_is_found_by_doctor_and_repaired_by_plan(missing, truncated, mixed):
     """One completeness rule: whatever makes doctor call the loaded cuDNN copy incomplete or

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from fixer.applier import apply_plan, filetree, indexcopy, rollback
 from fixer.api import rollback as api_rollback
+from tests.helpers.examples import examples
 
 from .conftest import CUDNN_OLD, options, state
 from .test_apply_rollback import fix_plan
@@ -90,7 +91,7 @@ def test_not_vouched_without_the_same_metadata(broken, index, tmp_path):
     assert indexcopy.find(str(di), "nvidia-cudnn-cu13", CUDNN_OLD, [index.url]) is None
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(15), deadline=None, suppress_health_check=list(HealthCheck))
 @given(damage=st.lists(st.tuples(st.integers(0, 10_000), st.binary(min_size=1, max_size=8)), max_size=4))
 def test_only_files_that_match_their_record_are_left_to_the_index(broken, damage):
     """Invariant over generated damage: a file is left to the index exactly when its bytes today

@@ -15,6 +15,7 @@ from fixer._versions import version_key
 from fixer.cli import main
 from fixer.recipes import load
 from fixer.rules import driver_cuda_mismatch
+from tests.helpers.examples import examples
 
 pytestmark = pytest.mark.smoke   # also run against the lowest dependency versions (.ci/run)
 
@@ -28,7 +29,7 @@ def _err(capsys, argv, code=2):
 
 
 @given(st.tuples(st.integers(400, 700), st.integers(0, 200), st.integers(0, 99)))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_a_driver_reports_exactly_one_toolkit_of_the_table(driver_parts):
     """For any driver at or above the oldest floor, of the table's toolkits exactly one is an
     acceptable answer of cuDriverGetVersion: the newest one whose floor the driver meets."""

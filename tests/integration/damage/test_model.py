@@ -21,6 +21,7 @@ from fixer.errors import Unsatisfiable
 from fixer.model import Intent
 from fixer.pipeline import plan_machine
 from fixer.recipes import load
+from tests.helpers.examples import examples
 
 from .kinds import FILE_KINDS, KINDS, TARGETS, Base, Damage, needs
 from .machines import damaged, detect
@@ -87,7 +88,7 @@ def test_each_kind_alone(kind: str) -> None:
     _record(check_case(base_for(damages, 13, False, True), damages))
 
 
-@settings(max_examples=40, deadline=None, derandomize=True,
+@settings(max_examples=examples(40), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(damages=st.lists(damage_strategy(), min_size=1, max_size=2, unique_by=lambda d: d.kind),
        cuda=st.sampled_from([13, 12]), runpath=st.booleans(), apt=st.booleans())

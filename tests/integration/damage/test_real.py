@@ -30,6 +30,7 @@ from fixer.diagnosis import diagnose
 from fixer.envfix import environ_after
 from fixer.model import EnvFix, from_dict
 from fixer.recipes import load
+from tests.helpers.examples import examples
 from tests.integration.apply.conftest import copy_venv, uv_install
 from tests.helpers.pyindex import PackageIndex, cuda_runtime_wheel, cudnn_wheel, torch_wheel
 
@@ -188,7 +189,7 @@ def real_damage() -> st.SearchStrategy[Damage]:
     return st.sampled_from(REAL_KINDS).flatmap(make)
 
 
-@settings(max_examples=8, deadline=None, derandomize=True,
+@settings(max_examples=examples(8), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(damages=st.lists(real_damage(), min_size=1, max_size=2, unique_by=lambda d: d.kind))
 def test_real_pip_apply_then_rollback(world, damages, monkeypatch, capsys):

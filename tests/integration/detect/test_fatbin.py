@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from fixer.detection import fatbin
 from fixer.detection.fatbin import ArchTargets, build_targets, parse_fatbin, read_arch_flags, read_fatbin_targets
+from tests.helpers.examples import examples
 from tests.helpers.stublibs import build_stub, cc
 from tests.helpers.paths import DATA as TEST_DATA
 
@@ -111,7 +112,7 @@ def expected(containers: Sequence[Sequence[Entry]]) -> Tuple[set, set]:
     return sass, ptx
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(containers=containers_st, pads=st.lists(st.sampled_from([0, 8, 16]), min_size=5, max_size=5),
        lead=st.integers(0, 64))
 def test_generated_sections_read_exactly(tmp_path: Path, containers: List[List[Entry]], pads: List[int],
@@ -131,7 +132,7 @@ def test_generated_sections_read_exactly(tmp_path: Path, containers: List[List[E
     assert list(sass) == sorted(sass, key=fatbin._arch_key)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(containers=containers_st, cut=st.integers(0, 4000), flip=st.integers(0, 4000), byte=st.integers(0, 255))
 def test_damaged_sections_never_raise(tmp_path: Path, containers: List[List[Entry]], cut: int, flip: int,
                                       byte: int) -> None:

@@ -16,6 +16,7 @@ from fixer import _gpu_probe, _proc
 from fixer.detection import detect, overrides_from_env
 from fixer.errors import UsageError
 from fixer.model import to_dict
+from tests.helpers.examples import examples
 from tests.helpers.paths import REPO
 
 ENV = dict(os.environ, PYTHONPATH=str(REPO))
@@ -49,7 +50,7 @@ def test_an_early_probe_nobody_asks_for_is_stopped_and_reaped() -> None:
 OVERRIDE = st.one_of(st.none(), st.just(""), st.sampled_from(["580.65.06", "none"]))
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(12), deadline=None)
 @given(gpu=OVERRIDE, driver=OVERRIDE)
 def test_early_start_exactly_when_detection_runs_the_probe(gpu, driver) -> None:
     """start_early (raw variables, before any import) agrees with detect() (parsed overrides)."""

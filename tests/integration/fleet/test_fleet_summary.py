@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fixer.fleet import NodeResult, summarize
+from tests.helpers.examples import examples
 from tests.helpers.paths import REPO
 
 IDS = ["cudnn-too-old", "driver-too-old", "cudnn-incomplete", "log-noise"]
@@ -33,7 +34,7 @@ node_st = st.tuples(st.sets(st.sampled_from(IDS)), st.sets(st.sampled_from(["a 2
                     st.sampled_from(["H200", "T4"]), st.sampled_from(["580", "535"]), st.booleans())
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(nodes=st.lists(node_st, min_size=1, max_size=8), lock=st.booleans())
 def test_grouping_invariants(nodes, lock) -> None:
     results = []

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from fixer import _fast
 from fixer._options import OPTIONS
 from fixer.planner import bundled_environments
+from tests.helpers.examples import examples
 
 ENVIRONMENTS = sorted(bundled_environments())
 
@@ -68,7 +69,7 @@ def _fast_run(argv, capsys):
     return code, capsys.readouterr().out
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_the_fast_path_answers_as_the_full_cli(data, capsys):
     argv = data.draw(argvs(data.draw(st.sampled_from(sorted(_fast.FAST_COMMANDS)))))

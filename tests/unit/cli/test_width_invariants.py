@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fixer.model import CheckResult, Finding
+from tests.helpers.examples import examples
 from tests.helpers.output import whole_on_a_line, words_whole
 
 WIDTHS = st.sampled_from([60, 100])
@@ -53,7 +54,7 @@ def tables(draw: Any) -> Any:
     return headers, rows, whole, draw(st.booleans())
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(table=tables(), width=WIDTHS)
 def test_print_table_never_cuts_a_cell(table, width) -> None:
     from rich.cells import cell_len
@@ -112,7 +113,7 @@ def check_results(draw: Any) -> List[CheckResult]:
     return out
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(results=check_results(), width=WIDTHS)
 def test_verify_never_cuts_a_path_a_command_or_a_cell(results: Sequence[CheckResult], width: int) -> None:
     from fixer.render.verify import case_rows, clip, render_verify
@@ -163,7 +164,7 @@ def fleets(draw: Any) -> Any:
     return summarize(results)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(value=fleets(), width=WIDTHS)
 def test_fleet_never_cuts_a_node_an_address_or_a_stack(value: Any, width: int) -> None:
     from fixer.render.fleet import render as render_fleet

@@ -5,7 +5,6 @@ is computed from the same rules the catalogue cites (fixer.rules for cuDNN pairs
 table for loader failures), never written per case."""
 from __future__ import annotations
 
-import os
 import re
 import string
 from typing import Dict, List, Optional, Tuple
@@ -18,11 +17,12 @@ from fixer.explainer.catalogue import Family, Rule, parse_cite
 from fixer.explainer.engine import _COLAB_TEXT
 from fixer.model import FINDING_IDS
 from fixer.rules import cudnn_relation
+from tests.helpers.examples import examples
 
 CAT = load_catalogue()
 FAMILIES = [f for f in CAT.families if f.role not in ("framework", "system-runtime")]   # the GPU stack
 RUNTIMES = [f for f in CAT.families if f.role == "system-runtime"]   # tests/unit/explain/test_version_nodes.py
-SETTINGS = settings(max_examples=int(os.environ.get("EXPLAIN_EXAMPLES", "25")), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+SETTINGS = settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 
 # Hypothesis draws from_regex strategies several times slower than the same language written out

@@ -10,6 +10,7 @@ import os
 from hypothesis import given, settings, strategies as st
 
 import fixer
+from tests.helpers.examples import examples
 
 _SEG = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_.-", min_size=1, max_size=8) \
     .filter(lambda s: s not in (".", ".."))
@@ -26,7 +27,7 @@ def _loaded(form: str, path: str, i: int) -> str:
                     f"          {path}"}[form]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(a=DIRS, b=DIRS, n1=NAMES, n2=NAMES, form=st.sampled_from(["init", "ldd", "maps"]))
 def test_two_load_directories_read_as_mixed(a: str, b: str, n1: str, n2: str, form: str) -> None:
     text = "\n".join([_loaded(form, f"{a}/{n1}", 0), _loaded(form, f"{b}/{n2}", 1)])
@@ -37,7 +38,7 @@ def test_two_load_directories_read_as_mixed(a: str, b: str, n1: str, n2: str, fo
         assert "cudnn-mixed" not in ids, (text, ids)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(a=DIRS, b=DIRS, n1=NAMES, n2=NAMES)
 def test_paths_in_a_not_found_message_are_not_a_mix(a: str, b: str, n1: str, n2: str) -> None:
     text = (f"Could not load library {n1}. Error: {a}/{n1}: cannot open shared object file: No such file or directory\n"

@@ -7,7 +7,6 @@ means a copy of another release of that library was loaded. Expected families co
 catalogue's family table (nodes, stems), never from a list of cases."""
 from __future__ import annotations
 
-import os
 from typing import Optional, Tuple
 
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -15,11 +14,12 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from fixer.explainer import analyze, load_catalogue
 from fixer.explainer.catalogue import Family
 from fixer.explainer.loader import family_of_node, find_failures, finding_of
+from tests.helpers.examples import examples
 
 CAT = load_catalogue()
 RUNTIMES = [f for f in CAT.families if f.role == "system-runtime"]
 STACK = [f for f in CAT.families if f.role in ("cudnn", "cuda-lib")]
-SETTINGS = settings(max_examples=int(os.environ.get("EXPLAIN_EXAMPLES", "25")), deadline=None,
+SETTINGS = settings(max_examples=examples(25), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 # the version nodes each runtime defines, in the forms its version scripts use

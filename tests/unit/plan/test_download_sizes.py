@@ -20,6 +20,7 @@ from fixer.recipes import load
 from fixer.pipeline import resolve
 from fixer.rules import requirement_parts
 from fixer.simulate import DEPENDENCIES_OF, simulate
+from tests.helpers.examples import examples
 
 RECIPES = load()
 ENVS = {n: load_environment(n)[0] for n in bundled_environments()}
@@ -127,7 +128,7 @@ def _plan(name: str, intent: m.Intent) -> Optional[m.Plan]:
         return None
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(GPU_ENVS), intent=intents())
 def test_sizes_are_exactly_what_the_simulation_brings(name, intent):
     plan = _plan(name, intent)
@@ -234,7 +235,7 @@ def test_bundled_plans_price_every_download(name):
 JAX_BUILDS = [b for b in RECIPES.builds_for("jax") if b.companions and b.packages]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(build=st.sampled_from(JAX_BUILDS), name=st.sampled_from(GPU_ENVS))
 def test_a_jax_install_brings_its_companions(build, name):
     """`pip install jax[cudaNN]==X` alone, on a machine without JAX: the simulated machine has

@@ -13,6 +13,7 @@ from fixer.diagnosis import diagnose
 from fixer.nogpu import COLAB_HINT, no_gpu
 from fixer.planner import load_environment
 from fixer.recipes import load
+from tests.helpers.examples import examples
 
 CPU_ENV = "colab-2026-08-cpu"
 
@@ -51,7 +52,7 @@ def test_doctor_finding_carries_the_hint_as_its_fix():
     assert verdict is not None and verdict.exit_code == 3
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(kind=st.sampled_from(["colab", "kaggle", "linux", "docker"]),
        accelerator=st.sampled_from([None, "cpu", "tpu"]),
        keep_frameworks=st.booleans(),

@@ -15,6 +15,7 @@ from fixer.lockfile.format import AptPin, Lock
 from fixer.planner import make_plan
 from fixer.resolver import resolve
 from tests.helpers import scenarios as sc
+from tests.helpers.examples import examples
 
 MIRRORS = (("https://download.pytorch.org/whl", "http://127.0.0.1:9/torch"),
            (installers.PYPI_SIMPLE, "http://127.0.0.1:9/simple"))
@@ -25,7 +26,7 @@ options = st.builds(
 machines = st.sampled_from((sc.pypi_torch_211_on_driver, sc.cpu_torch_on_gpu))
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(machines, options, st.sampled_from((None, "/opt/uv/bin/uv")))
 def test_every_pip_step_is_its_options_as_data(real_recipes, machine, opts, uv):
     env = machine()

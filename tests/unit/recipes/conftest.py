@@ -9,11 +9,6 @@ from typing import Callable
 import pytest
 
 
-@pytest.fixture(autouse=True)
-def _fresh_cache(fresh_recipe_cache: None) -> None:
-    """Each recipes test starts and ends with an empty recipe cache."""
-
-
 @pytest.fixture
 def write_recipe(tmp_path: Path) -> Callable[[str, str], Path]:
     """write_recipe("x.toml", text) -> path in a fresh directory (dedented; `schema = 1` is not added)."""

@@ -19,6 +19,7 @@ from fixer.model import Finding
 from fixer.report import Redaction, build_report, redact
 from fixer.render.report import html as render_html
 from fixer.render.report import markdown
+from tests.helpers.examples import examples
 
 
 users = st.sampled_from(["alice", "root", "bob.smith", "user-1", "lib", "torch"])
@@ -41,7 +42,7 @@ def paths(draw, r: Redaction):
     return prefix + "/".join(parts)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=st.data())
 def test_redaction_invariants(data) -> None:
     r = data.draw(machines())
@@ -106,7 +107,7 @@ class _Balance(html.parser.HTMLParser):
         self.stack.pop()
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(findings=st.lists(finding_st, max_size=5))
 def test_html_is_well_formed_and_escapes(findings) -> None:
     from fixer.planner import load_environment

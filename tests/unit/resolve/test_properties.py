@@ -12,6 +12,7 @@ from fixer.pipeline import resolve
 
 from .checker import brute_force, from_stack, violations
 from tests.helpers.envs import FLOORS, load, make_env, pip_copy
+from tests.helpers.examples import examples
 
 CUDAS = ("11.8", "12.4", "12.8", "13.0")
 CUDNNS = ("8.9.0", "9.1.0", "9.3.0", "9.10.2", "9.19.0")
@@ -122,7 +123,7 @@ def _asked_version_leaves_the_kept_major():
         m.Intent(frameworks=("torch", "tensorflow"), versions={"torch": "2.1.0"}, cudnn_from="apt"))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems())
 @example(_kept_copy_whose_user_leaves())
 @example(_asked_version_leaves_the_kept_major())

@@ -23,6 +23,7 @@ from fixer.pipeline import resolve
 from fixer.rules import driver_cuda, pick_cuda_variant
 
 from tests.helpers.envs import make_env
+from tests.helpers.examples import examples
 
 REAL = load()
 FLOORS = REAL.driver_floors
@@ -93,7 +94,7 @@ def variant_sets(draw):
     return out
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(machine=machines(), variants=variant_sets())
 def test_the_rule_is_its_brute_force_statement(machine, variants):
     driver, cuda, ccs = machine
@@ -111,7 +112,7 @@ CUDNN = m.CudnnRelease("9.10.2", (11, 12, 13), None, None,
                        {"nvidia-cudnn-cu11": "9.10.2.21", "nvidia-cudnn-cu12": "9.10.2.21", "nvidia-cudnn-cu13": "9.10.2.21"})
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(machine=machines(), variants=variant_sets())
 def test_the_resolver_installs_the_rules_variant(machine, variants):
     """A machine without the framework, one release with generated variants: resolve installs the
