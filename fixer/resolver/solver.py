@@ -90,7 +90,8 @@ class Provider(Protocol[KT]):
         """Sort key: the open identifier with the smallest key is decided next."""
 
     def find_matches(self, identifier: KT, requirements: Sequence[Requirement[KT]]) -> Sequence[Any]:
-        """Candidates for `identifier` that meet every requirement, most preferred first."""
+        """Candidates for `identifier` that meet every requirement, most preferred first. A
+        function of its arguments alone: the solver asks it once per (identifier, requirements)."""
 
     def is_satisfied_by(self, requirement: Requirement[KT], candidate: Any) -> bool:
         """Whether a pinned candidate meets a requirement added later."""
@@ -125,8 +126,9 @@ class Solver(Generic[KT]):
         self._nodes = 0
         self._conflicts: List[Conflict[KT]] = []
         self._zero: Cost = ()
+        self._memo: Dict[Tuple[KT, Tuple[Requirement[KT], ...]], Sequence[Any]] = {}
         for ident, reqs in criteria.items():
-            if not p.find_matches(ident, reqs):
+            if not self._matches(ident, reqs):
                 self._conflict(Conflict(ident, reqs))
         if not self._conflicts:
             self._search({}, criteria, ())
@@ -134,6 +136,16 @@ class Solver(Generic[KT]):
         if self._best is None:
             raise NoSolution(self._conflicts)
         return self._best
+
+    def _matches(self, ident: KT, reqs: Tuple[Requirement[KT], ...]) -> Sequence[Any]:
+        """provider.find_matches, asked once per (identifier, requirements): it is a function of
+        them alone (the Provider contract). The key is the requirements in the order they were
+        added (hashed by identity): the same set in another order is asked again."""
+        key = (ident, reqs)
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo[key] = self.provider.find_matches(ident, reqs)
+        return hit
 
     def _conflict(self, c: Conflict[KT]) -> None:
         self.reporter.rejecting_candidate(c)
@@ -152,7 +164,7 @@ class Solver(Generic[KT]):
                 self.reporter.found(cost)
             return
         ident = min(open_ids, key=lambda i: p.get_preference(i, criteria[i]))
-        for candidate in p.find_matches(ident, criteria[ident]):
+        for candidate in self._matches(ident, criteria[ident]):
             self._nodes += 1
             if self._nodes > self.max_nodes and self._best is not None:
                 # enough: keep the best stack found (the budget never stops the search for a first one)
@@ -166,9 +178,10 @@ class Solver(Generic[KT]):
             # (with no stack found yet nothing is beaten: the cost is asked only of a candidate
             # that passes the checks below, the same answer without costing every refused one)
             deps = p.get_dependencies(candidate)
-            new_criteria = dict(criteria)
+            # forward check before the criteria are copied: most candidates fail here
+            added: Dict[KT, Tuple[Requirement[KT], ...]] = {}
             for d in deps:
-                new_criteria[d.identifier] = new_criteria.get(d.identifier, ()) + (d,)
+                added[d.identifier] = added.get(d.identifier, criteria.get(d.identifier, ())) + (d,)
             ok = True
             for d in deps:
                 if d.identifier in pinned:
@@ -176,12 +189,14 @@ class Solver(Generic[KT]):
                         self._conflict(Conflict(d.identifier, (d,), pinned[d.identifier]))
                         ok = False
                         break
-                elif d.identifier != ident and not p.find_matches(d.identifier, new_criteria[d.identifier]):
-                    self._conflict(Conflict(d.identifier, new_criteria[d.identifier]))
+                elif d.identifier != ident and not self._matches(d.identifier, added[d.identifier]):
+                    self._conflict(Conflict(d.identifier, added[d.identifier]))
                     ok = False
                     break
             if not ok:
                 continue
+            new_criteria = dict(criteria)
+            new_criteria.update(added)
             if new_cost is None:
                 new_cost = _add(cost, p.cost(ident, candidate, pinned))
             pinned[ident] = candidate
