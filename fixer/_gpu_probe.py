@@ -8,15 +8,17 @@ child with `start` and gets the one already running: fixer._proc.python_child ha
 started early only when its command, environment and timeout are exactly those asked for (else it
 starts a new one, and the early one is stopped by `fixer._proc.drop_early` when the command ends).
 
-This module imports only fixer._proc: it runs before anything else of the tool is imported.
+This module imports fixer._proc only when it starts the probe: it runs before anything else of the
+tool is imported, and `plan --environment` reads its variable names without starting a process.
 """
 from __future__ import annotations
 
 import os
 import sys
-from typing import Mapping, Optional
+from typing import TYPE_CHECKING, Mapping, Optional
 
-from . import _proc
+if TYPE_CHECKING:
+    from . import _proc
 
 #: The variables that give detection's GPU and driver facts instead of probing them
 #: (fixer.detection.overrides reads them).
@@ -37,8 +39,10 @@ def needed(root: str, gpus_given: bool, driver_given: bool) -> bool:
     return root == "/" and not (gpus_given and driver_given)
 
 
-def start(environ: Mapping[str, str], timeout: float = TIMEOUT) -> _proc.Child:
+def start(environ: Mapping[str, str], timeout: float = TIMEOUT) -> "_proc.Child":
     """The probe, started now (or the same one started early); `result()` waits for its JSON."""
+    from . import _proc
+
     return _proc.python_child(sys.executable, SCRIPT, ["gpu"], timeout=timeout, env=_proc.child_env(environ),
                               label=LABEL)
 
@@ -49,6 +53,8 @@ def start_early(environ: Optional[Mapping[str, str]] = None) -> bool:
     environ = os.environ if environ is None else environ
     if not needed("/", ENV_GPU in environ, bool(environ.get(ENV_DRIVER))):
         return False
+    from . import _proc
+
     _proc.python_child(sys.executable, SCRIPT, ["gpu"], timeout=TIMEOUT, env=_proc.child_env(environ), label=LABEL,
                        early=True)
     return True

@@ -7,8 +7,7 @@ import dataclasses
 from typing import Any, Dict, Optional, Tuple
 
 from ._gpu_probe import ENV_CUDA, ENV_DRIVER, ENV_GPU  # not through fixer.detection: plan --environment never loads detection
-from .model import FRAMEWORKS
-from .verification import VERIFIABLE
+from .model import FRAMEWORKS, VERIFIABLE
 
 INSTALLERS: Tuple[str, ...] = ("auto", "pip", "uv", "conda")
 CUDNN_SOURCES: Tuple[str, ...] = ("pip", "apt", "conda")

@@ -25,6 +25,8 @@ Framework = Literal[
     "torch", "tensorflow", "jax", "cupy", "onnxruntime", "ctranslate2", "paddle"
 ]
 FRAMEWORKS: Tuple[str, ...] = typing.get_args(Framework)
+#: Frameworks `verify` knows how to exercise, in the order it runs them (fixer.verification).
+VERIFIABLE: Tuple[str, ...] = ("torch", "tensorflow", "jax", "cupy")
 
 Severity = Literal["error", "warning", "info"]
 

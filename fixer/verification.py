@@ -21,13 +21,11 @@ from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, 
 from . import _proc
 from ._versions import version_key
 from .errors import UsageError
-from .model import CheckResult, Environment, Finding
+from .model import VERIFIABLE, CheckResult, Environment, Finding
 from .rules import cudnn_relation
 
 CHILD = Path(__file__).with_name("_verify_child.py")
 MARK = "@@fixer-verify@@ "
-#: Frameworks verify knows how to exercise, in the order it runs them.
-VERIFIABLE = ("torch", "tensorflow", "jax", "cupy")
 OUTPUT_TAIL = 4000
 #: A check that stops answering is killed with its process group, and read for 10 s more.
 _STOP = _proc.Stop(((signal.SIGKILL, 10.0),))
