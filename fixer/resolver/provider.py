@@ -142,6 +142,13 @@ class PackageCandidate:
     version: Optional[str]    # None: not installed (removed if it is there now)
 
 
+#: rules.pick_cuda_variant's answers, shared by every provider of the process: (id of the recipes,
+#: (framework, release), driver version, driver CUDA, compute capabilities) -> (those recipes, the
+#: pick). The answer is a function of that key alone (the release's builds and the driver floors
+#: come from the recipes); each entry keeps its recipes alive, so no other object takes their id.
+_VARIANT_PICKS: Dict[Tuple[Any, ...], Tuple[Recipes, Optional[Tuple[str, str]]]] = {}
+
+
 def _variant_of(fb: FrameworkBuild) -> Optional[str]:
     if fb.variant:
         return fb.variant
@@ -327,25 +334,23 @@ class StackProvider:
     def _build_candidates(self, name: str) -> List[BuildCandidate]:
         installed = self._installed_build(name)
         inst_pub = public(installed.build.version) if installed else None
-        out: List[BuildCandidate] = [installed] if installed else []
-        for b in self._builds_of(name):
-            if installed and public(b.version) == inst_pub and b.variant == installed.build.variant:
-                continue
-            out.append(BuildCandidate(b, installed=False,
-                                      installed_version=installed.installed_version if installed else None,
-                                      touched=self._touched(b, installed),
-                                      label=f"{display_name(name)} {_label_version(b)}"))
-        by_release: Dict[str, List[BuildCandidate]] = {}
-        for c in out:
-            if not c.installed:
-                by_release.setdefault(public(c.build.version), []).append(c)
+        others = [b for b in self._builds_of(name)
+                  if not (installed and public(b.version) == inst_pub and b.variant == installed.build.variant)]
+        touched = [self._touched(b, installed) for b in others]
+        by_release: Dict[str, List[Tuple[Build, int]]] = {}
+        for b, t in zip(others, touched):
+            by_release.setdefault(public(b.version), []).append((b, t))
         release_touched: Dict[str, int] = {}
         for release, group in by_release.items():
-            picked = [x.touched for x in group if self.off_rule(x.build) == 0] or [x.touched for x in group]
+            picked = [t for b, t in group if self.off_rule(b) == 0] or [t for _, t in group]
             release_touched[release] = min(picked)
-        for i, c in enumerate(out):
-            if not c.installed:
-                out[i] = dataclasses.replace(c, release_touched=release_touched[public(c.build.version)])
+        installed_version = installed.installed_version if installed else None
+        shown = display_name(name)
+        out: List[BuildCandidate] = [installed] if installed else []
+        out += [BuildCandidate(b, installed=False, installed_version=installed_version, touched=t,
+                               release_touched=release_touched[public(b.version)],
+                               label=f"{shown} {_label_version(b)}")
+                for b, t in zip(others, touched)]
 
         def key(c: BuildCandidate) -> Tuple[Any, ...]:
             same_version = inst_pub is not None and public(c.build.version) == inst_pub
@@ -623,11 +628,19 @@ class StackProvider:
         this driver and these GPUs: (CUDA "major.minor", "native" | "minor-version")."""
         key = (framework, public(version))
         if key not in self._variant_picks:
-            variants = [(b.cuda, b.compute_capabilities, b.ptx) for b in self._release_builds(framework, key[1])
-                        if b.cuda]
-            self._variant_picks[key] = pick_cuda_variant(
-                variants, self.env.driver.version, self.driver_cuda, self.facts[GPU].value,
-                self.recipes.driver_floors) if variants else None
+            # the same question for another provider of this process (a plan's ways out, a fleet's
+            # nodes, one more resolve on the same machine) has the same answer: asked once
+            shared = (id(self.recipes), key, self.env.driver.version, self.driver_cuda, self.facts[GPU].value)
+            hit = _VARIANT_PICKS.get(shared)
+            if hit is None:
+                variants = [(b.cuda, b.compute_capabilities, b.ptx) for b in self._release_builds(framework, key[1])
+                            if b.cuda]
+                pick = pick_cuda_variant(variants, self.env.driver.version, self.driver_cuda,
+                                         self.facts[GPU].value, self.recipes.driver_floors) if variants else None
+                if len(_VARIANT_PICKS) > 50000:
+                    _VARIANT_PICKS.clear()
+                hit = _VARIANT_PICKS[shared] = (self.recipes, pick)    # keeps the recipes alive: no id reuse
+            self._variant_picks[key] = hit[1]
         return self._variant_picks[key]
 
     def off_rule(self, build: Build) -> int:

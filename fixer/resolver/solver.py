@@ -97,7 +97,8 @@ class Provider(Protocol[KT]):
         """Whether a pinned candidate meets a requirement added later."""
 
     def get_dependencies(self, candidate: Any) -> Sequence[Requirement[KT]]:
-        """What choosing `candidate` requires of other identifiers."""
+        """What choosing `candidate` requires of other identifiers. A function of the candidate
+        alone: the solver asks it once per candidate in a resolve."""
 
     def cost(self, identifier: KT, candidate: Any, pinned: Mapping[KT, Any]) -> Cost:
         """What choosing `candidate` costs, given what is pinned (compared as tuples, summed)."""
@@ -127,6 +128,7 @@ class Solver(Generic[KT]):
         self._conflicts: List[Conflict[KT]] = []
         self._zero: Cost = ()
         self._memo: Dict[Tuple[KT, Tuple[Requirement[KT], ...]], Sequence[Any]] = {}
+        self._deps: Dict[int, Tuple[Any, Sequence[Requirement[KT]], Dict[KT, Tuple[Requirement[KT], ...]]]] = {}
         for ident, reqs in criteria.items():
             if not self._matches(ident, reqs):
                 self._conflict(Conflict(ident, reqs))
@@ -146,6 +148,18 @@ class Solver(Generic[KT]):
         if hit is None:
             hit = self._memo[key] = self.provider.find_matches(ident, reqs)
         return hit
+
+    def _dependencies(self, candidate: Any) -> Tuple[Sequence[Requirement[KT]], Dict[KT, Tuple[Requirement[KT], ...]]]:
+        """provider.get_dependencies(candidate), and the same grouped by identifier (in order),
+        asked once per candidate in a resolve."""
+        hit = self._deps.get(id(candidate))
+        if hit is None:
+            deps = self.provider.get_dependencies(candidate)
+            groups: Dict[KT, Tuple[Requirement[KT], ...]] = {}
+            for d in deps:
+                groups[d.identifier] = groups.get(d.identifier, ()) + (d,)
+            hit = self._deps[id(candidate)] = (candidate, deps, groups)   # keeps the candidate alive: no id reuse
+        return hit[1], hit[2]
 
     def _conflict(self, c: Conflict[KT]) -> None:
         self.reporter.rejecting_candidate(c)
@@ -177,26 +191,30 @@ class Solver(Generic[KT]):
                     continue   # candidates come cheapest first, but cost may depend on pins: keep looking
             # (with no stack found yet nothing is beaten: the cost is asked only of a candidate
             # that passes the checks below, the same answer without costing every refused one)
-            deps = p.get_dependencies(candidate)
-            # forward check before the criteria are copied: most candidates fail here
-            added: Dict[KT, Tuple[Requirement[KT], ...]] = {}
-            for d in deps:
-                added[d.identifier] = added.get(d.identifier, criteria.get(d.identifier, ())) + (d,)
+            deps, groups = self._dependencies(candidate)
+            # forward check, in the order of the dependencies, before the criteria are copied
+            # (most candidates fail here): a dependency on a pinned identifier must accept the pin,
+            # one on an open identifier must leave it a candidate, with every dependency the
+            # candidate puts on it
             ok = True
             for d in deps:
-                if d.identifier in pinned:
-                    if not p.is_satisfied_by(d, pinned[d.identifier]):
-                        self._conflict(Conflict(d.identifier, (d,), pinned[d.identifier]))
+                i = d.identifier
+                if i in pinned:
+                    if not p.is_satisfied_by(d, pinned[i]):
+                        self._conflict(Conflict(i, (d,), pinned[i]))
                         ok = False
                         break
-                elif d.identifier != ident and not self._matches(d.identifier, added[d.identifier]):
-                    self._conflict(Conflict(d.identifier, added[d.identifier]))
-                    ok = False
-                    break
+                elif i != ident:
+                    reqs = criteria.get(i, ()) + groups[i]
+                    if not self._matches(i, reqs):
+                        self._conflict(Conflict(i, reqs))
+                        ok = False
+                        break
             if not ok:
                 continue
             new_criteria = dict(criteria)
-            new_criteria.update(added)
+            for i, group in groups.items():
+                new_criteria[i] = criteria.get(i, ()) + group
             if new_cost is None:
                 new_cost = _add(cost, p.cost(ident, candidate, pinned))
             pinned[ident] = candidate

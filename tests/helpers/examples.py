@@ -26,7 +26,7 @@ from hypothesis import settings
 #: Hypothesis's default max_examples: the unit the counts in the tests are written in.
 FULL = 100
 #: The quick profile's share of each test's count, in percent.
-QUICK_PERCENT = 30
+QUICK_PERCENT = 10
 #: The fewest examples a quick run gives a test (when the test itself asks for more).
 QUICK_FLOOR = 5
 
