@@ -1,5 +1,3 @@
-import sys
+from ._entry import console
 
-from ._entry import main
-
-sys.exit(main())
+console()

@@ -15,3 +15,26 @@ def test_the_console_script_takes_the_fast_path_without_importing_typer(tmp_path
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert "TYPER False 0" in out.stderr, out.stderr[-2000:]
     assert json.loads(out.stdout)["command"] == "plan"
+
+
+def test_the_console_exit_after_the_fast_path_loses_no_output_and_keeps_the_exit_code(tmp_path):
+    """fixer._entry.console skips the interpreter's finalization after the fast path: what it
+    printed must be whole (stdout to a pipe and to a file, both block-buffered) and the exit code
+    the command's own."""
+    import fixer
+
+    cases = [(["plan", "--json", "--environment", "colab-2025-01-tf215"],
+              fixer.plan(environment="colab-2025-01-tf215")),
+             (["doctor", "--json", "--environment", "colab-2025-01-tf215"],
+              fixer.doctor(environment="colab-2025-01-tf215")),
+             (["plan", "--json", "--environment", "colab-2026-08-cpu"],
+              fixer.plan(environment="colab-2026-08-cpu"))]
+    assert {r.exit_code for _, r in cases} == {0, 1, 3}
+    for argv, expected in cases:
+        piped = subprocess.run([sys.executable, "-m", "fixer", *argv], capture_output=True, text=True, timeout=120)
+        to_file = tmp_path / "out.json"
+        with open(to_file, "w") as fh:
+            code = subprocess.run([sys.executable, "-m", "fixer", *argv], stdout=fh, timeout=120).returncode
+        for text, rc in ((piped.stdout, piped.returncode), (to_file.read_text(), code)):
+            assert rc == expected.exit_code, (argv, rc, piped.stderr[-2000:])
+            assert json.loads(text) == json.loads(json.dumps(expected.to_dict())), argv
