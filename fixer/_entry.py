@@ -80,11 +80,6 @@ def _run() -> "tuple[int, bool]":
             from ._gpu_probe import start_early
 
             start_early()       # the GPU probe runs while the rest of the tool is imported
-            if not any(a.split("=", 1)[0] == "--python" for a in sys.argv[1:]):
-                from ._proc import child_env
-                from ._python_probe import start_early as probe_python_early
-
-                probe_python_early(child_env(os.environ))   # and so does the probe of this interpreter
         fast_code = fast(sys.argv[1:])
         if fast_code is None:
             from .cli import main as run

@@ -57,12 +57,8 @@ class InProcessProbe:
         self.environ = dict(child_env(environ))
 
     def result(self) -> Tuple[Optional[Any], Optional[str]]:
-        from .. import _python_probe
         from . import _probe
 
-        early = _python_probe.take(self.environ)   # the same probe, started by the console script
-        if early is not None:
-            return early
         try:
             return _probe.collect(self.environ), None
         except Exception as exc:  # noqa: BLE001 - reported as a probe note, like a failed child
