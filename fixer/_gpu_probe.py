@@ -39,12 +39,13 @@ def needed(root: str, gpus_given: bool, driver_given: bool) -> bool:
     return root == "/" and not (gpus_given and driver_given)
 
 
-def start(environ: Mapping[str, str], timeout: float = TIMEOUT) -> "_proc.Child":
-    """The probe, started now (or the same one started early); `result()` waits for its JSON."""
+def start(environ: Mapping[str, str], timeout: float = TIMEOUT, early: bool = False) -> "_proc.Child":
+    """The probe, started now (or the same one started early); `result()` waits for its JSON.
+    `early`: started ahead of the code that will ask for it (fixer._proc.python_child)."""
     from . import _proc
 
     return _proc.python_child(sys.executable, SCRIPT, ["gpu"], timeout=timeout, env=_proc.child_env(environ),
-                              label=LABEL)
+                              label=LABEL, early=early)
 
 
 def start_early(environ: Optional[Mapping[str, str]] = None) -> bool:
@@ -53,8 +54,5 @@ def start_early(environ: Optional[Mapping[str, str]] = None) -> bool:
     environ = os.environ if environ is None else environ
     if not needed("/", ENV_GPU in environ, bool(environ.get(ENV_DRIVER))):
         return False
-    from . import _proc
-
-    _proc.python_child(sys.executable, SCRIPT, ["gpu"], timeout=TIMEOUT, env=_proc.child_env(environ), label=LABEL,
-                       early=True)
+    start(environ, TIMEOUT, early=True)
     return True

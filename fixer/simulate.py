@@ -220,7 +220,7 @@ class _State:
         if dset is None:
             self.downloads.append(Download(name, version, None, extras=extras, dependencies=True))
             return
-        pins = {parse_requirement(c).name: parse_requirement(c).exact for c in (build.companions if build else ())}
+        pins = {r.name: r.exact for r in map(parse_requirement, build.companions if build else ())}
         for text in dset.brings:
             dep = parse_requirement(text.replace("{version}", version or ""))
             if dep.name in seen:

@@ -239,7 +239,7 @@ class StackProvider:
         # the recipe whose package pin equals the dist-info version, not the cu130-index twin.
         dist_version = self._installed_dists.get(split_requirement(fb.distribution)[0]) or fb.version
         recipe: Optional[Build] = None
-        same = [b for b in self._builds_of(name) if public(b.version) == pub]
+        same = self._release_builds(name, pub)
         same_variant = [b for b in same if variant and b.variant == variant]
         for b in same_variant:
             if b.packages and split_requirement(b.packages[0])[1] == dist_version:
@@ -674,12 +674,11 @@ class StackProvider:
         if candidate.source != "apt" or self.intent.cudnn_from != "apt":
             return False   # asked for apt: the same fix as the pip path, from apt
         for c in builds:
-            if isinstance(c, BuildCandidate):
-                pkg, ver = self._pip_version_of(c.build)
-                # a Debian version is the upstream release, then "-" and the package revision
-                if pkg and ver and public(ver) == (candidate.package_version or candidate.version).split("-")[0] \
-                        and cuda_major_of_package(pkg, ver) in (candidate.cuda_major, None):
-                    return True
+            pkg, ver = self._pip_version_of(c.build)
+            # a Debian version is the upstream release, then "-" and the package revision
+            if pkg and ver and public(ver) == (candidate.package_version or candidate.version).split("-")[0] \
+                    and cuda_major_of_package(pkg, ver) in (candidate.cuda_major, None):
+                return True
         return False
 
     def _pip_version_of(self, build: Build) -> Tuple[Optional[str], Optional[str]]:
@@ -690,8 +689,8 @@ class StackProvider:
         if key not in self._twin_pins:
             hit = cudnn_pin(build.requires)
             if not hit[0]:
-                for b in self._builds_of(build.framework):
-                    if public(b.version) == public(build.version) and cuda_major(b.cuda) == cuda_major(build.cuda):
+                for b in self._release_builds(build.framework, public(build.version)):
+                    if cuda_major(b.cuda) == cuda_major(build.cuda):
                         pin = cudnn_pin(b.requires)
                         if pin[0]:
                             hit = pin

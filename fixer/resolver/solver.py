@@ -126,7 +126,6 @@ class Solver(Generic[KT]):
         self._best: Optional[Result[KT]] = None
         self._nodes = 0
         self._conflicts: List[Conflict[KT]] = []
-        self._zero: Cost = ()
         self._memo: Dict[Tuple[KT, Tuple[Requirement[KT], ...]], Sequence[Any]] = {}
         self._deps: Dict[int, Tuple[Any, Sequence[Requirement[KT]], Dict[KT, Tuple[Requirement[KT], ...]]]] = {}
         for ident, reqs in criteria.items():
