@@ -118,10 +118,6 @@ _CONVERTERS: Dict[Any, Callable[[Any, str], Any]] = {}
 _SPECS: Dict[type, Tuple[Dict[str, Any], Dict[str, Callable[[Any, str], Any]], FrozenSet[str]]] = {}
 
 
-def _convert(tp: Any, data: Any, where: str) -> Any:
-    return _converter(tp)(data, where)
-
-
 def _converter(tp: Any) -> Callable[[Any, str], Any]:
     fn = _CONVERTERS.get(tp)
     if fn is None:
@@ -169,7 +165,7 @@ def _make_converter(tp: Any) -> Callable[[Any, str], Any]:
                 raise ValueError(f"{where}: expected a list, got {type(data).__name__}")
             if len(args) != len(data):
                 raise ValueError(f"{where}: expected {len(args)} items, got {len(data)}")
-            return tuple(_convert(a, v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, data)))
+            return tuple(_converter(a)(v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, data)))
         return fixed
     if origin in (dict, Dict, Mapping):
         vt = args[1] if args else Any

@@ -18,24 +18,29 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Union
+from typing import IO, Dict, List, Optional, Tuple, Union
 
 REPO = Path(__file__).resolve().parent.parent
 COMMAND = ["-m", "pytest", "-q", "-p", "no:randomly", "tests/unit"]
 
 
-def _start(repo: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, *COMMAND], cwd=str(repo), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+def _start(repo: Path) -> "Tuple[subprocess.Popen[bytes], IO[bytes]]":
+    """The suite of `repo`, its output going to a temporary file: a pipe read only after wait4
+    would block a child whose output outgrows the pipe's buffer (a run with many failures)."""
+    out = tempfile.TemporaryFile()
+    return subprocess.Popen([sys.executable, *COMMAND], cwd=str(repo), stdout=out, stderr=subprocess.STDOUT), out
 
 
-def _wait(proc: subprocess.Popen[str]) -> Dict[str, Union[float, str]]:
+def _wait(proc: "subprocess.Popen[bytes]", output: IO[bytes]) -> Dict[str, Union[float, str]]:
     """Wait for `proc`; its CPU time from wait4's rusage (the child's own, not its siblings')."""
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
-    out = proc.stdout.read() if proc.stdout else ""
+    output.seek(0)
+    out = output.read().decode(errors="replace")
+    output.close()
     lines = [ln for ln in out.splitlines() if ln.strip()]
     return {"cpu_s": round(usage.ru_utime + usage.ru_stime, 2), "user_s": round(usage.ru_utime, 2),
             "sys_s": round(usage.ru_stime, 2), "rc": float(proc.returncode), "summary": lines[-1] if lines else ""}
@@ -46,8 +51,8 @@ def run(repos: List[Path]) -> List[Dict[str, Union[float, str]]]:
     t0 = time.monotonic()
     procs = [_start(r) for r in repos]
     results = []
-    for repo, proc in zip(repos, procs):
-        r = _wait(proc)
+    for repo, (proc, output) in zip(repos, procs):
+        r = _wait(proc, output)
         r["wall_s"] = round(time.monotonic() - t0, 2)
         r["repo"] = str(repo)
         r["load_before"] = round(load_before, 2)

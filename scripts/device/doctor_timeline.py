@@ -63,7 +63,6 @@ def child() -> None:
     wrap(det._libs, "scan")
     wrap(det._gpu, "assemble")
     wrap(pipeline, "doctor_findings")
-    wrap(pipeline, "detect") if hasattr(pipeline, "detect") else None
     import fixer.detection.colab_image as ci
     wrap(ci, "annotate")
     devnull = open(os.devnull, "w")
