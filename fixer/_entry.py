@@ -70,10 +70,22 @@ def console() -> None:
         try:
             sys.stdout.flush()
             sys.stderr.flush()
-        except BaseException:   # noqa: BLE001 - a closed pipe: the normal exit reports it
-            sys.exit(code)
+        except BrokenPipeError:
+            sys.exit(_reader_gone())
         os._exit(code)
     sys.exit(code)
+
+
+def _reader_gone() -> int:
+    """The exit code when whoever read our output went away (`... | head`): 1, without a
+    traceback, as click answers it for the full CLI. What stdout still holds goes to /dev/null,
+    so the interpreter's last flush does not fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):   # stdout is not a file (a test's capture): nothing to redirect
+        pass
+    return 1
 
 
 def _run(gc_off: bool = False) -> "tuple[int, bool]":
@@ -102,6 +114,9 @@ def _run(gc_off: bool = False) -> "tuple[int, bool]":
 
                 for line in problems:
                     warning(line)
+    except BrokenPipeError:
+        fast_code = None
+        code = _reader_gone()
     except KeyboardInterrupt:
         if gc_off:
             gc.enable()

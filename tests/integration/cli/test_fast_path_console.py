@@ -38,3 +38,17 @@ def test_the_console_exit_after_the_fast_path_loses_no_output_and_keeps_the_exit
         for text, rc in ((piped.stdout, piped.returncode), (to_file.read_text(), code)):
             assert rc == expected.exit_code, (argv, rc, piped.stderr[-2000:])
             assert json.loads(text) == json.loads(json.dumps(expected.to_dict())), argv
+
+
+def test_a_reader_that_goes_away_gets_exit_1_and_no_traceback():
+    """`colab-cudnn-fix plan --json | head -c 0`: the pipe closes before anything is written. The
+    fast path answers as click answers it for the full CLI: exit 1, nothing on stderr."""
+    for argv in (["plan", "--json", "--environment", "colab-2025-01-tf215"],
+                 ["doctor", "--json", "--environment", "colab-2025-01-tf215"],
+                 ["recipes", "list", "--json"]):
+        proc = subprocess.Popen([sys.executable, "-m", "fixer", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()                     # the reader is gone before the answer is written
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=120) == 1, (argv, err[-2000:])
+        assert "Traceback" not in err and "Exception ignored" not in err, (argv, err[-2000:])
