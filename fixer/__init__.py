@@ -10,6 +10,7 @@ The stages underneath are there too (fixer.detect(), fixer.diagnose(env, recipes
 fixer.resolve(env, intent, recipes), fixer.load_recipes()). `import fixer` stays cheap: the
 functions, the model and the errors are imported on first use.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -19,29 +20,94 @@ TYPE_CHECKING = False  # not typing.TYPE_CHECKING: `import typing` alone takes ~
 if TYPE_CHECKING:  # imported on first use: fixer.model takes ~150 ms, and the CLI starts here
     from typing import Any, Dict, List, Optional, Tuple
 
-    from .api import (ApplyResult, CommandResult, DoctorResult, ExplainResult, LockResult, PlanResult,
-                      RollbackResult, VerifyResult, apply, doctor, explain, lock, plan, rollback, verify)
-    from .detection import detect
-    from .diagnosis import diagnose
-    from .errors import FixerError, LockHeld, NothingDetected, RecipeError, StepFailed, Unsatisfiable, UsageError
-    from .model import Build, CheckResult, Environment, Finding, Intent, Plan, Recipes, Stack, Step
-    from .recipes import load as load_recipes
-    from .pipeline import resolve
+    from fixer.api import (
+        ApplyResult,
+        CommandResult,
+        DoctorResult,
+        ExplainResult,
+        LockResult,
+        PlanResult,
+        RollbackResult,
+        VerifyResult,
+        apply,
+        doctor,
+        explain,
+        lock,
+        plan,
+        rollback,
+        verify,
+    )
+    from fixer.detection import detect
+    from fixer.diagnosis.findings import diagnose
+    from fixer.errors import (
+        FixerError,
+        LockHeld,
+        NothingDetected,
+        RecipeError,
+        StepFailed,
+        Unsatisfiable,
+        UsageError,
+    )
+    from fixer.model import (
+        Build,
+        CheckResult,
+        Environment,
+        Finding,
+        Intent,
+        Plan,
+        Recipes,
+        Stack,
+        Step,
+    )
+    from fixer.recipebook import load as load_recipes
+    from fixer.pipeline import resolve
 
-_ERRORS = ("FixerError", "LockHeld", "NothingDetected", "RecipeError", "StepFailed", "Unsatisfiable", "UsageError")
-_MODEL = ("Build", "CheckResult", "Environment", "Finding", "Intent", "Plan", "Recipes", "Stack", "Step")
-_RESULTS = ("ApplyResult", "CommandResult", "DoctorResult", "ExplainResult", "LockResult", "PlanResult",
-            "RollbackResult", "VerifyResult")
+_ERRORS = (
+    "FixerError",
+    "LockHeld",
+    "NothingDetected",
+    "RecipeError",
+    "StepFailed",
+    "Unsatisfiable",
+    "UsageError",
+)
+_MODEL = (
+    "Build",
+    "CheckResult",
+    "Environment",
+    "Finding",
+    "Intent",
+    "Plan",
+    "Recipes",
+    "Stack",
+    "Step",
+)
+_RESULTS = (
+    "ApplyResult",
+    "CommandResult",
+    "DoctorResult",
+    "ExplainResult",
+    "LockResult",
+    "PlanResult",
+    "RollbackResult",
+    "VerifyResult",
+)
 
 __version__ = "0.1.0"
 
 #: The commands, and the stages for those who chain them by hand: name -> (module, function).
 _API = {
-    "doctor": ("fixer.api", "doctor"), "plan": ("fixer.api", "plan"), "apply": ("fixer.api", "apply"),
-    "verify": ("fixer.api", "verify"), "explain": ("fixer.api", "explain"), "lock": ("fixer.api", "lock"),
+    "doctor": ("fixer.api", "doctor"),
+    "plan": ("fixer.api", "plan"),
+    "apply": ("fixer.api", "apply"),
+    "verify": ("fixer.api", "verify"),
+    "explain": ("fixer.api", "explain"),
+    "lock": ("fixer.api", "lock"),
     "rollback": ("fixer.api", "rollback"),
-    "detect": ("fixer.detection", "detect"), "diagnose": ("fixer.diagnosis", "diagnose"),
-    "resolve": ("fixer.pipeline", "resolve"), "load_recipes": ("fixer.recipes", "load"),
+    "detect": ("fixer.detection", "detect"),
+    "diagnose": ("fixer.diagnosis.findings", "diagnose"),
+    "resolve": ("fixer.pipeline", "resolve"),
+    "load_recipes": ("fixer.recipebook", "load"),
 }
 
 __all__ = ["__version__", *_API, *_RESULTS, *_MODEL, *_ERRORS]
@@ -49,8 +115,8 @@ __all__ = ["__version__", *_API, *_RESULTS, *_MODEL, *_ERRORS]
 
 def __getattr__(name: str) -> "Any":
     """The public functions, the model, the errors and the results, each imported on first use
-    (no public name is also a submodule: the stages live in fixer.detection, fixer.diagnosis,
-    fixer.resolver, fixer.planner, fixer.applier, fixer.verification, fixer.explainer and
+    (no public name is also a submodule: the stages live in fixer.detection, fixer.diagnosis.findings,
+    fixer.resolver, fixer.planner.steps, fixer.applier, fixer.verifier.checks, fixer.explainer and
     fixer.lockfile)."""
     if name in _API:
         module, attr = _API[name]

@@ -1,3 +1,3 @@
-from ._entry import console
+from fixer.cli.entry import console
 
 console()

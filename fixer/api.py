@@ -12,24 +12,40 @@ Errors are raised (fixer.errors: UsageError exit 2, Unsatisfiable exit 1, ...); 
 them into its error output. The orchestration lives here (apply with a lock file, the check
 after apply, the restart decision), never in the CLI. Nothing here prints, except `.show()`.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
-from .errors import UsageError
-from .model import CheckResult, Environment, Finding, Recipes, to_dict
+from fixer.errors import UsageError
+from fixer.model import CheckResult, Environment, Finding, to_dict
 
 if TYPE_CHECKING:
-    from .model import Intent, Plan, PlanOptions   # imported where used: doctor never plans (fixer.model)
-    from .applier.kernel import KernelVerdict
-    from .applier.reporter import Reporter
-    from .applier.results import ApplyResult as _Applied, RollbackResult as _RolledBack
-    from .nogpu import NoGpu
-    from .explainer import Explanation
-    from .pipeline import PlannedMachine
+    from fixer.model import (
+        Intent,
+        Plan,
+        PlanOptions,
+    )  # imported where used: doctor never plans (fixer.model)
+    from fixer.applier.kernel import KernelVerdict
+    from fixer.applier.reporter import Reporter
+    from fixer.applier.results import ApplyResult as _Applied, RollbackResult as _RolledBack
+    from fixer.diagnosis.nogpu import NoGpu
+    from fixer.explainer import Explanation
+    from fixer.pipeline import PlannedMachine
 
 Many = Union[str, Sequence[str], None]
 
@@ -60,7 +76,7 @@ class CommandResult:
 
     def to_dict(self) -> Dict[str, Any]:
         """The command's `--json` payload, in its one documented shape (render.json_payload)."""
-        from .render import json_payload
+        from fixer.render import json_payload
 
         return json_payload(self._payload(), self.command)
 
@@ -72,10 +88,15 @@ class CommandResult:
         raise NotImplementedError
 
     def _recorded(self, width: int = 110) -> Any:
-        from . import render
+        from fixer import render
 
-        console = render.new_console(record=True, width=width, file=open(os.devnull, "w"), force_terminal=True,
-                                     color_system="truecolor")
+        console = render.new_console(
+            record=True,
+            width=width,
+            file=open(os.devnull, "w"),
+            force_terminal=True,
+            color_system="truecolor",
+        )
         with render.recording(console):
             self.show()
         console.file.close()
@@ -105,24 +126,30 @@ class DoctorResult(CommandResult):
     command: str = "doctor"
 
     def _payload(self) -> Dict[str, Any]:
-        from .render.doctor import doctor_json
+        from fixer.render.doctor import doctor_json
 
         return doctor_json(self.environment, self.findings, self.healthy, self.exit_code)
 
     def show(self) -> None:
-        from .render.doctor import render_doctor
+        from fixer.render.doctor import render_doctor
 
-        render_doctor(self.environment, self.findings, self.healthy, self.exit_code, nothing_to_fix=self.nothing_to_fix)
+        render_doctor(
+            self.environment,
+            self.findings,
+            self.healthy,
+            self.exit_code,
+            nothing_to_fix=self.nothing_to_fix,
+        )
 
     def _repr_html_(self) -> str:
-        from .render.report import doctor_html
+        from fixer.render.report import doctor_html
 
         return doctor_html(self.environment, self.findings, self.healthy, self.exit_code)
 
 
 @dataclasses.dataclass(repr=False)
 class PlanResult(CommandResult):
-    """`no_gpu`: the verdict (fixer.nogpu) when no GPU is visible and the plan has nothing to do."""
+    """`no_gpu`: the verdict (fixer.diagnosis.nogpu) when no GPU is visible and the plan has nothing to do."""
 
     machine: "PlannedMachine"
     no_gpu: Optional["NoGpu"] = None
@@ -134,14 +161,14 @@ class PlanResult(CommandResult):
         return self.machine.plan
 
     def _payload(self) -> Dict[str, Any]:
-        from .render.plan import no_gpu_json, plan_json
+        from fixer.render.plan import no_gpu_json, plan_json
 
         if self.no_gpu is not None:
             return no_gpu_json(self.no_gpu, self.machine.plan)
         return plan_json(self.machine.plan)
 
     def show(self) -> None:
-        from .render import plan as render
+        from fixer.render import plan as render
 
         if self.no_gpu is not None:
             render.show_no_gpu(self.no_gpu, as_json=False, plan=self.machine.plan)
@@ -163,7 +190,7 @@ class ApplyResult(CommandResult):
     outcome: str
     plan: Plan
     findings: Tuple[Finding, ...] = ()
-    machine: Optional["PlannedMachine"] = None      # None for a plan from a lock file
+    machine: Optional["PlannedMachine"] = None  # None for a plan from a lock file
     applied: Optional["_Applied"] = None
     checks: Tuple[CheckResult, ...] = ()
     findings_after: Tuple[Finding, ...] = ()
@@ -173,7 +200,9 @@ class ApplyResult(CommandResult):
     command: str = "apply"
     process: Optional["KernelVerdict"] = None
     restart_wanted: bool = False
-    _restart: Dict[str, Any] = dataclasses.field(default_factory=dict)   # apply as a child: restart_decision
+    _restart: Dict[str, Any] = dataclasses.field(
+        default_factory=dict
+    )  # apply as a child: restart_decision
     _kernel: Any = None
 
     @property
@@ -205,7 +234,7 @@ class ApplyResult(CommandResult):
         if self.outcome not in ("applied", "restart-needed") or self.nothing_to_do:
             return None
         if self.process is not None:
-            from .applier.kernel import recheck
+            from fixer.applier.kernel import recheck
 
             return process_restart(recheck(self.process), self.restart_wanted)
         return self._restart or None
@@ -214,28 +243,39 @@ class ApplyResult(CommandResult):
         return dict(self._body(), exit_code=self.exit_code)
 
     def _body(self) -> Dict[str, Any]:
-        from .render import apply as render
-        from .render.plan import plan_json
+        from fixer.render import apply as render
+        from fixer.render.plan import plan_json
 
         if self.outcome == "no-gpu":
-            from .render.plan import no_gpu_json
+            from fixer.render.plan import no_gpu_json
 
             return no_gpu_json(self.no_gpu, command="apply")
         if self.outcome in ("nothing-to-do", "restart-needed"):
-            return render.nothing_to_do_json(self.plan, self.findings, outcome=self.outcome,
-                                             nothing_to_do=self.nothing_to_do, restart=self.restart_info())
+            return render.nothing_to_do_json(
+                self.plan,
+                self.findings,
+                outcome=self.outcome,
+                nothing_to_do=self.nothing_to_do,
+                restart=self.restart_info(),
+            )
         if self.outcome in ("dry-run", "declined"):
             return plan_json(self.plan)
         assert self.applied is not None
-        return render.applied_json(self.applied, plan=self.plan, checks=self.checks,
-                                   findings_after=self.findings_after, verified_by=self.verified_by,
-                                   restart=self.restart_info(), nothing_to_do=self.nothing_to_do)
+        return render.applied_json(
+            self.applied,
+            plan=self.plan,
+            checks=self.checks,
+            findings_after=self.findings_after,
+            verified_by=self.verified_by,
+            restart=self.restart_info(),
+            nothing_to_do=self.nothing_to_do,
+        )
 
     def show(self) -> None:
-        from .render import apply as render
+        from fixer.render import apply as render
 
         if self.outcome == "no-gpu":
-            from .render.plan import show_no_gpu
+            from fixer.render.plan import show_no_gpu
 
             show_no_gpu(self.no_gpu, as_json=False, command="apply")
         elif self.outcome in ("nothing-to-do", "restart-needed"):
@@ -244,15 +284,20 @@ class ApplyResult(CommandResult):
             show_plan(self.plan, self.machine)
         else:
             assert self.applied is not None
-            render.show_applied(self.applied, checks=self.checks, findings_after=self.findings_after,
-                                verified_by=self.verified_by, restart=self.restart_info() or {})
+            render.show_applied(
+                self.applied,
+                checks=self.checks,
+                findings_after=self.findings_after,
+                verified_by=self.verified_by,
+                restart=self.restart_info() or {},
+            )
 
     def restart_kernel(self) -> None:
         """Restart the notebook kernel when restart=True / --restart asked for it and it is needed
         (after the result has been shown: the kernel this runs in may be the one restarted)."""
         info = self.restart_info()
         if info and info.get("do") and self._kernel is not None:
-            from .applier.colab import restart_kernel
+            from fixer.applier.colab import restart_kernel
 
             restart_kernel(self._kernel)
 
@@ -270,7 +315,7 @@ class VerifyResult(CommandResult):
         return {"schema": VERIFY_SCHEMA, "passed": self.passed, "results": to_dict(self.results)}
 
     def show(self) -> None:
-        from .render.verify import render_verify
+        from fixer.render.verify import render_verify
 
         render_verify(self.results)
 
@@ -292,16 +337,27 @@ class ExplainResult(CommandResult):
 
     def _payload(self) -> Dict[str, Any]:
         r = self.explanation
-        return {"schema": EXPLAIN_SCHEMA, "recognised": r.recognised,
-                "findings": to_dict(r.findings), "rules": list(r.rules),
-                "alternatives": [{"id": f.id, "confidence": f.confidence, "check": r.check_for(f.id)}
-                                 for f in r.findings],
-                "ambiguous": r.ambiguous, "benign": r.benign, "windows": r.windows,
-                "frameworks": list(r.frameworks), "colab_no_gpu": r.colab_no_gpu,
-                "detected": self.detected, "plan": to_dict(self.plan), "notes": list(self.notes)}
+        return {
+            "schema": EXPLAIN_SCHEMA,
+            "recognised": r.recognised,
+            "findings": to_dict(r.findings),
+            "rules": list(r.rules),
+            "alternatives": [
+                {"id": f.id, "confidence": f.confidence, "check": r.check_for(f.id)}
+                for f in r.findings
+            ],
+            "ambiguous": r.ambiguous,
+            "benign": r.benign,
+            "windows": r.windows,
+            "frameworks": list(r.frameworks),
+            "colab_no_gpu": r.colab_no_gpu,
+            "detected": self.detected,
+            "plan": to_dict(self.plan),
+            "notes": list(self.notes),
+        }
 
     def show(self) -> None:
-        from .render.explain import render_explain
+        from fixer.render.explain import render_explain
 
         render_explain(self.explanation, self.plan, self.notes, detected=self.detected)
 
@@ -319,7 +375,7 @@ class LockResult(CommandResult):
         return {"schema": LOCK_SCHEMA, "path": self.path, "lock": to_dict(self.lock)}
 
     def show(self) -> None:
-        from .render.apply import show_lock_written
+        from fixer.render.apply import show_lock_written
 
         show_lock_written(self.lock, self.path)
 
@@ -333,12 +389,12 @@ class RollbackResult(CommandResult):
     command: str = "rollback"
 
     def _payload(self) -> Dict[str, Any]:
-        from .render.apply import rollback_json
+        from fixer.render.apply import rollback_json
 
         return rollback_json(self.result)
 
     def show(self) -> None:
-        from .render.apply import show_rollback
+        from fixer.render.apply import show_rollback
 
         show_rollback(self.result, as_json=False)
 
@@ -346,11 +402,11 @@ class RollbackResult(CommandResult):
 def show_plan(plan: Plan, machine: Optional["PlannedMachine"]) -> None:
     """A plan as `plan` shows it; a plan from a lock file as its numbered commands."""
     if machine is not None:
-        from .render import plan as render
+        from fixer.render import plan as render
 
         render.show(machine)
     else:
-        from .render.plan import show_commands
+        from fixer.render.plan import show_commands
 
         show_commands(plan)
 
@@ -360,23 +416,33 @@ def show_plan(plan: Plan, machine: Optional["PlannedMachine"]) -> None:
 # ---------------------------------------------------------------------------------------
 
 
-def make_intent(framework: Many = None, torch: Optional[str] = None, tensorflow: Optional[str] = None,
-                jax: Optional[str] = None, cuda: Optional[str] = None, cudnn_from: Optional[str] = None,
-                keep: Many = None) -> Intent:
+def make_intent(
+    framework: Many = None,
+    torch: Optional[str] = None,
+    tensorflow: Optional[str] = None,
+    jax: Optional[str] = None,
+    cuda: Optional[str] = None,
+    cudnn_from: Optional[str] = None,
+    keep: Many = None,
+) -> Intent:
     """Intent options -> Intent, checking their form (not yet against recipes)."""
-    from .model import FRAMEWORKS, Intent
+    from fixer.model import FRAMEWORKS, Intent
 
     frameworks = _many(framework)
     for f in frameworks:
         if f not in FRAMEWORKS:
-            raise UsageError(f"unknown framework {f!r} (--framework): choose from {', '.join(FRAMEWORKS)}")
+            raise UsageError(
+                f"unknown framework {f!r} (--framework): choose from {', '.join(FRAMEWORKS)}"
+            )
     versions: Dict[str, str] = {}
     for name, value in (("torch", torch), ("tensorflow", tensorflow), ("jax", jax)):
         if value is not None:
             from packaging.version import InvalidVersion, Version
 
             if not value.strip():
-                raise UsageError(f"--{name} is empty: give a version like 2.5.1, or leave the option out")
+                raise UsageError(
+                    f"--{name} is empty: give a version like 2.5.1, or leave the option out"
+                )
             try:
                 Version(value)
             except InvalidVersion:
@@ -390,8 +456,13 @@ def make_intent(framework: Many = None, torch: Optional[str] = None, tensorflow:
             raise UsageError(f"--cuda {cuda!r} is not a CUDA version like 12.6")
     if cudnn_from is not None and cudnn_from not in ("pip", "apt", "conda"):
         raise UsageError(f"--cudnn-from {cudnn_from!r}: choose pip, apt or conda")
-    return Intent(frameworks=frameworks, versions=versions, cuda=cuda, cudnn_from=cudnn_from,  # type: ignore[arg-type]
-                  keep=_many(keep))
+    return Intent(
+        frameworks=frameworks,
+        versions=versions,
+        cuda=cuda,
+        cudnn_from=cudnn_from,  # type: ignore[arg-type]
+        keep=_many(keep),
+    )
 
 
 def parse_mirrors(values: Many) -> Tuple[Tuple[str, str], ...]:
@@ -400,18 +471,26 @@ def parse_mirrors(values: Many) -> Tuple[Tuple[str, str], ...]:
     for v in _many(values):
         src, sep, dst = v.partition("=")
         if not sep or not src or not dst:
-            raise UsageError(f"--index-mirror {v!r}: expected FROM=TO, e.g. "
-                             "https://download.pytorch.org/whl=http://127.0.0.1:8080/whl")
+            raise UsageError(
+                f"--index-mirror {v!r}: expected FROM=TO, e.g. "
+                "https://download.pytorch.org/whl=http://127.0.0.1:8080/whl"
+            )
         out.append((src, dst))
     return tuple(out)
 
 
-def make_options(installer: str = "auto", find_links: Many = None, no_index: bool = False,
-                 index_mirror: Many = None, root: Optional[str] = None, restart: bool = False,
-                 local_paths: bool = True) -> PlanOptions:
+def make_options(
+    installer: str = "auto",
+    find_links: Many = None,
+    no_index: bool = False,
+    index_mirror: Many = None,
+    root: Optional[str] = None,
+    restart: bool = False,
+    local_paths: bool = True,
+) -> PlanOptions:
     """The source and installer options as PlanOptions. `local_paths`: the --find-links
     directories are on this machine (not so for `plan --environment`, a plan for another one)."""
-    from .model import PlanOptions
+    from fixer.model import PlanOptions
 
     if installer not in ("auto", "pip", "uv", "conda"):
         raise UsageError(f"--installer {installer!r}: choose auto, pip, uv or conda")
@@ -421,10 +500,17 @@ def make_options(installer: str = "auto", find_links: Many = None, no_index: boo
             raise UsageError(f"--find-links {d}: no such directory")
     if root is not None and not os.path.isdir(root):
         raise UsageError(f"--root {root}: no such directory")
-    return PlanOptions(installer=installer, find_links=tuple(os.path.abspath(d) if "://" not in d else d  # type: ignore[arg-type]
-                                                             for d in links),
-                       no_index=no_index, index_mirrors=parse_mirrors(index_mirror),
-                       root=os.path.abspath(root) if root else None, restart=restart)
+    return PlanOptions(
+        installer=installer,
+        find_links=tuple(
+            os.path.abspath(d) if "://" not in d else d  # type: ignore[arg-type]
+            for d in links
+        ),
+        no_index=no_index,
+        index_mirrors=parse_mirrors(index_mirror),
+        root=os.path.abspath(root) if root else None,
+        restart=restart,
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -432,17 +518,35 @@ def make_options(installer: str = "auto", find_links: Many = None, no_index: boo
 # ---------------------------------------------------------------------------------------
 
 
-def doctor(*, python: Optional[str] = None, deep: bool = False, lock: Optional[str] = None,
-           recipes: Many = None, environment: Optional[str] = None,
-           environ: Optional[Mapping[str, str]] = None) -> DoctorResult:
+def doctor(
+    *,
+    python: Optional[str] = None,
+    deep: bool = False,
+    lock: Optional[str] = None,
+    recipes: Many = None,
+    environment: Optional[str] = None,
+    environ: Optional[Mapping[str, str]] = None,
+) -> DoctorResult:
     """The machine's GPU stack and what is wrong with it (`colab-cudnn-fix doctor`), or of the
     machine a `doctor --json` file describes (`environment`). COLAB_CUDNN_FIX_* overrides are
     read from `environ` (default: os.environ)."""
-    from .pipeline import examine
+    from fixer.pipeline import examine
 
-    r = examine(python, deep=deep, lock=lock, recipes=_many(recipes), environ=environ, environment=environment)
-    return DoctorResult(environment=r.env, findings=r.findings, healthy=r.healthy, nothing_to_fix=r.nothing_to_fix,
-                        exit_code=r.exit_code)
+    r = examine(
+        python,
+        deep=deep,
+        lock=lock,
+        recipes=_many(recipes),
+        environ=environ,
+        environment=environment,
+    )
+    return DoctorResult(
+        environment=r.env,
+        findings=r.findings,
+        healthy=r.healthy,
+        nothing_to_fix=r.nothing_to_fix,
+        exit_code=r.exit_code,
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -450,19 +554,40 @@ def doctor(*, python: Optional[str] = None, deep: bool = False, lock: Optional[s
 # ---------------------------------------------------------------------------------------
 
 
-def plan(*, environment: Optional[str] = None, python: Optional[str] = None, recipes: Many = None,
-         framework: Many = None, torch: Optional[str] = None, tensorflow: Optional[str] = None,
-         jax: Optional[str] = None, cuda: Optional[str] = None, cudnn_from: Optional[str] = None,
-         keep: Many = None, installer: str = "auto", find_links: Many = None, no_index: bool = False,
-         index_mirror: Many = None, environ: Optional[Mapping[str, str]] = None) -> PlanResult:
+def plan(
+    *,
+    environment: Optional[str] = None,
+    python: Optional[str] = None,
+    recipes: Many = None,
+    framework: Many = None,
+    torch: Optional[str] = None,
+    tensorflow: Optional[str] = None,
+    jax: Optional[str] = None,
+    cuda: Optional[str] = None,
+    cudnn_from: Optional[str] = None,
+    keep: Many = None,
+    installer: str = "auto",
+    find_links: Many = None,
+    no_index: bool = False,
+    index_mirror: Many = None,
+    environ: Optional[Mapping[str, str]] = None,
+) -> PlanResult:
     """The steps that make the machine's GPU stack consistent (`colab-cudnn-fix plan`). Changes nothing."""
-    from .nogpu import no_gpu
-    from .pipeline import plan_for
+    from fixer.diagnosis.nogpu import no_gpu
+    from fixer.pipeline import plan_for
 
     intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
-    options = make_options(installer, find_links, no_index, index_mirror, local_paths=not environment)
-    machine = plan_for(python=python, environment=environment, recipes=_many(recipes), intent=intent,
-                       options=options, environ=environ)
+    options = make_options(
+        installer, find_links, no_index, index_mirror, local_paths=not environment
+    )
+    machine = plan_for(
+        python=python,
+        environment=environment,
+        recipes=_many(recipes),
+        intent=intent,
+        options=options,
+        environ=environ,
+    )
     verdict = no_gpu(machine.env, machine.plan.findings)
     if verdict is not None and verdict.exit_code and machine.plan.nothing_to_do:
         return PlanResult(machine, no_gpu=verdict, exit_code=verdict.exit_code)
@@ -474,16 +599,35 @@ def plan(*, environment: Optional[str] = None, python: Optional[str] = None, rec
 # ---------------------------------------------------------------------------------------
 
 
-def apply(*, dry_run: bool = False, python: Optional[str] = None, lock: Optional[str] = None,
-          find_links: Many = None, no_index: bool = False, index_mirror: Many = None, installer: str = "auto",
-          root: Optional[str] = None, restart: bool = False, environment: Optional[str] = None,
-          recipes: Many = None, framework: Many = None, torch: Optional[str] = None,
-          tensorflow: Optional[str] = None, jax: Optional[str] = None, cuda: Optional[str] = None,
-          cudnn_from: Optional[str] = None, keep: Many = None, no_verify: bool = False, resume: bool = False,
-          reporter: Optional["Reporter"] = None,
-          confirm: Optional[Callable[["ApplyResult"], bool]] = None,
-          environ: Optional[Mapping[str, str]] = None, prepare_for_gpu: bool = False,
-          this_process: Optional[bool] = None, condacolab_installer: Optional[str] = None) -> ApplyResult:
+def apply(
+    *,
+    dry_run: bool = False,
+    python: Optional[str] = None,
+    lock: Optional[str] = None,
+    find_links: Many = None,
+    no_index: bool = False,
+    index_mirror: Many = None,
+    installer: str = "auto",
+    root: Optional[str] = None,
+    restart: bool = False,
+    environment: Optional[str] = None,
+    recipes: Many = None,
+    framework: Many = None,
+    torch: Optional[str] = None,
+    tensorflow: Optional[str] = None,
+    jax: Optional[str] = None,
+    cuda: Optional[str] = None,
+    cudnn_from: Optional[str] = None,
+    keep: Many = None,
+    no_verify: bool = False,
+    resume: bool = False,
+    reporter: Optional["Reporter"] = None,
+    confirm: Optional[Callable[["ApplyResult"], bool]] = None,
+    environ: Optional[Mapping[str, str]] = None,
+    prepare_for_gpu: bool = False,
+    this_process: Optional[bool] = None,
+    condacolab_installer: Optional[str] = None,
+) -> ApplyResult:
     """Repair the GPU stack (`colab-cudnn-fix apply`): plan, run the steps journaled (rolled back
     on any failure), then check the result. `confirm` is asked with the dry-run result before
     anything changes (the CLI's --interactive); `reporter` receives the progress.
@@ -501,30 +645,57 @@ def apply(*, dry_run: bool = False, python: Optional[str] = None, lock: Optional
     a plain apply() picks that journal up by itself). In a kernel, a plan that needs condacolab
     runs condacolab.install() here (the kernel restarts); `condacolab_installer` installs
     Miniforge from that URL instead of the internet (a mirror, an air-gapped site, tests)."""
-    from .applier.kernel import fixes_this_process
+    from fixer.applier.kernel import fixes_this_process
 
     in_process = fixes_this_process(this_process)
     if in_process and not resume and not dry_run and _awaiting_restart(root):
         resume = True
     if resume:
-        result = resume_apply(root=root, python=python, no_verify=no_verify, recipes=recipes, reporter=reporter,
-                              this_process=in_process, restart=restart)
+        result = resume_apply(
+            root=root,
+            python=python,
+            no_verify=no_verify,
+            recipes=recipes,
+            reporter=reporter,
+            this_process=in_process,
+            restart=restart,
+        )
     else:
-        result = _apply(dry_run=dry_run, python=python, lock=lock, find_links=find_links, no_index=no_index,
-                        index_mirror=index_mirror, installer=installer, root=root, restart=restart,
-                        environment=environment, recipes=recipes, framework=framework, torch=torch,
-                        tensorflow=tensorflow, jax=jax, cuda=cuda, cudnn_from=cudnn_from, keep=keep,
-                        no_verify=no_verify, reporter=reporter, confirm=confirm, environ=environ,
-                        prepare_for_gpu=prepare_for_gpu, this_process=in_process,
-                        condacolab_installer=condacolab_installer)
+        result = _apply(
+            dry_run=dry_run,
+            python=python,
+            lock=lock,
+            find_links=find_links,
+            no_index=no_index,
+            index_mirror=index_mirror,
+            installer=installer,
+            root=root,
+            restart=restart,
+            environment=environment,
+            recipes=recipes,
+            framework=framework,
+            torch=torch,
+            tensorflow=tensorflow,
+            jax=jax,
+            cuda=cuda,
+            cudnn_from=cudnn_from,
+            keep=keep,
+            no_verify=no_verify,
+            reporter=reporter,
+            confirm=confirm,
+            environ=environ,
+            prepare_for_gpu=prepare_for_gpu,
+            this_process=in_process,
+            condacolab_installer=condacolab_installer,
+        )
     result.restart_kernel()
     return result
 
 
 def _awaiting_restart(root: Optional[str]) -> bool:
     """The last apply stopped for condacolab's kernel restart (its journal waits)."""
-    from ._paths import state_dir
-    from .applier.journal import Journal
+    from fixer.system.paths import state_dir
+    from fixer.applier.journal import Journal
 
     if root is not None and not os.path.isdir(root):
         return False
@@ -532,25 +703,48 @@ def _awaiting_restart(root: Optional[str]) -> bool:
     return last is not None and last.status == "awaiting-restart"
 
 
-def _apply(*, dry_run: bool, python: Optional[str], lock: Optional[str], find_links: Many, no_index: bool,
-           index_mirror: Many, installer: str, root: Optional[str], restart: bool, environment: Optional[str],
-           recipes: Many, framework: Many, torch: Optional[str], tensorflow: Optional[str], jax: Optional[str],
-           cuda: Optional[str], cudnn_from: Optional[str], keep: Many, no_verify: bool,
-           reporter: Optional["Reporter"], confirm: Optional[Callable[["ApplyResult"], bool]],
-           environ: Optional[Mapping[str, str]], prepare_for_gpu: bool = False, this_process: bool = False,
-           condacolab_installer: Optional[str] = None) -> ApplyResult:
+def _apply(
+    *,
+    dry_run: bool,
+    python: Optional[str],
+    lock: Optional[str],
+    find_links: Many,
+    no_index: bool,
+    index_mirror: Many,
+    installer: str,
+    root: Optional[str],
+    restart: bool,
+    environment: Optional[str],
+    recipes: Many,
+    framework: Many,
+    torch: Optional[str],
+    tensorflow: Optional[str],
+    jax: Optional[str],
+    cuda: Optional[str],
+    cudnn_from: Optional[str],
+    keep: Many,
+    no_verify: bool,
+    reporter: Optional["Reporter"],
+    confirm: Optional[Callable[["ApplyResult"], bool]],
+    environ: Optional[Mapping[str, str]],
+    prepare_for_gpu: bool = False,
+    this_process: bool = False,
+    condacolab_installer: Optional[str] = None,
+) -> ApplyResult:
     """apply without the final kernel restart (the CLI shows the result first). Safe by default
     (issue 10): another machine's plan (--environment) runs only into a --root sandbox, else it is
     a dry run; no visible GPU changes nothing unless `prepare_for_gpu`; a plan whose simulated
     result is not healthy is refused (NotAFix, exit 1), naming what the user must do.
     `this_process`: apply runs in the process that will use the frameworks (see apply)."""
-    from .applier import apply_plan
-    from .applier.colab import find_kernel
-    from .nogpu import no_gpu
+    from fixer.applier import apply_plan
+    from fixer.applier.colab import find_kernel
+    from fixer.diagnosis.nogpu import no_gpu
 
     if environment and not dry_run and not root:
-        raise UsageError(f"--environment {environment}: that plan is for the machine the file describes, "
-                         "not this one; add --dry-run to see it (apply changes only the machine it runs on)")
+        raise UsageError(
+            f"--environment {environment}: that plan is for the machine the file describes, "
+            "not this one; add --dry-run to see it (apply changes only the machine it runs on)"
+        )
     intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
     options = make_options(installer, find_links, no_index, index_mirror, root, restart)
     machine: Optional["PlannedMachine"] = None
@@ -558,18 +752,31 @@ def _apply(*, dry_run: bool, python: Optional[str], lock: Optional[str], find_li
         env, the_plan = _lock_plan(lock, python, environment, options, environ)
         findings: Tuple[Finding, ...] = ()
     else:
-        from .pipeline import blockers, gpu_wanted, plan_for
+        from fixer.pipeline import blockers, gpu_wanted, plan_for
 
-        machine = plan_for(python=python, environment=environment, recipes=_many(recipes), intent=intent,
-                           options=options, environ=environ, prepare_for_gpu=prepare_for_gpu)
+        machine = plan_for(
+            python=python,
+            environment=environment,
+            recipes=_many(recipes),
+            intent=intent,
+            options=options,
+            environ=environ,
+            prepare_for_gpu=prepare_for_gpu,
+        )
         env, the_plan, findings = machine.env, machine.plan, tuple(machine.plan.findings)
         verdict = None if prepare_for_gpu else no_gpu(env, findings, wanted=gpu_wanted(env, intent))
         if verdict is not None:
-            return ApplyResult(outcome="no-gpu", plan=the_plan, findings=findings, machine=machine, no_gpu=verdict,
-                               exit_code=verdict.exit_code)
+            return ApplyResult(
+                outcome="no-gpu",
+                plan=the_plan,
+                findings=findings,
+                machine=machine,
+                no_gpu=verdict,
+                exit_code=verdict.exit_code,
+            )
         blocking = blockers(the_plan, prepare_for_gpu)
         if (blocking or the_plan.drift) and not dry_run:
-            from .errors import NotAFix
+            from fixer.errors import NotAFix
 
             raise NotAFix(blocking, the_plan.drift)
     target = python or (env.python.executable if env.python else None) or sys.executable
@@ -579,10 +786,19 @@ def _apply(*, dry_run: bool, python: Optional[str], lock: Optional[str], find_li
             # loaded before, or the old file an earlier install replaced)
             v = _fix_this_process(env, (), options.root, load=False)
             if v.restart_needed:
-                return ApplyResult(outcome="restart-needed", plan=the_plan, findings=findings, machine=machine,
-                                   process=v, restart_wanted=options.restart, exit_code=1,
-                                   _kernel=_this_kernel(v))
-        return ApplyResult(outcome="nothing-to-do", plan=the_plan, findings=findings, machine=machine)
+                return ApplyResult(
+                    outcome="restart-needed",
+                    plan=the_plan,
+                    findings=findings,
+                    machine=machine,
+                    process=v,
+                    restart_wanted=options.restart,
+                    exit_code=1,
+                    _kernel=_this_kernel(v),
+                )
+        return ApplyResult(
+            outcome="nothing-to-do", plan=the_plan, findings=findings, machine=machine
+        )
     preview = ApplyResult(outcome="dry-run", plan=the_plan, findings=findings, machine=machine)
     if dry_run:
         return preview
@@ -592,42 +808,80 @@ def _apply(*, dry_run: bool, python: Optional[str], lock: Optional[str], find_li
     if applied.awaiting_restart:
         # stopped before condacolab, which must run in the kernel: nothing to verify yet
         if this_process:
-            from .applier.kernel import in_live_kernel, run_condacolab
+            from fixer.applier.kernel import in_live_kernel, run_condacolab
 
             if in_live_kernel():
-                from ._paths import under_root
-                from .conda import CONDACOLAB_PREFIX
+                from fixer.system.paths import under_root
+                from fixer.planner.conda import CONDACOLAB_PREFIX
 
-                run_condacolab(str(under_root(CONDACOLAB_PREFIX, options.root)), root=options.root,
-                               installer_url=condacolab_installer)
-        return ApplyResult(outcome="applied", plan=the_plan, findings=findings, machine=machine, applied=applied,
-                           _restart=waiting_for_condacolab(applied.resume or "", this_process))
+                run_condacolab(
+                    str(under_root(CONDACOLAB_PREFIX, options.root)),
+                    root=options.root,
+                    installer_url=condacolab_installer,
+                )
+        return ApplyResult(
+            outcome="applied",
+            plan=the_plan,
+            findings=findings,
+            machine=machine,
+            applied=applied,
+            _restart=waiting_for_condacolab(applied.resume or "", this_process),
+        )
     checks: Tuple[CheckResult, ...] = ()
     findings_after: Tuple[Finding, ...] = ()
     verified_by = ""
     env_after: Optional[Environment] = None
     if not no_verify:
-        checks, findings_after, verified_by, env_after = check_after_apply(target, _many(recipes),
-                                                                           the_plan.stack.env_fixes, environ)
-    unhealthy = any(f.severity == "error" for f in findings_after) or \
-        any(c.status in ("failed", "crashed", "timeout") for c in checks)
+        checks, findings_after, verified_by, env_after = check_after_apply(
+            target, _many(recipes), the_plan.stack.env_fixes, environ
+        )
+    unhealthy = any(f.severity == "error" for f in findings_after) or any(
+        c.status in ("failed", "crashed", "timeout") for c in checks
+    )
     if this_process:
         if environment:
-            env_after = env                 # a described machine (into a --root sandbox): its own model
+            env_after = env  # a described machine (into a --root sandbox): its own model
         fixes = the_plan.stack.env_fixes
-        v = _fix_this_process(env_after or _detect_after(target, fixes, environ), fixes, options.root, load=bool(fixes))
-        return ApplyResult(outcome="applied", plan=the_plan, findings=findings, machine=machine, applied=applied,
-                           checks=checks, findings_after=findings_after, verified_by=verified_by, process=v,
-                           restart_wanted=options.restart, exit_code=1 if unhealthy else 0, _kernel=_this_kernel(v))
+        v = _fix_this_process(
+            env_after or _detect_after(target, fixes, environ),
+            fixes,
+            options.root,
+            load=bool(fixes),
+        )
+        return ApplyResult(
+            outcome="applied",
+            plan=the_plan,
+            findings=findings,
+            machine=machine,
+            applied=applied,
+            checks=checks,
+            findings_after=findings_after,
+            verified_by=verified_by,
+            process=v,
+            restart_wanted=options.restart,
+            exit_code=1 if unhealthy else 0,
+            _kernel=_this_kernel(v),
+        )
     kernel = find_kernel()
-    return ApplyResult(outcome="applied", plan=the_plan, findings=findings, machine=machine, applied=applied,
-                       checks=checks, findings_after=findings_after, verified_by=verified_by,
-                       _restart=restart_decision(kernel, the_plan, options.restart), exit_code=1 if unhealthy else 0,
-                       _kernel=kernel)
+    return ApplyResult(
+        outcome="applied",
+        plan=the_plan,
+        findings=findings,
+        machine=machine,
+        applied=applied,
+        checks=checks,
+        findings_after=findings_after,
+        verified_by=verified_by,
+        _restart=restart_decision(kernel, the_plan, options.restart),
+        exit_code=1 if unhealthy else 0,
+        _kernel=kernel,
+    )
 
 
-def _fix_this_process(env_after: Environment, fixes: Sequence[Any], root: Optional[str], load: bool) -> "KernelVerdict":
-    from .applier.kernel import fix_this_process
+def _fix_this_process(
+    env_after: Environment, fixes: Sequence[Any], root: Optional[str], load: bool
+) -> "KernelVerdict":
+    from fixer.applier.kernel import fix_this_process
 
     return fix_this_process(env_after, fixes, root=root, load=load)
 
@@ -637,35 +891,48 @@ def _this_kernel(v: "KernelVerdict") -> Any:
     a fresh one); a plain process cannot be restarted from inside."""
     if not v.in_kernel:
         return None
-    from .applier.colab import KernelInfo
+    from fixer.applier.colab import KernelInfo
 
     return KernelInfo(pid=os.getpid(), cmdline="this kernel")
 
 
-def _detect_after(python: str, fixes: Sequence[Any], environ: Optional[Mapping[str, str]] = None) -> Environment:
+def _detect_after(
+    python: str, fixes: Sequence[Any], environ: Optional[Mapping[str, str]] = None
+) -> Environment:
     """The machine as a new process sees it once the loader fixes are in place."""
-    from .detection import detect, overrides_from_env
-    from .envfix import environ_after
+    from fixer.detection import detect, overrides_from_env
+    from fixer.planner.envfix import environ_after
 
     after = environ_after(fixes, os.environ if environ is None else environ)
     return detect(python, environ=after, overrides=overrides_from_env(after))
 
 
-def resume_apply(*, root: Optional[str], python: Optional[str], no_verify: bool, recipes: Many,
-                 reporter: Optional["Reporter"], this_process: bool = False, restart: bool = False) -> ApplyResult:
+def resume_apply(
+    *,
+    root: Optional[str],
+    python: Optional[str],
+    no_verify: bool,
+    recipes: Many,
+    reporter: Optional["Reporter"],
+    this_process: bool = False,
+    restart: bool = False,
+) -> ApplyResult:
     """`apply --resume`: go on with the apply that stopped for condacolab's kernel restart
     (`this_process`: and fix the calling process, the fresh kernel, with the journal's loader fixes)."""
-    from ._paths import state_dir
-    from .applier.colab import find_kernel
-    from .applier.journal import Journal
-    from .applier.transaction import resume_apply as resume_transaction
-    from .model import EnvFix, Plan, Stack, from_dict
+    from fixer.system.paths import state_dir
+    from fixer.applier.colab import find_kernel
+    from fixer.applier.journal import Journal
+    from fixer.applier.transaction import resume_apply as resume_transaction
+    from fixer.model import EnvFix, Plan, Stack, from_dict
 
     if root is not None and not os.path.isdir(root):
         raise UsageError(f"--root {root}: no such directory")
     root = os.path.abspath(root) if root else None
     last = Journal.last(state_dir(root))
-    fixes = tuple(from_dict(EnvFix, f, "$.env_fixes") for f in (last.data.get("env_fixes", []) if last else []))
+    fixes = tuple(
+        from_dict(EnvFix, f, "$.env_fixes")
+        for f in (last.data.get("env_fixes", []) if last else [])
+    )
     applied = resume_transaction(root=root, python=python, reporter=reporter, verify=not no_verify)
     target = python or (last.data["python"] if last else sys.executable)
     checks: Tuple[CheckResult, ...] = ()
@@ -673,36 +940,64 @@ def resume_apply(*, root: Optional[str], python: Optional[str], no_verify: bool,
     verified_by = ""
     env_after: Optional[Environment] = None
     if not no_verify:
-        checks, findings_after, verified_by, env_after = check_after_apply(target, _many(recipes), fixes)
+        checks, findings_after, verified_by, env_after = check_after_apply(
+            target, _many(recipes), fixes
+        )
     the_plan = Plan(stack=Stack(env_fixes=fixes))
-    unhealthy = any(f.severity == "error" for f in findings_after) or \
-        any(c.status in ("failed", "crashed", "timeout") for c in checks)
+    unhealthy = any(f.severity == "error" for f in findings_after) or any(
+        c.status in ("failed", "crashed", "timeout") for c in checks
+    )
     if this_process:
-        v = _fix_this_process(env_after or _detect_after(target, fixes), fixes, root, load=bool(fixes))
-        return ApplyResult(outcome="applied", plan=the_plan, applied=applied, checks=checks,
-                           findings_after=findings_after, verified_by=verified_by, process=v, restart_wanted=restart,
-                           exit_code=1 if unhealthy else 0, _kernel=_this_kernel(v))
-    return ApplyResult(outcome="applied", plan=the_plan, applied=applied, checks=checks,
-                       findings_after=findings_after, verified_by=verified_by,
-                       _restart=restart_decision(find_kernel(), the_plan, False), exit_code=1 if unhealthy else 0)
+        v = _fix_this_process(
+            env_after or _detect_after(target, fixes), fixes, root, load=bool(fixes)
+        )
+        return ApplyResult(
+            outcome="applied",
+            plan=the_plan,
+            applied=applied,
+            checks=checks,
+            findings_after=findings_after,
+            verified_by=verified_by,
+            process=v,
+            restart_wanted=restart,
+            exit_code=1 if unhealthy else 0,
+            _kernel=_this_kernel(v),
+        )
+    return ApplyResult(
+        outcome="applied",
+        plan=the_plan,
+        applied=applied,
+        checks=checks,
+        findings_after=findings_after,
+        verified_by=verified_by,
+        _restart=restart_decision(find_kernel(), the_plan, False),
+        exit_code=1 if unhealthy else 0,
+    )
 
 
-def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str], options: PlanOptions,
-               environ: Optional[Mapping[str, str]]) -> Tuple[Environment, Plan]:
+def _lock_plan(
+    lock_path: str,
+    python: Optional[str],
+    environment: Optional[str],
+    options: PlanOptions,
+    environ: Optional[Mapping[str, str]],
+) -> Tuple[Environment, Plan]:
     """The plan that reproduces a lock file on this machine (or the one `environment` describes):
     the lock is the stack, planned by the one planner (make_plan)."""
-    from .lockfile import check_compatible, read_lock, stack_from_lock, without_written_fixes
-    from .planner import make_plan
+    from fixer.lockfile import check_compatible, read_lock, stack_from_lock, without_written_fixes
+    from fixer.planner.steps import make_plan
 
     lock_file = read_lock(lock_path)
     if environment:
-        from .planner import load_environment
+        from fixer.planner.steps import load_environment
 
         env = load_environment(environment)[0]
     else:
-        from .detection import detect, overrides_from_env
+        from fixer.detection import detect, overrides_from_env
 
-        env = detect(python, overrides=overrides_from_env(os.environ if environ is None else environ))
+        env = detect(
+            python, overrides=overrides_from_env(os.environ if environ is None else environ)
+        )
     check_compatible(lock_file, env, lock_path)
     if python and env.python and env.python.executable != python:
         env = dataclasses.replace(env, python=dataclasses.replace(env.python, executable=python))
@@ -710,18 +1005,21 @@ def _lock_plan(lock_path: str, python: Optional[str], environment: Optional[str]
     return env, without_written_fixes(the_plan, options.root)
 
 
-def check_after_apply(python: str, recipes: Sequence[str], env_fixes: Sequence[Any] = (),
-                      environ: Optional[Mapping[str, str]] = None
-                      ) -> Tuple[Tuple[CheckResult, ...], Tuple[Finding, ...], str, Environment]:
+def check_after_apply(
+    python: str,
+    recipes: Sequence[str],
+    env_fixes: Sequence[Any] = (),
+    environ: Optional[Mapping[str, str]] = None,
+) -> Tuple[Tuple[CheckResult, ...], Tuple[Finding, ...], str, Environment]:
     """The deepest check available after apply: a fresh detect + diagnose, and the GPU conv test
     (fixer.verify) when a real GPU is there. Both run in the environment a new shell gets once
     the plan's loader fixes are in place (this process keeps its old LD_LIBRARY_PATH). Returns
     the checks, the findings, how it checked, and the machine it detected."""
-    from .detection import detect, overrides_from_env
-    from .diagnosis import diagnose
-    from .envfix import environ_after
-    from .recipes import load
-    from .verification import verify as run_verify
+    from fixer.detection import detect, overrides_from_env
+    from fixer.diagnosis.findings import diagnose
+    from fixer.planner.envfix import environ_after
+    from fixer.recipebook import load
+    from fixer.verifier.checks import verify as run_verify
 
     after = environ_after(env_fixes, os.environ if environ is None else environ)
     env = detect(python, environ=after, overrides=overrides_from_env(after))
@@ -732,18 +1030,27 @@ def check_after_apply(python: str, recipes: Sequence[str], env_fixes: Sequence[A
         # a real GPU (not one named by COLAB_CUDNN_FIX_GPU for an offline plan): run the conv test
         checks = tuple(run_verify(python, env=env, environ=after))
         how.append("GPU convolution check")
-    return checks, findings, " + ".join(how) + (", in the environment of a new shell" if env_fixes else ""), env
+    return (
+        checks,
+        findings,
+        " + ".join(how) + (", in the environment of a new shell" if env_fixes else ""),
+        env,
+    )
 
 
 def restart_decision(kernel: Any, the_plan: Plan, wanted: bool) -> Dict[str, Any]:
     """apply ran as a child (the CLI): where the fix reached (fixer.applier.kernel.child_verdict:
     one home for these words) and whether --restart ends the kernel now."""
-    from .applier.kernel import child_verdict
+    from fixer.applier.kernel import child_verdict
 
     v = child_verdict(kernel, the_plan)
     needed = v.restart_needed or (kernel is None and bool(the_plan.restart_required))
-    todo = v.todo or ("restart the notebook runtime so that it loads the fixed libraries" if needed else None)
-    info = _restart_info(v, needed=needed, do=bool(needed and wanted and kernel is not None), todo=todo)
+    todo = v.todo or (
+        "restart the notebook runtime so that it loads the fixed libraries" if needed else None
+    )
+    info = _restart_info(
+        v, needed=needed, do=bool(needed and wanted and kernel is not None), todo=todo
+    )
     if kernel is not None:
         info["kernel_pid"] = kernel.pid
     return info
@@ -752,31 +1059,54 @@ def restart_decision(kernel: Any, the_plan: Plan, wanted: bool) -> Dict[str, Any
 def process_restart(v: "KernelVerdict", wanted: bool) -> Dict[str, Any]:
     """apply ran in the process that uses the frameworks: the verdict about it (checked on its
     maps), and whether restart=True ends it now (only a live kernel: its manager starts a new one)."""
-    from .model import to_dict as plain
+    from fixer.model import to_dict as plain
 
-    info = _restart_info(v, needed=v.restart_needed, do=bool(v.restart_needed and wanted and v.in_kernel),
-                         todo=v.todo, this_process=True)
+    info = _restart_info(
+        v,
+        needed=v.restart_needed,
+        do=bool(v.restart_needed and wanted and v.in_kernel),
+        todo=v.todo,
+        this_process=True,
+    )
     info["pid"] = v.pid
-    info["process"] = dict(plain(v.process) if v.process else {}, stray=[list(x) for x in v.stray],
-                           mapped_before=list(v.loaded_before))
+    info["process"] = dict(
+        plain(v.process) if v.process else {},
+        stray=[list(x) for x in v.stray],
+        mapped_before=list(v.loaded_before),
+    )
     return info
 
 
 def waiting_for_condacolab(resume: str, this_process: bool) -> Dict[str, Any]:
     """The verdict while the apply waits for condacolab's kernel restart."""
-    return {"verdict": "waiting for the kernel restart (condacolab)", "needed": True, "do": False,
-            "message": f"Not finished: {resume}.", "todo": resume, "this_process": this_process}
+    return {
+        "verdict": "waiting for the kernel restart (condacolab)",
+        "needed": True,
+        "do": False,
+        "message": f"Not finished: {resume}.",
+        "todo": resume,
+        "this_process": this_process,
+    }
 
 
-def _restart_info(v: "KernelVerdict", *, needed: bool, do: bool, todo: Optional[str],
-                  this_process: bool = False) -> Dict[str, Any]:
+def _restart_info(
+    v: "KernelVerdict", *, needed: bool, do: bool, todo: Optional[str], this_process: bool = False
+) -> Dict[str, Any]:
     message = v.message
     if do:
-        message += "; restarting the notebook runtime now (restart): the notebook reconnects by itself"
+        message += (
+            "; restarting the notebook runtime now (restart): the notebook reconnects by itself"
+        )
     elif todo:
         message += f". To do: {todo}"
-    return {"verdict": v.verdict, "needed": needed, "do": do, "message": message, "todo": todo,
-            "this_process": this_process}
+    return {
+        "verdict": v.verdict,
+        "needed": needed,
+        "do": do,
+        "message": message,
+        "todo": todo,
+        "this_process": this_process,
+    }
 
 
 # ---------------------------------------------------------------------------------------
@@ -784,16 +1114,21 @@ def _restart_info(v: "KernelVerdict", *, needed: bool, do: bool, todo: Optional[
 # ---------------------------------------------------------------------------------------
 
 
-def verify(*, python: Optional[str] = None, framework: Many = None, timeout: float = 120.0,
-           environment: Optional[str] = None) -> VerifyResult:
+def verify(
+    *,
+    python: Optional[str] = None,
+    framework: Many = None,
+    timeout: float = 120.0,
+    environment: Optional[str] = None,
+) -> VerifyResult:
     """Per framework, convolutions on the GPU checked against the CPU and the cuDNN files really
     loaded, each in a child process of the target (`colab-cudnn-fix verify`). `environment`: a
     `doctor --json` file whose frameworks are the ones checked, here."""
-    from .verification import passed, verify as run_verify
+    from fixer.verifier.checks import passed, verify as run_verify
 
     env = None
     if environment:
-        from .pipeline import machine
+        from fixer.pipeline import machine
 
         env = machine(environment=environment)[0]
     results = tuple(run_verify(python, frameworks=_many(framework), timeout=timeout, env=env))
@@ -801,14 +1136,21 @@ def verify(*, python: Optional[str] = None, framework: Many = None, timeout: flo
     return VerifyResult(results=results, passed=ok, exit_code=0 if ok else 1)
 
 
-def explain(text: str, *, detect: bool = True, python: Optional[str] = None, recipes: Many = None,
-            environment: Optional[str] = None, read_note: Optional[str] = None) -> ExplainResult:
+def explain(
+    text: str,
+    *,
+    detect: bool = True,
+    python: Optional[str] = None,
+    recipes: Many = None,
+    environment: Optional[str] = None,
+    read_note: Optional[str] = None,
+) -> ExplainResult:
     """Why a GPU/cuDNN error happened: cause, evidence, fix, and (when the machine is detected)
     the plan that applies it (`colab-cudnn-fix explain`). Exit code 0 a cause found, 1 not
     recognised, 3 a Colab runtime without a GPU where the text says there is none. `read_note`:
     what reading the text skipped (the middle of a long log), kept with the notes."""
-    from .errors import FixerError
-    from .explainer import analyze
+    from fixer.errors import FixerError
+    from fixer.explainer import analyze
 
     if not text or not text.strip():
         raise UsageError("the error text is empty")
@@ -819,24 +1161,24 @@ def explain(text: str, *, detect: bool = True, python: Optional[str] = None, rec
     if environment and not detect:
         raise UsageError("--environment and --no-detect exclude each other")
     if environment:
-        from .pipeline import machine
+        from fixer.pipeline import machine
 
         env = machine(python, environment)[0]
     elif detect:
-        from .detection import detect as run_detect
+        from fixer.detection import detect as run_detect
 
         env = run_detect(python)
     if env is not None:
-        from .recipes import load
+        from fixer.recipebook import load
 
         rec = load(extra)
     result = analyze(text, env, rec, extra_dirs=extra)
     notes.extend(n for n in result.notes if n not in notes)
     the_plan = None
     if env is not None and rec is not None and any(f.id != "log-noise" for f in result.findings):
-        from .model import Intent
-        from .pipeline import resolve, simulated
-        from .planner import make_plan
+        from fixer.model import Intent
+        from fixer.pipeline import resolve, simulated
+        from fixer.planner.steps import make_plan
 
         try:
             the_plan = simulated(env, make_plan(env, resolve(env, Intent(), rec)), rec)
@@ -845,44 +1187,93 @@ def explain(text: str, *, detect: bool = True, python: Optional[str] = None, rec
             for c in getattr(exc, "clashes", ()) or ():
                 notes.append(f"clash: {c}")
     code = 0 if result.recognised else 1
-    if result.colab_no_gpu and result.findings and result.findings[0].id in ("gpu-missing", "driver-missing"):
+    if (
+        result.colab_no_gpu
+        and result.findings
+        and result.findings[0].id in ("gpu-missing", "driver-missing")
+    ):
         code = 3
-    return ExplainResult(explanation=result, plan=the_plan, notes=tuple(notes), detected=env is not None,
-                         exit_code=code)
+    return ExplainResult(
+        explanation=result,
+        plan=the_plan,
+        notes=tuple(notes),
+        detected=env is not None,
+        exit_code=code,
+    )
 
 
-def lock(*, output: str = "colab-cudnn-fix.lock.toml", python: Optional[str] = None,
-         environment: Optional[str] = None, recipes: Many = None, find_links: Many = None, no_index: bool = False,
-         index_mirror: Many = None, framework: Many = None, torch: Optional[str] = None,
-         tensorflow: Optional[str] = None, jax: Optional[str] = None, cuda: Optional[str] = None,
-         cudnn_from: Optional[str] = None, keep: Many = None,
-         environ: Optional[Mapping[str, str]] = None) -> LockResult:
+def lock(
+    *,
+    output: str = "colab-cudnn-fix.lock.toml",
+    python: Optional[str] = None,
+    environment: Optional[str] = None,
+    recipes: Many = None,
+    find_links: Many = None,
+    no_index: bool = False,
+    index_mirror: Many = None,
+    framework: Many = None,
+    torch: Optional[str] = None,
+    tensorflow: Optional[str] = None,
+    jax: Optional[str] = None,
+    cuda: Optional[str] = None,
+    cudnn_from: Optional[str] = None,
+    keep: Many = None,
+    environ: Optional[Mapping[str, str]] = None,
+) -> LockResult:
     """Write the stack that fits the machine, with exact versions and hashes (`colab-cudnn-fix lock`)."""
-    from .lockfile import make_lock, write_lock
-    from .pipeline import plan_for
+    from fixer.lockfile import make_lock, write_lock
+    from fixer.pipeline import plan_for
 
     intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
     options = make_options("auto", find_links, no_index, index_mirror, None, False)
-    machine = plan_for(python=python, environment=environment, recipes=_many(recipes), intent=intent,
-                       options=options, environ=environ)
+    machine = plan_for(
+        python=python,
+        environment=environment,
+        recipes=_many(recipes),
+        intent=intent,
+        options=options,
+        environ=environ,
+    )
     lock_file = make_lock(machine.env, machine.plan.stack, options=options)
     path = write_lock(lock_file, output)
     return LockResult(lock=lock_file, path=str(path))
 
 
-def rollback(*, root: Optional[str] = None, python: Optional[str] = None, force: bool = False,
-             reporter: Optional["Reporter"] = None) -> RollbackResult:
+def rollback(
+    *,
+    root: Optional[str] = None,
+    python: Optional[str] = None,
+    force: bool = False,
+    reporter: Optional["Reporter"] = None,
+) -> RollbackResult:
     """Put back exactly what the last apply changed (`colab-cudnn-fix rollback`); `force`
     restores from what a damaged journal still holds."""
-    from .applier import rollback as run_rollback
+    from fixer.applier import rollback as run_rollback
 
     if root is not None and not os.path.isdir(root):
         raise UsageError(f"--root {root}: no such directory")
-    result = run_rollback(root=os.path.abspath(root) if root else None, python=python, reporter=reporter, force=force)
-    return RollbackResult(result=result, exit_code=1 if result.status == "rollback-incomplete" else 0)
+    result = run_rollback(
+        root=os.path.abspath(root) if root else None, python=python, reporter=reporter, force=force
+    )
+    return RollbackResult(
+        result=result, exit_code=1 if result.status == "rollback-incomplete" else 0
+    )
 
 
 __all__ = [
-    "ApplyResult", "CommandResult", "DoctorResult", "ExplainResult", "LockResult", "PlanResult", "RollbackResult",
-    "VerifyResult", "apply", "doctor", "explain", "lock", "plan", "rollback", "verify",
+    "ApplyResult",
+    "CommandResult",
+    "DoctorResult",
+    "ExplainResult",
+    "LockResult",
+    "PlanResult",
+    "RollbackResult",
+    "VerifyResult",
+    "apply",
+    "doctor",
+    "explain",
+    "lock",
+    "plan",
+    "rollback",
+    "verify",
 ]

@@ -3,6 +3,7 @@
 0 healthy or done, 1 problems found or a step failed (rolled back), 2 bad usage or bad
 input, 3 nothing could be detected (no GPU).
 """
+
 from __future__ import annotations
 
 from typing import Any, Dict, Optional, Sequence, Tuple
@@ -31,8 +32,14 @@ class UsageError(FixerError):
 class RecipeError(UsageError):
     """A recipe file is malformed or contradicts itself. Names file and line. Exit 2."""
 
-    def __init__(self, message: str, *, path: Optional[str] = None, line: Optional[int] = None,
-                 hint: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: Optional[str] = None,
+        line: Optional[int] = None,
+        hint: Optional[str] = None,
+    ) -> None:
         where = ""
         if path:
             where = f"{path}:{line}: " if line else f"{path}: "
@@ -54,8 +61,13 @@ class Unsatisfiable(FixerError):
 
     exit_code = 1
 
-    def __init__(self, frameworks: Sequence[str], conflicts: Sequence[Any] = (), relaxations: Sequence[Any] = ()) -> None:
-        from .render.conflicts import unsatisfiable_message
+    def __init__(
+        self,
+        frameworks: Sequence[str],
+        conflicts: Sequence[Any] = (),
+        relaxations: Sequence[Any] = (),
+    ) -> None:
+        from fixer.render.conflicts import unsatisfiable_message
 
         super().__init__(unsatisfiable_message(frameworks))
         self.frameworks = tuple(frameworks)
@@ -64,13 +76,13 @@ class Unsatisfiable(FixerError):
 
     @property
     def clashes(self) -> Tuple[str, ...]:
-        from .render.conflicts import clash_lines
+        from fixer.render.conflicts import clash_lines
 
         return tuple(clash_lines(self.conflicts))
 
     @property
     def ways_out(self) -> Tuple[str, ...]:
-        from .render.conflicts import way_lines
+        from fixer.render.conflicts import way_lines
 
         return tuple(way_lines(self.relaxations))
 
@@ -82,10 +94,14 @@ class NotAFix(FixerError):
     exit_code = 1
 
     def __init__(self, cannot_fix: Sequence[Any], drift: Sequence[str] = ()) -> None:
-        lines = [f"{f.id}: {f.title}" + (f" -- what to do: {f.fix}" if f.fix else "") for f in cannot_fix]
+        lines = [
+            f"{f.id}: {f.title}" + (f" -- what to do: {f.fix}" if f.fix else "") for f in cannot_fix
+        ]
         lines += [f"plan clash: {d}" for d in drift]
-        super().__init__("not applied: this plan would not leave the machine healthy; nothing was changed. "
-                         "Cannot fix automatically: " + "; ".join(lines))
+        super().__init__(
+            "not applied: this plan would not leave the machine healthy; nothing was changed. "
+            "Cannot fix automatically: " + "; ".join(lines)
+        )
         self.cannot_fix = tuple(cannot_fix)
         self.drift = tuple(drift)
 
@@ -95,8 +111,15 @@ class StepFailed(FixerError):
 
     exit_code = 1
 
-    def __init__(self, message: str, *, argv: Sequence[str] = (), output: str = "",
-                 rolled_back: bool = True, cause: Optional[BaseException] = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        argv: Sequence[str] = (),
+        output: str = "",
+        rolled_back: bool = True,
+        cause: Optional[BaseException] = None,
+    ) -> None:
         super().__init__(message)
         self.argv = tuple(argv)
         self.output = output
@@ -114,7 +137,9 @@ class JournalDamaged(UsageError):
     """A journal on disk cannot be read (truncated, checksum mismatch, missing fields). Names the
     file and what is wrong. Exit 2; `rollback --force` works from what is still readable."""
 
-    def __init__(self, message: str, *, path: Optional[str] = None, hint: Optional[str] = None) -> None:
+    def __init__(
+        self, message: str, *, path: Optional[str] = None, hint: Optional[str] = None
+    ) -> None:
         super().__init__(message, hint=hint)
         self.path = path
 
@@ -134,13 +159,17 @@ class NoSpace(FixerError):
 
 def error_payload(exc: FixerError, command: str) -> Dict[str, Any]:
     """The `--json` form of an error, the same for every command (fixer/schemas/error.json)."""
-    body: Dict[str, Any] = {"type": type(exc).__name__, "message": exc.message, "exit_code": exc.exit_code}
+    body: Dict[str, Any] = {
+        "type": type(exc).__name__,
+        "message": exc.message,
+        "exit_code": exc.exit_code,
+    }
     for extra in ("clashes", "ways_out", "argv", "output", "path", "line"):
         value = getattr(exc, extra, None)
         if value:
             body[extra] = list(value) if isinstance(value, tuple) else value
     if isinstance(exc, Unsatisfiable):
-        from .model import to_dict
+        from fixer.model import to_dict
 
         body["conflicts"] = to_dict(list(exc.conflicts))
         body["relaxations"] = to_dict(list(exc.relaxations))

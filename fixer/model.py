@@ -7,6 +7,7 @@ that `from_dict` can evaluate them on Python 3.9.
 
 Domain words are named once here as Literals.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -14,18 +15,16 @@ import sys
 import typing
 from typing import Any, Callable, Dict, FrozenSet, Literal, Mapping, Optional, Tuple, Type, TypeVar
 
-from ._versions import canonical_name, version_key
+from fixer.system.versions import canonical_name, version_key
 
 #: Version of the JSON written by `doctor --json` (an Environment plus findings). 2: a library
 #: copy's package is {"name", "version"} and each load records the directories it searched
 #: (`search`) and the LD_PRELOAD entries naming its soname (`ld_preload`) as data.
 ENVIRONMENT_SCHEMA = 2
 
-Framework = Literal[
-    "torch", "tensorflow", "jax", "cupy", "onnxruntime", "ctranslate2", "paddle"
-]
+Framework = Literal["torch", "tensorflow", "jax", "cupy", "onnxruntime", "ctranslate2", "paddle"]
 FRAMEWORKS: Tuple[str, ...] = typing.get_args(Framework)
-#: Frameworks `verify` knows how to exercise, in the order it runs them (fixer.verification).
+#: Frameworks `verify` knows how to exercise, in the order it runs them (fixer.verifier.checks).
 VERIFIABLE: Tuple[str, ...] = ("torch", "tensorflow", "jax", "cupy")
 
 Severity = Literal["error", "warning", "info"]
@@ -45,23 +44,23 @@ FindingId = Literal[
     "cudnn-incomplete",
     "cuda-lib-missing",
     "cuda-lib-mismatch",
-    "system-runtime-too-old",   # a library needs a newer glibc / libstdc++ / libgcc than the system has
+    "system-runtime-too-old",  # a library needs a newer glibc / libstdc++ / libgcc than the system has
     "out-of-memory",
     "log-noise",
     "pip-conflict",
-    "import-failed",        # doctor --deep: a framework fails to import (or to see the GPU) for a reason explain does not know
+    "import-failed",  # doctor --deep: a framework fails to import (or to see the GPU) for a reason explain does not know
 ]
 FINDING_IDS: Tuple[str, ...] = typing.get_args(FindingId)
 
 #: Where a copy of a library came from.
 Origin = Literal[
-    "pip",            # an nvidia-* wheel in a site-packages directory
-    "apt",            # a Debian package (dpkg lists the file)
-    "conda",          # a conda prefix ($CONDA_PREFIX/lib)
-    "cuda-toolkit",   # /usr/local/cuda*/ (runfile or toolkit install)
+    "pip",  # an nvidia-* wheel in a site-packages directory
+    "apt",  # a Debian package (dpkg lists the file)
+    "conda",  # a conda prefix ($CONDA_PREFIX/lib)
+    "cuda-toolkit",  # /usr/local/cuda*/ (runfile or toolkit install)
     "ld-library-path",  # a directory named by LD_LIBRARY_PATH, not otherwise known
-    "system",         # a system directory with no package owning the file
-    "bundled",        # shipped inside a framework's own wheel (e.g. tensorflow, ctranslate2)
+    "system",  # a system directory with no package owning the file
+    "bundled",  # shipped inside a framework's own wheel (e.g. tensorflow, ctranslate2)
     "unknown",
 ]
 
@@ -69,8 +68,15 @@ RuntimeKind = Literal["colab", "kaggle", "docker", "wsl", "linux", "other"]
 Accelerator = Literal["gpu", "tpu", "cpu"]
 Installer = Literal["pip", "uv", "apt", "conda"]
 StepKind = Literal[
-    "pip-uninstall", "pip-install", "apt-update", "apt-install", "apt-hold", "conda-install",
-    "env-fix", "restart", "verify",
+    "pip-uninstall",
+    "pip-install",
+    "apt-update",
+    "apt-install",
+    "apt-hold",
+    "conda-install",
+    "env-fix",
+    "restart",
+    "verify",
 ]
 CheckStatus = Literal["passed", "failed", "crashed", "timeout", "skipped"]
 
@@ -92,8 +98,11 @@ def to_dict(value: Any) -> Any:
     cls = type(value)
     names = _FIELD_NAMES.get(cls, ())
     if names == ():
-        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(value)) \
-            if dataclasses.is_dataclass(value) and not isinstance(value, type) else None
+        names = _FIELD_NAMES[cls] = (
+            tuple(f.name for f in dataclasses.fields(value))
+            if dataclasses.is_dataclass(value) and not isinstance(value, type)
+            else None
+        )
     if names is not None:
         return {name: to_dict(getattr(value, name)) for name in names}
     if isinstance(value, (list, tuple)):
@@ -142,12 +151,15 @@ def _make_converter(tp: Any) -> Callable[[Any, str], Any]:
                     return None
                 raise ValueError(f"{where}: null is not allowed")
             return _converter(inner[0])(data, where)
+
         return union
     if origin is Literal:
+
         def literal(data: Any, where: str) -> Any:
             if data not in args:
                 raise ValueError(f"{where}: {data!r} is not one of {', '.join(map(repr, args))}")
             return data
+
         return literal
     if origin in (tuple, Tuple):
         if len(args) == 2 and args[1] is Ellipsis:
@@ -158,6 +170,7 @@ def _make_converter(tp: Any) -> Callable[[Any, str], Any]:
                     raise ValueError(f"{where}: expected a list, got {type(data).__name__}")
                 conv = _converter(item)
                 return tuple(conv(v, f"{where}[{i}]") for i, v in enumerate(data))
+
             return variadic
 
         def fixed(data: Any, where: str) -> Any:
@@ -165,7 +178,10 @@ def _make_converter(tp: Any) -> Callable[[Any, str], Any]:
                 raise ValueError(f"{where}: expected a list, got {type(data).__name__}")
             if len(args) != len(data):
                 raise ValueError(f"{where}: expected {len(args)} items, got {len(data)}")
-            return tuple(_converter(a)(v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, data)))
+            return tuple(
+                _converter(a)(v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, data))
+            )
+
         return fixed
     if origin in (dict, Dict, Mapping):
         vt = args[1] if args else Any
@@ -175,17 +191,22 @@ def _make_converter(tp: Any) -> Callable[[Any, str], Any]:
                 raise ValueError(f"{where}: expected an object, got {type(data).__name__}")
             conv = _converter(vt)
             return {str(k): conv(v, f"{where}.{k}") for k, v in data.items()}
+
         return mapping
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         cls = tp
         return lambda data, where: from_dict(cls, data, where)
     if isinstance(tp, type):
+
         def plain(data: Any, where: str) -> Any:
             if tp is float and isinstance(data, int) and not isinstance(data, bool):
                 return float(data)
             if not isinstance(data, tp):
-                raise ValueError(f"{where}: expected {tp.__name__}, got {type(data).__name__} {data!r}")
+                raise ValueError(
+                    f"{where}: expected {tp.__name__}, got {type(data).__name__} {data!r}"
+                )
             return data
+
         return plain
     return lambda data, where: data
 
@@ -195,8 +216,11 @@ def _spec(cls: type) -> Tuple[Dict[str, Any], Dict[str, Callable[[Any, str], Any
     if spec is None:
         hints = _hints(cls)
         fields = {f.name: f for f in dataclasses.fields(cls)}
-        required = frozenset(n for n, f in fields.items()
-                             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING)
+        required = frozenset(
+            n
+            for n, f in fields.items()
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        )
         spec = _SPECS[cls] = (fields, {n: _converter(hints[n]) for n in fields}, required)
     return spec
 
@@ -205,7 +229,9 @@ def from_dict(cls: Type[T], data: Any, where: str = "$") -> T:
     """Rebuild a dataclass from `to_dict` output. Unknown keys are refused; missing keys
     take the field's default. Raises ValueError naming the path of a bad value."""
     if not isinstance(data, dict):
-        raise ValueError(f"{where}: expected an object for {cls.__name__}, got {type(data).__name__}")
+        raise ValueError(
+            f"{where}: expected an object for {cls.__name__}, got {type(data).__name__}"
+        )
     fields, converters, required = _spec(cls)
     unknown = sorted(set(data) - set(fields))
     if unknown:
@@ -230,24 +256,24 @@ class Gpu:
 
     index: int
     name: str
-    pci_bus_id: Optional[str] = None        # "00000000:00:06.0"
-    pci_device_id: Optional[str] = None     # "0x2335" (device id only, lower case)
+    pci_bus_id: Optional[str] = None  # "00000000:00:06.0"
+    pci_device_id: Optional[str] = None  # "0x2335" (device id only, lower case)
     compute_capability: Optional[str] = None  # "9.0"
     memory_mib: Optional[int] = None
     uuid: Optional[str] = None
-    source: str = ""                        # "nvml", "nvidia-smi", "sysfs", "override", ...
+    source: str = ""  # "nvml", "nvidia-smi", "sysfs", "override", ...
 
 
 @dataclasses.dataclass(frozen=True)
 class Driver:
     """The NVIDIA driver: its version, the highest CUDA it supports and where libcuda is."""
 
-    version: Optional[str] = None           # "580.159.04"
-    cuda_version: Optional[str] = None      # highest CUDA the driver supports, "13.0"
+    version: Optional[str] = None  # "580.159.04"
+    cuda_version: Optional[str] = None  # highest CUDA the driver supports, "13.0"
     libcuda_path: Optional[str] = None
-    kernel_module: Optional[str] = None     # "open" / "proprietary" when known
+    kernel_module: Optional[str] = None  # "open" / "proprietary" when known
     source: str = ""
-    error: Optional[str] = None             # why the driver is unusable, when it is
+    error: Optional[str] = None  # why the driver is unusable, when it is
 
 
 @dataclasses.dataclass(frozen=True)
@@ -255,14 +281,14 @@ class Runtime:
     """Where the tool runs: Colab, Kaggle, a container, WSL or plain Linux, and the OS underneath."""
 
     kind: RuntimeKind = "linux"
-    accelerator: Optional[Accelerator] = None   # Colab/Kaggle: what the runtime was started with
-    image: Optional[str] = None             # matched Colab image (date + commit) when known
-    os_name: Optional[str] = None           # "Ubuntu 24.04.3 LTS"
+    accelerator: Optional[Accelerator] = None  # Colab/Kaggle: what the runtime was started with
+    image: Optional[str] = None  # matched Colab image (date + commit) when known
+    os_name: Optional[str] = None  # "Ubuntu 24.04.3 LTS"
     arch: str = "x86_64"
-    glibc: Optional[str] = None             # "2.39"
-    in_notebook_kernel: bool = False        # launched from a Jupyter/IPython kernel
+    glibc: Optional[str] = None  # "2.39"
+    in_notebook_kernel: bool = False  # launched from a Jupyter/IPython kernel
     kernel_pid: Optional[int] = None
-    kernel_loaded: Tuple[str, ...] = ()     # GPU libraries the kernel process already mapped
+    kernel_loaded: Tuple[str, ...] = ()  # GPU libraries the kernel process already mapped
     source: str = ""
 
 
@@ -270,11 +296,11 @@ class Runtime:
 class Distribution:
     """One installed Python distribution (a dist-info or egg-info directory) of the target interpreter."""
 
-    name: str                               # canonical name (PEP 503: fixer._versions.canonical_name)
+    name: str  # canonical name (PEP 503: fixer.system.versions.canonical_name)
     version: str
-    location: str = ""                      # the site-packages directory
-    installer: Optional[str] = None         # INSTALLER file: "pip", "uv", "conda", ...
-    requires: Tuple[str, ...] = ()          # Requires-Dist lines, verbatim
+    location: str = ""  # the site-packages directory
+    installer: Optional[str] = None  # INSTALLER file: "pip", "uv", "conda", ...
+    requires: Tuple[str, ...] = ()  # Requires-Dist lines, verbatim
     editable: bool = False
 
 
@@ -283,26 +309,28 @@ class PythonEnv:
     """The target interpreter: its prefix, site-packages, distributions and installers."""
 
     executable: str
-    version: str                            # "3.12.3"
+    version: str  # "3.12.3"
     prefix: str = ""
     base_prefix: str = ""
     is_venv: bool = False
-    site_packages: Tuple[str, ...] = ()     # in sys.path order
+    site_packages: Tuple[str, ...] = ()  # in sys.path order
     distributions: Tuple[Distribution, ...] = ()
-    pip: Optional[str] = None               # pip version, if importable in the target
-    uv: Optional[str] = None                # path of a usable uv binary
-    conda: Optional[str] = None             # path of conda/mamba, if any
-    externally_managed: bool = False        # PEP 668 marker present
-    markers: Dict[str, str] = dataclasses.field(default_factory=dict)  # PEP 508 marker environment of the target
+    pip: Optional[str] = None  # pip version, if importable in the target
+    uv: Optional[str] = None  # path of a usable uv binary
+    conda: Optional[str] = None  # path of conda/mamba, if any
+    externally_managed: bool = False  # PEP 668 marker present
+    markers: Dict[str, str] = dataclasses.field(
+        default_factory=dict
+    )  # PEP 508 marker environment of the target
 
 
 @dataclasses.dataclass(frozen=True)
 class LibFile:
     """One file of a library copy: its name, soname, version and whether it is a loadable ELF."""
 
-    name: str                               # file name, "libcudnn_cnn.so.9.14.0" or "libcudnn_cnn.so.9"
-    soname: Optional[str] = None            # "libcudnn_cnn.so.9"
-    version: Optional[str] = None           # version of this file when it can be told
+    name: str  # file name, "libcudnn_cnn.so.9.14.0" or "libcudnn_cnn.so.9"
+    soname: Optional[str] = None  # "libcudnn_cnn.so.9"
+    version: Optional[str] = None  # version of this file when it can be told
     size: Optional[int] = None
     valid_elf: bool = True
 
@@ -311,8 +339,10 @@ class LibFile:
 class Package:
     """A package that owns files: a pip distribution, a Debian package or a conda package."""
 
-    name: str                               # "nvidia-cudnn-cu13", "libcudnn9-cuda-13"
-    version: Optional[str] = None           # "9.19.0.56", "9.14.0.64-1"; None when the owner's version is unknown
+    name: str  # "nvidia-cudnn-cu13", "libcudnn9-cuda-13"
+    version: Optional[str] = (
+        None  # "9.19.0.56", "9.14.0.64-1"; None when the owner's version is unknown
+    )
 
     def __str__(self) -> str:
         return f"{self.name} {self.version}" if self.version else self.name
@@ -327,22 +357,26 @@ class Package:
 class LibraryCopy:
     """One copy of a library family in one directory (cuDNN 9 under nvidia/cudnn/lib, ...)."""
 
-    library: str                            # "cudnn", "cudart", "cublas", "cublasLt", "nvrtc", "cufft", ...
+    library: str  # "cudnn", "cudart", "cublas", "cublasLt", "nvrtc", "cufft", ...
     major: Optional[int]
-    version: Optional[str]                  # "9.19.0" (major.minor.patch of the library)
+    version: Optional[str]  # "9.19.0" (major.minor.patch of the library)
     directory: str
     origin: Origin = "unknown"
-    package: Optional[Package] = None       # owning package: nvidia-cudnn-cu13 9.19.0.56, libcudnn9-cuda-13 9.14.0.64-1
-    version_source: str = ""                # "dist-info", "soname", "header", "cudnnGetVersion", "dpkg"
+    package: Optional[Package] = (
+        None  # owning package: nvidia-cudnn-cu13 9.19.0.56, libcudnn9-cuda-13 9.14.0.64-1
+    )
+    version_source: str = ""  # "dist-info", "soname", "header", "cudnnGetVersion", "dpkg"
     files: Tuple[LibFile, ...] = ()
-    missing: Tuple[str, ...] = ()           # sub-libraries this copy should have and lacks
-    mixed: bool = False                     # files of more than one version in this copy
-    cuda_major: Optional[int] = None        # the CUDA major this copy is built for, when known
+    missing: Tuple[str, ...] = ()  # sub-libraries this copy should have and lacks
+    mixed: bool = False  # files of more than one version in this copy
+    cuda_major: Optional[int] = None  # the CUDA major this copy is built for, when known
 
 
 #: How a directory got into a consumer's search (ld.so(8) order; "preload": the framework loads
 #: the file by absolute path itself; "ld.so.cache": the directory of the cache's entry).
-SearchVia = Literal["LD_PRELOAD", "preload", "DT_RPATH", "LD_LIBRARY_PATH", "DT_RUNPATH", "ld.so.cache"]
+SearchVia = Literal[
+    "LD_PRELOAD", "preload", "DT_RPATH", "LD_LIBRARY_PATH", "DT_RUNPATH", "ld.so.cache"
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -350,51 +384,61 @@ class SearchDir:
     """One directory a consumer's search order visits for a soname."""
 
     via: SearchVia
-    directory: str                          # absolute, normalised, $ORIGIN expanded
+    directory: str  # absolute, normalised, $ORIGIN expanded
 
 
 @dataclasses.dataclass(frozen=True)
 class LoadResolution:
     """Which copy of `library` a framework (or the plain dynamic loader) will load, and why."""
 
-    consumer: str                           # "torch", "jax", "tensorflow", ..., or "dlopen"
-    library: str                            # "cudnn"
-    soname: str                             # "libcudnn.so.9"
-    path: Optional[str]                     # the file that wins; None: nothing found
+    consumer: str  # "torch", "jax", "tensorflow", ..., or "dlopen"
+    library: str  # "cudnn"
+    soname: str  # "libcudnn.so.9"
+    path: Optional[str]  # the file that wins; None: nothing found
     directory: Optional[str] = None
     version: Optional[str] = None
-    via: str = ""                           # "preload", "DT_RPATH", "LD_LIBRARY_PATH", "DT_RUNPATH", "ld.so.cache", "default", "LD_PRELOAD"
-    steps: Tuple[str, ...] = ()             # the search order walked, for the report
-    shadowed: Tuple[str, ...] = ()          # copies that also match but lose (or win over the intended one)
-    intended: Optional[str] = None          # the copy the consumer points at itself (its RPATH/RUNPATH/preload), when another wins
-    error: Optional[str] = None             # the loader would fail here: "invalid ELF header: /path", "not found"
+    via: str = ""  # "preload", "DT_RPATH", "LD_LIBRARY_PATH", "DT_RUNPATH", "ld.so.cache", "default", "LD_PRELOAD"
+    steps: Tuple[str, ...] = ()  # the search order walked, for the report
+    shadowed: Tuple[str, ...] = ()  # copies that also match but lose (or win over the intended one)
+    intended: Optional[str] = (
+        None  # the copy the consumer points at itself (its RPATH/RUNPATH/preload), when another wins
+    )
+    error: Optional[str] = (
+        None  # the loader would fail here: "invalid ELF header: /path", "not found"
+    )
     # The search as data (detect writes it; `steps` above is the same walk in words, for people):
-    search: Tuple[SearchDir, ...] = ()      # directories visited, in order, before the default ones
+    search: Tuple[SearchDir, ...] = ()  # directories visited, in order, before the default ones
     #                                         (fixer.detection.loader.DEFAULT_SEARCH, the same for every consumer)
-    ld_preload: Tuple[str, ...] = ()        # the LD_PRELOAD entries that name this soname, as ld.so splits them
+    ld_preload: Tuple[
+        str, ...
+    ] = ()  # the LD_PRELOAD entries that name this soname, as ld.so splits them
 
 
 @dataclasses.dataclass(frozen=True)
 class FrameworkBuild:
     """What an installed framework was built against, read from its files."""
 
-    framework: str                          # one of FRAMEWORKS
-    distribution: str                       # "torch", "tensorflow", "jax-cuda13-plugin", ...
-    version: str                            # "2.11.0+cu130"
+    framework: str  # one of FRAMEWORKS
+    distribution: str  # "torch", "tensorflow", "jax-cuda13-plugin", ...
+    version: str  # "2.11.0+cu130"
     location: str = ""
-    variant: Optional[str] = None           # "cu130", "cpu", "cuda12", ...
-    cuda: Optional[str] = None              # CUDA it was built with: "13.0"; None for a CPU build
-    cudnn: Optional[str] = None             # cuDNN it was built with: "9.19.0"
-    cudnn_requirement: Optional[str] = None  # its Requires-Dist on cuDNN, "nvidia-cudnn-cu13==9.19.0.56"
+    variant: Optional[str] = None  # "cu130", "cpu", "cuda12", ...
+    cuda: Optional[str] = None  # CUDA it was built with: "13.0"; None for a CPU build
+    cudnn: Optional[str] = None  # cuDNN it was built with: "9.19.0"
+    cudnn_requirement: Optional[str] = (
+        None  # its Requires-Dist on cuDNN, "nvidia-cudnn-cu13==9.19.0.56"
+    )
     compute_capabilities: Tuple[str, ...] = ()  # SASS targets, "7.5", "8.0", ...
-    ptx: Optional[str] = None               # highest PTX target (JIT on newer GPUs)
+    ptx: Optional[str] = None  # highest PTX target (JIT on newer GPUs)
     is_cuda_build: Optional[bool] = None
-    loads_by_path: bool = False             # preloads nvidia wheel libraries by absolute path
-    library_file: Optional[str] = None      # its main native library (for RPATH/RUNPATH)
-    source: str = ""                        # which files answered
-    arch_list: Tuple[str, ...] = ()         # the targets its own libraries ship, as torch.cuda.get_arch_list()
+    loads_by_path: bool = False  # preloads nvidia wheel libraries by absolute path
+    library_file: Optional[str] = None  # its main native library (for RPATH/RUNPATH)
+    source: str = ""  # which files answered
+    arch_list: Tuple[
+        str, ...
+    ] = ()  # the targets its own libraries ship, as torch.cuda.get_arch_list()
     #                                         spells them ("sm_90", "sm_90a", "compute_120"); () when not read
-    arch_source: Optional[str] = None       # the file they were read from (fixer.detection.fatbin)
+    arch_source: Optional[str] = None  # the file they were read from (fixer.detection.fatbin)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -406,9 +450,9 @@ class RuntimeView:
     error: Optional[str] = None
     version: Optional[str] = None
     cuda_available: Optional[bool] = None
-    cudnn_runtime: Optional[str] = None     # "9.19.0" as the framework reports it
+    cudnn_runtime: Optional[str] = None  # "9.19.0" as the framework reports it
     devices: Tuple[str, ...] = ()
-    mapped: Tuple[str, ...] = ()            # GPU library files mapped into the process
+    mapped: Tuple[str, ...] = ()  # GPU library files mapped into the process
     seconds: Optional[float] = None
 
 
@@ -434,7 +478,9 @@ class Environment:
     frameworks: Tuple[FrameworkBuild, ...] = ()
     libraries: Tuple[LibraryCopy, ...] = ()
     loads: Tuple[LoadResolution, ...] = ()
-    env: Dict[str, str] = dataclasses.field(default_factory=dict)  # LD_LIBRARY_PATH, LD_PRELOAD, CUDA_VISIBLE_DEVICES, ...
+    env: Dict[str, str] = dataclasses.field(
+        default_factory=dict
+    )  # LD_LIBRARY_PATH, LD_PRELOAD, CUDA_VISIBLE_DEVICES, ...
     runtime_views: Tuple[RuntimeView, ...] = ()
     probes: Tuple[ProbeNote, ...] = ()
 
@@ -465,15 +511,15 @@ class Finding:
 
     id: FindingId
     severity: Severity
-    title: str                              # one line a person reads
-    evidence: Tuple[str, ...] = ()          # paths, versions, messages
-    fix: str = ""                           # the fix it implies, in words
+    title: str  # one line a person reads
+    evidence: Tuple[str, ...] = ()  # paths, versions, messages
+    fix: str = ""  # the fix it implies, in words
     frameworks: Tuple[str, ...] = ()
-    confidence: float = 1.0                 # explain: how sure (0..1)
+    confidence: float = 1.0  # explain: how sure (0..1)
 
 
 # ---------------------------------------------------------------------------------------
-# recipes: typed facts about releases (loaded from recipes/*.toml by fixer.recipes)
+# recipes: typed facts about releases (loaded from recipes/*.toml by fixer.recipebook)
 # ---------------------------------------------------------------------------------------
 
 
@@ -481,97 +527,325 @@ class Finding:
 class Build:
     """One installable build of a framework: a release in one CUDA variant."""
 
-    framework: str                          # "torch"
-    version: str                            # public version, "2.11.0"
-    variant: str                            # "cu130", "cu126", "cpu", "cuda12", "and-cuda", ...
-    cuda: Optional[str]                     # "13.0"; None for a CPU build
-    cudnn: Optional[str]                    # cuDNN built with, "9.19.0"; runtime: same major, minor >= this
-    python: str = ""                        # PEP 440 specifier, ">=3.10"
-    compute_capabilities: Tuple[str, ...] = ()   # SASS targets
-    ptx: Optional[str] = None               # highest PTX (JIT-compiled for newer GPUs)
-    index_url: Optional[str] = None         # None: PyPI
-    packages: Tuple[str, ...] = ()          # requirement strings that install it: "torch==2.11.0+cu130"
-    requires: Tuple[str, ...] = ()          # exact GPU-library pins it declares: "nvidia-cudnn-cu13==9.19.0.56"
-    companions: Tuple[str, ...] = ()        # "torchvision==0.26.0", ...
-    size_bytes: Optional[int] = None        # download size of the main wheel, when known
+    framework: str  # "torch"
+    version: str  # public version, "2.11.0"
+    variant: str  # "cu130", "cu126", "cpu", "cuda12", "and-cuda", ...
+    cuda: Optional[str]  # "13.0"; None for a CPU build
+    cudnn: Optional[str]  # cuDNN built with, "9.19.0"; runtime: same major, minor >= this
+    python: str = ""  # PEP 440 specifier, ">=3.10"
+    compute_capabilities: Tuple[str, ...] = ()  # SASS targets
+    ptx: Optional[str] = None  # highest PTX (JIT-compiled for newer GPUs)
+    index_url: Optional[str] = None  # None: PyPI
+    packages: Tuple[str, ...] = ()  # requirement strings that install it: "torch==2.11.0+cu130"
+    requires: Tuple[
+        str, ...
+    ] = ()  # exact GPU-library pins it declares: "nvidia-cudnn-cu13==9.19.0.56"
+    companions: Tuple[str, ...] = ()  # "torchvision==0.26.0", ...
+    size_bytes: Optional[int] = None  # download size of the main wheel, when known
     source: str = ""
-    min_compute_capability: Optional[str] = None  # lowest GPU supported where only a floor is documented (JAX, TF)
-    note: str = ""                          # what was checked / inferred about this record (recipes)
+    min_compute_capability: Optional[str] = (
+        None  # lowest GPU supported where only a floor is documented (JAX, TF)
+    )
+    note: str = ""  # what was checked / inferred about this record (recipes)
 
 
 @dataclasses.dataclass(frozen=True)
 class CudnnRelease:
     """One cuDNN release: the CUDA majors and GPUs it supports and its pip and apt packages (recipes)."""
 
-    version: str                            # "9.19.0"
-    cuda_majors: Tuple[int, ...]            # CUDA majors it is built for
-    min_compute_capability: Optional[str] = None   # "7.5" from 9.11
+    version: str  # "9.19.0"
+    cuda_majors: Tuple[int, ...]  # CUDA majors it is built for
+    min_compute_capability: Optional[str] = None  # "7.5" from 9.11
     max_compute_capability: Optional[str] = None
-    pip: Dict[str, str] = dataclasses.field(default_factory=dict)  # distribution -> version: {"nvidia-cudnn-cu13": "9.19.0.56"}
+    pip: Dict[str, str] = dataclasses.field(
+        default_factory=dict
+    )  # distribution -> version: {"nvidia-cudnn-cu13": "9.19.0.56"}
     apt: Dict[str, str] = dataclasses.field(default_factory=dict)  # package -> version string
     size_bytes: Optional[int] = None
     source: str = ""
-    note: str = ""                          # what was checked / inferred about this record (recipes)
+    note: str = ""  # what was checked / inferred about this record (recipes)
 
 
 @dataclasses.dataclass(frozen=True)
 class CudaDriverFloor:
     """The lowest Linux driver for a CUDA toolkit or family (recipes/nvidia.toml)."""
 
-    cuda: str                               # "13.0" (toolkit) or "13" (family, minor-version compatibility)
-    min_driver: str                         # "580.65.06"
+    cuda: str  # "13.0" (toolkit) or "13" (family, minor-version compatibility)
+    min_driver: str  # "580.65.06"
     source: str = ""
-    note: str = ""                          # what was checked / inferred about this record (recipes)
+    note: str = ""  # what was checked / inferred about this record (recipes)
 
 
 @dataclasses.dataclass(frozen=True)
 class GpuModel:
     """One GPU model: its name, compute capability and PCI device ids (recipes)."""
 
-    name: str                               # "Tesla T4"
-    compute_capability: str                 # "7.5"
-    pci_device_ids: Tuple[str, ...] = ()    # "0x1eb8"
+    name: str  # "Tesla T4"
+    compute_capability: str  # "7.5"
+    pci_device_ids: Tuple[str, ...] = ()  # "0x1eb8"
     source: str = ""
-    note: str = ""                          # what was checked / inferred about this record (recipes)
+    note: str = ""  # what was checked / inferred about this record (recipes)
 
 
 # ---------------------------------------------------------------------------------------
-# resolve / plan: Intent ... Plan live in fixer._plan_model, imported on first use (doctor never
-# plans; creating 14 frozen dataclasses would cost it about 12 ms at start-up). They are
-# fixer.model's names all the same: `from fixer.model import Plan` works as for any other.
+# resolve / plan
 # ---------------------------------------------------------------------------------------
 
-if typing.TYPE_CHECKING:
-    from ._plan_model import (
-        Intent as Intent,
-        Choice as Choice,
-        Pin as Pin,
-        EnvFix as EnvFix,
-        CudnnChoice as CudnnChoice,
-        Stack as Stack,
-        Need as Need,
-        Refusal as Refusal,
-        ClashKind as ClashKind,
-        Clash as Clash,
-        WayOut as WayOut,
-        PlanOptions as PlanOptions,
-        PipOptions as PipOptions,
-        Step as Step,
-        Plan as Plan,
+__all__ = [
+    "Intent",
+    "Choice",
+    "Pin",
+    "EnvFix",
+    "CudnnChoice",
+    "Stack",
+    "Need",
+    "Refusal",
+    "ClashKind",
+    "Clash",
+    "WayOut",
+    "PlanOptions",
+    "PipOptions",
+    "Step",
+    "Plan",
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class Intent:
+    """What the user asked for. Empty: keep what is installed and make it work."""
+
+    frameworks: Tuple[str, ...] = ()  # --framework (default: those installed)
+    versions: Dict[str, str] = dataclasses.field(
+        default_factory=dict
+    )  # --torch 2.5.1 -> {"torch": "2.5.1"}
+    cuda: Optional[str] = None  # --cuda 12.6
+    cudnn_from: Optional[Literal["pip", "apt", "conda"]] = None
+    keep: Tuple[str, ...] = ()  # --keep NAME: never change these distributions
+
+
+@dataclasses.dataclass(frozen=True)
+class Choice:
+    """The build chosen for one framework and what it means for the machine."""
+
+    framework: str
+    build: Build
+    action: Literal["keep", "install", "change"]
+    reason: str = ""
+    # set when the build is newer than the driver's CUDA and runs by minor-version compatibility
+    # (rules.cuda_fit): the driver's CUDA, the chosen cuXXX and NVIDIA's limits, in words
+    minor_version: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Pin:
+    """One distribution in the target stack."""
+
+    name: str  # "nvidia-cudnn-cu13"
+    version: str  # "9.19.0.56"
+    index_url: Optional[str] = None
+    action: Literal["keep", "install", "upgrade", "downgrade", "remove"] = "keep"
+    installed: Optional[str] = None  # version installed now
+    why: str = ""  # which constraint brought it in
+    size_bytes: Optional[int] = None
+    hashes: Tuple[
+        str, ...
+    ] = ()  # "sha256:<hex>" of every file of this version (a lock's): installed
+    #                                         with --require-hashes --no-deps
+    manager: str = "pip"  # who installs it: "pip" (also uv), "apt" or "conda"
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvFix:
+    """A change to how libraries are found: not a package."""
+
+    kind: Literal[
+        "ld-library-path-drop",
+        "ld-library-path-add",
+        "ld-so-conf",
+        "ipython-preload",
+        "ld-preload-drop",
+        "env-file",
+    ]
+    value: str  # the directory / path concerned: a directory for the LD_LIBRARY_PATH and
+    #                                         ld-so-conf kinds, the intended libcudnn.so.N for ipython-preload,
+    #                                         the forced library for ld-preload-drop, the env file's path for env-file
+    why: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class CudnnChoice:
+    """The copy of one cuDNN major every framework of the stack maps."""
+
+    source: str  # "pip", "apt", "conda", or the origin of a copy on disk
+    package: Optional[Package] = (
+        None  # nvidia-cudnn-cu12 9.3.0.75, libcudnn8 8.9.7.29-1+cuda12.2, cudnn 9.3.0.75
     )
+    directory: Optional[str] = None  # where the copy is, for a copy on disk
 
-_PLAN_NAMES = frozenset(("Intent", "Choice", "Pin", "EnvFix", "CudnnChoice", "Stack", "Need", "Refusal", "ClashKind",
-                         "Clash", "WayOut", "PlanOptions", "PipOptions", "Step", "Plan"))
+    def __str__(self) -> str:
+        return str(self.package) if self.package else (self.directory or self.source)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _PLAN_NAMES:
-        from . import _plan_model
+@dataclasses.dataclass(frozen=True)
+class Stack:
+    """The stack the machine should run: the builds chosen, the pins, the cuDNN copy and the loader fixes."""
 
-        value = getattr(_plan_model, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    choices: Tuple[Choice, ...] = ()
+    pins: Tuple[Pin, ...] = ()
+    cudnn: Optional[str] = None  # the cuDNN version the stack runs on, "9.19.0"
+    cudnn_from: Optional[str] = None  # "pip", "apt", "conda"
+    env_fixes: Tuple[EnvFix, ...] = ()
+    apt: Dict[str, str] = dataclasses.field(default_factory=dict)  # package -> exact version
+    notes: Tuple[str, ...] = ()  # why, in words
+    conda: Dict[str, str] = dataclasses.field(
+        default_factory=dict
+    )  # conda-forge package -> exact version (--cudnn-from conda)
+    cudnn_runtime: Dict[str, str] = dataclasses.field(
+        default_factory=dict
+    )  # cuDNN major -> the version every framework maps: {"9": "9.3.0.75"}
+    cudnn_copies: Dict[str, CudnnChoice] = dataclasses.field(
+        default_factory=dict
+    )  # cuDNN major -> the copy every framework maps
+
+
+# Why no stack fits, as data (fixer.resolver finds it; fixer.render.conflicts says it in words).
+
+
+@dataclasses.dataclass(frozen=True)
+class Need:
+    """One requirement in a clash: who asks and what, as the resolver's provider states it."""
+
+    parent: str  # a candidate's label, "this machine", "--keep torch"
+    text: str  # the constraint: "needs driver >= 580.65.06", "is 9.1.0.70"
+    asked: bool = False  # it comes from what the user asked (--keep, --torch, ...)
+
+
+@dataclasses.dataclass(frozen=True)
+class Refusal:
+    """A candidate ruled out by one requirement of its own: `who` `text`, but `against`."""
+
+    who: str  # "torch 2.11.0+cu130"
+    text: str  # "needs driver >= 580.65.06"
+    against: str  # a machine fact ("driver 570.86.15") or a candidate already chosen
+    chosen: bool = False  # `against` is a candidate already chosen, not a machine fact
+    hardware: bool = False  # `against` is the driver or the GPU
+
+
+ClashKind = Literal[
+    "no-build",  # no build of framework `subject` fits the machine (and `needs`, what was asked): `refusals`
+    "no-copy",  # cuDNN major `subject`: no copy satisfies every one of `needs` (and `held`)
+    "blocked",  # cuDNN major `subject`: the copies that satisfy `needs` are blocked: `refusals`, `held`
+    "no-build-is",  # framework `subject`: no build meets `needs` (what was asked, what the machine has)
+    "no-single-copy",  # cuDNN major `subject`: `needs` ask different copies
+    "refused",  # `refusals` (one): a candidate the machine or an earlier choice rules out
+    "requirements",  # identifier `subject`: `needs` cannot all hold
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class Clash:
+    """One reason no stack fits (fixer.resolver), as data: fixer.render.conflicts says it in words."""
+
+    kind: ClashKind
+    subject: str = ""  # a framework ("torch"), a cuDNN major ("9"), a package name
+    needs: Tuple[Need, ...] = ()  # the requirements that clash
+    held: Tuple[Need, ...] = ()  # what the user holds in place that also constrains it
+    refusals: Tuple[Refusal, ...] = ()  # why the candidates are ruled out
+
+
+@dataclasses.dataclass(frozen=True)
+class WayOut:
+    """A nearest way out: drop one thing that was asked (or one framework) and the stack then fits."""
+
+    drop: Literal["keep", "version", "cuda", "cudnn-from", "framework"]
+    name: str = ""  # the --keep NAME, the framework of --torch/... or the one dropped
+    value: str = ""  # the version, CUDA or cuDNN source that was asked
+    changes: Tuple[
+        Pin, ...
+    ] = ()  # what the stack would then change (empty: nothing needs to change)
+
+
+@dataclasses.dataclass(frozen=True)
+class PlanOptions:
+    """How the plan's commands are to be run: these change the literal argv of each step."""
+
+    installer: Literal["auto", "pip", "uv", "conda"] = "auto"
+    find_links: Tuple[str, ...] = ()  # --find-links DIR (local wheelhouse)
+    no_index: bool = False  # --no-index
+    index_mirrors: Tuple[
+        Tuple[str, str], ...
+    ] = ()  # --index-mirror FROM=TO: rewrite index URL prefixes
+    root: Optional[str] = None  # --root DIR: sandbox prefix for every file the tool writes
+    restart: bool = False  # --restart: restart the notebook runtime at the end
+
+
+@dataclasses.dataclass(frozen=True)
+class PipOptions:
+    """The options of a pip/uv step as data: what its argv spells (fixer.planner.installers.pip_argv
+    builds the argv from these). Apply, rollback and the simulation read these, never the argv."""
+
+    index_url: Optional[str] = None  # as the command uses it (--index-mirror applied); None: PyPI
+    extra_index_urls: Tuple[str, ...] = ()  # idem
+    find_links: Tuple[str, ...] = ()
+    no_index: bool = False
+    no_deps: bool = False
+    reinstall: bool = False  # pip --force-reinstall, uv --reinstall
+    break_system_packages: bool = False
+    requirement_files: Tuple[str, ...] = ()  # -r FILE (the lock's hash-checked requirements)
+    require_hashes: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """One step of a plan: the exact command (or the file an env-fix writes) and what it touches."""
+
+    kind: StepKind
+    summary: str  # one line for people
+    argv: Tuple[str, ...] = ()  # the exact command; empty for in-process env fixes
+    pip: Optional[PipOptions] = None  # pip-install / pip-uninstall: the argv's options as data
+    packages: Tuple[str, ...] = ()  # requirement strings it touches
+    download_bytes: Optional[int] = (
+        None  # known bytes of what it downloads, dependencies included (fixer.planner.simulate)
+    )
+    download_unknown: Tuple[
+        str, ...
+    ] = ()  # what it downloads whose size is not known: "nvidia-cublas==13.0.2.9"
+    files: Tuple[str, ...] = ()  # files it writes
+    content: Optional[str] = None  # for env-fix: what it writes
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """The steps that make the machine's stack the chosen one, and what their simulation still shows."""
+
+    steps: Tuple[Step, ...] = ()
+    stack: Stack = Stack()
+    python: str = ""  # target interpreter
+    restart_required: bool = False
+    findings: Tuple[Finding, ...] = ()  # what the plan fixes
+    notes: Tuple[str, ...] = ()
+    installer: str = "pip"  # "pip", "uv" or "conda": what the plan was made for (installers.choose)
+    # The plan simulated on the Environment model (fixer.planner.simulate) and diagnosed again:
+    after: Tuple[Finding, ...] = ()  # what the result would still show
+    manual: Tuple[Finding, ...] = ()  # errors/warnings no step fixes: "cannot fix automatically"
+    drift: Tuple[str, ...] = ()  # where the result would not be the stack the plan chose
+
+    @property
+    def is_fix(self) -> bool:
+        """The simulated result is healthy and is the stack the plan chose."""
+        return not self.manual and not self.drift
+
+    @property
+    def nothing_to_do(self) -> bool:
+        return not any(s.kind not in ("verify",) for s in self.steps)
+
+    @property
+    def download(self) -> Tuple[int, Tuple[str, ...]]:
+        """(known bytes, what else comes down at a size nobody recorded) over all steps."""
+        return (
+            sum(s.download_bytes or 0 for s in self.steps),
+            tuple(u for s in self.steps for u in s.download_unknown),
+        )
 
 
 # ---------------------------------------------------------------------------------------
@@ -587,20 +861,24 @@ class CheckResult:
     status: CheckStatus
     summary: str = ""
     findings: Tuple[Finding, ...] = ()
-    cudnn_loaded: Optional[str] = None      # version actually mapped
+    cudnn_loaded: Optional[str] = None  # version actually mapped
     cudnn_built: Optional[str] = None
-    mapped: Tuple[str, ...] = ()            # cuDNN files mapped into the child
-    cases: Tuple[Dict[str, Any], ...] = ()  # one per conv case: shape, dtype, max error, tolerance, ok
+    mapped: Tuple[str, ...] = ()  # cuDNN files mapped into the child
+    cases: Tuple[
+        Dict[str, Any], ...
+    ] = ()  # one per conv case: shape, dtype, max error, tolerance, ok
     first_seconds: Optional[float] = None
     steady_seconds: Optional[float] = None
-    seconds: Optional[float] = None         # whole child, import included
-    output: str = ""                        # tail of the child's output when it failed
-    version: Optional[str] = None           # framework version the child imported
-    device: Optional[str] = None            # GPU the child ran on, "NVIDIA H200"
+    seconds: Optional[float] = None  # whole child, import included
+    output: str = ""  # tail of the child's output when it failed
+    version: Optional[str] = None  # framework version the child imported
+    device: Optional[str] = None  # GPU the child ran on, "NVIDIA H200"
     compute_capability: Optional[str] = None  # of that GPU, "9.0"
-    import_seconds: Optional[float] = None  # framework import alone (verify's own cost = seconds - this)
-    signal: Optional[str] = None            # "SIGSEGV" when the child was killed by a signal
-    errors: Tuple[str, ...] = ()            # error messages the child caught, "stage: Type: message"
+    import_seconds: Optional[float] = (
+        None  # framework import alone (verify's own cost = seconds - this)
+    )
+    signal: Optional[str] = None  # "SIGSEGV" when the child was killed by a signal
+    errors: Tuple[str, ...] = ()  # error messages the child caught, "stage: Type: message"
     # Where the child's wall time went, in seconds: startup (interpreter start, before the child
     # script runs), import, gpu_init, first_conv (algorithm search / XLA compile), checks (every
     # other case, references, library checks), exit (after the last record). Absent when unknown.
@@ -611,18 +889,18 @@ class CheckResult:
 class ColabImage:
     """One Colab GPU runtime image as recorded by googlecolab/backend-info."""
 
-    date: str                               # "2026-08-19"
-    commit: str                             # "a724079"
-    release: Optional[str] = None           # "2026.07" when the README names it
+    date: str  # "2026-08-19"
+    commit: str  # "a724079"
+    release: Optional[str] = None  # "2026.07" when the README names it
     python: Optional[str] = None
-    torch: Optional[str] = None             # "2.11.0+cu130"
+    torch: Optional[str] = None  # "2.11.0+cu130"
     tensorflow: Optional[str] = None
     jax: Optional[str] = None
-    pip_cudnn: Optional[str] = None         # "nvidia-cudnn-cu12==9.10.2.21"
-    apt_cudnn: Optional[str] = None         # "libcudnn9-cuda-12=9.8.0.87-1"
-    cuda: Optional[str] = None              # apt CUDA toolkit/libraries version
+    pip_cudnn: Optional[str] = None  # "nvidia-cudnn-cu12==9.10.2.21"
+    apt_cudnn: Optional[str] = None  # "libcudnn9-cuda-12=9.8.0.87-1"
+    cuda: Optional[str] = None  # apt CUDA toolkit/libraries version
     source: str = ""
-    note: str = ""                          # e.g. how long this image state lasted (recipes)
+    note: str = ""  # e.g. how long this image state lasted (recipes)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -630,10 +908,10 @@ class DownloadSize:
     """Bytes of the file pip downloads for distribution==version on Linux x86_64 (the index's
     PEP 691 `size`); prices plan steps and the resolver's "download the fewest bytes"."""
 
-    distribution: str                       # canonical name: "nvidia-cudnn-cu13"
-    version: str                            # "9.19.0.56"
+    distribution: str  # canonical name: "nvidia-cudnn-cu13"
+    version: str  # "9.19.0.56"
     bytes: int
-    file: str = ""                          # the wheel it was read from
+    file: str = ""  # the wheel it was read from
     source: str = ""
     note: str = ""
 
@@ -642,23 +920,25 @@ class DownloadSize:
 class DependencySet:
     """What installing one package brings along, read from the package's own metadata or
     recipe (recipes/dependencies.toml): the one home of "which dependencies an install pulls in"
-    for pip, apt and conda alike (fixer.simulate installs and prices them)."""
+    for pip, apt and conda alike (fixer.planner.simulate installs and prices them)."""
 
-    manager: str                            # "pip", "conda" or "apt"
-    package: str                            # "jax[cuda12]", "jax-cuda12-pjrt", "cudnn" (extras as installed)
-    versions: str                           # PEP 440 specifier of the versions it holds for: ">=0.4.30,<0.6.1"
+    manager: str  # "pip", "conda" or "apt"
+    package: str  # "jax[cuda12]", "jax-cuda12-pjrt", "cudnn" (extras as installed)
+    versions: str  # PEP 440 specifier of the versions it holds for: ">=0.4.30,<0.6.1"
     # dependencies the model installs: "NAME=={version}" (the same version as `package`) or a bare
     # "NAME" (the version the framework build's companions pin: jax[cuda12]'s jaxlib and plugin)
     brings: Tuple[str, ...] = ()
-    others: Tuple[str, ...] = ()            # further dependencies by name, at versions the recipes do not hold
-    complete: bool = False                  # brings + others (+ the build's `requires`) is the whole list
+    others: Tuple[
+        str, ...
+    ] = ()  # further dependencies by name, at versions the recipes do not hold
+    complete: bool = False  # brings + others (+ the build's `requires`) is the whole list
     source: str = ""
     note: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
 class Recipes:
-    """Every fact about releases the resolver and diagnosis use. Built by fixer.recipes.load()
+    """Every fact about releases the resolver and diagnosis use. Built by fixer.recipebook.load()
     from recipes/*.toml, or directly in tests. Pure queries, no I/O."""
 
     builds: Tuple[Build, ...] = ()
@@ -668,7 +948,7 @@ class Recipes:
     colab_images: Tuple[ColabImage, ...] = ()
     downloads: Tuple[DownloadSize, ...] = ()
     dependencies: Tuple[DependencySet, ...] = ()
-    files: Tuple[str, ...] = ()             # the files they came from
+    files: Tuple[str, ...] = ()  # the files they came from
 
     def dependencies_of(self, manager: str, package: str, version: str) -> Optional[DependencySet]:
         """What installing `package` ("jax[cuda12]", "cudnn") at `version` brings, when a recorded
@@ -695,8 +975,8 @@ class Recipes:
         """Bytes pip downloads for distribution==version, when the recipes know it: its
         [[download]] record, else the size a build row gives for its main wheel (a cuDNN
         release's, for its pip wheel). The one home
-        of "how big is this wheel" (the plan prices its steps with it, fixer.simulate)."""
-        from .rules import split_requirement
+        of "how big is this wheel" (the plan prices its steps with it, fixer.planner.simulate)."""
+        from fixer.rules import split_requirement
 
         name = canonical_name(distribution)
         for d in self.downloads:
@@ -736,7 +1016,7 @@ class Recipes:
 
     def gpu_by_pci(self, device_id: str) -> Optional[GpuModel]:
         want = device_id.lower()
-        if len(want) > 6 and want.endswith("10de"):   # nvidia-smi's 0x233510DE form
+        if len(want) > 6 and want.endswith("10de"):  # nvidia-smi's 0x233510DE form
             want = want[:-4]
         for g in self.gpus:
             if want in (p.lower() for p in g.pci_device_ids):

@@ -3,6 +3,7 @@
 The one place that does detect -> diagnose -> resolve -> plan, shared by `plan`,
 `apply --dry-run`, `apply` and `lock`. Returns values; never prints.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -10,11 +11,13 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Tuple
 
-from .errors import UsageError
-from .model import Environment, Finding, Recipes
+from fixer.errors import UsageError
+from fixer.model import Environment, Finding, Recipes
 
-if TYPE_CHECKING:   # imported where used: doctor, which never plans, does not load them (fixer.model)
-    from .model import Intent, Plan, PlanOptions, Stack
+if (
+    TYPE_CHECKING
+):  # imported where used: doctor, which never plans, does not load them (fixer.model)
+    from fixer.model import Intent, Plan, PlanOptions, Stack
 
 
 @dataclasses.dataclass(frozen=True)
@@ -25,60 +28,81 @@ class PlannedMachine:
     env: Environment
     intent: Intent
     options: PlanOptions
-    where: str                              # "this machine", "bundled environment 'x'", a file
+    where: str  # "this machine", "bundled environment 'x'", a file
     recipe_dirs: Tuple[str, ...] = ()
     recipe_files: int = 0
 
 
-def machine(python: Optional[str] = None, environment: Optional[str] = None,
-            environ: Optional[Mapping[str, str]] = None) -> Tuple[Environment, Tuple[Finding, ...], str]:
+def machine(
+    python: Optional[str] = None,
+    environment: Optional[str] = None,
+    environ: Optional[Mapping[str, str]] = None,
+) -> Tuple[Environment, Tuple[Finding, ...], str]:
     """(Environment, findings recorded with it, where it came from). `environment` is a
     `doctor --json` file or a bundled name; otherwise this machine is detected, honouring the
     COLAB_CUDNN_FIX_* overrides in `environ` (default: os.environ), as doctor does."""
     if environment:
         if python:
-            raise UsageError("--python and --environment exclude each other: the file already names its interpreter")
-        from .planner import load_environment
+            raise UsageError(
+                "--python and --environment exclude each other: the file already names its interpreter"
+            )
+        from fixer.planner.steps import load_environment
 
         return load_environment(environment)
-    from .detection import detect, overrides_from_env
+    from fixer.detection import detect, overrides_from_env
 
     env = detect(python, overrides=overrides_from_env(os.environ if environ is None else environ))
     return env, (), "this machine" + (f" ({python})" if python else "")
 
 
-def plan_for(*, python: Optional[str] = None, environment: Optional[str] = None,
-             recipes: Tuple[str, ...] = (), intent: Optional[Intent] = None,
-             options: Optional[PlanOptions] = None,
-             environ: Optional[Mapping[str, str]] = None,
-             prepare_for_gpu: bool = False) -> PlannedMachine:
-    """Machine -> findings -> stack -> plan, simulated and diagnosed again (fixer.simulate):
+def plan_for(
+    *,
+    python: Optional[str] = None,
+    environment: Optional[str] = None,
+    recipes: Tuple[str, ...] = (),
+    intent: Optional[Intent] = None,
+    options: Optional[PlanOptions] = None,
+    environ: Optional[Mapping[str, str]] = None,
+    prepare_for_gpu: bool = False,
+) -> PlannedMachine:
+    """Machine -> findings -> stack -> plan, simulated and diagnosed again (fixer.planner.simulate):
     what the result would still show is on the plan (`after`, `manual`, `drift`). A machine
     with no visible GPU gets an empty plan carrying the gpu-missing finding (nothing can be
     repaired there), unless `prepare_for_gpu` says the machine is being set up for a GPU later.
     `intent` and `options` default to Intent() and PlanOptions()."""
-    from . import recipes as rec
-    from .diagnosis import diagnose
-    from .model import Intent, PlanOptions
+    from fixer import recipebook as rec
+    from fixer.diagnosis.findings import diagnose
+    from fixer.model import Intent, PlanOptions
 
     intent = Intent() if intent is None else intent
     options = PlanOptions() if options is None else options
     if options.installer == "conda" and intent.cudnn_from is None:
-        intent = dataclasses.replace(intent, cudnn_from="conda")   # conda installs what it can: cuDNN
+        intent = dataclasses.replace(
+            intent, cudnn_from="conda"
+        )  # conda installs what it can: cuDNN
     loaded = rec.load(recipes)
     env, _recorded, where = machine(python, environment, environ)
     findings = tuple(diagnose(env, loaded))
     plan = plan_machine(env, findings, intent, loaded, options, prepare_for_gpu=prepare_for_gpu)
-    return PlannedMachine(plan=plan, env=env, intent=intent, options=options, where=where,
-                          recipe_dirs=recipes, recipe_files=len(loaded.files))
+    return PlannedMachine(
+        plan=plan,
+        env=env,
+        intent=intent,
+        options=options,
+        where=where,
+        recipe_dirs=recipes,
+        recipe_files=len(loaded.files),
+    )
 
 
-def resolve(env: Environment, intent: Intent, recipes: Recipes, *, reporter: Optional[Any] = None) -> Stack:
+def resolve(
+    env: Environment, intent: Intent, recipes: Recipes, *, reporter: Optional[Any] = None
+) -> Stack:
     """The stack this machine should run (fixer.resolver.resolve), with its failures as the
     library's errors: Unsatisfiable (exit 1) carrying the clashes and the ways out as data,
     UsageError (exit 2) for an intent the recipes cannot mean."""
-    from .errors import Unsatisfiable
-    from .resolver import BadIntent, NoStack, resolve as solve
+    from fixer.errors import Unsatisfiable
+    from fixer.resolver import BadIntent, NoStack, resolve as solve
 
     try:
         return solve(env, intent, recipes, reporter=reporter)
@@ -88,12 +112,19 @@ def resolve(env: Environment, intent: Intent, recipes: Recipes, *, reporter: Opt
         raise UsageError(str(exc)) from None
 
 
-def plan_machine(env: Environment, findings: Tuple[Finding, ...], intent: Intent, recipes: Recipes,
-                 options: Optional[PlanOptions] = None, *, prepare_for_gpu: bool = False) -> Plan:
+def plan_machine(
+    env: Environment,
+    findings: Tuple[Finding, ...],
+    intent: Intent,
+    recipes: Recipes,
+    options: Optional[PlanOptions] = None,
+    *,
+    prepare_for_gpu: bool = False,
+) -> Plan:
     """resolve + make_plan + the simulation check, for a machine already diagnosed (`options`:
     PlanOptions() by default)."""
-    from .model import Plan, PlanOptions
-    from .planner import make_plan
+    from fixer.model import Plan, PlanOptions
+    from fixer.planner.steps import make_plan
 
     options = PlanOptions() if options is None else options
     if no_gpu(env, findings) and not prepare_for_gpu:
@@ -104,24 +135,26 @@ def plan_machine(env: Environment, findings: Tuple[Finding, ...], intent: Intent
 
 
 def simulated(env: Environment, plan: Plan, recipes: Recipes) -> Plan:
-    """The plan with what its simulation shows (fixer.simulate): what the result would still
+    """The plan with what its simulation shows (fixer.planner.simulate): what the result would still
     show (`after`, `manual`, `drift`) and each step's download, dependencies included."""
-    from .simulate import check_plan, priced
+    from fixer.planner.simulate import check_plan, priced
 
     check = check_plan(env, plan, recipes)
-    return dataclasses.replace(priced(plan, check.downloads), after=check.after, manual=check.unfixed,
-                               drift=check.drift)
+    return dataclasses.replace(
+        priced(plan, check.downloads), after=check.after, manual=check.unfixed, drift=check.drift
+    )
 
 
 def no_gpu(env: Environment, findings: Tuple[Finding, ...] = ()) -> bool:
-    """No NVIDIA GPU is visible here: nothing can be repaired (fixer.nogpu says what to tell)."""
+    """No NVIDIA GPU is visible here: nothing can be repaired (fixer.diagnosis.nogpu says what to tell)."""
     return not env.gpus or any(f.id == "gpu-missing" and f.severity == "error" for f in findings)
 
 
 def gpu_wanted(env: Environment, intent: Intent) -> bool:
     """Something installed is a CUDA build, or the intent asks for a framework."""
-    return any(f.is_cuda_build or (f.is_cuda_build is None and f.cuda) for f in env.frameworks) or \
-        bool(intent.frameworks or intent.versions or intent.cuda or intent.cudnn_from)
+    return any(
+        f.is_cuda_build or (f.is_cuda_build is None and f.cuda) for f in env.frameworks
+    ) or bool(intent.frameworks or intent.versions or intent.cuda or intent.cudnn_from)
 
 
 def blockers(plan: Plan, prepare_for_gpu: bool = False) -> Tuple[Finding, ...]:
@@ -144,7 +177,7 @@ class Examined:
 
 def exit_code_for(env: Environment, findings: Sequence[Finding]) -> Tuple[int, bool, bool]:
     """(exit code, healthy, nothing_to_fix)."""
-    from .diagnosis import is_healthy
+    from fixer.diagnosis.findings import is_healthy
 
     if any(f.id == "gpu-missing" and f.severity == "error" for f in findings):
         return 3, False, False
@@ -152,17 +185,19 @@ def exit_code_for(env: Environment, findings: Sequence[Finding]) -> Tuple[int, b
     return (0 if healthy else 1), healthy, healthy and not env.gpus
 
 
-def doctor_findings(env: Environment, recipes: Recipes, lock: Optional[str] = None) -> Tuple[Finding, ...]:
-    """Diagnosis, the check plugins' findings (fixer.plugins) and, with a lock file, its drift
+def doctor_findings(
+    env: Environment, recipes: Recipes, lock: Optional[str] = None
+) -> Tuple[Finding, ...]:
+    """Diagnosis, the check plugins' findings (fixer.system.plugins) and, with a lock file, its drift
     check (fixer.lockfile.check_drift)."""
-    from .diagnosis import SEVERITY_ORDER, diagnose
+    from fixer.diagnosis.findings import SEVERITY_ORDER, diagnose
 
-    from .plugins import run_checks
+    from fixer.system.plugins import run_checks
 
     findings = list(diagnose(env, recipes)) + list(run_checks(env, recipes))
     findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
     if lock:
-        from .lockfile import check_drift
+        from fixer.lockfile import check_drift
 
         findings += list(check_drift(lock, env))
         findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
@@ -180,7 +215,7 @@ class _RecipesLoader(threading.Thread):
 
     def run(self) -> None:
         try:
-            from . import recipes as _recipes
+            from fixer import recipebook as _recipes
 
             self.value = _recipes.load(extra_dirs=self.extra)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
@@ -194,21 +229,29 @@ class _RecipesLoader(threading.Thread):
         return self.value
 
 
-def examine(python: Optional[str] = None, *, deep: bool = False, lock: Optional[str] = None,
-            recipes: Sequence[str] = (), environ: Optional[Mapping[str, str]] = None,
-            environment: Optional[str] = None) -> Examined:
+def examine(
+    python: Optional[str] = None,
+    *,
+    deep: bool = False,
+    lock: Optional[str] = None,
+    recipes: Sequence[str] = (),
+    environ: Optional[Mapping[str, str]] = None,
+    environment: Optional[str] = None,
+) -> Examined:
     """detect -> diagnose (+ lock drift) -> verdict: `doctor`, `report` and `fleet` share it.
     Honours the COLAB_CUDNN_FIX_* overrides in `environ` (default: os.environ). `environment`
     (a `doctor --json` file or a bundled name) replaces detection and is diagnosed afresh."""
-    from .detection import detect, overrides_from_env
-    from .detection.colab_image import annotate
+    from fixer.detection import detect, overrides_from_env
+    from fixer.detection.colab_image import annotate
 
     for d in recipes:
         if not os.path.isdir(d):
             raise UsageError(f"--recipes {d}: not a directory")
     if environment and (python or deep):
-        raise UsageError(f"--environment excludes {'--python' if python else '--deep'}: the file describes "
-                         "a machine that is not probed")
+        raise UsageError(
+            f"--environment excludes {'--python' if python else '--deep'}: the file describes "
+            "a machine that is not probed"
+        )
     environ = os.environ if environ is None else environ
     loader = _RecipesLoader(recipes)
     loader.start()
@@ -220,4 +263,6 @@ def examine(python: Optional[str] = None, *, deep: bool = False, lock: Optional[
     env = annotate(env, recipe_set.colab_images)
     findings = doctor_findings(env, recipe_set, lock)
     code, healthy, nothing = exit_code_for(env, findings)
-    return Examined(env=env, findings=findings, exit_code=code, healthy=healthy, nothing_to_fix=nothing)
+    return Examined(
+        env=env, findings=findings, exit_code=code, healthy=healthy, nothing_to_fix=nothing
+    )

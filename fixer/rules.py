@@ -16,10 +16,11 @@ Where each rule comes from:
   that diagnose and resolve both ask.
 
 The block between the RULES-FOR-CHILDREN markers is stdlib-only with builtin annotations: the
-scripts that run inside foreign interpreters (fixer/_verify_child.py, fixer/detection/_deep.py)
+scripts that run inside foreign interpreters (fixer/children/verify.py, fixer/children/deep.py)
 carry a copy generated from it (scripts/sync_rules.py writes it, tests/unit/test_rules.py
 checks it), because they cannot import this package.
 """
+
 from __future__ import annotations
 
 import functools
@@ -27,15 +28,32 @@ import os
 import re
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
-from ._paths import split_ld_preload
-from ._versions import canonical_name, major_minor, older_minor, version_key
-from .model import Build, CudaDriverFloor, Environment, FrameworkBuild, Gpu, LibraryCopy, LoadResolution, Recipes
+from fixer.system.paths import split_ld_preload
+from fixer.system.versions import canonical_name, major_minor, older_minor, version_key
+from fixer.model import (
+    Build,
+    CudaDriverFloor,
+    Environment,
+    FrameworkBuild,
+    Gpu,
+    LibraryCopy,
+    LoadResolution,
+    Recipes,
+)
 
 # RULES-FOR-CHILDREN BEGIN
 #: The sub-libraries of one cuDNN copy by major, without "lib" and ".so.N" (cuDNN 9 split the
 #: library into graph/engine parts; cuDNN 8 into infer/train halves).
 CUDNN_SUBLIBRARIES = {
-    9: ("graph", "ops", "cnn", "adv", "heuristic", "engines_precompiled", "engines_runtime_compiled"),
+    9: (
+        "graph",
+        "ops",
+        "cnn",
+        "adv",
+        "heuristic",
+        "engines_precompiled",
+        "engines_runtime_compiled",
+    ),
     8: ("ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train"),
 }
 
@@ -54,10 +72,14 @@ def cudnn_version_from_int(v: int) -> str:
     return "%d.%d.%d" % (v // 1000, (v % 1000) // 100, v % 100)
 
 
-_CUDNN_REQ = re.compile(r"^\s*(nvidia-cudnn-cu(\d+))\s*(?:\[[^\]]*\])?\s*\(?([^;)]*)\)?\s*(?:;(.*))?$", re.I)
+_CUDNN_REQ = re.compile(
+    r"^\s*(nvidia-cudnn-cu(\d+))\s*(?:\[[^\]]*\])?\s*\(?([^;)]*)\)?\s*(?:;(.*))?$", re.I
+)
 
 
-def cudnn_requirement(requires: "Sequence[str]", allow_extras: bool = False) -> "Tuple[Optional[str], Optional[str]]":
+def cudnn_requirement(
+    requires: "Sequence[str]", allow_extras: bool = False
+) -> "Tuple[Optional[str], Optional[str]]":
     """(requirement string, cuDNN major.minor.patch it implies) from Requires-Dist lines.
 
     "nvidia-cudnn-cu13==9.19.0.56; platform_system == "Linux"" -> ("nvidia-cudnn-cu13==9.19.0.56", "9.19.0")
@@ -77,10 +99,12 @@ def cudnn_requirement(requires: "Sequence[str]", allow_extras: bool = False) -> 
                 return req, ".".join((cm.group(2).split(".") + ["0", "0"])[:3])
         return req, None
     return None, None
+
+
 # RULES-FOR-CHILDREN END
 
 #: The scripts that run inside foreign interpreters and carry a copy of the block above.
-CHILD_SCRIPTS = ("_verify_child.py", "detection/_deep.py")
+CHILD_SCRIPTS = ("children/verify.py", "children/deep.py")
 
 
 def child_block(text: Optional[str] = None) -> str:
@@ -92,12 +116,14 @@ def child_block(text: Optional[str] = None) -> str:
     i, j = text.find(begin), text.find(end)
     if i < 0 or j < i:
         return ""
-    return text[i:j + len(end)]
+    return text[i : j + len(end)]
 
 
 def expected_cudnn_sonames(major: int) -> Tuple[str, ...]:
     """Every file a complete copy of cuDNN `major` has, by soname: libcudnn.so.9, libcudnn_graph.so.9, ..."""
-    return (f"libcudnn.so.{major}",) + tuple(f"libcudnn_{s}.so.{major}" for s in cudnn_sublibraries(major))
+    return (f"libcudnn.so.{major}",) + tuple(
+        f"libcudnn_{s}.so.{major}" for s in cudnn_sublibraries(major)
+    )
 
 
 #: A cuDNN sub-library file name (not the main libcudnn.so.N).
@@ -124,7 +150,11 @@ def decode_cudnn_version(value: Union[int, str, Sequence[int]]) -> Optional[str]
         t = str(value).strip().strip("()[]")
         if "," in t:
             items = [p.strip() for p in t.split(",") if p.strip()]
-            return ".".join(str(int(p)) for p in items) if items and all(p.isdigit() for p in items) else None
+            return (
+                ".".join(str(int(p)) for p in items)
+                if items and all(p.isdigit() for p in items)
+                else None
+            )
         if re.fullmatch(r"\d+(?:\.\d+)+", t):
             return t
         if not t.isdigit():
@@ -135,7 +165,9 @@ def decode_cudnn_version(value: Union[int, str, Sequence[int]]) -> Optional[str]
     return cudnn_version_from_int(n)
 
 
-@functools.lru_cache(maxsize=4096)   # a pure function of two strings; the resolver asks it ~10^5 times a solve
+@functools.lru_cache(
+    maxsize=4096
+)  # a pure function of two strings; the resolver asks it ~10^5 times a solve
 def cudnn_compatible(runtime: Optional[str], built: Optional[str]) -> Optional[bool]:
     """Whether a cuDNN `runtime` version works for a framework built against `built`.
 
@@ -176,7 +208,9 @@ def cudnn_major_minor(version: Optional[str]) -> Tuple[int, ...]:
 
 def runs_on(cc: str, sass: Sequence[str], ptx: Optional[str]) -> bool:
     """SASS for X.Y runs on X.Z with Z >= Y; PTX for P is JIT-compiled on anything >= P."""
-    tokens = [f"sm_{s.replace('.', '')}" for s in sass] + ([f"compute_{ptx.replace('.', '')}"] if ptx else [])
+    tokens = [f"sm_{s.replace('.', '')}" for s in sass] + (
+        [f"compute_{ptx.replace('.', '')}"] if ptx else []
+    )
     return runs_on_arch_list(cc, tokens)
 
 
@@ -212,7 +246,7 @@ def build_runs_on(cc: str, build: Build) -> Optional[bool]:
 
 
 def kernel_list(sass: Sequence[str], ptx: Optional[str]) -> str:
-    """"7.5, 8.0, 9.0, PTX 9.0" (or "unknown")."""
+    """ "7.5, 8.0, 9.0, PTX 9.0" (or "unknown")."""
     parts = list(sass) + ([f"PTX {ptx}"] if ptx else [])
     return ", ".join(parts) or "unknown"
 
@@ -243,8 +277,15 @@ def cuda_version_from_int(v: int) -> str:
 # names
 # ---------------------------------------------------------------------------------------
 
-DISPLAY_NAMES = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "cupy": "CuPy",
-                 "onnxruntime": "ONNX Runtime", "ctranslate2": "CTranslate2", "paddle": "PaddlePaddle"}
+DISPLAY_NAMES = {
+    "torch": "PyTorch",
+    "tensorflow": "TensorFlow",
+    "jax": "JAX",
+    "cupy": "CuPy",
+    "onnxruntime": "ONNX Runtime",
+    "ctranslate2": "CTranslate2",
+    "paddle": "PaddlePaddle",
+}
 
 
 def display_name(framework: str) -> str:
@@ -259,9 +300,9 @@ def display_name(framework: str) -> str:
 _REQ = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9_.\-]*)\s*(\[[^\]]*\])?\s*(?:===?\s*([^\s;,]+))?")
 
 
-@functools.lru_cache(maxsize=8192)   # pure, and asked about the same few hundred strings
+@functools.lru_cache(maxsize=8192)  # pure, and asked about the same few hundred strings
 def split_requirement(req: str) -> Tuple[str, Optional[str]]:
-    """"torch==2.5.1+cu124" -> ("torch", "2.5.1+cu124"); "nvidia_cudnn_cu12[x] >= 9" ->
+    """ "torch==2.5.1+cu124" -> ("torch", "2.5.1+cu124"); "nvidia_cudnn_cu12[x] >= 9" ->
     ("nvidia-cudnn-cu12", None): the canonical name and the exact (==) version, extras dropped."""
     m = _REQ.match(req)
     if not m:
@@ -269,9 +310,9 @@ def split_requirement(req: str) -> Tuple[str, Optional[str]]:
     return canonical_name(m.group(1)), m.group(3)
 
 
-@functools.lru_cache(maxsize=8192)   # pure, and asked about the same few hundred strings
+@functools.lru_cache(maxsize=8192)  # pure, and asked about the same few hundred strings
 def requirement_parts(req: str) -> Tuple[str, Tuple[str, ...], str, Optional[str]]:
-    """"jax[cuda12]==0.4.30; sys_platform == 'linux'" -> ("jax", ("cuda12",), "==0.4.30", "0.4.30"):
+    """ "jax[cuda12]==0.4.30; sys_platform == 'linux'" -> ("jax", ("cuda12",), "==0.4.30", "0.4.30"):
     the canonical name, the extras, the specifier text and the exact (==) version."""
     m = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9_.\-]*)\s*(\[[^\]]*\])?\s*([^;]*?)\s*(;.*)?$", req)
     if not m:
@@ -318,7 +359,9 @@ def gpu_compute_capability(gpu: Gpu, recipes: Recipes) -> Optional[str]:
     """The GPU's compute capability: detected, else from the recipes' GPU table by PCI id or name."""
     if gpu.compute_capability:
         return gpu.compute_capability
-    model = (recipes.gpu_by_pci(gpu.pci_device_id) if gpu.pci_device_id else None) or recipes.gpu_by_name(gpu.name)
+    model = (
+        recipes.gpu_by_pci(gpu.pci_device_id) if gpu.pci_device_id else None
+    ) or recipes.gpu_by_name(gpu.name)
     return model.compute_capability if model else None
 
 
@@ -330,7 +373,9 @@ def recipe_build(fw: FrameworkBuild, recipes: Recipes) -> Optional[Build]:
     for b in rows:
         if fw.variant and b.variant == fw.variant:
             return b
-    cuda_rows = [b for b in rows if b.cuda and fw.cuda and b.cuda.split(".")[0] == fw.cuda.split(".")[0]]
+    cuda_rows = [
+        b for b in rows if b.cuda and fw.cuda and b.cuda.split(".")[0] == fw.cuda.split(".")[0]
+    ]
     return cuda_rows[0] if len(cuda_rows) == 1 else None
 
 
@@ -351,8 +396,9 @@ def same_dir(d: str) -> str:
     return "/usr" + d if d.startswith(("/lib/", "/lib64/")) else d
 
 
-def copy_at(env: Environment, directory: Optional[str], library: str = "cudnn",
-            soname: str = "") -> Optional[LibraryCopy]:
+def copy_at(
+    env: Environment, directory: Optional[str], library: str = "cudnn", soname: str = ""
+) -> Optional[LibraryCopy]:
     """The copy of `library` detection found in `directory`; with `soname` ("libcudnn.so.8"),
     the one of that major (the cuDNN 8 and 9 pip wheels share nvidia/cudnn/lib)."""
     if directory is None:
@@ -360,13 +406,18 @@ def copy_at(env: Environment, directory: Optional[str], library: str = "cudnn",
     m = re.search(r"\.so\.(\d+)", soname)
     major = int(m.group(1)) if m else None
     for c in env.libraries:
-        if c.library == library and os.path.normpath(c.directory) == os.path.normpath(directory) and \
-                (major is None or c.major in (None, major)):
+        if (
+            c.library == library
+            and os.path.normpath(c.directory) == os.path.normpath(directory)
+            and (major is None or c.major in (None, major))
+        ):
             return c
     return None
 
 
-def foreign_cudnn_preloads(env: Environment) -> List[Tuple[str, Optional[LibraryCopy], List[LoadResolution]]]:
+def foreign_cudnn_preloads(
+    env: Environment,
+) -> List[Tuple[str, Optional[LibraryCopy], List[LoadResolution]]]:
     """cuDNN sub-libraries that LD_PRELOAD forces into every process from another copy than the
     one a framework loads: (the file, its copy when known, the framework loads it mixes with).
     The loader model follows the main libcudnn.so.N through LD_PRELOAD by itself; a preloaded
@@ -377,15 +428,26 @@ def foreign_cudnn_preloads(env: Environment) -> List[Tuple[str, Optional[Library
         if not p.startswith("/") or not CUDNN_SUBLIBRARY_FILE.match(os.path.basename(p)):
             continue
         d = same_dir(os.path.dirname(p))
-        copy = next((c for c in env.libraries if c.library == "cudnn" and same_dir(c.directory) == d), None)
-        mixes = [ld for ld in env.loads if ld.library == "cudnn" and ld.consumer != "dlopen" and ld.directory
-                 and not ld.error and same_dir(ld.directory) != d]
+        copy = next(
+            (c for c in env.libraries if c.library == "cudnn" and same_dir(c.directory) == d), None
+        )
+        mixes = [
+            ld
+            for ld in env.loads
+            if ld.library == "cudnn"
+            and ld.consumer != "dlopen"
+            and ld.directory
+            and not ld.error
+            and same_dir(ld.directory) != d
+        ]
         if mixes:
             out.append((os.path.normpath(p), copy, mixes))
     return out
 
 
-def lent_cudnn_sublibraries(env: Environment) -> List[Tuple[LibraryCopy, List[str], List[LoadResolution]]]:
+def lent_cudnn_sublibraries(
+    env: Environment,
+) -> List[Tuple[LibraryCopy, List[str], List[LoadResolution]]]:
     """cuDNN sub-libraries an LD_LIBRARY_PATH directory lends to a copy loaded from elsewhere:
     (the lending copy, its sub-library files, the framework loads they mix with).
 
@@ -402,15 +464,28 @@ def lent_cudnn_sublibraries(env: Environment) -> List[Tuple[LibraryCopy, List[st
         if ld.library != "cudnn" or ld.consumer == "dlopen" or not ld.directory or ld.error:
             continue
         own = same_dir(ld.directory)
-        mine = next((c for c in env.libraries if c.library == "cudnn" and same_dir(c.directory) == own), None)
+        mine = next(
+            (c for c in env.libraries if c.library == "cudnn" and same_dir(c.directory) == own),
+            None,
+        )
         if mine is None:
             continue
         for d in path:
             if d == own:
-                break                       # its own folder comes first: its own sub-libraries win
-            lender = next((c for c in env.libraries if c.library == "cudnn" and c.major == mine.major
-                           and same_dir(c.directory) == d), None)
-            subs = sorted(f.name for f in lender.files if CUDNN_SUBLIBRARY_FILE.match(f.name)) if lender else []
+                break  # its own folder comes first: its own sub-libraries win
+            lender = next(
+                (
+                    c
+                    for c in env.libraries
+                    if c.library == "cudnn" and c.major == mine.major and same_dir(c.directory) == d
+                ),
+                None,
+            )
+            subs = (
+                sorted(f.name for f in lender.files if CUDNN_SUBLIBRARY_FILE.match(f.name))
+                if lender
+                else []
+            )
             if lender is not None and subs:
                 lent.setdefault(d, (lender, subs, []))[2].append(ld)
     return list(lent.values())
@@ -440,15 +515,23 @@ def cudnn_loads(env: Environment) -> Dict[str, List[LoadResolution]]:
     return out
 
 
-def driver_cuda_mismatch(driver: str, cuda: str, floors: Sequence[CudaDriverFloor]) -> Optional[str]:
+def driver_cuda_mismatch(
+    driver: str, cuda: str, floors: Sequence[CudaDriverFloor]
+) -> Optional[str]:
     """Why a driver version cannot report `cuda` as its CUDA (cuDriverGetVersion), or None.
 
     NVIDIA's table (recipes/nvidia.toml [[driver_floor]], toolkit rows "X.Y"): a toolkit needs
     at least its GA driver, so the driver's CUDA is never newer than the newest toolkit whose
     floor the driver meets, and never older (a driver reports the CUDA of its own branch, which
     is at least that toolkit's). Driver branches rise with CUDA, so both bounds are general."""
-    toolkits = sorted(((version_key(f.cuda), version_key(f.min_driver), f.cuda, f.min_driver) for f in floors
-                       if f.cuda.count(".") == 1), reverse=True)
+    toolkits = sorted(
+        (
+            (version_key(f.cuda), version_key(f.min_driver), f.cuda, f.min_driver)
+            for f in floors
+            if f.cuda.count(".") == 1
+        ),
+        reverse=True,
+    )
     want, have = version_key(cuda)[:2], version_key(driver)
     for tk, floor, _name, floor_text in toolkits:
         if tk == want and have < floor:
@@ -456,8 +539,10 @@ def driver_cuda_mismatch(driver: str, cuda: str, floors: Sequence[CudaDriverFloo
     for tk, floor, name, _text in toolkits:
         if have >= floor:
             if want < tk:
-                return (f"driver {driver} supports CUDA {name} (it is at least that toolkit's driver), "
-                        f"so it cannot report CUDA {cuda}")
+                return (
+                    f"driver {driver} supports CUDA {name} (it is at least that toolkit's driver), "
+                    f"so it cannot report CUDA {cuda}"
+                )
             break
     return None
 
@@ -490,8 +575,11 @@ def cudnn_preloads(env: Environment, major: int) -> List[str]:
     """The absolute LD_PRELOAD entries of `env` that are cuDNN `major` libraries (libcudnn.so.N
     or one of its sub-libraries), normalised, in LD_PRELOAD's order."""
     pattern = re.compile(rf"^libcudnn(_[a-z_]+)?\.so\.{major}(\.|$)")
-    return [os.path.normpath(p) for p in split_ld_preload(env.env.get("LD_PRELOAD"))
-            if p.startswith("/") and pattern.match(os.path.basename(p))]
+    return [
+        os.path.normpath(p)
+        for p in split_ld_preload(env.env.get("LD_PRELOAD"))
+        if p.startswith("/") and pattern.match(os.path.basename(p))
+    ]
 
 
 # ---------------------------------------------------------------------------------------
@@ -503,11 +591,15 @@ def cudnn_preloads(env: Environment, major: int) -> List[str]:
 CudaFit = str
 
 #: NVIDIA's limits of minor-version compatibility, as the plan states them.
-MINOR_VERSION_LIMITS = ("no PTX JIT of its newer PTX (the GPU needs SASS in the wheel), and no CUDA "
-                        "feature that needs a newer driver")
+MINOR_VERSION_LIMITS = (
+    "no PTX JIT of its newer PTX (the GPU needs SASS in the wheel), and no CUDA "
+    "feature that needs a newer driver"
+)
 
 
-def driver_cuda(driver: Optional[str], reported: Optional[str], floors: Sequence[CudaDriverFloor]) -> Optional[str]:
+def driver_cuda(
+    driver: Optional[str], reported: Optional[str], floors: Sequence[CudaDriverFloor]
+) -> Optional[str]:
     """The CUDA a driver runs natively, as "major.minor": what it reports (cuDriverGetVersion),
     else the newest toolkit of NVIDIA's table (recipes/nvidia.toml toolkit rows, each its GA
     driver) whose driver it meets. None when neither is known."""
@@ -516,8 +608,14 @@ def driver_cuda(driver: Optional[str], reported: Optional[str], floors: Sequence
     if not driver:
         return None
     have = version_key(driver)
-    rows = sorted(((version_key(f.cuda), f.cuda) for f in floors
-                   if f.cuda.count(".") == 1 and have >= version_key(f.min_driver)), reverse=True)
+    rows = sorted(
+        (
+            (version_key(f.cuda), f.cuda)
+            for f in floors
+            if f.cuda.count(".") == 1 and have >= version_key(f.min_driver)
+        ),
+        reverse=True,
+    )
     return rows[0][1] if rows else None
 
 
@@ -531,8 +629,12 @@ def minor_version_floor(major: int, floors: Sequence[CudaDriverFloor]) -> Option
     return None
 
 
-def cuda_fit(cuda: Optional[str], driver: Optional[str], drv_cuda: Optional[str],
-             floors: Sequence[CudaDriverFloor]) -> Optional[CudaFit]:
+def cuda_fit(
+    cuda: Optional[str],
+    driver: Optional[str],
+    drv_cuda: Optional[str],
+    floors: Sequence[CudaDriverFloor],
+) -> Optional[CudaFit]:
     """How a build of CUDA `cuda` runs under a driver whose own CUDA is `drv_cuda`:
 
     - "native": its CUDA is no newer than the driver's (drivers are backward compatible);
@@ -568,9 +670,13 @@ def runs_under(cc: str, sass: Sequence[str], ptx: Optional[str], fit: Optional[C
     return runs_on(cc, sass, ptx if fit == "native" else None)
 
 
-def pick_cuda_variant(variants: Sequence[Tuple[str, Sequence[str], Optional[str]]], driver: Optional[str],
-                      drv_cuda: Optional[str], ccs: Sequence[str],
-                      floors: Sequence[CudaDriverFloor]) -> Optional[Tuple[str, CudaFit]]:
+def pick_cuda_variant(
+    variants: Sequence[Tuple[str, Sequence[str], Optional[str]]],
+    driver: Optional[str],
+    drv_cuda: Optional[str],
+    ccs: Sequence[str],
+    floors: Sequence[CudaDriverFloor],
+) -> Optional[Tuple[str, CudaFit]]:
     """Which CUDA variant of one release to install: (its CUDA "major.minor", how it runs).
 
     `variants` are (CUDA, SASS list, PTX) of the release's builds (cu126, cu128, ... or
@@ -597,11 +703,15 @@ def pick_cuda_variant(variants: Sequence[Tuple[str, Sequence[str], Optional[str]
     return None
 
 
-def minor_version_note(label: str, cuda: str, driver: str, drv_cuda: str, floors: Sequence[CudaDriverFloor]) -> str:
+def minor_version_note(
+    label: str, cuda: str, driver: str, drv_cuda: str, floors: Sequence[CudaDriverFloor]
+) -> str:
     """The plan's words when a chosen build runs by minor-version compatibility."""
     cuda = ".".join(str(x) for x in version_key(cuda)[:2])
     floor = minor_version_floor(version_key(cuda)[0], floors) or "?"
-    return (f"{label} is built with CUDA {cuda}, newer than driver {driver}'s CUDA {drv_cuda}: no variant "
-            f"within the driver's own CUDA fits this machine and stack, so it runs by minor-version compatibility (driver >= {floor} for "
-            f"CUDA {version_key(cuda)[0]}.x), with NVIDIA's limits: {MINOR_VERSION_LIMITS}; a driver for CUDA "
-            f"{cuda} or newer lifts them")
+    return (
+        f"{label} is built with CUDA {cuda}, newer than driver {driver}'s CUDA {drv_cuda}: no variant "
+        f"within the driver's own CUDA fits this machine and stack, so it runs by minor-version compatibility (driver >= {floor} for "
+        f"CUDA {version_key(cuda)[0]}.x), with NVIDIA's limits: {MINOR_VERSION_LIMITS}; a driver for CUDA "
+        f"{cuda} or newer lifts them"
+    )

@@ -13,6 +13,7 @@
    one whose torch must change. Median of N solves per size; the growth must be no worse
    than linear (time at 10x / time at 1x <= about 10).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,39 +34,58 @@ from fixer import model as m  # noqa: E402
 
 
 def _median_max(samples: List[float]) -> Dict[str, float]:
-    return {"median_s": round(statistics.median(samples), 4), "max_s": round(max(samples), 4),
-            "min_s": round(min(samples), 4), "runs": len(samples)}
+    return {
+        "median_s": round(statistics.median(samples), 4),
+        "max_s": round(max(samples), 4),
+        "min_s": round(min(samples), 4),
+        "runs": len(samples),
+    }
 
 
 def end_to_end(n: int) -> Dict[str, Dict[str, float]]:
-    from fixer.planner import bundled_environments
+    from fixer.planner.steps import bundled_environments
 
     env = dict(os.environ, PYTHONPATH=str(REPO), NO_COLOR="1")
     # an installed package has its bytecode compiled; measure that, not a compile on every start
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "fixer")], env=env, check=False)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(REPO / "fixer")], env=env, check=False
+    )
     out = {}
     for name in bundled_environments():
         samples = []
         for _ in range(n):
             t = time.perf_counter()
-            proc = subprocess.run([sys.executable, "-m", "fixer", "plan", "--json", "--environment", name],
-                                  cwd=str(REPO), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+            proc = subprocess.run(
+                [sys.executable, "-m", "fixer", "plan", "--json", "--environment", name],
+                cwd=str(REPO),
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                timeout=60,
+            )
             samples.append(time.perf_counter() - t)
-            if proc.returncode not in (0, 1, 3):   # a plan, no stack fits, no GPU: all answers (README)
-                raise SystemExit(f"plan --environment {name} exited {proc.returncode}: {proc.stderr.decode()[-500:]}")
+            if proc.returncode not in (
+                0,
+                1,
+                3,
+            ):  # a plan, no stack fits, no GPU: all answers (README)
+                raise SystemExit(
+                    f"plan --environment {name} exited {proc.returncode}: {proc.stderr.decode()[-500:]}"
+                )
         out[name] = _median_max(samples)
     return out
 
 
 def stages(n: int) -> Dict[str, Dict[str, float]]:
     """One warm process: the time of each stage of `plan` for the bundled broken Colab image."""
-    from fixer import recipes as rec
-    from fixer.planner import load_environment, make_plan
+    from fixer import recipebook as rec
+    from fixer.planner.steps import load_environment, make_plan
     from fixer.resolver import resolve
 
-    timings: Dict[str, List[float]] = {k: [] for k in ("load_recipes", "load_environment", "diagnose", "resolve",
-                                                       "make_plan")}
+    timings: Dict[str, List[float]] = {
+        k: [] for k in ("load_recipes", "load_environment", "diagnose", "resolve", "make_plan")
+    }
     for _ in range(n):
         rec.clear_cache()
         t = time.perf_counter()
@@ -75,7 +95,7 @@ def stages(n: int) -> Dict[str, Dict[str, float]]:
         env, _f, _w = load_environment("colab-2025-01-tf215")
         timings["load_environment"].append(time.perf_counter() - t)
         try:
-            from fixer.diagnosis import diagnose
+            from fixer.diagnosis.findings import diagnose
 
             t = time.perf_counter()
             findings = diagnose(env, recipes)
@@ -100,22 +120,34 @@ def grown(recipes: m.Recipes, k: int) -> m.Recipes:
         for b in recipes.builds:
             major, rest = b.version.split(".", 1)
             v = f"{int(major) + 100 * i}.{rest}"
-            builds.append(dataclasses.replace(
-                b, version=v, packages=tuple(p.replace(b.version, v, 1) for p in b.packages)))
+            builds.append(
+                dataclasses.replace(
+                    b, version=v, packages=tuple(p.replace(b.version, v, 1) for p in b.packages)
+                )
+            )
         for r in recipes.cudnn:
             parts = r.version.split(".")
             v = ".".join([parts[0], str(int(parts[1]) + 1000 * i)] + parts[2:])
-            cudnn.append(dataclasses.replace(
-                r, version=v,
-                pip={d: ".".join([x.split(".")[0], str(int(x.split(".")[1]) + 1000 * i)] + x.split(".")[2:])
-                     for d, x in r.pip.items()},
-                apt={}))
+            cudnn.append(
+                dataclasses.replace(
+                    r,
+                    version=v,
+                    pip={
+                        d: ".".join(
+                            [x.split(".")[0], str(int(x.split(".")[1]) + 1000 * i)]
+                            + x.split(".")[2:]
+                        )
+                        for d, x in r.pip.items()
+                    },
+                    apt={},
+                )
+            )
     return dataclasses.replace(recipes, builds=tuple(builds), cudnn=tuple(cudnn))
 
 
 def scaling(n: int, sizes: List[int]) -> Dict[str, Dict[str, float]]:
-    from fixer import recipes as rec
-    from fixer.planner import load_environment
+    from fixer import recipebook as rec
+    from fixer.planner.steps import load_environment
     from fixer.resolver import resolve
 
     def driver_570() -> m.Environment:
@@ -123,8 +155,11 @@ def scaling(n: int, sizes: List[int]) -> Dict[str, Dict[str, float]]:
         older than R580: the CUDA 13 build must change."""
         env = load_environment("h200-healthy")[0]
         assert env.driver is not None
-        return dataclasses.replace(env, driver=dataclasses.replace(env.driver, version="570.133.20", cuda_version="12.8"),
-                                   frameworks=tuple(f for f in env.frameworks if f.framework == "torch"))
+        return dataclasses.replace(
+            env,
+            driver=dataclasses.replace(env.driver, version="570.133.20", cuda_version="12.8"),
+            frameworks=tuple(f for f in env.frameworks if f.framework == "torch"),
+        )
 
     base = rec.load()
     cases: Dict[str, Callable[[], m.Environment]] = {
@@ -143,7 +178,9 @@ def scaling(n: int, sizes: List[int]) -> Dict[str, Dict[str, float]]:
                 t = time.perf_counter()
                 resolve(env, m.Intent(), recipes)
                 samples.append(time.perf_counter() - t)
-            row[f"{k}x ({len(recipes.builds)} builds, {len(recipes.cudnn)} cuDNN)"] = round(statistics.median(samples), 5)
+            row[f"{k}x ({len(recipes.builds)} builds, {len(recipes.cudnn)} cuDNN)"] = round(
+                statistics.median(samples), 5
+            )
         first, last = list(row.values())[0], list(row.values())[-1]
         row["growth_10x_over_1x"] = round(last / first, 2) if first else float("nan")
         out[label] = row
@@ -169,7 +206,9 @@ def main(argv: List[str] = None) -> int:  # type: ignore[assignment]
     if report["end_to_end"]:
         print("\nplan --json --environment NAME (fresh process each run; target < 0.3 s)")
         for name, r in report["end_to_end"].items():
-            print(f"  {name:28} median {r['median_s']:.3f} s   max {r['max_s']:.3f} s   ({r['runs']} runs)")
+            print(
+                f"  {name:28} median {r['median_s']:.3f} s   max {r['max_s']:.3f} s   ({r['runs']} runs)"
+            )
     print("\nstages in a warm process (colab-2025-01-tf215), median")
     for name, r in report["stages_warm"].items():
         print(f"  {name:18} {r['median_s'] * 1000:8.1f} ms")
@@ -177,7 +216,11 @@ def main(argv: List[str] = None) -> int:  # type: ignore[assignment]
     for label, row in report["solver_scaling"].items():
         print(f"  {label}")
         for k, v in row.items():
-            print(f"    {k:40} {v * 1000:8.2f} ms" if k != "growth_10x_over_1x" else f"    10x / 1x: {v}")
+            print(
+                f"    {k:40} {v * 1000:8.2f} ms"
+                if k != "growth_10x_over_1x"
+                else f"    10x / 1x: {v}"
+            )
     return 0
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What plugin discovery costs on the hot path (fixer.plugins.discover), against
+"""What plugin discovery costs on the hot path (fixer.system.plugins.discover), against
 importlib.metadata.entry_points(group=...), on a site-packages the size of Colab's (~700
 distributions, a fifth of them with an entry_points.txt, none of them a plugin).
 
@@ -9,6 +9,7 @@ on-disk cache keyed by the sys.path directories' mtimes answers.
 
     python3 scripts/bench_plugins.py [--dists 700] [--runs 7]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,22 +44,53 @@ def main() -> int:
     cache = tempfile.mkdtemp(prefix="bench-plugins-cache-")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), str(site)]), XDG_CACHE_HOME=cache)
     ours = PROBE.format(body="from fixer import plugins\nplugins.discover()")
-    theirs = PROBE.format(body="import importlib.metadata as m\nm.entry_points(group='colab_cudnn_fix.checks')")
+    theirs = PROBE.format(
+        body="import importlib.metadata as m\nm.entry_points(group='colab_cudnn_fix.checks')"
+    )
     # import fixer and what every command has loaded by then (pathlib, json, hashlib: the recipes
     # cache and the CLI need them), outside the timing, so only discovery itself is measured
-    ours = "import fixer.plugins, pathlib, json, hashlib\n" + ours
-    subprocess.run([sys.executable, "-c", ours], env=env, check=True, capture_output=True)   # fills the cache
+    ours = "import fixer.system.plugins, pathlib, json, hashlib\n" + ours
+    subprocess.run(
+        [sys.executable, "-c", ours], env=env, check=True, capture_output=True
+    )  # fills the cache
     res = {"ours (warm cache)": [], "importlib.metadata": []}
     for _ in range(args.runs):
-        res["ours (warm cache)"].append(float(subprocess.run([sys.executable, "-c", ours], env=env, check=True,
-                                                             capture_output=True, text=True).stdout))
-        res["importlib.metadata"].append(float(subprocess.run([sys.executable, "-c", theirs], env=env, check=True,
-                                                              capture_output=True, text=True).stdout))
+        res["ours (warm cache)"].append(
+            float(
+                subprocess.run(
+                    [sys.executable, "-c", ours],
+                    env=env,
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                ).stdout
+            )
+        )
+        res["importlib.metadata"].append(
+            float(
+                subprocess.run(
+                    [sys.executable, "-c", theirs],
+                    env=env,
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                ).stdout
+            )
+        )
     cold = []
     for _ in range(args.runs):
         env["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="bench-plugins-cold-")
-        cold.append(float(subprocess.run([sys.executable, "-c", ours], env=env, check=True, capture_output=True,
-                                         text=True).stdout))
+        cold.append(
+            float(
+                subprocess.run(
+                    [sys.executable, "-c", ours],
+                    env=env,
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                ).stdout
+            )
+        )
     res["ours (cold, no cache)"] = cold
     print(f"{args.dists} distributions on sys.path")
     for k, v in res.items():

@@ -9,6 +9,7 @@ under 0.3 s on the GPU machine.
 
     PYTHONPATH=$PWD python3 scripts/bench_report.py --runs 7 [--python /opt/torch/.venv/bin/python3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,7 +33,9 @@ def main() -> int:
     ap.add_argument("--out", help="write the numbers as JSON here")
     args = ap.parse_args()
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONPATH"] = str(REPO) + (
+        os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
+    )
     target = ["--python", args.python] if args.python else []
     commands = {
         "doctor --json": [sys.executable, "-m", "fixer", "doctor", "--json", *target],
@@ -41,7 +44,7 @@ def main() -> int:
     }
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "fixer")], check=False)
     times = {k: [] for k in commands}
-    for argv in commands.values():               # warm the page cache and the tool's caches once
+    for argv in commands.values():  # warm the page cache and the tool's caches once
         subprocess.run(argv, env=env, capture_output=True)
     for _ in range(args.runs):
         for name, argv in commands.items():
@@ -52,11 +55,21 @@ def main() -> int:
                 sys.stderr.write(proc.stderr.decode(errors="replace")[-2000:])
                 print(f"{name} failed with exit {proc.returncode}")
                 return 1
-    imp = subprocess.run([sys.executable, "-X", "importtime", "-m", "fixer", "report", *target], env=env,
-                         capture_output=True, text=True)
+    imp = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "fixer", "report", *target],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     imported = sorted({m.group(1) for m in FRAMEWORK_MODULES.finditer(imp.stderr)})
-    result = {name: {"median_s": round(statistics.median(ts), 4), "min_s": round(min(ts), 4), "runs": len(ts)}
-              for name, ts in times.items()}
+    result = {
+        name: {
+            "median_s": round(statistics.median(ts), 4),
+            "min_s": round(min(ts), 4),
+            "runs": len(ts),
+        }
+        for name, ts in times.items()
+    }
     result["frameworks_imported_by_report"] = imported
     for name, r in result.items():
         print(f"{name:>32}: {r}")

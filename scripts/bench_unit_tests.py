@@ -11,6 +11,7 @@ and after, and pytest's summary line. On a shared machine the wall time follows 
 time much less so, which is why both are printed. With --against the other checkout's suite runs
 at the same time as this one's, so both see the same load (compare their CPU times).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,7 +32,9 @@ def _start(repo: Path) -> "Tuple[subprocess.Popen[bytes], IO[bytes]]":
     """The suite of `repo`, its output going to a temporary file: a pipe read only after wait4
     would block a child whose output outgrows the pipe's buffer (a run with many failures)."""
     out = tempfile.TemporaryFile()
-    return subprocess.Popen([sys.executable, *COMMAND], cwd=str(repo), stdout=out, stderr=subprocess.STDOUT), out
+    return subprocess.Popen(
+        [sys.executable, *COMMAND], cwd=str(repo), stdout=out, stderr=subprocess.STDOUT
+    ), out
 
 
 def _wait(proc: "subprocess.Popen[bytes]", output: IO[bytes]) -> Dict[str, Union[float, str]]:
@@ -42,8 +45,13 @@ def _wait(proc: "subprocess.Popen[bytes]", output: IO[bytes]) -> Dict[str, Union
     out = output.read().decode(errors="replace")
     output.close()
     lines = [ln for ln in out.splitlines() if ln.strip()]
-    return {"cpu_s": round(usage.ru_utime + usage.ru_stime, 2), "user_s": round(usage.ru_utime, 2),
-            "sys_s": round(usage.ru_stime, 2), "rc": float(proc.returncode), "summary": lines[-1] if lines else ""}
+    return {
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+        "user_s": round(usage.ru_utime, 2),
+        "sys_s": round(usage.ru_stime, 2),
+        "rc": float(proc.returncode),
+        "summary": lines[-1] if lines else "",
+    }
 
 
 def run(repos: List[Path]) -> List[Dict[str, Union[float, str]]]:
@@ -64,7 +72,9 @@ def run(repos: List[Path]) -> List[Dict[str, Union[float, str]]]:
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=1, help="runs (default 1)")
-    ap.add_argument("--against", help="another checkout to run side by side (A/B under the same load)")
+    ap.add_argument(
+        "--against", help="another checkout to run side by side (A/B under the same load)"
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     repos = [REPO] + ([Path(args.against).resolve()] if args.against else [])
@@ -74,8 +84,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     else:
         print("command: " + " ".join(["python", *COMMAND]))
         for r in runs:
-            print(f"{r['repo']}: cpu {r['cpu_s']} s (user {r['user_s']} + sys {r['sys_s']}), wall {r['wall_s']} s, "
-                  f"load {r['load_before']} -> {r['load_after']}: {r['summary']}")
+            print(
+                f"{r['repo']}: cpu {r['cpu_s']} s (user {r['user_s']} + sys {r['sys_s']}), wall {r['wall_s']} s, "
+                f"load {r['load_before']} -> {r['load_after']}: {r['summary']}"
+            )
     return 0 if all(r["rc"] == 0 for r in runs) else 1
 
 

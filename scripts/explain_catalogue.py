@@ -5,6 +5,7 @@ source line, and every rule, loader wording and library family with each citatio
 
 The loader (fixer.explainer.catalogue.parse_cite) refuses a citation that names neither a line nor a
 release, so every citation printed here has one of the two."""
+
 from __future__ import annotations
 
 import collections
@@ -34,7 +35,7 @@ def _cites(texts: Sequence[str]) -> List[Cite]:
     out = []
     for t in texts:
         c = parse_cite(t)
-        assert c is not None, t            # the loader refuses these; kept as a guard
+        assert c is not None, t  # the loader refuses these; kept as a guard
         out.append(c)
     return out
 
@@ -46,20 +47,26 @@ def main(argv: List[str]) -> int:
     for r in cat.rules:
         tables.append((r.where, f"rule {r.id}", len(r.patterns), len(r.templates), _cites(r.cites)))
     for lr in cat.loaders:
-        tables.append((lr.where, f"loader {lr.kind}", len(lr.patterns), len(lr.templates), _cites(lr.cites)))
+        tables.append(
+            (lr.where, f"loader {lr.kind}", len(lr.patterns), len(lr.templates), _cites(lr.cites))
+        )
     families = [(f"family {f.name}", len(f.stems), _cites(f.cites)) for f in cat.families]
 
     patterns = sum(t[2] for t in tables)
     templates = sum(t[3] for t in tables)
-    print(f"catalogue: {len(cat.rules)} rules, {len(cat.loaders)} loader wordings, {len(cat.families)} library "
-          f"families, {patterns} message patterns, {templates} templates")
+    print(
+        f"catalogue: {len(cat.rules)} rules, {len(cat.loaders)} loader wordings, {len(cat.families)} library "
+        f"families, {patterns} message patterns, {templates} templates"
+    )
     rules_line = sum(1 for r in cat.rules if any(c.lines for c in _cites(r.cites)))
     loaders_line = sum(1 for lr in cat.loaders if any(c.lines for c in _cites(lr.cites)))
     all_cites = [c for t in tables for c in t[4]]
-    print(f"rules citing a source file and line: {rules_line}/{len(cat.rules)}; loader wordings: "
-          f"{loaders_line}/{len(cat.loaders)}; the others cite a release "
-          f"(citations: {sum(1 for c in all_cites if c.lines)} at a line, "
-          f"{sum(1 for c in all_cites if not c.lines)} at a release)")
+    print(
+        f"rules citing a source file and line: {rules_line}/{len(cat.rules)}; loader wordings: "
+        f"{loaders_line}/{len(cat.loaders)}; the others cite a release "
+        f"(citations: {sum(1 for c in all_cites if c.lines)} at a line, "
+        f"{sum(1 for c in all_cites if not c.lines)} at a release)"
+    )
 
     by_source: Dict[str, List[int]] = collections.defaultdict(lambda: [0, 0, 0, 0])
     for _, _, n_pat, _, cites in tables:
@@ -71,12 +78,19 @@ def main(argv: List[str]) -> int:
                 seen.add(s)
                 by_source[s][2] += 1
                 by_source[s][3] += n_pat
-    print("\nsize by source (citations at a line / at a release; rules and loader wordings citing it; their patterns):")
+    print(
+        "\nsize by source (citations at a line / at a release; rules and loader wordings citing it; their patterns):"
+    )
     if md:
-        print("| source | at a line | at a release | rules+wordings | patterns |\n|---|---|---|---|---|")
+        print(
+            "| source | at a line | at a release | rules+wordings | patterns |\n|---|---|---|---|---|"
+        )
     for src, (nl, nr, nt, np_) in sorted(by_source.items(), key=lambda kv: (-kv[1][2], kv[0])):
-        print(f"| {src} | {nl} | {nr} | {nt} | {np_} |" if md else f"  {src:28s} {nl:3d} line  {nr:3d} release  "
-              f"{nt:3d} tables  {np_:3d} patterns")
+        print(
+            f"| {src} | {nl} | {nr} | {nt} | {np_} |"
+            if md
+            else f"  {src:28s} {nl:3d} line  {nr:3d} release  {nt:3d} tables  {np_:3d} patterns"
+        )
     print()
     if md:
         print("| where | what | patterns | templates | cites |\n|---|---|---|---|---|")

@@ -43,6 +43,7 @@ Where the facts come from
   torch 2.11.0 (cu130), JAX 0.11.2 with jax-cuda13-plugin, pip nvidia-cudnn-cu13 9.19.0.56
   and apt libcudnn9-cuda-13 9.14.0.64).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,29 +60,51 @@ sys.path.insert(0, str(REPO))
 
 from fixer import model as m  # noqa: E402
 
-DATA = REPO / "data"   # copied from the research data, with SOURCE files (data/README.md)
+DATA = REPO / "data"  # copied from the research data, with SOURCE files (data/README.md)
 BUNDLED_DIR = REPO / "fixer" / "environments"
 REPLAY_DIR = REPO / "tests" / "data" / "replay"
 
 GPUS: Dict[str, m.Gpu] = {
     "t4": m.Gpu(0, "Tesla T4", "00000000:00:04.0", "0x1eb8", "7.5", 15360, source="override"),
     "l4": m.Gpu(0, "NVIDIA L4", "00000000:00:03.0", "0x27b8", "8.9", 23034, source="override"),
-    "a100": m.Gpu(0, "NVIDIA A100-SXM4-40GB", "00000000:00:04.0", "0x20b0", "8.0", 40960, source="override"),
+    "a100": m.Gpu(
+        0, "NVIDIA A100-SXM4-40GB", "00000000:00:04.0", "0x20b0", "8.0", 40960, source="override"
+    ),
 }
 COLAB_LD_LIBRARY_PATH = "/usr/local/nvidia/lib:/usr/local/nvidia/lib64"
 APT_DIR = "/usr/lib/x86_64-linux-gnu"
-TF_TESTED = {"2.8": ("11.2", "8.1.0"), "2.9": ("11.2", "8.1.0")}   # tensorflow.org/install/source#gpu
+TF_TESTED = {
+    "2.8": ("11.2", "8.1.0"),
+    "2.9": ("11.2", "8.1.0"),
+}  # tensorflow.org/install/source#gpu
 TORCH_1X_BUNDLED_CUDNN = "8.3.2"
-RELEVANT = re.compile(r"^(torch|torchvision|torchaudio|tensorflow|tf-keras|keras|jax|jaxlib|jax-cuda\d+-(plugin|pjrt)|"
-                      r"nvidia-.*|cupy-cuda.*|ctranslate2|onnxruntime(-gpu)?|faster-whisper)$")
-CUDNN9_LIBS = ("libcudnn", "libcudnn_adv", "libcudnn_cnn", "libcudnn_engines_precompiled",
-               "libcudnn_engines_runtime_compiled", "libcudnn_graph", "libcudnn_heuristic", "libcudnn_ops")
-CUDNN8_LIBS = ("libcudnn", "libcudnn_adv_infer", "libcudnn_adv_train", "libcudnn_cnn_infer", "libcudnn_cnn_train",
-               "libcudnn_ops_infer", "libcudnn_ops_train")
+RELEVANT = re.compile(
+    r"^(torch|torchvision|torchaudio|tensorflow|tf-keras|keras|jax|jaxlib|jax-cuda\d+-(plugin|pjrt)|"
+    r"nvidia-.*|cupy-cuda.*|ctranslate2|onnxruntime(-gpu)?|faster-whisper)$"
+)
+CUDNN9_LIBS = (
+    "libcudnn",
+    "libcudnn_adv",
+    "libcudnn_cnn",
+    "libcudnn_engines_precompiled",
+    "libcudnn_engines_runtime_compiled",
+    "libcudnn_graph",
+    "libcudnn_heuristic",
+    "libcudnn_ops",
+)
+CUDNN8_LIBS = (
+    "libcudnn",
+    "libcudnn_adv_infer",
+    "libcudnn_adv_train",
+    "libcudnn_cnn_infer",
+    "libcudnn_cnn_train",
+    "libcudnn_ops_infer",
+    "libcudnn_ops_train",
+)
 
 
 def _recipes() -> m.Recipes:
-    from fixer.recipes import load
+    from fixer.recipebook import load
 
     return load()
 
@@ -91,7 +114,7 @@ def canon(name: str) -> str:
 
 
 def xyz(v: str) -> str:
-    """"8.9.6.50-1+cuda12.2" -> "8.9.6"."""
+    """ "8.9.6.50-1+cuda12.2" -> "8.9.6"."""
     nums = re.findall(r"\d+", v.split("-")[0])
     return ".".join(nums[:3])
 
@@ -133,8 +156,16 @@ def parse_apt_list(text: str) -> Dict[str, str]:
 class Image:
     """A Colab image: what is installed, by name."""
 
-    def __init__(self, date: str, commit: str, python: str, dists: Dict[str, str], apt: Dict[str, str],
-                 driver: Optional[str], source: str) -> None:
+    def __init__(
+        self,
+        date: str,
+        commit: str,
+        python: str,
+        dists: Dict[str, str],
+        apt: Dict[str, str],
+        driver: Optional[str],
+        source: str,
+    ) -> None:
         self.date, self.commit, self.python, self.dists, self.apt = date, commit, python, dists, apt
         self.driver, self.source = driver, source
 
@@ -165,7 +196,17 @@ def _python(v: str) -> str:
     return v if v.count(".") >= 2 else v + ".0"
 
 
-_CSV_KEY = ("python", "torch", "tensorflow", "jax", "jaxlib", "jax_cuda_plugin", "pip_cudnn", "apt_cudnn", "driver")
+_CSV_KEY = (
+    "python",
+    "torch",
+    "tensorflow",
+    "jax",
+    "jaxlib",
+    "jax_cuda_plugin",
+    "pip_cudnn",
+    "apt_cudnn",
+    "driver",
+)
 
 
 def csv_images() -> List[Image]:
@@ -180,8 +221,14 @@ def csv_images() -> List[Image]:
             continue
         seen.add(key)
         dists: Dict[str, str] = {}
-        for col, dist in (("torch", "torch"), ("torchvision", "torchvision"), ("torchaudio", "torchaudio"),
-                          ("tensorflow", "tensorflow"), ("jax", "jax"), ("jaxlib", "jaxlib")):
+        for col, dist in (
+            ("torch", "torch"),
+            ("torchvision", "torchvision"),
+            ("torchaudio", "torchaudio"),
+            ("tensorflow", "tensorflow"),
+            ("jax", "jax"),
+            ("jaxlib", "jaxlib"),
+        ):
             if r[col]:
                 dists[dist] = r[col]
         for part in filter(None, r["jax_cuda_plugin"].split(";")):
@@ -194,8 +241,17 @@ def csv_images() -> List[Image]:
         for part in filter(None, r["apt_cudnn"].split(";")):
             k, v = part.split("=", 1)
             apt[k] = v
-        out.append(Image(r["date"], r["source_commit"], _python(r["python"]), dists, apt, drv,
-                         f"googlecolab/backend-info {r['source_commit'][:7]} (colab_images.csv row {r['date']})"))
+        out.append(
+            Image(
+                r["date"],
+                r["source_commit"],
+                _python(r["python"]),
+                dists,
+                apt,
+                drv,
+                f"googlecolab/backend-info {r['source_commit'][:7]} (colab_images.csv row {r['date']})",
+            )
+        )
     return out
 
 
@@ -209,11 +265,25 @@ def snapshot_image(name: str) -> Image:
     for r, drv in zip(rows, drivers):
         if r["source_commit"].startswith(commit):
             python, driver = _python(r["python"]), drv
-    dists = {k: v for k, v in parse_freeze((d / "pip-freeze.txt").read_text()).items() if RELEVANT.match(k)}
-    apt = {k: v for k, v in parse_apt_list((d / "apt-list.txt").read_text()).items() if k.startswith("libcudnn")
-           and "-dev" not in k and "headers" not in k}
-    return Image(date, commit, python, dists, apt, driver,
-                 f"googlecolab/backend-info {commit} (data/colab_snapshots/{name})")
+    dists = {
+        k: v
+        for k, v in parse_freeze((d / "pip-freeze.txt").read_text()).items()
+        if RELEVANT.match(k)
+    }
+    apt = {
+        k: v
+        for k, v in parse_apt_list((d / "apt-list.txt").read_text()).items()
+        if k.startswith("libcudnn") and "-dev" not in k and "headers" not in k
+    }
+    return Image(
+        date,
+        commit,
+        python,
+        dists,
+        apt,
+        driver,
+        f"googlecolab/backend-info {commit} (data/colab_snapshots/{name})",
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -224,7 +294,7 @@ def snapshot_image(name: str) -> Image:
 def _driver_cuda(recipes: m.Recipes, driver: Optional[str]) -> Optional[str]:
     if not driver:
         return None
-    from fixer._versions import version_key as vkey
+    from fixer.system.versions import version_key as vkey
 
     best = None
     for f in recipes.driver_floors:
@@ -234,19 +304,46 @@ def _driver_cuda(recipes: m.Recipes, driver: Optional[str]) -> Optional[str]:
     return best
 
 
-def _cudnn_copy(major: int, version: str, directory: str, origin: str, package: Optional[m.Package],
-                cuda_major: Optional[int], versioned: bool, missing: Sequence[str] = ()) -> m.LibraryCopy:
+def _cudnn_copy(
+    major: int,
+    version: str,
+    directory: str,
+    origin: str,
+    package: Optional[m.Package],
+    cuda_major: Optional[int],
+    versioned: bool,
+    missing: Sequence[str] = (),
+) -> m.LibraryCopy:
     libs = CUDNN9_LIBS if major >= 9 else CUDNN8_LIBS
     files = tuple(
-        m.LibFile(f"{n}.so.{version}" if versioned else f"{n}.so.{major}", f"{n}.so.{major}", version)
-        for n in libs if n not in missing)
-    return m.LibraryCopy("cudnn", major, version, directory, origin, package,
-                         "dpkg" if origin == "apt" else "dist-info" if origin == "pip" else "soname", files,
-                         tuple(f"{n}.so.{major}" for n in missing), False, cuda_major)
+        m.LibFile(
+            f"{n}.so.{version}" if versioned else f"{n}.so.{major}", f"{n}.so.{major}", version
+        )
+        for n in libs
+        if n not in missing
+    )
+    return m.LibraryCopy(
+        "cudnn",
+        major,
+        version,
+        directory,
+        origin,
+        package,
+        "dpkg" if origin == "apt" else "dist-info" if origin == "pip" else "soname",
+        files,
+        tuple(f"{n}.so.{major}" for n in missing),
+        False,
+        cuda_major,
+    )
 
 
-def _find_build(recipes: m.Recipes, framework: str, version: str, variant: Optional[str],
-                cuda_major: Optional[int] = None) -> Optional[m.Build]:
+def _find_build(
+    recipes: m.Recipes,
+    framework: str,
+    version: str,
+    variant: Optional[str],
+    cuda_major: Optional[int] = None,
+) -> Optional[m.Build]:
     pub = version.split("+")[0]
     cands = [b for b in recipes.builds_for(framework) if b.version == pub]
     if variant:
@@ -273,8 +370,15 @@ def _cudnn_pin(build: Optional[m.Build]) -> Optional[str]:
     return None
 
 
-def build_environment(image: Image, gpu: m.Gpu, recipes: m.Recipes, *, driver: Optional[str] = None,
-                      overrides: Optional[Dict[str, str]] = None, kernel_loaded: Sequence[str] = ()) -> m.Environment:
+def build_environment(
+    image: Image,
+    gpu: m.Gpu,
+    recipes: m.Recipes,
+    *,
+    driver: Optional[str] = None,
+    overrides: Optional[Dict[str, str]] = None,
+    kernel_loaded: Sequence[str] = (),
+) -> m.Environment:
     """The Environment doctor would report for `image` on a Colab VM with `gpu`.
     `overrides` replaces distribution versions (a user's `pip install X==V`); "" removes one."""
     dists = dict(image.dists)
@@ -294,7 +398,15 @@ def build_environment(image: Image, gpu: m.Gpu, recipes: m.Recipes, *, driver: O
         mm = re.match(r"nvidia-cudnn-cu(\d+)$", k)
         if mm:
             major = int(v.split(".")[0])
-            c = _cudnn_copy(major, xyz(v), f"{sp}/nvidia/cudnn/lib", "pip", m.Package(k, v), int(mm.group(1)), False)
+            c = _cudnn_copy(
+                major,
+                xyz(v),
+                f"{sp}/nvidia/cudnn/lib",
+                "pip",
+                m.Package(k, v),
+                int(mm.group(1)),
+                False,
+            )
             libraries.append(c)
             pip_cudnn[major] = c
     apt_cudnn: Dict[int, m.LibraryCopy] = {}
@@ -303,8 +415,12 @@ def build_environment(image: Image, gpu: m.Gpu, recipes: m.Recipes, *, driver: O
         if not mm:
             continue
         major = int(mm.group(1))
-        cm = mm.group(2) or (re.search(r"\+cuda(\d+)", v).group(1) if re.search(r"\+cuda(\d+)", v) else None)
-        c = _cudnn_copy(major, xyz(v), APT_DIR, "apt", m.Package(k, v), int(cm) if cm else None, True)
+        cm = mm.group(2) or (
+            re.search(r"\+cuda(\d+)", v).group(1) if re.search(r"\+cuda(\d+)", v) else None
+        )
+        c = _cudnn_copy(
+            major, xyz(v), APT_DIR, "apt", m.Package(k, v), int(cm) if cm else None, True
+        )
         libraries.append(c)
         apt_cudnn[major] = c
 
@@ -312,11 +428,16 @@ def build_environment(image: Image, gpu: m.Gpu, recipes: m.Recipes, *, driver: O
     loads: List[m.LoadResolution] = []
     ld_path = COLAB_LD_LIBRARY_PATH
 
-    def resolve_load(consumer: str, major: int, first: Sequence[Tuple[str, Optional[m.LibraryCopy]]]) -> None:
+    def resolve_load(
+        consumer: str, major: int, first: Sequence[Tuple[str, Optional[m.LibraryCopy]]]
+    ) -> None:
         steps: List[str] = []
         search: List[m.SearchDir] = []
         winner: Optional[Tuple[str, m.LibraryCopy]] = None
-        for via, copy in list(first) + [("LD_LIBRARY_PATH", None), ("ld.so.cache", apt_cudnn.get(major))]:
+        for via, copy in list(first) + [
+            ("LD_LIBRARY_PATH", None),
+            ("ld.so.cache", apt_cudnn.get(major)),
+        ]:
             where = copy.directory if copy else (ld_path if via == "LD_LIBRARY_PATH" else APT_DIR)
             if via == "LD_LIBRARY_PATH":
                 steps.append(f"LD_LIBRARY_PATH {ld_path}: no libcudnn.so.{major}")
@@ -331,12 +452,34 @@ def build_environment(image: Image, gpu: m.Gpu, recipes: m.Recipes, *, driver: O
                 break
         soname = f"libcudnn.so.{major}"
         if winner is None:
-            loads.append(m.LoadResolution(consumer, "cudnn", soname, None, None, None, "", tuple(steps),
-                                          search=tuple(search)))
+            loads.append(
+                m.LoadResolution(
+                    consumer,
+                    "cudnn",
+                    soname,
+                    None,
+                    None,
+                    None,
+                    "",
+                    tuple(steps),
+                    search=tuple(search),
+                )
+            )
         else:
             via, copy = winner
-            loads.append(m.LoadResolution(consumer, "cudnn", soname, f"{copy.directory}/{soname}", copy.directory,
-                                          copy.version, via, tuple(steps), search=tuple(search)))
+            loads.append(
+                m.LoadResolution(
+                    consumer,
+                    "cudnn",
+                    soname,
+                    f"{copy.directory}/{soname}",
+                    copy.directory,
+                    copy.version,
+                    via,
+                    tuple(steps),
+                    search=tuple(search),
+                )
+            )
 
     # torch
     if "torch" in dists:
@@ -344,17 +487,45 @@ def build_environment(image: Image, gpu: m.Gpu, recipes: m.Recipes, *, driver: O
         variant = v.split("+", 1)[1] if "+" in v else None
         b = _find_build(recipes, "torch", v, variant)
         variant = variant or (b.variant if b else None)
-        cuda = b.cuda if b else (f"{variant[2:-1]}.{variant[-1]}" if variant and variant.startswith("cu") else None)
+        cuda = (
+            b.cuda
+            if b
+            else (
+                f"{variant[2:-1]}.{variant[-1]}" if variant and variant.startswith("cu") else None
+            )
+        )
         cudnn = b.cudnn if b else (TORCH_1X_BUNDLED_CUDNN if cuda else None)
         major = int(cudnn.split(".")[0]) if cudnn else None
         bundled = cuda is not None and major is not None and major not in pip_cudnn
-        frameworks.append(m.FrameworkBuild(
-            "torch", "torch", v, sp + "/torch", variant, cuda, cudnn, _cudnn_pin(b),
-            b.compute_capabilities if b else (), b.ptx if b else None, cuda is not None, False,
-            f"{sp}/torch/lib/libtorch_cuda.so", "torch/version.py; recipes"))
+        frameworks.append(
+            m.FrameworkBuild(
+                "torch",
+                "torch",
+                v,
+                sp + "/torch",
+                variant,
+                cuda,
+                cudnn,
+                _cudnn_pin(b),
+                b.compute_capabilities if b else (),
+                b.ptx if b else None,
+                cuda is not None,
+                False,
+                f"{sp}/torch/lib/libtorch_cuda.so",
+                "torch/version.py; recipes",
+            )
+        )
         if major is not None and cudnn:
             if bundled:
-                copy = _cudnn_copy(major, xyz(cudnn), f"{sp}/torch/lib", "bundled", m.Package("torch", v), int(cuda.split('.')[0]), False)
+                copy = _cudnn_copy(
+                    major,
+                    xyz(cudnn),
+                    f"{sp}/torch/lib",
+                    "bundled",
+                    m.Package("torch", v),
+                    int(cuda.split(".")[0]),
+                    False,
+                )
                 libraries.append(copy)
                 resolve_load("torch", major, [("DT_RUNPATH", copy)])
             else:
@@ -368,13 +539,27 @@ def build_environment(image: Image, gpu: m.Gpu, recipes: m.Recipes, *, driver: O
             cuda, cudnn = b.cuda, b.cudnn
         else:
             cuda, cudnn = TF_TESTED.get(".".join(pub.split(".")[:2]), (None, None))
-        frameworks.append(m.FrameworkBuild(
-            "tensorflow", "tensorflow", v, sp + "/tensorflow", "system", cuda, cudnn, None, (), None,
-            cuda is not None, False, f"{sp}/tensorflow/python/_pywrap_tensorflow_internal.so",
-            "tensorflow/python/platform/build_info.py; recipes"))
+        frameworks.append(
+            m.FrameworkBuild(
+                "tensorflow",
+                "tensorflow",
+                v,
+                sp + "/tensorflow",
+                "system",
+                cuda,
+                cudnn,
+                None,
+                (),
+                None,
+                cuda is not None,
+                False,
+                f"{sp}/tensorflow/python/_pywrap_tensorflow_internal.so",
+                "tensorflow/python/platform/build_info.py; recipes",
+            )
+        )
         if cudnn:
             major = int(cudnn.split(".")[0])
-            from fixer._versions import version_key as vkey
+            from fixer.system.versions import version_key as vkey
 
             first = [("DT_RUNPATH", pip_cudnn.get(major))] if vkey(pub) >= (2, 14) else []
             resolve_load("tensorflow", major, first)
@@ -386,9 +571,24 @@ def build_environment(image: Image, gpu: m.Gpu, recipes: m.Recipes, *, driver: O
         b = _find_build(recipes, "jax", v, f"cuda{cm}", cm)
         cuda = b.cuda if b else f"{cm}.0"
         cudnn = b.cudnn if b else None
-        frameworks.append(m.FrameworkBuild(
-            "jax", plugin, v, f"{sp}/jax_plugins", f"cuda{cm}", cuda, cudnn, None, (), None, True, True,
-            None, "jax_plugins metadata; recipes"))
+        frameworks.append(
+            m.FrameworkBuild(
+                "jax",
+                plugin,
+                v,
+                f"{sp}/jax_plugins",
+                f"cuda{cm}",
+                cuda,
+                cudnn,
+                None,
+                (),
+                None,
+                True,
+                True,
+                None,
+                "jax_plugins metadata; recipes",
+            )
+        )
         if cudnn:
             major = int(cudnn.split(".")[0])
             resolve_load("jax", major, [("preload", pip_cudnn.get(major))])
@@ -400,21 +600,63 @@ def build_environment(image: Image, gpu: m.Gpu, recipes: m.Recipes, *, driver: O
             digits = mm.group(3)
             minor, patch = (digits[0], digits[1:] or "0") if len(digits) > 1 else (digits, "0")
             cudnn = f"{mm.group(2)}.{minor}.{patch}"
-            frameworks.append(m.FrameworkBuild(
-                "jax", "jaxlib", v, f"{sp}/jaxlib", f"cuda{mm.group(1)}", cuda, cudnn, None, (), None, True, False,
-                None, "jaxlib version label"))
+            frameworks.append(
+                m.FrameworkBuild(
+                    "jax",
+                    "jaxlib",
+                    v,
+                    f"{sp}/jaxlib",
+                    f"cuda{mm.group(1)}",
+                    cuda,
+                    cudnn,
+                    None,
+                    (),
+                    None,
+                    True,
+                    False,
+                    None,
+                    "jaxlib version label",
+                )
+            )
             resolve_load("jax", int(mm.group(2)), [])
 
     env_vars = {"LD_LIBRARY_PATH": ld_path}
     return m.Environment(
         tool_version="make_environments",
         gpus=(gpu,),
-        driver=m.Driver(driver, _driver_cuda(recipes, driver), "/usr/lib64-nvidia/libcuda.so.1", None,
-                        "override", None),
-        runtime=m.Runtime("colab", "gpu", f"{image.date} {image.commit[:7]}", None, "x86_64", None,
-                          bool(kernel_loaded), None, tuple(kernel_loaded), image.source),
-        python=m.PythonEnv("/usr/bin/python3", pyver, "/usr", "/usr", False, (sp,), distributions,
-                           "24.1.2", None, None, False),
+        driver=m.Driver(
+            driver,
+            _driver_cuda(recipes, driver),
+            "/usr/lib64-nvidia/libcuda.so.1",
+            None,
+            "override",
+            None,
+        ),
+        runtime=m.Runtime(
+            "colab",
+            "gpu",
+            f"{image.date} {image.commit[:7]}",
+            None,
+            "x86_64",
+            None,
+            bool(kernel_loaded),
+            None,
+            tuple(kernel_loaded),
+            image.source,
+        ),
+        python=m.PythonEnv(
+            "/usr/bin/python3",
+            pyver,
+            "/usr",
+            "/usr",
+            False,
+            (sp,),
+            distributions,
+            "24.1.2",
+            None,
+            None,
+            False,
+        ),
         frameworks=tuple(frameworks),
         libraries=tuple(libraries),
         loads=tuple(loads),
@@ -434,8 +676,12 @@ def build_environment(image: Image, gpu: m.Gpu, recipes: m.Recipes, *, driver: O
 
 
 def doctor_json(env: m.Environment, description: str, compact: bool = False) -> str:
-    body = {"schema": m.ENVIRONMENT_SCHEMA, "environment": m.to_dict(env), "findings": [],
-            "description": description}
+    body = {
+        "schema": m.ENVIRONMENT_SCHEMA,
+        "environment": m.to_dict(env),
+        "findings": [],
+        "description": description,
+    }
     if compact:
         return json.dumps(body, separators=(",", ":")) + "\n"
     return json.dumps(body, indent=1, sort_keys=False) + "\n"
@@ -444,31 +690,43 @@ def doctor_json(env: m.Environment, description: str, compact: bool = False) -> 
 def bundled(recipes: m.Recipes) -> Dict[str, Tuple[m.Environment, str]]:
     out: Dict[str, Tuple[m.Environment, str]] = {}
     img = snapshot_image("2026-08-19_a724079")
-    out["colab-2026-08"] = (build_environment(img, GPUS["t4"], recipes, driver="580.82.07"),
-                            "Colab GPU image of 2026-08-19 (a724079) on a T4, as shipped: healthy. Driver 580.82.07 "
-                            "(commit 66982a1's message; later drivers unknown).")
+    out["colab-2026-08"] = (
+        build_environment(img, GPUS["t4"], recipes, driver="580.82.07"),
+        "Colab GPU image of 2026-08-19 (a724079) on a T4, as shipped: healthy. Driver 580.82.07 "
+        "(commit 66982a1's message; later drivers unknown).",
+    )
     gpu_env = out["colab-2026-08"][0]
     out["colab-2026-08-cpu"] = (
-        dataclasses.replace(gpu_env, gpus=(), driver=m.Driver(source="none: no NVIDIA device on a CPU runtime"),
-                            runtime=dataclasses.replace(gpu_env.runtime, accelerator="cpu")),
+        dataclasses.replace(
+            gpu_env,
+            gpus=(),
+            driver=m.Driver(source="none: no NVIDIA device on a CPU runtime"),
+            runtime=dataclasses.replace(gpu_env.runtime, accelerator="cpu"),
+        ),
         "The same Colab image of 2026-08-19 (a724079) on a CPU runtime: the CUDA builds of torch and JAX are "
         "installed (Colab runs one image for every accelerator), no GPU is attached. Nothing can be repaired: "
-        "doctor, plan and apply exit 3 with Colab's 'Runtime -> Change runtime type' hint.")
+        "doctor, plan and apply exit 3 with Colab's 'Runtime -> Change runtime type' hint.",
+    )
     img = snapshot_image("2025-01-27_ba35a68")
     out["colab-2025-01-tf215"] = (
         build_environment(img, GPUS["t4"], recipes, overrides={"tensorflow": "2.15.1"}),
         "Colab GPU image of 2025-01-27 (ba35a68) on a T4 after `pip install tensorflow==2.15.1`: TensorFlow 2.15 "
         "needs cuDNN 8 and the image has only cuDNN 9 (pip nvidia-cudnn-cu12 9.3.0.75, apt libcudnn9-cuda-12 "
-        "9.2.1.18). Driver: carried forward from the last one colab_images.csv records (530.30.02).")
+        "9.2.1.18). Driver: carried forward from the last one colab_images.csv records (530.30.02).",
+    )
     # Our GPU machine: the environments are REAL `doctor --json` output recorded there by
     # scripts/device/doctor.sh (tests/data/gpu_machine/doctor_cases_h200.jsonl), not synthesised.
-    out["h200-healthy"] = (recorded_h200("healthy"), "Our GPU machine (H200, driver 580.159.04, torch 2.11.0+cu130, "
-                           "JAX 0.11.2 cuda13), recorded by `doctor --json` there: healthy.")
+    out["h200-healthy"] = (
+        recorded_h200("healthy"),
+        "Our GPU machine (H200, driver 580.159.04, torch 2.11.0+cu130, "
+        "JAX 0.11.2 cuda13), recorded by `doctor --json` there: healthy.",
+    )
     out["h200-pip-cudnn-hidden"] = (
         recorded_h200("pip cuDNN hidden"),
         "Our GPU machine with site-packages/nvidia/cudnn/lib hidden, recorded by `doctor --json` there: torch "
         "(built with cuDNN 9.19) loads the apt libcudnn9-cuda-13 9.14 and fails its version check; reinstalling "
-        "nvidia-cudnn-cu13 9.19.0.56 fixes it.")
+        "nvidia-cudnn-cu13 9.19.0.56 fixes it.",
+    )
     return out
 
 
@@ -508,7 +766,7 @@ def upgrade_schema1(env: Dict[str, object]) -> Dict[str, object]:
 
     out = dict(env, schema=m.ENVIRONMENT_SCHEMA)
     libs = []
-    for c in env.get("libraries") or []:       # type: ignore[union-attr]
+    for c in env.get("libraries") or []:  # type: ignore[union-attr]
         c = dict(c)
         pkg = c.get("package")
         if isinstance(pkg, str):
@@ -517,7 +775,7 @@ def upgrade_schema1(env: Dict[str, object]) -> Dict[str, object]:
         libs.append(c)
     out["libraries"] = libs
     loads = []
-    for ld in env.get("loads") or []:          # type: ignore[union-attr]
+    for ld in env.get("loads") or []:  # type: ignore[union-attr]
         ld = dict(ld)
         search: List[Dict[str, str]] = []
         preloaded: List[str] = []
@@ -528,16 +786,35 @@ def upgrade_schema1(env: Dict[str, object]) -> Dict[str, object]:
             mm = re.match(r"^(DT_RPATH|DT_RUNPATH) of (\S+)$", head)
             if mm:
                 origin = op.dirname(mm.group(2))
-                search += [{"via": mm.group(1), "directory": op.normpath(e.replace("$ORIGIN", origin)
-                                                                       .replace("${ORIGIN}", origin))}
-                           for e in tail.split(":") if e]
+                search += [
+                    {
+                        "via": mm.group(1),
+                        "directory": op.normpath(
+                            e.replace("$ORIGIN", origin).replace("${ORIGIN}", origin)
+                        ),
+                    }
+                    for e in tail.split(":")
+                    if e
+                ]
             elif head.endswith(" preloads by path"):
-                search += [{"via": "preload", "directory": op.dirname(p.strip())} for p in tail.split(",") if p.strip()]
+                search += [
+                    {"via": "preload", "directory": op.dirname(p.strip())}
+                    for p in tail.split(",")
+                    if p.strip()
+                ]
             elif head == "LD_PRELOAD":
                 preloaded = tail.split()
-                search += [{"via": "LD_PRELOAD", "directory": op.dirname(p)} for p in preloaded if p.startswith("/")]
+                search += [
+                    {"via": "LD_PRELOAD", "directory": op.dirname(p)}
+                    for p in preloaded
+                    if p.startswith("/")
+                ]
             elif head == "LD_LIBRARY_PATH":
-                search += [{"via": "LD_LIBRARY_PATH", "directory": op.normpath(d)} for d in tail.split(":") if d]
+                search += [
+                    {"via": "LD_LIBRARY_PATH", "directory": op.normpath(d)}
+                    for d in tail.split(":")
+                    if d
+                ]
             elif head == "ld.so.cache" and tail.startswith("/"):
                 search.append({"via": "ld.so.cache", "directory": op.dirname(tail)})
         ld.setdefault("search", search)
@@ -552,20 +829,37 @@ def replay_images() -> List[Image]:
 
 
 def images_json(images: Sequence[Image]) -> str:
-    rows = [{"name": i.name, "date": i.date, "commit": i.commit, "python": i.python, "dists": i.dists,
-             "apt": i.apt, "driver": i.driver, "source": i.source} for i in images]
+    rows = [
+        {
+            "name": i.name,
+            "date": i.date,
+            "commit": i.commit,
+            "python": i.python,
+            "dists": i.dists,
+            "apt": i.apt,
+            "driver": i.driver,
+            "source": i.source,
+        }
+        for i in images
+    ]
     return json.dumps(rows, indent=0, sort_keys=True) + "\n"
 
 
 def load_images(path: Path = REPLAY_DIR / "images.json") -> List[Image]:
     """The replay set as written by this script (tests build each GPU's Environment from it)."""
-    return [Image(r["date"], r["commit"], r["python"], r["dists"], r["apt"], r["driver"], r["source"])
-            for r in json.loads(path.read_text())]
+    return [
+        Image(r["date"], r["commit"], r["python"], r["dists"], r["apt"], r["driver"], r["source"])
+        for r in json.loads(path.read_text())
+    ]
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--check", action="store_true", help="compare with the files on disk; exit 1 on a difference")
+    ap.add_argument(
+        "--check",
+        action="store_true",
+        help="compare with the files on disk; exit 1 on a difference",
+    )
     ap.add_argument("--no-replay", action="store_true", help="only the bundled examples")
     args = ap.parse_args(argv)
     recipes = _recipes()

@@ -25,6 +25,7 @@ Sources, best first:
 
 SHA256 is only given by source 1; rows from 2 and 3 carry none.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,26 +40,40 @@ from typing import Dict, Iterable, List, Optional, Tuple
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "data" / "apt_cudnn.toml"
-NVIDIA_REPOS = [f"https://developer.download.nvidia.com/compute/cuda/repos/{d}/x86_64/Packages.gz"
-                for d in ("ubuntu2404", "ubuntu2204", "ubuntu2004", "debian12")]
+NVIDIA_REPOS = [
+    f"https://developer.download.nvidia.com/compute/cuda/repos/{d}/x86_64/Packages.gz"
+    for d in ("ubuntu2404", "ubuntu2204", "ubuntu2004", "debian12")
+]
 PYPI_DISTS = ("nvidia-cudnn-cu11", "nvidia-cudnn-cu12", "nvidia-cudnn-cu13")
 APT_PACKAGE = re.compile(r"^(libcudnn8|libcudnn9-cuda-1[1-9])$")
 
 #: Versions pinned by NVIDIA's container Dockerfiles (gitlab.com/nvidia/container-images/cuda),
 #: as found copied in public repositories (the search index does not hold gitlab itself).
 PINNED: List[Tuple[str, str, str]] = [
-    ("libcudnn9-cuda-12", "9.7.0.66-1",
-     "NVIDIA container Dockerfile dist/12.8.0/ubuntu2404/devel/cudnn (NV_CUDNN_VERSION=9.7.0.66-1), as copied in "
-     "github ziudeso/naba-comfyui-nvidia-docker components/base-ubuntu24_cuda12.8.Dockerfile"),
-    ("libcudnn9-cuda-12", "9.1.1.17-1",
-     "apt pin libcudnn9-cuda-12=9.1.1.17-1 in a public requirements file (search index), after NVIDIA's "
-     "cuDNN network-install docs"),
-    ("libcudnn8", "8.0.2.39-1+cuda11.0",
-     "NVIDIA container Dockerfile 11.0-runtime-ubuntu18.04 cudnn8 (CUDNN_VERSION 8.0.2.39, libcudnn8=$CUDNN_VERSION-1+cuda11.0), "
-     "as copied in public repositories (search index)"),
-    ("libcudnn8", "8.0.2.39-1+cuda10.2",
-     "NVIDIA container Dockerfile dist/10.2/ubuntu18.04-x86_64/devel/cudnn8 (libcudnn8=8.0.2.39-1+cuda10.2), as copied "
-     "in public repositories (search index)"),
+    (
+        "libcudnn9-cuda-12",
+        "9.7.0.66-1",
+        "NVIDIA container Dockerfile dist/12.8.0/ubuntu2404/devel/cudnn (NV_CUDNN_VERSION=9.7.0.66-1), as copied in "
+        "github ziudeso/naba-comfyui-nvidia-docker components/base-ubuntu24_cuda12.8.Dockerfile",
+    ),
+    (
+        "libcudnn9-cuda-12",
+        "9.1.1.17-1",
+        "apt pin libcudnn9-cuda-12=9.1.1.17-1 in a public requirements file (search index), after NVIDIA's "
+        "cuDNN network-install docs",
+    ),
+    (
+        "libcudnn8",
+        "8.0.2.39-1+cuda11.0",
+        "NVIDIA container Dockerfile 11.0-runtime-ubuntu18.04 cudnn8 (CUDNN_VERSION 8.0.2.39, libcudnn8=$CUDNN_VERSION-1+cuda11.0), "
+        "as copied in public repositories (search index)",
+    ),
+    (
+        "libcudnn8",
+        "8.0.2.39-1+cuda10.2",
+        "NVIDIA container Dockerfile dist/10.2/ubuntu18.04-x86_64/devel/cudnn8 (libcudnn8=8.0.2.39-1+cuda10.2), as copied "
+        "in public repositories (search index)",
+    ),
 ]
 
 
@@ -67,6 +82,7 @@ def vkey(v: str) -> Tuple[int, ...]:
 
 
 # -- source 1 ---------------------------------------------------------------------------------
+
 
 def parse_packages_index(text: str) -> Iterable[Dict[str, str]]:
     """Debian Packages stanzas (RFC822-like, blank-line separated) as dicts."""
@@ -91,21 +107,35 @@ def from_nvidia(timeout: float) -> Optional[List[Dict[str, str]]]:
             continue
         for f in parse_packages_index(text):
             if APT_PACKAGE.match(f["Package"]):
-                rows.append({"package": f["Package"], "version": f["Version"], "sha256": f.get("SHA256", ""),
-                             "source": f"{url} (Filename {f.get('Filename', '?')})"})
+                rows.append(
+                    {
+                        "package": f["Package"],
+                        "version": f["Version"],
+                        "sha256": f.get("SHA256", ""),
+                        "source": f"{url} (Filename {f.get('Filename', '?')})",
+                    }
+                )
     return rows or None
 
 
 # -- source 2 ---------------------------------------------------------------------------------
 
+
 def pypi_versions(dist: str, timeout: float) -> List[str]:
     with urllib.request.urlopen(f"https://pypi.org/pypi/{dist}/json", timeout=timeout) as r:
         data = json.load(r)
-    return sorted((v for v, files in data["releases"].items() if files and re.match(r"^\d+\.\d+\.\d+\.\d+$", v)),
-                  key=vkey)
+    return sorted(
+        (
+            v
+            for v, files in data["releases"].items()
+            if files and re.match(r"^\d+\.\d+\.\d+\.\d+$", v)
+        ),
+        key=vkey,
+    )
 
 
 # -- source 3 ---------------------------------------------------------------------------------
+
 
 def pinned_rows() -> List[Dict[str, str]]:
     rows = [{"package": p, "version": v, "source": s} for p, v, s in PINNED]
@@ -116,10 +146,18 @@ def pinned_rows() -> List[Dict[str, str]]:
             if not m:
                 continue
             where = f"Colab snapshot {snap} apt-list.txt (data/colab_snapshots, googlecolab/backend-info)"
-            rows.append({"package": m.group(1), "version": m.group(2), "source": where + ", installed"})
+            rows.append(
+                {"package": m.group(1), "version": m.group(2), "source": where + ", installed"}
+            )
             up = re.search(r"upgradable to: (\S+)", m.group(3))
             if up:
-                rows.append({"package": m.group(1), "version": up.group(1), "source": where + ", 'upgradable to'"})
+                rows.append(
+                    {
+                        "package": m.group(1),
+                        "version": up.group(1),
+                        "source": where + ", 'upgradable to'",
+                    }
+                )
     facts = REPO / "data" / "gpu_machine" / "facts_h200.txt"
     if not facts.exists():
         facts = REPO / "tests" / "data" / "gpu_machine" / "facts_h200.txt"
@@ -127,8 +165,13 @@ def pinned_rows() -> List[Dict[str, str]]:
         for line in facts.read_text(encoding="utf-8", errors="replace").splitlines():
             m = re.match(r"(libcudnn8|libcudnn9-cuda-\d+) (\S+) \w+ ok installed", line)
             if m:
-                rows.append({"package": m.group(1), "version": m.group(2),
-                             "source": "GPU machine dpkg (data/gpu_machine facts_h200.txt)"})
+                rows.append(
+                    {
+                        "package": m.group(1),
+                        "version": m.group(2),
+                        "source": "GPU machine dpkg (data/gpu_machine facts_h200.txt)",
+                    }
+                )
     return rows
 
 
@@ -146,7 +189,9 @@ def twin_of(package: str, version: str) -> Optional[Tuple[str, str]]:
 
 def derived_rows(pinned: List[Dict[str, str]], timeout: float) -> List[Dict[str, str]]:
     """Apt twins of every PyPI cuDNN wheel version (rule in the module docstring)."""
-    suffix: Dict[Tuple[str, int], str] = {}     # (cuDNN major.minor, CUDA major) -> "+cudaX.Y" seen pinned
+    suffix: Dict[
+        Tuple[str, int], str
+    ] = {}  # (cuDNN major.minor, CUDA major) -> "+cudaX.Y" seen pinned
     for r in pinned:
         m = re.match(r"^(8\.\d+)\.\d+\.\d+-1(\+cuda(\d+)\.\d+)$", r["version"])
         if r["package"] == "libcudnn8" and m:
@@ -163,13 +208,24 @@ def derived_rows(pinned: List[Dict[str, str]], timeout: float) -> List[Dict[str,
             major = vkey(v)[0]
             src = f"derived from PyPI {dist} {v}"
             if major == 9:
-                rows.append({"package": f"libcudnn9-cuda-{cm}", "version": f"{v}-1",
-                             "source": src + " (cuDNN 9 apt version = pip version + '-1')"})
+                rows.append(
+                    {
+                        "package": f"libcudnn9-cuda-{cm}",
+                        "version": f"{v}-1",
+                        "source": src + " (cuDNN 9 apt version = pip version + '-1')",
+                    }
+                )
             elif major == 8:
                 sfx = suffix.get((".".join(v.split(".")[:2]), cm))
                 if sfx:
-                    rows.append({"package": "libcudnn8", "version": f"{v}-1{sfx}",
-                                 "source": src + f" (suffix {sfx} as pinned for cuDNN {'.'.join(v.split('.')[:2])} on CUDA {cm})"})
+                    rows.append(
+                        {
+                            "package": "libcudnn8",
+                            "version": f"{v}-1{sfx}",
+                            "source": src
+                            + f" (suffix {sfx} as pinned for cuDNN {'.'.join(v.split('.')[:2])} on CUDA {cm})",
+                        }
+                    )
     return rows
 
 
@@ -192,8 +248,11 @@ def merge(rows: Iterable[Dict[str, str]]) -> List[Dict[str, str]]:
 
 
 def to_toml(rows: List[Dict[str, str]], how: str) -> str:
-    lines = ["# cuDNN apt packages with their pip twins: written by scripts/refresh_apt.py (do not edit by hand).",
-             f"# {how}", ""]
+    lines = [
+        "# cuDNN apt packages with their pip twins: written by scripts/refresh_apt.py (do not edit by hand).",
+        f"# {how}",
+        "",
+    ]
     for r in rows:
         lines.append("[[package]]")
         for k in ("package", "version", "pip", "pip_version", "sha256", "source"):
@@ -211,12 +270,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     pinned = pinned_rows()
     nvidia = from_nvidia(args.timeout)
     if nvidia is not None:
-        rows, how = merge(nvidia + pinned), "source: NVIDIA's CUDA apt repository Packages indexes (with SHA256)"
+        rows, how = (
+            merge(nvidia + pinned),
+            "source: NVIDIA's CUDA apt repository Packages indexes (with SHA256)",
+        )
     else:
         derived = derived_rows(pinned, args.timeout)
         rows = merge(derived + pinned)
-        how = ("source: NVIDIA's repository was not reachable; apt twins derived from PyPI's nvidia-cudnn-cu* "
-               "versions plus pinned public sources (no SHA256)")
+        how = (
+            "source: NVIDIA's repository was not reachable; apt twins derived from PyPI's nvidia-cudnn-cu* "
+            "versions plus pinned public sources (no SHA256)"
+        )
     text = to_toml(rows, how)
     if args.dry_run:
         sys.stdout.write(text)

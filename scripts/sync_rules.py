@@ -5,6 +5,7 @@ been run after an edit of the block.
     python scripts/sync_rules.py          # rewrite the copies
     python scripts/sync_rules.py --check  # exit 1 when a copy differs
 """
+
 from __future__ import annotations
 
 import argparse

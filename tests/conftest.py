@@ -8,6 +8,7 @@
   or lists beside the checkout (under its parent folder, outside the repo and the temp folders), and
   the test during which that happened fails, naming the path.
 """
+
 from __future__ import annotations
 
 import os
@@ -21,7 +22,7 @@ import pytest
 from tests.helpers import examples, guard
 from tests.helpers.paths import DATA, REPO
 
-examples.register()    # the "quick" and "full" Hypothesis profiles (tests/helpers/examples.py)
+examples.register()  # the "quick" and "full" Hypothesis profiles (tests/helpers/examples.py)
 
 #: Paths read beside the checkout since the last check: (event, path).
 _OUTSIDE: List[Tuple[str, str]] = []
@@ -54,7 +55,7 @@ def _audit(event: str, args: Tuple[Any, ...]) -> None:
         _OUTSIDE.append((event, path))
 
 
-if str(REPO.parent) != os.sep:      # a checkout at / has nothing beside it
+if str(REPO.parent) != os.sep:  # a checkout at / has nothing beside it
     sys.addaudithook(_audit)
 
 
@@ -66,8 +67,10 @@ def _stands_alone():
     if _OUTSIDE:
         seen = sorted(set(_OUTSIDE))
         del _OUTSIDE[:]
-        pytest.fail("read outside the repository (the project must stand alone): "
-                    + ", ".join(f"{event} {path}" for event, path in seen[:5]))
+        pytest.fail(
+            "read outside the repository (the project must stand alone): "
+            + ", ".join(f"{event} {path}" for event, path in seen[:5])
+        )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -81,20 +84,26 @@ def pytest_configure(config: pytest.Config) -> None:
     if not os.environ.get("COLAB_CUDNN_FIX_TEST_CACHE"):
         os.environ["COLAB_CUDNN_FIX_TEST_CACHE"] = "1"
         os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="fixer-test-cache-")
-    # The per-interpreter apply locks go to a throw-away folder too (fixer._paths.lock_dir).
+    # The per-interpreter apply locks go to a throw-away folder too (fixer.system.paths.lock_dir).
     if not os.environ.get("COLAB_CUDNN_FIX_LOCK_DIR"):
         os.environ["COLAB_CUDNN_FIX_LOCK_DIR"] = tempfile.mkdtemp(prefix="fixer-test-locks-")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--run-gpu", action="store_true", default=False,
-                     help="run tests that need an NVIDIA GPU (the GPU machine only)")
+    parser.addoption(
+        "--run-gpu",
+        action="store_true",
+        default=False,
+        help="run tests that need an NVIDIA GPU (the GPU machine only)",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
     if config.getoption("--run-gpu"):
         return
-    skip = pytest.mark.skip(reason="needs an NVIDIA GPU and driver; CI has none (run with --run-gpu on the GPU machine)")
+    skip = pytest.mark.skip(
+        reason="needs an NVIDIA GPU and driver; CI has none (run with --run-gpu on the GPU machine)"
+    )
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
@@ -114,7 +123,7 @@ def shared_data() -> Path:
 @pytest.fixture
 def fresh_recipe_cache() -> Iterator[None]:
     """An empty recipe cache before and after the test."""
-    from fixer import recipes
+    from fixer import recipebook as recipes
 
     recipes.clear_cache()
     yield
@@ -124,7 +133,7 @@ def fresh_recipe_cache() -> Iterator[None]:
 @pytest.fixture(scope="session")
 def real_recipes() -> Any:
     """The shipped recipes."""
-    from fixer.recipes import load
+    from fixer.recipebook import load
 
     return load()
 

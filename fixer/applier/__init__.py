@@ -8,14 +8,24 @@ snapshot (what the target has installed), wheelbuild (repack installed distribut
 sources (index options, restore commands), envfix (loader fixes), colab (kernel detection,
 restart), reporter (progress hooks), results (return values).
 """
+
 from __future__ import annotations
 
-from .reporter import LoggingReporter, Reporter
-from .results import APPLY_SCHEMA, ApplyResult, DistChange, RollbackResult, StepOutcome
-from .runner import CommandResult, run_command
-from .transaction import apply_plan, rollback
+from fixer.applier.reporter import LoggingReporter, Reporter
+from fixer.applier.results import APPLY_SCHEMA, ApplyResult, DistChange, RollbackResult, StepOutcome
+from fixer.applier.runner import CommandResult, run_command
+from fixer.applier.transaction import apply_plan, rollback
 
 __all__ = [
-    "APPLY_SCHEMA", "ApplyResult", "CommandResult", "DistChange", "LoggingReporter", "Reporter",
-    "RollbackResult", "StepOutcome", "apply_plan", "rollback", "run_command",
+    "APPLY_SCHEMA",
+    "ApplyResult",
+    "CommandResult",
+    "DistChange",
+    "LoggingReporter",
+    "Reporter",
+    "RollbackResult",
+    "StepOutcome",
+    "apply_plan",
+    "rollback",
+    "run_command",
 ]

@@ -9,6 +9,7 @@ Restarting the way Colab expects: its "Restart session" ends the kernel process 
 Jupyter kernel manager starts a fresh one (the notebook shows "Your session crashed ...
 restarting", which is expected). `restart_kernel` does the same with os.kill(SIGKILL).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -30,7 +31,7 @@ _LOADED = re.compile(
 class KernelInfo:
     pid: int
     cmdline: str
-    loaded: Tuple[str, ...] = ()       # GPU library files the kernel has mapped
+    loaded: Tuple[str, ...] = ()  # GPU library files the kernel has mapped
 
     @property
     def restart_needed(self) -> bool:
@@ -44,7 +45,7 @@ def parent_pid(pid: int, proc: str = "/proc") -> Optional[int]:
             stat = f.read()
     except OSError:
         return None
-    rest = stat[stat.rfind(")") + 2:].split()
+    rest = stat[stat.rfind(")") + 2 :].split()
     try:
         return int(rest[1])
     except (IndexError, ValueError):
@@ -75,7 +76,9 @@ def mapped_gpu_libraries(pid: int, proc: str = "/proc") -> Tuple[str, ...]:
     return tuple(seen)
 
 
-def find_kernel(pid: Optional[int] = None, proc: str = "/proc", max_depth: int = 32) -> Optional[KernelInfo]:
+def find_kernel(
+    pid: Optional[int] = None, proc: str = "/proc", max_depth: int = 32
+) -> Optional[KernelInfo]:
     """The nearest ancestor of `pid` (default: this process) that is a Jupyter/IPython kernel."""
     current = parent_pid(pid if pid is not None else os.getpid(), proc)
     depth = 0
@@ -91,6 +94,8 @@ def find_kernel(pid: Optional[int] = None, proc: str = "/proc", max_depth: int =
 def restart_kernel(kernel: KernelInfo) -> str:
     """End the kernel process so the notebook server starts a fresh one. Returns what was done."""
     os.kill(kernel.pid, signal.SIGKILL)
-    return (f"restarted the notebook runtime: sent SIGKILL to kernel pid {kernel.pid} "
-            f"({kernel.cmdline[:80]}); the notebook reconnects to a fresh kernel "
-            "(Colab shows 'Your session crashed', which is expected)")
+    return (
+        f"restarted the notebook runtime: sent SIGKILL to kernel pid {kernel.pid} "
+        f"({kernel.cmdline[:80]}); the notebook reconnects to a fresh kernel "
+        "(Colab shows 'Your session crashed', which is expected)"
+    )

@@ -1,5 +1,6 @@
 """Writing the loader fixes: atomically, marked, idempotent, under the --root sandbox; and
-ldconfig after an ld.so.conf.d change. What the files say is decided in fixer.envfix."""
+ldconfig after an ld.so.conf.d change. What the files say is decided in fixer.planner.envfix."""
+
 from __future__ import annotations
 
 import os
@@ -7,8 +8,8 @@ import re
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-from .._paths import under_root
-from ..envfix import (  # noqa: F401 - re-exported for the apply package and its tests
+from fixer.system.paths import under_root
+from fixer.planner.envfix import (  # noqa: F401 - re-exported for the apply package and its tests
     ENV_FILE,
     IPYTHON_STARTUP,
     LD_SO_CONF,
@@ -19,7 +20,7 @@ from ..envfix import (  # noqa: F401 - re-exported for the apply package and its
     ipython_startup_content,
     ld_so_conf_content,
 )
-from .journal import atomic_write
+from fixer.applier.journal import atomic_write
 
 #: The loader cache that ldconfig (run without -C) rewrites: apply backs it up with the step's files.
 LD_SO_CACHE = "/etc/ld.so.cache"

@@ -2,7 +2,7 @@
 
 Two locks, always taken in this order:
 - `TargetLock(python)`: one per target interpreter, keyed by its real path, in one directory
-  that every user and every `--root` agrees on (fixer._paths.lock_dir). Two applies on the same
+  that every user and every `--root` agrees on (fixer.system.paths.lock_dir). Two applies on the same
   interpreter are serialized whatever their state directories. The installer a step runs
   inherits this lock's descriptor, so the lock stays held until the installer is gone too,
   even when the apply itself was killed.
@@ -12,6 +12,7 @@ The kernel drops a lock when the last process holding it dies, even by SIGKILL, 
 never leaves a stale lock. The holder writes who it is (pid, command, start time) into the
 file, and a second apply names it in the LockHeld error.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -25,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, Optional
 
-from ..errors import LockHeld, UsageError
+from fixer.errors import LockHeld, UsageError
 
 LOCK_NAME = "apply.lock"
 
@@ -48,8 +49,10 @@ class ApplyLock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             return os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
         except PermissionError as exc:
-            raise UsageError(f"cannot create the lock file {self.path}: {exc.strerror}",
-                             hint="run as a user who can write the state directory (or use --root DIR)")
+            raise UsageError(
+                f"cannot create the lock file {self.path}: {exc.strerror}",
+                hint="run as a user who can write the state directory (or use --root DIR)",
+            )
 
     def acquire(self, wait: float = 0.0) -> "ApplyLock":
         """Take the lock; LockHeld when another process holds it for more than `wait` seconds."""
@@ -68,16 +71,21 @@ class ApplyLock:
                     continue
                 holder = _read_holder(fd)
                 os.close(fd)
-                raise LockHeld(_describe(holder, self.path),
-                               hint="wait for it to finish; a crashed apply releases the lock by itself")
-        info = {"pid": os.getpid(), "command": self.command,
-                "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+                raise LockHeld(
+                    _describe(holder, self.path),
+                    hint="wait for it to finish; a crashed apply releases the lock by itself",
+                )
+        info = {
+            "pid": os.getpid(),
+            "command": self.command,
+            "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        }
         try:
             os.ftruncate(fd, 0)
             os.pwrite(fd, json.dumps(info).encode() + b"\n", 0)
             os.fsync(fd)
         except OSError:
-            pass        # read-only lock file of another user, or a full disk: the lock itself holds
+            pass  # read-only lock file of another user, or a full disk: the lock itself holds
         self._fd = fd
         return self
 
@@ -121,8 +129,10 @@ def target_key(python: str) -> str:
 class TargetLock(ApplyLock):
     """The lock of one target environment: `<lock_dir>/<sha256 of target_key(python)>.lock`."""
 
-    def __init__(self, python: str, command: Optional[str] = None, base: Optional[Path] = None) -> None:
-        from .._paths import lock_dir
+    def __init__(
+        self, python: str, command: Optional[str] = None, base: Optional[Path] = None
+    ) -> None:
+        from fixer.system.paths import lock_dir
 
         key = target_key(python)
         directory = Path(base) if base is not None else lock_dir()
@@ -135,7 +145,7 @@ class TargetLock(ApplyLock):
         try:
             directory.mkdir(parents=True, exist_ok=True)
             if directory.stat().st_uid == os.geteuid():
-                os.chmod(directory, 0o1777)     # shared by every user, like /tmp itself
+                os.chmod(directory, 0o1777)  # shared by every user, like /tmp itself
         except OSError:
             pass
         try:
@@ -147,13 +157,17 @@ class TargetLock(ApplyLock):
                 pass
             return fd
         except PermissionError:
-            try:    # another user's lock file: a read-only descriptor locks just as well
+            try:  # another user's lock file: a read-only descriptor locks just as well
                 return os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
             except OSError as exc:
-                raise UsageError(f"cannot open the lock file {self.path} of {self.python}: {exc.strerror}")
+                raise UsageError(
+                    f"cannot open the lock file {self.path} of {self.python}: {exc.strerror}"
+                )
         except OSError as exc:
-            raise UsageError(f"cannot create the lock file {self.path} of {self.python}: {exc.strerror}",
-                             hint="set COLAB_CUDNN_FIX_LOCK_DIR to a writable directory shared by every user")
+            raise UsageError(
+                f"cannot create the lock file {self.path} of {self.python}: {exc.strerror}",
+                hint="set COLAB_CUDNN_FIX_LOCK_DIR to a writable directory shared by every user",
+            )
 
 
 def _read_holder(fd: int) -> Dict[str, Any]:
@@ -168,11 +182,15 @@ def _describe(holder: Dict[str, Any], path: Path) -> str:
     if not holder:
         return f"another apply holds the lock {path}"
     pid = holder.get("pid")
-    from .._proc import alive
+    from fixer.system.proc import alive
 
     if isinstance(pid, int) and not alive(pid):
-        return (f"the apply pid {pid} ({holder.get('command', '?')}, started {holder.get('started', '?')}) is gone, "
-                f"but an installer it started still runs and holds the lock {path}; "
-                "`colab-cudnn-fix rollback` stops it and restores the state before that apply")
-    return (f"another apply is running: pid {holder.get('pid', '?')} "
-            f"({holder.get('command', '?')}), started {holder.get('started', '?')}; lock file {path}")
+        return (
+            f"the apply pid {pid} ({holder.get('command', '?')}, started {holder.get('started', '?')}) is gone, "
+            f"but an installer it started still runs and holds the lock {path}; "
+            "`colab-cudnn-fix rollback` stops it and restores the state before that apply"
+        )
+    return (
+        f"another apply is running: pid {holder.get('pid', '?')} "
+        f"({holder.get('command', '?')}), started {holder.get('started', '?')}; lock file {path}"
+    )

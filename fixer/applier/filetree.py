@@ -21,6 +21,7 @@ Modification times are restored too: a `.pyc` records its source's mtime, and Py
 rewrite one whose source looks newer. The functions only read and write files; they never run
 an installer. fixer.applier.transaction calls them; other tests (generated damage) can too.
 """
+
 from __future__ import annotations
 
 import csv
@@ -33,7 +34,7 @@ import zipfile
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from .journal import unlink_quietly
+from fixer.applier.journal import unlink_quietly
 
 MANIFEST_VERSION = 1
 
@@ -73,7 +74,7 @@ def record_paths(dist_info: str) -> List[str]:
     if record.is_file():
         with open(record, newline="", encoding="utf-8", errors="replace") as f:
             rows = [row[0] for row in csv.reader(f) if row]
-    else:   # no RECORD (damaged install): at least the dist-info itself
+    else:  # no RECORD (damaged install): at least the dist-info itself
         rows = [f"{di.name}/{p.name}" for p in di.iterdir()] if di.is_dir() else []
     for rel in rows:
         p = os.path.normpath(rel if os.path.isabs(rel) else os.path.join(site, rel))
@@ -94,8 +95,13 @@ def _file_entry(path: str, with_hash: bool = True) -> Dict[str, Any]:
     st = os.lstat(path)
     if stat.S_ISLNK(st.st_mode):
         return {"path": path, "kind": "symlink", "target": os.readlink(path)}
-    entry: Dict[str, Any] = {"path": path, "kind": "file", "size": st.st_size, "mode": stat.S_IMODE(st.st_mode),
-                             "mtime_ns": st.st_mtime_ns}
+    entry: Dict[str, Any] = {
+        "path": path,
+        "kind": "file",
+        "size": st.st_size,
+        "mode": stat.S_IMODE(st.st_mode),
+        "mtime_ns": st.st_mtime_ns,
+    }
     if with_hash:
         entry["sha256"] = sha256_of(path)
     return entry
@@ -124,20 +130,28 @@ def dir_entry(path: str) -> Dict[str, Any]:
     return {"path": path, "mode": stat.S_IMODE(st.st_mode), "entries": sorted(os.listdir(path))}
 
 
-def record(dist_info: str, *, name: str = "", version: str = "", hashes: bool = True) -> Dict[str, Any]:
+def record(
+    dist_info: str, *, name: str = "", version: str = "", hashes: bool = True
+) -> Dict[str, Any]:
     """The manifest of the distribution whose metadata directory is `dist_info` (see module doc)."""
     di = os.path.normpath(str(dist_info))
     site = os.path.dirname(di)
     files = record_paths(di)
     dirs = _dirs_of(files, site)
     return {
-        "version": MANIFEST_VERSION, "name": name, "dist_version": version, "dist_info": di, "site": site,
+        "version": MANIFEST_VERSION,
+        "name": name,
+        "dist_version": version,
+        "dist_info": di,
+        "site": site,
         "files": [_file_entry(p, hashes) for p in files],
         "dirs": [dir_entry(d) for d in dirs if os.path.isdir(d)],
     }
 
 
-def backup(manifest: Dict[str, Any], archive: Path, *, compresslevel: int = 1, skip_wheel: bool = False) -> int:
+def backup(
+    manifest: Dict[str, Any], archive: Path, *, compresslevel: int = 1, skip_wheel: bool = False
+) -> int:
     """Write the bytes of the manifest's files into a zip at `archive` (deflate, level 1: cuDNN's
     libraries shrink by about half at a fraction of the time level 6 takes). Each file is read
     once, hashed on the way, and checked against the manifest. Returns the archive's size.
@@ -145,8 +159,9 @@ def backup(manifest: Dict[str, Any], archive: Path, *, compresslevel: int = 1, s
     archive = Path(archive)
     tmp = archive.with_name(archive.name + ".part")
     try:
-        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=compresslevel,
-                             allowZip64=True) as zf:
+        with zipfile.ZipFile(
+            tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=compresslevel, allowZip64=True
+        ) as zf:
             for entry in manifest["files"]:
                 if entry["kind"] != "file" or (skip_wheel and entry.get("wheel_path")):
                     continue
@@ -154,7 +169,10 @@ def backup(manifest: Dict[str, Any], archive: Path, *, compresslevel: int = 1, s
                 info.compress_type = zipfile.ZIP_DEFLATED
                 info.external_attr = (0o100000 | entry["mode"]) << 16
                 h = hashlib.sha256()
-                with open(entry["path"], "rb") as fin, zf.open(info, "w", force_zip64=entry["size"] > 0x7FFFFFFF) as fout:
+                with (
+                    open(entry["path"], "rb") as fin,
+                    zf.open(info, "w", force_zip64=entry["size"] > 0x7FFFFFFF) as fout,
+                ):
                     for chunk in iter(lambda: fin.read(_CHUNK), b""):
                         h.update(chunk)
                         fout.write(chunk)
@@ -206,7 +224,9 @@ def check(manifest: Dict[str, Any], *, leftovers: bool = True) -> List[str]:
             continue
         now = set(os.listdir(path))
         for name in sorted(now - set(d["entries"])):
-            out.append(f"{os.path.join(path, name)}: {'leftover of an interrupted installer' if is_leftover(name) else 'not there before'}")
+            out.append(
+                f"{os.path.join(path, name)}: {'leftover of an interrupted installer' if is_leftover(name) else 'not there before'}"
+            )
         for name in sorted(set(d["entries"]) - now):
             full = os.path.join(path, name)
             if full not in recorded:
@@ -224,9 +244,9 @@ def check(manifest: Dict[str, Any], *, leftovers: bool = True) -> List[str]:
 
 @dataclasses.dataclass
 class RestoreReport:
-    restored: List[str] = dataclasses.field(default_factory=list)   # files written back
-    removed: List[str] = dataclasses.field(default_factory=list)    # files/dirs taken away
-    errors: List[str] = dataclasses.field(default_factory=list)     # what could not be done
+    restored: List[str] = dataclasses.field(default_factory=list)  # files written back
+    removed: List[str] = dataclasses.field(default_factory=list)  # files/dirs taken away
+    errors: List[str] = dataclasses.field(default_factory=list)  # what could not be done
     remaining: List[str] = dataclasses.field(default_factory=list)  # check() after the restore
 
 
@@ -251,10 +271,14 @@ def _matches(entry: Dict[str, Any]) -> bool:
         return False
     if entry["kind"] == "symlink":
         return stat.S_ISLNK(st.st_mode) and os.readlink(p) == entry["target"]
-    return stat.S_ISREG(st.st_mode) and st.st_size == entry["size"] and sha256_of(p) == entry["sha256"]
+    return (
+        stat.S_ISREG(st.st_mode) and st.st_size == entry["size"] and sha256_of(p) == entry["sha256"]
+    )
 
 
-def _write_back(entry: Dict[str, Any], zf: Optional[zipfile.ZipFile], arcname: Optional[str] = None) -> None:
+def _write_back(
+    entry: Dict[str, Any], zf: Optional[zipfile.ZipFile], arcname: Optional[str] = None
+) -> None:
     p = entry["path"]
     parent = os.path.dirname(p)
     tmp = os.path.join(parent, f".ccf-restore-{os.getpid()}-{os.path.basename(p)}")
@@ -283,8 +307,12 @@ def _write_back(entry: Dict[str, Any], zf: Optional[zipfile.ZipFile], arcname: O
         raise
 
 
-def restore(items: Sequence[Tuple[Dict[str, Any], Optional[Path]]], *, remove: Iterable[str] = (),
-            wheel: Optional[Callable[[Dict[str, Any]], Path]] = None) -> RestoreReport:
+def restore(
+    items: Sequence[Tuple[Dict[str, Any], Optional[Path]]],
+    *,
+    remove: Iterable[str] = (),
+    wheel: Optional[Callable[[Dict[str, Any]], Path]] = None,
+) -> RestoreReport:
     """Put the manifests' files back exactly (see the module doc), then check them.
 
     `items`: (manifest, archive or None); `remove`: paths the apply added (files of the versions
@@ -301,7 +329,10 @@ def restore(items: Sequence[Tuple[Dict[str, Any], Optional[Path]]], *, remove: I
     #    (pip's `~` copies, files a killed extraction left), deepest directories first
     for path in sorted(set(remove) - keep, key=lambda p: (-p.count(os.sep), p)):
         _remove(path, report)
-    dirs = sorted({d["path"]: d for m, _ in items for d in m["dirs"]}.values(), key=lambda d: d["path"].count(os.sep))
+    dirs = sorted(
+        {d["path"]: d for m, _ in items for d in m["dirs"]}.values(),
+        key=lambda d: d["path"].count(os.sep),
+    )
     for d in reversed(dirs):
         if not os.path.isdir(d["path"]):
             continue
@@ -338,12 +369,18 @@ def restore(items: Sequence[Tuple[Dict[str, Any], Optional[Path]]], *, remove: I
                             if st.st_mtime_ns != entry["mtime_ns"]:
                                 os.utime(entry["path"], ns=(entry["mtime_ns"], entry["mtime_ns"]))
                         continue
-                    if entry["kind"] == "file" and entry["path"].lstrip("/") not in held and entry.get("wheel_path"):
+                    if (
+                        entry["kind"] == "file"
+                        and entry["path"].lstrip("/") not in held
+                        and entry.get("wheel_path")
+                    ):
                         if wheel_error is not None:
                             continue
                         if wz is None:
                             if wheel is None:
-                                raise OSError("no backup holds it and no wheel of the index is recorded")
+                                raise OSError(
+                                    "no backup holds it and no wheel of the index is recorded"
+                                )
                             try:
                                 wz = zipfile.ZipFile(wheel(manifest))
                             except (OSError, zipfile.BadZipFile) as exc:
@@ -356,7 +393,9 @@ def restore(items: Sequence[Tuple[Dict[str, Any], Optional[Path]]], *, remove: I
                         _write_back(entry, zf)
                     report.restored.append(entry["path"])
                 except (OSError, KeyError, zipfile.BadZipFile) as exc:
-                    report.errors.append(f"cannot restore {entry['path']}: {getattr(exc, 'strerror', None) or exc}")
+                    report.errors.append(
+                        f"cannot restore {entry['path']}: {getattr(exc, 'strerror', None) or exc}"
+                    )
         except (OSError, zipfile.BadZipFile) as exc:
             report.errors.append(f"cannot read the backup {archive}: {exc}")
         finally:
@@ -393,5 +432,16 @@ def leftovers_in(directories: Iterable[str]) -> List[str]:
     return out
 
 
-__all__ = ["MANIFEST_VERSION", "RestoreReport", "backup", "check", "dir_entry", "is_leftover", "leftovers_in", "record",
-           "record_paths", "restore", "sha256_of"]
+__all__ = [
+    "MANIFEST_VERSION",
+    "RestoreReport",
+    "backup",
+    "check",
+    "dir_entry",
+    "is_leftover",
+    "leftovers_in",
+    "record",
+    "record_paths",
+    "restore",
+    "sha256_of",
+]

@@ -23,6 +23,7 @@ bytes free, the local compressed backup keeps them too (rollback then needs no n
 that, the index is the only copy, and a rollback while the index is down says it cannot reach
 it, names the URL, and exits 1 (run it again when the index answers).
 """
+
 from __future__ import annotations
 
 import base64
@@ -35,8 +36,8 @@ from packaging.tags import Tag, parse_tag
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from .. import index as index_client
-from .filetree import sha256_of
+from fixer.system import index as index_client
+from fixer.applier.filetree import sha256_of
 
 #: Keep the local copy of vouched files too when the disk has this many times their size free.
 KEEP_LOCAL_FACTOR = 4
@@ -62,7 +63,9 @@ def _installed_tags(dist_info: Path) -> Set[Tag]:
     return tags
 
 
-def find(dist_info: str, name: str, version: str, index_urls: Sequence[str]) -> Optional[Dict[str, str]]:
+def find(
+    dist_info: str, name: str, version: str, index_urls: Sequence[str]
+) -> Optional[Dict[str, str]]:
     """{"url", "sha256", "filename", "index"} of the wheel the index serves that is this very
     installed distribution (see the module doc), or None (not vouched, index unreachable)."""
     di = Path(dist_info)
@@ -93,10 +96,20 @@ def find(dist_info: str, name: str, version: str, index_urls: Sequence[str]) -> 
             sha = (f.get("hashes") or {}).get("sha256")
             meta = f.get("core-metadata", f.get("data-dist-info-metadata"))
             meta_ok = isinstance(meta, dict) and str(meta.get("sha256", "")).lower() == meta_sha
-            if (fname == canonicalize_name(name) and fver == want and sha and meta_ok and set(ftags) == tags
-                    and not f.get("yanked")):
-                return {"url": f["url"].split("#", 1)[0], "sha256": str(sha).lower(), "filename": f["filename"],
-                        "index": url}
+            if (
+                fname == canonicalize_name(name)
+                and fver == want
+                and sha
+                and meta_ok
+                and set(ftags) == tags
+                and not f.get("yanked")
+            ):
+                return {
+                    "url": f["url"].split("#", 1)[0],
+                    "sha256": str(sha).lower(),
+                    "filename": f["filename"],
+                    "index": url,
+                }
     return None
 
 
@@ -110,7 +123,7 @@ def mark(manifest: Dict[str, Any]) -> int:
         with open(os.path.join(di, "RECORD"), newline="", encoding="utf-8") as f:
             for row in csv.reader(f):
                 if len(row) >= 2 and row[1].startswith("sha256="):
-                    b64 = row[1][len("sha256="):]
+                    b64 = row[1][len("sha256=") :]
                     digest = base64.urlsafe_b64decode(b64 + "=" * (-len(b64) % 4)).hex()
                     record[os.path.normpath(os.path.join(site, row[0]))] = digest
     except (OSError, ValueError):
@@ -125,7 +138,7 @@ def mark(manifest: Dict[str, Any]) -> int:
             continue
         sha = entry.get("sha256") or sha256_of(p)
         if sha != record[p]:
-            continue        # changed since install (or never the wheel's): only a local copy has it
+            continue  # changed since install (or never the wheel's): only a local copy has it
         entry["sha256"] = sha
         entry["wheel_path"] = rel.replace(os.sep, "/")
         total += int(entry.get("size", 0))

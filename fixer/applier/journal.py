@@ -1,6 +1,6 @@
 """The journal: what an apply is about to touch, written and fsynced before each change.
 
-Layout in the state directory (fixer._paths.state_dir):
+Layout in the state directory (fixer.system.paths.state_dir):
 
     journal/LAST                    id of the newest journal (a hint for people; never the only way:
                                     `Journal.latest` scans the directory)
@@ -42,6 +42,7 @@ cannot be read raises JournalDamaged (exit 2) naming the file; `Journal.salvage`
 left for `rollback --force`. A write that fails (disk full, file-size limit, read-only)
 raises JournalWriteFailed.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -51,7 +52,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional
 
-from ..errors import JournalDamaged, JournalWriteFailed
+from fixer.errors import JournalDamaged, JournalWriteFailed
 
 JOURNAL_VERSION = 2
 _READABLE = (1, 2)
@@ -124,18 +125,25 @@ def decode_checked(raw: bytes, where: str, *, need_checksum: bool = True) -> Dic
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
-        raise JournalDamaged(f"{where}: not readable JSON ({exc}); the file is truncated or damaged", path=where,
-                             hint="`colab-cudnn-fix rollback --force` restores from what the journal still holds")
+        raise JournalDamaged(
+            f"{where}: not readable JSON ({exc}); the file is truncated or damaged",
+            path=where,
+            hint="`colab-cudnn-fix rollback --force` restores from what the journal still holds",
+        )
     if not isinstance(data, dict):
         raise JournalDamaged(f"{where}: not a JSON object", path=where)
     stored = data.pop("checksum", None)
     if stored is None:
         if need_checksum:
-            raise JournalDamaged(f"{where}: no checksum; the file was not written by this tool", path=where)
+            raise JournalDamaged(
+                f"{where}: no checksum; the file was not written by this tool", path=where
+            )
     elif stored != _digest(data):
-        raise JournalDamaged(f"{where}: checksum mismatch; the file was changed or damaged after it was written",
-                             path=where,
-                             hint="`colab-cudnn-fix rollback --force` restores from what the journal still holds")
+        raise JournalDamaged(
+            f"{where}: checksum mismatch; the file was changed or damaged after it was written",
+            path=where,
+            hint="`colab-cudnn-fix rollback --force` restores from what the journal still holds",
+        )
     return data
 
 
@@ -158,7 +166,9 @@ def read_checked(path: Path) -> Dict[str, Any]:
 
 
 class Journal:
-    def __init__(self, directory: Path, data: Dict[str, Any], damaged: Optional[List[str]] = None) -> None:
+    def __init__(
+        self, directory: Path, data: Dict[str, Any], damaged: Optional[List[str]] = None
+    ) -> None:
         self.dir = Path(directory)
         self.data = data
         #: what could not be read (only for a salvaged journal)
@@ -180,12 +190,29 @@ class Journal:
             for sub in ("files", "manifests", "backups"):
                 (directory / sub).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise JournalWriteFailed(f"cannot create the journal directory {directory}: {exc.strerror or exc}")
+            raise JournalWriteFailed(
+                f"cannot create the journal directory {directory}: {exc.strerror or exc}"
+            )
         data: Dict[str, Any] = {
-            "version": JOURNAL_VERSION, "id": jid, "created": now.isoformat(timespec="seconds"),
-            "pid": os.getpid(), "python": python, "root": root, "status": "prepared", "child": None,
-            "manifests": {}, "backups": {}, "sources": {}, "apt_before": {}, "apt_held": [],
-            "files": [], "ldconfig": None, "steps": [], "error": None, "rollback": None, "notes": [],
+            "version": JOURNAL_VERSION,
+            "id": jid,
+            "created": now.isoformat(timespec="seconds"),
+            "pid": os.getpid(),
+            "python": python,
+            "root": root,
+            "status": "prepared",
+            "child": None,
+            "manifests": {},
+            "backups": {},
+            "sources": {},
+            "apt_before": {},
+            "apt_held": [],
+            "files": [],
+            "ldconfig": None,
+            "steps": [],
+            "error": None,
+            "rollback": None,
+            "notes": [],
         }
         journal = cls(directory, data)
         journal.save()
@@ -207,17 +234,26 @@ class Journal:
         data = decode_checked(raw, str(path), need_checksum=False)
         version = data.get("version")
         if version not in _READABLE:
-            raise JournalDamaged(f"{path}: unknown journal version {version!r} (this tool reads "
-                                 f"{', '.join(map(str, _READABLE))})", path=str(path))
+            raise JournalDamaged(
+                f"{path}: unknown journal version {version!r} (this tool reads "
+                f"{', '.join(map(str, _READABLE))})",
+                path=str(path),
+            )
         if version >= 2 and b'"checksum"' not in raw:
             raise JournalDamaged(f"{path}: no checksum", path=str(path))
         for key, kind in _REQUIRED.items():
             if not isinstance(data.get(key), kind):
-                raise JournalDamaged(f"{path}: field {key!r} is missing or not a {kind.__name__}", path=str(path),
-                                     hint="`colab-cudnn-fix rollback --force` restores from what the journal "
-                                          "still holds")
-        if version == 1 and data.get("status") not in ("prepared", "abandoned") and not isinstance(
-                data.get("before"), dict):
+                raise JournalDamaged(
+                    f"{path}: field {key!r} is missing or not a {kind.__name__}",
+                    path=str(path),
+                    hint="`colab-cudnn-fix rollback --force` restores from what the journal "
+                    "still holds",
+                )
+        if (
+            version == 1
+            and data.get("status") not in ("prepared", "abandoned")
+            and not isinstance(data.get("before"), dict)
+        ):
             raise JournalDamaged(f"{path}: field 'before' is missing", path=str(path))
         return cls(directory, data)
 
@@ -237,17 +273,36 @@ class Journal:
             damaged.append(f"journal.json: {exc}")
             data = {}
         stub: Dict[str, Any] = {
-            "version": JOURNAL_VERSION, "id": directory.name, "pid": None, "python": "", "root": None,
-            "status": "applying", "child": None, "manifests": {}, "backups": {}, "sources": {},
-            "apt_before": {}, "apt_held": [], "files": [], "ldconfig": None, "steps": [], "error": None,
-            "rollback": None, "notes": [],
+            "version": JOURNAL_VERSION,
+            "id": directory.name,
+            "pid": None,
+            "python": "",
+            "root": None,
+            "status": "applying",
+            "child": None,
+            "manifests": {},
+            "backups": {},
+            "sources": {},
+            "apt_before": {},
+            "apt_held": [],
+            "files": [],
+            "ldconfig": None,
+            "steps": [],
+            "error": None,
+            "rollback": None,
+            "notes": [],
         }
         for key, default in stub.items():
             if key not in data or (key in _REQUIRED and not isinstance(data[key], _REQUIRED[key])):
                 data[key] = default
-        for sub, key, suffix in (("manifests", "manifests", ".json"), ("backups", "backups", ".zip")):
+        for sub, key, suffix in (
+            ("manifests", "manifests", ".json"),
+            ("backups", "backups", ".zip"),
+        ):
             found: Dict[str, Any] = dict(data[key]) if isinstance(data.get(key), dict) else {}
-            for p in sorted((directory / sub).glob("*" + suffix)) if (directory / sub).is_dir() else ():
+            for p in (
+                sorted((directory / sub).glob("*" + suffix)) if (directory / sub).is_dir() else ()
+            ):
                 found.setdefault(p.name[: -len(suffix)], f"{sub}/{p.name}")
             data[key] = found
         journal = cls(directory, data, damaged)

@@ -11,7 +11,7 @@ as a child, like the CLI, which never fixes its own short-lived process).
 Where the fix reaches (the verdict apply gives, checked on /proc/self/maps right before it is
 shown, `process_verdict` / `recheck`):
 - "fixed in this kernel": apply ran in the process, and every intended library is loaded in it
-  by absolute path (fixer._preload.fix_process, the same code the IPython startup file runs in
+  by absolute path (fixer.planner.preload.fix_process, the same code the IPython startup file runs in
   new kernels) with no other copy of those sonames mapped; os.environ is fixed for the `!`
   cells and child processes it starts. No restart.
 - "fixed for new processes": apply ran as a child (`!colab-cudnn-fix apply`), or the process
@@ -25,6 +25,7 @@ Files and what reads them (said in README and in plan output):
 - /etc/profile.d/colab-cudnn-fix.sh: login shells only (a terminal, `bash -l`); Colab's `!`
   cells and kernels never read it, so on Colab it only serves the terminal.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -32,10 +33,10 @@ import os
 import sys
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .._paths import under_root
-from .._preload import ProcessFix, cudnn_family, fix_process, mapped_files, stray_copies
-from ..model import EnvFix, Environment, Plan
-from .colab import _LOADED
+from fixer.system.paths import under_root
+from fixer.planner.preload import ProcessFix, cudnn_family, fix_process, mapped_files, stray_copies
+from fixer.model import EnvFix, Environment, Plan
+from fixer.applier.colab import _LOADED
 
 FIXED_IN_KERNEL = "fixed in this kernel"
 FIXED_FOR_NEW = "fixed for new processes"
@@ -48,7 +49,7 @@ def in_live_kernel() -> bool:
         return False
     try:
         shell = ipython.get_ipython()
-    except Exception:   # noqa: BLE001 - any failure means "not in a kernel"
+    except Exception:  # noqa: BLE001 - any failure means "not in a kernel"
         return False
     return shell is not None and getattr(shell, "kernel", None) is not None
 
@@ -80,7 +81,9 @@ def targets(env_after: Environment, fixes: Sequence[EnvFix], root: Optional[str]
         if fx.kind == "ipython-preload":
             (cudnn if "/libcudnn.so." in fx.value else files).append(fx.value)
         elif fx.kind == "ld-so-conf":
-            for major in sorted({ld.soname.rsplit(".", 1)[-1] for ld in env_after.loads if ld.library == "cudnn"}):
+            for major in sorted(
+                {ld.soname.rsplit(".", 1)[-1] for ld in env_after.loads if ld.library == "cudnn"}
+            ):
                 cudnn.append(f"{fx.value}/libcudnn.so.{major}")
     for ld in env_after.loads:
         if ld.library != "cudnn" or ld.consumer == "dlopen":
@@ -109,16 +112,18 @@ def targets(env_after: Environment, fixes: Sequence[EnvFix], root: Optional[str]
 class KernelVerdict:
     """Where the fix reached, checked on the process's own maps right before it is said."""
 
-    verdict: str                              # FIXED_IN_KERNEL or FIXED_FOR_NEW
+    verdict: str  # FIXED_IN_KERNEL or FIXED_FOR_NEW
     message: str
-    todo: Optional[str] = None                # what the user must do, when anything
-    loaded_before: Tuple[str, ...] = ()       # GPU libraries the process had mapped before
-    process: Optional[ProcessFix] = None      # what the fix did to this process (apply ran in it)
+    todo: Optional[str] = None  # what the user must do, when anything
+    loaded_before: Tuple[str, ...] = ()  # GPU libraries the process had mapped before
+    process: Optional[ProcessFix] = None  # what the fix did to this process (apply ran in it)
     restart_needed: bool = False
-    pid: Optional[int] = None                 # the process the verdict is about, when apply ran in it
-    family: Tuple[str, ...] = ()              # the library files the fix means that process to map
-    stray: Tuple[Tuple[str, str], ...] = ()   # (intended file, another copy of its soname the process maps)
-    in_kernel: bool = False                   # that process is a live IPython kernel (restart=True can restart it)
+    pid: Optional[int] = None  # the process the verdict is about, when apply ran in it
+    family: Tuple[str, ...] = ()  # the library files the fix means that process to map
+    stray: Tuple[
+        Tuple[str, str], ...
+    ] = ()  # (intended file, another copy of its soname the process maps)
+    in_kernel: bool = False  # that process is a live IPython kernel (restart=True can restart it)
 
     @property
     def acted(self) -> bool:
@@ -126,7 +131,9 @@ class KernelVerdict:
         return bool(self.process and (self.process.loaded or self.process.environ))
 
 
-TODO_RESTART = "restart the runtime (Runtime → Restart session), or apply with restart=True / --restart"
+TODO_RESTART = (
+    "restart the runtime (Runtime → Restart session), or apply with restart=True / --restart"
+)
 TODO_RESTART_PROCESS = "start this Python process again (it keeps what it mapped until it ends)"
 
 
@@ -138,8 +145,15 @@ def fixes_this_process(this_process: Optional[bool] = None) -> bool:
     return in_live_kernel() if this_process is None else bool(this_process)
 
 
-def process_verdict(fix: ProcessFix, family: Sequence[str], mapped: Sequence[str], *, pid: int,
-                    loaded_before: Sequence[str] = (), kernel: bool = True) -> KernelVerdict:
+def process_verdict(
+    fix: ProcessFix,
+    family: Sequence[str],
+    mapped: Sequence[str],
+    *,
+    pid: int,
+    loaded_before: Sequence[str] = (),
+    kernel: bool = True,
+) -> KernelVerdict:
     """The verdict for a process the fix ran in, from what it maps now (`mapped`, its
     /proc/self/maps files): "fixed in this kernel" only when every library the fix loaded (or
     found loaded) is mapped and no other copy of any intended soname is (stray_copies);
@@ -154,34 +168,77 @@ def process_verdict(fix: ProcessFix, family: Sequence[str], mapped: Sequence[str
             how = f"the intended libraries are loaded in it by path ({where})"
         else:
             how = "it has not mapped another copy of the libraries the fix changed"
-        return KernelVerdict(FIXED_IN_KERNEL, f"{FIXED_IN_KERNEL} ({what}, pid {pid}): {how}; import the frameworks "
-                             "now, no restart needed", loaded_before=tuple(loaded_before), process=fix, pid=pid,
-                             family=tuple(family), in_kernel=kernel)
-    why = [f"{os.path.basename(a)}: LD_PRELOAD forced {a} into {what} at its start" if b.startswith("LD_PRELOAD")
-           else f"{os.path.basename(a)}: {what} already mapped {b}" for a, b in fix.conflicts] + \
-          [f"{os.path.basename(a)}: {what} maps {b}" for a, b in stray if (a, b) not in fix.conflicts] + \
-          [f"{os.path.basename(a)}: {e}" for a, e in fix.failed] + \
-          [f"{os.path.basename(p)}: loaded but not mapped" for p in missing]
-    return KernelVerdict(FIXED_FOR_NEW, f"{FIXED_FOR_NEW} only: " + "; ".join(dict.fromkeys(why[:4])),
-                         todo=TODO_RESTART if kernel else TODO_RESTART_PROCESS, loaded_before=tuple(loaded_before),
-                         process=fix, restart_needed=True, pid=pid, family=tuple(family), stray=tuple(stray),
-                         in_kernel=kernel)
+        return KernelVerdict(
+            FIXED_IN_KERNEL,
+            f"{FIXED_IN_KERNEL} ({what}, pid {pid}): {how}; import the frameworks "
+            "now, no restart needed",
+            loaded_before=tuple(loaded_before),
+            process=fix,
+            pid=pid,
+            family=tuple(family),
+            in_kernel=kernel,
+        )
+    why = (
+        [
+            f"{os.path.basename(a)}: LD_PRELOAD forced {a} into {what} at its start"
+            if b.startswith("LD_PRELOAD")
+            else f"{os.path.basename(a)}: {what} already mapped {b}"
+            for a, b in fix.conflicts
+        ]
+        + [
+            f"{os.path.basename(a)}: {what} maps {b}"
+            for a, b in stray
+            if (a, b) not in fix.conflicts
+        ]
+        + [f"{os.path.basename(a)}: {e}" for a, e in fix.failed]
+        + [f"{os.path.basename(p)}: loaded but not mapped" for p in missing]
+    )
+    return KernelVerdict(
+        FIXED_FOR_NEW,
+        f"{FIXED_FOR_NEW} only: " + "; ".join(dict.fromkeys(why[:4])),
+        todo=TODO_RESTART if kernel else TODO_RESTART_PROCESS,
+        loaded_before=tuple(loaded_before),
+        process=fix,
+        restart_needed=True,
+        pid=pid,
+        family=tuple(family),
+        stray=tuple(stray),
+        in_kernel=kernel,
+    )
 
 
-def fix_this_process(env_after: Environment, fixes: Sequence[EnvFix], *, root: Optional[str] = None,
-                     load: bool = True, environ: Optional[Dict[str, str]] = None) -> KernelVerdict:
-    """Apply the loader fix to this process (fixer._preload.fix_process; `load`: the plan has
+def fix_this_process(
+    env_after: Environment,
+    fixes: Sequence[EnvFix],
+    *,
+    root: Optional[str] = None,
+    load: bool = True,
+    environ: Optional[Dict[str, str]] = None,
+) -> KernelVerdict:
+    """Apply the loader fix to this process (fixer.planner.preload.fix_process; `load`: the plan has
     loader fixes) and say where the fix reached, from this process's maps read right after."""
     before = gpu_libraries_mapped()
     t = targets(env_after, fixes, root)
     if load:
-        result = fix_process(cudnn=t.cudnn, files=t.files, drop=t.drop, prepend=t.prepend,
-                             preload_drop=t.preload_drop, environ=environ)
+        result = fix_process(
+            cudnn=t.cudnn,
+            files=t.files,
+            drop=t.drop,
+            prepend=t.prepend,
+            preload_drop=t.preload_drop,
+            environ=environ,
+        )
     else:
         result = ProcessFix()
     family = [p for main in t.cudnn for p in cudnn_family(main)] + list(t.files)
-    return process_verdict(result, family, mapped_files(), pid=os.getpid(), loaded_before=before,
-                           kernel=in_live_kernel())
+    return process_verdict(
+        result,
+        family,
+        mapped_files(),
+        pid=os.getpid(),
+        loaded_before=before,
+        kernel=in_live_kernel(),
+    )
 
 
 def recheck(v: KernelVerdict) -> KernelVerdict:
@@ -189,27 +246,45 @@ def recheck(v: KernelVerdict) -> KernelVerdict:
     result shown later, after other code ran, still says only what is true."""
     if v.pid != os.getpid() or v.process is None:
         return v
-    return process_verdict(v.process, v.family, mapped_files(), pid=v.pid, loaded_before=v.loaded_before,
-                           kernel=v.in_kernel)
+    return process_verdict(
+        v.process,
+        v.family,
+        mapped_files(),
+        pid=v.pid,
+        loaded_before=v.loaded_before,
+        kernel=v.in_kernel,
+    )
 
 
 def child_verdict(kernel: Any, plan: Plan) -> KernelVerdict:
     """apply ran as a child of a notebook kernel (`!colab-cudnn-fix apply`) or outside any: the
     kernel's own process cannot change from here."""
     if kernel is None:
-        return KernelVerdict(FIXED_FOR_NEW, f"{FIXED_FOR_NEW}: new shells, kernels and processes get the fix")
+        return KernelVerdict(
+            FIXED_FOR_NEW, f"{FIXED_FOR_NEW}: new shells, kernels and processes get the fix"
+        )
     if kernel.loaded:
-        return KernelVerdict(FIXED_FOR_NEW, f"{FIXED_FOR_NEW}: the notebook kernel (pid {kernel.pid}) already loaded "
-                             f"{os.path.basename(kernel.loaded[0])}",
-                             todo="restart the runtime (Runtime → Restart session), or rerun with --restart",
-                             loaded_before=tuple(kernel.loaded), restart_needed=True)
+        return KernelVerdict(
+            FIXED_FOR_NEW,
+            f"{FIXED_FOR_NEW}: the notebook kernel (pid {kernel.pid}) already loaded "
+            f"{os.path.basename(kernel.loaded[0])}",
+            todo="restart the runtime (Runtime → Restart session), or rerun with --restart",
+            loaded_before=tuple(kernel.loaded),
+            restart_needed=True,
+        )
     if plan.stack.env_fixes:
-        return KernelVerdict(FIXED_FOR_NEW, f"{FIXED_FOR_NEW}: the notebook kernel (pid {kernel.pid}) has not loaded a "
-                             "GPU library yet, but it keeps its old loader settings",
-                             todo="in a cell run `import fixer; fixer.apply()` before importing a framework (it "
-                                  "fixes the kernel in place), or restart the runtime")
-    return KernelVerdict(FIXED_FOR_NEW, f"{FIXED_FOR_NEW}; the notebook kernel (pid {kernel.pid}) has not loaded a GPU "
-                         "library yet: import the frameworks now, no restart needed")
+        return KernelVerdict(
+            FIXED_FOR_NEW,
+            f"{FIXED_FOR_NEW}: the notebook kernel (pid {kernel.pid}) has not loaded a "
+            "GPU library yet, but it keeps its old loader settings",
+            todo="in a cell run `import fixer; fixer.apply()` before importing a framework (it "
+            "fixes the kernel in place), or restart the runtime",
+        )
+    return KernelVerdict(
+        FIXED_FOR_NEW,
+        f"{FIXED_FOR_NEW}; the notebook kernel (pid {kernel.pid}) has not loaded a GPU "
+        "library yet: import the frameworks now, no restart needed",
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -217,8 +292,14 @@ def child_verdict(kernel: Any, plan: Plan) -> KernelVerdict:
 # ---------------------------------------------------------------------------------------
 
 
-def run_condacolab(prefix: str, *, root: Optional[str] = None, installer_url: Optional[str] = None,
-                   sha256: Optional[str] = None, env: Optional[Mapping[str, str]] = None) -> None:
+def run_condacolab(
+    prefix: str,
+    *,
+    root: Optional[str] = None,
+    installer_url: Optional[str] = None,
+    sha256: Optional[str] = None,
+    env: Optional[Mapping[str, str]] = None,
+) -> None:
     """condacolab.install() (Miniforge), or install_from_url(installer_url) when given, into
     `prefix` in THIS kernel; it ends the kernel (Colab starts a fresh one). With a --root
     sandbox, the one file condacolab writes outside the prefix and the working directory
@@ -238,11 +319,25 @@ def run_condacolab(prefix: str, *, root: Optional[str] = None, installer_url: Op
 
         condacolab.open = sandboxed_open
     if installer_url:
-        condacolab.install_from_url(installer_url, prefix=prefix, env=dict(env or {}), sha256=sha256)
+        condacolab.install_from_url(
+            installer_url, prefix=prefix, env=dict(env or {}), sha256=sha256
+        )
     else:
         condacolab.install(prefix=prefix, env=dict(env or {}))
 
 
-__all__ = ["FIXED_FOR_NEW", "FIXED_IN_KERNEL", "KernelVerdict", "Targets", "child_verdict", "fix_this_process",
-           "fixes_this_process", "gpu_libraries_mapped", "in_live_kernel", "process_verdict", "recheck",
-           "run_condacolab", "targets"]
+__all__ = [
+    "FIXED_FOR_NEW",
+    "FIXED_IN_KERNEL",
+    "KernelVerdict",
+    "Targets",
+    "child_verdict",
+    "fix_this_process",
+    "fixes_this_process",
+    "gpu_libraries_mapped",
+    "in_live_kernel",
+    "process_verdict",
+    "recheck",
+    "run_condacolab",
+    "targets",
+]

@@ -2,13 +2,14 @@
 
 The default reporter writes to stdlib logging; fixer.render.apply has the rich one.
 """
+
 from __future__ import annotations
 
 import logging
 from typing import Optional
 
-from ..model import Step
-from .runner import CommandResult
+from fixer.model import Step
+from fixer.applier.runner import CommandResult
 
 log = logging.getLogger("fixer.applier")
 

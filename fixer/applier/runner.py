@@ -1,6 +1,6 @@
 """Apply's edge to the processes it runs: the `Runner` it calls every command through (tests and
 callers inject their own) and the default one, `run_command`, on the package's one child-process
-runner (fixer._proc). What apply needs from it:
+runner (fixer.system.proc). What apply needs from it:
 
 - the child gets its own process group (so that stopping it reaches pip's own children:
   build backends, apt's dpkg), and the kernel sends it SIGINT if the apply dies
@@ -17,12 +17,13 @@ runner (fixer._proc). What apply needs from it:
 
 No shell is involved anywhere.
 """
+
 from __future__ import annotations
 
 import dataclasses
 from typing import Callable, Mapping, Optional, Protocol, Sequence
 
-from .. import _proc
+from fixer.system import proc as _proc
 
 #: How much of a command's output a CommandResult keeps (the whole output goes to the log).
 OUTPUT_TAIL = 64 * 1024
@@ -31,33 +32,56 @@ OUTPUT_TAIL = 64 * 1024
 @dataclasses.dataclass(frozen=True)
 class CommandResult:
     rc: int
-    output: str = ""            # the tail of stdout+stderr
+    output: str = ""  # the tail of stdout+stderr
     seconds: float = 0.0
     timed_out: bool = False
 
 
 class Runner(Protocol):
-    def __call__(self, argv: Sequence[str], *, timeout: float,
-                 on_output: Optional[Callable[[str], None]] = None,
-                 env: Optional[Mapping[str, str]] = None) -> CommandResult: ...
+    def __call__(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        on_output: Optional[Callable[[str], None]] = None,
+        env: Optional[Mapping[str, str]] = None,
+    ) -> CommandResult: ...
 
 
-def run_command(argv: Sequence[str], *, timeout: float,
-                on_output: Optional[Callable[[str], None]] = None,
-                env: Optional[Mapping[str, str]] = None,
-                on_start: Optional[Callable[[int], None]] = None,
-                keep_fds: Sequence[int] = ()) -> CommandResult:
+def run_command(
+    argv: Sequence[str],
+    *,
+    timeout: float,
+    on_output: Optional[Callable[[str], None]] = None,
+    env: Optional[Mapping[str, str]] = None,
+    on_start: Optional[Callable[[int], None]] = None,
+    keep_fds: Sequence[int] = (),
+) -> CommandResult:
     """Run `argv`, calling `on_output(line)` for each line it prints. A command that runs past
     `timeout` seconds is stopped (rc 124, timed_out). KeyboardInterrupt (or any exception raised
     by a signal handler) stops the child's process group (SIGINT, then harder), reaps it, and
     propagates. `on_start(pid)` runs right after the child exists; if it raises, the child is
     stopped and the exception propagates. A command that cannot start: rc 127."""
-    done = _proc.run(argv, timeout=timeout, env=env, merge_stderr=True, group=_proc.Group.APPLY,
-                     stop=_proc.GENTLE, keep_fds=keep_fds, keep=OUTPUT_TAIL, on_line=on_output, on_start=on_start)
+    done = _proc.run(
+        argv,
+        timeout=timeout,
+        env=env,
+        merge_stderr=True,
+        group=_proc.Group.APPLY,
+        stop=_proc.GENTLE,
+        keep_fds=keep_fds,
+        keep=OUTPUT_TAIL,
+        on_line=on_output,
+        on_start=on_start,
+    )
     if done.error is not None:
         return CommandResult(rc=127, output=done.error, seconds=done.seconds)
     if done.timed_out:
-        return CommandResult(rc=124, output=done.text + f"\n[stopped after {timeout:.0f} s]", seconds=done.seconds,
-                             timed_out=True)
+        return CommandResult(
+            rc=124,
+            output=done.text + f"\n[stopped after {timeout:.0f} s]",
+            seconds=done.seconds,
+            timed_out=True,
+        )
     rc = done.returncode if done.returncode is not None else -9
     return CommandResult(rc=rc, output=done.text, seconds=done.seconds)

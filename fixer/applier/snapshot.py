@@ -10,14 +10,15 @@ importlib.metadata would count such a copy as installed; pip itself ignores it (
 invalid distribution"). The snapshot does as pip does and reports those entries as
 `leftovers`: an interrupted installer was here.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import json
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-from .._paths import runnable_python
-from ..errors import UsageError
+from fixer.system.paths import runnable_python
+from fixer.errors import UsageError
 
 _SCRIPT = r"""
 import json, os, re, sys
@@ -70,13 +71,15 @@ print(json.dumps({"executable": sys.executable, "version": "%d.%d.%d" % sys.vers
 
 @dataclasses.dataclass(frozen=True)
 class InstalledDist:
-    name: str                       # canonical name
+    name: str  # canonical name
     version: str
-    dist_info: str = ""             # the .dist-info (or .egg-info) directory
+    dist_info: str = ""  # the .dist-info (or .egg-info) directory
     installer: Optional[str] = None
-    direct_url: Optional[Dict[str, Any]] = None   # PEP 610 direct_url.json, when installed from a URL/path
+    direct_url: Optional[Dict[str, Any]] = (
+        None  # PEP 610 direct_url.json, when installed from a URL/path
+    )
     requested: bool = False
-    requires: Tuple[str, ...] = ()          # canonical names of its unconditional requirements
+    requires: Tuple[str, ...] = ()  # canonical names of its unconditional requirements
 
     @property
     def editable(self) -> bool:
@@ -95,7 +98,7 @@ class TargetSnapshot:
     version: str
     prefix: str
     dists: Tuple[InstalledDist, ...] = ()
-    leftovers: Tuple[str, ...] = ()         # `~` metadata directories an interrupted installer left
+    leftovers: Tuple[str, ...] = ()  # `~` metadata directories an interrupted installer left
 
     def get(self, name: str) -> Optional[InstalledDist]:
         from packaging.utils import canonicalize_name
@@ -133,7 +136,7 @@ def read_target(python: str, timeout: float = 60.0) -> TargetSnapshot:
     """Run the snapshot script in `python`. Raises UsageError when it is not a working interpreter."""
     import errno
 
-    from .._proc import run
+    from fixer.system.proc import run
 
     proc = run([runnable_python(python), "-c", _SCRIPT], timeout=timeout, cwd="/")
     if proc.errno == errno.ENOENT:
@@ -145,7 +148,9 @@ def read_target(python: str, timeout: float = 60.0) -> TargetSnapshot:
     if proc.timed_out:
         raise UsageError(f"--python {python}: did not answer within {timeout:.0f} s")
     if proc.returncode != 0:
-        raise UsageError(f"--python {python}: cannot list its distributions: {proc.errors.strip()[-500:]}")
+        raise UsageError(
+            f"--python {python}: cannot list its distributions: {proc.errors.strip()[-500:]}"
+        )
     try:
         data = json.loads(proc.text.strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -155,8 +160,13 @@ def read_target(python: str, timeout: float = 60.0) -> TargetSnapshot:
 
 def snapshot_from_dict(data: Dict[str, Any]) -> TargetSnapshot:
     return TargetSnapshot(
-        executable=data["executable"], version=data["version"], prefix=data.get("prefix", ""),
-        dists=tuple(InstalledDist(**{**d, "requires": tuple(d.get("requires", ()))}) for d in data.get("dists", ())),
+        executable=data["executable"],
+        version=data["version"],
+        prefix=data.get("prefix", ""),
+        dists=tuple(
+            InstalledDist(**{**d, "requires": tuple(d.get("requires", ()))})
+            for d in data.get("dists", ())
+        ),
         leftovers=tuple(data.get("leftovers", ())),
     )
 

@@ -19,6 +19,7 @@ for an installer the journal names, removes what the installer left (pip's `~` c
 extracted files), writes back every recorded file, then checks them. "exactly as before" is
 what that check says, not what the versions say.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -33,23 +34,30 @@ from typing import Any, Dict, List, NoReturn, Optional, Sequence, Set, Tuple
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
-from .. import installers
-from .._paths import state_dir
-from .._proc import ignore_signals, process_start_time, restore_signals, stop_recorded
-from ..errors import FixerError, JournalWriteFailed, NoSpace, StepFailed, UsageError
-from ..model import Plan, PlanOptions, Step
-from . import envfix, filetree, indexcopy
-from .filelock import ApplyLock, TargetLock
-from .journal import UNFINISHED, WAITING, Journal, atomic_write
-from .reporter import Reporter, default_reporter
-from .results import ApplyResult, DistChange, RollbackResult, StepOutcome
-from .runner import CommandResult, Runner, run_command
-from .snapshot import TargetSnapshot, read_target, snapshot_from_dict, snapshot_to_dict
-from .sources import install_exact_argv, sources_of
+from fixer.planner import installers
+from fixer.system.paths import state_dir
+from fixer.system.proc import ignore_signals, process_start_time, restore_signals, stop_recorded
+from fixer.errors import FixerError, JournalWriteFailed, NoSpace, StepFailed, UsageError
+from fixer.model import Plan, PlanOptions, Step
+from fixer.applier import envfix, filetree, indexcopy
+from fixer.applier.filelock import ApplyLock, TargetLock
+from fixer.applier.journal import UNFINISHED, WAITING, Journal, atomic_write
+from fixer.applier.reporter import Reporter, default_reporter
+from fixer.applier.results import ApplyResult, DistChange, RollbackResult, StepOutcome
+from fixer.applier.runner import CommandResult, Runner, run_command
+from fixer.applier.snapshot import TargetSnapshot, read_target, snapshot_from_dict, snapshot_to_dict
+from fixer.applier.sources import install_exact_argv, sources_of
 
 #: Seconds a command of each kind may run (a torch download on a slow link takes long).
-TIMEOUTS = {"pip-install": 3600.0, "pip-uninstall": 600.0, "apt-update": 600.0, "apt-install": 3600.0, "apt-hold": 120.0,
-            "conda-install": 3600.0, "env-fix": 120.0}
+TIMEOUTS = {
+    "pip-install": 3600.0,
+    "pip-uninstall": 600.0,
+    "apt-update": 600.0,
+    "apt-install": 3600.0,
+    "apt-hold": 120.0,
+    "conda-install": 3600.0,
+    "env-fix": 120.0,
+}
 RESTORE_TIMEOUT = 3600.0
 #: Journals whose backups are kept (the newest ones); older backups go after a successful apply.
 KEEP_BACKUPS = 1
@@ -59,8 +67,10 @@ SPACE_MARGIN = 64 << 20
 _UNFINISHED = UNFINISHED
 
 #: What the user runs to go on after condacolab restarted the kernel (one place for the words).
-RESUME_HINT = ("run `!colab-cudnn-fix apply --resume` (or `fixer.apply()` in a cell: in a kernel it picks the journal up) "
-               "once the kernel is back")
+RESUME_HINT = (
+    "run `!colab-cudnn-fix apply --resume` (or `fixer.apply()` in a cell: in a kernel it picks the journal up) "
+    "once the kernel is back"
+)
 
 
 class _Pause(Exception):
@@ -82,8 +92,15 @@ class _Terminated(BaseException):
 # ---------------------------------------------------------------------------------------
 
 
-def apply_plan(plan: Plan, *, python: str, options: PlanOptions, reporter: Optional[Reporter] = None,
-               runner: Optional[Runner] = None, verify: bool = True) -> ApplyResult:
+def apply_plan(
+    plan: Plan,
+    *,
+    python: str,
+    options: PlanOptions,
+    reporter: Optional[Reporter] = None,
+    runner: Optional[Runner] = None,
+    verify: bool = True,
+) -> ApplyResult:
     """Carry out `plan` on the interpreter `python`. Returns what changed; raises StepFailed
     (rolled_back=True) after restoring the previous state when anything goes wrong, LockHeld
     when another apply runs on the same interpreter or state directory, UsageError when the last
@@ -98,8 +115,11 @@ def apply_plan(plan: Plan, *, python: str, options: PlanOptions, reporter: Optio
     started = time.monotonic()
     active = [s for s in plan.steps if s.kind not in ("verify",)]
     if plan.nothing_to_do:
-        return ApplyResult(changed=False, notes=("nothing to do: the environment already matches the plan",),
-                           restart_required=plan.restart_required)
+        return ApplyResult(
+            changed=False,
+            notes=("nothing to do: the environment already matches the plan",),
+            restart_required=plan.restart_required,
+        )
     state = state_dir(options.root)
     # signal handlers first: no state is written before a SIGTERM can be turned into a rollback
     old_handlers = _catch_signals()
@@ -111,27 +131,46 @@ def apply_plan(plan: Plan, *, python: str, options: PlanOptions, reporter: Optio
         last = Journal.latest(state)
         if last is not None and last.status in _UNFINISHED + WAITING:
             if last.status == "awaiting-restart":
-                raise UsageError(f"the previous apply (journal {last.id}) waits for a kernel restart; nothing was "
-                                 "changed now", hint=RESUME_HINT + ", or `colab-cudnn-fix rollback` to undo it")
+                raise UsageError(
+                    f"the previous apply (journal {last.id}) waits for a kernel restart; nothing was "
+                    "changed now",
+                    hint=RESUME_HINT + ", or `colab-cudnn-fix rollback` to undo it",
+                )
             raise UsageError(
                 f"the previous apply (journal {last.id}) did not finish (status {last.status}); "
                 "nothing was changed now",
-                hint="run `colab-cudnn-fix rollback` to restore the state before it, then apply again")
+                hint="run `colab-cudnn-fix rollback` to restore the state before it, then apply again",
+            )
         journal = Journal.create(state, python=python, root=options.root)
         rep.phase(f"journal {journal.dir}")
         before = _prepare(journal, plan, python, options, rep, run)
         journal.set(status="applying")
-        return _finish(journal, active, 0, before, python, options, rep, run, started,
-                       plan.restart_required or any(s.kind == "restart" for s in plan.steps), locks)
+        return _finish(
+            journal,
+            active,
+            0,
+            before,
+            python,
+            options,
+            rep,
+            run,
+            started,
+            plan.restart_required or any(s.kind == "restart" for s in plan.steps),
+            locks,
+        )
     except BaseException as exc:
         if journal is None or journal.status in ("prepared",):
             if journal is not None:
                 _try_set(journal, status="abandoned", error=_describe(exc))
             if isinstance(exc, JournalWriteFailed):
-                raise JournalWriteFailed(f"{exc.message}; the apply stopped before changing anything",
-                                         hint="free some disk space (or lift the file-size limit) and apply again")
+                raise JournalWriteFailed(
+                    f"{exc.message}; the apply stopped before changing anything",
+                    hint="free some disk space (or lift the file-size limit) and apply again",
+                )
             if isinstance(exc, (KeyboardInterrupt, _Terminated)):
-                raise StepFailed(f"{_describe(exc)} before any change; nothing was changed", rolled_back=True)
+                raise StepFailed(
+                    f"{_describe(exc)} before any change; nothing was changed", rolled_back=True
+                )
             raise
         _roll_back_after(exc, journal, python, rep, run)
     finally:
@@ -140,7 +179,9 @@ def apply_plan(plan: Plan, *, python: str, options: PlanOptions, reporter: Optio
         restore_signals(old_handlers)
 
 
-def _roll_back_after(exc: BaseException, journal: Journal, python: str, rep: Reporter, run: Runner) -> NoReturn:
+def _roll_back_after(
+    exc: BaseException, journal: Journal, python: str, rep: Reporter, run: Runner
+) -> NoReturn:
     """Restore the state before the apply (signals ignored meanwhile), then raise StepFailed
     saying what went wrong and whether the check after the restore found everything as before."""
     reason = _describe(exc)
@@ -153,12 +194,21 @@ def _roll_back_after(exc: BaseException, journal: Journal, python: str, rep: Rep
         restore_signals(shielded)
     if result.status == "rolled-back":
         tail = "rolled back, every recorded file is as before" + (
-            "" if result.exact else f" (reinstalled by version only: {', '.join(result.unverified)})")
+            ""
+            if result.exact
+            else f" (reinstalled by version only: {', '.join(result.unverified)})"
+        )
     else:
-        tail = f"rollback was incomplete ({'; '.join(result.remaining[:10])}); journal {journal.dir}"
-    raise StepFailed(f"{reason}; {tail}", argv=getattr(exc, "argv", ()), output=getattr(exc, "output", ""),
-                     rolled_back=result.status == "rolled-back",
-                     cause=exc if isinstance(exc, Exception) else None) from exc
+        tail = (
+            f"rollback was incomplete ({'; '.join(result.remaining[:10])}); journal {journal.dir}"
+        )
+    raise StepFailed(
+        f"{reason}; {tail}",
+        argv=getattr(exc, "argv", ()),
+        output=getattr(exc, "output", ""),
+        rolled_back=result.status == "rolled-back",
+        cause=exc if isinstance(exc, Exception) else None,
+    ) from exc
 
 
 def _try_set(journal: Journal, **values: Any) -> bool:
@@ -171,51 +221,89 @@ def _try_set(journal: Journal, **values: Any) -> bool:
         return False
 
 
-def _finish(journal: Journal, steps: Sequence[Step], start: int, before: TargetSnapshot, python: str,
-            options: PlanOptions, rep: Reporter, run: Runner, started: float,
-            restart_required: bool, locks: Sequence[ApplyLock] = ()) -> ApplyResult:
+def _finish(
+    journal: Journal,
+    steps: Sequence[Step],
+    start: int,
+    before: TargetSnapshot,
+    python: str,
+    options: PlanOptions,
+    rep: Reporter,
+    run: Runner,
+    started: float,
+    restart_required: bool,
+    locks: Sequence[ApplyLock] = (),
+) -> ApplyResult:
     """Run steps[start:], check (always: --no-verify skips only the health checks), journal "done"
     (or "awaiting-restart" at a step that needs a fresh kernel). Raises on failure; the caller
     rolls back."""
     try:
         outcomes = _run_steps(journal, steps, options, rep, run, start=start, locks=locks)
     except _Pause as pause:
-        from ..model import to_dict
+        from fixer.model import to_dict
 
-        journal.set(status="awaiting-restart", resume={
-            "next": pause.index, "steps": [to_dict(s) for s in steps], "reason": pause.reason,
-            "command": RESUME_HINT})
-        return ApplyResult(changed=True, journal=str(journal.dir), log=str(journal.log_path),
-                           files=tuple(f["path"] for f in journal.data["files"]),
-                           notes=tuple(journal.data.get("notes", ())) + (pause.reason,),
-                           seconds=time.monotonic() - started, awaiting_restart=True, resume=RESUME_HINT)
+        journal.set(
+            status="awaiting-restart",
+            resume={
+                "next": pause.index,
+                "steps": [to_dict(s) for s in steps],
+                "reason": pause.reason,
+                "command": RESUME_HINT,
+            },
+        )
+        return ApplyResult(
+            changed=True,
+            journal=str(journal.dir),
+            log=str(journal.log_path),
+            files=tuple(f["path"] for f in journal.data["files"]),
+            notes=tuple(journal.data.get("notes", ())) + (pause.reason,),
+            seconds=time.monotonic() - started,
+            awaiting_restart=True,
+            resume=RESUME_HINT,
+        )
     rep.phase("checking the result")
     problems = _post_check(steps, python, options)
     if problems:
-        raise StepFailed("the environment does not match the plan after applying it: " + "; ".join(problems),
-                         rolled_back=True)
+        raise StepFailed(
+            "the environment does not match the plan after applying it: " + "; ".join(problems),
+            rolled_back=True,
+        )
     after = read_target(python)
     repaired = _repaired(journal, before, after)
     journal.set(status="done", after=snapshot_to_dict(after))
     notes = list(journal.data.get("notes", ()))
     pruned = prune_backups(journal.dir.parent.parent, keep=KEEP_BACKUPS)
     if pruned:
-        notes.append(f"removed the backups of {pruned} older apply(s) (kept the newest {KEEP_BACKUPS})")
+        notes.append(
+            f"removed the backups of {pruned} older apply(s) (kept the newest {KEEP_BACKUPS})"
+        )
     return ApplyResult(
-        changed=True, steps=outcomes, distributions=_diff(before, after),
-        files=tuple(f["path"] for f in journal.data["files"]), repaired=tuple(repaired),
-        journal=str(journal.dir), log=str(journal.log_path),
-        restart_required=restart_required, notes=tuple(notes), seconds=time.monotonic() - started,
+        changed=True,
+        steps=outcomes,
+        distributions=_diff(before, after),
+        files=tuple(f["path"] for f in journal.data["files"]),
+        repaired=tuple(repaired),
+        journal=str(journal.dir),
+        log=str(journal.log_path),
+        restart_required=restart_required,
+        notes=tuple(notes),
+        seconds=time.monotonic() - started,
     )
 
 
-def resume_apply(*, root: Optional[str] = None, python: Optional[str] = None, reporter: Optional[Reporter] = None,
-                 runner: Optional[Runner] = None, verify: bool = True) -> ApplyResult:
+def resume_apply(
+    *,
+    root: Optional[str] = None,
+    python: Optional[str] = None,
+    reporter: Optional[Reporter] = None,
+    runner: Optional[Runner] = None,
+    verify: bool = True,
+) -> ApplyResult:
     """Go on with the apply that stopped for a kernel restart (journal status "awaiting-restart"):
     run its remaining steps as one transaction with the part already done; on any failure the
     whole apply is rolled back, as if it had never stopped. (`verify` is kept for callers; the
     check after the steps always runs.)"""
-    from ..model import from_dict
+    from fixer.model import from_dict
 
     del verify
     rep = default_reporter(reporter)
@@ -230,21 +318,44 @@ def resume_apply(*, root: Optional[str] = None, python: Optional[str] = None, re
         locks.append(ApplyLock(state).acquire())
         journal = Journal.latest(state)
         if journal is None or journal.status != "awaiting-restart":
-            what = "no apply recorded" if journal is None else f"the last apply (journal {journal.id}) is {journal.status}"
-            raise UsageError(f"--resume: nothing to resume: {what}", hint="run `colab-cudnn-fix apply`")
+            what = (
+                "no apply recorded"
+                if journal is None
+                else f"the last apply (journal {journal.id}) is {journal.status}"
+            )
+            raise UsageError(
+                f"--resume: nothing to resume: {what}", hint="run `colab-cudnn-fix apply`"
+            )
         info = journal.data.get("resume")
         before_data = journal.before()
-        if not isinstance(info, dict) or not isinstance(info.get("steps"), list) or before_data is None:
-            raise UsageError(f"journal {journal.dir}: no resume record; nothing was changed now",
-                             hint="`colab-cudnn-fix rollback` undoes the part already done")
+        if (
+            not isinstance(info, dict)
+            or not isinstance(info.get("steps"), list)
+            or before_data is None
+        ):
+            raise UsageError(
+                f"journal {journal.dir}: no resume record; nothing was changed now",
+                hint="`colab-cudnn-fix rollback` undoes the part already done",
+            )
         steps = [from_dict(Step, d, f"$.resume.steps[{i}]") for i, d in enumerate(info["steps"])]
         target = python or journal.data["python"]
         locks.insert(0, TargetLock(target).acquire())
         before = snapshot_from_dict(before_data)
         rep.phase(f"resuming journal {journal.dir} at step {info['next'] + 1}/{len(steps)}")
         journal.set(status="applying")
-        return _finish(journal, steps, int(info["next"]), before, target, PlanOptions(root=root),
-                       rep, run, started, any(s.kind == "restart" for s in steps), locks)
+        return _finish(
+            journal,
+            steps,
+            int(info["next"]),
+            before,
+            target,
+            PlanOptions(root=root),
+            rep,
+            run,
+            started,
+            any(s.kind == "restart" for s in steps),
+            locks,
+        )
     except BaseException as exc:
         if journal is None or journal.status != "applying":
             raise
@@ -283,8 +394,9 @@ def backup_set(plan: Plan, before: TargetSnapshot) -> List[str]:
     return names
 
 
-def _prepare(journal: Journal, plan: Plan, python: str, options: PlanOptions, rep: Reporter,
-             run: Runner) -> TargetSnapshot:
+def _prepare(
+    journal: Journal, plan: Plan, python: str, options: PlanOptions, rep: Reporter, run: Runner
+) -> TargetSnapshot:
     """Record everything the plan can touch. Nothing on the machine changes here."""
     before = read_target(python)
     notes: List[str] = []
@@ -296,27 +408,51 @@ def _prepare(journal: Journal, plan: Plan, python: str, options: PlanOptions, re
         sites.append(before.prefix)
     before_data["site_dirs"] = [filetree.dir_entry(s) for s in sites if os.path.isdir(s)]
     journal.write_part("before.json", before_data)
-    journal.set(installer=plan.installer, sources=sources_of(plan.steps, options),
-                steps=[{"kind": s.kind, "summary": s.summary, "argv": list(s.argv), "status": "pending"}
-                       for s in plan.steps if s.kind != "verify"])
+    journal.set(
+        installer=plan.installer,
+        sources=sources_of(plan.steps, options),
+        steps=[
+            {"kind": s.kind, "summary": s.summary, "argv": list(s.argv), "status": "pending"}
+            for s in plan.steps
+            if s.kind != "verify"
+        ],
+    )
     # every file of the distributions the plan can change, recorded and backed up
-    names = [n for n in backup_set(plan, before)
-             if not (before.get(n) is None or before.get(n).editable  # type: ignore[union-attr]
-                     or not before.get(n).dist_info.endswith(".dist-info"))]  # type: ignore[union-attr]
+    names = [
+        n
+        for n in backup_set(plan, before)
+        if not (
+            before.get(n) is None
+            or before.get(n).editable  # type: ignore[union-attr]
+            or not before.get(n).dist_info.endswith(".dist-info")
+        )
+    ]  # type: ignore[union-attr]
     manifests: Dict[str, Dict[str, Any]] = {}
     for name in names:
         dist = before.get(name)
         assert dist is not None
-        manifests[name] = filetree.record(dist.dist_info, name=name, version=dist.version, hashes=False)
+        manifests[name] = filetree.record(
+            dist.dist_info, name=name, version=dist.version, hashes=False
+        )
     # the exact wheels the plan's index still serves (fixer.applier.indexcopy): their files need no local copy
     sources = journal.data.get("sources", {})
-    urls = [] if sources.get("no_index") else list(sources.get("index_urls", [])) + list(sources.get("extra_index_urls", []))
+    urls = (
+        []
+        if sources.get("no_index")
+        else list(sources.get("index_urls", [])) + list(sources.get("extra_index_urls", []))
+    )
     copies: Dict[str, Dict[str, Any]] = {}
     vouched: Dict[str, int] = {}
     for name, manifest in manifests.items():
-        copy = indexcopy.find(manifest["dist_info"], name, manifest["dist_version"], urls) if urls else None
+        copy = (
+            indexcopy.find(manifest["dist_info"], name, manifest["dist_version"], urls)
+            if urls
+            else None
+        )
         if copy is not None:
-            rep.phase(f"checking {name} {manifest['dist_version']} against {copy['filename']} on {copy['index']}")
+            rep.phase(
+                f"checking {name} {manifest['dist_version']} against {copy['filename']} on {copy['index']}"
+            )
             vouched[name] = indexcopy.mark(manifest)
             copies[name] = copy
     local = indexcopy.keep_local(journal.dir, sum(vouched.values())) if vouched else True
@@ -328,7 +464,9 @@ def _prepare(journal: Journal, plan: Plan, python: str, options: PlanOptions, re
         try:
             filetree.backup(manifest, journal.dir / "backups" / f"{name}.zip", skip_wheel=not local)
         except OSError as exc:
-            raise JournalWriteFailed(f"cannot back up {name} into {journal.dir / 'backups'}: {exc.strerror or exc}")
+            raise JournalWriteFailed(
+                f"cannot back up {name} into {journal.dir / 'backups'}: {exc.strerror or exc}"
+            )
         backups[name] = f"backups/{name}.zip"
         if name in copies:
             copies[name]["local"] = local
@@ -343,17 +481,29 @@ def _prepare(journal: Journal, plan: Plan, python: str, options: PlanOptions, re
             real = envfix.target_path(path, options.root)
             if any(f["path"] == str(real) for f in files):
                 continue
-            rec: Dict[str, Any] = {"path": str(real), "existed": False, "backup": None, "mode": None, "sha256": None,
-                                   "created_dirs": _missing_parents(real)}
+            rec: Dict[str, Any] = {
+                "path": str(real),
+                "existed": False,
+                "backup": None,
+                "mode": None,
+                "sha256": None,
+                "created_dirs": _missing_parents(real),
+            }
             if real.is_file() or real.is_symlink():
                 data = real.read_bytes()
                 backup = journal.dir / "files" / str(len(files))
                 try:
                     atomic_write(backup, data)
                 except OSError as exc:
-                    raise JournalWriteFailed(f"cannot back up {real} into {backup}: {exc.strerror or exc}")
-                rec.update(existed=True, backup=str(backup.relative_to(journal.dir)),
-                           mode=real.stat().st_mode & 0o7777, sha256=hashlib.sha256(data).hexdigest())
+                    raise JournalWriteFailed(
+                        f"cannot back up {real} into {backup}: {exc.strerror or exc}"
+                    )
+                rec.update(
+                    existed=True,
+                    backup=str(backup.relative_to(journal.dir)),
+                    mode=real.stat().st_mode & 0o7777,
+                    sha256=hashlib.sha256(data).hexdigest(),
+                )
             files.append(rec)
     # apt package versions the plan changes
     apt_before: Dict[str, Optional[str]] = {}
@@ -369,26 +519,46 @@ def _prepare(journal: Journal, plan: Plan, python: str, options: PlanOptions, re
         held = res.output.split() if res.rc == 0 else []
     if any(s.kind == "conda-install" for s in plan.steps):
         notes.append("conda package changes outside site-packages are not rolled back")
-    from ..model import to_dict
+    from fixer.model import to_dict
 
     # the loader fixes, for a resume after a kernel restart (it fixes the new kernel with them)
     if copies and not local:
-        notes.append(f"not kept locally (the index serves the same wheels; less than {indexcopy.KEEP_LOCAL_FACTOR}x "
-                     f"their size free): {', '.join(c['filename'] for c in copies.values())}")
-    journal.set(manifests=recorded, backups=backups, index_copies=copies, files=files, apt_before=apt_before, apt_held=held,
-                notes=notes, env_fixes=[to_dict(f) for f in plan.stack.env_fixes])
+        notes.append(
+            f"not kept locally (the index serves the same wheels; less than {indexcopy.KEEP_LOCAL_FACTOR}x "
+            f"their size free): {', '.join(c['filename'] for c in copies.values())}"
+        )
+    journal.set(
+        manifests=recorded,
+        backups=backups,
+        index_copies=copies,
+        files=files,
+        apt_before=apt_before,
+        apt_held=held,
+        notes=notes,
+        env_fixes=[to_dict(f) for f in plan.stack.env_fixes],
+    )
     return before
 
 
-def _check_space(journal: Journal, plan: Plan, manifests: Dict[str, Dict[str, Any]],
-                 before: TargetSnapshot, from_index: int = 0) -> None:
+def _check_space(
+    journal: Journal,
+    plan: Plan,
+    manifests: Dict[str, Dict[str, Any]],
+    before: TargetSnapshot,
+    from_index: int = 0,
+) -> None:
     """NoSpace unless the journal's disk holds the backups (at most their uncompressed size, less
     `from_index` bytes the index keeps for us) and the target's disk holds the downloads twice
     (the download, then the unpacked files)."""
-    backup_bytes = sum(e.get("size", 0) for m in manifests.values() for e in m["files"] if e["kind"] == "file")
+    backup_bytes = sum(
+        e.get("size", 0) for m in manifests.values() for e in m["files"] if e["kind"] == "file"
+    )
     backup_bytes = max(0, backup_bytes - from_index)
-    download = sum(s.download_bytes or 0 for s in plan.steps
-                   if s.kind in ("pip-install", "conda-install", "apt-install"))
+    download = sum(
+        s.download_bytes or 0
+        for s in plan.steps
+        if s.kind in ("pip-install", "conda-install", "apt-install")
+    )
     target = before.dists[0].site_packages if before.dists else (before.prefix or "/")
     demands: Dict[int, Tuple[str, int]] = {}
     for path, amount in ((str(journal.dir), backup_bytes), (target, 2 * download)):
@@ -401,11 +571,13 @@ def _check_space(journal: Journal, plan: Plan, manifests: Dict[str, Dict[str, An
     for where, amount in demands.values():
         free = shutil.disk_usage(where).free
         if amount > free:
-            raise NoSpace(f"not enough free disk for this apply on the filesystem of {where}: it needs about "
-                          f"{_mb(amount)} (backups of the distributions it changes {_mb(backup_bytes)}, downloads "
-                          f"{_mb(download)} twice, {_mb(SPACE_MARGIN)} reserve) and {_mb(free)} is free; "
-                          "nothing was changed",
-                          hint="free some disk space (Colab: delete files under /content or /root/.cache/pip)")
+            raise NoSpace(
+                f"not enough free disk for this apply on the filesystem of {where}: it needs about "
+                f"{_mb(amount)} (backups of the distributions it changes {_mb(backup_bytes)}, downloads "
+                f"{_mb(download)} twice, {_mb(SPACE_MARGIN)} reserve) and {_mb(free)} is free; "
+                "nothing was changed",
+                hint="free some disk space (Colab: delete files under /content or /root/.cache/pip)",
+            )
 
 
 def _missing_parents(path: Path) -> List[str]:
@@ -462,15 +634,17 @@ def prune_backups(state: Path, keep: int = KEEP_BACKUPS) -> int:
 def _ldconfig_of(step: Step, root: Optional[str]) -> Optional[List[str]]:
     """The ldconfig command that carrying out `step` runs, or None. Read from the step's kind and
     the files it writes, never from its argv's words: an env-fix step that writes an ld.so.conf file
-    runs the plan's own follow-up command (Step.argv, from fixer.envfix.env_fix_steps) or, when the
+    runs the plan's own follow-up command (Step.argv, from fixer.planner.envfix.env_fix_steps) or, when the
     plan carried none (made without root), envfix.ldconfig_argv (only as root, never in a --root sandbox)."""
-    if step.kind != "env-fix" or not envfix.needs_ldconfig([_unrooted(p, root) for p in step.files]):
+    if step.kind != "env-fix" or not envfix.needs_ldconfig(
+        [_unrooted(p, root) for p in step.files]
+    ):
         return None
     return list(step.argv) if step.argv else envfix.ldconfig_argv(root)
 
 
 def _req_name(spec: str) -> Optional[str]:
-    from ..rules import requirement_name
+    from fixer.rules import requirement_name
 
     return requirement_name(spec) or None
 
@@ -485,9 +659,16 @@ def _dpkg_version(pkg: str, run: Runner) -> Optional[str]:
     return text.split()[-1]
 
 
-def _run_steps(journal: Journal, steps: Sequence[Step], options: PlanOptions, rep: Reporter,
-               run: Runner, start: int = 0, locks: Sequence[ApplyLock] = ()) -> Tuple[StepOutcome, ...]:
-    from ..conda import CONDACOLAB_PREFIX, installed_by_condacolab, is_condacolab_step
+def _run_steps(
+    journal: Journal,
+    steps: Sequence[Step],
+    options: PlanOptions,
+    rep: Reporter,
+    run: Runner,
+    start: int = 0,
+    locks: Sequence[ApplyLock] = (),
+) -> Tuple[StepOutcome, ...]:
+    from fixer.planner.conda import CONDACOLAB_PREFIX, installed_by_condacolab, is_condacolab_step
 
     outcomes: List[StepOutcome] = []
     total = len(steps)
@@ -497,30 +678,60 @@ def _run_steps(journal: Journal, steps: Sequence[Step], options: PlanOptions, re
         rec = journal.data["steps"][i - 1]
         if is_condacolab_step(step):
             if not installed_by_condacolab(CONDACOLAB_PREFIX, options.root):
-                raise _Pause(i - 1, f"condacolab must install conda inside the notebook kernel, which then restarts: "
-                                    f"in a cell run `import condacolab; condacolab.install()`, then {RESUME_HINT}")
+                raise _Pause(
+                    i - 1,
+                    f"condacolab must install conda inside the notebook kernel, which then restarts: "
+                    f"in a cell run `import condacolab; condacolab.install()`, then {RESUME_HINT}",
+                )
             rec.update(status="done", rc=0, seconds=0.0)
             journal.save()
-            _note(journal, rep, f"conda is in {CONDACOLAB_PREFIX} already (condacolab ran): step {i} done")
+            _note(
+                journal,
+                rep,
+                f"conda is in {CONDACOLAB_PREFIX} already (condacolab ran): step {i} done",
+            )
             continue
         rec.update(status="running", started=time.time())
         journal.save()
         rep.step_started(i, total, step)
-        journal.log(f"== step {i}/{total}: {step.summary}" + (f"\n$ {' '.join(step.argv)}" if step.argv else ""))
+        journal.log(
+            f"== step {i}/{total}: {step.summary}"
+            + (f"\n$ {' '.join(step.argv)}" if step.argv else "")
+        )
         result = _execute(journal, i, step, options, rep, run, locks)
-        rec.update(status="done" if result.rc == 0 else "failed", rc=result.rc, seconds=round(result.seconds, 3))
+        rec.update(
+            status="done" if result.rc == 0 else "failed",
+            rc=result.rc,
+            seconds=round(result.seconds, 3),
+        )
         journal.set(child=None)
         rep.step_finished(i, step, result)
-        outcomes.append(StepOutcome(kind=step.kind, summary=step.summary, argv=tuple(step.argv), rc=result.rc,
-                                    seconds=result.seconds))
+        outcomes.append(
+            StepOutcome(
+                kind=step.kind,
+                summary=step.summary,
+                argv=tuple(step.argv),
+                rc=result.rc,
+                seconds=result.seconds,
+            )
+        )
         if result.rc != 0:
             what = "timed out" if result.timed_out else f"failed (exit {result.rc})"
-            raise StepFailed(f"step {i}/{total} {what}: {step.summary}", argv=step.argv, output=result.output)
+            raise StepFailed(
+                f"step {i}/{total} {what}: {step.summary}", argv=step.argv, output=result.output
+            )
     return tuple(outcomes)
 
 
-def _execute(journal: Journal, index: int, step: Step, options: PlanOptions, rep: Reporter,
-             run: Runner, locks: Sequence[ApplyLock] = ()) -> CommandResult:
+def _execute(
+    journal: Journal,
+    index: int,
+    step: Step,
+    options: PlanOptions,
+    rep: Reporter,
+    run: Runner,
+    locks: Sequence[ApplyLock] = (),
+) -> CommandResult:
     def on_output(line: str) -> None:
         journal.log(line)
         rep.step_output(index, line)
@@ -543,8 +754,12 @@ def _execute(journal: Journal, index: int, step: Step, options: PlanOptions, rep
         if step.argv:
             return call(step.argv, TIMEOUTS["env-fix"])
         if envfix.needs_ldconfig([_unrooted(p, options.root) for p in step.files]):
-            _note(journal, rep, "ldconfig not run (--root sandbox or not root): the ld.so.conf.d entry takes "
-                                "effect at the next ldconfig")
+            _note(
+                journal,
+                rep,
+                "ldconfig not run (--root sandbox or not root): the ld.so.conf.d entry takes "
+                "effect at the next ldconfig",
+            )
         return CommandResult(rc=0, output="", seconds=time.monotonic() - start)
     if step.files and step.content is not None:
         # a file the command reads (apply --lock: the hashed requirements file); journaled like any other
@@ -556,7 +771,9 @@ def _execute(journal: Journal, index: int, step: Step, options: PlanOptions, rep
     if step.kind == "apt-update":
         missing = [spec for spec in step.packages if not _apt_knows(spec, run)]
         if not missing:
-            journal.log("apt-cache policy lists " + ", ".join(step.packages) + ": no apt-get update needed")
+            journal.log(
+                "apt-cache policy lists " + ", ".join(step.packages) + ": no apt-get update needed"
+            )
             return CommandResult(rc=0)
         journal.log("apt-cache policy does not list " + ", ".join(missing) + ": apt-get update")
     if not step.argv:
@@ -564,19 +781,26 @@ def _execute(journal: Journal, index: int, step: Step, options: PlanOptions, rep
     return call(step.argv, TIMEOUTS.get(step.kind, 3600.0))
 
 
-def _run_tracked(journal: Journal, run: Runner, argv: Sequence[str], timeout: float,
-                 on_output: Any, locks: Sequence[ApplyLock]) -> CommandResult:
+def _run_tracked(
+    journal: Journal,
+    run: Runner,
+    argv: Sequence[str],
+    timeout: float,
+    on_output: Any,
+    locks: Sequence[ApplyLock],
+) -> CommandResult:
     """Run a step's command; with the default runner, its pid goes into the journal as soon as it
     exists (a later rollback stops it), and it inherits the target lock (held until it is gone)."""
     if run is not run_command:
         return run(argv, timeout=timeout, on_output=on_output)
 
     def on_start(pid: int) -> None:
-        journal.set(child={"pid": pid, "pgid": pid, "start": process_start_time(pid), "argv": list(argv)})
+        journal.set(
+            child={"pid": pid, "pgid": pid, "start": process_start_time(pid), "argv": list(argv)}
+        )
 
     keep = [lock.fileno() for lock in locks if isinstance(lock, TargetLock)]
     return run_command(argv, timeout=timeout, on_output=on_output, on_start=on_start, keep_fds=keep)
-
 
 
 def _apt_knows(spec: str, run: Runner) -> bool:
@@ -585,8 +809,11 @@ def _apt_knows(spec: str, run: Runner) -> bool:
     res = run(installers.apt_policy(pkg), timeout=60)
     if res.rc != 0:
         return False
-    return any(line.split()[:1] == [version] or line.split()[1:2] == [version]
-               for line in res.output.splitlines() if line.strip())
+    return any(
+        line.split()[:1] == [version] or line.split()[1:2] == [version]
+        for line in res.output.splitlines()
+        if line.strip()
+    )
 
 
 def _unrooted(path: str, root: Optional[str]) -> str:
@@ -594,7 +821,7 @@ def _unrooted(path: str, root: Optional[str]) -> str:
     if root:
         r = os.path.normpath(os.path.abspath(root))
         if path.startswith(r + os.sep):
-            return path[len(r):]
+            return path[len(r) :]
     return path
 
 
@@ -656,7 +883,11 @@ def _satisfies(version: str, req: Requirement) -> bool:
 
 def _diff(before: TargetSnapshot, after: TargetSnapshot) -> Tuple[DistChange, ...]:
     b, a = before.versions(), after.versions()
-    out = [DistChange(name=n, before=b.get(n), after=a.get(n)) for n in sorted(set(b) | set(a)) if b.get(n) != a.get(n)]
+    out = [
+        DistChange(name=n, before=b.get(n), after=a.get(n))
+        for n in sorted(set(b) | set(a))
+        if b.get(n) != a.get(n)
+    ]
     return tuple(out)
 
 
@@ -674,8 +905,10 @@ def _catch_signals() -> Dict[int, Any]:
     the caller had set it otherwise. Installed before the first state write."""
     if threading.current_thread() is not threading.main_thread():
         return {}
-    return {signal.SIGTERM: signal.signal(signal.SIGTERM, _on_sigterm),
-            signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler)}
+    return {
+        signal.SIGTERM: signal.signal(signal.SIGTERM, _on_sigterm),
+        signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler),
+    }
 
 
 # ---------------------------------------------------------------------------------------
@@ -683,8 +916,14 @@ def _catch_signals() -> Dict[int, Any]:
 # ---------------------------------------------------------------------------------------
 
 
-def rollback(*, root: Optional[str] = None, python: Optional[str] = None, reporter: Optional[Reporter] = None,
-             runner: Optional[Runner] = None, force: bool = False) -> RollbackResult:
+def rollback(
+    *,
+    root: Optional[str] = None,
+    python: Optional[str] = None,
+    reporter: Optional[Reporter] = None,
+    runner: Optional[Runner] = None,
+    force: bool = False,
+) -> RollbackResult:
     """Undo the newest apply from its journal. Harmless to run twice (the second does nothing).
 
     JournalDamaged (exit 2) when the newest journal cannot be read; with `force`, restores from
@@ -698,18 +937,28 @@ def rollback(*, root: Optional[str] = None, python: Optional[str] = None, report
         with ApplyLock(state):
             journal = Journal.latest(state, force=force)
             if journal is None:
-                return RollbackResult(status="nothing-to-do", notes=(f"no apply recorded in {state}",))
+                return RollbackResult(
+                    status="nothing-to-do", notes=(f"no apply recorded in {state}",)
+                )
             if journal.status == "rolled-back" and not journal.forced:
-                return RollbackResult(journal=str(journal.dir), status="nothing-to-do",
-                                      notes=(f"the last apply (journal {journal.id}) was already rolled back",))
+                return RollbackResult(
+                    journal=str(journal.dir),
+                    status="nothing-to-do",
+                    notes=(f"the last apply (journal {journal.id}) was already rolled back",),
+                )
             if journal.status in ("prepared", "abandoned") and not journal.forced:
                 _try_set(journal, status="rolled-back")
-                return RollbackResult(journal=str(journal.dir), status="nothing-to-do",
-                                      notes=(f"the last apply (journal {journal.id}) changed nothing",))
+                return RollbackResult(
+                    journal=str(journal.dir),
+                    status="nothing-to-do",
+                    notes=(f"the last apply (journal {journal.id}) changed nothing",),
+                )
             target = python or journal.data.get("python") or ""
             if not target:
-                raise UsageError(f"journal {journal.dir} does not say which interpreter it changed",
-                                 hint="pass --python PATH")
+                raise UsageError(
+                    f"journal {journal.dir} does not say which interpreter it changed",
+                    hint="pass --python PATH",
+                )
             _stop_child(journal, rep)
             target_lock = TargetLock(target).acquire(wait=60.0)
             try:
@@ -729,7 +978,9 @@ def _stop_child(journal: Journal, rep: Reporter) -> Optional[str]:
     sig = stop_recorded(pid, child.get("start"), child.get("pgid"))
     note = None
     if sig:
-        note = f"stopped the installer the apply had left running (pid {pid}, {sig}) before restoring"
+        note = (
+            f"stopped the installer the apply had left running (pid {pid}, {sig}) before restoring"
+        )
         rep.phase(note)
         journal.data.setdefault("notes", []).append(note)
     _try_set(journal, child=None)
@@ -742,7 +993,9 @@ def _restore(journal: Journal, python: str, rep: Reporter, run: Runner) -> Rollb
     before_data = journal.before()
     before = snapshot_from_dict(before_data) if before_data else None
     commands: List[Tuple[str, ...]] = []
-    notes: List[str] = list(journal.damaged and [f"journal damaged: {d}" for d in journal.damaged] or [])
+    notes: List[str] = list(
+        journal.damaged and [f"journal damaged: {d}" for d in journal.damaged] or []
+    )
     failures: List[str] = []
 
     def do(argv: Sequence[str], what: str) -> None:
@@ -766,7 +1019,7 @@ def _restore(journal: Journal, python: str, rep: Reporter, run: Runner) -> Rollb
             elif path.exists() or path.is_symlink():
                 path.unlink()
                 restored_files.append(str(path))
-            for d in rec.get("created_dirs", ()):          # directories the apply created for it, if empty
+            for d in rec.get("created_dirs", ()):  # directories the apply created for it, if empty
                 if os.path.isdir(d) and not os.listdir(d):
                     os.rmdir(d)
         except OSError as exc:
@@ -789,28 +1042,45 @@ def _restore(journal: Journal, python: str, rep: Reporter, run: Runner) -> Rollb
     if now is not None:
         bv = before.versions() if before else {}
         nv = now.versions()
-        editable = ({d.name for d in before.dists if d.editable} if before else set()) | \
-            {d.name for d in now.dists if d.editable}
+        editable = ({d.name for d in before.dists if d.editable} if before else set()) | {
+            d.name for d in now.dists if d.editable
+        }
         added = [n for n in nv if before is not None and n not in bv and n not in editable]
         for n in sorted(added) + sorted(recorded):
             d = now.get(n)
             if d is not None and d.dist_info:
                 remove += filetree.record_paths(d.dist_info) + [d.dist_info]
         remove += list(now.leftovers)
-        changed = sorted(n for n in bv if nv.get(n) != bv[n] and n not in editable and n not in recorded)
+        changed = sorted(
+            n for n in bv if nv.get(n) != bv[n] and n not in editable and n not in recorded
+        )
         if changed and before is not None:
-            tool = installers.pip_tool(journal.data.get("installer") or "pip")   # the plan's (Plan.installer)
-            wheels = journal.data.get("wheels", {})          # journals of version 1
+            tool = installers.pip_tool(
+                journal.data.get("installer") or "pip"
+            )  # the plan's (Plan.installer)
+            wheels = journal.data.get("wheels", {})  # journals of version 1
             sources = journal.data.get("sources", {})
             offline = [n for n in changed if n in wheels]
             online = [n for n in changed if n not in wheels]
             if offline:
                 reqs = [f"{n}=={bv[n]}" for n in offline]
-                do(install_exact_argv(python, reqs, tool=tool, sources=sources, wheels_dir=str(journal.wheels_dir),
-                                      offline=True), f"reinstall {', '.join(reqs)} from the journal's wheels")
+                do(
+                    install_exact_argv(
+                        python,
+                        reqs,
+                        tool=tool,
+                        sources=sources,
+                        wheels_dir=str(journal.wheels_dir),
+                        offline=True,
+                    ),
+                    f"reinstall {', '.join(reqs)} from the journal's wheels",
+                )
             if online:
                 reqs = [_pinned(before, n) for n in online]
-                do(install_exact_argv(python, reqs, tool=tool, sources=sources), f"reinstall {', '.join(reqs)}")
+                do(
+                    install_exact_argv(python, reqs, tool=tool, sources=sources),
+                    f"reinstall {', '.join(reqs)}",
+                )
             unverified = changed
 
     # 3. recorded distributions, file by file
@@ -828,13 +1098,17 @@ def _restore(journal: Journal, python: str, rep: Reporter, run: Runner) -> Rollb
     def wheel(manifest: Dict[str, Any]) -> Path:
         copy = copies.get(manifest["name"])
         if not copy:
-            raise OSError(f"{manifest['name']}: its backup lacks files and no index copy is recorded")
+            raise OSError(
+                f"{manifest['name']}: its backup lacks files and no index copy is recorded"
+            )
         rep.phase(f"rollback: fetching {copy['filename']} from {copy['url']}")
         try:
             return indexcopy.fetch(copy, journal.dir / "downloads")
         except FixerError as exc:
-            raise OSError(f"cannot restore {manifest['name']} {manifest['dist_version']}: the journal keeps no local "
-                          f"copy of its files and {exc.message}; run rollback again when {copy['url']} answers")
+            raise OSError(
+                f"cannot restore {manifest['name']} {manifest['dist_version']}: the journal keeps no local "
+                f"copy of its files and {exc.message}; run rollback again when {copy['url']} answers"
+            )
 
     report = filetree.restore(items, remove=remove, wheel=wheel)
     failures.extend(report.errors)
@@ -843,9 +1117,14 @@ def _restore(journal: Journal, python: str, rep: Reporter, run: Runner) -> Rollb
     apt_before: Dict[str, Optional[str]] = journal.data.get("apt_before", {})
     if apt_before:
         installs = {p: v for p, v in apt_before.items() if v and _dpkg_version(p, run) != v}
-        removals = [p for p, v in apt_before.items() if v is None and _dpkg_version(p, run) is not None]
+        removals = [
+            p for p, v in apt_before.items() if v is None and _dpkg_version(p, run) is not None
+        ]
         if installs:
-            do(installers.apt_install(installs), "apt reinstall " + ", ".join(f"{p}={v}" for p, v in installs.items()))
+            do(
+                installers.apt_install(installs),
+                "apt reinstall " + ", ".join(f"{p}={v}" for p, v in installs.items()),
+            )
         if removals:
             do(installers.apt_remove(removals), f"apt remove {', '.join(removals)}")
         held_before = set(journal.data.get("apt_held", []))
@@ -867,10 +1146,16 @@ def _restore(journal: Journal, python: str, rep: Reporter, run: Runner) -> Rollb
         remaining.append(str(exc))
     if after is not None:
         if before is not None:
-            remaining += [f"{c.name}: {c.after or 'absent'} (was {c.before or 'absent'})"
-                          for c in _diff(before, after) if c.name not in editable]
-        remaining += [f"{p}: leftover of an interrupted installer" for p in after.leftovers
-                      if not any(p in r for r in remaining)]
+            remaining += [
+                f"{c.name}: {c.after or 'absent'} (was {c.before or 'absent'})"
+                for c in _diff(before, after)
+                if c.name not in editable
+            ]
+        remaining += [
+            f"{p}: leftover of an interrupted installer"
+            for p in after.leftovers
+            if not any(p in r for r in remaining)
+        ]
     for rec in journal.data.get("files", []):
         path = Path(rec["path"])
         if rec["existed"]:
@@ -882,22 +1167,40 @@ def _restore(journal: Journal, python: str, rep: Reporter, run: Runner) -> Rollb
             if os.path.isdir(d) and not os.listdir(d):
                 remaining.append(f"{d}/: empty directory the apply created")
     if before is None:
-        remaining.append("the journal's record of the distributions before the apply is lost: versions not checked")
+        remaining.append(
+            "the journal's record of the distributions before the apply is lost: versions not checked"
+        )
     if remaining:
-        remaining += [f for f in failures if f not in remaining]   # what did not work explains what is left
+        remaining += [
+            f for f in failures if f not in remaining
+        ]  # what did not work explains what is left
     checked = sum(len(m["files"]) for m in manifests)
     status = "rollback-incomplete" if remaining else "rolled-back"
     exact = not remaining and not unverified
     result = RollbackResult(
-        journal=str(journal.dir), status=status,
+        journal=str(journal.dir),
+        status=status,
         distributions=_diff(now, before) if (now is not None and before is not None) else (),
-        files=tuple(restored_files), exact=exact, remaining=tuple(remaining),
-        commands=tuple(commands), notes=tuple(notes + list(journal.data.get("notes", ()))),
-        restored=tuple(report.restored), removed=tuple(report.removed), checked_files=checked,
+        files=tuple(restored_files),
+        exact=exact,
+        remaining=tuple(remaining),
+        commands=tuple(commands),
+        notes=tuple(notes + list(journal.data.get("notes", ()))),
+        restored=tuple(report.restored),
+        removed=tuple(report.removed),
+        checked_files=checked,
         unverified=tuple(unverified),
     )
-    _try_set(journal, status=status, rollback={"exact": exact, "remaining": remaining, "unverified": unverified,
-                                               "commands": [list(c) for c in commands]})
+    _try_set(
+        journal,
+        status=status,
+        rollback={
+            "exact": exact,
+            "remaining": remaining,
+            "unverified": unverified,
+            "commands": [list(c) for c in commands],
+        },
+    )
     return result
 
 
@@ -906,7 +1209,11 @@ def _pinned(before: TargetSnapshot, name: str) -> str:
     dist = before.get(name)
     assert dist is not None
     url = (dist.direct_url or {}).get("url", "")
-    if url.startswith("file://") and "archive_info" in (dist.direct_url or {}) and os.path.isfile(url[7:]):
+    if (
+        url.startswith("file://")
+        and "archive_info" in (dist.direct_url or {})
+        and os.path.isfile(url[7:])
+    ):
         return f"{name} @ {url}"
     return f"{name}=={dist.version}"
 

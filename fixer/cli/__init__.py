@@ -3,6 +3,7 @@
 Each command lives in its own module and registers itself on the shared app; every option
 comes from the one options table (fixer.cli.options).
 """
+
 from __future__ import annotations
 
 import sys
@@ -10,21 +11,21 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import typer
 
-from .._entry import command_of
-from ._app import app
+from fixer.cli.entry import command_of
+from fixer.cli._app import app
 
 # Importing the modules registers their commands.
-from . import doctor as _doctor  # noqa: F401,E402
-from . import plan as _plan  # noqa: F401,E402
-from . import apply as _apply  # noqa: F401,E402
-from . import verify as _verify  # noqa: F401,E402
-from . import explain as _explain  # noqa: F401,E402
-from . import lock as _lock  # noqa: F401,E402
-from . import recipes as _recipes  # noqa: F401,E402
-from . import rollback as _rollback  # noqa: F401,E402
-from . import report as _report  # noqa: F401,E402
-from . import fleet as _fleet  # noqa: F401,E402
-from . import debug as _debug  # noqa: F401,E402
+from fixer.cli import doctor as _doctor  # noqa: F401,E402
+from fixer.cli import plan as _plan  # noqa: F401,E402
+from fixer.cli import apply as _apply  # noqa: F401,E402
+from fixer.cli import verify as _verify  # noqa: F401,E402
+from fixer.cli import explain as _explain  # noqa: F401,E402
+from fixer.cli import lock as _lock  # noqa: F401,E402
+from fixer.cli import recipes as _recipes  # noqa: F401,E402
+from fixer.cli import rollback as _rollback  # noqa: F401,E402
+from fixer.cli import report as _report  # noqa: F401,E402
+from fixer.cli import fleet as _fleet  # noqa: F401,E402
+from fixer.cli import debug as _debug  # noqa: F401,E402
 
 
 def _click_class(name: str) -> Any:
@@ -37,12 +38,12 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     A usage error (unknown option, bad choice) exits 2; with --json it is one JSON object on
     stdout like any other error (fixer/schemas/error.json). Ctrl-C exits 130 without a traceback.
-    Broken plugins met on the way (fixer.plugins) are warning lines on stderr."""
+    Broken plugins met on the way (fixer.system.plugins) are warning lines on stderr."""
     code = _main(argv)
-    from ..plugins import problems
+    from fixer.system.plugins import problems
 
     if problems():
-        from ..render import warning
+        from fixer.render import warning
 
         for line in problems():
             warning(line)
@@ -71,7 +72,7 @@ def _main(argv: Optional[List[str]] = None) -> int:
     click_exception = _click_class("ClickException")
     import typer.main
 
-    if sys.excepthook != typer.main.except_hook:   # as app(...) does; pretty exceptions are off
+    if sys.excepthook != typer.main.except_hook:  # as app(...) does; pretty exceptions are off
         sys.excepthook = typer.main.except_hook
     try:
         rv = _command()(args=args, prog_name="colab-cudnn-fix", standalone_mode=False)
@@ -79,20 +80,30 @@ def _main(argv: Optional[List[str]] = None) -> int:
         code = exc.code
         return code if isinstance(code, int) else (0 if code is None else 1)
     except usage_error as exc:
-        from ..errors import UsageError
+        from fixer.errors import UsageError
 
-        if type(exc).__name__ == "NoArgsIsHelpError":  # no command given: the help, as a usage error
+        if (
+            type(exc).__name__ == "NoArgsIsHelpError"
+        ):  # no command given: the help, as a usage error
             sys.stdout.write(exc.format_message())
             return 2
-        from ..render import error
+        from fixer.render import error
 
         ctx = getattr(exc, "ctx", None)
-        hint = f"see `{ctx.command_path} --help`" if ctx is not None else "see `colab-cudnn-fix --help`"
-        error(UsageError(exc.format_message(), hint=hint), as_json="--json" in args, command=command_of(args))
+        hint = (
+            f"see `{ctx.command_path} --help`"
+            if ctx is not None
+            else "see `colab-cudnn-fix --help`"
+        )
+        error(
+            UsageError(exc.format_message(), hint=hint),
+            as_json="--json" in args,
+            command=command_of(args),
+        )
         return 2
     except click_exception as exc:
-        from ..errors import FixerError
-        from ..render import error
+        from fixer.errors import FixerError
+        from fixer.render import error
 
         err = FixerError(exc.format_message())
         err.exit_code = int(getattr(exc, "exit_code", 1))
@@ -108,7 +119,7 @@ def _main(argv: Optional[List[str]] = None) -> int:
             return int(getattr(exc, "exit_code", 0) or 0)
         raise
     if rv == 130:
-        from .._entry import interrupt_reported
+        from fixer.cli.entry import interrupt_reported
 
         # typer turns a Ctrl-C outside the commands' own boundary into a silent exit 130
         return 130 if interrupt_reported() else _interrupted(args)
@@ -118,7 +129,7 @@ def _main(argv: Optional[List[str]] = None) -> int:
 
 
 def _interrupted(args: Sequence[str]) -> int:
-    from .._entry import report_interrupt
+    from fixer.cli.entry import report_interrupt
 
     return report_interrupt(args)
 

@@ -1,9 +1,10 @@
 """The typer application object; command modules register on it (through options.command)."""
+
 from __future__ import annotations
 
 import typer
 
-from .options import CONTEXT, Group, option
+from fixer.cli.options import CONTEXT, Group, option
 
 app = typer.Typer(
     name="colab-cudnn-fix",
@@ -18,7 +19,7 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        from .. import __version__
+        from fixer import __version__
 
         typer.echo(f"colab-cudnn-fix {__version__}")
         raise typer.Exit(0)

@@ -1,4 +1,5 @@
 """What every command shares: common options, the error boundary, intent options."""
+
 from __future__ import annotations
 
 import functools
@@ -6,9 +7,10 @@ from typing import Any, Callable, TypeVar
 
 import typer
 
-from ..errors import FixerError
+from fixer.errors import FixerError
 
 F = TypeVar("F", bound=Callable[..., Any])
+
 
 def handle_errors(json_flag: str = "json") -> Callable[[F], F]:
     """Turn a FixerError raised by the library into a rendered message and its exit code.
@@ -18,23 +20,25 @@ def handle_errors(json_flag: str = "json") -> Callable[[F], F]:
         command = fn.__module__.rsplit(".", 1)[-1]
         if command == "recipes":
             command = "recipes " + fn.__name__.replace("_command", "")
-        elif command == "fleet":  # fleet_doctor -> "fleet doctor", fleet_lock_check -> "fleet lock-check"
-            command = "fleet " + fn.__name__[len("fleet_"):].replace("_", "-")
+        elif (
+            command == "fleet"
+        ):  # fleet_doctor -> "fleet doctor", fleet_lock_check -> "fleet lock-check"
+            command = "fleet " + fn.__name__[len("fleet_") :].replace("_", "-")
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             try:
-                from ..render import set_command
+                from fixer.render import set_command
 
                 set_command(command)
                 return fn(*args, **kwargs)
             except FixerError as exc:
-                from .. import render
+                from fixer import render
 
                 render.error(exc, as_json=bool(kwargs.get(json_flag)), command=command)
                 raise typer.Exit(exc.exit_code)
             except KeyboardInterrupt:
-                from .._entry import report_interrupt
+                from fixer.cli.entry import report_interrupt
 
                 report_interrupt([*command.split(), *(["--json"] if kwargs.get(json_flag) else [])])
                 raise typer.Exit(130)

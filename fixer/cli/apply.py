@@ -8,6 +8,7 @@ environment was rolled back), another apply holds the lock, or the stack is stil
 after applying; 2 bad usage or input (including a lock made for another machine); 3 no GPU
 (a CPU/TPU runtime: nothing to repair, nothing changed).
 """
+
 from __future__ import annotations
 
 import sys
@@ -15,13 +16,13 @@ from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
-from ..errors import UsageError
-from ._app import app
-from ._common import handle_errors
-from .options import command, option
+from fixer.errors import UsageError
+from fixer.cli._app import app
+from fixer.cli._common import handle_errors
+from fixer.cli.options import command, option
 
 if TYPE_CHECKING:
-    from ..api import ApplyResult
+    from fixer.api import ApplyResult
 
 
 @command(app, "apply")
@@ -54,27 +55,50 @@ def apply_command(
     resume: bool = option("resume"),
 ) -> None:
     """Repair the GPU stack: run the plan's steps, journaled; roll back on any failure."""
-    from ..api import _apply, resume_apply
-    from ..render import apply as render
+    from fixer.api import _apply, resume_apply
+    from fixer.render import apply as render
 
     if dry_run and interactive:
         raise UsageError("--dry-run and --interactive exclude each other")
 
     if resume:
-        result = resume_apply(root=root, python=python, no_verify=no_verify, recipes=recipes,
-                              reporter=render.reporter_for(json, verbose))
+        result = resume_apply(
+            root=root,
+            python=python,
+            no_verify=no_verify,
+            recipes=recipes,
+            reporter=render.reporter_for(json, verbose),
+        )
     else:
-        result = _apply(dry_run=dry_run, python=python, lock=lock, find_links=find_links, no_index=no_index,
-                        index_mirror=index_mirror, installer=installer, root=root, restart=restart,
-                        environment=environment, recipes=recipes, framework=framework, torch=torch,
-                        tensorflow=tensorflow, jax=jax, cuda=cuda, cudnn_from=cudnn_from, keep=keep,
-                        no_verify=no_verify, reporter=render.reporter_for(json, verbose),
-                        confirm=_confirm if (interactive and not yes) else None, environ=None,
-                        prepare_for_gpu=prepare_for_gpu)
+        result = _apply(
+            dry_run=dry_run,
+            python=python,
+            lock=lock,
+            find_links=find_links,
+            no_index=no_index,
+            index_mirror=index_mirror,
+            installer=installer,
+            root=root,
+            restart=restart,
+            environment=environment,
+            recipes=recipes,
+            framework=framework,
+            torch=torch,
+            tensorflow=tensorflow,
+            jax=jax,
+            cuda=cuda,
+            cudnn_from=cudnn_from,
+            keep=keep,
+            no_verify=no_verify,
+            reporter=render.reporter_for(json, verbose),
+            confirm=_confirm if (interactive and not yes) else None,
+            environ=None,
+            prepare_for_gpu=prepare_for_gpu,
+        )
     if result.outcome == "declined":
         raise typer.Exit(result.exit_code)
     if json:
-        from ..render import write_json
+        from fixer.render import write_json
 
         write_json(result.to_dict())
     else:

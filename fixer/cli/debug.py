@@ -1,26 +1,30 @@
-"""`colab-cudnn-fix debug --json`: everything the tool read, raw (fixer.debug), for maintainers."""
+"""`colab-cudnn-fix debug --json`: everything the tool read, raw (fixer.reporting.debug), for maintainers."""
+
 from __future__ import annotations
 
 from typing import Optional
 
 import typer
 
-from ._app import app
-from ._common import handle_errors
-from .options import command, option
+from fixer.cli._app import app
+from fixer.cli._common import handle_errors
+from fixer.cli.options import command, option
 
 
 @command(app, "debug")
 @handle_errors()
-def debug_command(json: bool = option("json"), python: Optional[str] = option("python"),
-                  no_redact: bool = option("no_redact")) -> None:
+def debug_command(
+    json: bool = option("json"),
+    python: Optional[str] = option("python"),
+    no_redact: bool = option("no_redact"),
+) -> None:
     """Everything the tool reads, raw: the files detection parses, the environment variables it considers,
     command and probe outputs, the build targets, the plugins; JSON (home and user paths redacted)."""
     import os
 
-    from ..debug import bundle
-    from ..render import json_payload, write_json
-    from ..report import Redaction, redact
+    from fixer.reporting.debug import bundle
+    from fixer.render import json_payload, write_json
+    from fixer.reporting.report import Redaction, redact
 
     value = bundle(python)
     if not no_redact:

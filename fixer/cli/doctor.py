@@ -5,15 +5,16 @@ Exit codes: 0 healthy (or nothing to fix: no GPU and nothing installed that need
 Overrides for offline use: COLAB_CUDNN_FIX_DRIVER, COLAB_CUDNN_FIX_CUDA, COLAB_CUDNN_FIX_GPU
 (see fixer.detection.overrides).
 """
+
 from __future__ import annotations
 
 from typing import List, Optional
 
 import typer
 
-from ._app import app
-from ._common import handle_errors
-from .options import command, option
+from fixer.cli._app import app
+from fixer.cli._common import handle_errors
+from fixer.cli.options import command, option
 
 
 @command(app, "doctor")
@@ -27,11 +28,11 @@ def doctor_command(
     environment: Optional[str] = option("environment"),
 ) -> None:
     """Show the GPU stack (GPU, driver, each framework's build vs the cuDNN it will load) and what is wrong."""
-    from ..api import doctor
+    from fixer.api import doctor
 
     result = doctor(python=python, deep=deep, lock=lock, recipes=recipes, environment=environment)
     if json:
-        from ..render.doctor import print_doctor_json
+        from fixer.render.doctor import print_doctor_json
 
         print_doctor_json(result.environment, result.findings, result.healthy, result.exit_code)
     else:

@@ -1,5 +1,6 @@
 """`colab-cudnn-fix explain`: turn an error text into its likely cause, the evidence, the fix, and
 (when the machine was detected) the plan that would apply it."""
+
 from __future__ import annotations
 
 import os
@@ -8,15 +9,14 @@ from typing import List, Optional, Tuple
 
 import typer
 
-from ..errors import UsageError
-from ._app import app
-from ._common import handle_errors
-from .options import command, option
-
+from fixer.errors import UsageError
+from fixer.cli._app import app
+from fixer.cli._common import handle_errors
+from fixer.cli.options import command, option
 
 
 def _stdin() -> Tuple[str, Optional[str]]:
-    from ..explainer.logtext import read_head_tail
+    from fixer.explainer.logtext import read_head_tail
 
     buf = getattr(sys.stdin, "buffer", None)
     if buf is not None:
@@ -29,7 +29,7 @@ def _stdin() -> Tuple[str, Optional[str]]:
 def read_text(text: Optional[str], file: Optional[str]) -> Tuple[str, Optional[str]]:
     """(the error text, a note when the middle of a long log was skipped) from the argument,
     --file, or stdin ('-'); UsageError when absent or empty."""
-    from ..explainer.logtext import read_log_file
+    from fixer.explainer.logtext import read_log_file
 
     note: Optional[str] = None
     if text is not None and file is not None:
@@ -51,7 +51,9 @@ def read_text(text: Optional[str], file: Optional[str]) -> Tuple[str, Optional[s
     elif _stdin_is_piped():
         data, note = _stdin()
     else:
-        raise UsageError("explain needs an error text: `explain 'TEXT'`, `explain --file LOG` or `... | explain -`")
+        raise UsageError(
+            "explain needs an error text: `explain 'TEXT'`, `explain --file LOG` or `... | explain -`"
+        )
     if not data.strip():
         raise UsageError("the error text is empty")
     return data, note
@@ -63,7 +65,11 @@ def _stdin_is_piped() -> bool:
 
     try:
         mode = os.fstat(sys.stdin.fileno()).st_mode
-    except (OSError, ValueError, AttributeError):  # no stdin, or a test's stand-in without a descriptor
+    except (
+        OSError,
+        ValueError,
+        AttributeError,
+    ):  # no stdin, or a test's stand-in without a descriptor
         return False
     return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
 
@@ -71,7 +77,9 @@ def _stdin_is_piped() -> bool:
 @command(app, "explain")
 @handle_errors()
 def explain_command(
-    text: Optional[str] = typer.Argument(None, metavar="[TEXT | -]", help="The error text; '-' reads stdin."),
+    text: Optional[str] = typer.Argument(
+        None, metavar="[TEXT | -]", help="The error text; '-' reads stdin."
+    ),
     file: Optional[str] = option("file"),
     no_detect: bool = option("no_detect"),
     json: bool = option("json"),
@@ -82,13 +90,19 @@ def explain_command(
     """Say why a GPU/cuDNN error happened: cause, evidence, fix (and the plan that applies it).
     Exit 0 when a cause was found, 1 when the text was not recognised, 2 for bad input, 3 when
     the machine is a Colab runtime without a GPU and the text says there is none."""
-    from ..api import explain
+    from fixer.api import explain
 
     data, skipped = read_text(text, file)
-    result = explain(data, detect=not no_detect, python=python, recipes=recipes, environment=environment,
-                     read_note=skipped)
+    result = explain(
+        data,
+        detect=not no_detect,
+        python=python,
+        recipes=recipes,
+        environment=environment,
+        read_note=skipped,
+    )
     if json:
-        from ..render import write_json
+        from fixer.render import write_json
 
         write_json(result.to_dict())
     else:

@@ -1,53 +1,74 @@
 """`colab-cudnn-fix fleet doctor|lock-check`: doctor on every GPU node of a cluster, one report.
 
---ray ADDRESS runs one task pinned per GPU node (fixer.fleet.ray_runner; needs the [fleet]
+--ray ADDRESS runs one task pinned per GPU node (fixer.cluster.ray_runner; needs the [fleet]
 extra); --slurm DIR reads the per-node JSON files a job array wrote (with --nodes N: prints that
 job-array command instead).
 """
+
 from __future__ import annotations
 
 from typing import Optional
 
 import typer
 
-from ..errors import UsageError
-from ._app import app
-from ._common import handle_errors
-from .options import command, option
+from fixer.errors import UsageError
+from fixer.cli._app import app
+from fixer.cli._common import handle_errors
+from fixer.cli.options import command, option
 
 fleet_app = typer.Typer(
-    name="fleet", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+    name="fleet",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
     help="Check every GPU node of a cluster (Ray or Slurm) and report which nodes differ.",
 )
 app.add_typer(fleet_app, name="fleet")
 
 
-def _fleet(command: str, ray: Optional[str], slurm: Optional[str], nodes: Optional[int], lock: Optional[str],
-           python: Optional[str], timeout: float, json: bool, markdown: bool, partition: Optional[str]) -> None:
-    from ..fleet import summarize
-    from ..render import json_payload, write_json
-    from ..render.fleet import render
+def _fleet(
+    command: str,
+    ray: Optional[str],
+    slurm: Optional[str],
+    nodes: Optional[int],
+    lock: Optional[str],
+    python: Optional[str],
+    timeout: float,
+    json: bool,
+    markdown: bool,
+    partition: Optional[str],
+) -> None:
+    from fixer.cluster import summarize
+    from fixer.render import json_payload, write_json
+    from fixer.render.fleet import render
 
     if (ray is None) == (slurm is None):
         raise UsageError("give one of --ray ADDRESS or --slurm DIR")
     if json and markdown:
         raise UsageError("--json and --markdown exclude each other: choose one output")
     if slurm is not None:
-        from ..fleet import slurm as _slurm
+        from fixer.cluster import slurm as _slurm
 
         if nodes is not None:
             if json:
-                raise UsageError("--nodes prints the job-array command (a shell line, not JSON): drop --json, "
-                                 "then read the results back with --slurm DIR --json")
+                raise UsageError(
+                    "--nodes prints the job-array command (a shell line, not JSON): drop --json, "
+                    "then read the results back with --slurm DIR --json"
+                )
             import sys
 
-            sys.stdout.write(_slurm.job_array_command(slurm, nodes, lock=lock, python=python, partition=partition) + "\n")
+            sys.stdout.write(
+                _slurm.job_array_command(
+                    slurm, nodes, lock=lock, python=python, partition=partition
+                )
+                + "\n"
+            )
             raise typer.Exit(0)
         results = _slurm.read_results(slurm)
     else:
         if nodes is not None or partition is not None:
             raise UsageError("--nodes and --partition go with --slurm")
-        from ..fleet import ray_runner
+        from fixer.cluster import ray_runner
 
         results, _alive = ray_runner.run(ray, python=python, lock=lock, timeout=timeout)  # type: ignore[arg-type]
         if not results:

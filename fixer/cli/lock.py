@@ -3,13 +3,14 @@
 Exit codes: 0 written; 1 no stack fits, or an index could not give a file's hash; 2 bad
 usage or input.
 """
+
 from __future__ import annotations
 
 from typing import List, Optional
 
-from ._app import app
-from ._common import handle_errors
-from .options import command, option
+from fixer.cli._app import app
+from fixer.cli._common import handle_errors
+from fixer.cli.options import command, option
 
 
 @command(app, "lock")
@@ -32,13 +33,26 @@ def lock_command(
     keep: Optional[List[str]] = option("keep"),
 ) -> None:
     """Write the stack that fits this machine (exact versions, sha256 hashes, apt pins, loader fixes)."""
-    from ..api import lock
+    from fixer.api import lock
 
-    result = lock(output=output, python=python, environment=environment, recipes=recipes, find_links=find_links,
-                  no_index=no_index, index_mirror=index_mirror, framework=framework, torch=torch,
-                  tensorflow=tensorflow, jax=jax, cuda=cuda, cudnn_from=cudnn_from, keep=keep)
+    result = lock(
+        output=output,
+        python=python,
+        environment=environment,
+        recipes=recipes,
+        find_links=find_links,
+        no_index=no_index,
+        index_mirror=index_mirror,
+        framework=framework,
+        torch=torch,
+        tensorflow=tensorflow,
+        jax=jax,
+        cuda=cuda,
+        cudnn_from=cudnn_from,
+        keep=keep,
+    )
     if json:
-        from ..render import write_json
+        from fixer.render import write_json
 
         write_json(result.to_dict())
     else:

@@ -9,6 +9,7 @@ Commands register through `command(app, name)`, which attaches the plain help re
 and the command's exit codes (EXIT_CODES). New commands add their row to EXIT_CODES and take
 their options from OPTIONS (add a row when an option is new).
 """
+
 from __future__ import annotations
 
 import shutil
@@ -21,7 +22,7 @@ from typer.core import TyperCommand, TyperGroup
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-from .._options import (  # noqa: F401 - re-exported: the one table
+from fixer.cli.table import (  # noqa: F401, E402 - re-exported: the one table
     INSTALLERS,
     CUDNN_SOURCES,
     OptionSpec,
@@ -73,6 +74,7 @@ def spec_for(flags: Sequence[str], help: Optional[str]) -> Optional[OptionSpec]:
 
 # -- help rendering ---------------------------------------------------------------------------
 
+
 def help_width() -> int:
     """Help wraps prose at the terminal's width (COLUMNS when piped), at most 100 columns."""
     cols = shutil.get_terminal_size((100, 24)).columns
@@ -81,8 +83,13 @@ def help_width() -> int:
 
 def _wrap(text: str, width: int, indent: str, first: str = "") -> List[str]:
     """Wrap at spaces only: a command, path, flag or name is never cut or split at a hyphen."""
-    w = textwrap.TextWrapper(width=width, initial_indent=first or indent, subsequent_indent=indent,
-                             break_long_words=False, break_on_hyphens=False)
+    w = textwrap.TextWrapper(
+        width=width,
+        initial_indent=first or indent,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
     return w.wrap(text) or [first.rstrip()]
 
 
@@ -112,8 +119,11 @@ def _option_lines(param: Any, width: int, command: str = "") -> List[str]:
 def _section(title: str, rows: Sequence[Tuple[str, str]], width: int) -> List[str]:
     lines = ["", f"{title}:"]
     for key, text in rows:
-        lines += _wrap(text, width, " " * 8, first=f"  {key:<5} ") if len(key) <= 5 else \
-            [f"  {key}"] + _wrap(text, width, " " * 6)
+        lines += (
+            _wrap(text, width, " " * 8, first=f"  {key:<5} ")
+            if len(key) <= 5
+            else [f"  {key}"] + _wrap(text, width, " " * 6)
+        )
     return lines
 
 
@@ -134,14 +144,18 @@ def help_text(command: Any, ctx: Any, name: str) -> str:
     lines.append("Options:")
     for p in opts:
         lines += _option_lines(p, width, name)
-    lines += _section("Exit codes", [(str(c), t) for c, t in EXIT_CODES.get(name, GENERAL_EXIT_CODES)], width)
+    lines += _section(
+        "Exit codes", [(str(c), t) for c, t in EXIT_CODES.get(name, GENERAL_EXIT_CODES)], width
+    )
     if name in DETECTING_COMMANDS:
         lines += _overrides(width)
     return "\n".join(lines).rstrip() + "\n"
 
 
 def _overrides(width: int) -> List[str]:
-    lines = [""] + _wrap("Environment overrides (offline use; detection reads them instead of probing):", width, "")
+    lines = [""] + _wrap(
+        "Environment overrides (offline use; detection reads them instead of probing):", width, ""
+    )
     for var, text in ENVIRONMENT_OVERRIDES:
         lines += [f"  {var}"] + _wrap(text, width, " " * 6)
     return lines
@@ -171,8 +185,11 @@ class Group(TyperGroup):
         for p in self.get_params(ctx):
             lines += _option_lines(p, width)
         if not name:
-            lines += _section("Exit codes (each command lists its own)",
-                              [(str(c), t) for c, t in GENERAL_EXIT_CODES], width)
+            lines += _section(
+                "Exit codes (each command lists its own)",
+                [(str(c), t) for c, t in GENERAL_EXIT_CODES],
+                width,
+            )
             lines += _overrides(width)
         formatter.write("\n".join(lines).rstrip() + "\n")
 
@@ -192,4 +209,3 @@ CONTEXT = {"help_option_names": ["-h", "--help"]}
 def command(app: Any, name: str) -> Callable[[F], F]:
     """Register a command on `app` with the table's help renderer; `-h` works like `--help`."""
     return app.command(name, cls=Command, context_settings=dict(CONTEXT))  # type: ignore[no-any-return]
-

@@ -4,15 +4,16 @@ Exit codes: 0 a plan (or "nothing to do"), 1 no stack fits (the clashes and the 
 ways out are printed), 2 bad input (an unknown version, --cuda 99, a malformed
 --environment file, a broken recipe file).
 """
+
 from __future__ import annotations
 
 from typing import List, Optional
 
 import typer
 
-from ._app import app
-from ._common import handle_errors
-from .options import command, option
+from fixer.cli._app import app
+from fixer.cli._common import handle_errors
+from fixer.cli.options import command, option
 
 
 @command(app, "plan")
@@ -35,13 +36,26 @@ def plan_command(
     index_mirror: Optional[List[str]] = option("index_mirror"),
 ) -> None:
     """Show the steps that make this machine's GPU stack consistent, as exact commands."""
-    from ..api import plan
+    from fixer.api import plan
 
-    result = plan(python=python, environment=environment, recipes=recipes, framework=framework, torch=torch,
-                  tensorflow=tensorflow, jax=jax, cuda=cuda, cudnn_from=cudnn_from, keep=keep, installer=installer,
-                  find_links=find_links, no_index=no_index, index_mirror=index_mirror)
+    result = plan(
+        python=python,
+        environment=environment,
+        recipes=recipes,
+        framework=framework,
+        torch=torch,
+        tensorflow=tensorflow,
+        jax=jax,
+        cuda=cuda,
+        cudnn_from=cudnn_from,
+        keep=keep,
+        installer=installer,
+        find_links=find_links,
+        no_index=no_index,
+        index_mirror=index_mirror,
+    )
     if json:
-        from ..render import write_json
+        from fixer.render import write_json
 
         write_json(result.to_dict())
     else:

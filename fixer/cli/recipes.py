@@ -1,13 +1,14 @@
 """`colab-cudnn-fix recipes list|show|validate`: look at and check the recipe data."""
+
 from __future__ import annotations
 
 from typing import List, Optional
 
 import typer
 
-from ._app import app
-from ._common import handle_errors
-from .options import CONTEXT, Group, command, option
+from fixer.cli._app import app
+from fixer.cli._common import handle_errors
+from fixer.cli.options import CONTEXT, Group, command, option
 
 recipes_app = typer.Typer(
     name="recipes",
@@ -20,17 +21,20 @@ recipes_app = typer.Typer(
 app.add_typer(recipes_app, name="recipes")
 
 TARGET_ARGUMENT = typer.Argument(
-    ..., metavar="WHAT",
+    ...,
+    metavar="WHAT",
     help="FRAMEWORK or FRAMEWORK==VERSION (a prefix like torch==2.5 matches 2.5.x), or one of: cudnn, drivers, gpus, colab.",
 )
 
 
 @command(recipes_app, "list")
 @handle_errors()
-def list_command(recipes: Optional[List[str]] = option("recipes"), json: bool = option("json")) -> None:
+def list_command(
+    recipes: Optional[List[str]] = option("recipes"), json: bool = option("json")
+) -> None:
     """One line per framework: versions, variants and builds; then the other tables."""
-    from .. import recipes as rec
-    from ..render import recipes as render
+    from fixer import recipebook as rec
+    from fixer.render import recipes as render
 
     loaded = rec.load(tuple(recipes or ()))
     render.summary(loaded, as_json=json)
@@ -38,11 +42,14 @@ def list_command(recipes: Optional[List[str]] = option("recipes"), json: bool = 
 
 @command(recipes_app, "show")
 @handle_errors()
-def show_command(what: str = TARGET_ARGUMENT, recipes: Optional[List[str]] = option("recipes"),
-                 json: bool = option("json")) -> None:
+def show_command(
+    what: str = TARGET_ARGUMENT,
+    recipes: Optional[List[str]] = option("recipes"),
+    json: bool = option("json"),
+) -> None:
     """The builds of a framework (optionally one version) as a table, or another table."""
-    from .. import recipes as rec
-    from ..render import recipes as render
+    from fixer import recipebook as rec
+    from fixer.render import recipes as render
 
     loaded = rec.load(tuple(recipes or ()))
     render.show(loaded, rec.select(loaded, what), as_json=json)
@@ -50,10 +57,12 @@ def show_command(what: str = TARGET_ARGUMENT, recipes: Optional[List[str]] = opt
 
 @command(recipes_app, "validate")
 @handle_errors()
-def validate_command(recipes: Optional[List[str]] = option("recipes"), json: bool = option("json")) -> None:
+def validate_command(
+    recipes: Optional[List[str]] = option("recipes"), json: bool = option("json")
+) -> None:
     """Check every recipe file; print each problem as FILE:LINE. Exit 2 if there is any."""
-    from .. import recipes as rec
-    from ..render import recipes as render
+    from fixer import recipebook as rec
+    from fixer.render import recipes as render
 
     errors = rec.validate(tuple(recipes or ()))
     try:

@@ -1,9 +1,10 @@
 """`colab-cudnn-fix report`: the GPU stack as markdown (or HTML) to paste into a bug report.
 
-Home and user paths are redacted by path component unless --no-redact (fixer.report).
+Home and user paths are redacted by path component unless --no-redact (fixer.reporting.report).
 No framework is imported: it is doctor's detection, rendered for people who did not see the
 machine.
 """
+
 from __future__ import annotations
 
 import os
@@ -11,9 +12,9 @@ from typing import Optional
 
 import typer
 
-from ._app import app
-from ._common import handle_errors
-from .options import command, option
+from fixer.cli._app import app
+from fixer.cli._common import handle_errors
+from fixer.cli.options import command, option
 
 
 @command(app, "report")
@@ -29,18 +30,23 @@ def report_command(
 ) -> None:
     """A summary for bug reports: GPU, driver, each framework's build and GPU targets, the cuDNN that
     loads and why, and the findings; home and user paths redacted."""
-    from ..errors import UsageError
-    from ..pipeline import examine
-    from ..report import Redaction, build_report
-    from ..render.report import print_report
+    from fixer.errors import UsageError
+    from fixer.pipeline import examine
+    from fixer.reporting.report import Redaction, build_report
+    from fixer.render.report import print_report
 
     if html and json:
         raise UsageError("--html and --json exclude each other: choose one output")
     r = examine(python, lock=lock, recipes=[recipes] if recipes else [], environment=environment)
-    value = build_report(r.env, r.findings, healthy=r.healthy, exit_code=r.exit_code,
-                         redaction=None if no_redact else Redaction.for_machine(os.environ))
+    value = build_report(
+        r.env,
+        r.findings,
+        healthy=r.healthy,
+        exit_code=r.exit_code,
+        redaction=None if no_redact else Redaction.for_machine(os.environ),
+    )
     if json:
-        from ..render import json_payload, write_json
+        from fixer.render import json_payload, write_json
 
         write_json(json_payload(value, "report"))
     else:

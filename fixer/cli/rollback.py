@@ -5,15 +5,16 @@ back (running it twice is harmless); 1 the rollback could not restore everything
 is listed; the journal stays), or another apply holds the lock; 2 the journal is damaged
 (`--force` restores from what it still holds).
 """
+
 from __future__ import annotations
 
 from typing import Optional
 
 import typer
 
-from ._app import app
-from ._common import handle_errors
-from .options import command, option
+from fixer.cli._app import app
+from fixer.cli._common import handle_errors
+from fixer.cli.options import command, option
 
 
 @command(app, "rollback")
@@ -26,12 +27,14 @@ def rollback_command(
     force: bool = option("force"),
 ) -> None:
     """Put back exactly what the last apply changed: package versions, files, apt pins."""
-    from ..api import rollback
-    from ..render import apply as render
+    from fixer.api import rollback
+    from fixer.render import apply as render
 
-    result = rollback(root=root, python=python, force=force, reporter=render.reporter_for(json, verbose))
+    result = rollback(
+        root=root, python=python, force=force, reporter=render.reporter_for(json, verbose)
+    )
     if json:
-        from ..render import write_json
+        from fixer.render import write_json
 
         write_json(result.to_dict())
     else:

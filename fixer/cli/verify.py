@@ -1,14 +1,16 @@
 """`colab-cudnn-fix verify`: run the GPU checks (conv forward/backward against a CPU reference,
 mapped cuDNN files and versions) per framework, each in a child process of the target."""
+
 from __future__ import annotations
 
 from typing import List, Optional
 
 import typer
 
-from ._app import app
-from ._common import handle_errors
-from .options import command, option
+from fixer.cli._app import app
+from fixer.cli._common import handle_errors
+from fixer.cli.options import command, option
+
 
 @command(app, "verify")
 @handle_errors()
@@ -21,11 +23,11 @@ def verify_command(
 ) -> None:
     """Prove the GPU stack works: per framework, convs on the GPU checked against the CPU, and the
     cuDNN files really loaded. Exit 0 only when every framework passes."""
-    from ..api import verify
+    from fixer.api import verify
 
     result = verify(python=python, framework=framework, timeout=timeout, environment=environment)
     if json:
-        from ..render import write_json
+        from fixer.render import write_json
 
         write_json(result.to_dict())
     else:

@@ -8,32 +8,60 @@ No framework is imported on this path. Everything that can hang or crash (libnvi
 libcuda, loading cuDNN copies, the target interpreter) runs in child processes with a
 timeout; the children start together so their start-up costs overlap.
 """
+
 from __future__ import annotations
 
 import os
 import sys
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from .. import _gpu_probe
-from .._proc import Child, child_env
-from ..model import Environment, FrameworkBuild, LibraryCopy, LoadResolution, ProbeNote, PythonEnv, RuntimeView
-from . import gpu as _gpu
-from . import libraries as _libs
-from .fs import MachineFS
-from .frameworks import detect_frameworks
-from .ldcache import LdCache, load_ld_cache
-from .loader import Resolver
-from .overrides import ENV_CUDA, ENV_DRIVER, ENV_GPU, Overrides, overrides_from_env
-from .python_env import InProcessProbe, check_interpreter, finish_probe, python_script, start_probe
-from .runtime import detect_runtime
+from fixer.detection import gpu_probe as _gpu_probe
+from fixer.system.proc import Child, child_env
+from fixer.model import (
+    Environment,
+    FrameworkBuild,
+    LibraryCopy,
+    LoadResolution,
+    ProbeNote,
+    PythonEnv,
+    RuntimeView,
+)
+from fixer.detection import gpu as _gpu
+from fixer.detection import libraries as _libs
+from fixer.detection.fs import MachineFS
+from fixer.detection.frameworks import detect_frameworks
+from fixer.detection.ldcache import LdCache, load_ld_cache
+from fixer.detection.loader import Resolver
+from fixer.detection.overrides import ENV_CUDA, ENV_DRIVER, ENV_GPU, Overrides, overrides_from_env
+from fixer.detection.python_env import (
+    InProcessProbe,
+    check_interpreter,
+    finish_probe,
+    python_script,
+    start_probe,
+)
+from fixer.detection.runtime import detect_runtime
 
 __all__ = ["detect", "Overrides", "overrides_from_env", "ENV_DRIVER", "ENV_CUDA", "ENV_GPU"]
 
 ENV_KEYS = (
-    "LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
-    "CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX", "VIRTUAL_ENV", "PYTHONPATH", "JAX_PLATFORMS",
-    "PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK", "JAX_SKIP_CUDA_CONSTRAINTS_CHECK", "TF_CPP_MIN_LOG_LEVEL",
-    "XLA_FLAGS", "NVIDIA_DRIVER_CAPABILITIES", "JPY_PARENT_PID",
+    "LD_LIBRARY_PATH",
+    "LD_PRELOAD",
+    "CUDA_VISIBLE_DEVICES",
+    "NVIDIA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "CONDA_PREFIX",
+    "VIRTUAL_ENV",
+    "PYTHONPATH",
+    "JAX_PLATFORMS",
+    "PYTORCH_SKIP_CUDNN_COMPATIBILITY_CHECK",
+    "JAX_SKIP_CUDA_CONSTRAINTS_CHECK",
+    "TF_CPP_MIN_LOG_LEVEL",
+    "XLA_FLAGS",
+    "NVIDIA_DRIVER_CAPABILITIES",
+    "JPY_PARENT_PID",
 )
 SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL", "AUTH")
 BIG_THREE = ("torch", "tensorflow", "jax")
@@ -77,7 +105,9 @@ def detect(
     # start), unless the caller's environment would give a child another sys.path.
     same_process = not explicit and fs.root == "/" and _child_sees_my_sys_path(environ)
     probe = InProcessProbe(environ) if same_process else start_probe(target, environ, timeout)
-    probe_native = _gpu_probe.needed(fs.root, overrides.gpus is not None, bool(overrides.driver_version))
+    probe_native = _gpu_probe.needed(
+        fs.root, overrides.gpus is not None, bool(overrides.driver_version)
+    )
     native: Optional[Child] = None
     if probe_native:
         native = _gpu_probe.start(environ, timeout)
@@ -87,17 +117,34 @@ def detect(
     pyenv, pnotes = finish_probe(probe, target, explicit, fs.unR)
     notes += pnotes
     frameworks = detect_frameworks(pyenv, fs.R)
-    fw_dirs = [(os.path.join(f.location, "torch", "lib"), "bundled") for f in frameworks if f.framework == "torch"]
-    copies, _owners = _libs.scan(pyenv, environ, fs, cache.directories() if cache else (), fw_dirs, notes)
+    fw_dirs = [
+        (os.path.join(f.location, "torch", "lib"), "bundled")
+        for f in frameworks
+        if f.framework == "torch"
+    ]
+    copies, _owners = _libs.scan(
+        pyenv, environ, fs, cache.directories() if cache else (), fw_dirs, notes
+    )
 
     cudnn_children: Dict[int, Child] = {}
     for i, paths in _libs.unknown_cudnn_files(copies, deep).items():
-        cudnn_children[i] = python_script(sys.executable, "_native.py", ["cudnn", *[fs.R(p) for p in paths]],
-                                          timeout=timeout, env=_clean_env(environ, drop_ld_path=True),
-                                          label=f"cudnnGetVersion {copies[i].directory}")
+        cudnn_children[i] = python_script(
+            sys.executable,
+            "native.py",
+            ["cudnn", *[fs.R(p) for p in paths]],
+            timeout=timeout,
+            env=_clean_env(environ, drop_ld_path=True),
+            label=f"cudnnGetVersion {copies[i].directory}",
+        )
 
-    gpus, driver, gnotes = _gpu.assemble(fs.root, environ, overrides,
-                                         native.result() if native else (None, None), probe_native, timeout)
+    gpus, driver, gnotes = _gpu.assemble(
+        fs.root,
+        environ,
+        overrides,
+        native.result() if native else (None, None),
+        probe_native,
+        timeout,
+    )
     notes += gnotes
     for i, child in cudnn_children.items():
         data, err = child.result()
@@ -112,19 +159,28 @@ def detect(
     views: Tuple[RuntimeView, ...] = ()
     if deep:
         views = deep_views(target, frameworks, environ, max(timeout, 120.0))
-    from .. import __version__
+    from fixer import __version__
 
     return Environment(
-        tool_version=__version__, gpus=gpus, driver=driver, runtime=runtime, python=pyenv,
-        frameworks=frameworks, libraries=libraries, loads=loads, env=_env_subset(environ),
-        runtime_views=views, probes=tuple(notes),
+        tool_version=__version__,
+        gpus=gpus,
+        driver=driver,
+        runtime=runtime,
+        python=pyenv,
+        frameworks=frameworks,
+        libraries=libraries,
+        loads=loads,
+        env=_env_subset(environ),
+        runtime_views=views,
+        probes=tuple(notes),
     )
 
 
 # ----------------------------------------------------------------------------- loads
 
+
 def _first_pkg_dir(fs: MachineFS, pyenv: Optional[PythonEnv], *rel: str) -> Optional[str]:
-    for sp in (pyenv.site_packages if pyenv else ()):
+    for sp in pyenv.site_packages if pyenv else ():
         d = os.path.join(sp, *rel)
         if fs.isdir(d):
             return d
@@ -135,10 +191,18 @@ def _first_pkg_dir(fs: MachineFS, pyenv: Optional[PythonEnv], *rel: str) -> Opti
 #: that holds them: CUDA 12 wheels (nvidia-cuda-runtime-cu12, ...) one folder per component,
 #: CUDA 13 wheels (nvidia-cuda-runtime, ...) all in nvidia/cu13/lib; cuDNN always nvidia/cudnn/lib.
 WHEEL_LIBRARIES: Dict[str, Tuple[str, ...]] = {
-    "nvidia-cudnn": ("cudnn",), "nvidia-cuda-runtime": ("cudart",), "nvidia-cublas": ("cublas", "cublasLt"),
-    "nvidia-cuda-nvrtc": ("nvrtc",)}
-_WHEEL_FOLDERS = {"cudnn": "cudnn", "cudart": "cuda_runtime", "cublas": "cublas", "cublasLt": "cublas",
-                  "nvrtc": "cuda_nvrtc"}
+    "nvidia-cudnn": ("cudnn",),
+    "nvidia-cuda-runtime": ("cudart",),
+    "nvidia-cublas": ("cublas", "cublasLt"),
+    "nvidia-cuda-nvrtc": ("nvrtc",),
+}
+_WHEEL_FOLDERS = {
+    "cudnn": "cudnn",
+    "cudart": "cuda_runtime",
+    "cublas": "cublas",
+    "cublasLt": "cublas",
+    "nvrtc": "cuda_nvrtc",
+}
 
 
 def wheel_lib_folders(library: str, cuda_major: Optional[int]) -> List[str]:
@@ -149,8 +213,14 @@ def wheel_lib_folders(library: str, cuda_major: Optional[int]) -> List[str]:
     return folders
 
 
-def _wheel_lib_paths(fs: MachineFS, pyenv: Optional[PythonEnv], library: str, soname: str,
-                     cuda_major: Optional[int], first_only: bool) -> List[str]:
+def _wheel_lib_paths(
+    fs: MachineFS,
+    pyenv: Optional[PythonEnv],
+    library: str,
+    soname: str,
+    cuda_major: Optional[int],
+    first_only: bool,
+) -> List[str]:
     """Where the nvidia wheels keep `soname`: nvidia/<folder>/lib or (CUDA 13) nvidia/cuNN/lib."""
     folders = wheel_lib_folders(library, cuda_major)
     out: List[str] = []
@@ -160,7 +230,7 @@ def _wheel_lib_paths(fs: MachineFS, pyenv: Optional[PythonEnv], library: str, so
             if d:
                 out.append(os.path.join(d, "lib", soname))
         else:
-            for sp in (pyenv.site_packages if pyenv else ()):
+            for sp in pyenv.site_packages if pyenv else ():
                 p = os.path.join(sp, "nvidia", folder, "lib", soname)
                 if fs.exists(p):
                     out.append(p)
@@ -168,7 +238,7 @@ def _wheel_lib_paths(fs: MachineFS, pyenv: Optional[PythonEnv], library: str, so
 
 
 def _major(version: Optional[str]) -> Optional[int]:
-    """"12.5.1" -> 12; None or garbage -> None (never raises: detection must not crash)."""
+    """ "12.5.1" -> 12; None or garbage -> None (never raises: detection must not crash)."""
     head = (version or "").split(".")[0]
     return int(head) if head.isdigit() else None
 
@@ -183,9 +253,14 @@ def _cudnn_major(fw: FrameworkBuild, fs: MachineFS) -> Optional[int]:
     return 9 if fw.framework in BIG_THREE else None
 
 
-def compute_loads(frameworks: Sequence[FrameworkBuild], libraries: Sequence[LibraryCopy],
-                  pyenv: Optional[PythonEnv], fs: MachineFS, environ: Mapping[str, str],
-                  cache: Optional[LdCache]) -> Tuple[LoadResolution, ...]:
+def compute_loads(
+    frameworks: Sequence[FrameworkBuild],
+    libraries: Sequence[LibraryCopy],
+    pyenv: Optional[PythonEnv],
+    fs: MachineFS,
+    environ: Mapping[str, str],
+    cache: Optional[LdCache],
+) -> Tuple[LoadResolution, ...]:
     r = Resolver(fs, environ, cache, libraries)
     out: List[LoadResolution] = []
     for fw in frameworks:
@@ -197,16 +272,24 @@ def compute_loads(frameworks: Sequence[FrameworkBuild], libraries: Sequence[Libr
         major = _cudnn_major(fw, fs)
         if major:
             wanted.append(("cudnn", f"libcudnn.so.{major}"))
-        needed = [n for n in (obj.needed if obj else ()) if n.split(".so")[0] in ("libcudart", "libcublas", "libcublasLt")]
+        needed = [
+            n
+            for n in (obj.needed if obj else ())
+            if n.split(".so")[0] in ("libcudart", "libcublas", "libcublasLt")
+        ]
         if not needed and cuda_major and fw.framework in BIG_THREE:
-            needed = [f"libcudart.so.{cuda_major}", f"libcublas.so.{cuda_major}", f"libcublasLt.so.{cuda_major}"]
+            needed = [
+                f"libcudart.so.{cuda_major}",
+                f"libcublas.so.{cuda_major}",
+                f"libcublasLt.so.{cuda_major}",
+            ]
         wanted += [(n.split(".so")[0][3:], n) for n in needed]
 
         torch_preloads = False
         if fw.framework == "torch" and fw.library_file:
             gd = os.path.join(os.path.dirname(fw.library_file), "libtorch_global_deps.so")
             gobj = fs.elf(gd) if fs.exists(gd) else None
-            for n in (gobj.needed if gobj else ()):
+            for n in gobj.needed if gobj else ():
                 if n.startswith("libcudart.so"):
                     res = r.resolve("torch", "cudart", n, gobj)
                     torch_preloads = res.path is None or res.error is not None
@@ -225,26 +308,45 @@ def compute_loads(frameworks: Sequence[FrameworkBuild], libraries: Sequence[Libr
 
 # ----------------------------------------------------------------------------- deep
 
-def deep_views(python: str, frameworks: Sequence[FrameworkBuild], environ: Mapping[str, str],
-               timeout: float) -> Tuple[RuntimeView, ...]:
+
+def deep_views(
+    python: str, frameworks: Sequence[FrameworkBuild], environ: Mapping[str, str], timeout: float
+) -> Tuple[RuntimeView, ...]:
     names = []
     for f in frameworks:
         if f.framework in ("torch", "jax", "tensorflow", "cupy") and f.framework not in names:
             names.append(f.framework)
-    children = {n: python_script(python, "_deep.py", [n], isolated=False, timeout=timeout,
-                                 env=child_env(environ), label=f"import {n}") for n in names}
+    children = {
+        n: python_script(
+            python,
+            "deep.py",
+            [n],
+            isolated=False,
+            timeout=timeout,
+            env=child_env(environ),
+            label=f"import {n}",
+        )
+        for n in names
+    }
     out = []
     for n, ch in children.items():
         data, err = ch.result()
         if data is None:
             out.append(RuntimeView(framework=n, imported=False, error=err))
             continue
-        out.append(RuntimeView(
-            framework=n, imported=bool(data.get("imported")), error=data.get("error"),
-            version=data.get("version"), cuda_available=data.get("cuda_available"),
-            cudnn_runtime=data.get("cudnn_runtime"), devices=tuple(data.get("devices") or ()),
-            mapped=tuple(data.get("mapped") or ()), seconds=data.get("seconds"),
-        ))
+        out.append(
+            RuntimeView(
+                framework=n,
+                imported=bool(data.get("imported")),
+                error=data.get("error"),
+                version=data.get("version"),
+                cuda_available=data.get("cuda_available"),
+                cudnn_runtime=data.get("cudnn_runtime"),
+                devices=tuple(data.get("devices") or ()),
+                mapped=tuple(data.get("mapped") or ()),
+                seconds=data.get("seconds"),
+            )
+        )
     return tuple(out)
 
 
@@ -254,5 +356,6 @@ def _child_sees_my_sys_path(environ: Mapping[str, str]) -> bool:
     if environ.get("PYTHONHOME") != os.environ.get("PYTHONHOME"):
         return False
     here = {os.path.abspath(p) for p in sys.path if p}
-    return all(os.path.abspath(p) in here for p in environ.get("PYTHONPATH", "").split(os.pathsep) if p)
-
+    return all(
+        os.path.abspath(p) in here for p in environ.get("PYTHONPATH", "").split(os.pathsep) if p
+    )

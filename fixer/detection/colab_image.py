@@ -1,12 +1,13 @@
 """Which recorded Colab runtime image a machine is: its installed versions matched against the
 images in recipes/colab.toml (googlecolab/backend-info). Colab exposes no variable naming the
 image version, so the match is by content: torch, TensorFlow, JAX, pip and apt cuDNN, Python."""
+
 from __future__ import annotations
 
 import dataclasses
 from typing import Dict, Optional, Sequence, Tuple
 
-from ..model import ColabImage, Environment
+from fixer.model import ColabImage, Environment
 
 
 def machine_facts(env: Environment) -> Dict[str, str]:
@@ -21,9 +22,14 @@ def machine_facts(env: Environment) -> Dict[str, str]:
         if d is not None:
             facts["pip_cudnn"] = f"{name}=={d.version}"
             break
-    apt = sorted({f"{c.package.name}={c.package.version}" if c.package.version else c.package.name
-                  for c in env.libraries if c.library == "cudnn" and c.origin == "apt" and c.package})
-    if apt:   # "libcudnn9-cuda-12=9.8.0.87-1", apt's spelling
+    apt = sorted(
+        {
+            f"{c.package.name}={c.package.version}" if c.package.version else c.package.name
+            for c in env.libraries
+            if c.library == "cudnn" and c.origin == "apt" and c.package
+        }
+    )
+    if apt:  # "libcudnn9-cuda-12=9.8.0.87-1", apt's spelling
         facts["apt_cudnn"] = ";".join(apt)
     if env.python is not None:
         facts["python"] = env.python.version
@@ -31,7 +37,7 @@ def machine_facts(env: Environment) -> Dict[str, str]:
 
 
 def _same(field: str, image_value: str, machine_value: str) -> bool:
-    if field == "python":   # images before 2023-08 record only major.minor
+    if field == "python":  # images before 2023-08 record only major.minor
         return machine_value == image_value or machine_value.startswith(image_value + ".")
     if field == "apt_cudnn":
         return set(image_value.split(";")) == set(machine_value.split(";"))
@@ -71,7 +77,9 @@ def annotate(env: Environment, images: Sequence[ColabImage]) -> Environment:
     if found is None:
         return env
     image, equal, compared = found
-    label = f"{image.date} {image.commit}" + (f" (release {image.release})" if image.release else "")
+    label = f"{image.date} {image.commit}" + (
+        f" (release {image.release})" if image.release else ""
+    )
     label += f", {equal}/{compared} facts agree"
     if env.runtime.image:
         label = f"{env.runtime.image}; matches {label}"

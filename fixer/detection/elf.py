@@ -6,6 +6,7 @@ small reads. A file that is not an ELF shared object, or is cut short, comes bac
 `valid=False` and the reason: the loader refuses such a file ("invalid ELF header",
 "file too short"), and a refused file in the search path stops the search.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -33,13 +34,13 @@ class ElfInfo:
 
     path: str
     valid: bool
-    error: Optional[str] = None          # why the loader would refuse it
-    elf_class: int = 0                   # 1: 32-bit, 2: 64-bit
+    error: Optional[str] = None  # why the loader would refuse it
+    elf_class: int = 0  # 1: 32-bit, 2: 64-bit
     machine: int = 0
     soname: Optional[str] = None
     needed: Tuple[str, ...] = ()
-    rpath: Tuple[str, ...] = ()          # DT_RPATH entries, unexpanded ("$ORIGIN/../lib")
-    runpath: Tuple[str, ...] = ()        # DT_RUNPATH entries, unexpanded
+    rpath: Tuple[str, ...] = ()  # DT_RPATH entries, unexpanded ("$ORIGIN/../lib")
+    runpath: Tuple[str, ...] = ()  # DT_RUNPATH entries, unexpanded
     size: int = 0
 
     def search_rpath(self) -> Tuple[str, ...]:
@@ -77,11 +78,37 @@ def _parse(fh: BinaryIO, path: str, size: int) -> ElfInfo:
     if len(ident) < (64 if is64 else 52):
         return _invalid(path, "file too short", size)
     if is64:
-        (e_type, e_machine, _v, _entry, e_phoff, e_shoff, _flags, _ehsize,
-         e_phentsize, e_phnum, e_shentsize, e_shnum, _shstrndx) = struct.unpack(end + "HHIQQQIHHHHHH", ident[16:64])
+        (
+            e_type,
+            e_machine,
+            _v,
+            _entry,
+            e_phoff,
+            e_shoff,
+            _flags,
+            _ehsize,
+            e_phentsize,
+            e_phnum,
+            e_shentsize,
+            e_shnum,
+            _shstrndx,
+        ) = struct.unpack(end + "HHIQQQIHHHHHH", ident[16:64])
     else:
-        (e_type, e_machine, _v, _entry, e_phoff, e_shoff, _flags, _ehsize,
-         e_phentsize, e_phnum, e_shentsize, e_shnum, _shstrndx) = struct.unpack(end + "HHIIIIIHHHHHH", ident[16:52])
+        (
+            e_type,
+            e_machine,
+            _v,
+            _entry,
+            e_phoff,
+            e_shoff,
+            _flags,
+            _ehsize,
+            e_phentsize,
+            e_phnum,
+            e_shentsize,
+            e_shnum,
+            _shstrndx,
+        ) = struct.unpack(end + "HHIIIIIHHHHHH", ident[16:52])
     if e_type != ET_DYN:
         return _invalid(path, "not a shared object", size)
     ph_end = e_phoff + e_phnum * e_phentsize
@@ -93,11 +120,15 @@ def _parse(fh: BinaryIO, path: str, size: int) -> ElfInfo:
     dynamic: Optional[Tuple[int, int]] = None
     highest = ph_end
     for i in range(e_phnum):
-        raw = phdata[i * e_phentsize:(i + 1) * e_phentsize]
+        raw = phdata[i * e_phentsize : (i + 1) * e_phentsize]
         if is64:
-            p_type, _pf, p_offset, p_vaddr, _pa, p_filesz, _memsz, _align = struct.unpack(end + "IIQQQQQQ", raw[:56])
+            p_type, _pf, p_offset, p_vaddr, _pa, p_filesz, _memsz, _align = struct.unpack(
+                end + "IIQQQQQQ", raw[:56]
+            )
         else:
-            p_type, p_offset, p_vaddr, _pa, p_filesz, _memsz, _pf, _align = struct.unpack(end + "IIIIIIII", raw[:32])
+            p_type, p_offset, p_vaddr, _pa, p_filesz, _memsz, _pf, _align = struct.unpack(
+                end + "IIIIIIII", raw[:32]
+            )
         if p_type == PT_LOAD:
             loads.append((p_vaddr, p_offset, p_filesz))
             highest = max(highest, p_offset + p_filesz)
@@ -115,7 +146,7 @@ def _parse(fh: BinaryIO, path: str, size: int) -> ElfInfo:
     fmt = end + ("qQ" if is64 else "iI")
     tags: List[Tuple[int, int]] = []
     for off in range(0, len(dyn) - entsize + 1, entsize):
-        tag, val = struct.unpack(fmt, dyn[off:off + entsize])
+        tag, val = struct.unpack(fmt, dyn[off : off + entsize])
         if tag == DT_NULL:
             break
         tags.append((tag, val))
@@ -131,7 +162,7 @@ def _parse(fh: BinaryIO, path: str, size: int) -> ElfInfo:
 
     def s(idx: int) -> str:
         stop = strings.find(b"\0", idx)
-        return strings[idx:stop if stop >= 0 else len(strings)].decode("utf-8", "replace")
+        return strings[idx : stop if stop >= 0 else len(strings)].decode("utf-8", "replace")
 
     soname = None
     needed: List[str] = []
@@ -146,8 +177,17 @@ def _parse(fh: BinaryIO, path: str, size: int) -> ElfInfo:
             rpath += [p for p in s(val).split(":") if p]
         elif tag == DT_RUNPATH:
             runpath += [p for p in s(val).split(":") if p]
-    return ElfInfo(path=path, valid=True, elf_class=cls, machine=e_machine, soname=soname,
-                   needed=tuple(needed), rpath=tuple(rpath), runpath=tuple(runpath), size=size)
+    return ElfInfo(
+        path=path,
+        valid=True,
+        elf_class=cls,
+        machine=e_machine,
+        soname=soname,
+        needed=tuple(needed),
+        rpath=tuple(rpath),
+        runpath=tuple(runpath),
+        size=size,
+    )
 
 
 def _vaddr_to_offset(vaddr: int, loads: List[Tuple[int, int, int]]) -> Optional[int]:

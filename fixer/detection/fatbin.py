@@ -34,6 +34,7 @@ Two sources, both read without importing the framework and without reading whole
 Results are cached on disk keyed by the file's path, size and mtime (libtorch_cuda.so is about
 1 GB; its fatbin headers are a few thousand small reads the first time, one stat afterwards).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -42,14 +43,14 @@ import json
 import os
 import re
 import struct
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 FATBIN_SECTION = ".nv_fatbin"
 FATBIN_MAGIC = 0xBA55ED50
 KIND_PTX = 1
 KIND_ELF = 2
 FLAG_COMPRESSED = 0x8000
-FLAG_ARCH_SPECIFIC = 0x100000   # sm_90a
+FLAG_ARCH_SPECIFIC = 0x100000  # sm_90a
 FLAG_FAMILY_SPECIFIC = 0x200000  # sm_100f
 _CACHE_VERSION = 1
 _PAGE = 4096
@@ -64,13 +65,13 @@ class ArchTargets:
     in torch.cuda.get_arch_list()'s spelling, sorted by architecture."""
 
     file: str
-    source: str                         # "fatbin" or "arch-flags"
+    source: str  # "fatbin" or "arch-flags"
     sass: Tuple[str, ...] = ()
     ptx: Tuple[str, ...] = ()
-    containers: int = 0                 # fatbin containers walked
-    entries: int = 0                    # fatbin entries read
-    compressed: int = 0                 # entries whose payload is compressed
-    error: Optional[str] = None         # why the list is partial or missing
+    containers: int = 0  # fatbin containers walked
+    entries: int = 0  # fatbin entries read
+    compressed: int = 0  # entries whose payload is compressed
+    error: Optional[str] = None  # why the list is partial or missing
 
     def arch_list(self) -> Tuple[str, ...]:
         """sass then ptx, as torch.cuda.get_arch_list() orders a default build."""
@@ -85,7 +86,7 @@ class ArchTargets:
 
 
 def token_cc(token: str) -> str:
-    """"sm_75" -> "7.5", "compute_120" -> "12.0", "sm_90a" -> "9.0"."""
+    """ "sm_75" -> "7.5", "compute_120" -> "12.0", "sm_90a" -> "9.0"."""
     digits = re.sub(r"[^0-9]", "", token.split("_", 1)[1])
     return f"{digits[:-1]}.{digits[-1]}"
 
@@ -102,6 +103,7 @@ def _arch_key(token: str) -> Tuple[int, str]:
 
 # ----------------------------------------------------------------------------- ELF sections
 
+
 def elf_sections(fd: int, size: int) -> Dict[str, Tuple[int, int]]:
     """{section name: (file offset, size)} from the section header table (ELF64 and ELF32,
     either byte order). Raises ValueError for a file that is not ELF or is cut short."""
@@ -111,11 +113,11 @@ def elf_sections(fd: int, size: int) -> Dict[str, Tuple[int, int]]:
     is64 = ident[4] == 2
     end = "<" if ident[5] == 1 else ">"
     if is64:
-        e_shoff, = struct.unpack_from(end + "Q", ident, 40)
+        (e_shoff,) = struct.unpack_from(end + "Q", ident, 40)
         e_shentsize, e_shnum, e_shstrndx = struct.unpack_from(end + "HHH", ident, 58)
         shfmt, shlen = end + "IIQQQQIIQQ", 64
     else:
-        e_shoff, = struct.unpack_from(end + "I", ident, 32)
+        (e_shoff,) = struct.unpack_from(end + "I", ident, 32)
         e_shentsize, e_shnum, e_shstrndx = struct.unpack_from(end + "HHH", ident, 46)
         shfmt, shlen = end + "IIIIIIIIII", 40
     if not e_shoff or e_shentsize < shlen:
@@ -128,9 +130,9 @@ def elf_sections(fd: int, size: int) -> Dict[str, Tuple[int, int]]:
         return struct.unpack(shfmt, raw)
 
     first = header(0)
-    if e_shnum == 0:                       # SHN_LORESERVE or more sections: count in section 0
+    if e_shnum == 0:  # SHN_LORESERVE or more sections: count in section 0
         e_shnum = first[5]
-    if e_shstrndx == 0xFFFF:               # SHN_XINDEX: index in section 0's sh_link
+    if e_shstrndx == 0xFFFF:  # SHN_XINDEX: index in section 0's sh_link
         e_shstrndx = first[6]
     if e_shoff + e_shnum * e_shentsize > size:
         raise ValueError("section header table outside the file")
@@ -144,13 +146,14 @@ def elf_sections(fd: int, size: int) -> Dict[str, Tuple[int, int]]:
     for h in heads:
         name_off, sh_type, _flags, _addr, offset, sec_size = h[:6]
         stop = names.find(b"\0", name_off)
-        name = names[name_off:stop if stop >= 0 else None].decode("latin-1")
-        if sh_type != 8:                   # SHT_NOBITS has no bytes in the file
+        name = names[name_off : stop if stop >= 0 else None].decode("latin-1")
+        if sh_type != 8:  # SHT_NOBITS has no bytes in the file
             out.setdefault(name, (offset, sec_size))
     return out
 
 
 # ----------------------------------------------------------------------------- fatbin
+
 
 class _Window:
     """pread with a one-page window: entry headers that sit close together cost one read."""
@@ -164,10 +167,12 @@ class _Window:
         if not (self.start <= offset and offset + n <= self.start + len(self.data)):
             self.start = offset
             self.data = os.pread(self.fd, max(n, _PAGE), offset)
-        return self.data[offset - self.start: offset - self.start + n]
+        return self.data[offset - self.start : offset - self.start + n]
 
 
-def parse_fatbin(fd: int, offset: int, size: int) -> Tuple[List[str], List[str], int, int, int, Optional[str]]:
+def parse_fatbin(
+    fd: int, offset: int, size: int
+) -> Tuple[List[str], List[str], int, int, int, Optional[str]]:
     """Walk the fatbin containers in [offset, offset + size): (sass tokens, ptx tokens,
     containers, entries, compressed entries, error or None)."""
     w = _Window(fd)
@@ -186,7 +191,7 @@ def parse_fatbin(fd: int, offset: int, size: int) -> Tuple[List[str], List[str],
             break
         magic, _version, hsize, fsize = struct.unpack("<IHHQ", head)
         if magic != FATBIN_MAGIC:
-            if head == b"\0" * 16 or head[:8] == b"\0" * 8:       # alignment padding between containers
+            if head == b"\0" * 16 or head[:8] == b"\0" * 8:  # alignment padding between containers
                 pos += 8
                 continue
             error = f"no fatbin header at byte {pos} of {FATBIN_SECTION} (magic {magic:#x})"
@@ -202,8 +207,8 @@ def parse_fatbin(fd: int, offset: int, size: int) -> Tuple[List[str], List[str],
                 error = f"file ends inside a fatbin entry at byte {entry}"
                 break
             kind, _u, ehsize, payload = struct.unpack_from("<HHIQ", raw, 0)
-            arch, = struct.unpack_from("<I", raw, 28)
-            flags, = struct.unpack_from("<Q", raw, 40)
+            (arch,) = struct.unpack_from("<I", raw, 28)
+            (flags,) = struct.unpack_from("<Q", raw, 40)
             if ehsize < 32 or entry + ehsize + payload > end:
                 error = f"malformed fatbin entry at byte {entry}"
                 break
@@ -219,9 +224,18 @@ def parse_fatbin(fd: int, offset: int, size: int) -> Tuple[List[str], List[str],
             break
         pos = end
     if cut:
-        error = f"{FATBIN_SECTION} runs past the end of the file ({offset + size} > {file_size} bytes)" + (
-            f"; {error}" if error else "")
-    return (sorted(sass, key=_arch_key), sorted(ptx, key=_arch_key), containers, entries, compressed, error)
+        error = (
+            f"{FATBIN_SECTION} runs past the end of the file ({offset + size} > {file_size} bytes)"
+            + (f"; {error}" if error else "")
+        )
+    return (
+        sorted(sass, key=_arch_key),
+        sorted(ptx, key=_arch_key),
+        containers,
+        entries,
+        compressed,
+        error,
+    )
 
 
 def _rodata_arch_string(fd: int, sections: Dict[str, Tuple[int, int]]) -> Optional[Tuple[str, ...]]:
@@ -249,8 +263,9 @@ def _rodata_arch_string(fd: int, sections: Dict[str, Tuple[int, int]]) -> Option
 
 # ----------------------------------------------------------------------------- cache + API
 
+
 def _cache_path(path: str, kind: str) -> Any:
-    from .._paths import cache_dir
+    from fixer.system.paths import cache_dir
 
     digest = hashlib.sha256(f"{kind}\0{os.path.realpath(path)}".encode()).hexdigest()[:24]
     return cache_dir() / "arch" / f"{digest}.json"
@@ -259,21 +274,36 @@ def _cache_path(path: str, kind: str) -> Any:
 def _cached(path: str, kind: str, st: os.stat_result) -> Optional[ArchTargets]:
     try:
         data = json.loads(_cache_path(path, kind).read_text())
-        if data.get("v") != _CACHE_VERSION or data.get("size") != st.st_size or data.get("mtime_ns") != st.st_mtime_ns:
+        if (
+            data.get("v") != _CACHE_VERSION
+            or data.get("size") != st.st_size
+            or data.get("mtime_ns") != st.st_mtime_ns
+        ):
             return None
         r = data["result"]
-        return ArchTargets(file=path, source=r["source"], sass=tuple(r["sass"]), ptx=tuple(r["ptx"]),
-                           containers=r["containers"], entries=r["entries"], compressed=r["compressed"],
-                           error=r["error"])
+        return ArchTargets(
+            file=path,
+            source=r["source"],
+            sass=tuple(r["sass"]),
+            ptx=tuple(r["ptx"]),
+            containers=r["containers"],
+            entries=r["entries"],
+            compressed=r["compressed"],
+            error=r["error"],
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
 def _store(path: str, kind: str, st: os.stat_result, result: ArchTargets) -> None:
-    from .._paths import write_cache
+    from fixer.system.paths import write_cache
 
-    body = {"v": _CACHE_VERSION, "size": st.st_size, "mtime_ns": st.st_mtime_ns,
-            "result": {k: v for k, v in dataclasses.asdict(result).items() if k != "file"}}
+    body = {
+        "v": _CACHE_VERSION,
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
+        "result": {k: v for k, v in dataclasses.asdict(result).items() if k != "file"},
+    }
     write_cache(_cache_path(path, kind), json.dumps(body).encode())
 
 
@@ -314,23 +344,35 @@ def _read_uncached(path: str, kind: str, size: int) -> Optional[ArchTargets]:
             tokens = _rodata_arch_string(fd, sections)
             if not tokens:
                 return None
-            return ArchTargets(file=path, source="arch-flags",
-                               sass=tuple(t for t in tokens if t.startswith("sm_")),
-                               ptx=tuple(t for t in tokens if t.startswith("compute_")))
+            return ArchTargets(
+                file=path,
+                source="arch-flags",
+                sass=tuple(t for t in tokens if t.startswith("sm_")),
+                ptx=tuple(t for t in tokens if t.startswith("compute_")),
+            )
         where = sections.get(FATBIN_SECTION)
         if where is None:
             return None
         sass, ptx, containers, entries, compressed, error = parse_fatbin(fd, where[0], where[1])
-        return ArchTargets(file=path, source="fatbin", sass=tuple(sass), ptx=tuple(ptx), containers=containers,
-                           entries=entries, compressed=compressed, error=error)
+        return ArchTargets(
+            file=path,
+            source="fatbin",
+            sass=tuple(sass),
+            ptx=tuple(ptx),
+            containers=containers,
+            entries=entries,
+            compressed=compressed,
+            error=error,
+        )
     except (OSError, ValueError, struct.error) as exc:
         return ArchTargets(file=path, source=kind, error=f"cannot read {path}: {exc}")
     finally:
         os.close(fd)
 
 
-def build_targets(framework: str, location: str, library_file: Optional[str],
-                  R: Any = None) -> Optional[ArchTargets]:
+def build_targets(
+    framework: str, location: str, library_file: Optional[str], R: Any = None
+) -> Optional[ArchTargets]:
     """The targets an installed framework ships, from the file that answers best:
 
     - torch: the arch list compiled into torch/lib/libtorch_python.so (exactly what
@@ -339,12 +381,15 @@ def build_targets(framework: str, location: str, library_file: Optional[str],
       jaxlib's xla_extension;
     - anything else: the fatbin of its main native library.
     `R` maps a machine path to the file to open (the `--root` sandbox); None is identity."""
+
     def real(p: str) -> str:
         return str(R(p)) if R is not None else p
 
     candidates: List[Tuple[str, str]] = []
     if framework == "torch":
-        candidates.append(("arch-flags", os.path.join(location, "torch", "lib", "libtorch_python.so")))
+        candidates.append(
+            ("arch-flags", os.path.join(location, "torch", "lib", "libtorch_python.so"))
+        )
     if library_file:
         candidates.append(("fatbin", library_file))
     if framework == "jax":

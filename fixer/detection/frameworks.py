@@ -6,6 +6,7 @@
 - cupy-cudaNNx, onnxruntime-gpu, ctranslate2, paddlepaddle-gpu: name, version files and the
   DT_NEEDED entries of their native library (libcudnn.so.9, libcudart.so.12 tell the majors).
 """
+
 from __future__ import annotations
 
 import ast
@@ -14,9 +15,10 @@ import os
 import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ..model import Distribution, FrameworkBuild, PythonEnv
-from ..rules import cudnn_requirement
-from .elf import read_elf
+from fixer.model import Distribution, FrameworkBuild, PythonEnv
+from fixer.rules import cudnn_requirement
+from fixer.detection.elf import read_elf
+
 
 def _pyfile_assign(path: str, names: Sequence[str]) -> Dict[str, object]:
     """Literal assignments `name = ...` / `name: T = ...` at module level of a small .py file."""
@@ -49,11 +51,18 @@ def _dict_assign(path: str, name: str) -> Optional[Dict[Any, Any]]:
         return None
     out: Optional[Dict[Any, Any]] = None
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
             out = _literal_dict(node.value)
-        elif out is not None and isinstance(node, ast.Assign) and len(node.targets) == 1 and \
-                isinstance(node.targets[0], ast.Subscript) and isinstance(node.targets[0].value, ast.Name) and \
-                node.targets[0].value.id == name:
+        elif (
+            out is not None
+            and isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Subscript)
+            and isinstance(node.targets[0].value, ast.Name)
+            and node.targets[0].value.id == name
+        ):
             try:
                 key = ast.literal_eval(node.targets[0].slice)
                 out[key] = ast.literal_eval(node.value)
@@ -67,7 +76,13 @@ def _literal_dict(value: ast.expr) -> Optional[Dict[Any, Any]]:
     try:
         if isinstance(value, ast.Call):
             func = value.func
-            fname = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            fname = (
+                func.attr
+                if isinstance(func, ast.Attribute)
+                else func.id
+                if isinstance(func, ast.Name)
+                else ""
+            )
             if fname not in ("OrderedDict", "dict"):
                 return None
             out: Dict[Any, Any] = dict(ast.literal_eval(value.args[0])) if value.args else {}
@@ -136,9 +151,10 @@ def torch_build(d: Distribution, R: Callable[[str], str]) -> FrameworkBuild:
     cuda = cuda_val if isinstance(cuda_val, str) else None
     local = version.split("+", 1)[1] if "+" in version else None
     variant: Optional[str] = local or (
-        ("cu" + str(cuda).replace(".", "")) if cuda else ("rocm" if vals.get("hip") else "cpu"))
+        ("cu" + str(cuda).replace(".", "")) if cuda else ("rocm" if vals.get("hip") else "cpu")
+    )
     is_cuda: Optional[bool] = cuda is not None
-    if "__version__" not in vals:             # version.py unreadable: don't call it a CPU build
+    if "__version__" not in vals:  # version.py unreadable: don't call it a CPU build
         is_cuda = False if local == "cpu" else None
         variant = local
     req, cudnn = cudnn_requirement(d.requires)
@@ -147,31 +163,63 @@ def torch_build(d: Distribution, R: Callable[[str], str]) -> FrameworkBuild:
     if req:
         source += ", Requires-Dist"
     return FrameworkBuild(
-        framework="torch", distribution=d.name, version=version, location=d.location, variant=variant,
-        cuda=cuda, cudnn=cudnn, cudnn_requirement=req, is_cuda_build=is_cuda,
-        loads_by_path=True, library_file=lib, source=source,
+        framework="torch",
+        distribution=d.name,
+        version=version,
+        location=d.location,
+        variant=variant,
+        cuda=cuda,
+        cudnn=cudnn,
+        cudnn_requirement=req,
+        is_cuda_build=is_cuda,
+        loads_by_path=True,
+        library_file=lib,
+        source=source,
     )
 
 
 def tensorflow_build(d: Distribution, R: Callable[[str], str]) -> FrameworkBuild:
     pkg = os.path.join(d.location, "tensorflow")
-    info = _dict_assign(os.path.join(R(pkg), "python", "platform", "build_info.py"), "build_info") or {}
+    info = (
+        _dict_assign(os.path.join(R(pkg), "python", "platform", "build_info.py"), "build_info")
+        or {}
+    )
     cuda = info.get("cuda_version") or None
-    is_cuda = bool(info.get("is_cuda_build")) if info else (None if d.name == "tensorflow" else d.name != "tensorflow-cpu")
+    is_cuda = (
+        bool(info.get("is_cuda_build"))
+        if info
+        else (None if d.name == "tensorflow" else d.name != "tensorflow-cpu")
+    )
     if d.name == "tensorflow-cpu":
         is_cuda = False
     req, cudnn = cudnn_requirement(d.requires, allow_extras=True)
     if cudnn is None and info.get("cudnn_version"):
         cudnn = str(info["cudnn_version"])
     sass, ptx = _sm_list(info.get("cuda_compute_capabilities") or ())
-    lib = _first_existing(R, os.path.join(pkg, "libtensorflow_cc.so.2"), os.path.join(pkg, "libtensorflow_framework.so.2"))
+    lib = _first_existing(
+        R,
+        os.path.join(pkg, "libtensorflow_cc.so.2"),
+        os.path.join(pkg, "libtensorflow_framework.so.2"),
+    )
     cuda_s = ".".join(str(cuda).split(".")[:2]) if cuda else None
     return FrameworkBuild(
-        framework="tensorflow", distribution=d.name, version=d.version, location=d.location,
-        variant=("cuda" + cuda_s.split(".")[0]) if (cuda_s and is_cuda) else "cpu" if is_cuda is False else None,
-        cuda=cuda_s if is_cuda else None, cudnn=cudnn if is_cuda is not False else None,
-        cudnn_requirement=req, compute_capabilities=sass, ptx=ptx, is_cuda_build=is_cuda,
-        library_file=lib, source="build_info.py" if info else "dist-info",
+        framework="tensorflow",
+        distribution=d.name,
+        version=d.version,
+        location=d.location,
+        variant=("cuda" + cuda_s.split(".")[0])
+        if (cuda_s and is_cuda)
+        else "cpu"
+        if is_cuda is False
+        else None,
+        cuda=cuda_s if is_cuda else None,
+        cudnn=cudnn if is_cuda is not False else None,
+        cudnn_requirement=req,
+        compute_capabilities=sass,
+        ptx=ptx,
+        is_cuda_build=is_cuda,
+        library_file=lib,
+        source="build_info.py" if info else "dist-info",
     )
 
 
@@ -182,12 +230,25 @@ def jax_builds(dists: Dict[str, Distribution], R: Callable[[str], str]) -> List[
         d = dists[name]
         major = re.match(r"^jax-cuda(\d+)-plugin$", name).group(1)  # type: ignore[union-attr]
         req, cudnn = cudnn_requirement(d.requires, allow_extras=True)
-        lib = _first_existing(R, os.path.join(d.location, "jax_plugins", f"xla_cuda{major}", "xla_cuda_plugin.so"))
-        out.append(FrameworkBuild(
-            framework="jax", distribution=name, version=d.version, location=d.location, variant=f"cuda{major}",
-            cuda=major, cudnn=cudnn, cudnn_requirement=req, is_cuda_build=True, loads_by_path=True,
-            library_file=lib, source="plugin Requires-Dist" if req else "dist-info",
-        ))
+        lib = _first_existing(
+            R, os.path.join(d.location, "jax_plugins", f"xla_cuda{major}", "xla_cuda_plugin.so")
+        )
+        out.append(
+            FrameworkBuild(
+                framework="jax",
+                distribution=name,
+                version=d.version,
+                location=d.location,
+                variant=f"cuda{major}",
+                cuda=major,
+                cudnn=cudnn,
+                cudnn_requirement=req,
+                is_cuda_build=True,
+                loads_by_path=True,
+                library_file=lib,
+                source="plugin Requires-Dist" if req else "dist-info",
+            )
+        )
     if out:
         return out
     jaxlib = dists.get("jaxlib")
@@ -195,36 +256,71 @@ def jax_builds(dists: Dict[str, Distribution], R: Callable[[str], str]) -> List[
         m = re.search(r"\+cuda(\d+)(?:\.cudnn(\d)(\d+))?", jaxlib.version)
         if m:
             cudnn = f"{m.group(2)}.{m.group(3)}.0" if m.group(2) else None
-            return [FrameworkBuild(framework="jax", distribution="jaxlib", version=jaxlib.version,
-                                   location=jaxlib.location, variant=f"cuda{m.group(1)}", cuda=m.group(1),
-                                   cudnn=cudnn, is_cuda_build=True, source="jaxlib local version")]
-        return [FrameworkBuild(framework="jax", distribution="jaxlib", version=jaxlib.version,
-                               location=jaxlib.location, variant="cpu", is_cuda_build=False,
-                               source="no jax-cuda plugin installed")]
+            return [
+                FrameworkBuild(
+                    framework="jax",
+                    distribution="jaxlib",
+                    version=jaxlib.version,
+                    location=jaxlib.location,
+                    variant=f"cuda{m.group(1)}",
+                    cuda=m.group(1),
+                    cudnn=cudnn,
+                    is_cuda_build=True,
+                    source="jaxlib local version",
+                )
+            ]
+        return [
+            FrameworkBuild(
+                framework="jax",
+                distribution="jaxlib",
+                version=jaxlib.version,
+                location=jaxlib.location,
+                variant="cpu",
+                is_cuda_build=False,
+                source="no jax-cuda plugin installed",
+            )
+        ]
     return out
 
 
 def cupy_build(d: Distribution, R: Callable[[str], str]) -> FrameworkBuild:
     m = re.match(r"^cupy-cuda(\d+)x?$", d.name)
     major = m.group(1) if m else None
-    if major and len(major) == 3:        # cupy-cuda112 -> 11.2
+    if major and len(major) == 3:  # cupy-cuda112 -> 11.2
         major = major[:2]
-    return FrameworkBuild(framework="cupy", distribution=d.name, version=d.version, location=d.location,
-                          variant=d.name.replace("cupy-", "") if m else None, cuda=major,
-                          is_cuda_build=bool(m), source="distribution name")
+    return FrameworkBuild(
+        framework="cupy",
+        distribution=d.name,
+        version=d.version,
+        location=d.location,
+        variant=d.name.replace("cupy-", "") if m else None,
+        cuda=major,
+        is_cuda_build=bool(m),
+        source="distribution name",
+    )
 
 
 def onnxruntime_build(d: Distribution, R: Callable[[str], str]) -> FrameworkBuild:
     capi = os.path.join(d.location, "onnxruntime", "capi")
-    vals = _pyfile_assign(os.path.join(R(capi), "build_and_package_info.py"), ("cuda_version", "cudnn_version"))
+    vals = _pyfile_assign(
+        os.path.join(R(capi), "build_and_package_info.py"), ("cuda_version", "cudnn_version")
+    )
     lib = _first_existing(R, os.path.join(capi, "libonnxruntime_providers_cuda.so"))
     majors = _needed_majors(lib, R)
     cuda = str(vals.get("cuda_version") or majors.get("cudart") or "") or None
     cudnn = str(vals.get("cudnn_version") or majors.get("cudnn") or "") or None
-    return FrameworkBuild(framework="onnxruntime", distribution=d.name, version=d.version, location=d.location,
-                          variant=f"cuda{cuda.split('.')[0]}" if cuda else None, cuda=cuda, cudnn=cudnn,
-                          is_cuda_build=True, library_file=lib,
-                          source="build_and_package_info.py" if vals else ("DT_NEEDED" if majors else "dist-info"))
+    return FrameworkBuild(
+        framework="onnxruntime",
+        distribution=d.name,
+        version=d.version,
+        location=d.location,
+        variant=f"cuda{cuda.split('.')[0]}" if cuda else None,
+        cuda=cuda,
+        cudnn=cudnn,
+        is_cuda_build=True,
+        library_file=lib,
+        source="build_and_package_info.py" if vals else ("DT_NEEDED" if majors else "dist-info"),
+    )
 
 
 def ctranslate2_build(d: Distribution, R: Callable[[str], str]) -> FrameworkBuild:
@@ -232,28 +328,46 @@ def ctranslate2_build(d: Distribution, R: Callable[[str], str]) -> FrameworkBuil
     for sub in ("ctranslate2.libs", "ctranslate2"):
         lib = lib or _glob_lib(R, os.path.join(d.location, sub), r"^libctranslate2.*\.so")
     majors = _needed_majors(lib, R)
-    return FrameworkBuild(framework="ctranslate2", distribution=d.name, version=d.version, location=d.location,
-                          variant=f"cuda{majors['cudart']}" if "cudart" in majors else None,
-                          cuda=majors.get("cudart"), cudnn=majors.get("cudnn"),
-                          is_cuda_build=True if majors else None, library_file=lib,
-                          source="DT_NEEDED" if majors else "dist-info")
+    return FrameworkBuild(
+        framework="ctranslate2",
+        distribution=d.name,
+        version=d.version,
+        location=d.location,
+        variant=f"cuda{majors['cudart']}" if "cudart" in majors else None,
+        cuda=majors.get("cudart"),
+        cudnn=majors.get("cudnn"),
+        is_cuda_build=True if majors else None,
+        library_file=lib,
+        source="DT_NEEDED" if majors else "dist-info",
+    )
 
 
 def paddle_build(d: Distribution, R: Callable[[str], str]) -> FrameworkBuild:
-    vals = _pyfile_assign(os.path.join(R(d.location), "paddle", "version", "__init__.py"),
-                          ("cuda_version", "cudnn_version", "with_gpu"))
+    vals = _pyfile_assign(
+        os.path.join(R(d.location), "paddle", "version", "__init__.py"),
+        ("cuda_version", "cudnn_version", "with_gpu"),
+    )
     cuda = vals.get("cuda_version")
     cuda = str(cuda) if cuda and str(cuda) not in ("False", "OFF") else None
     cudnn = vals.get("cudnn_version")
     cudnn = str(cudnn) if cudnn and str(cudnn) not in ("False", "OFF") else None
     is_cuda = bool(cuda) or d.name == "paddlepaddle-gpu"
-    return FrameworkBuild(framework="paddle", distribution=d.name, version=d.version, location=d.location,
-                          variant=f"cuda{cuda.split('.')[0]}" if cuda else ("cpu" if not is_cuda else None),
-                          cuda=cuda, cudnn=cudnn, is_cuda_build=is_cuda,
-                          source="paddle/version" if vals else "dist-info")
+    return FrameworkBuild(
+        framework="paddle",
+        distribution=d.name,
+        version=d.version,
+        location=d.location,
+        variant=f"cuda{cuda.split('.')[0]}" if cuda else ("cpu" if not is_cuda else None),
+        cuda=cuda,
+        cudnn=cudnn,
+        is_cuda_build=is_cuda,
+        source="paddle/version" if vals else "dist-info",
+    )
 
 
-def detect_frameworks(python: Optional[PythonEnv], R: Callable[[str], str]) -> Tuple[FrameworkBuild, ...]:
+def detect_frameworks(
+    python: Optional[PythonEnv], R: Callable[[str], str]
+) -> Tuple[FrameworkBuild, ...]:
     if python is None:
         return ()
     dists = {d.name: d for d in python.distributions}
@@ -285,10 +399,15 @@ def with_targets(fw: FrameworkBuild, R: Callable[[str], str]) -> FrameworkBuild:
     they replace what build_info or the recipes say, which may be missing or stale."""
     if not fw.is_cuda_build:
         return fw
-    from .fatbin import build_targets
+    from fixer.detection.fatbin import build_targets
 
     t = build_targets(fw.framework, fw.location, fw.library_file, R)
     if t is None:
         return fw
-    return dataclasses.replace(fw, arch_list=t.arch_list(), arch_source=f"{t.file} ({t.source})",
-                               compute_capabilities=t.compute_capabilities(), ptx=t.highest_ptx())
+    return dataclasses.replace(
+        fw,
+        arch_list=t.arch_list(),
+        arch_source=f"{t.file} ({t.source})",
+        compute_capabilities=t.compute_capabilities(),
+        ptx=t.highest_ptx(),
+    )

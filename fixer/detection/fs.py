@@ -4,12 +4,13 @@ Paths in the Environment are machine paths ("/usr/lib/x86_64-linux-gnu/libcudnn.
 the reads go through the root prefix. Directory listings and ELF headers are cached, because
 the same directories are seen as library copies and again as loader search steps.
 """
+
 from __future__ import annotations
 
 import os
 from typing import Dict, List, Optional
 
-from .elf import ElfInfo, read_elf
+from fixer.detection.elf import ElfInfo, read_elf
 
 
 class MachineFS:

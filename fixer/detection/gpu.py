@@ -12,6 +12,7 @@ Then CUDA_VISIBLE_DEVICES filters what a CUDA program will see.
 
 Each source has a pure parse_* function tested on recorded text.
 """
+
 from __future__ import annotations
 
 import csv
@@ -20,14 +21,15 @@ import os
 import re
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from ..model import Driver, Gpu, ProbeNote
-from ..rules import cuda_version_from_int
-from .overrides import Overrides
+from fixer.model import Driver, Gpu, ProbeNote
+from fixer.rules import cuda_version_from_int
+from fixer.detection.overrides import Overrides
 
 SMI_FIELDS = "index,name,pci.bus_id,pci.device_id,compute_cap,memory.total,driver_version,uuid"
 
 
 # ----------------------------------------------------------------------------- parsers
+
 
 def parse_sys_module_nvidia_version(text: str) -> Optional[str]:
     """/sys/module/nvidia/version: "580.159.04\\n"."""
@@ -81,31 +83,46 @@ def parse_nvidia_smi_csv(text: str) -> Tuple[List[Gpu], Optional[str]]:
         device_id = None
         if _na(dev):
             d = dev.lower()
-            if d.startswith("0x") and len(d) == 10:     # 0x233510DE: device id, then vendor
+            if d.startswith("0x") and len(d) == 10:  # 0x233510DE: device id, then vendor
                 d = "0x" + d[2:6]
             device_id = d
         mem_num = re.match(r"^(\d+)", mem or "")
-        gpus.append(Gpu(
-            index=int(index), name=name, pci_bus_id=_na(bus), pci_device_id=device_id,
-            compute_capability=_na(cc), memory_mib=int(mem_num.group(1)) if mem_num else None,
-            uuid=_na(uuid), source="nvidia-smi",
-        ))
+        gpus.append(
+            Gpu(
+                index=int(index),
+                name=name,
+                pci_bus_id=_na(bus),
+                pci_device_id=device_id,
+                compute_capability=_na(cc),
+                memory_mib=int(mem_num.group(1)) if mem_num else None,
+                uuid=_na(uuid),
+                source="nvidia-smi",
+            )
+        )
         driver = driver or _na(drv)
     return gpus, driver
 
 
 def parse_nvml_result(data: Mapping[str, Any]) -> Tuple[List[Gpu], Optional[str], Optional[str]]:
-    """The JSON of `_native.py gpu` -> (GPUs, driver version, CUDA version "13.0")."""
+    """The JSON of `children/native.py gpu` -> (GPUs, driver version, CUDA version "13.0")."""
     nvml = data.get("nvml") or {}
     gpus: List[Gpu] = []
     for g in nvml.get("gpus", []):
         dev = g.get("pci_device_id")
         if dev and len(dev) == 10:
             dev = "0x" + dev[2:6]
-        gpus.append(Gpu(index=int(g.get("index", len(gpus))), name=g.get("name") or "NVIDIA GPU",
-                        pci_bus_id=g.get("pci_bus_id"), pci_device_id=dev,
-                        compute_capability=g.get("cc"), memory_mib=g.get("memory_mib"),
-                        uuid=g.get("uuid"), source="nvml"))
+        gpus.append(
+            Gpu(
+                index=int(g.get("index", len(gpus))),
+                name=g.get("name") or "NVIDIA GPU",
+                pci_bus_id=g.get("pci_bus_id"),
+                pci_device_id=dev,
+                compute_capability=g.get("cc"),
+                memory_mib=g.get("memory_mib"),
+                uuid=g.get("uuid"),
+                source="nvml",
+            )
+        )
     cuda_int = data.get("cuda_driver") or nvml.get("cuda")
     return gpus, nvml.get("driver"), cuda_version_from_int(cuda_int) if cuda_int else None
 
@@ -134,18 +151,31 @@ def filter_visible(gpus: List[Gpu], cvd: Optional[str]) -> Tuple[List[Gpu], Opti
         if item.lstrip("-").isdigit():
             match = next((g for g in gpus if g.index == int(item)), None)
         elif item:
-            match = next((g for g in gpus if g.uuid and g.uuid.startswith(item if item.startswith("GPU-") else "GPU-" + item)), None)
+            match = next(
+                (
+                    g
+                    for g in gpus
+                    if g.uuid
+                    and g.uuid.startswith(item if item.startswith("GPU-") else "GPU-" + item)
+                ),
+                None,
+            )
             if match is None:
                 match = next((g for g in gpus if g.uuid and g.uuid.startswith(item)), None)
         if match is None or match in chosen:
             break
         chosen.append(match)
     hidden = len(gpus) - len(chosen)
-    note = f"CUDA_VISIBLE_DEVICES={cvd!r}: {len(chosen)} of {len(gpus)} GPU(s) visible" if hidden else None
+    note = (
+        f"CUDA_VISIBLE_DEVICES={cvd!r}: {len(chosen)} of {len(gpus)} GPU(s) visible"
+        if hidden
+        else None
+    )
     return chosen, note
 
 
 # ----------------------------------------------------------------------------- readers
+
 
 def _read(root: str, path: str) -> Optional[str]:
     try:
@@ -161,12 +191,18 @@ def read_driver_files(root: str) -> Tuple[Optional[str], Optional[str], List[Pro
     text = _read(root, "/sys/module/nvidia/version")
     if text is not None:
         version = parse_sys_module_nvidia_version(text)
-    notes.append(ProbeNote("sysfs /sys/module/nvidia/version", version is not None, version or "absent"))
+    notes.append(
+        ProbeNote("sysfs /sys/module/nvidia/version", version is not None, version or "absent")
+    )
     text = _read(root, "/proc/driver/nvidia/version")
     if text is not None:
         v2, kmod = parse_proc_driver_nvidia_version(text)
         version = version or v2
-        notes.append(ProbeNote("procfs /proc/driver/nvidia/version", v2 is not None, f"{v2} ({kmod} kernel module)"))
+        notes.append(
+            ProbeNote(
+                "procfs /proc/driver/nvidia/version", v2 is not None, f"{v2} ({kmod} kernel module)"
+            )
+        )
     else:
         notes.append(ProbeNote("procfs /proc/driver/nvidia/version", False, "absent"))
     return version, kmod, notes
@@ -180,12 +216,21 @@ def read_proc_gpus(root: str) -> List[Gpu]:
         return []
     out = []
     for i, bus in enumerate(buses):
-        info = parse_proc_gpu_information(_read(root, f"/proc/driver/nvidia/gpus/{bus}/information") or "")
+        info = parse_proc_gpu_information(
+            _read(root, f"/proc/driver/nvidia/gpus/{bus}/information") or ""
+        )
         if not info:
             continue
         minor = info.get("Device Minor", "")
-        out.append(Gpu(index=int(minor) if minor.isdigit() else i, name=info.get("Model", "NVIDIA GPU"),
-                       pci_bus_id=info.get("Bus Location", bus), uuid=info.get("GPU UUID"), source="procfs"))
+        out.append(
+            Gpu(
+                index=int(minor) if minor.isdigit() else i,
+                name=info.get("Model", "NVIDIA GPU"),
+                pci_bus_id=info.get("Bus Location", bus),
+                uuid=info.get("GPU UUID"),
+                source="procfs",
+            )
+        )
     return out
 
 
@@ -206,17 +251,27 @@ def read_pci_gpus(root: str) -> List[Gpu]:
             continue
         dev = parse_pci_device(vendor, device, klass)
         if dev:
-            out.append(Gpu(index=len(out), name=f"NVIDIA GPU (PCI device {dev})", pci_bus_id=bus,
-                           pci_device_id=dev, source="sysfs-pci"))
+            out.append(
+                Gpu(
+                    index=len(out),
+                    name=f"NVIDIA GPU (PCI device {dev})",
+                    pci_bus_id=bus,
+                    pci_device_id=dev,
+                    source="sysfs-pci",
+                )
+            )
     return out
 
 
 def run_nvidia_smi(timeout: float) -> Tuple[Optional[str], Optional[str]]:
     import errno
 
-    from .._proc import run
+    from fixer.system.proc import run
 
-    proc = run(["nvidia-smi", f"--query-gpu={SMI_FIELDS}", "--format=csv,noheader,nounits"], timeout=timeout)
+    proc = run(
+        ["nvidia-smi", f"--query-gpu={SMI_FIELDS}", "--format=csv,noheader,nounits"],
+        timeout=timeout,
+    )
     if proc.errno == errno.ENOENT:
         return None, "nvidia-smi not found"
     if proc.error is not None or proc.timed_out:
@@ -229,16 +284,25 @@ def run_nvidia_smi(timeout: float) -> Tuple[Optional[str], Optional[str]]:
 
 def _merge(primary: List[Gpu], extra: List[Gpu]) -> List[Gpu]:
     """Fill None fields of `primary` GPUs from `extra` GPUs on the same PCI bus."""
+
     def key(bus: Optional[str]) -> str:
         return (bus or "").lower()[-12:]
+
     by_bus = {key(g.pci_bus_id): g for g in extra if g.pci_bus_id}
     out = []
     import dataclasses
+
     for g in primary:
         o = by_bus.get(key(g.pci_bus_id))
         if o is not None:
-            g = dataclasses.replace(g, **{f: getattr(o, f) for f in ("pci_device_id", "compute_capability", "memory_mib", "uuid")
-                                          if getattr(g, f) is None and getattr(o, f) is not None})
+            g = dataclasses.replace(
+                g,
+                **{
+                    f: getattr(o, f)
+                    for f in ("pci_device_id", "compute_capability", "memory_mib", "uuid")
+                    if getattr(g, f) is None and getattr(o, f) is not None
+                },
+            )
         out.append(g)
     return out
 
@@ -266,7 +330,9 @@ def assemble(
         if data is not None:
             ngpus, nver, ncuda = parse_nvml_result(data)
             if data.get("nvml"):
-                notes.append(ProbeNote("nvml", True, f"{len(ngpus)} GPU(s), driver {nver}, CUDA {ncuda}"))
+                notes.append(
+                    ProbeNote("nvml", True, f"{len(ngpus)} GPU(s), driver {nver}, CUDA {ncuda}")
+                )
                 gpus = ngpus
                 version = version or nver
                 driver_source = driver_source or "nvml"
@@ -287,7 +353,9 @@ def assemble(
             text, serr = run_nvidia_smi(timeout=min(timeout, 10.0))
             if text is not None:
                 sgpus, sdrv = parse_nvidia_smi_csv(text)
-                notes.append(ProbeNote("nvidia-smi", bool(sgpus), f"{len(sgpus)} GPU(s), driver {sdrv}"))
+                notes.append(
+                    ProbeNote("nvidia-smi", bool(sgpus), f"{len(sgpus)} GPU(s), driver {sdrv}")
+                )
                 gpus = sgpus
                 version = version or sdrv
                 driver_source = driver_source or ("nvidia-smi" if sdrv else "")
@@ -305,7 +373,11 @@ def assemble(
         version, driver_source = overrides.driver_version, "override"
         notes.append(ProbeNote("override driver", True, version))
     if overrides.cuda_version:
-        cuda = overrides.cuda_version if "." in overrides.cuda_version else overrides.cuda_version + ".0"
+        cuda = (
+            overrides.cuda_version
+            if "." in overrides.cuda_version
+            else overrides.cuda_version + ".0"
+        )
         notes.append(ProbeNote("override cuda", True, cuda))
     if overrides.gpus is not None:
         gpus = list(overrides.gpus)
@@ -316,17 +388,37 @@ def assemble(
         notes.append(ProbeNote("CUDA_VISIBLE_DEVICES", False, note))
     nvd = environ.get("NVIDIA_VISIBLE_DEVICES")
     if nvd is not None and nvd.strip().lower() in ("none", "void", ""):
-        notes.append(ProbeNote("NVIDIA_VISIBLE_DEVICES", False, f"NVIDIA_VISIBLE_DEVICES={nvd!r}: the container gets no GPU"))
+        notes.append(
+            ProbeNote(
+                "NVIDIA_VISIBLE_DEVICES",
+                False,
+                f"NVIDIA_VISIBLE_DEVICES={nvd!r}: the container gets no GPU",
+            )
+        )
 
     if overrides.driver_version:
-        error = None                       # the user vouches for the driver
+        error = None  # the user vouches for the driver
     elif not probe_native:
-        error = None if version else ("no NVIDIA driver loaded (no /sys/module/nvidia/version, "
-                                      "no /proc/driver/nvidia/version)" if (gpus or pci) else None)
+        error = (
+            None
+            if version
+            else (
+                "no NVIDIA driver loaded (no /sys/module/nvidia/version, "
+                "no /proc/driver/nvidia/version)"
+                if (gpus or pci)
+                else None
+            )
+        )
     elif cuda is not None:
         error = None
     elif version is None and not (gpus or pci):
-        error = None                       # no GPU, no driver: nothing to complain about here
-    driver = Driver(version=version, cuda_version=cuda, libcuda_path=libcuda, kernel_module=kmod,
-                    source=driver_source, error=error)
+        error = None  # no GPU, no driver: nothing to complain about here
+    driver = Driver(
+        version=version,
+        cuda_version=cuda,
+        libcuda_path=libcuda,
+        kernel_module=kmod,
+        source=driver_source,
+        error=error,
+    )
     return tuple(gpus), driver, notes

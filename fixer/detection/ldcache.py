@@ -7,6 +7,7 @@ uint64 hwcap} (24 bytes). key/value are offsets of the soname and the path, coun
 the start of the new-format header. Old caches put an "ld.so-1.7.0" table first; we skip to
 the new header when present. Only if the binary parse fails do we read `ldconfig -p`.
 """
+
 from __future__ import annotations
 
 import re
@@ -38,7 +39,7 @@ def parse_ld_so_cache(data: bytes) -> List[Entry]:
             raise CacheFormatError("old-format ld.so.cache without a new-format part")
     elif not data.startswith(NEW_MAGIC):
         raise CacheFormatError("not an ld.so.cache (bad magic)")
-    header = data[start:start + 48]
+    header = data[start : start + 48]
     if len(header) < 48:
         raise CacheFormatError("ld.so.cache header cut short")
     nlibs, len_strings = struct.unpack_from("<II", header, 20)
@@ -51,7 +52,7 @@ def parse_ld_so_cache(data: bytes) -> List[Entry]:
         if not 0 <= pos < len(data):
             raise CacheFormatError("ld.so.cache string offset outside the file")
         stop = data.find(b"\0", pos)
-        return data[pos:stop if stop >= 0 else len(data)].decode("utf-8", "replace")
+        return data[pos : stop if stop >= 0 else len(data)].decode("utf-8", "replace")
 
     out: List[Entry] = []
     for i in range(nlibs):
@@ -116,8 +117,9 @@ class LdCache:
         return list(seen)
 
 
-def load_ld_cache(path: str, *, allow_ldconfig: bool = True, machine: str = "x86_64",
-                  timeout: float = 5.0) -> Tuple[Optional[LdCache], str]:
+def load_ld_cache(
+    path: str, *, allow_ldconfig: bool = True, machine: str = "x86_64", timeout: float = 5.0
+) -> Tuple[Optional[LdCache], str]:
     """Read the cache at `path`; fall back to `ldconfig -p` (only for the real /etc/ld.so.cache).
     Returns (cache or None, a note for the probe log)."""
     try:
@@ -131,10 +133,13 @@ def load_ld_cache(path: str, *, allow_ldconfig: bool = True, machine: str = "x86
         note = f"{path}: {exc}"
     if not allow_ldconfig:
         return None, note
-    from .._proc import run
+    from fixer.system.proc import run
 
     proc = run(["ldconfig", "-p"], timeout=timeout)
     if proc.error is not None or proc.timed_out:
-        return None, f"{note}; ldconfig -p failed: {proc.error or f'no answer within {timeout:g} s'}"
+        return (
+            None,
+            f"{note}; ldconfig -p failed: {proc.error or f'no answer within {timeout:g} s'}",
+        )
     entries = parse_ldconfig_p(proc.text)
     return LdCache(entries, "ldconfig -p", machine), f"{note}; read `ldconfig -p` instead"

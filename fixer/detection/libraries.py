@@ -10,6 +10,7 @@ owning wheel's version when the file's size matches its RECORD, the cudnn_versio
 the copy, and last cudnnGetVersion called in a child process (every cuDNN 9 sub-library
 exports it) for files nothing else vouches for.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -18,15 +19,26 @@ import re
 from collections import Counter, OrderedDict
 from typing import Dict, Iterable, List, Mapping, Optional, Set, Tuple, cast
 
-from .._paths import split_ld_preload
-from .._versions import canonical_name
-from ..model import LibFile, LibraryCopy, Package, ProbeNote, PythonEnv
-from ..rules import cudnn_version_from_int, expected_cudnn_sonames
-from .fs import MachineFS
+from fixer.system.paths import split_ld_preload
+from fixer.system.versions import canonical_name
+from fixer.model import LibFile, LibraryCopy, Package, ProbeNote, PythonEnv
+from fixer.rules import cudnn_version_from_int, expected_cudnn_sonames
+from fixer.detection.fs import MachineFS
 
-FAMILY_RE = re.compile(r"^lib(cudnn(?:_[a-z_]+)?|cudart|cublasLt|cublas|nvrtc)\.so\.(\d+)((?:\.\d+)*)$")
-DEFAULT_DIRS = ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib")
-DPKG_PACKAGES = re.compile(r"^(libcudnn|cudnn|cuda-cudart|libcublas|cuda-nvrtc|libnvrtc|libcudart)[^:]*(:[a-z0-9]+)?\.list$")
+FAMILY_RE = re.compile(
+    r"^lib(cudnn(?:_[a-z_]+)?|cudart|cublasLt|cublas|nvrtc)\.so\.(\d+)((?:\.\d+)*)$"
+)
+DEFAULT_DIRS = (
+    "/lib/x86_64-linux-gnu",
+    "/usr/lib/x86_64-linux-gnu",
+    "/lib64",
+    "/usr/lib64",
+    "/lib",
+    "/usr/lib",
+)
+DPKG_PACKAGES = re.compile(
+    r"^(libcudnn|cudnn|cuda-cudart|libcublas|cuda-nvrtc|libnvrtc|libcudart)[^:]*(:[a-z0-9]+)?\.list$"
+)
 PIP_CUDA_DIST = re.compile(r"^nvidia-(cudnn|cuda-runtime|cublas|cuda-nvrtc|cu\d+)")
 
 
@@ -47,14 +59,16 @@ class PipFile:
 class Owners:
     """Who owns the library files found: the pip wheels (by their RECORD) and the apt packages."""
 
-    pip: Dict[str, PipFile]                     # real machine path -> owning wheel
-    pip_expected: Dict[str, List[str]]          # lib dir -> files its wheel's RECORD lists there
-    pip_dir_dist: Dict[str, Tuple[str, str]]    # lib dir -> (dist, version)
-    dpkg: Dict[str, str]                        # real machine path -> package
-    dpkg_versions: Dict[str, str]               # package -> version
+    pip: Dict[str, PipFile]  # real machine path -> owning wheel
+    pip_expected: Dict[str, List[str]]  # lib dir -> files its wheel's RECORD lists there
+    pip_dir_dist: Dict[str, Tuple[str, str]]  # lib dir -> (dist, version)
+    dpkg: Dict[str, str]  # real machine path -> package
+    dpkg_versions: Dict[str, str]  # package -> version
 
 
-def read_pip_owners(python: Optional[PythonEnv], fs: MachineFS, notes: List[ProbeNote]) -> Tuple[Dict[str, PipFile], Dict[str, List[str]], Dict[str, Tuple[str, str]]]:
+def read_pip_owners(
+    python: Optional[PythonEnv], fs: MachineFS, notes: List[ProbeNote]
+) -> Tuple[Dict[str, PipFile], Dict[str, List[str]], Dict[str, Tuple[str, str]]]:
     owned: Dict[str, PipFile] = {}
     expected: Dict[str, List[str]] = {}
     dir_dist: Dict[str, Tuple[str, str]] = {}
@@ -64,7 +78,14 @@ def read_pip_owners(python: Optional[PythonEnv], fs: MachineFS, notes: List[Prob
         if not PIP_CUDA_DIST.match(d.name):
             continue
         names = fs.listdir(d.location) or []
-        info = next((n for n in names if n.endswith(".dist-info") and canonical_name(n[:-10].split("-")[0]) == d.name), None)
+        info = next(
+            (
+                n
+                for n in names
+                if n.endswith(".dist-info") and canonical_name(n[:-10].split("-")[0]) == d.name
+            ),
+            None,
+        )
         if info is None:
             continue
         text = fs.read_text(os.path.join(d.location, info, "RECORD"))
@@ -106,14 +127,21 @@ def read_dpkg_owners(fs: MachineFS) -> Tuple[Dict[str, str], Dict[str, str]]:
             if start < 0:
                 continue
             end = status.find("\n\n", start + 1)
-            v = re.search(r"^Version: (\S+)$", status[start:end if end > 0 else len(status)], re.M)
+            v = re.search(
+                r"^Version: (\S+)$", status[start : end if end > 0 else len(status)], re.M
+            )
             if v:
                 versions[pkg] = v.group(1)
     return owners, versions
 
 
-def candidate_dirs(python: Optional[PythonEnv], env: Mapping[str, str], fs: MachineFS,
-                   cache_dirs: Iterable[str], frameworks_lib_dirs: Iterable[Tuple[str, str]]) -> "OrderedDict[str, str]":
+def candidate_dirs(
+    python: Optional[PythonEnv],
+    env: Mapping[str, str],
+    fs: MachineFS,
+    cache_dirs: Iterable[str],
+    frameworks_lib_dirs: Iterable[Tuple[str, str]],
+) -> "OrderedDict[str, str]":
     """Directories to scan, in a stable order, each with an origin hint (first hint wins)."""
     out: "OrderedDict[str, str]" = OrderedDict()
 
@@ -121,7 +149,7 @@ def candidate_dirs(python: Optional[PythonEnv], env: Mapping[str, str], fs: Mach
         if d and d.startswith("/") and os.path.normpath(d) not in out:
             out[os.path.normpath(d)] = origin
 
-    for sp in (python.site_packages if python else ()):
+    for sp in python.site_packages if python else ():
         for sub in fs.listdir(os.path.join(sp, "nvidia")) or []:
             add(os.path.join(sp, "nvidia", sub, "lib"), "pip")
     for d, origin in frameworks_lib_dirs:
@@ -145,14 +173,18 @@ def candidate_dirs(python: Optional[PythonEnv], env: Mapping[str, str], fs: Mach
     return out
 
 
-def _origin(directory: str, hint: str, owner_pkg: Optional[str], env: Mapping[str, str], is_pip: bool) -> str:
+def _origin(
+    directory: str, hint: str, owner_pkg: Optional[str], env: Mapping[str, str], is_pip: bool
+) -> str:
     if is_pip or "/site-packages/nvidia/" in directory or "/dist-packages/nvidia/" in directory:
         return "pip"
     if owner_pkg:
         return "apt"
     if hint in ("bundled", "conda"):
         return hint
-    if env.get("CONDA_PREFIX") and directory == os.path.normpath(os.path.join(env["CONDA_PREFIX"], "lib")):
+    if env.get("CONDA_PREFIX") and directory == os.path.normpath(
+        os.path.join(env["CONDA_PREFIX"], "lib")
+    ):
         return "conda"
     if directory.startswith("/usr/local/cuda"):
         return "cuda-toolkit"
@@ -171,7 +203,7 @@ class _Copy:
     major: int
     directory: str
     real_dir: str
-    files: Dict[str, LibFile]                     # soname -> file
+    files: Dict[str, LibFile]  # soname -> file
     origin: str = "unknown"
     package: Optional[Package] = None
     version: Optional[str] = None
@@ -200,15 +232,32 @@ def scan(
     for directory, hint in dirs.items():
         names = fs.listdir(directory)
         if names is None:
-            if directory in pip_expected:         # the wheel is installed, its files are gone
+            if directory in pip_expected:  # the wheel is installed, its files are gone
                 dist, ver = pip_dir_dist[directory]
                 fam = _families_from_names(pip_expected[directory])
-                for (lib, major) in fam:
-                    missing = expected_cudnn_sonames(major) if lib == "cudnn" else (f"lib{lib}.so.{major}",)
-                    copies.append(_Copy(lib, major, directory, directory, {}, origin="pip",
-                                        package=Package(dist, ver), version=_v3(ver), version_source="dist-info",
-                                        missing=missing))
-                notes.append(ProbeNote("pip files", False, f"{directory}: listed by {dist} {ver} but absent"))
+                for lib, major in fam:
+                    missing = (
+                        expected_cudnn_sonames(major)
+                        if lib == "cudnn"
+                        else (f"lib{lib}.so.{major}",)
+                    )
+                    copies.append(
+                        _Copy(
+                            lib,
+                            major,
+                            directory,
+                            directory,
+                            {},
+                            origin="pip",
+                            package=Package(dist, ver),
+                            version=_v3(ver),
+                            version_source="dist-info",
+                            missing=missing,
+                        )
+                    )
+                notes.append(
+                    ProbeNote("pip files", False, f"{directory}: listed by {dist} {ver} but absent")
+                )
             else:
                 err = fs.listdir_error(directory) if fs.exists(directory) else None
                 if err:
@@ -227,7 +276,9 @@ def scan(
             soname = f"lib{m.group(1)}.so.{m.group(2)}"
             groups.setdefault((lib, int(m.group(2))), {}).setdefault(soname, []).append(n)
         for (lib, major), by_soname in sorted(groups.items()):
-            copies.append(_make_copy(lib, major, directory, real_dir, by_soname, hint, fs, owners, env))
+            copies.append(
+                _make_copy(lib, major, directory, real_dir, by_soname, hint, fs, owners, env)
+            )
     return copies, owners
 
 
@@ -242,14 +293,27 @@ def _families_from_names(names: Iterable[str]) -> List[Tuple[str, int]]:
     return out
 
 
-def _make_copy(lib: str, major: int, directory: str, real_dir: str, by_soname: Dict[str, List[str]],
-               hint: str, fs: MachineFS, owners: Owners, env: Mapping[str, str]) -> _Copy:
+def _make_copy(
+    lib: str,
+    major: int,
+    directory: str,
+    real_dir: str,
+    by_soname: Dict[str, List[str]],
+    hint: str,
+    fs: MachineFS,
+    owners: Owners,
+    env: Mapping[str, str],
+) -> _Copy:
     files: Dict[str, LibFile] = {}
     pkgs: Counter[str] = Counter()
     pip_dists: Counter[Package] = Counter()
     for soname, names in sorted(by_soname.items()):
-        path = os.path.join(directory, soname) if soname in names else os.path.join(directory, sorted(names)[-1])
-        if not fs.exists(path):                    # dangling symlink
+        path = (
+            os.path.join(directory, soname)
+            if soname in names
+            else os.path.join(directory, sorted(names)[-1])
+        )
+        if not fs.exists(path):  # dangling symlink
             continue
         real = fs.real(path)
         base = os.path.basename(real)
@@ -264,21 +328,32 @@ def _make_copy(lib: str, major: int, directory: str, real_dir: str, by_soname: D
             pip_dists[Package(pf.dist, pf.version)] += 1
             # the wheel's version only for the wheel's own file: wheels ship no symlinks, so a link
             # that leads out of the wheel's files is someone else's file (ask the library itself)
-            if version is None and (pf.size is None or pf.size == size) and lib == "cudnn" and \
-                    owners.pip.get(real) is not None:
+            if (
+                version is None
+                and (pf.size is None or pf.size == size)
+                and lib == "cudnn"
+                and owners.pip.get(real) is not None
+            ):
                 version = _v3(pf.version)
         pkg = owners.dpkg.get(real) or owners.dpkg.get(path)
         if pkg:
             pkgs[pkg] += 1
-        files[soname] = LibFile(name=soname if soname in names else base, soname=info.soname or soname,
-                                version=version, size=size, valid_elf=info.valid)
+        files[soname] = LibFile(
+            name=soname if soname in names else base,
+            soname=info.soname or soname,
+            version=version,
+            size=size,
+            valid_elf=info.valid,
+        )
     c = _Copy(lib, major, directory, real_dir, files)
     if pip_dists:
         c.package = pip_dists.most_common(1)[0][0]
     elif pkgs:
         p = pkgs.most_common(1)[0][0]
         c.package = Package(p, owners.dpkg_versions.get(p))
-    c.origin = _origin(directory, hint, pkgs.most_common(1)[0][0] if pkgs else None, env, bool(pip_dists))
+    c.origin = _origin(
+        directory, hint, pkgs.most_common(1)[0][0] if pkgs else None, env, bool(pip_dists)
+    )
     if lib == "cudnn":
         c.missing = tuple(s for s in expected_cudnn_sonames(major) if s not in files)
         cm = re.search(r"-cu(?:da-)?(\d+)\b", c.package.name) if c.package else None
@@ -323,31 +398,45 @@ def unknown_cudnn_files(copies: List[_Copy], deep: bool) -> Dict[int, List[str]]
     for i, c in enumerate(copies):
         if c.library != "cudnn":
             continue
-        paths = [os.path.join(c.directory, s) for s, f in c.files.items()
-                 if f.valid_elf and (deep or not f.version)]
+        paths = [
+            os.path.join(c.directory, s)
+            for s, f in c.files.items()
+            if f.valid_elf and (deep or not f.version)
+        ]
         if paths:
             out[i] = paths
     return out
 
 
-def apply_probe_versions(copies: List[_Copy], index: int, result: Mapping[str, Mapping[str, object]],
-                         fs: MachineFS, notes: List[ProbeNote]) -> None:
+def apply_probe_versions(
+    copies: List[_Copy],
+    index: int,
+    result: Mapping[str, Mapping[str, object]],
+    fs: MachineFS,
+    notes: List[ProbeNote],
+) -> None:
     c = copies[index]
     for soname, f in list(c.files.items()):
         r = result.get(fs.R(os.path.join(c.directory, soname)))
         if not r:
             continue
         if "version" in r:
-            # _native.py's cudnn task writes {"version": int(cudnnGetVersion())}
+            # children/native.py's cudnn task writes {"version": int(cudnnGetVersion())}
             raw_version = cast(int, r["version"])
-            c.files[soname] = dataclasses.replace(f, version=cudnn_version_from_int(int(raw_version)))
+            c.files[soname] = dataclasses.replace(
+                f, version=cudnn_version_from_int(int(raw_version))
+            )
         elif r.get("load_failed"):
             # the loader refused it beside its own copy's libraries: not a loadable part of this
             # copy (completeness, fixer.rules.is_complete), e.g. a sub-library of another release
             c.files[soname] = dataclasses.replace(f, valid_elf=False)
-            notes.append(ProbeNote("cudnnGetVersion", False, f"{c.directory}/{soname}: {r.get('error')}"))
+            notes.append(
+                ProbeNote("cudnnGetVersion", False, f"{c.directory}/{soname}: {r.get('error')}")
+            )
         else:
-            notes.append(ProbeNote("cudnnGetVersion", False, f"{c.directory}/{soname}: {r.get('error')}"))
+            notes.append(
+                ProbeNote("cudnnGetVersion", False, f"{c.directory}/{soname}: {r.get('error')}")
+            )
     c.version = None
     before = c.version_source
     _settle_version(c, fs)
@@ -358,7 +447,15 @@ def apply_probe_versions(copies: List[_Copy], index: int, result: Mapping[str, M
 def freeze(c: _Copy) -> LibraryCopy:
     versions = {f.version for f in c.files.values() if f.version}
     return LibraryCopy(
-        library=c.library, major=c.major, version=c.version, directory=c.directory, origin=c.origin,  # type: ignore[arg-type]
-        package=c.package, version_source=c.version_source, files=tuple(c.files[k] for k in sorted(c.files)),
-        missing=c.missing, mixed=len(versions) > 1, cuda_major=c.cuda_major,
+        library=c.library,
+        major=c.major,
+        version=c.version,
+        directory=c.directory,
+        origin=c.origin,  # type: ignore[arg-type]
+        package=c.package,
+        version_source=c.version_source,
+        files=tuple(c.files[k] for k in sorted(c.files)),
+        missing=c.missing,
+        mixed=len(versions) > 1,
+        cuda_major=c.cuda_major,
     )

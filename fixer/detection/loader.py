@@ -11,24 +11,36 @@ cuDNN's sub-libraries are then taken from the directory of the libcudnn.so.N tha
 (observed on the GPU machine: with libcudnn_engines_precompiled missing from the pip copy,
 the process still mapped only pip files), so a copy's completeness is what matters.
 """
+
 from __future__ import annotations
 
 import os
 from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
-from .._paths import split_ld_preload
-from ..model import LibFile, LibraryCopy, LoadResolution, SearchDir
-from .elf import ElfInfo, expand_origin
-from .fs import MachineFS
-from .ldcache import LdCache
+from fixer.system.paths import split_ld_preload
+from fixer.model import LibFile, LibraryCopy, LoadResolution, SearchDir
+from fixer.detection.elf import ElfInfo, expand_origin
+from fixer.detection.fs import MachineFS
+from fixer.detection.ldcache import LdCache
 
 DEFAULT_SEARCH = ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib")
-FATAL = ("invalid ELF header", "file too short", "not a shared object", "malformed ELF", "cannot read")
+FATAL = (
+    "invalid ELF header",
+    "file too short",
+    "not a shared object",
+    "malformed ELF",
+    "cannot read",
+)
 
 
 class Resolver:
-    def __init__(self, fs: MachineFS, env: Mapping[str, str], cache: Optional[LdCache],
-                 copies: Sequence[LibraryCopy]) -> None:
+    def __init__(
+        self,
+        fs: MachineFS,
+        env: Mapping[str, str],
+        cache: Optional[LdCache],
+        copies: Sequence[LibraryCopy],
+    ) -> None:
         self.fs = fs
         self.env = env
         self.cache = cache
@@ -39,25 +51,44 @@ class Resolver:
 
     def version_of(self, path: str, library: str) -> Optional[str]:
         real = self.fs.real(path)
-        c = self.by_dir.get((os.path.dirname(real), library)) or self.by_dir.get((os.path.dirname(path), library))
+        c = self.by_dir.get((os.path.dirname(real), library)) or self.by_dir.get(
+            (os.path.dirname(path), library)
+        )
         if c is None:
             return None
         base = os.path.basename(path)
-        f: Optional[LibFile] = next((x for x in c.files if x.name == base or x.soname == base), None)
+        f: Optional[LibFile] = next(
+            (x for x in c.files if x.name == base or x.soname == base), None
+        )
         if f is not None and f.version and library == "cudnn" and base.startswith("libcudnn.so"):
             return f.version
         return c.version if c.version else (f.version if f else None)
 
-    def resolve(self, consumer: str, library: str, soname: str, obj: Optional[ElfInfo],
-                preload: Sequence[str] = ()) -> LoadResolution:
-        candidates: List[Tuple[str, str]] = []          # (via, machine path) in search order
-        steps: List[str] = []                            # the walk in words, for people
-        search: List[SearchDir] = []                     # the same walk as data, for the later stages
+    def resolve(
+        self,
+        consumer: str,
+        library: str,
+        soname: str,
+        obj: Optional[ElfInfo],
+        preload: Sequence[str] = (),
+    ) -> LoadResolution:
+        candidates: List[Tuple[str, str]] = []  # (via, machine path) in search order
+        steps: List[str] = []  # the walk in words, for people
+        search: List[SearchDir] = []  # the same walk as data, for the later stages
         pre = split_ld_preload(self.env.get("LD_PRELOAD", ""))
-        hit = [p for p in pre if os.path.basename(p) == soname or (p.startswith("/") and self.fs.elf(p).soname == soname)]
+        hit = [
+            p
+            for p in pre
+            if os.path.basename(p) == soname
+            or (p.startswith("/") and self.fs.elf(p).soname == soname)
+        ]
         steps.append(f"LD_PRELOAD: {' '.join(hit) if hit else '-'}")
         candidates += [("LD_PRELOAD", p) for p in hit]
-        search += [SearchDir("LD_PRELOAD", os.path.normpath(os.path.dirname(p))) for p in hit if p.startswith("/")]
+        search += [
+            SearchDir("LD_PRELOAD", os.path.normpath(os.path.dirname(p)))
+            for p in hit
+            if p.startswith("/")
+        ]
         if preload:
             steps.append(f"{consumer} preloads by path: {', '.join(preload)}")
             candidates += [("preload", p) for p in preload]
@@ -105,9 +136,9 @@ class Resolver:
             real = self.fs.real(path)
             info = self.fs.elf(path)
             if info.valid and info.elf_class != 2:
-                continue                                  # other ELF class: the loader skips it
+                continue  # other ELF class: the loader skips it
             if not info.valid and via == "preload":
-                continue                                  # ctypes raised; the framework goes on
+                continue  # ctypes raised; the framework goes on
             if winner is None:
                 winner = (via, path)
                 if not info.valid and any(info.error and info.error.startswith(f) for f in FATAL):
@@ -118,19 +149,44 @@ class Resolver:
                 losers.append(f"{path} ({via})")
         intended = None
         if winner is not None and winner[0] in ("LD_PRELOAD", "LD_LIBRARY_PATH"):
-            own = next((p for v, p in candidates if v in ("preload", "DT_RPATH", "DT_RUNPATH")
-                        and self.fs.exists(p) and self.fs.real(p) != self.fs.real(winner[1])), None)
+            own = next(
+                (
+                    p
+                    for v, p in candidates
+                    if v in ("preload", "DT_RPATH", "DT_RUNPATH")
+                    and self.fs.exists(p)
+                    and self.fs.real(p) != self.fs.real(winner[1])
+                ),
+                None,
+            )
             intended = os.path.normpath(own) if own else None
         if winner is None:
-            return LoadResolution(consumer=consumer, library=library, soname=soname, path=None,
-                                  steps=tuple(steps), error=f"{soname}: not found in any searched place",
-                                  search=tuple(search), ld_preload=tuple(hit))
+            return LoadResolution(
+                consumer=consumer,
+                library=library,
+                soname=soname,
+                path=None,
+                steps=tuple(steps),
+                error=f"{soname}: not found in any searched place",
+                search=tuple(search),
+                ld_preload=tuple(hit),
+            )
         via, path = winner
         # name the directory as the library scan did (/lib/x86_64-linux-gnu and /usr/lib/... are one)
         known = self.by_dir.get((os.path.dirname(self.fs.real(path)), library))
         directory = known.directory if known is not None else os.path.dirname(path)
         return LoadResolution(
-            consumer=consumer, library=library, soname=soname, path=path, directory=directory,
-            version=None if error else self.version_of(path, library), via=via, steps=tuple(steps),
-            shadowed=tuple(losers), intended=intended, error=error, search=tuple(search), ld_preload=tuple(hit),
+            consumer=consumer,
+            library=library,
+            soname=soname,
+            path=path,
+            directory=directory,
+            version=None if error else self.version_of(path, library),
+            via=via,
+            steps=tuple(steps),
+            shadowed=tuple(losers),
+            intended=intended,
+            error=error,
+            search=tuple(search),
+            ld_preload=tuple(hit),
         )

@@ -1,17 +1,18 @@
-"""The target interpreter: its distributions, read by `_probe.py` running inside it.
+"""The target interpreter: its distributions, read by `children/probe.py` running inside it.
 
 The tool may live in its own venv while the user's frameworks live elsewhere (`--python PATH`),
 so nothing here looks at the running interpreter's own packages.
 """
+
 from __future__ import annotations
 
 import os
 from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple
 
-from .. import _proc
-from .._proc import Child, child_env
-from ..errors import UsageError
-from ..model import Distribution, ProbeNote, PythonEnv
+from fixer.system import proc as _proc
+from fixer.system.proc import Child, child_env
+from fixer.errors import UsageError
+from fixer.model import Distribution, ProbeNote, PythonEnv
 
 
 def check_interpreter(python: str) -> str:
@@ -26,26 +27,49 @@ def check_interpreter(python: str) -> str:
     if not os.path.exists(python):
         raise UsageError(f"--python {python}: no such file")
     if os.path.isdir(python):
-        raise UsageError(f"--python {python}: is a directory, not an interpreter (try {os.path.join(python, 'bin', 'python')})")
+        raise UsageError(
+            f"--python {python}: is a directory, not an interpreter (try {os.path.join(python, 'bin', 'python')})"
+        )
     if not os.access(python, os.X_OK):
         raise UsageError(f"--python {python}: not executable")
     return python
 
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "children")
 
 
-def python_script(python: str, script: str, args: Sequence[str] = (), *, isolated: bool = True, timeout: float,
-                  env: Optional[Mapping[str, str]] = None, label: str = "") -> Child:
+def python_script(
+    python: str,
+    script: str,
+    args: Sequence[str] = (),
+    *,
+    isolated: bool = True,
+    timeout: float,
+    env: Optional[Mapping[str, str]] = None,
+    label: str = "",
+) -> Child:
     """Start detection's stdlib-only script `script` (a file of fixer/detection, run by path) in
     interpreter `python`; `result()` waits for its JSON answer."""
-    return _proc.python_child(python, os.path.join(HERE, script), args, isolated=isolated, timeout=timeout, env=env,
-                              label=label or script)
+    return _proc.python_child(
+        python,
+        os.path.join(HERE, script),
+        args,
+        isolated=isolated,
+        timeout=timeout,
+        env=env,
+        label=label or script,
+    )
 
 
 def start_probe(python: str, environ: Mapping[str, str], timeout: float) -> Child:
-    return python_script(python, "_probe.py", isolated=False, timeout=timeout, env=child_env(environ),
-                         label=f"probe in {python}")
+    return python_script(
+        python,
+        "probe.py",
+        isolated=False,
+        timeout=timeout,
+        env=child_env(environ),
+        label=f"probe in {python}",
+    )
 
 
 class InProcessProbe:
@@ -57,7 +81,7 @@ class InProcessProbe:
         self.environ = dict(child_env(environ))
 
     def result(self) -> Tuple[Optional[Any], Optional[str]]:
-        from . import _probe
+        from fixer.children import probe as _probe
 
         try:
             return _probe.collect(self.environ), None
@@ -65,33 +89,55 @@ class InProcessProbe:
             return None, f"{type(exc).__name__}: {exc}"
 
 
-def finish_probe(child: "Child | InProcessProbe", python: str, explicit: bool,
-                 map_path: Callable[[str], str] = lambda p: p) -> Tuple[Optional[PythonEnv], List[ProbeNote]]:
+def finish_probe(
+    child: "Child | InProcessProbe",
+    python: str,
+    explicit: bool,
+    map_path: Callable[[str], str] = lambda p: p,
+) -> Tuple[Optional[PythonEnv], List[ProbeNote]]:
     data, err = child.result()
     if data is None:
         if explicit:
-            raise UsageError(f"--python {python}: could not inspect it ({err})",
-                             hint="it must be a Python 3 interpreter that runs on this machine")
+            raise UsageError(
+                f"--python {python}: could not inspect it ({err})",
+                hint="it must be a Python 3 interpreter that runs on this machine",
+            )
         return None, [ProbeNote("python", False, err or "no answer")]
-    return parse_probe(data, map_path), [ProbeNote("python", True, f"{data.get('executable')} {data.get('version')}: "
-                                                           f"{len(data.get('distributions', []))} distributions")] + [
-        ProbeNote("dist-info", False, e) for e in data.get("errors", [])]
+    return parse_probe(data, map_path), [
+        ProbeNote(
+            "python",
+            True,
+            f"{data.get('executable')} {data.get('version')}: "
+            f"{len(data.get('distributions', []))} distributions",
+        )
+    ] + [ProbeNote("dist-info", False, e) for e in data.get("errors", [])]
 
 
 def parse_probe(data: Mapping[str, Any], map_path: Callable[[str], str] = lambda p: p) -> PythonEnv:
     """The probe's JSON as a PythonEnv; `map_path` turns host paths into machine paths (a fake
     machine tree under --root whose interpreter lives inside the tree)."""
     dists = tuple(
-        Distribution(name=d["name"], version=str(d["version"]), location=map_path(d.get("location", "")),
-                     installer=d.get("installer"), requires=tuple(d.get("requires") or ()),
-                     editable=bool(d.get("editable")))
+        Distribution(
+            name=d["name"],
+            version=str(d["version"]),
+            location=map_path(d.get("location", "")),
+            installer=d.get("installer"),
+            requires=tuple(d.get("requires") or ()),
+            editable=bool(d.get("editable")),
+        )
         for d in data.get("distributions", [])
     )
     return PythonEnv(
-        executable=data.get("executable", ""), version=data.get("version", ""),
-        prefix=data.get("prefix", ""), base_prefix=data.get("base_prefix", ""),
-        is_venv=bool(data.get("is_venv")), site_packages=tuple(map_path(p) for p in data.get("site_packages", ())),
-        distributions=dists, pip=data.get("pip"), uv=data.get("uv"), conda=data.get("conda"),
+        executable=data.get("executable", ""),
+        version=data.get("version", ""),
+        prefix=data.get("prefix", ""),
+        base_prefix=data.get("base_prefix", ""),
+        is_venv=bool(data.get("is_venv")),
+        site_packages=tuple(map_path(p) for p in data.get("site_packages", ())),
+        distributions=dists,
+        pip=data.get("pip"),
+        uv=data.get("uv"),
+        conda=data.get("conda"),
         externally_managed=bool(data.get("externally_managed")),
         markers={str(k): str(v) for k, v in (data.get("markers") or {}).items()},
     )

@@ -8,29 +8,59 @@ decides the finding, with no rule per library name. Ambiguous messages come with
 alternatives, each with the check that decides; with a detected Environment the machine decides.
 Benign lines are said to be benign. Long logs are read head and tail (fixer.explainer.logtext).
 """
+
 from __future__ import annotations
 
 from typing import Optional, Sequence, Tuple
 
-from ..errors import UsageError
-from ..model import Environment, Finding, Recipes
-from ..rules import decode_cudnn_version
-from .catalogue import (
-    FACTS, RULES_FILE, SCHEMA_VERSION, Alternative, Catalogue, Family, LoaderRule, Rule, load_catalogue, load_rules,
-    parse_catalogue, parse_rules, rules_files,
+from fixer.errors import UsageError
+from fixer.model import Environment, Finding, Recipes
+from fixer.rules import decode_cudnn_version
+from fixer.explainer.catalogue import (
+    FACTS,
+    RULES_FILE,
+    SCHEMA_VERSION,
+    Alternative,
+    Catalogue,
+    Family,
+    LoaderRule,
+    Rule,
+    load_catalogue,
+    load_rules,
+    parse_catalogue,
+    parse_rules,
+    rules_files,
 )
-from .engine import Explanation, analyze_text
-from .loader import Library, LoadFailure, find_failures, parse_library
+from fixer.explainer.engine import Explanation, analyze_text
+from fixer.explainer.loader import Library, LoadFailure, find_failures, parse_library
 
 __all__ = [
-    "FACTS", "RULES_FILE", "SCHEMA_VERSION", "Alternative", "Catalogue", "Explanation", "Family", "Library",
-    "LoadFailure", "LoaderRule", "Rule", "analyze", "explain", "find_failures", "load_catalogue", "load_rules",
-    "normalize_version", "parse_catalogue", "parse_library", "parse_rules", "rules_files",
+    "FACTS",
+    "RULES_FILE",
+    "SCHEMA_VERSION",
+    "Alternative",
+    "Catalogue",
+    "Explanation",
+    "Family",
+    "Library",
+    "LoadFailure",
+    "LoaderRule",
+    "Rule",
+    "analyze",
+    "explain",
+    "find_failures",
+    "load_catalogue",
+    "load_rules",
+    "normalize_version",
+    "parse_catalogue",
+    "parse_library",
+    "parse_rules",
+    "rules_files",
 ]
 
 
 def normalize_version(text: str) -> Optional[str]:
-    """"(9, 19, 0)" / "9.19.0" / "91900" / "7102" / "8906" -> "9.19.0" / ... (fixer.rules decodes)."""
+    """ "(9, 19, 0)" / "9.19.0" / "91900" / "7102" / "8906" -> "9.19.0" / ... (fixer.rules decodes)."""
     return decode_cudnn_version(text)
 
 
@@ -45,12 +75,16 @@ def analyze(
 ) -> Explanation:
     """explain(), with whether the text was recognised, the checks that decide, and notes."""
     if not isinstance(text, str) or not text.strip():
-        raise UsageError("explain needs an error text: pass it as an argument, with --file FILE, or on stdin with -")
+        raise UsageError(
+            "explain needs an error text: pass it as an argument, with --file FILE, or on stdin with -"
+        )
     cat = load_catalogue(extra_dirs)
     return analyze_text(text, cat, env, recipes, rules=rules, notes=notes)
 
 
-def explain(text: str, env: Optional[Environment] = None, recipes: Optional[Recipes] = None) -> Tuple[Finding, ...]:
+def explain(
+    text: str, env: Optional[Environment] = None, recipes: Optional[Recipes] = None
+) -> Tuple[Finding, ...]:
     """Ranked findings (most likely cause first, each with a confidence in 0..1) for an error
     text; with an Environment, combined with what is on the machine."""
     return analyze(text, env, recipes).findings

@@ -1,6 +1,7 @@
 """The message catalogue (recipes/errors.toml): library families, loader wordings and rules,
 each citing the code that prints it. Checked on load; the first problem raises RecipeError
 naming FILE:LINE."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -11,11 +12,11 @@ import threading
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .._compat import tomllib
-from .._paths import recipes_dir
-from ..errors import RecipeError
-from ..model import FINDING_IDS, Environment, LibraryCopy
-from ..recipes import _did_you_mean, _Lines
+from fixer.system.compat import tomllib
+from fixer.system.paths import recipes_dir
+from fixer.errors import RecipeError
+from fixer.model import FINDING_IDS, Environment, LibraryCopy
+from fixer.recipebook import _did_you_mean, _Lines
 
 RULES_FILE = "errors.toml"
 SCHEMA_VERSION = 2
@@ -25,18 +26,36 @@ BASE_PLAIN = 0.5
 LOADER_KINDS = ("missing", "symbol", "version", "damaged", "wrapper")
 ROLES = ("cudnn", "cuda-lib", "driver", "framework", "system-runtime")
 #: Slots a template may use (tests fill them with generated values).
-TEMPLATE_SLOTS = frozenset({
-    "loaded", "built", "loaded_int", "built_int", "loaded_tuple", "built_tuple", "loaded_mm", "built_mm",
-    "lib", "lib2", "dir", "sym", "n", "name", "version_int", "build_int",
-})
+TEMPLATE_SLOTS = frozenset(
+    {
+        "loaded",
+        "built",
+        "loaded_int",
+        "built_int",
+        "loaded_tuple",
+        "built_tuple",
+        "loaded_mm",
+        "built_mm",
+        "lib",
+        "lib2",
+        "dir",
+        "sym",
+        "n",
+        "name",
+        "version_int",
+        "build_int",
+    }
+)
 
 
 #: A citation names where the text comes from, down to the line or the release:
 #:   "owner/repo path:LINES@REF (...)"  a source file at a tag or commit, LINES "97", "60-67" or "60-67,76"
 #:   "pypi:NAME path:LINES@VERSION (...)" a file shipped in a released wheel (headers, Python sources)
 #:   "WHAT @release:RELEASE (...)"      a released binary's strings, or a page of a named release
-CITE_SOURCE = re.compile(r"^(?P<source>[\w.\-]+/[\w.\-]+|pypi:[\w.\-]+) (?P<path>[^\s:@]+):"
-                         r"(?P<lines>\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*)@(?P<ref>[\w.+\-]+)(?=\s|$)")
+CITE_SOURCE = re.compile(
+    r"^(?P<source>[\w.\-]+/[\w.\-]+|pypi:[\w.\-]+) (?P<path>[^\s:@]+):"
+    r"(?P<lines>\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*)@(?P<ref>[\w.+\-]+)(?=\s|$)"
+)
 CITE_RELEASE = re.compile(r"^(?P<source>\S.*?) @release:(?P<ref>[\w.+\-]+)(?=\s|$)")
 
 
@@ -44,11 +63,11 @@ CITE_RELEASE = re.compile(r"^(?P<source>\S.*?) @release:(?P<ref>[\w.+\-]+)(?=\s|
 class Cite:
     """One parsed citation."""
 
-    source: str                     # "pytorch/pytorch", "pypi:torch", "pypi:nvidia-cudnn-cu13 libcudnn_graph.so.9"
-    path: Optional[str]             # "torch/backends/cudnn/__init__.py" (None for a release-wide cite)
-    lines: Optional[str]            # "60-67" (None for a release-wide cite)
-    ref: str                        # tag, commit or release
-    text: str                       # the whole citation
+    source: str  # "pytorch/pytorch", "pypi:torch", "pypi:nvidia-cudnn-cu13 libcudnn_graph.so.9"
+    path: Optional[str]  # "torch/backends/cudnn/__init__.py" (None for a release-wide cite)
+    lines: Optional[str]  # "60-67" (None for a release-wide cite)
+    ref: str  # tag, commit or release
+    text: str  # the whole citation
 
     def short(self) -> str:
         """file:line@tag, or what@release."""
@@ -61,8 +80,13 @@ def parse_cite(text: str) -> Optional[Cite]:
     """The citation's source, file, lines and ref; None when it names neither a line nor a release."""
     m = CITE_SOURCE.match(text)
     if m:
-        return Cite(source=m.group("source"), path=m.group("path"), lines=m.group("lines"), ref=m.group("ref"),
-                    text=text)
+        return Cite(
+            source=m.group("source"),
+            path=m.group("path"),
+            lines=m.group("lines"),
+            ref=m.group("ref"),
+            text=text,
+        )
     m = CITE_RELEASE.match(text)
     if m:
         return Cite(source=m.group("source"), path=None, lines=None, ref=m.group("ref"), text=text)
@@ -85,7 +109,7 @@ class Family:
     #: version-node names this family's libraries define (GLIBC_2.34, GLIBCXX_3.4.29): in "version `X' not
     #: found" the node, not the file name, says whose version is missing
     nodes: Tuple["re.Pattern[str]", ...] = ()
-    check: str = ""                 # how to see which versions the system's copy defines
+    check: str = ""  # how to see which versions the system's copy defines
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,15 +148,15 @@ class Rule:
     excludes: Tuple["re.Pattern[str]", ...] = ()
     supports: Tuple["re.Pattern[str]", ...] = ()
     when_env: Tuple[str, ...] = ()
-    versions: Optional[Tuple[str, str]] = None     # (loaded group, built group)
-    library: Optional[str] = None                   # group naming the library of `versions` (else cuDNN)
+    versions: Optional[Tuple[str, str]] = None  # (loaded group, built group)
+    library: Optional[str] = None  # group naming the library of `versions` (else cuDNN)
     distinct_dirs: Optional[str] = None
     severity: str = "error"
     benign: bool = False
     check: str = ""
     alternatives: Tuple[Alternative, ...] = ()
-    frameworks: int = 0                             # fires only when the text names this many GPU frameworks
-    where: str = ""                                 # "errors.toml:123", for reports
+    frameworks: int = 0  # fires only when the text names this many GPU frameworks
+    where: str = ""  # "errors.toml:123", for reports
 
     @property
     def base(self) -> float:
@@ -159,20 +183,56 @@ def cudnn_copies(env: Environment) -> List[LibraryCopy]:
 
 
 FACTS: Dict[str, Any] = {
-    "gpu": lambda e: bool(e.gpus) if (e.gpus or e.driver is not None or e.runtime.accelerator) else None,
+    "gpu": lambda e: (
+        bool(e.gpus) if (e.gpus or e.driver is not None or e.runtime.accelerator) else None
+    ),
     "cudnn-copies>1": lambda e: len(cudnn_copies(e)) > 1,
     "cudnn-copy-incomplete": lambda e: any(c.missing for c in cudnn_copies(e)),
     "cudnn-copy-mixed": lambda e: any(c.mixed for c in cudnn_copies(e)),
     "cudnn-on-ld-library-path": lambda e: any(
-        c.directory in (e.env.get("LD_LIBRARY_PATH") or "").split(":") for c in cudnn_copies(e)),
-    "gpu-memory-nearly-full": lambda e: None,   # the Environment does not record memory in use
+        c.directory in (e.env.get("LD_LIBRARY_PATH") or "").split(":") for c in cudnn_copies(e)
+    ),
+    "gpu-memory-nearly-full": lambda e: None,  # the Environment does not record memory in use
 }
 
-_RULE_KEYS = {"id", "title", "patterns", "decisive", "confidence", "requires", "excludes", "supports", "when_env",
-              "versions", "library", "distinct_dirs", "severity", "fix", "sources", "cites", "templates", "check",
-              "alternatives", "benign", "frameworks", "note"}
-_FAMILY_KEYS = {"name", "role", "stems", "names", "symbols", "missing", "mismatch", "damaged", "cites", "note", "nodes",
-                "check"}
+_RULE_KEYS = {
+    "id",
+    "title",
+    "patterns",
+    "decisive",
+    "confidence",
+    "requires",
+    "excludes",
+    "supports",
+    "when_env",
+    "versions",
+    "library",
+    "distinct_dirs",
+    "severity",
+    "fix",
+    "sources",
+    "cites",
+    "templates",
+    "check",
+    "alternatives",
+    "benign",
+    "frameworks",
+    "note",
+}
+_FAMILY_KEYS = {
+    "name",
+    "role",
+    "stems",
+    "names",
+    "symbols",
+    "missing",
+    "mismatch",
+    "damaged",
+    "cites",
+    "note",
+    "nodes",
+    "check",
+}
 _LOADER_KEYS = {"kind", "patterns", "templates", "cites", "note"}
 
 
@@ -185,7 +245,10 @@ def rules_files(extra_dirs: Sequence[str] = ()) -> List[Path]:
     for d in extra_dirs:
         p = Path(d)
         if not p.is_dir():
-            raise RecipeError(f"recipe directory {d!r} does not exist or is not a directory (--recipes)", path=str(d))
+            raise RecipeError(
+                f"recipe directory {d!r} does not exist or is not a directory (--recipes)",
+                path=str(d),
+            )
         if (p / RULES_FILE).is_file():
             chosen = p / RULES_FILE
     return [chosen] if chosen else []
@@ -203,7 +266,9 @@ def load_catalogue(extra_dirs: Sequence[str] = ()) -> Catalogue:
         if key in _CACHE:
             return _CACHE[key]
     if not files:
-        raise RecipeError(f"no {RULES_FILE} found (the shipped catalogue is missing)", path=str(recipes_dir()))
+        raise RecipeError(
+            f"no {RULES_FILE} found (the shipped catalogue is missing)", path=str(recipes_dir())
+        )
     cat = parse_catalogue(files[-1].read_text(encoding="utf-8"), str(files[-1]))
     with _LOCK:
         _CACHE[key] = cat
@@ -225,18 +290,27 @@ def parse_catalogue(text: str, path: str = RULES_FILE) -> Catalogue:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
-        raise RecipeError("TOML syntax error: " + re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc)),
-                          path=path, line=int(m.group(1)) if m else None)
+        raise RecipeError(
+            "TOML syntax error: " + re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc)),
+            path=path,
+            line=int(m.group(1)) if m else None,
+        )
     lines = _Lines(text)
     if doc.get("schema") != SCHEMA_VERSION or isinstance(doc.get("schema"), bool):
-        raise RecipeError(f"expected `schema = {SCHEMA_VERSION}` at the top of the file, got {doc.get('schema')!r}",
-                          path=path, line=lines.top_key("schema") or 1)
+        raise RecipeError(
+            f"expected `schema = {SCHEMA_VERSION}` at the top of the file, got {doc.get('schema')!r}",
+            path=path,
+            line=lines.top_key("schema") or 1,
+        )
     tops = ["schema", "family", "loader", "rule"]
     for top in doc:
         if top not in tops:
-            raise RecipeError(f"unknown table or key {top!r}{_did_you_mean(top, tops)}; "
-                              "an error catalogue holds `schema`, [[family]], [[loader]] and [[rule]] tables",
-                              path=path, line=lines.record(top, 0) or lines.top_key(top))
+            raise RecipeError(
+                f"unknown table or key {top!r}{_did_you_mean(top, tops)}; "
+                "an error catalogue holds `schema`, [[family]], [[loader]] and [[rule]] tables",
+                path=path,
+                line=lines.record(top, 0) or lines.top_key(top),
+            )
     raw = doc.get("rule", [])
     if not isinstance(raw, list) or not raw:
         raise RecipeError("no [[rule]] tables", path=path, line=lines.top_key("rule") or 1)
@@ -254,26 +328,43 @@ class _Ctx:
 
     def bad(self, kind: str, i: int, msg: str, key: Optional[str] = None) -> RecipeError:
         line = self.lines.key(kind, i, key) if key else self.lines.record(kind, i)
-        return RecipeError(f"[[{kind}]] {i + 1}: {msg}", path=self.path, line=line or self.lines.record(kind, i))
+        return RecipeError(
+            f"[[{kind}]] {i + 1}: {msg}", path=self.path, line=line or self.lines.record(kind, i)
+        )
 
 
 def _list(doc: Dict[str, Any], kind: str, ctx: _Ctx) -> List[Any]:
     v = doc.get(kind, [])
     if not isinstance(v, list):
-        raise RecipeError(f"{kind!r} must be [[{kind}]] tables", path=ctx.path, line=ctx.lines.top_key(kind))
+        raise RecipeError(
+            f"{kind!r} must be [[{kind}]] tables", path=ctx.path, line=ctx.lines.top_key(kind)
+        )
     return v
 
 
-def _strs(r: Dict[str, Any], k: str, kind: str, i: int, ctx: _Ctx, allow_empty: bool = True) -> Tuple[str, ...]:
+def _strs(
+    r: Dict[str, Any], k: str, kind: str, i: int, ctx: _Ctx, allow_empty: bool = True
+) -> Tuple[str, ...]:
     v = r.get(k, [])
     if isinstance(v, str):
         v = [v]
-    if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v) or (not v and not allow_empty):
-        raise ctx.bad(kind, i, f"{k!r} must be a {'non-empty ' if not allow_empty else ''}list of non-empty strings", k)
+    if (
+        not isinstance(v, list)
+        or not all(isinstance(x, str) and x for x in v)
+        or (not v and not allow_empty)
+    ):
+        raise ctx.bad(
+            kind,
+            i,
+            f"{k!r} must be a {'non-empty ' if not allow_empty else ''}list of non-empty strings",
+            k,
+        )
     return tuple(v)
 
 
-def _regexes(r: Dict[str, Any], k: str, kind: str, i: int, ctx: _Ctx, allow_empty: bool = True) -> Tuple["re.Pattern[str]", ...]:
+def _regexes(
+    r: Dict[str, Any], k: str, kind: str, i: int, ctx: _Ctx, allow_empty: bool = True
+) -> Tuple["re.Pattern[str]", ...]:
     out = []
     for p in _strs(r, k, kind, i, ctx, allow_empty):
         try:
@@ -283,7 +374,9 @@ def _regexes(r: Dict[str, Any], k: str, kind: str, i: int, ctx: _Ctx, allow_empt
     return tuple(out)
 
 
-def _keys(r: Any, allowed: Iterable[str], required: Iterable[str], kind: str, i: int, ctx: _Ctx) -> None:
+def _keys(
+    r: Any, allowed: Iterable[str], required: Iterable[str], kind: str, i: int, ctx: _Ctx
+) -> None:
     if not isinstance(r, dict):
         raise ctx.bad(kind, i, "is not a table")
     allowed = set(allowed)
@@ -300,15 +393,22 @@ def _cites(r: Dict[str, Any], kind: str, i: int, ctx: _Ctx) -> Tuple[str, ...]:
     out = _strs(r, "cites", kind, i, ctx, allow_empty=False)
     for c in out:
         if parse_cite(c) is None:
-            raise ctx.bad(kind, i, f"cite {c[:60]!r} names no line and no release: write "
-                          "'owner/repo path:LINE@TAG (...)', 'pypi:NAME path:LINE@VERSION (...)' or "
-                          "'WHAT @release:RELEASE (...)'", "cites")
+            raise ctx.bad(
+                kind,
+                i,
+                f"cite {c[:60]!r} names no line and no release: write "
+                "'owner/repo path:LINE@TAG (...)', 'pypi:NAME path:LINE@VERSION (...)' or "
+                "'WHAT @release:RELEASE (...)'",
+                "cites",
+            )
     return out
 
 
 def _finding_id(v: Any, k: str, kind: str, i: int, ctx: _Ctx) -> str:
     if v not in FINDING_IDS:
-        raise ctx.bad(kind, i, f"{k} {v!r} is not a finding id{_did_you_mean(str(v), FINDING_IDS)}", k)
+        raise ctx.bad(
+            kind, i, f"{k} {v!r} is not a finding id{_did_you_mean(str(v), FINDING_IDS)}", k
+        )
     return str(v)
 
 
@@ -321,8 +421,12 @@ def _templates(r: Dict[str, Any], kind: str, i: int, ctx: _Ctx) -> Tuple[str, ..
             raise ctx.bad(kind, i, f"template {t[:40]!r}...: {exc}", "templates")
         for f in fields:
             if f not in TEMPLATE_SLOTS:
-                raise ctx.bad(kind, i, f"template uses {{{f}}}, which is not a slot{_did_you_mean(f, TEMPLATE_SLOTS)}",
-                              "templates")
+                raise ctx.bad(
+                    kind,
+                    i,
+                    f"template uses {{{f}}}, which is not a slot{_did_you_mean(f, TEMPLATE_SLOTS)}",
+                    "templates",
+                )
     return out
 
 
@@ -333,25 +437,43 @@ def _family(r: Any, i: int, ctx: _Ctx) -> Family:
     ids: Dict[str, Optional[str]] = {}
     for k in ("missing", "mismatch", "damaged"):
         ids[k] = _finding_id(r[k], k, "family", i, ctx) if k in r else None
-    return Family(name=str(r["name"]), role=str(r["role"]), stems=_strs(r, "stems", "family", i, ctx, False),
-                  names=_strs(r, "names", "family", i, ctx), symbols=_regexes(r, "symbols", "family", i, ctx),
-                  missing=ids["missing"], mismatch=ids["mismatch"], damaged=ids["damaged"],
-                  cites=_cites(r, "family", i, ctx), nodes=_regexes(r, "nodes", "family", i, ctx),
-                  check=str(r.get("check", "")))
+    return Family(
+        name=str(r["name"]),
+        role=str(r["role"]),
+        stems=_strs(r, "stems", "family", i, ctx, False),
+        names=_strs(r, "names", "family", i, ctx),
+        symbols=_regexes(r, "symbols", "family", i, ctx),
+        missing=ids["missing"],
+        mismatch=ids["mismatch"],
+        damaged=ids["damaged"],
+        cites=_cites(r, "family", i, ctx),
+        nodes=_regexes(r, "nodes", "family", i, ctx),
+        check=str(r.get("check", "")),
+    )
 
 
 def _loader(r: Any, i: int, ctx: _Ctx) -> LoaderRule:
     _keys(r, _LOADER_KEYS, ("kind", "patterns", "cites"), "loader", i, ctx)
     if r["kind"] not in LOADER_KINDS:
-        raise ctx.bad("loader", i, f"kind {r['kind']!r} must be one of {', '.join(LOADER_KINDS)}", "kind")
+        raise ctx.bad(
+            "loader", i, f"kind {r['kind']!r} must be one of {', '.join(LOADER_KINDS)}", "kind"
+        )
     pats = _regexes(r, "patterns", "loader", i, ctx, False)
     for p in pats:
         if not ({"lib", "libs", "needer", "sym"} & set(p.groupindex)):
-            raise ctx.bad("loader", i, f"pattern {p.pattern[:40]!r} captures no library (group lib, libs or needer)",
-                          "patterns")
-    return LoaderRule(kind=str(r["kind"]), patterns=pats, templates=_templates(r, "loader", i, ctx),
-                      cites=_cites(r, "loader", i, ctx),
-                      where=f"{os.path.basename(ctx.path)}:{ctx.lines.record('loader', i) or '?'}")
+            raise ctx.bad(
+                "loader",
+                i,
+                f"pattern {p.pattern[:40]!r} captures no library (group lib, libs or needer)",
+                "patterns",
+            )
+    return LoaderRule(
+        kind=str(r["kind"]),
+        patterns=pats,
+        templates=_templates(r, "loader", i, ctx),
+        cites=_cites(r, "loader", i, ctx),
+        where=f"{os.path.basename(ctx.path)}:{ctx.lines.record('loader', i) or '?'}",
+    )
 
 
 def _rule(r: Any, i: int, ctx: _Ctx) -> Rule:
@@ -367,11 +489,15 @@ def _rule(r: Any, i: int, ctx: _Ctx) -> Rule:
         if k in r and not isinstance(r[k], bool):
             raise ctx.bad(kind, i, f"{k!r} must be true or false", k)
     conf = r.get("confidence")
-    if conf is not None and (isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 < conf <= 1):
+    if conf is not None and (
+        isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 < conf <= 1
+    ):
         raise ctx.bad(kind, i, "'confidence' must be a number in (0, 1]", "confidence")
     severity = r.get("severity", "error")
     if severity not in ("error", "warning", "info"):
-        raise ctx.bad(kind, i, f"'severity' {severity!r} must be error, warning or info", "severity")
+        raise ctx.bad(
+            kind, i, f"'severity' {severity!r} must be error, warning or info", "severity"
+        )
     cites = _cites(r, kind, i, ctx)
     sources = _strs(r, "sources", kind, i, ctx)
     for s in sources:
@@ -380,23 +506,43 @@ def _rule(r: Any, i: int, ctx: _Ctx) -> Rule:
     when_env = _strs(r, "when_env", kind, i, ctx)
     for f in when_env:
         if f.lstrip("!") not in FACTS:
-            raise ctx.bad(kind, i, f"unknown environment fact {f!r}{_did_you_mean(f.lstrip('!'), FACTS)}: known are "
-                          + ", ".join(sorted(FACTS)), "when_env")
+            raise ctx.bad(
+                kind,
+                i,
+                f"unknown environment fact {f!r}{_did_you_mean(f.lstrip('!'), FACTS)}: known are "
+                + ", ".join(sorted(FACTS)),
+                "when_env",
+            )
     versions = None
     if "versions" in r:
         v = r["versions"]
-        if not isinstance(v, dict) or set(v) != {"loaded", "built"} or not all(isinstance(x, str) for x in v.values()):
-            raise ctx.bad(kind, i, "'versions' must be { loaded = GROUP, built = GROUP }", "versions")
+        if (
+            not isinstance(v, dict)
+            or set(v) != {"loaded", "built"}
+            or not all(isinstance(x, str) for x in v.values())
+        ):
+            raise ctx.bad(
+                kind, i, "'versions' must be { loaded = GROUP, built = GROUP }", "versions"
+            )
         for g in v.values():
             if g not in groups:
-                raise ctx.bad(kind, i, f"'versions' names group {g!r}, which no pattern captures", "versions")
+                raise ctx.bad(
+                    kind, i, f"'versions' names group {g!r}, which no pattern captures", "versions"
+                )
         versions = (v["loaded"], v["built"])
     library = r.get("library")
     if library is not None and (not isinstance(library, str) or library not in groups):
-        raise ctx.bad(kind, i, f"'library' must name a group the patterns capture, got {library!r}", "library")
+        raise ctx.bad(
+            kind, i, f"'library' must name a group the patterns capture, got {library!r}", "library"
+        )
     distinct = r.get("distinct_dirs")
     if distinct is not None and (not isinstance(distinct, str) or distinct not in groups):
-        raise ctx.bad(kind, i, f"'distinct_dirs' must name a group the patterns capture, got {distinct!r}", "distinct_dirs")
+        raise ctx.bad(
+            kind,
+            i,
+            f"'distinct_dirs' must name a group the patterns capture, got {distinct!r}",
+            "distinct_dirs",
+        )
     known = groups | {"loaded", "built", "dirs"}
     for k in ("title", "fix"):
         for _, field, _, _ in string.Formatter().parse(r[k]):
@@ -404,34 +550,72 @@ def _rule(r: Any, i: int, ctx: _Ctx) -> Rule:
                 raise ctx.bad(kind, i, f"{k!r} uses {{{field}}}, which no pattern captures", k)
     fws = r.get("frameworks", 0)
     if isinstance(fws, bool) or not isinstance(fws, int) or fws < 0:
-        raise ctx.bad(kind, i, "'frameworks' must be a whole number (how many GPU frameworks the text must name)",
-                      "frameworks")
+        raise ctx.bad(
+            kind,
+            i,
+            "'frameworks' must be a whole number (how many GPU frameworks the text must name)",
+            "frameworks",
+        )
     check = r.get("check", "")
     if not isinstance(check, str):
         raise ctx.bad(kind, i, "'check' must be a string", "check")
     alts = []
     raw_alts = r.get("alternatives", [])
     if not isinstance(raw_alts, list):
-        raise ctx.bad(kind, i, "'alternatives' must be a list of { id, confidence, title, check }", "alternatives")
+        raise ctx.bad(
+            kind,
+            i,
+            "'alternatives' must be a list of { id, confidence, title, check }",
+            "alternatives",
+        )
     for a in raw_alts:
         if not isinstance(a, dict) or set(a) != {"id", "confidence", "title", "check"}:
-            raise ctx.bad(kind, i, "each alternative must be { id, confidence, title, check }", "alternatives")
+            raise ctx.bad(
+                kind, i, "each alternative must be { id, confidence, title, check }", "alternatives"
+            )
         aid = _finding_id(a["id"], "alternatives", kind, i, ctx)
         c = a["confidence"]
         if isinstance(c, bool) or not isinstance(c, (int, float)) or not 0 < c <= 1:
-            raise ctx.bad(kind, i, "an alternative's confidence must be a number in (0, 1]", "alternatives")
-        base = float(conf) if conf is not None else (BASE_DECISIVE if r.get("decisive") else BASE_PLAIN)
+            raise ctx.bad(
+                kind, i, "an alternative's confidence must be a number in (0, 1]", "alternatives"
+            )
+        base = (
+            float(conf)
+            if conf is not None
+            else (BASE_DECISIVE if r.get("decisive") else BASE_PLAIN)
+        )
         if c > base:
-            raise ctx.bad(kind, i, f"alternative {aid!r} ({c}) is more likely than the rule itself ({base}): "
-                          "swap them", "alternatives")
-        alts.append(Alternative(id=aid, confidence=float(c), title=str(a["title"]), check=str(a["check"])))
+            raise ctx.bad(
+                kind,
+                i,
+                f"alternative {aid!r} ({c}) is more likely than the rule itself ({base}): "
+                "swap them",
+                "alternatives",
+            )
+        alts.append(
+            Alternative(id=aid, confidence=float(c), title=str(a["title"]), check=str(a["check"]))
+        )
     return Rule(
-        id=rid, title=r["title"], patterns=patterns, fix=r["fix"], cites=cites, sources=sources,
+        id=rid,
+        title=r["title"],
+        patterns=patterns,
+        fix=r["fix"],
+        cites=cites,
+        sources=sources,
         templates=_templates(r, kind, i, ctx),
-        decisive=bool(r.get("decisive", False)), confidence=float(conf) if conf is not None else None,
-        requires=_regexes(r, "requires", kind, i, ctx), excludes=_regexes(r, "excludes", kind, i, ctx),
+        decisive=bool(r.get("decisive", False)),
+        confidence=float(conf) if conf is not None else None,
+        requires=_regexes(r, "requires", kind, i, ctx),
+        excludes=_regexes(r, "excludes", kind, i, ctx),
         supports=_regexes(r, "supports", kind, i, ctx),
-        when_env=when_env, versions=versions, library=library, distinct_dirs=distinct, severity=severity,
-        benign=bool(r.get("benign", False)), check=check, alternatives=tuple(alts), frameworks=fws,
+        when_env=when_env,
+        versions=versions,
+        library=library,
+        distinct_dirs=distinct,
+        severity=severity,
+        benign=bool(r.get("benign", False)),
+        check=check,
+        alternatives=tuple(alts),
+        frameworks=fws,
         where=f"{os.path.basename(ctx.path)}:{ctx.lines.record('rule', i) or '?'}",
     )

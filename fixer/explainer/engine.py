@@ -7,6 +7,7 @@ compatible is said to be benign, not a cause); loader errors are read structural
 decides; with an Environment, diagnose's findings re-rank them. A harmless line never outranks a
 real cause, and when several errors appear the last one (errors come last in logs) wins a tie.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -15,11 +16,11 @@ import re
 import string
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from .._versions import version_key
-from ..model import Environment, Finding, LibraryCopy, Recipes
-from ..rules import cudnn_relation, decode_cudnn_version
-from .catalogue import FACTS, Catalogue, Rule, cudnn_copies
-from .loader import family_by_name, find_failures, finding_of, line_at as _line_at
+from fixer.system.versions import version_key
+from fixer.model import Environment, Finding, LibraryCopy, Recipes
+from fixer.rules import cudnn_relation, decode_cudnn_version
+from fixer.explainer.catalogue import FACTS, Catalogue, Rule, cudnn_copies
+from fixer.explainer.loader import family_by_name, find_failures, finding_of, line_at as _line_at
 
 MAX = 0.99
 #: frameworks as a text names them (imports, paths, package names)
@@ -31,9 +32,19 @@ _FRAMEWORK_WORDS = {
     "onnxruntime": r"\bonnxruntime\b",
     "ctranslate2": r"\bctranslate2\b|\bfaster_whisper\b|\bfaster-whisper\b",
 }
-_WINDOWS_TEXT = re.compile(r"\.dll\b|\[WinError \d+\]|\bDLL load failed\b|LoadLibrary failed|[A-Za-z]:\\\\?[\w ]+\\", re.I)
-_COLAB_TEXT = re.compile(r"/content/|google\.colab|\bcolab\b|/usr/local/lib/python3\.\d+/dist-packages", re.I)
-_LOADER_CONFIDENCE = {"missing": 0.9, "symbol": 0.88, "version": 0.88, "damaged": 0.86, "wrapper": 0.8}
+_WINDOWS_TEXT = re.compile(
+    r"\.dll\b|\[WinError \d+\]|\bDLL load failed\b|LoadLibrary failed|[A-Za-z]:\\\\?[\w ]+\\", re.I
+)
+_COLAB_TEXT = re.compile(
+    r"/content/|google\.colab|\bcolab\b|/usr/local/lib/python3\.\d+/dist-packages", re.I
+)
+_LOADER_CONFIDENCE = {
+    "missing": 0.9,
+    "symbol": 0.88,
+    "version": 0.88,
+    "damaged": 0.86,
+    "wrapper": 0.8,
+}
 
 
 @dataclasses.dataclass
@@ -46,7 +57,7 @@ class Hit:
     benign: bool = False
     alternative_of: Optional[str] = None
     captures: Dict[str, str] = dataclasses.field(default_factory=dict)
-    absent: bool = False           # says a driver/GPU is not there at all (not damaged, not mismatched)
+    absent: bool = False  # says a driver/GPU is not there at all (not damaged, not mismatched)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,14 +68,14 @@ class Explanation:
 
     findings: Tuple[Finding, ...]
     recognised: bool
-    rules: Tuple[str, ...] = ()                 # where the rules that fired live, "errors.toml:42"
+    rules: Tuple[str, ...] = ()  # where the rules that fired live, "errors.toml:42"
     notes: Tuple[str, ...] = ()
-    checks: Tuple[Tuple[str, str], ...] = ()    # (finding id, the one check that decides it)
-    benign: bool = False                        # only harmless lines were recognised
-    ambiguous: bool = False                     # the top cause has a close alternative
-    windows: bool = False                       # a Windows text (the tool works on Linux)
-    frameworks: Tuple[str, ...] = ()            # frameworks the text (or the machine) shows
-    colab_no_gpu: bool = False                  # a Colab runtime without a GPU (exit 3)
+    checks: Tuple[Tuple[str, str], ...] = ()  # (finding id, the one check that decides it)
+    benign: bool = False  # only harmless lines were recognised
+    ambiguous: bool = False  # the top cause has a close alternative
+    windows: bool = False  # a Windows text (the tool works on Linux)
+    frameworks: Tuple[str, ...] = ()  # frameworks the text (or the machine) shows
+    colab_no_gpu: bool = False  # a Colab runtime without a GPU (exit 3)
 
     def check_for(self, finding_id: str) -> str:
         return next((c for i, c in self.checks if i == finding_id), "")
@@ -88,35 +99,49 @@ def _norm(raw: str) -> Optional[str]:
 # ---------------------------------------------------------------------------------------
 
 
-def _version_outcome(rule: Rule, captures: Dict[str, str], cat: Catalogue) -> Tuple[Optional[str], str]:
+def _version_outcome(
+    rule: Rule, captures: Dict[str, str], cat: Catalogue
+) -> Tuple[Optional[str], str]:
     """(finding id, title) that the captured versions decide, or (None, "") to keep the rule.
     "benign" when the pair is compatible."""
     assert rule.versions is not None
     raw_lo, raw_bu = captures.get(rule.versions[0], ""), captures.get(rule.versions[1], "")
     if captures.get("min"):
         raw_bu = captures["min"] if rule.library else raw_bu
-    fam = family_by_name(captures.get(rule.library or "", ""), cat.families) if rule.library else None
+    fam = (
+        family_by_name(captures.get(rule.library or "", ""), cat.families) if rule.library else None
+    )
     if fam is not None and fam.role != "cudnn":
         # another CUDA library: the same function gives both integers, so their order decides
         lo_n, bu_n = version_key(raw_lo), version_key(raw_bu)
         if not lo_n or not bu_n:
             return None, ""
         captures["loaded"], captures["built"] = raw_lo, raw_bu
-        return (None, "") if lo_n < bu_n else ("benign", f"{fam.name} {raw_lo} is not older than the {raw_bu} JAX needs")
+        return (
+            (None, "")
+            if lo_n < bu_n
+            else ("benign", f"{fam.name} {raw_lo} is not older than the {raw_bu} JAX needs")
+        )
     lo, bu = _norm(raw_lo), _norm(raw_bu)
     if not lo or not bu:
         return None, ""
     captures["loaded"], captures["built"] = lo, bu
     rel = cudnn_relation(lo, bu)
     if rel == "ok":
-        return "benign", (f"cuDNN {lo} satisfies a build against {bu} (same major, minor not older): "
-                          "this pair is fine, the cause lies elsewhere")
+        return "benign", (
+            f"cuDNN {lo} satisfies a build against {bu} (same major, minor not older): "
+            "this pair is fine, the cause lies elsewhere"
+        )
     if rel == "other-major":
-        return "cudnn-major-mismatch", (f"The cuDNN that loaded ({lo}) has another major version than the {bu} "
-                                        "the framework was built with")
+        return "cudnn-major-mismatch", (
+            f"The cuDNN that loaded ({lo}) has another major version than the {bu} "
+            "the framework was built with"
+        )
     if rel == "other-minor":
-        return None, (f"The cuDNN that loaded ({lo}) is not the minor the framework was built with ({bu}): "
-                                 "before cuDNN 8 the minor had to match")
+        return None, (
+            f"The cuDNN that loaded ({lo}) is not the minor the framework was built with ({bu}): "
+            "before cuDNN 8 the minor had to match"
+        )
     return None, ""
 
 
@@ -133,7 +158,7 @@ def _match_rule(rule: Rule, text: str, env: Optional[Environment], cat: Catalogu
     matches.sort(key=lambda m: m.start())
     last = matches[-1]
     captures: Dict[str, str] = {}
-    for m in reversed(matches):            # the last occurrence's values: errors come last
+    for m in reversed(matches):  # the last occurrence's values: errors come last
         for k, v in m.groupdict().items():
             if v is not None and k not in captures:
                 captures[k] = v
@@ -170,8 +195,14 @@ def _match_rule(rule: Rule, text: str, env: Optional[Environment], cat: Catalogu
     fix = _fmt(rule.fix, captures)
     if benign:
         conf = min(conf, 0.9)
-        fix = ("Nothing to fix here: this line is benign. The cause of a failure lies in another message; "
-               "paste the error (the last E/F line or the Traceback) to explain it.") if rule.versions else fix
+        fix = (
+            (
+                "Nothing to fix here: this line is benign. The cause of a failure lies in another message; "
+                "paste the error (the last E/F line or the Traceback) to explain it."
+            )
+            if rule.versions
+            else fix
+        )
     evidence: List[str] = []
     for m in reversed(matches):
         line = _line_at(text, m.start())
@@ -182,18 +213,43 @@ def _match_rule(rule: Rule, text: str, env: Optional[Environment], cat: Catalogu
     finding = Finding(
         id=rid,  # type: ignore[arg-type]
         severity="info" if benign else rule.severity,  # type: ignore[arg-type]
-        title=title, evidence=tuple(evidence) + tuple(f"source: {s}" for s in rule.cites[:1]),
-        fix=fix, confidence=round(min(MAX, conf), 3))
-    hits = [Hit(finding=finding, decisive=rule.decisive, offset=last.start(), where=rule.where,
-                check=rule.check, benign=benign, captures=captures,
-                absent=any(a.id == "gpu-missing" for a in rule.alternatives))]
+        title=title,
+        evidence=tuple(evidence) + tuple(f"source: {s}" for s in rule.cites[:1]),
+        fix=fix,
+        confidence=round(min(MAX, conf), 3),
+    )
+    hits = [
+        Hit(
+            finding=finding,
+            decisive=rule.decisive,
+            offset=last.start(),
+            where=rule.where,
+            check=rule.check,
+            benign=benign,
+            captures=captures,
+            absent=any(a.id == "gpu-missing" for a in rule.alternatives),
+        )
+    ]
     if rid == rule.id and not benign:
         for a in rule.alternatives:
-            hits.append(Hit(
-                finding=Finding(id=a.id, severity="error", title=a.title,  # type: ignore[arg-type]
-                                evidence=tuple(evidence[:1]) + (f"an alternative reading of this message ({rule.where})",),
-                                fix=_FIX.get(a.id, ""), confidence=round(min(MAX, a.confidence), 3)),
-                decisive=False, offset=last.start(), where=rule.where, check=a.check, alternative_of=rule.id))
+            hits.append(
+                Hit(
+                    finding=Finding(
+                        id=a.id,
+                        severity="error",
+                        title=a.title,  # type: ignore[arg-type]
+                        evidence=tuple(evidence[:1])
+                        + (f"an alternative reading of this message ({rule.where})",),
+                        fix=_FIX.get(a.id, ""),
+                        confidence=round(min(MAX, a.confidence), 3),
+                    ),
+                    decisive=False,
+                    offset=last.start(),
+                    where=rule.where,
+                    check=a.check,
+                    alternative_of=rule.id,
+                )
+            )
     return hits
 
 
@@ -202,33 +258,62 @@ def _loader_hits(text: str, cat: Catalogue) -> List[Hit]:
     hits: List[Hit] = []
     for f in failures:
         fid = finding_of(f)
-        if fid is None and f.kind == "wrapper" and not f.inner and f.library is not None and f.library.role == "framework":
+        if (
+            fid is None
+            and f.kind == "wrapper"
+            and not f.inner
+            and f.library is not None
+            and f.library.role == "framework"
+        ):
             # a framework's CUDA plug-in failed to load and the text does not say which dependency:
             # LoadLibrary error 126 / dlopen of the plug-in fails for a missing cuDNN or CUDA library
             plugin = f.library
-            hits.append(Hit(finding=Finding(
-                id="cudnn-missing", severity="error",
-                title=f"{plugin.name} (a framework's CUDA plug-in) could not be loaded: a library it depends on, most often cuDNN, is missing",
-                evidence=(f.line,) + tuple(f"source: {c}" for c in f.cites[:1]), fix=_FIX["cudnn-missing"],
-                confidence=0.6), decisive=False, offset=f.offset, where=f.where,
-                check=f"ldd {plugin.name} | grep 'not found' (Windows: a dependency walker on {plugin.name})"))
-            hits.append(Hit(finding=Finding(
-                id="cuda-lib-missing", severity="error",
-                title=f"{plugin.name} could not be loaded: a CUDA library it depends on (cuBLAS, cudart, cuFFT) is missing",
-                evidence=(f.line, f"an alternative reading of this message ({f.where})"), fix=_FIX["cuda-lib-missing"],
-                confidence=0.5), decisive=False, offset=f.offset, where=f.where,
-                check=f"ldd {plugin.name} | grep 'not found'", alternative_of="cudnn-missing"))
+            hits.append(
+                Hit(
+                    finding=Finding(
+                        id="cudnn-missing",
+                        severity="error",
+                        title=f"{plugin.name} (a framework's CUDA plug-in) could not be loaded: a library it depends on, most often cuDNN, is missing",
+                        evidence=(f.line,) + tuple(f"source: {c}" for c in f.cites[:1]),
+                        fix=_FIX["cudnn-missing"],
+                        confidence=0.6,
+                    ),
+                    decisive=False,
+                    offset=f.offset,
+                    where=f.where,
+                    check=f"ldd {plugin.name} | grep 'not found' (Windows: a dependency walker on {plugin.name})",
+                )
+            )
+            hits.append(
+                Hit(
+                    finding=Finding(
+                        id="cuda-lib-missing",
+                        severity="error",
+                        title=f"{plugin.name} could not be loaded: a CUDA library it depends on (cuBLAS, cudart, cuFFT) is missing",
+                        evidence=(f.line, f"an alternative reading of this message ({f.where})"),
+                        fix=_FIX["cuda-lib-missing"],
+                        confidence=0.5,
+                    ),
+                    decisive=False,
+                    offset=f.offset,
+                    where=f.where,
+                    check=f"ldd {plugin.name} | grep 'not found'",
+                    alternative_of="cudnn-missing",
+                )
+            )
             continue
         if fid is None:
             continue
         lib = f.library
         conf = _LOADER_CONFIDENCE[f.kind]
         if f.inner:
-            conf -= 0.1      # its own dlerror names the real failure, read by the other loader tables
+            conf -= 0.1  # its own dlerror names the real failure, read by the other loader tables
         what = {
             "missing": "cannot be found by the dynamic loader",
             "wrapper": "could not be loaded",
-            "damaged": f"is damaged or of the wrong kind ({f.detail})" if f.detail else "is damaged",
+            "damaged": f"is damaged or of the wrong kind ({f.detail})"
+            if f.detail
+            else "is damaged",
             "symbol": f"lacks the symbol {f.symbol}" if f.symbol else "lacks a symbol",
             "version": "lacks a symbol version",
         }[f.kind]
@@ -238,62 +323,101 @@ def _loader_hits(text: str, cat: Catalogue) -> List[Hit]:
             needer = f.needer.describe() if f.needer else "a library"
             need = f.node or (f"{f.symbol}'s version" if f.symbol else "a newer version")
             have = f" ({lib.text})" if lib is not None and lib.family is rt else ""
-            title = (f"{needer} needs {need} from {rt.name}, which this system's {rt.name}{have} does not "
-                     f"define: the system's C/C++ runtime ({rt.name}) is older than the one the library was built "
-                     "for (not a cuDNN or CUDA mismatch)")
+            title = (
+                f"{needer} needs {need} from {rt.name}, which this system's {rt.name}{have} does not "
+                f"define: the system's C/C++ runtime ({rt.name}) is older than the one the library was built "
+                "for (not a cuDNN or CUDA mismatch)"
+            )
             check = rt.check or check
         elif f.kind in ("symbol", "version"):
             needer = f.needer.describe() if f.needer else "a library"
             prov = f.provider.name if f.provider else "its provider"
-            title = (f"{needer} needs {f.symbol or 'a symbol'} from {prov}, which the loaded {prov} lacks: "
-                     + ("two cuDNN releases are mixed" if fid == "cudnn-mixed" else "an older copy was loaded"))
+            title = (
+                f"{needer} needs {f.symbol or 'a symbol'} from {prov}, which the loaded {prov} lacks: "
+                + (
+                    "two cuDNN releases are mixed"
+                    if fid == "cudnn-mixed"
+                    else "an older copy was loaded"
+                )
+            )
         else:
             title = f"{lib.describe() if lib else 'A library'} {what}"
         fix = _FIX.get(fid, "")
         ev = [f.line]
         if lib is not None and lib.windows:
-            ev.append("a Windows library name: colab-cudnn-fix repairs Linux machines (Colab, Kaggle, WSL, "
-                      "containers); on Windows put the DLL's directory on PATH")
-        hits.append(Hit(
-            finding=Finding(id=fid, severity="error", title=title,  # type: ignore[arg-type]
-                            evidence=tuple(ev) + tuple(f"source: {c}" for c in f.cites[:1]), fix=fix,
-                            confidence=round(conf, 3)),
-            decisive=not f.inner, offset=f.offset, where=f.where, check=check,
-            absent=f.kind in ("missing", "wrapper")))
+            ev.append(
+                "a Windows library name: colab-cudnn-fix repairs Linux machines (Colab, Kaggle, WSL, "
+                "containers); on Windows put the DLL's directory on PATH"
+            )
+        hits.append(
+            Hit(
+                finding=Finding(
+                    id=fid,
+                    severity="error",
+                    title=title,  # type: ignore[arg-type]
+                    evidence=tuple(ev) + tuple(f"source: {c}" for c in f.cites[:1]),
+                    fix=fix,
+                    confidence=round(conf, 3),
+                ),
+                decisive=not f.inner,
+                offset=f.offset,
+                where=f.where,
+                check=check,
+                absent=f.kind in ("missing", "wrapper"),
+            )
+        )
     return hits
 
 
 _FIX = {
-    "cudnn-missing": ("Install the cuDNN this build needs (for pip builds: the nvidia-cudnn-cuXX wheel of the right major) "
-                      "and make its lib directory findable (the framework's own wheel path, or LD_LIBRARY_PATH). "
-                      "`colab-cudnn-fix apply` does both."),
-    "cuda-lib-missing": ("Install the CUDA runtime wheels the framework needs (nvidia-cuda-nvrtc-cuXX, nvidia-cublas-cuXX, "
-                         "nvidia-cuda-runtime-cuXX, ...) of its CUDA major, or the matching CUDA toolkit libraries, and "
-                         "make them findable."),
-    "cudnn-mixed": ("Load every cuDNN library from one copy: remove the other copy's directory from LD_LIBRARY_PATH / "
-                    "LD_PRELOAD / ld.so.conf, or reinstall the nvidia-cudnn wheel whole. `colab-cudnn-fix doctor` names "
-                    "both copies."),
-    "cudnn-too-old": ("Make the framework load a cuDNN at least as new as its build (the nvidia-cudnn wheel it requires) "
-                      "and drop older copies from LD_LIBRARY_PATH."),
-    "cuda-lib-mismatch": ("Another CUDA installation's library wins the search: remove the older CUDA toolkit (or conda) "
-                          "directory from LD_LIBRARY_PATH, or put the framework's own nvidia/*/lib directories first; within "
-                          "a CUDA major only a library at least as new as the build works. `colab-cudnn-fix doctor` names the "
-                          "copy that loads and `apply` writes the fix."),
-    "system-runtime-too-old": ("The library was built for a newer glibc / libstdc++ / libgcc than this system has: use a "
-                               "newer base image or OS (e.g. Ubuntu 22.04+ for GLIBC_2.35), or install a framework / "
-                               "library build made for an older glibc (a wheel whose manylinux tag, manylinux_2_X, is at "
-                               "most this system's glibc). For GLIBCXX_/CXXABI_/GCC_, a newer libstdc++ / libgcc "
-                               "(conda install -c conda-forge libstdcxx-ng, or the OS's) found before the old one also works."),
+    "cudnn-missing": (
+        "Install the cuDNN this build needs (for pip builds: the nvidia-cudnn-cuXX wheel of the right major) "
+        "and make its lib directory findable (the framework's own wheel path, or LD_LIBRARY_PATH). "
+        "`colab-cudnn-fix apply` does both."
+    ),
+    "cuda-lib-missing": (
+        "Install the CUDA runtime wheels the framework needs (nvidia-cuda-nvrtc-cuXX, nvidia-cublas-cuXX, "
+        "nvidia-cuda-runtime-cuXX, ...) of its CUDA major, or the matching CUDA toolkit libraries, and "
+        "make them findable."
+    ),
+    "cudnn-mixed": (
+        "Load every cuDNN library from one copy: remove the other copy's directory from LD_LIBRARY_PATH / "
+        "LD_PRELOAD / ld.so.conf, or reinstall the nvidia-cudnn wheel whole. `colab-cudnn-fix doctor` names "
+        "both copies."
+    ),
+    "cudnn-too-old": (
+        "Make the framework load a cuDNN at least as new as its build (the nvidia-cudnn wheel it requires) "
+        "and drop older copies from LD_LIBRARY_PATH."
+    ),
+    "cuda-lib-mismatch": (
+        "Another CUDA installation's library wins the search: remove the older CUDA toolkit (or conda) "
+        "directory from LD_LIBRARY_PATH, or put the framework's own nvidia/*/lib directories first; within "
+        "a CUDA major only a library at least as new as the build works. `colab-cudnn-fix doctor` names the "
+        "copy that loads and `apply` writes the fix."
+    ),
+    "system-runtime-too-old": (
+        "The library was built for a newer glibc / libstdc++ / libgcc than this system has: use a "
+        "newer base image or OS (e.g. Ubuntu 22.04+ for GLIBC_2.35), or install a framework / "
+        "library build made for an older glibc (a wheel whose manylinux tag, manylinux_2_X, is at "
+        "most this system's glibc). For GLIBCXX_/CXXABI_/GCC_, a newer libstdc++ / libgcc "
+        "(conda install -c conda-forge libstdcxx-ng, or the OS's) found before the old one also works."
+    ),
     "cudnn-incomplete": "Reinstall the cuDNN copy whole (pip install --force-reinstall the nvidia-cudnn wheel).",
-    "driver-missing": ("Install (or load) the NVIDIA driver; in a container, start it with the GPU exposed (--gpus all). "
-                       "On Colab: Runtime → Change runtime type → a GPU."),
+    "driver-missing": (
+        "Install (or load) the NVIDIA driver; in a container, start it with the GPU exposed (--gpus all). "
+        "On Colab: Runtime → Change runtime type → a GPU."
+    ),
     "driver-too-old": "Update the NVIDIA driver, or install a framework build for an older CUDA that this driver supports.",
-    "gpu-missing": ("Pick a GPU runtime (Colab: Runtime → Change runtime type → a GPU), and unset CUDA_VISIBLE_DEVICES or "
-                    "set it to an existing GPU index."),
+    "gpu-missing": (
+        "Pick a GPU runtime (Colab: Runtime → Change runtime type → a GPU), and unset CUDA_VISIBLE_DEVICES or "
+        "set it to an existing GPU index."
+    ),
     "cpu-only-build": "Install the CUDA build of the framework (the cuXXX wheel for this driver); `colab-cudnn-fix plan` names it.",
     "out-of-memory": "Free GPU memory (other processes, earlier models), lower the batch size, or let the framework grow its memory.",
-    "cudnn-shadowed": ("Remove the other cuDNN directory from LD_LIBRARY_PATH / LD_PRELOAD (or import the framework whose "
-                       "cuDNN is newest first); `colab-cudnn-fix apply` writes the loader fix."),
+    "cudnn-shadowed": (
+        "Remove the other cuDNN directory from LD_LIBRARY_PATH / LD_PRELOAD (or import the framework whose "
+        "cuDNN is newest first); `colab-cudnn-fix apply` writes the loader fix."
+    ),
     "gpu-arch-unsupported": "Install a build that ships kernels for this GPU; `colab-cudnn-fix plan` picks one.",
     "cudnn-conflict": "Give all frameworks one cuDNN at least as new as every build, or run them in separate processes.",
 }
@@ -319,7 +443,12 @@ def rank(hits: List[Hit]) -> List[Hit]:
     for h in hits:
         cur = best.get(h.finding.id)
         key = (h.alternative_of is None, h.finding.confidence, h.decisive, h.offset)
-        if cur is None or key > (cur.alternative_of is None, cur.finding.confidence, cur.decisive, cur.offset):
+        if cur is None or key > (
+            cur.alternative_of is None,
+            cur.finding.confidence,
+            cur.decisive,
+            cur.offset,
+        ):
             best[h.finding.id] = h
     ranked = list(best.values())
     # A message that names its cause (decisive, sure) makes the generic failures around it its
@@ -328,11 +457,15 @@ def rank(hits: List[Hit]) -> List[Hit]:
     if any(h.decisive and not h.benign and h.finding.confidence >= 0.85 for h in ranked):
         for h in ranked:
             if not h.decisive and not h.benign:
-                h.finding = dataclasses.replace(h.finding, confidence=round(h.finding.confidence * 0.5, 3))
+                h.finding = dataclasses.replace(
+                    h.finding, confidence=round(h.finding.confidence * 0.5, 3)
+                )
     if any(not h.benign and h.finding.id != "log-noise" for h in ranked):
         for h in ranked:
             if h.benign or h.finding.id == "log-noise":
-                h.finding = dataclasses.replace(h.finding, confidence=round(h.finding.confidence * 0.3, 3))
+                h.finding = dataclasses.replace(
+                    h.finding, confidence=round(h.finding.confidence * 0.3, 3)
+                )
     ranked.sort(key=lambda h: (-h.finding.confidence, not h.decisive, -h.offset))
     return ranked
 
@@ -362,26 +495,51 @@ def _with_environment(hits: List[Hit], env: Environment) -> List[Hit]:
             continue
         lo, bu = version_key(h.captures["loaded"]), version_key(h.captures["built"])
         loaded = [c for c in copies if c.version and version_key(c.version)[:2] == lo[:2]]
-        good = [c for c in copies if c.version and cudnn_relation(c.version, ".".join(map(str, bu))) == "ok"]
-        ev = tuple(f"loaded: {_describe(c)}" for c in loaded) + tuple(f"would satisfy the build: {_describe(c)}" for c in good)
+        good = [
+            c
+            for c in copies
+            if c.version and cudnn_relation(c.version, ".".join(map(str, bu))) == "ok"
+        ]
+        ev = tuple(f"loaded: {_describe(c)}" for c in loaded) + tuple(
+            f"would satisfy the build: {_describe(c)}" for c in good
+        )
         h.finding = dataclasses.replace(f, evidence=f.evidence + ev)
-        for alt in hits:   # the other readings of the same message: the same copies are their evidence
-            if alt.alternative_of == f.id and alt.offset == h.offset and "loaded" not in alt.captures:
+        for (
+            alt
+        ) in hits:  # the other readings of the same message: the same copies are their evidence
+            if (
+                alt.alternative_of == f.id
+                and alt.offset == h.offset
+                and "loaded" not in alt.captures
+            ):
                 alt.finding = dataclasses.replace(alt.finding, evidence=alt.finding.evidence + ev)
         if loaded and good:
             winner, want = loaded[0], good[0]
             title = f"cuDNN {winner.version} in {winner.directory} is loaded ahead of cuDNN {want.version} in {want.directory}"
-            fix = (f"Put {want.directory} first (or drop {winner.directory} from LD_LIBRARY_PATH / LD_PRELOAD / ld.so.conf), "
-                   "or remove the older copy. `colab-cudnn-fix apply` plans it.")
+            fix = (
+                f"Put {want.directory} first (or drop {winner.directory} from LD_LIBRARY_PATH / LD_PRELOAD / ld.so.conf), "
+                "or remove the older copy. `colab-cudnn-fix apply` plans it."
+            )
             if f.id == "cudnn-shadowed":
                 # the text already reads it as shadowing: the machine names the two copies
                 h.finding = dataclasses.replace(h.finding, title=title, fix=fix)
                 continue
-            extra.append(Hit(finding=Finding(
-                id="cudnn-shadowed", severity="error", title=title, evidence=ev + f.evidence[:1], fix=fix,
-                confidence=round(min(MAX, f.confidence + 0.02), 3)),
-                decisive=True, offset=h.offset, where=h.where,
-                check="LD_DEBUG=libs: the directory libcudnn.so loads from"))
+            extra.append(
+                Hit(
+                    finding=Finding(
+                        id="cudnn-shadowed",
+                        severity="error",
+                        title=title,
+                        evidence=ev + f.evidence[:1],
+                        fix=fix,
+                        confidence=round(min(MAX, f.confidence + 0.02), 3),
+                    ),
+                    decisive=True,
+                    offset=h.offset,
+                    where=h.where,
+                    check="LD_DEBUG=libs: the directory libcudnn.so loads from",
+                )
+            )
         elif copies and not good:
             # no copy on this machine would satisfy the build: nothing is shadowed, the copy is old
             drop.extend(x for x in hits if x.finding.id == "cudnn-shadowed")
@@ -392,10 +550,11 @@ def _with_environment(hits: List[Hit], env: Environment) -> List[Hit]:
 
 
 def _diagnose(env: Environment, recipes: Optional[Recipes]) -> Tuple[List[Finding], Optional[str]]:
-    from ..diagnosis import diagnose
+    from fixer.diagnosis.findings import diagnose
+
     try:
         if recipes is None:
-            from ..recipes import load
+            from fixer.recipebook import load
 
             recipes = load()
         return list(diagnose(env, recipes)), None
@@ -413,18 +572,66 @@ def frameworks_in(text: str, env: Optional[Environment]) -> Tuple[str, ...]:
 
 
 def colab_without_gpu(env: Optional[Environment]) -> bool:
-    return bool(env is not None and env.runtime.kind == "colab" and env.runtime.accelerator != "gpu" and not env.gpus)
+    return bool(
+        env is not None
+        and env.runtime.kind == "colab"
+        and env.runtime.accelerator != "gpu"
+        and not env.gpus
+    )
 
 
 #: Above this size only the lines that can matter (and 3 lines around each) are matched: Python's
 #: regular expressions take ~0.2 s per pattern over 5 MB, the catalogue has ~100 patterns.
 LARGE_TEXT = 200_000
 _RELEVANT = (
-    "cuda", "cudnn", "dnn", ".so", ".dll", "nvidia", "gpu", "driver", "segmentation", "sigsegv", "core dumped",
-    "kernel image", "memory", "oom", "librar", "symbol", "elf", "torch", "tensorflow", "jax", "paddle", "onnxruntime",
-    "ctranslate2", "whisper", "loadlibrary", "winerror", "calling init", "version", "installed", "package:", "unable",
-    "could not", "couldn't", "cannot", "failed", "error", "loaded", "created device", "numa", "tensorrt", "absl",
-    "onednn", "compiled", "cpu instructions", "placer", "is_available", "backend", "import",
+    "cuda",
+    "cudnn",
+    "dnn",
+    ".so",
+    ".dll",
+    "nvidia",
+    "gpu",
+    "driver",
+    "segmentation",
+    "sigsegv",
+    "core dumped",
+    "kernel image",
+    "memory",
+    "oom",
+    "librar",
+    "symbol",
+    "elf",
+    "torch",
+    "tensorflow",
+    "jax",
+    "paddle",
+    "onnxruntime",
+    "ctranslate2",
+    "whisper",
+    "loadlibrary",
+    "winerror",
+    "calling init",
+    "version",
+    "installed",
+    "package:",
+    "unable",
+    "could not",
+    "couldn't",
+    "cannot",
+    "failed",
+    "error",
+    "loaded",
+    "created device",
+    "numa",
+    "tensorrt",
+    "absl",
+    "onednn",
+    "compiled",
+    "cpu instructions",
+    "placer",
+    "is_available",
+    "backend",
+    "import",
 )
 #: What is left of a large text after the filter is cut to its head and tail (errors come last).
 KEEP_HEAD, KEEP_TAIL = 100_000, 900_000
@@ -458,9 +665,14 @@ def relevant_lines(text: str) -> str:
     return out
 
 
-def analyze_text(text: str, cat: Catalogue, env: Optional[Environment] = None,
-                 recipes: Optional[Recipes] = None, rules: Optional[Sequence[Rule]] = None,
-                 notes: Sequence[str] = ()) -> Explanation:
+def analyze_text(
+    text: str,
+    cat: Catalogue,
+    env: Optional[Environment] = None,
+    recipes: Optional[Recipes] = None,
+    rules: Optional[Sequence[Rule]] = None,
+    notes: Sequence[str] = (),
+) -> Explanation:
     if len(text) > LARGE_TEXT:
         text = relevant_lines(text)
     rule_list = tuple(rules) if rules is not None else cat.rules
@@ -477,13 +689,25 @@ def analyze_text(text: str, cat: Catalogue, env: Optional[Environment] = None,
     if driver and (on_colab_text or colab_cpu):
         # no driver on Colab: the runtime has no GPU (Colab's GPU runtimes come with the driver)
         hits = [h for h in hits if h.finding.id != "gpu-missing"]
-        hits.append(Hit(finding=Finding(
-            id="gpu-missing", severity="error",
-            title="This Colab runtime has no GPU (Colab's GPU runtimes come with the NVIDIA driver)",
-            evidence=(driver[0].finding.evidence[0], "Colab: the runtime was started without a GPU"),
-            fix="On Colab: Runtime → Change runtime type → a GPU (T4 or better), then rerun.",
-            confidence=0.95 if colab_cpu else 0.92), decisive=True, offset=driver[0].offset, where=driver[0].where,
-            check="Colab: Runtime → Change runtime type shows 'CPU'; nvidia-smi is missing"))
+        hits.append(
+            Hit(
+                finding=Finding(
+                    id="gpu-missing",
+                    severity="error",
+                    title="This Colab runtime has no GPU (Colab's GPU runtimes come with the NVIDIA driver)",
+                    evidence=(
+                        driver[0].finding.evidence[0],
+                        "Colab: the runtime was started without a GPU",
+                    ),
+                    fix="On Colab: Runtime → Change runtime type → a GPU (T4 or better), then rerun.",
+                    confidence=0.95 if colab_cpu else 0.92,
+                ),
+                decisive=True,
+                offset=driver[0].offset,
+                where=driver[0].where,
+                check="Colab: Runtime → Change runtime type shows 'CPU'; nvidia-smi is missing",
+            )
+        )
     ranked = rank(hits)
     ranked = _lower_layer_first(ranked)
     out_notes: List[str] = list(notes)
@@ -491,21 +715,43 @@ def analyze_text(text: str, cat: Catalogue, env: Optional[Environment] = None,
         ranked = _env_rerank(ranked, env)
         extra = _with_environment(ranked, env)
         for e in extra:
-            ranked = [h for h in ranked if not (h.finding.id == e.finding.id and h.finding.confidence <= e.finding.confidence)]
+            ranked = [
+                h
+                for h in ranked
+                if not (
+                    h.finding.id == e.finding.id and h.finding.confidence <= e.finding.confidence
+                )
+            ]
             if all(h.finding.id != e.finding.id for h in ranked):
-                idx = next((i for i, h in enumerate(ranked)
-                            if h.finding.id in ("cudnn-too-old", "cudnn-major-mismatch")), len(ranked))
+                idx = next(
+                    (
+                        i
+                        for i, h in enumerate(ranked)
+                        if h.finding.id in ("cudnn-too-old", "cudnn-major-mismatch")
+                    ),
+                    len(ranked),
+                )
                 ranked.insert(idx, e)
     findings = [h.finding for h in ranked]
     checks = [(h.finding.id, h.check) for h in ranked if h.check]
-    if fws and len(fws) >= 2 and findings and findings[0].id in ("cudnn-too-old", "cudnn-major-mismatch", "cudnn-shadowed"):
+    if (
+        fws
+        and len(fws) >= 2
+        and findings
+        and findings[0].id in ("cudnn-too-old", "cudnn-major-mismatch", "cudnn-shadowed")
+    ):
         top = findings[0]
         others = ", ".join(fws)
         findings[0] = dataclasses.replace(
-            top, evidence=top.evidence + (f"frameworks in this process: {others}",),
-            fix=top.fix + (f" With {others} in one process, the framework imported first decides which cuDNN copy "
-                           "all of them use: one cuDNN of the shared major at least as new as every build serves all "
-                           "(or import the one with the newest requirement first)."))
+            top,
+            evidence=top.evidence + (f"frameworks in this process: {others}",),
+            fix=top.fix
+            + (
+                f" With {others} in one process, the framework imported first decides which cuDNN copy "
+                "all of them use: one cuDNN of the shared major at least as new as every build serves all "
+                "(or import the one with the newest requirement first)."
+            ),
+        )
     recognised = bool(findings)
     if env is not None:
         machine, note = _diagnose(env, recipes)
@@ -516,34 +762,70 @@ def analyze_text(text: str, cat: Catalogue, env: Optional[Environment] = None,
             if same is not None:
                 f = findings[same]
                 findings[same] = dataclasses.replace(
-                    f, evidence=f.evidence + tuple(e for e in m.evidence if e not in f.evidence) + ("confirmed on this machine",),
-                    confidence=round(min(MAX, f.confidence + 0.1 + (0.3 if same > 0 else 0)), 3), fix=f.fix or m.fix)
+                    f,
+                    evidence=f.evidence
+                    + tuple(e for e in m.evidence if e not in f.evidence)
+                    + ("confirmed on this machine",),
+                    confidence=round(min(MAX, f.confidence + 0.1 + (0.3 if same > 0 else 0)), 3),
+                    fix=f.fix or m.fix,
+                )
             else:
-                findings.append(dataclasses.replace(m, confidence=round(min(m.confidence, 0.35), 3),
-                                                    evidence=m.evidence + ("found on this machine (not named by the text)",)))
+                findings.append(
+                    dataclasses.replace(
+                        m,
+                        confidence=round(min(m.confidence, 0.35), 3),
+                        evidence=m.evidence + ("found on this machine (not named by the text)",),
+                    )
+                )
         findings.sort(key=lambda f: -f.confidence)
     if colab_cpu and any(f.id in ("gpu-missing", "driver-missing") for f in findings):
-        out_notes.append("this is a Colab runtime without a GPU: Runtime → Change runtime type → a GPU")
+        out_notes.append(
+            "this is a Colab runtime without a GPU: Runtime → Change runtime type → a GPU"
+        )
     if windows:
-        out_notes.append("this text comes from Windows (DLL names / Windows paths): colab-cudnn-fix inspects and repairs "
-                         "Linux machines only (Colab, Kaggle, Linux VMs and containers, WSL); the explanation of the "
-                         "message still holds")
+        out_notes.append(
+            "this text comes from Windows (DLL names / Windows paths): colab-cudnn-fix inspects and repairs "
+            "Linux machines only (Colab, Kaggle, Linux VMs and containers, WSL); the explanation of the "
+            "message still holds"
+        )
     benign = bool(findings) and all(f.id == "log-noise" for f in findings)
     if benign:
-        out_notes.append("only benign lines were recognised: the failure, if any, is reported by another message")
-    ambiguous = len(findings) >= 2 and findings[1].confidence >= findings[0].confidence - 0.15 \
+        out_notes.append(
+            "only benign lines were recognised: the failure, if any, is reported by another message"
+        )
+    ambiguous = (
+        len(findings) >= 2
+        and findings[1].confidence >= findings[0].confidence - 0.15
         and findings[1].id != "log-noise"
-    return Explanation(findings=tuple(findings), recognised=recognised, rules=tuple(dict.fromkeys(h.where for h in ranked)),
-                       notes=tuple(out_notes), checks=tuple(dict.fromkeys(checks)), benign=benign, ambiguous=ambiguous,
-                       windows=windows, frameworks=fws, colab_no_gpu=colab_cpu)
+    )
+    return Explanation(
+        findings=tuple(findings),
+        recognised=recognised,
+        rules=tuple(dict.fromkeys(h.where for h in ranked)),
+        notes=tuple(out_notes),
+        checks=tuple(dict.fromkeys(checks)),
+        benign=benign,
+        ambiguous=ambiguous,
+        windows=windows,
+        frameworks=fws,
+        colab_no_gpu=colab_cpu,
+    )
 
 
 def _lower_layer_first(ranked: List[Hit]) -> List[Hit]:
     """cuDNN sits on the CUDA libraries: when both are reported missing with about the same
     certainty, the missing CUDA libraries are the cause to fix first."""
     if len(ranked) >= 2 and ranked[0].finding.id == "cudnn-missing":
-        lower = next((h for h in ranked[1:] if h.finding.id == "cuda-lib-missing"
-                      and h.finding.confidence >= ranked[0].finding.confidence - 0.05 and h.alternative_of is None), None)
+        lower = next(
+            (
+                h
+                for h in ranked[1:]
+                if h.finding.id == "cuda-lib-missing"
+                and h.finding.confidence >= ranked[0].finding.confidence - 0.05
+                and h.alternative_of is None
+            ),
+            None,
+        )
         if lower is not None:
             ranked.remove(lower)
             ranked.insert(0, lower)
@@ -567,8 +849,11 @@ def _env_rerank(ranked: List[Hit], env: Environment) -> List[Hit]:
     changed = False
     for h in ranked:
         if h.finding.id in promote and h.finding.confidence < promote[h.finding.id]:
-            h.finding = dataclasses.replace(h.finding, confidence=promote[h.finding.id],
-                                            evidence=h.finding.evidence + ("decided by this machine",))
+            h.finding = dataclasses.replace(
+                h.finding,
+                confidence=promote[h.finding.id],
+                evidence=h.finding.evidence + ("decided by this machine",),
+            )
             changed = True
     if changed:
         ranked.sort(key=lambda h: (-h.finding.confidence, not h.decisive, -h.offset))

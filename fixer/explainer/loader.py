@@ -2,13 +2,14 @@
 role) and how (missing, a symbol or version it lacks, a damaged file), from any wording the
 catalogue's [[loader]] tables know. No rule is written per library name: the family table
 (keyed by file stem) decides what a failure of that library means."""
+
 from __future__ import annotations
 
 import dataclasses
 import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from .catalogue import Catalogue, Family
+from fixer.explainer.catalogue import Catalogue, Family
 
 _LINUX = re.compile(r"^(?P<stem>lib[\w+\-]*?)\.so(?:\.(?P<ver>[\d.]+))?$")
 _LINUX_LOOSE = re.compile(r"^(?P<stem>[\w+\-]+?)\.so(?:\.(?P<ver>[\d.]+))?$")
@@ -20,14 +21,14 @@ _WINDOWS = re.compile(r"^(?P<stem>[\w+\-]+?)(?:64)?(?:_(?P<ver>\d+)(?:_\d+)?)?\.
 class Library:
     """A library file named in an error text."""
 
-    text: str                        # as written: "/venv/.../libcudnn_ops.so.9"
-    name: str                        # file name: "libcudnn_ops.so.9"
-    stem: str                        # "libcudnn_ops"
-    version: Optional[str]           # "9", "12.4", "11.0" (Windows cudart64_110 -> "11.0")
-    directory: Optional[str]         # "/venv/.../nvidia/cudnn/lib"
+    text: str  # as written: "/venv/.../libcudnn_ops.so.9"
+    name: str  # file name: "libcudnn_ops.so.9"
+    stem: str  # "libcudnn_ops"
+    version: Optional[str]  # "9", "12.4", "11.0" (Windows cudart64_110 -> "11.0")
+    directory: Optional[str]  # "/venv/.../nvidia/cudnn/lib"
     windows: bool
     family: Optional[Family]
-    part: str = ""                   # the part after the family stem: "ops", "builtins", "Lt", "" (the main library)
+    part: str = ""  # the part after the family stem: "ops", "builtins", "Lt", "" (the main library)
 
     @property
     def role(self) -> Optional[str]:
@@ -55,9 +56,9 @@ def _family_of_stem(stem: str, families: Sequence[Family]) -> Tuple[Optional[Fam
             sl = s.lower()
             if low == sl or (low.startswith(sl) and low[len(sl)] in "_-"):
                 if len(sl) > best[0]:
-                    best = (len(sl), fam, stem[len(sl):].lstrip("_-"))
-            elif low.startswith(sl) and len(sl) > best[0] and stem[len(sl):] in ("Lt", "w", "Mg"):
-                best = (len(sl), fam, stem[len(sl):])
+                    best = (len(sl), fam, stem[len(sl) :].lstrip("_-"))
+            elif low.startswith(sl) and len(sl) > best[0] and stem[len(sl) :] in ("Lt", "w", "Mg"):
+                best = (len(sl), fam, stem[len(sl) :])
     return best[1], best[2]
 
 
@@ -69,18 +70,26 @@ def parse_library(text: str, families: Sequence[Family]) -> Optional[Library]:
         return None
     windows = "\\" in t or t.lower().endswith(".dll")
     sep = max(t.rfind("/"), t.rfind("\\"))
-    name, directory = (t[sep + 1:], t[:sep] or "/") if sep >= 0 else (t, None)
+    name, directory = (t[sep + 1 :], t[:sep] or "/") if sep >= 0 else (t, None)
     m = _WINDOWS.match(name) if windows else (_LINUX.match(name) or _LINUX_LOOSE.match(name))
     if not m:
         return None
     stem, ver = m.group("stem"), m.group("ver")
     if windows and ver and len(ver) >= 3 and stem.lower().startswith(("cudart", "nvrtc")):
-        ver = f"{ver[:-1]}.{ver[-1]}"           # cudart64_110.dll: CUDA 11.0
+        ver = f"{ver[:-1]}.{ver[-1]}"  # cudart64_110.dll: CUDA 11.0
     fam, part = _family_of_stem(stem, families)
     if fam is None and not stem.startswith("lib") and not windows:
         fam, part = _family_of_stem("lib" + stem, families)
-    return Library(text=t, name=name, stem=stem, version=ver, directory=directory, windows=windows, family=fam,
-                   part=part)
+    return Library(
+        text=t,
+        name=name,
+        stem=stem,
+        version=ver,
+        directory=directory,
+        windows=windows,
+        family=fam,
+        part=part,
+    )
 
 
 def family_by_name(name: str, families: Sequence[Family]) -> Optional[Family]:
@@ -123,25 +132,27 @@ def family_of_symbol(sym: str, families: Sequence[Family]) -> Optional[Family]:
 class LoadFailure:
     """One failed load found in the text."""
 
-    kind: str                        # missing | symbol | version | damaged | wrapper
-    library: Optional[Library]       # the library that is missing / lacks the symbol's provider
-    needer: Optional[Library]        # the library that needed it (symbol/version errors)
+    kind: str  # missing | symbol | version | damaged | wrapper
+    library: Optional[Library]  # the library that is missing / lacks the symbol's provider
+    needer: Optional[Library]  # the library that needed it (symbol/version errors)
     symbol: Optional[str]
-    provider: Optional[Family]       # the family that should provide the symbol or version
-    detail: str                      # the dlerror detail ("No such file or directory", "file too short")
+    provider: Optional[Family]  # the family that should provide the symbol or version
+    detail: str  # the dlerror detail ("No such file or directory", "file too short")
     offset: int
     line: str
-    where: str                       # the [[loader]] table, "errors.toml:123"
+    where: str  # the [[loader]] table, "errors.toml:123"
     cites: Tuple[str, ...]
-    inner: bool = False              # a wrapper whose own dlerror text names the real failure
-    node: Optional[str] = None       # the symbol-version node asked for ("GLIBC_2.34", "libcudnn_graph.so.9")
+    inner: bool = False  # a wrapper whose own dlerror text names the real failure
+    node: Optional[str] = (
+        None  # the symbol-version node asked for ("GLIBC_2.34", "libcudnn_graph.so.9")
+    )
 
 
 def line_at(text: str, offset: int) -> str:
     """The line around an offset, stripped and cut to 300 characters (for evidence)."""
     start = text.rfind("\n", 0, offset) + 1
     end = text.find("\n", offset)
-    line = text[start:end if end >= 0 else len(text)].strip()
+    line = text[start : end if end >= 0 else len(text)].strip()
     return line if len(line) <= 300 else line[:297] + "..."
 
 
@@ -159,7 +170,7 @@ def find_failures(text: str, cat: Catalogue) -> List[LoadFailure]:
                         lib = parse_library(piece, fams)
                         if lib is not None:
                             libs.append(lib)
-                        break                   # cuDNN 9 lists one library's names, most specific first
+                        break  # cuDNN 9 lists one library's names, most specific first
                 elif g.get("lib"):
                     libs.append(parse_library(g["lib"] or "", fams))
                 needer = parse_library(g["needer"] or "", fams) if g.get("needer") else None
@@ -170,7 +181,7 @@ def find_failures(text: str, cat: Catalogue) -> List[LoadFailure]:
                 if rule.kind in ("symbol", "version"):
                     node_fam = family_of_node(node, fams) if node else None
                     if node_fam is not None:
-                        provider = node_fam             # the node's namespace decides whose version is missing
+                        provider = node_fam  # the node's namespace decides whose version is missing
                     elif sym:
                         provider = family_of_symbol(sym, fams)
                     if provider is None and libs and libs[0] is not None:
@@ -178,15 +189,34 @@ def find_failures(text: str, cat: Catalogue) -> List[LoadFailure]:
                     if not libs and verlib is not None:
                         libs = [verlib]
                 err = g.get("err") or g.get("why") or ""
-                inner = bool(rule.kind == "wrapper" and err and re.search(
-                    r"cannot open shared object file|undefined symbol|not found \(required by|file too short|"
-                    r"invalid ELF header|wrong ELF class", err))
+                inner = bool(
+                    rule.kind == "wrapper"
+                    and err
+                    and re.search(
+                        r"cannot open shared object file|undefined symbol|not found \(required by|file too short|"
+                        r"invalid ELF header|wrong ELF class",
+                        err,
+                    )
+                )
                 for lib in libs or [None]:
                     if lib is None and needer is None and not sym:
                         continue
-                    out.append(LoadFailure(kind=rule.kind, library=lib, needer=needer, symbol=sym, provider=provider,
-                                           detail=err.strip(), offset=m.start(), line=line_at(text, m.start()),
-                                           where=rule.where, cites=rule.cites, inner=inner, node=node))
+                    out.append(
+                        LoadFailure(
+                            kind=rule.kind,
+                            library=lib,
+                            needer=needer,
+                            symbol=sym,
+                            provider=provider,
+                            detail=err.strip(),
+                            offset=m.start(),
+                            line=line_at(text, m.start()),
+                            where=rule.where,
+                            cites=rule.cites,
+                            inner=inner,
+                            node=node,
+                        )
+                    )
     out.sort(key=lambda f: f.offset)
     return out
 
@@ -197,7 +227,7 @@ def finding_of(f: LoadFailure) -> Optional[str]:
         if f.library is None or f.library.family is None:
             return None
         if f.kind == "wrapper" and f.library.role == "framework":
-            return None                         # a framework's own plug-in: its dependency is the cause
+            return None  # a framework's own plug-in: its dependency is the cause
         return f.library.family.missing
     if f.kind == "damaged":
         return f.library.family.damaged if f.library and f.library.family else None
@@ -212,7 +242,11 @@ def finding_of(f: LoadFailure) -> Optional[str]:
     if fam.role == "framework":
         return None
     if fam.role == "system-runtime":
-        return fam.mismatch                     # the C/C++ runtime is older than the one the needer was built for
-    if fam.role == "cudnn" and f.needer is not None and (needer_fam is None or needer_fam.role != "cudnn"):
-        return "cudnn-too-old"                  # a program built against a newer cuDNN than the one loaded
+        return fam.mismatch  # the C/C++ runtime is older than the one the needer was built for
+    if (
+        fam.role == "cudnn"
+        and f.needer is not None
+        and (needer_fam is None or needer_fam.role != "cudnn")
+    ):
+        return "cudnn-too-old"  # a program built against a newer cuDNN than the one loaded
     return fam.mismatch

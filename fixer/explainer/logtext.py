@@ -1,5 +1,6 @@
 """Reading a log for explain: whole when small; head and tail when large (errors come last),
 with a note saying how much of the middle was skipped."""
+
 from __future__ import annotations
 
 import os
@@ -48,10 +49,14 @@ def read_head_tail(fh: BinaryIO, size: Optional[int] = None) -> Tuple[str, Optio
     # cut at line boundaries so that no half line is matched
     head = head[: head.rfind(b"\n") + 1] or head
     nl = tail.find(b"\n")
-    tail = tail[nl + 1:] if 0 <= nl < len(tail) - 1 else tail
-    note = (f"the log is {skipped + len(head) + len(tail):,} bytes: read its first {len(head):,} and last "
-            f"{len(tail):,} bytes, skipped {skipped:,} bytes in the middle")
-    return _decode(head) + "\n[... colab-cudnn-fix: middle of the log skipped ...]\n" + _decode(tail), note
+    tail = tail[nl + 1 :] if 0 <= nl < len(tail) - 1 else tail
+    note = (
+        f"the log is {skipped + len(head) + len(tail):,} bytes: read its first {len(head):,} and last "
+        f"{len(tail):,} bytes, skipped {skipped:,} bytes in the middle"
+    )
+    return _decode(head) + "\n[... colab-cudnn-fix: middle of the log skipped ...]\n" + _decode(
+        tail
+    ), note
 
 
 def read_log_file(path: str) -> Tuple[str, Optional[str]]:

@@ -5,29 +5,68 @@
     lock = read_lock("stack.lock.toml")                         # format: UsageError naming file and key
     problems = incompatibilities(lock, env)                     # why this machine cannot use it
     stack = stack_from_lock(lock, env)                         # `apply --lock`: the one planner's input
-    plan = make_plan(env, stack, options)                      # (fixer.planner), as for every plan
-    findings = check_drift("stack.lock.toml", env)              # `doctor --lock` (fixer.diagnosis.lock_drift)
+    plan = make_plan(env, stack, options)                      # (fixer.planner.steps), as for every plan
+    findings = check_drift("stack.lock.toml", env)              # `doctor --lock` (fixer.diagnosis.findings.lock_drift)
 
 The file format lives in format.py, the dependency closure and hashes in closure.py, and the
-drift findings in fixer.diagnosis (lock_drift), with the other findings.
+drift findings in fixer.diagnosis.findings (lock_drift), with the other findings.
 """
+
 from __future__ import annotations
 
 import dataclasses
 from typing import List, Optional, Tuple
 
-from .._versions import canonical_name, major_minor, same_version
-from ..errors import UsageError
-from ..model import Environment, Finding, Pin, Plan, Stack, Step
-from ..rules import runs_on
-from .closure import PYPI, apt_pins, build_index, dependency_closure, local_hashes, local_requires, make_lock
-from .format import (LOCK_VERSION, AptPin, Lock, LockedPackage, LockRequires, MachineFacts, dumps, lock_from_dict,
-                     read_lock, write_lock)
+from fixer.system.versions import canonical_name, major_minor, same_version
+from fixer.errors import UsageError
+from fixer.model import Environment, Finding, Pin, Plan, Stack, Step
+from fixer.rules import runs_on
+from fixer.lockfile.closure import (
+    PYPI,
+    apt_pins,
+    build_index,
+    dependency_closure,
+    local_hashes,
+    local_requires,
+    make_lock,
+)
+from fixer.lockfile.format import (
+    LOCK_VERSION,
+    AptPin,
+    Lock,
+    LockedPackage,
+    LockRequires,
+    MachineFacts,
+    dumps,
+    lock_from_dict,
+    read_lock,
+    write_lock,
+)
 
-__all__ = ["LOCK_VERSION", "AptPin", "Lock", "LockedPackage", "LockRequires", "MachineFacts", "PYPI", "apt_pins",
-           "build_index", "check_compatible", "dependency_closure", "check_drift", "dumps", "incompatibilities", "local_hashes",
-           "local_requires", "lock_from_dict", "make_lock", "read_lock", "stack_from_lock", "without_written_fixes",
-           "write_lock"]
+__all__ = [
+    "LOCK_VERSION",
+    "AptPin",
+    "Lock",
+    "LockedPackage",
+    "LockRequires",
+    "MachineFacts",
+    "PYPI",
+    "apt_pins",
+    "build_index",
+    "check_compatible",
+    "dependency_closure",
+    "check_drift",
+    "dumps",
+    "incompatibilities",
+    "local_hashes",
+    "local_requires",
+    "lock_from_dict",
+    "make_lock",
+    "read_lock",
+    "stack_from_lock",
+    "without_written_fixes",
+    "write_lock",
+]
 
 
 def incompatibilities(lock: Lock, env: Environment) -> List[Tuple[str, str]]:
@@ -36,19 +75,44 @@ def incompatibilities(lock: Lock, env: Environment) -> List[Tuple[str, str]]:
     req = lock.requires
     py = env.python
     if req.python and py and ".".join(py.version.split(".")[:2]) != req.python:
-        out.append(("pip-conflict", f"the lock was made for Python {req.python}; the target is Python {py.version}"))
+        out.append(
+            (
+                "pip-conflict",
+                f"the lock was made for Python {req.python}; the target is Python {py.version}",
+            )
+        )
     if req.arch and env.runtime.arch and req.arch != env.runtime.arch:
-        out.append(("pip-conflict", f"the lock was made for {req.arch}; this machine is {env.runtime.arch}"))
+        out.append(
+            (
+                "pip-conflict",
+                f"the lock was made for {req.arch}; this machine is {env.runtime.arch}",
+            )
+        )
     if req.cuda:
         if not env.gpus:
-            out.append(("gpu-missing", f"the lock needs an NVIDIA GPU with a driver for CUDA {req.cuda}; "
-                                       "this machine shows none"))
+            out.append(
+                (
+                    "gpu-missing",
+                    f"the lock needs an NVIDIA GPU with a driver for CUDA {req.cuda}; "
+                    "this machine shows none",
+                )
+            )
         elif not env.driver.cuda_version:
-            out.append(("driver-missing", f"the lock needs a driver for CUDA {req.cuda}; no working driver found"))
+            out.append(
+                (
+                    "driver-missing",
+                    f"the lock needs a driver for CUDA {req.cuda}; no working driver found",
+                )
+            )
         elif major_minor(env.driver.cuda_version) < major_minor(req.cuda):
-            out.append(("driver-too-old", f"the lock needs CUDA {req.cuda}; driver {env.driver.version} supports "
-                                          f"CUDA {env.driver.cuda_version} (the lock was made for driver "
-                                          f"{lock.machine.driver or '?'})"))
+            out.append(
+                (
+                    "driver-too-old",
+                    f"the lock needs CUDA {req.cuda}; driver {env.driver.version} supports "
+                    f"CUDA {env.driver.cuda_version} (the lock was made for driver "
+                    f"{lock.machine.driver or '?'})",
+                )
+            )
     if req.compute_capabilities or req.ptx:
         for g in env.gpus:
             cc = g.compute_capability
@@ -56,10 +120,15 @@ def incompatibilities(lock: Lock, env: Environment) -> List[Tuple[str, str]]:
                 continue
             if runs_on(cc, req.compute_capabilities, req.ptx):
                 continue
-            out.append(("gpu-arch-unsupported",
-                        f"{g.name} (compute capability {cc}) is not among the locked builds' targets "
-                        f"({', '.join(req.compute_capabilities) or '-'}"
-                        + (f", PTX {req.ptx}" if req.ptx else "") + ")"))
+            out.append(
+                (
+                    "gpu-arch-unsupported",
+                    f"{g.name} (compute capability {cc}) is not among the locked builds' targets "
+                    f"({', '.join(req.compute_capabilities) or '-'}"
+                    + (f", PTX {req.ptx}" if req.ptx else "")
+                    + ")",
+                )
+            )
     return out
 
 
@@ -67,37 +136,68 @@ def check_compatible(lock: Lock, env: Environment, path: str = "lock") -> None:
     """Raise UsageError (exit 2) saying why when the lock does not fit this machine."""
     problems = incompatibilities(lock, env)
     if problems:
-        raise UsageError(f"{path} does not fit this machine: " + "; ".join(r for _, r in problems),
-                         hint="make a new lock on (or for) this machine with `colab-cudnn-fix lock`")
+        raise UsageError(
+            f"{path} does not fit this machine: " + "; ".join(r for _, r in problems),
+            hint="make a new lock on (or for) this machine with `colab-cudnn-fix lock`",
+        )
 
 
 def stack_from_lock(lock: Lock, env: Environment) -> Stack:
-    """The locked stack as the one planner's input (fixer.planner.make_plan): each locked package a
+    """The locked stack as the one planner's input (fixer.planner.steps.make_plan): each locked package a
     pin with its hashes (installed with --require-hashes --no-deps), the removals of what is
     installed, the apt pins that differ from the machine's, and the loader fixes. Against what
     `env` has now, so that a machine already at the lock gets nothing to do."""
     installed = {d.name: d.version for d in (env.python.distributions if env.python else ())}
-    apt_now = {c.package.name: c.package.version for c in env.libraries
-               if c.origin == "apt" and c.package is not None and c.package.version}
+    apt_now = {
+        c.package.name: c.package.version
+        for c in env.libraries
+        if c.origin == "apt" and c.package is not None and c.package.version
+    }
     why = f"the lock made {lock.created} by {lock.tool}"
     pins: List[Pin] = []
     for name in lock.remove:
         if name in installed:
-            pins.append(Pin(name, installed[name], action="remove", installed=installed[name], why=f"{why} removes it"))
+            pins.append(
+                Pin(
+                    name,
+                    installed[name],
+                    action="remove",
+                    installed=installed[name],
+                    why=f"{why} removes it",
+                )
+            )
     for p in lock.packages:
         have = installed.get(canonical_name(p.name))
-        pins.append(Pin(p.name, p.version, index_url=p.index, installed=have, hashes=p.hashes, why=why,
-                        action="keep" if same_version(have, p.version) else "install"))
+        pins.append(
+            Pin(
+                p.name,
+                p.version,
+                index_url=p.index,
+                installed=have,
+                hashes=p.hashes,
+                why=why,
+                action="keep" if same_version(have, p.version) else "install",
+            )
+        )
     apt = {a.package: a.version for a in lock.apt if apt_now.get(a.package) != a.version}
-    pins += [Pin(k, v, action="install", installed=apt_now.get(k), why=why, manager="apt") for k, v in apt.items()]
-    return Stack(pins=tuple(pins), apt=apt, env_fixes=tuple(lock.env_fixes), cudnn=lock.cudnn,
-                 cudnn_from=lock.cudnn_from, notes=(f"from lock made {lock.created} by {lock.tool}",))
+    pins += [
+        Pin(k, v, action="install", installed=apt_now.get(k), why=why, manager="apt")
+        for k, v in apt.items()
+    ]
+    return Stack(
+        pins=tuple(pins),
+        apt=apt,
+        env_fixes=tuple(lock.env_fixes),
+        cudnn=lock.cudnn,
+        cudnn_from=lock.cudnn_from,
+        notes=(f"from lock made {lock.created} by {lock.tool}",),
+    )
 
 
 def without_written_fixes(plan: Plan, root: Optional[str]) -> Plan:
     """`plan` less the env-fix steps whose file already holds exactly what they write (applying
     a lock twice: nothing to do)."""
-    from ..applier import envfix
+    from fixer.applier import envfix
 
     def written(step: Step) -> bool:
         if step.kind != "env-fix" or not step.files or step.content is None:
@@ -113,6 +213,6 @@ def without_written_fixes(plan: Plan, root: Optional[str]) -> Plan:
 
 def check_drift(lock_path: str, env: Environment) -> Tuple[Finding, ...]:
     """What differs between the machine and the lock file (`doctor --lock FILE`)."""
-    from ..diagnosis import lock_drift
+    from fixer.diagnosis.findings import lock_drift
 
     return lock_drift(read_lock(lock_path), env, lock_path)

@@ -1,5 +1,6 @@
 """The lock's content: the stack's dependency closure with the hash of every file, read from the
-indexes (through fixer.index) or a --find-links wheelhouse, and its apt pins."""
+indexes (through fixer.system.index) or a --find-links wheelhouse, and its apt pins."""
+
 from __future__ import annotations
 
 import datetime
@@ -10,12 +11,12 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Set, Tuple
 from packaging.utils import canonicalize_name, parse_sdist_filename, parse_wheel_filename
 from packaging.version import Version
 
-from .. import installers
-from .._versions import major_minor, same_version
-from ..errors import FixerError
-from ..index import Unreachable, file_hashes
-from ..model import Environment, PlanOptions, Stack
-from .format import AptPin, Lock, LockedPackage, LockRequires, MachineFacts
+from fixer.planner import installers
+from fixer.system.versions import major_minor, same_version
+from fixer.errors import FixerError
+from fixer.system.index import Unreachable, file_hashes
+from fixer.model import Environment, PlanOptions, Stack
+from fixer.lockfile.format import AptPin, Lock, LockedPackage, LockRequires, MachineFacts
 
 PYPI = installers.PYPI_SIMPLE
 
@@ -39,7 +40,9 @@ def local_hashes(directories: Iterable[str], name: str, version: str) -> Tuple[s
             if not f.endswith((".whl", ".tar.gz", ".zip")):
                 continue
             try:
-                fname = parse_wheel_filename(f)[0] if f.endswith(".whl") else parse_sdist_filename(f)[0]
+                fname = (
+                    parse_wheel_filename(f)[0] if f.endswith(".whl") else parse_sdist_filename(f)[0]
+                )
             except Exception:
                 continue
             if canonicalize_name(fname) == canon and _file_version(f) == want:
@@ -51,10 +54,14 @@ def local_hashes(directories: Iterable[str], name: str, version: str) -> Tuple[s
     return tuple(out)
 
 
-RequiresOf = Callable[[Optional[str], str, str], Optional[Tuple[str, ...]]]   # (index, name, version) -> Requires-Dist
+RequiresOf = Callable[
+    [Optional[str], str, str], Optional[Tuple[str, ...]]
+]  # (index, name, version) -> Requires-Dist
 
 
-def local_requires(directories: Iterable[str], name: str, version: str) -> Optional[Tuple[str, ...]]:
+def local_requires(
+    directories: Iterable[str], name: str, version: str
+) -> Optional[Tuple[str, ...]]:
     """Requires-Dist of name==version from a wheel in --find-links (read from its METADATA)."""
     import zipfile
 
@@ -78,14 +85,18 @@ def local_requires(directories: Iterable[str], name: str, version: str) -> Optio
             except (OSError, zipfile.BadZipFile, StopIteration):
                 continue
             head = text.split("\n\n", 1)[0]
-            return tuple(line.split(":", 1)[1].strip() for line in head.splitlines() if line.startswith("Requires-Dist:"))
+            return tuple(
+                line.split(":", 1)[1].strip()
+                for line in head.splitlines()
+                if line.startswith("Requires-Dist:")
+            )
     return None
 
 
 def _requires_from_index(options: PlanOptions, python_version: Optional[str]) -> RequiresOf:
-    """Requires-Dist from the index's own metadata (PEP 691 + PEP 658, fixer.index:
+    """Requires-Dist from the index's own metadata (PEP 691 + PEP 658, fixer.system.index:
     timeouts, retries, cache), or from the --find-links wheels with --no-index. None: offline."""
-    from ..index import fetch_requires
+    from fixer.system.index import fetch_requires
 
     tag = "cp" + "".join(python_version.split(".")[:2]) if python_version else None
 
@@ -93,13 +104,19 @@ def _requires_from_index(options: PlanOptions, python_version: Optional[str]) ->
         found = local_requires(options.find_links, name, version)
         if found is not None or options.no_index:
             return found
-        return fetch_requires(installers.rewrite_index(index or PYPI, options.index_mirrors) or PYPI, name, version,
-                              python_tag=tag)
+        return fetch_requires(
+            installers.rewrite_index(index or PYPI, options.index_mirrors) or PYPI,
+            name,
+            version,
+            python_tag=tag,
+        )
+
     return requires_of
 
 
-def dependency_closure(env: Environment, stack: Stack, requires_of: Optional[RequiresOf] = None
-             ) -> List[Tuple[str, str, Optional[str]]]:
+def dependency_closure(
+    env: Environment, stack: Stack, requires_of: Optional[RequiresOf] = None
+) -> List[Tuple[str, str, Optional[str]]]:
     """(name, version, index) for the stack's pins and everything they need (Requires-Dist,
     markers evaluated for this machine): `apply --lock` installs with --no-deps and
     --require-hashes, so the lock must name the whole set. What is installed and kept brings its
@@ -117,7 +134,9 @@ def dependency_closure(env: Environment, stack: Stack, requires_of: Optional[Req
     seen: Dict[str, bool] = {}
     queue: List[Tuple[str, Optional[str], Optional[str]]] = [
         (canonicalize_name(p.name), p.version, p.index_url or build_index(stack, p.name, p.version))
-        for p in stack.pins if p.action != "remove" and p.manager == "pip"]
+        for p in stack.pins
+        if p.action != "remove" and p.manager == "pip"
+    ]
     pinned = {name for name, _, _ in queue}
     while queue:
         name, version, index = queue.pop(0)
@@ -131,7 +150,11 @@ def dependency_closure(env: Environment, stack: Stack, requires_of: Optional[Req
             version = dist.version
         out.append((name, version, index))
         kept = dist is not None and same_version(dist.version, version)
-        lines = dist.requires if dist is not None and kept else _new_requires(stack, name, version, index, requires_of)
+        lines = (
+            dist.requires
+            if dist is not None and kept
+            else _new_requires(stack, name, version, index, requires_of)
+        )
         for line in lines:
             try:
                 req = Requirement(line)
@@ -150,34 +173,55 @@ def dependency_closure(env: Environment, stack: Stack, requires_of: Optional[Req
                 if have is not None:
                     queue.append((dep, None, index))
                 continue
-            exact = [sp.version for sp in req.specifier if sp.operator in ("==", "===") and "*" not in sp.version]
+            exact = [
+                sp.version
+                for sp in req.specifier
+                if sp.operator in ("==", "===") and "*" not in sp.version
+            ]
             if len(exact) == 1 and len(req.specifier) == 1:
                 queue.append((dep, exact[0], index))
             elif have is not None and req.specifier.contains(have.version, prereleases=True):
                 queue.append((dep, have.version, index))
             else:
-                raise FixerError(f"cannot lock {name} {version}: it needs {req}, which nothing installed satisfies "
-                                 "and which is not an exact pin", hint="apply first, then lock the result")
+                raise FixerError(
+                    f"cannot lock {name} {version}: it needs {req}, which nothing installed satisfies "
+                    "and which is not an exact pin",
+                    hint="apply first, then lock the result",
+                )
     return out
 
 
-def _new_requires(stack: Stack, name: str, version: str, index: Optional[str],
-                  requires_of: Optional[RequiresOf]) -> Tuple[str, ...]:
+def _new_requires(
+    stack: Stack, name: str, version: str, index: Optional[str], requires_of: Optional[RequiresOf]
+) -> Tuple[str, ...]:
     lines = requires_of(index, name, version) if requires_of else None
     if lines is not None:
         return tuple(lines)
-    for c in stack.choices:   # offline: the pins the recipes give for that build (empty: unknown)
-        if c.build.requires and c.build.packages and c.build.packages[0].replace(" ", "") == f"{name}=={version}":
+    for c in stack.choices:  # offline: the pins the recipes give for that build (empty: unknown)
+        if (
+            c.build.requires
+            and c.build.packages
+            and c.build.packages[0].replace(" ", "") == f"{name}=={version}"
+        ):
             return tuple(c.build.requires)
-    raise FixerError(f"cannot lock {name} {version}: its dependencies are unknown (the index's metadata could not "
-                     "be read and the recipes name no pins for it)", hint="lock while online, or apply first and lock the result")
+    raise FixerError(
+        f"cannot lock {name} {version}: its dependencies are unknown (the index's metadata could not "
+        "be read and the recipes name no pins for it)",
+        hint="lock while online, or apply first and lock the result",
+    )
 
 
-def make_lock(env: Environment, stack: Stack, *, options: PlanOptions = PlanOptions(),
-              index_kw: Optional[Dict[str, Any]] = None, now: Optional[datetime.datetime] = None) -> Lock:
+def make_lock(
+    env: Environment,
+    stack: Stack,
+    *,
+    options: PlanOptions = PlanOptions(),
+    index_kw: Optional[Dict[str, Any]] = None,
+    now: Optional[datetime.datetime] = None,
+) -> Lock:
     """The lock for `stack` on the machine `env`: exact versions with the hashes the indexes
     publish (or of the wheels in --find-links), apt pins, loader fixes, machine facts."""
-    from .. import __version__
+    from fixer import __version__
 
     index_kw = dict(index_kw or {})
     packages: List[LockedPackage] = []
@@ -185,16 +229,29 @@ def make_lock(env: Environment, stack: Stack, *, options: PlanOptions = PlanOpti
     requires_of = _requires_from_index(options, env.python.version if env.python else None)
     for name, version, index in dependency_closure(env, stack, requires_of):
         canonical = None if options.no_index else (index or PYPI)
-        fetch_from = installers.rewrite_index(canonical, options.index_mirrors) if canonical else None
+        fetch_from = (
+            installers.rewrite_index(canonical, options.index_mirrors) if canonical else None
+        )
         hashes: List[str] = []
-        pin = next((p for p in stack.pins if canonicalize_name(p.name) == name and p.version == version), None)
+        pin = next(
+            (p for p in stack.pins if canonicalize_name(p.name) == name and p.version == version),
+            None,
+        )
         if pin is not None:
             hashes += pin.hashes
         hashes += local_hashes(options.find_links, name, version)
         tried: List[str] = []
         unreachable: List[str] = []
-        for url in dict.fromkeys(u for u in (fetch_from, installers.rewrite_index(PYPI, options.index_mirrors)
-                                             if canonical and canonical != PYPI else None) if u):
+        for url in dict.fromkeys(
+            u
+            for u in (
+                fetch_from,
+                installers.rewrite_index(PYPI, options.index_mirrors)
+                if canonical and canonical != PYPI
+                else None,
+            )
+            if u
+        ):
             tried.append(url)
             try:
                 found = file_hashes(url, name, version, **index_kw)
@@ -206,15 +263,24 @@ def make_lock(env: Environment, stack: Stack, *, options: PlanOptions = PlanOpti
                 break
         if not hashes and unreachable:
             local = f"; not in {', '.join(options.find_links)} either" if options.find_links else ""
-            raise Unreachable(f"cannot lock {name} {version}: " + "; ".join(unreachable) + local,
-                              hint="check the network, or give a mirror with --index-mirror FROM=TO")
+            raise Unreachable(
+                f"cannot lock {name} {version}: " + "; ".join(unreachable) + local,
+                hint="check the network, or give a mirror with --index-mirror FROM=TO",
+            )
         hashes = list(dict.fromkeys(hashes))
         if not hashes:
-            where = ", ".join(tried + list(options.find_links)) or "nowhere (--no-index without --find-links)"
-            raise FixerError(f"no file of {name} {version} found in {where}: cannot lock it with a hash")
+            where = (
+                ", ".join(tried + list(options.find_links))
+                or "nowhere (--no-index without --find-links)"
+            )
+            raise FixerError(
+                f"no file of {name} {version} found in {where}: cannot lock it with a hash"
+            )
         if canonical and canonical not in indexes:
             indexes.append(canonical)
-        packages.append(LockedPackage(name=name, version=version, index=canonical, hashes=tuple(hashes)))
+        packages.append(
+            LockedPackage(name=name, version=version, index=canonical, hashes=tuple(hashes))
+        )
     builds = [c.build for c in stack.choices]
     cudas = [b.cuda for b in builds if b.cuda]
     ccs: Optional[Set[str]] = None
@@ -224,10 +290,16 @@ def make_lock(env: Environment, stack: Stack, *, options: PlanOptions = PlanOpti
     ptxs = [b.ptx for b in builds if b.ptx]
     py = env.python
     machine = MachineFacts(
-        driver=env.driver.version, driver_cuda=env.driver.cuda_version,
+        driver=env.driver.version,
+        driver_cuda=env.driver.cuda_version,
         gpus=tuple(g.name for g in env.gpus),
-        compute_capabilities=tuple(dict.fromkeys(g.compute_capability for g in env.gpus if g.compute_capability)),
-        python=py.version if py else None, glibc=env.runtime.glibc, arch=env.runtime.arch, os=env.runtime.os_name,
+        compute_capabilities=tuple(
+            dict.fromkeys(g.compute_capability for g in env.gpus if g.compute_capability)
+        ),
+        python=py.version if py else None,
+        glibc=env.runtime.glibc,
+        arch=env.runtime.arch,
+        os=env.runtime.os_name,
     )
     requires = LockRequires(
         python=".".join(py.version.split(".")[:2]) if py else None,
@@ -237,13 +309,19 @@ def make_lock(env: Environment, stack: Stack, *, options: PlanOptions = PlanOpti
         arch=env.runtime.arch,
     )
     created = (now or datetime.datetime.now(datetime.timezone.utc)).isoformat(timespec="seconds")
-    return Lock(created=created, tool=f"colab-cudnn-fix {__version__}", machine=machine, requires=requires,
-                indexes=tuple(indexes), packages=tuple(packages),
-                remove=tuple(canonicalize_name(p.name) for p in stack.pins if p.action == "remove"),
-                apt=apt_pins(stack), env_fixes=tuple(stack.env_fixes), cudnn=stack.cudnn,
-                cudnn_from=stack.cudnn_from)
-
-
+    return Lock(
+        created=created,
+        tool=f"colab-cudnn-fix {__version__}",
+        machine=machine,
+        requires=requires,
+        indexes=tuple(indexes),
+        packages=tuple(packages),
+        remove=tuple(canonicalize_name(p.name) for p in stack.pins if p.action == "remove"),
+        apt=apt_pins(stack),
+        env_fixes=tuple(stack.env_fixes),
+        cudnn=stack.cudnn,
+        cudnn_from=stack.cudnn_from,
+    )
 
 
 def build_index(stack: Stack, name: str, version: str) -> Optional[str]:

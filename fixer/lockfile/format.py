@@ -46,6 +46,7 @@ Schema (version 2; version 1 files, whose [apt] was a table of package = "versio
     value = "/usr/lib/x86_64-linux-gnu"
     why = "..."
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -56,10 +57,10 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from .._compat import tomllib
-from .._toml_write import quote, value
-from ..errors import UsageError
-from ..model import EnvFix
+from fixer.system.compat import tomllib
+from fixer.system.toml_write import quote, value
+from fixer.errors import UsageError
+from fixer.model import EnvFix
 
 LOCK_VERSION = 2
 READABLE_VERSIONS = (1, 2)
@@ -69,8 +70,8 @@ READABLE_VERSIONS = (1, 2)
 class LockedPackage:
     name: str
     version: str
-    index: Optional[str] = None             # index URL it comes from (None: only --find-links)
-    hashes: Tuple[str, ...] = ()            # "sha256:<hex>", every file of this version
+    index: Optional[str] = None  # index URL it comes from (None: only --find-links)
+    hashes: Tuple[str, ...] = ()  # "sha256:<hex>", every file of this version
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,8 +88,8 @@ class MachineFacts:
 
 @dataclasses.dataclass(frozen=True)
 class LockRequires:
-    python: Optional[str] = None            # "3.12"
-    cuda: Optional[str] = None              # the driver must support this CUDA
+    python: Optional[str] = None  # "3.12"
+    cuda: Optional[str] = None  # the driver must support this CUDA
     compute_capabilities: Tuple[str, ...] = ()
     ptx: Optional[str] = None
     arch: Optional[str] = None
@@ -104,7 +105,7 @@ class AptPin:
     version: str
     hold: bool = True
     sha256: Optional[str] = None
-    integrity: str = "apt-signed-index"     # or "sha256"
+    integrity: str = "apt-signed-index"  # or "sha256"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,26 +125,46 @@ class Lock:
 
 
 def _table(d: Mapping[str, Any]) -> List[str]:
-    return [f"{quote(k) if not re.match(r'^[A-Za-z0-9_-]+$', k) else k} = {value(v)}"
-            for k, v in d.items() if v is not None]
+    return [
+        f"{quote(k) if not re.match(r'^[A-Za-z0-9_-]+$', k) else k} = {value(v)}"
+        for k, v in d.items()
+        if v is not None
+    ]
 
 
 def dumps(lock: Lock) -> str:
-    lines = ["# colab-cudnn-fix lock file (schema: `version`; see fixer/lockfile/format.py).",
-             "# Reproduce with: colab-cudnn-fix apply --lock THIS_FILE", ""]
-    top = {"version": lock.version, "created": lock.created, "tool": lock.tool, "cudnn": lock.cudnn,
-           "cudnn_from": lock.cudnn_from, "indexes": list(lock.indexes)}
+    lines = [
+        "# colab-cudnn-fix lock file (schema: `version`; see fixer/lockfile/format.py).",
+        "# Reproduce with: colab-cudnn-fix apply --lock THIS_FILE",
+        "",
+    ]
+    top = {
+        "version": lock.version,
+        "created": lock.created,
+        "tool": lock.tool,
+        "cudnn": lock.cudnn,
+        "cudnn_from": lock.cudnn_from,
+        "indexes": list(lock.indexes),
+    }
     lines += _table(top)
     lines += ["", "[machine]"] + _table(dataclasses.asdict(lock.machine))
     lines += ["", "[requires]"] + _table(dataclasses.asdict(lock.requires))
     for p in lock.packages:
-        lines += ["", "[[package]]"] + _table({"name": p.name, "version": p.version, "index": p.index,
-                                               "hashes": list(p.hashes)})
+        lines += ["", "[[package]]"] + _table(
+            {"name": p.name, "version": p.version, "index": p.index, "hashes": list(p.hashes)}
+        )
     for name in lock.remove:
         lines += ["", "[[remove]]", f"name = {quote(name)}"]
     for a in lock.apt:
-        lines += ["", "[[apt]]"] + _table({"package": a.package, "version": a.version, "hold": a.hold,
-                                           "sha256": a.sha256, "integrity": a.integrity})
+        lines += ["", "[[apt]]"] + _table(
+            {
+                "package": a.package,
+                "version": a.version,
+                "hold": a.hold,
+                "sha256": a.sha256,
+                "integrity": a.integrity,
+            }
+        )
     for fx in lock.env_fixes:
         lines += ["", "[[env_fix]]"] + _table({"kind": fx.kind, "value": fx.value, "why": fx.why})
     return "\n".join(lines) + "\n"
@@ -151,7 +172,7 @@ def dumps(lock: Lock) -> str:
 
 def write_lock(lock: Lock, path: str) -> Path:
     """Write atomically (temporary file + fsync + rename)."""
-    from ..applier.journal import atomic_write
+    from fixer.applier.journal import atomic_write
 
     target = Path(path)
     try:
@@ -180,10 +201,25 @@ def lock_from_dict(data: Dict[str, Any], where: str = "lock") -> Lock:
         return UsageError(f"{where}: {key}: {msg}")
 
     if data.get("version") not in READABLE_VERSIONS:
-        raise bad("version", f"expected one of {READABLE_VERSIONS}, got {data.get('version')!r} "
-                  "(a lock written by another version of colab-cudnn-fix?)")
-    known = {"version", "created", "tool", "cudnn", "cudnn_from", "indexes", "machine", "requires", "package",
-             "remove", "apt", "env_fix"}
+        raise bad(
+            "version",
+            f"expected one of {READABLE_VERSIONS}, got {data.get('version')!r} "
+            "(a lock written by another version of colab-cudnn-fix?)",
+        )
+    known = {
+        "version",
+        "created",
+        "tool",
+        "cudnn",
+        "cudnn_from",
+        "indexes",
+        "machine",
+        "requires",
+        "package",
+        "remove",
+        "apt",
+        "env_fix",
+    }
     unknown = sorted(set(data) - known)
     if unknown:
         raise bad(unknown[0], "unknown key")
@@ -202,7 +238,11 @@ def lock_from_dict(data: Dict[str, Any], where: str = "lock") -> Lock:
         for k, v in raw.items():
             if k not in fields:
                 raise bad(f"{key}.{k}", "unknown key")
-            kw[k] = strs(v, f"{key}.{k}") if isinstance(v, list) or "Tuple" in str(fields[k].type) else v
+            kw[k] = (
+                strs(v, f"{key}.{k}")
+                if isinstance(v, list) or "Tuple" in str(fields[k].type)
+                else v
+            )
             if not isinstance(kw[k], (str, tuple)):
                 raise bad(f"{key}.{k}", "expected a string")
         return cls(**kw)
@@ -210,7 +250,11 @@ def lock_from_dict(data: Dict[str, Any], where: str = "lock") -> Lock:
     packages: List[LockedPackage] = []
     for i, p in enumerate(data.get("package", [])):
         key = f"package[{i}]"
-        if not isinstance(p, dict) or not isinstance(p.get("name"), str) or not isinstance(p.get("version"), str):
+        if (
+            not isinstance(p, dict)
+            or not isinstance(p.get("name"), str)
+            or not isinstance(p.get("version"), str)
+        ):
             raise bad(key, "needs name and version strings")
         try:
             Version(p["version"])
@@ -218,44 +262,59 @@ def lock_from_dict(data: Dict[str, Any], where: str = "lock") -> Lock:
             raise bad(f"{key}.version", f"{p['version']!r} is not a version")
         hashes = strs(p.get("hashes", []), f"{key}.hashes")
         if not hashes or not all(re.match(r"^sha256:[0-9a-f]{64}$", h) for h in hashes):
-            raise bad(f"{key}.hashes", "needs at least one \"sha256:<64 hex digits>\"")
+            raise bad(f"{key}.hashes", 'needs at least one "sha256:<64 hex digits>"')
         extra = sorted(set(p) - {"name", "version", "index", "hashes"})
         if extra:
             raise bad(f"{key}.{extra[0]}", "unknown key")
-        packages.append(LockedPackage(name=canonicalize_name(p["name"]), version=p["version"],
-                                      index=p.get("index"), hashes=hashes))
+        packages.append(
+            LockedPackage(
+                name=canonicalize_name(p["name"]),
+                version=p["version"],
+                index=p.get("index"),
+                hashes=hashes,
+            )
+        )
     fixes: List[EnvFix] = []
     for i, fx in enumerate(data.get("env_fix", [])):
         try:
-            from ..model import from_dict
+            from fixer.model import from_dict
 
             fixes.append(from_dict(EnvFix, fx, f"{where}: env_fix[{i}]"))
         except ValueError as exc:
             raise UsageError(str(exc))
     apt = _apt_pins(data.get("apt", []), bad)
     return Lock(
-        version=LOCK_VERSION, created=str(data.get("created", "")), tool=str(data.get("tool", "")),
-        machine=section(MachineFacts, "machine"), requires=section(LockRequires, "requires"),
-        indexes=strs(data.get("indexes", []), "indexes"), packages=tuple(packages),
+        version=LOCK_VERSION,
+        created=str(data.get("created", "")),
+        tool=str(data.get("tool", "")),
+        machine=section(MachineFacts, "machine"),
+        requires=section(LockRequires, "requires"),
+        indexes=strs(data.get("indexes", []), "indexes"),
+        packages=tuple(packages),
         remove=tuple(canonicalize_name(r["name"]) for r in data.get("remove", [])),
-        apt=apt, env_fixes=tuple(fixes), cudnn=data.get("cudnn"), cudnn_from=data.get("cudnn_from"),
+        apt=apt,
+        env_fixes=tuple(fixes),
+        cudnn=data.get("cudnn"),
+        cudnn_from=data.get("cudnn_from"),
     )
-
-
 
 
 def _apt_pins(raw: Any, bad: Callable[[str, str], UsageError]) -> Tuple[AptPin, ...]:
     """[[apt]] records (version 2), or version 1's [apt] table of package = "version"."""
     if isinstance(raw, dict):
         if not all(isinstance(v, str) for v in raw.values()):
-            raise bad("apt", "expected a table of package = \"version\"")
+            raise bad("apt", 'expected a table of package = "version"')
         return tuple(AptPin(package=k, version=v) for k, v in raw.items())
     if not isinstance(raw, list):
         raise bad("apt", "expected [[apt]] records")
     out: List[AptPin] = []
     for i, a in enumerate(raw):
         key = f"apt[{i}]"
-        if not isinstance(a, dict) or not isinstance(a.get("package"), str) or not isinstance(a.get("version"), str):
+        if (
+            not isinstance(a, dict)
+            or not isinstance(a.get("package"), str)
+            or not isinstance(a.get("version"), str)
+        ):
             raise bad(key, "needs package and version strings")
         extra = sorted(set(a) - {"package", "version", "hold", "sha256", "integrity"})
         if extra:
@@ -265,7 +324,14 @@ def _apt_pins(raw: Any, bad: Callable[[str, str], UsageError]) -> Tuple[AptPin, 
             raise bad(f"{key}.sha256", "expected 64 hex digits")
         integrity = a.get("integrity", "sha256" if sha else "apt-signed-index")
         if integrity not in ("sha256", "apt-signed-index") or (integrity == "sha256" and not sha):
-            raise bad(f"{key}.integrity", "expected \"sha256\" (with sha256) or \"apt-signed-index\"")
-        out.append(AptPin(package=a["package"], version=a["version"], hold=bool(a.get("hold", True)),
-                          sha256=sha, integrity=integrity))
+            raise bad(f"{key}.integrity", 'expected "sha256" (with sha256) or "apt-signed-index"')
+        out.append(
+            AptPin(
+                package=a["package"],
+                version=a["version"],
+                hold=bool(a.get("hold", True)),
+                sha256=sha,
+                integrity=integrity,
+            )
+        )
     return tuple(out)

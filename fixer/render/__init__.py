@@ -3,16 +3,28 @@
 Colour follows NO_COLOR / FORCE_COLOR and TTY detection (rich does both). Area renderers
 live in submodules (render.doctor, render.plan, ...); the helpers below are shared.
 """
+
 from __future__ import annotations
 
 import contextlib
 import contextvars
 import sys
-from json.encoder import encode_basestring_ascii as _json_str   # json's own (C) string escaping
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from json.encoder import encode_basestring_ascii as _json_str  # json's own (C) string escaping
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Dict,
+    Iterator,
+    List,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+)
 
-from ..errors import FixerError
-from ..model import to_dict
+from fixer.errors import FixerError
+from fixer.model import to_dict
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -101,13 +113,22 @@ def _apply_shape(body: Dict[str, Any]) -> Dict[str, Any]:
         outcome = "dry-run"
     plan_nothing = bool(isinstance(plan, dict) and plan.get("nothing_to_do"))
     out: Dict[str, Any] = {
-        "schema": body.get("schema", 1), "command": "apply", "outcome": outcome,
+        "schema": body.get("schema", 1),
+        "command": "apply",
+        "outcome": outcome,
         "changed": bool(body.get("changed", False)),
         "nothing_to_do": bool(body.get("nothing_to_do", plan_nothing)),
-        "no_gpu": bool(body.get("no_gpu", False)), "plan": plan, "message": body.get("message"),
-        "findings": body.get("findings", []), "result": body.get("result"), "verify": body.get("verify", []),
-        "verified_by": body.get("verified_by", ""), "findings_after": body.get("findings_after", []),
-        "restart": body.get("restart"), "exit_code": body.get("exit_code"), "hint": body.get("hint"),
+        "no_gpu": bool(body.get("no_gpu", False)),
+        "plan": plan,
+        "message": body.get("message"),
+        "findings": body.get("findings", []),
+        "result": body.get("result"),
+        "verify": body.get("verify", []),
+        "verified_by": body.get("verified_by", ""),
+        "findings_after": body.get("findings_after", []),
+        "restart": body.get("restart"),
+        "exit_code": body.get("exit_code"),
+        "hint": body.get("hint"),
     }
     if isinstance(plan, dict) and "nothing_to_do" not in plan:
         out["plan"] = dict(plan, nothing_to_do=out["nothing_to_do"])
@@ -127,7 +148,10 @@ def json_payload(value: Any, command: Optional[str] = None) -> Dict[str, Any]:
     if not isinstance(body, dict):
         body = {"value": body}
     name = _COMMAND.get() if command is None else command
-    out: Dict[str, Any] = {"schema": body.pop("schema", 1), "command": body.pop("command", name) or name}
+    out: Dict[str, Any] = {
+        "schema": body.pop("schema", 1),
+        "command": body.pop("command", name) or name,
+    }
     out.update(body)
     shape = _SHAPES.get(out["command"])
     return shape(out) if shape else out
@@ -229,16 +253,20 @@ def error(exc: FixerError, as_json: bool = False, command: str = "") -> None:
     """A library error: one red line on stderr (plus its hint), or a JSON object on stdout
     (fixer/schemas/error.json: the same shape for every command)."""
     if as_json:
-        from ..errors import error_payload
+        from fixer.errors import error_payload
 
         print_json(error_payload(exc, command))
         return
     # soft_wrap: never break a line rich-side; a path or version cut in two can't be copied.
     console = err()
-    console.print(styled(("error:", "bold red"), f" {exc.message}"), highlight=False, soft_wrap=True)
+    console.print(
+        styled(("error:", "bold red"), f" {exc.message}"), highlight=False, soft_wrap=True
+    )
     for attr, label in (("clashes", "clash"), ("ways_out", "way out")):
         for line in getattr(exc, attr, ()) or ():
-            console.print(styled("  ", (f"{label}:", "yellow"), f" {line}"), highlight=False, soft_wrap=True)
+            console.print(
+                styled("  ", (f"{label}:", "yellow"), f" {line}"), highlight=False, soft_wrap=True
+            )
     if exc.hint:
         console.print(styled(("hint:", "cyan"), f" {exc.hint}"), highlight=False, soft_wrap=True)
 
@@ -249,8 +277,14 @@ def warning(line: str) -> None:
     sys.stderr.flush()
 
 
-def table_widths(headers: Sequence[str], rows: Sequence[Sequence[Any]], width: int, *, boxed: bool = True,
-                 whole: Sequence[str] = ()) -> Optional[List[int]]:
+def table_widths(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    width: int,
+    *,
+    boxed: bool = True,
+    whole: Sequence[str] = (),
+) -> Optional[List[int]]:
     """The content width of each column when `rows` fit as a table `width` cells wide, else None.
 
     The rule (one home; every table goes through it): a cell of a column named in `whole`
@@ -278,7 +312,7 @@ def table_widths(headers: Sequence[str], rows: Sequence[Sequence[Any]], width: i
     if room < 0:
         return None
     widths = list(need)
-    while room > 0:                       # widen the most wrapped column, one cell at a time
+    while room > 0:  # widen the most wrapped column, one cell at a time
         short = [(want[i] - widths[i], i) for i in range(len(widths)) if widths[i] < want[i]]
         if not short:
             break
@@ -287,9 +321,16 @@ def table_widths(headers: Sequence[str], rows: Sequence[Sequence[Any]], width: i
     return widths
 
 
-def print_table(console: "Console", headers: Sequence[str], rows: Sequence[Sequence[Any]], *,
-                title: Optional[str] = None, boxed: bool = True, styles: Optional[Dict[str, str]] = None,
-                whole: Sequence[str] = ()) -> None:
+def print_table(
+    console: "Console",
+    headers: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    title: Optional[str] = None,
+    boxed: bool = True,
+    styles: Optional[Dict[str, str]] = None,
+    whole: Sequence[str] = (),
+) -> None:
     """`rows` as a table when every cell fits at the console's width by `table_widths`' rule;
     otherwise as a list (the first cell, then "header: value" lines, never wrapped) so that no
     version, path or command is ever cut or split. A cell is plain text or a rich Text;
@@ -306,13 +347,23 @@ def print_table(console: "Console", headers: Sequence[str], rows: Sequence[Seque
         if boxed:
             table = Table(title=title, show_lines=False, header_style="bold")
         else:
-            table = Table(title=title, show_lines=False, header_style="bold", box=None, show_edge=False,
-                          pad_edge=False)
+            table = Table(
+                title=title,
+                show_lines=False,
+                header_style="bold",
+                box=None,
+                show_edge=False,
+                pad_edge=False,
+            )
         for h, w in zip(headers, widths):
             # a whole column is as wide as its longest cell, so its cells never wrap; its header
             # still may, between words
-            table.add_column(h, overflow="fold", width=w,
-                             justify="right" if (styles or {}).get(h) == "right" else "left")
+            table.add_column(
+                h,
+                overflow="fold",
+                width=w,
+                justify="right" if (styles or {}).get(h) == "right" else "left",
+            )
         for r in rows:
             table.add_row(*(text(c) for c in r))
         console.print(table)

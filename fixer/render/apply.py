@@ -4,23 +4,26 @@ Works without a TTY (a Colab `!` cell, a CI log): plain lines, no cursor movemen
 only where rich detects a terminal (and never with NO_COLOR). With --json, progress goes to
 stderr and stdout carries one JSON document.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 from rich.console import Console
 
-from ..applier.reporter import Reporter
-from ..applier.results import APPLY_SCHEMA, ApplyResult, RollbackResult
-from ..applier.runner import CommandResult
-from ..model import CheckResult, Finding, Plan, Step, to_dict
-from . import err, out, print_json, styled
+from fixer.applier.reporter import Reporter
+from fixer.applier.results import APPLY_SCHEMA, ApplyResult, RollbackResult
+from fixer.applier.runner import CommandResult
+from fixer.model import CheckResult, Finding, Plan, Step, to_dict
+from fixer.render import err, out, print_json, styled
 
 #: Installer output lines worth showing while a step runs (downloads, what gets installed).
-_PROGRESS = re.compile(r"^\s*(Collecting|Downloading|Downloaded|Installing|Successfully|Uninstalling|"
-                       r"Attempting|Found existing|Using cached|Processing|Resolved|Prepared|Installed|"
-                       r"Uninstalled| [+-] |ERROR|error|WARNING|E: |Setting up|Unpacking|Get:)")
+_PROGRESS = re.compile(
+    r"^\s*(Collecting|Downloading|Downloaded|Installing|Successfully|Uninstalling|"
+    r"Attempting|Found existing|Using cached|Processing|Resolved|Prepared|Installed|"
+    r"Uninstalled| [+-] |ERROR|error|WARNING|E: |Setting up|Unpacking|Get:)"
+)
 
 
 class ConsoleReporter(Reporter):
@@ -34,9 +37,17 @@ class ConsoleReporter(Reporter):
         self.console.print(styled((text, "dim")), highlight=False)
 
     def step_started(self, index: int, total: int, step: Step) -> None:
-        self.console.print(styled((f"[{index}/{total}]", "bold"), f" {step.summary}"), highlight=False)
+        self.console.print(
+            styled((f"[{index}/{total}]", "bold"), f" {step.summary}"), highlight=False
+        )
         if step.argv:
-            self.console.print(f"      $ {' '.join(step.argv)}", style="dim", markup=False, highlight=False, soft_wrap=True)
+            self.console.print(
+                f"      $ {' '.join(step.argv)}",
+                style="dim",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
 
     def step_output(self, index: int, line: str) -> None:
         if self.verbose or _PROGRESS.search(line):
@@ -44,9 +55,13 @@ class ConsoleReporter(Reporter):
 
     def step_finished(self, index: int, step: Step, result: CommandResult) -> None:
         if result.rc == 0:
-            self.console.print(f"      [green]ok[/] ({result.seconds:.1f} s)", markup=True, highlight=False)
+            self.console.print(
+                f"      [green]ok[/] ({result.seconds:.1f} s)", markup=True, highlight=False
+            )
         else:
-            self.console.print(f"      [red]failed[/] (exit {result.rc})", markup=True, highlight=False)
+            self.console.print(
+                f"      [red]failed[/] (exit {result.rc})", markup=True, highlight=False
+            )
             for line in result.output.strip().splitlines()[-15:]:
                 self.console.print(f"      {line}", markup=False, highlight=False)
 
@@ -58,23 +73,51 @@ def reporter_for(as_json: bool, verbose: bool = False) -> ConsoleReporter:
     return ConsoleReporter(err() if as_json else out(), verbose=verbose)
 
 
-def nothing_to_do_json(plan: Plan, findings: Sequence[Finding] = (), *, outcome: str = "nothing-to-do",
-                       nothing_to_do: bool = True, restart: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+def nothing_to_do_json(
+    plan: Plan,
+    findings: Sequence[Finding] = (),
+    *,
+    outcome: str = "nothing-to-do",
+    nothing_to_do: bool = True,
+    restart: Optional[Dict[str, Any]] = None,
+) -> Dict[str, Any]:
     """The machine needed no change: "nothing-to-do", or "restart-needed" when the process apply
     ran in maps another copy (then `restart` says so and `nothing_to_do` is false)."""
-    return {"schema": APPLY_SCHEMA, "outcome": outcome, "changed": False, "nothing_to_do": nothing_to_do,
-            "plan": to_dict(plan), "findings": to_dict(tuple(findings)), "restart": restart}
+    return {
+        "schema": APPLY_SCHEMA,
+        "outcome": outcome,
+        "changed": False,
+        "nothing_to_do": nothing_to_do,
+        "plan": to_dict(plan),
+        "findings": to_dict(tuple(findings)),
+        "restart": restart,
+    }
 
 
-def applied_json(result: ApplyResult, *, plan: Plan, checks: Sequence[CheckResult] = (),
-                 findings_after: Sequence[Finding] = (), verified_by: str = "",
-                 restart: Optional[Dict[str, Any]], nothing_to_do: bool) -> Dict[str, Any]:
+def applied_json(
+    result: ApplyResult,
+    *,
+    plan: Plan,
+    checks: Sequence[CheckResult] = (),
+    findings_after: Sequence[Finding] = (),
+    verified_by: str = "",
+    restart: Optional[Dict[str, Any]],
+    nothing_to_do: bool,
+) -> Dict[str, Any]:
     """`nothing_to_do` and `restart` come from fixer.api.ApplyResult (one rule: nothing changed on
     the machine or in the process apply ran in, and then no verdict)."""
-    return {"schema": APPLY_SCHEMA, "outcome": "applied", "changed": result.changed, "nothing_to_do": nothing_to_do,
-            "plan": to_dict(plan), "result": to_dict(result), "verify": to_dict(tuple(checks)),
-            "verified_by": verified_by, "findings_after": to_dict(tuple(findings_after)),
-            "restart": restart}
+    return {
+        "schema": APPLY_SCHEMA,
+        "outcome": "applied",
+        "changed": result.changed,
+        "nothing_to_do": nothing_to_do,
+        "plan": to_dict(plan),
+        "result": to_dict(result),
+        "verify": to_dict(tuple(checks)),
+        "verified_by": verified_by,
+        "findings_after": to_dict(tuple(findings_after)),
+        "restart": restart,
+    }
 
 
 def rollback_json(result: RollbackResult) -> Dict[str, Any]:
@@ -83,19 +126,33 @@ def rollback_json(result: RollbackResult) -> Dict[str, Any]:
 
 def show_lock_written(lock: Any, path: str) -> None:
     console = out()
-    console.print(f"wrote {path}: {len(lock.packages)} package(s) with hashes"
-                  + (f", {len(lock.apt)} apt pin(s)" if lock.apt else "")
-                  + (f", {len(lock.env_fixes)} loader fix(es)" if lock.env_fixes else ""), highlight=False, markup=False)
+    console.print(
+        f"wrote {path}: {len(lock.packages)} package(s) with hashes"
+        + (f", {len(lock.apt)} apt pin(s)" if lock.apt else "")
+        + (f", {len(lock.env_fixes)} loader fix(es)" if lock.env_fixes else ""),
+        highlight=False,
+        markup=False,
+    )
     for p in lock.packages:
-        console.print(f"  {p.name}=={p.version}  ({len(p.hashes)} hash{'es' if len(p.hashes) != 1 else ''})",
-                      highlight=False, markup=False)
-    console.print(f"reproduce with: colab-cudnn-fix apply --lock {path}", style="dim", highlight=False, markup=False)
+        console.print(
+            f"  {p.name}=={p.version}  ({len(p.hashes)} hash{'es' if len(p.hashes) != 1 else ''})",
+            highlight=False,
+            markup=False,
+        )
+    console.print(
+        f"reproduce with: colab-cudnn-fix apply --lock {path}",
+        style="dim",
+        highlight=False,
+        markup=False,
+    )
 
 
 def show_nothing_to_do(restart: Optional[Dict[str, Any]] = None) -> None:
     """The machine needed no change (`restart`: but the process apply ran in must restart)."""
     if restart:
-        out().print("The machine needs no change, but this process needs a restart:", highlight=False)
+        out().print(
+            "The machine needs no change, but this process needs a restart:", highlight=False
+        )
         out().print(styled((restart["message"], "yellow")), highlight=False)
         return
     out().print("[green]Nothing to do:[/] the environment already matches the plan.", markup=True)
@@ -105,7 +162,9 @@ def show_manual(blocking: Sequence[Finding], drift: Sequence[str] = ()) -> None:
     """The "cannot fix automatically" block, shared by plan and apply."""
     console = out()
     if blocking:
-        console.print("[bold]cannot fix automatically[/] (what you must do):", markup=True, highlight=False)
+        console.print(
+            "[bold]cannot fix automatically[/] (what you must do):", markup=True, highlight=False
+        )
         for f in blocking:
             console.print(styled("  ", (f.id, "red"), f": {f.title}"), highlight=False)
             if f.fix:
@@ -114,19 +173,31 @@ def show_manual(blocking: Sequence[Finding], drift: Sequence[str] = ()) -> None:
         console.print(styled("  ", ("plan clash", "red"), f": {d}"), highlight=False)
 
 
-def show_applied(result: ApplyResult, *, checks: Sequence[CheckResult] = (), findings_after: Sequence[Finding] = (),
-                 verified_by: str = "", restart: Dict[str, Any]) -> None:
+def show_applied(
+    result: ApplyResult,
+    *,
+    checks: Sequence[CheckResult] = (),
+    findings_after: Sequence[Finding] = (),
+    verified_by: str = "",
+    restart: Dict[str, Any],
+) -> None:
     console = out()
     console.print()
     if result.distributions:
         console.print("[bold]changed[/]", markup=True)
         for c in result.distributions:
-            console.print(f"  {c.name}: {c.before or '(absent)'} -> {c.after or '(removed)'}", highlight=False, markup=False)
+            console.print(
+                f"  {c.name}: {c.before or '(absent)'} -> {c.after or '(removed)'}",
+                highlight=False,
+                markup=False,
+            )
     for f in result.files:
         console.print(f"  wrote {f}", highlight=False, markup=False)
     if result.repaired:
-        console.print(f"[bold]repaired[/] {len(result.repaired)} file(s) whose distribution kept its version",
-                      markup=True)
+        console.print(
+            f"[bold]repaired[/] {len(result.repaired)} file(s) whose distribution kept its version",
+            markup=True,
+        )
         for f in result.repaired[:20]:
             console.print(f"  rewrote {f}", highlight=False, markup=False)
         if len(result.repaired) > 20:
@@ -138,12 +209,16 @@ def show_applied(result: ApplyResult, *, checks: Sequence[CheckResult] = (), fin
     if checks:
         for check in checks:
             colour = {"passed": "green", "skipped": "dim"}.get(check.status, "red")
-            console.print(styled(f"verify {check.framework}: ", (check.status, colour), f" {check.summary}"),
-                          highlight=False)
+            console.print(
+                styled(f"verify {check.framework}: ", (check.status, colour), f" {check.summary}"),
+                highlight=False,
+            )
     errors = [f for f in findings_after if f.severity == "error"]
     if verified_by:
         if errors:
-            console.print(styled(("still wrong after apply", "red"), f" ({verified_by}):"), highlight=False)
+            console.print(
+                styled(("still wrong after apply", "red"), f" ({verified_by}):"), highlight=False
+            )
             for finding in errors:
                 console.print(f"  {finding.id}: {finding.title}", highlight=False, markup=False)
         else:
@@ -151,8 +226,15 @@ def show_applied(result: ApplyResult, *, checks: Sequence[CheckResult] = (), fin
     if restart.get("message"):
         colour = "green" if restart.get("verdict") == "fixed in this kernel" else "yellow"
         console.print(styled((restart["message"], colour)), highlight=False)
-    console.print(styled((f"journal {result.journal}; log {result.log}; undo with `colab-cudnn-fix rollback`", "dim")),
-                  highlight=False)
+    console.print(
+        styled(
+            (
+                f"journal {result.journal}; log {result.log}; undo with `colab-cudnn-fix rollback`",
+                "dim",
+            )
+        ),
+        highlight=False,
+    )
 
 
 def show_rollback(result: RollbackResult, as_json: bool) -> None:
@@ -165,25 +247,43 @@ def show_rollback(result: RollbackResult, as_json: bool) -> None:
             console.print(f"Nothing to roll back: {n}", markup=False, highlight=False)
         return
     for c in result.distributions:
-        console.print(f"  {c.name}: {c.before or '(absent)'} -> {c.after or '(removed)'}", highlight=False, markup=False)
+        console.print(
+            f"  {c.name}: {c.before or '(absent)'} -> {c.after or '(removed)'}",
+            highlight=False,
+            markup=False,
+        )
     for f in result.files:
         console.print(f"  restored {f}", highlight=False, markup=False)
     if result.restored or result.removed:
-        console.print(f"  {len(result.restored)} distribution file(s) written back, {len(result.removed)} added "
-                      "file(s) or installer leftover(s) removed", highlight=False)
+        console.print(
+            f"  {len(result.restored)} distribution file(s) written back, {len(result.removed)} added "
+            "file(s) or installer leftover(s) removed",
+            highlight=False,
+        )
     for n in result.notes:
         console.print(styled(("note:", "yellow"), f" {n}"), highlight=False)
     # the verdicts below are RollbackResult's, which fixer.applier.transaction computed by checking
     # every version and the sha256 of every recorded file right after the restore
     if result.status == "rolled-back" and result.exact:
-        console.print(f"[green]Rolled back:[/] the environment is exactly as before the last apply "
-                      f"({result.checked_files} recorded file(s) checked byte for byte).", markup=True)
+        console.print(
+            f"[green]Rolled back:[/] the environment is exactly as before the last apply "
+            f"({result.checked_files} recorded file(s) checked byte for byte).",
+            markup=True,
+        )
     elif result.status == "rolled-back":
-        console.print(styled(("Rolled back:", "green"), f" every version is as before and {result.checked_files} recorded "
-                             f"file(s) match byte for byte; reinstalled by version only (files not recorded): "
-                             f"{', '.join(result.unverified)}."), highlight=False)
+        console.print(
+            styled(
+                ("Rolled back:", "green"),
+                f" every version is as before and {result.checked_files} recorded "
+                f"file(s) match byte for byte; reinstalled by version only (files not recorded): "
+                f"{', '.join(result.unverified)}.",
+            ),
+            highlight=False,
+        )
     else:
-        console.print("[red]Rollback incomplete:[/] these differ from before the apply:", markup=True)
+        console.print(
+            "[red]Rollback incomplete:[/] these differ from before the apply:", markup=True
+        )
         for r in result.remaining:
             console.print(f"  {r}", markup=False, highlight=False)
     console.print(styled((f"journal {result.journal}", "dim")), highlight=False)

@@ -2,13 +2,14 @@
 (fixer.model.Clash, WayOut; fixer.resolver finds them) into sentences, for the text output
 (fixer.render.error) and for `--json` (fixer.errors.error_payload) alike. Pure: no rich, no I/O.
 """
+
 from __future__ import annotations
 
 from typing import Dict, List, Sequence, Tuple
 
-from .._versions import public
-from ..model import Clash, Need, Pin, Refusal, WayOut
-from ..rules import display_name
+from fixer.system.versions import public
+from fixer.model import Clash, Need, Pin, Refusal, WayOut
+from fixer.rules import display_name
 
 #: At most this many clash sentences (the most telling come first).
 MAX_CLASHES = 8
@@ -46,7 +47,9 @@ def way_lines(ways: Sequence[WayOut]) -> List[str]:
     out = []
     for w in ways:
         changes = [pin_words(p) for p in w.changes]
-        out.append(f"{_dropped(w)}: " + ("; ".join(changes[:4]) if changes else "nothing needs to change"))
+        out.append(
+            f"{_dropped(w)}: " + ("; ".join(changes[:4]) if changes else "nothing needs to change")
+        )
     return out
 
 
@@ -82,16 +85,20 @@ def _asked(n: Need) -> str:
 
 def _sentence(c: Clash) -> str:
     if c.kind == "no-build":
-        head = f"{display_name(c.subject)}: no build fits" + (" " + " and ".join(map(_asked, c.needs)) if c.needs else "")
+        head = f"{display_name(c.subject)}: no build fits" + (
+            " " + " and ".join(map(_asked, c.needs)) if c.needs else ""
+        )
         reasons = list(_grouped(c.refusals).values())[:3]
         return head + (": " + "; ".join(reasons) if reasons else "")
     words = "; ".join(f"{n.parent} {n.text}" for n in c.needs)
     if c.kind == "no-copy":
-        return (f"cuDNN {c.subject}: {words}; no cuDNN copy satisfies all of them"
-                + ("" if not c.held else " and " + "; ".join(map(_asked, c.held))))
+        return f"cuDNN {c.subject}: {words}; no cuDNN copy satisfies all of them" + (
+            "" if not c.held else " and " + "; ".join(map(_asked, c.held))
+        )
     if c.kind == "blocked":
-        blocks = list(_grouped(c.refusals).values()) + [f"{n.parent} holds {n.text.replace(' stays at ', ' at ')}"
-                                                         for n in c.held]
+        blocks = list(_grouped(c.refusals).values()) + [
+            f"{n.parent} holds {n.text.replace(' stays at ', ' at ')}" for n in c.held
+        ]
         return f"cuDNN {c.subject}: {words}; " + "; ".join(list(dict.fromkeys(blocks))[:2])
     if c.kind == "no-build-is":
         return f"{display_name(c.subject)}: no build is " + " and ".join(map(_asked, c.needs))
@@ -114,8 +121,17 @@ def _grouped(refusals: Sequence[Refusal]) -> Dict[Tuple[str, str, bool], str]:
     out: Dict[Tuple[str, str, bool], str] = {}
     for (text, against, chosen), who in whos.items():
         head = ", ".join(who[:3]) + (f" and {len(who) - 3} more" if len(who) > 3 else "")
-        out[(text, against, chosen)] = f"{head} {text}, but {against}" + (" is already chosen" if chosen else "")
+        out[(text, against, chosen)] = f"{head} {text}, but {against}" + (
+            " is already chosen" if chosen else ""
+        )
     return out
 
 
-__all__ = ["MAX_CLASHES", "NO_WAY_OUT", "clash_lines", "pin_words", "unsatisfiable_message", "way_lines"]
+__all__ = [
+    "MAX_CLASHES",
+    "NO_WAY_OUT",
+    "clash_lines",
+    "pin_words",
+    "unsatisfiable_message",
+    "way_lines",
+]

@@ -1,10 +1,11 @@
 """Terminal output of `explain`: the ranked causes with confidence, evidence and fix, then the
 plan that would apply the fix (when the machine was detected). No logic beyond formatting."""
+
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-from . import out, styled
+from fixer.render import out, styled
 
 
 def _sure(c: float) -> str:
@@ -20,17 +21,34 @@ def _sure(c: float) -> str:
 def render_explain(result: Any, plan: Any, notes: Sequence[str], detected: bool) -> None:
     console = out()
     if not result.recognised:
-        console.print("[yellow]Not recognised:[/] none of the known error patterns appears in this text.")
-        console.print("Run `colab-cudnn-fix doctor` to look at the machine, or `colab-cudnn-fix verify` to test it.")
+        console.print(
+            "[yellow]Not recognised:[/] none of the known error patterns appears in this text."
+        )
+        console.print(
+            "Run `colab-cudnn-fix doctor` to look at the machine, or `colab-cudnn-fix verify` to test it."
+        )
     if getattr(result, "benign", False):
-        console.print("[green]Benign:[/] the recognised lines are harmless; the cause of a failure lies in another message.")
+        console.print(
+            "[green]Benign:[/] the recognised lines are harmless; the cause of a failure lies in another message."
+        )
     elif getattr(result, "ambiguous", False):
-        console.print("[yellow]Ambiguous:[/] this text has more than one reading; the check under each one decides.")
+        console.print(
+            "[yellow]Ambiguous:[/] this text has more than one reading; the check under each one decides."
+        )
     for i, f in enumerate(result.findings):
-        label = "cause" if i == 0 else ("or" if f.confidence >= 0.2 and f.id != "log-noise" else "also")
+        label = (
+            "cause" if i == 0 else ("or" if f.confidence >= 0.2 and f.id != "log-noise" else "also")
+        )
         style = "bold green" if f.id == "log-noise" else ("bold red" if i == 0 else "bold yellow")
-        console.print(styled((label, style), " ", (f.id, "bold"),
-                             f" ({_sure(f.confidence)}, {f.confidence:.2f}): {f.title}"), highlight=False)
+        console.print(
+            styled(
+                (label, style),
+                " ",
+                (f.id, "bold"),
+                f" ({_sure(f.confidence)}, {f.confidence:.2f}): {f.title}",
+            ),
+            highlight=False,
+        )
         for e in f.evidence[:6]:
             console.print(styled("  ", (e, "dim")), highlight=False)
         check = result.check_for(f.id) if hasattr(result, "check_for") else ""
@@ -44,13 +62,17 @@ def render_explain(result: Any, plan: Any, notes: Sequence[str], detected: bool)
         if not steps or getattr(plan, "nothing_to_do", False):
             console.print("[green]Plan:[/] nothing to change on this machine.")
         else:
-            console.print("[bold]Plan that would apply the fix[/] (`colab-cudnn-fix apply` runs it):")
+            console.print(
+                "[bold]Plan that would apply the fix[/] (`colab-cudnn-fix apply` runs it):"
+            )
             for n, s in enumerate(steps, 1):
                 cmd = " ".join(s.argv) if s.argv else ""
                 console.print(f"  {n}. {s.summary}", markup=False, highlight=False)
                 if cmd:
                     console.print(styled("     ", (cmd, "dim")), highlight=False)
     elif not detected and result.recognised:
-        console.print("[dim](machine not inspected: drop --no-detect to see the copies involved and the plan)[/]")
+        console.print(
+            "[dim](machine not inspected: drop --no-detect to see the copies involved and the plan)[/]"
+        )
     for note in notes:
         console.print(styled((f"note: {note}", "dim")), highlight=False)

@@ -1,5 +1,6 @@
-"""The fleet report (fixer.fleet.summarize) as a terminal table or markdown (the CLI writes
+"""The fleet report (fixer.cluster.summarize) as a terminal table or markdown (the CLI writes
 `--json` itself, through render.json_payload). No logic."""
+
 from __future__ import annotations
 
 import sys
@@ -13,8 +14,11 @@ def _verdict(n: Dict[str, Any]) -> str:
 
 
 def markdown(value: Dict[str, Any]) -> str:
-    out: List[str] = [f"### colab-cudnn-fix fleet: {value['checked']} of {value['node_count']} GPU node(s) checked"
-                      + (f", lock {value['lock']}" if value.get("lock") else ""), ""]
+    out: List[str] = [
+        f"### colab-cudnn-fix fleet: {value['checked']} of {value['node_count']} GPU node(s) checked"
+        + (f", lock {value['lock']}" if value.get("lock") else ""),
+        "",
+    ]
     out += ["| node | address | verdict | stack |", "|---|---|---|---|"]
     for n in value["nodes"]:
         out.append(f"| {n['node']} | {n['address'] or '-'} | {_verdict(n)} | {n['stack']} |")
@@ -23,7 +27,9 @@ def markdown(value: Dict[str, Any]) -> str:
     if value["by_finding"]:
         out += ["", "#### Nodes by finding", ""]
         for fid, g in value["by_finding"].items():
-            out.append(f"- **{g['severity']}** `{fid}` on {len(g['nodes'])} node(s): {', '.join(g['nodes'])}")
+            out.append(
+                f"- **{g['severity']}** `{fid}` on {len(g['nodes'])} node(s): {', '.join(g['nodes'])}"
+            )
             for t in g["titles"][:3]:
                 out.append(f"  - {t}")
     if value.get("lock"):
@@ -51,9 +57,18 @@ def rows(value: Dict[str, Any]) -> List[Tuple[Any, ...]]:
     from rich.text import Text
 
     out: List[Tuple[Any, ...]] = [
-        (n["node"], n["address"] or "-", Text(_verdict(n), style="green" if n["healthy"] else "bold red"), n["stack"])
-        for n in value["nodes"]]
-    out += [(f["node"], "-", Text(f"no answer: {f['error']}", style="bold red"), "-") for f in value["failed"]]
+        (
+            n["node"],
+            n["address"] or "-",
+            Text(_verdict(n), style="green" if n["healthy"] else "bold red"),
+            n["stack"],
+        )
+        for n in value["nodes"]
+    ]
+    out += [
+        (f["node"], "-", Text(f"no answer: {f['error']}", style="bold red"), "-")
+        for f in value["failed"]
+    ]
     return out
 
 
@@ -64,20 +79,36 @@ def render(value: Dict[str, Any], fmt: Literal["markdown", "table"]) -> None:
         return
     from rich.text import Text
 
-    from . import out, print_table
+    from fixer.render import out, print_table
 
     con = out()
-    con.print(Text("colab-cudnn-fix fleet", style="bold")
-              .append(f"  {value['checked']} of {value['node_count']} GPU node(s) checked"
-                      + (f", lock {value['lock']}" if value.get("lock") else "")), soft_wrap=True)
+    con.print(
+        Text("colab-cudnn-fix fleet", style="bold").append(
+            f"  {value['checked']} of {value['node_count']} GPU node(s) checked"
+            + (f", lock {value['lock']}" if value.get("lock") else "")
+        ),
+        soft_wrap=True,
+    )
     print_table(con, HEADERS, rows(value), boxed=False, whole=WHOLE)
     for fid, g in value["by_finding"].items():
-        con.print(Text(f"{g['severity']} ", style={"error": "bold red", "warning": "yellow"}.get(g["severity"], "cyan"))
-                  .append(fid, style="bold").append(f" on {len(g['nodes'])} node(s): {', '.join(g['nodes'])}"),
-                  soft_wrap=True)
+        con.print(
+            Text(
+                f"{g['severity']} ",
+                style={"error": "bold red", "warning": "yellow"}.get(g["severity"], "cyan"),
+            )
+            .append(fid, style="bold")
+            .append(f" on {len(g['nodes'])} node(s): {', '.join(g['nodes'])}"),
+            soft_wrap=True,
+        )
     if value.get("lock"):
         for line, nodes in value["by_drift"].items():
-            con.print(Text("drift ", style="bold red").append(f"{line}: {', '.join(nodes)}"), soft_wrap=True)
+            con.print(
+                Text("drift ", style="bold red").append(f"{line}: {', '.join(nodes)}"),
+                soft_wrap=True,
+            )
         if not value["by_drift"]:
             con.print("[green]No node has drifted from the lock.[/]")
-    con.print(f"{len(value['stacks'])} distinct stack(s)" + (": every node runs the same stack" if len(value["stacks"]) == 1 else ""))
+    con.print(
+        f"{len(value['stacks'])} distinct stack(s)"
+        + (": every node runs the same stack" if len(value["stacks"]) == 1 else "")
+    )

@@ -1,14 +1,15 @@
 """How `plan` (and `apply --dry-run`) look: the resolved settings first, then a table of
 steps, then the literal commands. `--json` prints {"schema": 1, "plan": ...}. No logic."""
+
 from __future__ import annotations
 
 import shlex
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
-from ..model import Plan, Step, to_dict
-from ..pipeline import PlannedMachine
-from . import out, print_json, print_table, styled
+from fixer.model import Plan, Step, to_dict
+from fixer.pipeline import PlannedMachine
+from fixer.render import out, print_json, print_table, styled
 
 #: Version of `plan --json`.
 PLAN_SCHEMA = 1
@@ -18,12 +19,20 @@ def plan_json(plan: Plan) -> Dict[str, Any]:
     body = to_dict(plan)
     body["nothing_to_do"] = plan.nothing_to_do
     known, unknown = plan.download
-    # what the steps download, dependencies included (fixer.simulate): bytes of what has a
+    # what the steps download, dependencies included (fixer.planner.simulate): bytes of what has a
     # recorded size, and the rest by name
-    body["download"] = {"known_bytes": known, "unknown": list(unknown), "text": download_text(known, unknown)}
-    # the plan simulated on the machine's model and diagnosed again (fixer.simulate)
-    body["simulation"] = {"healthy": plan.is_fix, "cannot_fix": body["manual"], "drift": body["drift"],
-                          "after": body["after"]}
+    body["download"] = {
+        "known_bytes": known,
+        "unknown": list(unknown),
+        "text": download_text(known, unknown),
+    }
+    # the plan simulated on the machine's model and diagnosed again (fixer.planner.simulate)
+    body["simulation"] = {
+        "healthy": plan.is_fix,
+        "cannot_fix": body["manual"],
+        "drift": body["drift"],
+        "after": body["after"],
+    }
     return {"schema": PLAN_SCHEMA, "plan": body}
 
 
@@ -46,8 +55,8 @@ def _size(n: Optional[int]) -> str:
 
 
 def download_text(known: Optional[int], unknown: Sequence[str]) -> str:
-    """"2.9 GB + 2 packages of unknown size", "1.1 GB", "3 packages of unknown size" ("" for nothing)."""
-    from ..simulate import DEPENDENCIES_OF
+    """ "2.9 GB + 2 packages of unknown size", "1.1 GB", "3 packages of unknown size" ("" for nothing)."""
+    from fixer.planner.simulate import DEPENDENCIES_OF
 
     deps = [u for u in unknown if u.startswith(DEPENDENCIES_OF)]
     pkgs = [u for u in unknown if not u.startswith(DEPENDENCIES_OF)]
@@ -55,7 +64,9 @@ def download_text(known: Optional[int], unknown: Sequence[str]) -> str:
     if pkgs:
         parts.append(f"{len(pkgs)} package{'s' if len(pkgs) != 1 else ''} of unknown size")
     if deps:
-        parts.append(f"the dependencies of {len(deps)} install{'s' if len(deps) != 1 else ''} (not known)")
+        parts.append(
+            f"the dependencies of {len(deps)} install{'s' if len(deps) != 1 else ''} (not known)"
+        )
     return " + ".join(parts)
 
 
@@ -84,20 +95,37 @@ def _settings(view: PlannedMachine) -> List[Tuple[str, str, bool]]:
         ("machine", view.where, False),
         ("target python", f"{py.executable} (Python {py.version})" if py else "unknown", False),
         ("GPU", gpus, False),
-        ("driver", f"{env.driver.version or 'unknown'} (CUDA {env.driver.cuda_version or '?'})", False),
+        (
+            "driver",
+            f"{env.driver.version or 'unknown'} (CUDA {env.driver.cuda_version or '?'})",
+            False,
+        ),
         ("installed", ", ".join(installed) or "no GPU framework", False),
         ("--framework", ", ".join(it.frameworks) or "those installed", not it.frameworks),
-        ("versions", ", ".join(f"--{k} {v}" for k, v in it.versions.items()) or "keep what works, else newest",
-         not it.versions),
+        (
+            "versions",
+            ", ".join(f"--{k} {v}" for k, v in it.versions.items())
+            or "keep what works, else newest",
+            not it.versions,
+        ),
         ("--cuda", it.cuda or "any the driver runs", it.cuda is None),
         ("--cudnn-from", it.cudnn_from or "pip, else apt", it.cudnn_from is None),
         ("--keep", ", ".join(it.keep) or "nothing pinned", not it.keep),
         ("--installer", f"{opt.installer} -> {chosen}", opt.installer == "auto"),
-        ("index", "--no-index" if opt.no_index else
-         (", ".join(f"{a} -> {b}" for a, b in opt.index_mirrors) or "as each build says"),
-         not opt.no_index and not opt.index_mirrors),
-        ("recipes", "shipped" + (" + " + ", ".join(view.recipe_dirs) if view.recipe_dirs else "")
-         + (f" ({view.recipe_files} files)" if view.recipe_files else ""), not view.recipe_dirs),
+        (
+            "index",
+            "--no-index"
+            if opt.no_index
+            else (", ".join(f"{a} -> {b}" for a, b in opt.index_mirrors) or "as each build says"),
+            not opt.no_index and not opt.index_mirrors,
+        ),
+        (
+            "recipes",
+            "shipped"
+            + (" + " + ", ".join(view.recipe_dirs) if view.recipe_dirs else "")
+            + (f" ({view.recipe_files} files)" if view.recipe_files else ""),
+            not view.recipe_dirs,
+        ),
     ]
 
 
@@ -118,47 +146,87 @@ def show(view: PlannedMachine, as_json: bool = False) -> None:
     stack = plan.stack
     for c in stack.choices:
         verb = {"keep": "keep", "install": "install", "change": "change to"}[c.action]
-        text = f"{verb} {c.build.version}" + \
-            (f" ({c.build.variant})" if c.build.variant and "+" not in c.build.version else "") + \
-            (f" - {c.reason}" if c.action != "keep" else "")
-        console.print(styled((c.framework, "bold"), f": {text}",
-                             (" (minor-version compatibility: see the note)" if c.minor_version else "", "yellow")),
-                      highlight=False)
+        text = (
+            f"{verb} {c.build.version}"
+            + (f" ({c.build.variant})" if c.build.variant and "+" not in c.build.version else "")
+            + (f" - {c.reason}" if c.action != "keep" else "")
+        )
+        console.print(
+            styled(
+                (c.framework, "bold"),
+                f": {text}",
+                (
+                    " (minor-version compatibility: see the note)" if c.minor_version else "",
+                    "yellow",
+                ),
+            ),
+            highlight=False,
+        )
     if stack.cudnn:
-        console.print(styled(("cuDNN", "bold"), f": {stack.cudnn} from {stack.cudnn_from}"), highlight=False)
+        console.print(
+            styled(("cuDNN", "bold"), f": {stack.cudnn} from {stack.cudnn_from}"), highlight=False
+        )
     if plan.nothing_to_do:
         console.print()
         if not plan.is_fix:
             _manual(plan)
         elif stack.choices:
-            console.print("[green]Nothing to do:[/] every framework fits this machine and loads the cuDNN it needs.",
-                          markup=True)
+            console.print(
+                "[green]Nothing to do:[/] every framework fits this machine and loads the cuDNN it needs.",
+                markup=True,
+            )
         elif view.env.frameworks:
-            console.print(styled(("Nothing to do", "green"), " on this machine for "
-                                 + ", ".join(f"{f.framework} {f.version}" for f in view.env.frameworks) + "."),
-                          highlight=False)
+            console.print(
+                styled(
+                    ("Nothing to do", "green"),
+                    " on this machine for "
+                    + ", ".join(f"{f.framework} {f.version}" for f in view.env.frameworks)
+                    + ".",
+                ),
+                highlight=False,
+            )
         else:
-            console.print("[green]Nothing to do:[/] no GPU framework is installed (--framework NAME plans one).",
-                          markup=True)
+            console.print(
+                "[green]Nothing to do:[/] no GPU framework is installed (--framework NAME plans one).",
+                markup=True,
+            )
         _notes(plan)
         return
-    print_table(console, ("#", "step", "what and why", "download"),
-                [(str(i), s.kind, Text(s.summary),
-                  (download_text(s.download_bytes, s.download_unknown) or "0 B")
-                  if s.kind in ("pip-install", "apt-install", "conda-install") else "")
-                 for i, s in enumerate(plan.steps, 1)], title="plan", styles={"#": "right", "download": "right"})
+    print_table(
+        console,
+        ("#", "step", "what and why", "download"),
+        [
+            (
+                str(i),
+                s.kind,
+                Text(s.summary),
+                (download_text(s.download_bytes, s.download_unknown) or "0 B")
+                if s.kind in ("pip-install", "apt-install", "conda-install")
+                else "",
+            )
+            for i, s in enumerate(plan.steps, 1)
+        ],
+        title="plan",
+        styles={"#": "right", "download": "right"},
+    )
     known, unknown = plan.download
     if known or unknown:
-        console.print(styled(("download", "bold"), f" (dependencies included): {download_text(known, unknown)}"),
-                      highlight=False)
-        for u in unknown:                   # one per line: a "dependencies of" item names several packages
+        console.print(
+            styled(
+                ("download", "bold"), f" (dependencies included): {download_text(known, unknown)}"
+            ),
+            highlight=False,
+        )
+        for u in unknown:  # one per line: a "dependencies of" item names several packages
             console.print(styled((f"  unknown: {u}", "dim")), highlight=False, soft_wrap=True)
     console.print("[bold]commands[/] (apply runs these; nothing has been changed):", markup=True)
     for i, s in enumerate(plan.steps, 1):
         console.print(f"# {i}. {s.kind}", style="dim", highlight=False)
         console.print(command_text(s), highlight=False, markup=False, soft_wrap=True)
     if plan.restart_required:
-        console.print("[yellow]The notebook runtime must restart after these steps.[/]", markup=True)
+        console.print(
+            "[yellow]The notebook runtime must restart after these steps.[/]", markup=True
+        )
     if not plan.is_fix:
         console.print()
         _manual(plan)
@@ -166,10 +234,14 @@ def show(view: PlannedMachine, as_json: bool = False) -> None:
 
 
 def _manual(plan: Plan) -> None:
-    from .apply import show_manual
+    from fixer.render.apply import show_manual
 
-    out().print("[red]This plan does not make the machine healthy[/] (simulated on the machine's model and "
-                "diagnosed again); apply will refuse it.", markup=True, highlight=False)
+    out().print(
+        "[red]This plan does not make the machine healthy[/] (simulated on the machine's model and "
+        "diagnosed again); apply will refuse it.",
+        markup=True,
+        highlight=False,
+    )
     show_manual(plan.manual, plan.drift)
 
 
@@ -182,9 +254,14 @@ def _notes(plan: Plan) -> None:
 
 
 def no_gpu_json(verdict: Any, plan: Optional[Plan] = None, command: str = "plan") -> Dict[str, Any]:
-    """The JSON of a no-GPU verdict (fixer.nogpu.NoGpu) for plan and apply."""
-    body: Dict[str, Any] = {"schema": PLAN_SCHEMA, "no_gpu": True, "exit_code": verdict.exit_code,
-                            "message": verdict.message, "hint": verdict.hint}
+    """The JSON of a no-GPU verdict (fixer.diagnosis.nogpu.NoGpu) for plan and apply."""
+    body: Dict[str, Any] = {
+        "schema": PLAN_SCHEMA,
+        "no_gpu": True,
+        "exit_code": verdict.exit_code,
+        "message": verdict.message,
+        "hint": verdict.hint,
+    }
     if command == "plan" and plan is not None:
         body["plan"] = plan_json(plan)["plan"]
     else:
@@ -192,12 +269,13 @@ def no_gpu_json(verdict: Any, plan: Optional[Plan] = None, command: str = "plan"
     return body
 
 
-def show_no_gpu(verdict: Any, as_json: bool, plan: Optional[Plan] = None, command: str = "plan") -> None:
-    """No GPU visible (fixer.nogpu.NoGpu): what is missing and what to do, in text and JSON."""
+def show_no_gpu(
+    verdict: Any, as_json: bool, plan: Optional[Plan] = None, command: str = "plan"
+) -> None:
+    """No GPU visible (fixer.diagnosis.nogpu.NoGpu): what is missing and what to do, in text and JSON."""
     if as_json:
         print_json(no_gpu_json(verdict, plan, command))
         return
     console = out()
     console.print(verdict.message, highlight=False, markup=False)
     console.print(f"what to do: {verdict.hint}", highlight=False, markup=False)
-

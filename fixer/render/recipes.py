@@ -1,14 +1,14 @@
 """Rendering for `colab-cudnn-fix recipes`: summary, tables of records, validation results."""
+
 from __future__ import annotations
 
 from typing import Any, Dict, List, Sequence, Tuple
 
-from rich.table import Table
 
-from .._versions import version_key
-from ..errors import RecipeError
-from ..model import Build, Recipes, to_dict
-from . import out, print_json, print_table, styled
+from fixer.system.versions import version_key
+from fixer.errors import RecipeError
+from fixer.model import Build, Recipes, to_dict
+from fixer.render import out, print_json, print_table, styled
 
 
 def _framework_rows(recipes: Recipes) -> Dict[str, Dict[str, Any]]:
@@ -46,13 +46,18 @@ def summary(recipes: Recipes, as_json: bool = False) -> None:
     con = out()
     width = max((len(n) for n in rows), default=0)
     for name, r in rows.items():
-        con.print(f"{name:<{width}}  {r['versions']:>3} versions ({r['oldest']} .. {r['newest']}), "
-                  f"{len(r['variants'])} variants ({', '.join(r['variants'])}), {r['builds']} builds")
+        con.print(
+            f"{name:<{width}}  {r['versions']:>3} versions ({r['oldest']} .. {r['newest']}), "
+            f"{len(r['variants'])} variants ({', '.join(r['variants'])}), {r['builds']} builds"
+        )
     con.print(f"{'cudnn':<{width}}  {counts['cudnn_releases']:>3} releases")
     con.print(f"{'drivers':<{width}}  {counts['driver_floors']:>3} CUDA driver floors")
     con.print(f"{'gpus':<{width}}  {counts['gpus']:>3} GPU models")
     con.print(f"{'colab':<{width}}  {counts['colab_images']:>3} Colab images")
-    con.print(styled((f"from {len(recipes.files)} files: {', '.join(recipes.files)}", "dim")), highlight=False)
+    con.print(
+        styled((f"from {len(recipes.files)} files: {', '.join(recipes.files)}", "dim")),
+        highlight=False,
+    )
 
 
 def _sm_range(b: Build) -> str:
@@ -78,57 +83,124 @@ def show(recipes: Recipes, selection: Tuple[str, Sequence[Any]], as_json: bool =
         return
     con = out()
     if kind == "builds":
-        print_table(con, ("version", "variant", "cuda", "cudnn", "python", "GPUs (SM)", "cuDNN pin", "index"),
-                    [(b.version, b.variant, b.cuda or "-", b.cudnn or "-", b.python, _sm_range(b), _cudnn_pin(b),
-                      (b.index_url or "PyPI").replace("https://download.pytorch.org/whl/", "pytorch/"))
-                     for b in records])
+        print_table(
+            con,
+            ("version", "variant", "cuda", "cudnn", "python", "GPUs (SM)", "cuDNN pin", "index"),
+            [
+                (
+                    b.version,
+                    b.variant,
+                    b.cuda or "-",
+                    b.cudnn or "-",
+                    b.python,
+                    _sm_range(b),
+                    _cudnn_pin(b),
+                    (b.index_url or "PyPI").replace(
+                        "https://download.pytorch.org/whl/", "pytorch/"
+                    ),
+                )
+                for b in records
+            ],
+        )
         if len(records) == 1 or len({b.version for b in records}) == 1:
             for b in records:
-                con.print(styled((f"{b.framework} {b.version} {b.variant}", "bold"), ": install "
-                                 + " ".join(b.packages) + (f" --index-url {b.index_url}" if b.index_url else "")),
-                          highlight=False)
-                for label, value in (("requires", ", ".join(b.requires)), ("companions", ", ".join(b.companions)),
-                                     ("source", b.source), ("note", b.note)):
+                con.print(
+                    styled(
+                        (f"{b.framework} {b.version} {b.variant}", "bold"),
+                        ": install "
+                        + " ".join(b.packages)
+                        + (f" --index-url {b.index_url}" if b.index_url else ""),
+                    ),
+                    highlight=False,
+                )
+                for label, value in (
+                    ("requires", ", ".join(b.requires)),
+                    ("companions", ", ".join(b.companions)),
+                    ("source", b.source),
+                    ("note", b.note),
+                ):
                     if value:
                         con.print(styled("  ", (f"{label}:", "dim"), f" {value}"), highlight=False)
         return
     if kind == "cudnn":
         headers: Tuple[str, ...] = ("version", "CUDA", "SM", "pip", "apt")
         rows: List[Tuple[str, ...]] = [
-            (c.version, ", ".join(map(str, c.cuda_majors)),
-             f"{c.min_compute_capability or '?'}..{c.max_compute_capability or ''}",
-             ", ".join(f"{k}=={v}" for k, v in c.pip.items()), ", ".join(f"{k}={v}" for k, v in c.apt.items()))
-            for c in records]
+            (
+                c.version,
+                ", ".join(map(str, c.cuda_majors)),
+                f"{c.min_compute_capability or '?'}..{c.max_compute_capability or ''}",
+                ", ".join(f"{k}=={v}" for k, v in c.pip.items()),
+                ", ".join(f"{k}={v}" for k, v in c.apt.items()),
+            )
+            for c in records
+        ]
     elif kind == "drivers":
         headers = ("CUDA", "min driver", "kind")
-        rows = [(f.cuda, f.min_driver, "toolkit" if "." in f.cuda else "family (minor-version compatibility)")
-                for f in records]
+        rows = [
+            (
+                f.cuda,
+                f.min_driver,
+                "toolkit" if "." in f.cuda else "family (minor-version compatibility)",
+            )
+            for f in records
+        ]
     elif kind == "gpus":
         headers = ("name", "SM", "PCI ids")
         rows = [(g.name, g.compute_capability, " ".join(g.pci_device_ids)) for g in records]
     else:
-        headers = ("date", "commit", "release", "python", "torch", "tensorflow", "jax", "pip cuDNN", "apt cuDNN", "CUDA")
-        rows = [(i.date, i.commit, i.release or "", i.python or "", i.torch or "", i.tensorflow or "", i.jax or "",
-                 i.pip_cudnn or "", i.apt_cudnn or "", i.cuda or "") for i in records]
+        headers = (
+            "date",
+            "commit",
+            "release",
+            "python",
+            "torch",
+            "tensorflow",
+            "jax",
+            "pip cuDNN",
+            "apt cuDNN",
+            "CUDA",
+        )
+        rows = [
+            (
+                i.date,
+                i.commit,
+                i.release or "",
+                i.python or "",
+                i.torch or "",
+                i.tensorflow or "",
+                i.jax or "",
+                i.pip_cudnn or "",
+                i.apt_cudnn or "",
+                i.cuda or "",
+            )
+            for i in records
+        ]
     print_table(con, headers, rows)
 
 
 def validation(errors: Sequence[RecipeError], files: List[str], as_json: bool = False) -> None:
     if as_json:
-        print_json({
-            "ok": not errors,
-            "files": files,
-            "errors": [{"path": e.path, "line": e.line, "message": e.message, "hint": e.hint} for e in errors],
-        })
+        print_json(
+            {
+                "ok": not errors,
+                "files": files,
+                "errors": [
+                    {"path": e.path, "line": e.line, "message": e.message, "hint": e.hint}
+                    for e in errors
+                ],
+            }
+        )
         return
     if not errors:
         out().print(f"[green]ok[/]: {len(files)} recipe files, no problems")
         return
-    from . import err
+    from fixer.render import err
 
     con = err()
     for e in errors:
         con.print(styled((e.message, "red")), highlight=False, soft_wrap=True)
         if e.hint:
-            con.print(styled("  ", ("hint:", "cyan"), f" {e.hint}"), highlight=False, soft_wrap=True)
+            con.print(
+                styled("  ", ("hint:", "cyan"), f" {e.hint}"), highlight=False, soft_wrap=True
+            )
     con.print(f"{len(errors)} problem(s) in the recipes")

@@ -1,9 +1,10 @@
-"""The report value (fixer.report.build_report) as markdown or as HTML. No logic beyond words
+"""The report value (fixer.reporting.report.build_report) as markdown or as HTML. No logic beyond words
 and layout; no rich import (the report stays on the fast path).
 
 One renderer: `report` prints `markdown()`, `report --html` prints `html()`, and the Python
 API's results show `html()` in a notebook (their `_repr_html_`).
 """
+
 from __future__ import annotations
 
 import html as _html
@@ -31,13 +32,18 @@ def _gpu_text(g: Dict[str, Any]) -> str:
 def _driver_text(d: Dict[str, Any]) -> str:
     if not d.get("version"):
         return d.get("error") or "not found"
-    return f"{d['version']} (CUDA {d.get('cuda') or '?'})" + (f", {d['error']}" if d.get("error") else "")
+    return f"{d['version']} (CUDA {d.get('cuda') or '?'})" + (
+        f", {d['error']}" if d.get("error") else ""
+    )
 
 
 def _build_text(fw: Dict[str, Any]) -> str:
     if fw.get("cuda_build") is False:
         return "CPU-only build"
-    bits = [f"CUDA {fw['cuda']}" if fw.get("cuda") else None, f"cuDNN {fw['cudnn_built']}" if fw.get("cudnn_built") else None]
+    bits = [
+        f"CUDA {fw['cuda']}" if fw.get("cuda") else None,
+        f"cuDNN {fw['cudnn_built']}" if fw.get("cudnn_built") else None,
+    ]
     return ", ".join(b for b in bits if b) or "-"
 
 
@@ -55,7 +61,9 @@ def _summary(value: Dict[str, Any]) -> str:
     n_err = sum(1 for f in findings if f["severity"] == "error")
     n_warn = sum(1 for f in findings if f["severity"] == "warning")
     if value.get("healthy"):
-        return "Healthy: every framework loads a cuDNN it accepts." + (" (Notes below are informational.)" if findings else "")
+        return "Healthy: every framework loads a cuDNN it accepts." + (
+            " (Notes below are informational.)" if findings else ""
+        )
     return f"{n_err} error(s), {n_warn} warning(s)."
 
 
@@ -65,8 +73,21 @@ def _machine_rows(value: Dict[str, Any]) -> List[List[str]]:
     where = rt.get("kind", "?") + (f" ({rt['accelerator']})" if rt.get("accelerator") else "")
     if rt.get("image"):
         where += f", image {rt['image']}"
-    rows = [["runtime", where], ["OS", " ".join(x for x in (rt.get("os"), rt.get("arch"),
-                                                           f"glibc {rt['glibc']}" if rt.get("glibc") else None) if x)]]
+    rows = [
+        ["runtime", where],
+        [
+            "OS",
+            " ".join(
+                x
+                for x in (
+                    rt.get("os"),
+                    rt.get("arch"),
+                    f"glibc {rt['glibc']}" if rt.get("glibc") else None,
+                )
+                if x
+            ),
+        ],
+    ]
     if py:
         rows.append(["Python", f"{py['version']} ({py['executable']})"])
     rows.append(["GPU", "; ".join(_gpu_text(g) for g in value.get("gpus") or []) or "none visible"])
@@ -76,28 +97,66 @@ def _machine_rows(value: Dict[str, Any]) -> List[List[str]]:
 
 def markdown(value: Dict[str, Any]) -> str:
     """The report as GitHub-flavoured markdown (paste it into an issue)."""
-    out: List[str] = [f"### colab-cudnn-fix report (v{value.get('tool_version') or '?'})", "", _summary(value), ""]
+    out: List[str] = [
+        f"### colab-cudnn-fix report (v{value.get('tool_version') or '?'})",
+        "",
+        _summary(value),
+        "",
+    ]
     out += ["| | |", "|---|---|"]
     out += [f"| {k} | {_md_cell(v)} |" for k, v in _machine_rows(value)]
     fws = value.get("frameworks") or []
     if fws:
-        out += ["", "#### Frameworks", "",
-                "| framework | version | built with | GPU targets | cuDNN that loads | why |", "|---|---|---|---|---|---|"]
+        out += [
+            "",
+            "#### Frameworks",
+            "",
+            "| framework | version | built with | GPU targets | cuDNN that loads | why |",
+            "|---|---|---|---|---|---|",
+        ]
         for fw in fws:
             targets = fw.get("kernels") or ""
             if targets and fw.get("kernels_from"):
                 targets += f" (read from {fw['kernels_from']})"
             why = (fw.get("cudnn_loads") or {}).get("why")
-            out.append("| " + " | ".join(_md_cell(x) for x in (
-                fw["framework"], f"{fw['distribution']} {fw['version']}", _build_text(fw), targets or None,
-                _loads_text(fw), why)) + " |")
+            out.append(
+                "| "
+                + " | ".join(
+                    _md_cell(x)
+                    for x in (
+                        fw["framework"],
+                        f"{fw['distribution']} {fw['version']}",
+                        _build_text(fw),
+                        targets or None,
+                        _loads_text(fw),
+                        why,
+                    )
+                )
+                + " |"
+            )
     copies = value.get("cudnn_copies") or []
     if copies:
-        out += ["", "#### cuDNN copies on disk", "", "| version | from | directory | state |", "|---|---|---|---|"]
+        out += [
+            "",
+            "#### cuDNN copies on disk",
+            "",
+            "| version | from | directory | state |",
+            "|---|---|---|---|",
+        ]
         for c in copies:
-            state = ("missing " + ", ".join(c["missing"])) if c.get("missing") else "mixed versions" if c.get("mixed") else "complete"
+            state = (
+                ("missing " + ", ".join(c["missing"]))
+                if c.get("missing")
+                else "mixed versions"
+                if c.get("mixed")
+                else "complete"
+            )
             origin = c["origin"] + (f" ({_package(c['package'])})" if c.get("package") else "")
-            out.append("| " + " | ".join(_md_cell(x) for x in (c.get("version"), origin, c["directory"], state)) + " |")
+            out.append(
+                "| "
+                + " | ".join(_md_cell(x) for x in (c.get("version"), origin, c["directory"], state))
+                + " |"
+            )
     findings = value.get("findings") or []
     out += ["", "#### Findings", ""]
     if not findings:
@@ -110,18 +169,32 @@ def markdown(value: Dict[str, Any]) -> str:
             out.append(f"  - fix: {f['fix']}")
     env = value.get("environment_variables") or {}
     if env:
-        out += ["", "#### Environment variables", "", "```"] + [f"{k}={v}" for k, v in env.items()] + ["```"]
-    out += ["", "<sub>Made by `colab-cudnn-fix report`"
-            + ("; home directory shown as ~, user names as &lt;user&gt;" if value.get("redacted") else "")
-            + ". No framework was imported.</sub>", ""]
+        out += (
+            ["", "#### Environment variables", "", "```"]
+            + [f"{k}={v}" for k, v in env.items()]
+            + ["```"]
+        )
+    out += [
+        "",
+        "<sub>Made by `colab-cudnn-fix report`"
+        + (
+            "; home directory shown as ~, user names as &lt;user&gt;"
+            if value.get("redacted")
+            else ""
+        )
+        + ". No framework was imported.</sub>",
+        "",
+    ]
     return "\n".join(out)
 
 
-_CSS = (".ccf{font-family:system-ui,-apple-system,Segoe UI,sans-serif;font-size:13px;line-height:1.4}"
-        ".ccf table{border-collapse:collapse;margin:4px 0 10px}"
-        ".ccf td,.ccf th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}"
-        ".ccf th{background:#f5f5f5}.ccf code{font-size:12px}.ccf .ok{color:#2e7d32;font-weight:600}"
-        ".ccf .bad{color:#c62828;font-weight:600}.ccf ul{margin:2px 0 6px 18px;padding:0}.ccf .dim{color:#666}")
+_CSS = (
+    ".ccf{font-family:system-ui,-apple-system,Segoe UI,sans-serif;font-size:13px;line-height:1.4}"
+    ".ccf table{border-collapse:collapse;margin:4px 0 10px}"
+    ".ccf td,.ccf th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}"
+    ".ccf th{background:#f5f5f5}.ccf code{font-size:12px}.ccf .ok{color:#2e7d32;font-weight:600}"
+    ".ccf .bad{color:#c62828;font-weight:600}.ccf ul{margin:2px 0 6px 18px;padding:0}.ccf .dim{color:#666}"
+)
 
 
 def _e(value: Any) -> str:
@@ -142,10 +215,12 @@ def html(value: Dict[str, Any], title: str = "colab-cudnn-fix report") -> str:
     """The report as one self-contained HTML fragment (inline style, no script): a notebook cell's
     output, or a file a browser opens."""
     verdict_class = "ok" if value.get("healthy") else "bad"
-    out = [f'<div class="ccf"><style>{_CSS}</style>',
-           f"<h3>{_e(title)} <span class='dim'>v{_e(value.get('tool_version'))}</span></h3>",
-           f"<p class='{verdict_class}'>{_e(_summary(value))}</p>",
-           _table(None, _machine_rows(value))]
+    out = [
+        f'<div class="ccf"><style>{_CSS}</style>',
+        f"<h3>{_e(title)} <span class='dim'>v{_e(value.get('tool_version'))}</span></h3>",
+        f"<p class='{verdict_class}'>{_e(_summary(value))}</p>",
+        _table(None, _machine_rows(value)),
+    ]
     fws = value.get("frameworks") or []
     if fws:
         rows = []
@@ -153,16 +228,42 @@ def html(value: Dict[str, Any], title: str = "colab-cudnn-fix report") -> str:
             targets = fw.get("kernels") or None
             if targets and fw.get("kernels_from"):
                 targets += f" (read from {fw['kernels_from']})"
-            rows.append([fw["framework"], f"{fw['distribution']} {fw['version']}", _build_text(fw), targets,
-                         _loads_text(fw), (fw.get("cudnn_loads") or {}).get("why")])
-        out += ["<h4>Frameworks</h4>",
-                _table(["framework", "version", "built with", "GPU targets", "cuDNN that loads", "why"], rows)]
+            rows.append(
+                [
+                    fw["framework"],
+                    f"{fw['distribution']} {fw['version']}",
+                    _build_text(fw),
+                    targets,
+                    _loads_text(fw),
+                    (fw.get("cudnn_loads") or {}).get("why"),
+                ]
+            )
+        out += [
+            "<h4>Frameworks</h4>",
+            _table(
+                ["framework", "version", "built with", "GPU targets", "cuDNN that loads", "why"],
+                rows,
+            ),
+        ]
     copies = value.get("cudnn_copies") or []
     if copies:
-        rows = [[c.get("version"), c["origin"] + (f" ({_package(c['package'])})" if c.get("package") else ""), c["directory"],
-                 ("missing " + ", ".join(c["missing"])) if c.get("missing") else "mixed versions" if c.get("mixed") else "complete"]
-                for c in copies]
-        out += ["<h4>cuDNN copies on disk</h4>", _table(["version", "from", "directory", "state"], rows)]
+        rows = [
+            [
+                c.get("version"),
+                c["origin"] + (f" ({_package(c['package'])})" if c.get("package") else ""),
+                c["directory"],
+                ("missing " + ", ".join(c["missing"]))
+                if c.get("missing")
+                else "mixed versions"
+                if c.get("mixed")
+                else "complete",
+            ]
+            for c in copies
+        ]
+        out += [
+            "<h4>cuDNN copies on disk</h4>",
+            _table(["version", "from", "directory", "state"], rows),
+        ]
     out.append("<h4>Findings</h4>")
     findings = value.get("findings") or []
     if not findings:
@@ -172,12 +273,17 @@ def html(value: Dict[str, Any], title: str = "colab-cudnn-fix report") -> str:
         items = "".join(f"<li class='dim'>{_e(e)}</li>" for e in f.get("evidence") or [])
         if f.get("fix"):
             items += f"<li><b>fix:</b> {_e(f['fix'])}</li>"
-        out.append(f"<p style='margin:6px 0 2px'><span style='color:{color};font-weight:600'>"
-                   f"{_e(SEV_MARK.get(f['severity'], ''))} {_e(f['severity'])}</span> <code>{_e(f['id'])}</code>: "
-                   f"{_e(f['title'])}</p><ul>{items}</ul>")
+        out.append(
+            f"<p style='margin:6px 0 2px'><span style='color:{color};font-weight:600'>"
+            f"{_e(SEV_MARK.get(f['severity'], ''))} {_e(f['severity'])}</span> <code>{_e(f['id'])}</code>: "
+            f"{_e(f['title'])}</p><ul>{items}</ul>"
+        )
     env = value.get("environment_variables") or {}
     if env:
-        out += ["<h4>Environment variables</h4>", _table(["variable", "value"], [[k, v] for k, v in env.items()])]
+        out += [
+            "<h4>Environment variables</h4>",
+            _table(["variable", "value"], [[k, v] for k, v in env.items()]),
+        ]
     if value.get("redacted"):
         out.append("<p class='dim'>Home directory shown as ~, user names as &lt;user&gt;.</p>")
     out.append("</div>")
@@ -187,8 +293,11 @@ def html(value: Dict[str, Any], title: str = "colab-cudnn-fix report") -> str:
 def print_report(value: Dict[str, Any], fmt: Literal["markdown", "html"]) -> None:
     """`report` output on stdout: "markdown" or "html" (`--json` is written by the CLI)."""
     if fmt == "html":
-        text = ("<!doctype html><html><head><meta charset='utf-8'><title>colab-cudnn-fix report</title></head><body>"
-                + html(value) + "</body></html>\n")
+        text = (
+            "<!doctype html><html><head><meta charset='utf-8'><title>colab-cudnn-fix report</title></head><body>"
+            + html(value)
+            + "</body></html>\n"
+        )
     else:
         text = markdown(value)
     sys.stdout.write(text)
@@ -198,9 +307,12 @@ def print_report(value: Dict[str, Any], fmt: Literal["markdown", "html"]) -> Non
 def doctor_html(env: Any, findings: Sequence[Any], healthy: bool, exit_code: int) -> str:
     """A doctor result as the report's HTML, unredacted (a notebook shows the user's own
     machine): what the Python API's results return from `_repr_html_`."""
-    from ..report import build_report
+    from fixer.reporting.report import build_report
 
-    return html(build_report(env, findings, healthy=healthy, exit_code=exit_code), title="colab-cudnn-fix doctor")
+    return html(
+        build_report(env, findings, healthy=healthy, exit_code=exit_code),
+        title="colab-cudnn-fix doctor",
+    )
 
 
 def _package(p: Dict[str, Any]) -> str:

@@ -5,15 +5,21 @@ Text from the machine (summaries, paths, error messages) is printed as plain tex
 markup, and no line is wrapped (soft_wrap; the terminal or the notebook folds long lines for
 the eye, a copy gives them back whole): a path or a command cut in two can't be copied. The case table goes through render.print_table (a list when the
 console is too narrow for it)."""
+
 from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Tuple
 
-from ..model import CheckResult
-from . import out, print_table
+from fixer.model import CheckResult
+from fixer.render import out, print_table
 
-_STYLE = {"passed": "bold green", "failed": "bold red", "crashed": "bold red", "timeout": "bold red",
-          "skipped": "yellow"}
+_STYLE = {
+    "passed": "bold green",
+    "failed": "bold red",
+    "crashed": "bold red",
+    "timeout": "bold red",
+    "skipped": "yellow",
+}
 
 #: The case table's columns; every cell is one token (a name, a number), never broken.
 CASE_HEADERS = ("case", "dtype", "layout", "max error", "tolerance", "ok", "first ms", "steady ms")
@@ -48,9 +54,19 @@ def case_rows(r: CheckResult) -> List[Tuple[Any, ...]]:
     """The cells of `r`'s case table, in CASE_HEADERS order."""
     from rich.text import Text
 
-    return [(str(c.get("case")), str(c.get("dtype")), str(c.get("layout")), _err(c.get("max_error"), bool(c.get("ok"))),
-             _v(c.get("tolerance")), Text("yes", style="green") if c.get("ok") else Text("NO", style="red"),
-             _v(c.get("first_ms")), _v(c.get("steady_ms"))) for c in r.cases]
+    return [
+        (
+            str(c.get("case")),
+            str(c.get("dtype")),
+            str(c.get("layout")),
+            _err(c.get("max_error"), bool(c.get("ok"))),
+            _v(c.get("tolerance")),
+            Text("yes", style="green") if c.get("ok") else Text("NO", style="red"),
+            _v(c.get("first_ms")),
+            _v(c.get("steady_ms")),
+        )
+        for c in r.cases
+    ]
 
 
 def render_verify(results: Sequence[CheckResult]) -> None:
@@ -69,33 +85,57 @@ def render_verify(results: Sequence[CheckResult]) -> None:
         console.print(t, soft_wrap=True)
 
     if not results:
-        line(("No framework to verify", "yellow"), " (none of torch, tensorflow, jax, cupy is installed in the target).")
+        line(
+            ("No framework to verify", "yellow"),
+            " (none of torch, tensorflow, jax, cupy is installed in the target).",
+        )
         return
     for r in results:
         head = [(r.status.upper(), _STYLE.get(r.status, "bold")), " ", (r.framework, "bold")]
         if r.version:
             head.append(f" {r.version}")
         if r.device:
-            head.append(f" on {r.device}" + (f" (cc {r.compute_capability})" if r.compute_capability else ""))
+            head.append(
+                f" on {r.device}"
+                + (f" (cc {r.compute_capability})" if r.compute_capability else "")
+            )
         line(*head)
         line(f"  {r.summary}")
         line(f"  cuDNN loaded {r.cudnn_loaded or '-'}, built with {r.cudnn_built or '-'}")
-        own = (r.seconds - r.import_seconds) if (r.seconds is not None and r.import_seconds is not None) else None
-        line(f"  time: import {_s(r.import_seconds)}, first conv {_s(r.first_seconds, digits=3)}, "
-             f"steady {_s(None if r.steady_seconds is None else r.steady_seconds * 1000, 'ms', 3)}, "
-             f"check {_s(own)} beyond import, child {_s(r.seconds)}")
+        own = (
+            (r.seconds - r.import_seconds)
+            if (r.seconds is not None and r.import_seconds is not None)
+            else None
+        )
+        line(
+            f"  time: import {_s(r.import_seconds)}, first conv {_s(r.first_seconds, digits=3)}, "
+            f"steady {_s(None if r.steady_seconds is None else r.steady_seconds * 1000, 'ms', 3)}, "
+            f"check {_s(own)} beyond import, child {_s(r.seconds)}"
+        )
         if r.phases:
-            line(("  phases: " + ", ".join(f"{k.replace('_', ' ')} {v:.2f} s" for k, v in r.phases.items()), "dim"))
+            line(
+                (
+                    "  phases: "
+                    + ", ".join(f"{k.replace('_', ' ')} {v:.2f} s" for k, v in r.phases.items()),
+                    "dim",
+                )
+            )
         for p in r.mapped:
             line(("  mapped ", "dim"), p)
         if r.cases:
-            print_table(console, CASE_HEADERS, case_rows(r), boxed=False, whole=CASE_HEADERS,
-                        styles={h: "right" for h in ("max error", "tolerance", "first ms", "steady ms")})
+            print_table(
+                console,
+                CASE_HEADERS,
+                case_rows(r),
+                boxed=False,
+                whole=CASE_HEADERS,
+                styles={h: "right" for h in ("max error", "tolerance", "first ms", "steady ms")},
+            )
         for f in r.findings:
             line(("  " + f.id, "bold red"), f": {f.title}")
             for e in f.evidence[:8]:
                 line((f"    {e}", "dim"))
-            if f.fix:   # often a command to copy
+            if f.fix:  # often a command to copy
                 line(("    fix: ", "cyan"), f.fix)
         for e in r.errors[:5]:
             line(("  error ", "red"), clip(e))

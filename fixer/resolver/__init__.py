@@ -7,13 +7,42 @@ solution into a Stack and a failure into data (NoStack: model.Clash, model.WayOu
 are fixer.render.conflicts'); `loader_fixes` decides the environment changes
 that make every framework load the chosen copy.
 """
+
 from __future__ import annotations
 
-from .provider import BadIntent, BuildCandidate, CudnnCandidate, Fact, Ident, StackProvider
-from .solver import BaseReporter, Conflict, NoSolution, Provider, Requirement, Result, Solver
-from .stack import NoStack, resolve
+from fixer.resolver.provider import (
+    BadIntent,
+    BuildCandidate,
+    CudnnCandidate,
+    Fact,
+    Ident,
+    StackProvider,
+)
+from fixer.resolver.solver import (
+    BaseReporter,
+    Conflict,
+    NoSolution,
+    Provider,
+    Requirement,
+    Result,
+    Solver,
+)
+from fixer.resolver.stack import NoStack, resolve
 
 __all__ = [
-    "BadIntent", "BaseReporter", "BuildCandidate", "Conflict", "CudnnCandidate", "Fact", "Ident", "NoSolution",
-    "NoStack", "Provider", "Requirement", "Result", "Solver", "StackProvider", "resolve",
+    "BadIntent",
+    "BaseReporter",
+    "BuildCandidate",
+    "Conflict",
+    "CudnnCandidate",
+    "Fact",
+    "Ident",
+    "NoSolution",
+    "NoStack",
+    "Provider",
+    "Requirement",
+    "Result",
+    "Solver",
+    "StackProvider",
+    "resolve",
 ]

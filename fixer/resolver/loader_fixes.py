@@ -1,21 +1,30 @@
 """Loader fixes: which environment changes make every framework map the chosen cuDNN (and
 its own CUDA libraries), reasoned over the loader's search order as detect walked it.
-The fixes are EnvFix values; fixer.envfix turns them into the files a plan writes.
+The fixes are EnvFix values; fixer.planner.envfix turns them into the files a plan writes.
 """
+
 from __future__ import annotations
 
 import os.path as op
 from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
 
-from ..model import EnvFix, Environment, LoadResolution
-from ..rules import (conda_lib_dir, cudnn_preloads, foreign_cudnn_preloads, lent_cudnn_sublibraries,
-                     older_cuda_libraries, same_dir)
+from fixer.model import EnvFix, Environment, LoadResolution
+from fixer.rules import (
+    conda_lib_dir,
+    cudnn_preloads,
+    foreign_cudnn_preloads,
+    lent_cudnn_sublibraries,
+    older_cuda_libraries,
+    same_dir,
+)
 
 if TYPE_CHECKING:
-    from .provider import CudnnCandidate, Ident, StackProvider
+    from fixer.resolver.provider import CudnnCandidate, Ident, StackProvider
 
 
-def env_fixes(env: Environment, provider: StackProvider, mapping: Mapping[Ident, Any]) -> List[EnvFix]:
+def env_fixes(
+    env: Environment, provider: StackProvider, mapping: Mapping[Ident, Any]
+) -> List[EnvFix]:
     """Loader fixes so that every framework maps the chosen cuDNN: drop an LD_LIBRARY_PATH
     entry that puts another copy first; in a notebook (the kernel's environment cannot change
     after start) preload the chosen copy by absolute path; add an ld.so.conf entry when a
@@ -33,19 +42,39 @@ def env_fixes(env: Environment, provider: StackProvider, mapping: Mapping[Ident,
             if ld.directory == target:
                 continue
             if ld.via == "LD_LIBRARY_PATH" and ld.directory:
-                fixes.append(EnvFix("ld-library-path-drop", ld.directory,
-                                    why=f"LD_LIBRARY_PATH puts {ld.directory} (cuDNN {ld.version or '?'}) ahead of "
-                                        f"{target} for {ld.consumer}"))
+                fixes.append(
+                    EnvFix(
+                        "ld-library-path-drop",
+                        ld.directory,
+                        why=f"LD_LIBRARY_PATH puts {ld.directory} (cuDNN {ld.version or '?'}) ahead of "
+                        f"{target} for {ld.consumer}",
+                    )
+                )
             elif ld.via in ("LD_PRELOAD",) and ld.path:
-                fixes.append(EnvFix("ld-preload-drop", ld.path,
-                                    why=f"LD_PRELOAD forces {ld.path} into {ld.consumer}: drop it"))
+                fixes.append(
+                    EnvFix(
+                        "ld-preload-drop",
+                        ld.path,
+                        why=f"LD_PRELOAD forces {ld.path} into {ld.consumer}: drop it",
+                    )
+                )
             elif c.source != "apt" and ld.search and not reaches(ld, target):
-                fixes.append(EnvFix("ld-so-conf", target,
-                                    why=f"{ld.consumer} does not look in {target} by itself"))
+                fixes.append(
+                    EnvFix(
+                        "ld-so-conf",
+                        target,
+                        why=f"{ld.consumer} does not look in {target} by itself",
+                    )
+                )
             if notebook and (ld.via in ("LD_LIBRARY_PATH", "LD_PRELOAD") or c.source == "conda"):
-                fixes.append(EnvFix("ipython-preload", f"{target}/libcudnn.so.{c.major}",
-                                    why=f"the notebook kernel keeps its LD_LIBRARY_PATH: preload "
-                                        f"{target}/libcudnn.so.{c.major} before {ld.consumer} is imported"))
+                fixes.append(
+                    EnvFix(
+                        "ipython-preload",
+                        f"{target}/libcudnn.so.{c.major}",
+                        why=f"the notebook kernel keeps its LD_LIBRARY_PATH: preload "
+                        f"{target}/libcudnn.so.{c.major} before {ld.consumer} is imported",
+                    )
+                )
     fixes += cuda_lib_fixes(env, notebook)
     # a cuDNN library LD_PRELOAD forces in from another copy than the chosen one mixes with it in
     # every process, whether or not a framework loads cuDNN yet (a CPU torch about to become a CUDA one)
@@ -55,22 +84,42 @@ def env_fixes(env: Environment, provider: StackProvider, mapping: Mapping[Ident,
         target = cand.directory or default_dir(env, cand)
         for p in cudnn_preloads(env, cand.major):
             if target and same_dir(op.dirname(p)) != same_dir(target):
-                fixes.append(EnvFix("ld-preload-drop", p,
-                                    why=f"LD_PRELOAD forces {p} in, another cuDNN than the chosen {target}: drop it"))
+                fixes.append(
+                    EnvFix(
+                        "ld-preload-drop",
+                        p,
+                        why=f"LD_PRELOAD forces {p} in, another cuDNN than the chosen {target}: drop it",
+                    )
+                )
     for path, _copy, mixes in foreign_cudnn_preloads(env):
-        fixes.append(EnvFix("ld-preload-drop", path,
-                            why=f"LD_PRELOAD forces {path} into {', '.join(sorted({ld.consumer for ld in mixes}))}, "
-                                f"which load another cuDNN copy: drop it"))
+        fixes.append(
+            EnvFix(
+                "ld-preload-drop",
+                path,
+                why=f"LD_PRELOAD forces {path} into {', '.join(sorted({ld.consumer for ld in mixes}))}, "
+                f"which load another cuDNN copy: drop it",
+            )
+        )
     for lender, subs, mixes in lent_cudnn_sublibraries(env):
-        fixes.append(EnvFix("ld-library-path-drop", lender.directory,
-                            why=f"LD_LIBRARY_PATH lends {', '.join(subs)} from {lender.directory} to "
-                                f"{', '.join(sorted({ld.consumer for ld in mixes}))}, which load another cuDNN copy"))
+        fixes.append(
+            EnvFix(
+                "ld-library-path-drop",
+                lender.directory,
+                why=f"LD_LIBRARY_PATH lends {', '.join(subs)} from {lender.directory} to "
+                f"{', '.join(sorted({ld.consumer for ld in mixes}))}, which load another cuDNN copy",
+            )
+        )
         if notebook:
             for ld in mixes:
                 if ld.path:
-                    fixes.append(EnvFix("ipython-preload", ld.path,
-                                        why=f"the notebook kernel keeps its LD_LIBRARY_PATH: preload {ld.path} "
-                                            f"before {ld.consumer} is imported"))
+                    fixes.append(
+                        EnvFix(
+                            "ipython-preload",
+                            ld.path,
+                            why=f"the notebook kernel keeps its LD_LIBRARY_PATH: preload {ld.path} "
+                            f"before {ld.consumer} is imported",
+                        )
+                    )
     uniq: Dict[Tuple[str, str], EnvFix] = {}
     for fx in fixes:
         uniq.setdefault((fx.kind, fx.value), fx)
@@ -88,15 +137,22 @@ def cuda_lib_fixes(env: Environment, notebook: bool) -> List[EnvFix]:
         fw = env.framework(ld.consumer)
         why = f"{ld.path} ({ld.library} {ld.version}) is older than the CUDA {fw.cuda if fw else '?'} {ld.consumer} was built with"
         if ld.via == "LD_LIBRARY_PATH" and ld.directory:
-            fixes.append(EnvFix("ld-library-path-drop", ld.directory, why=f"LD_LIBRARY_PATH: {why}"))
+            fixes.append(
+                EnvFix("ld-library-path-drop", ld.directory, why=f"LD_LIBRARY_PATH: {why}")
+            )
         elif ld.via == "LD_PRELOAD" and ld.path:
             fixes.append(EnvFix("ld-preload-drop", ld.path, why=f"LD_PRELOAD: {why}"))
         else:
             continue
         if notebook:
-            fixes.append(EnvFix("ipython-preload", ld.intended,
-                                why=f"the notebook kernel keeps its LD_LIBRARY_PATH: preload {ld.intended} "
-                                    f"before {ld.consumer} is imported"))
+            fixes.append(
+                EnvFix(
+                    "ipython-preload",
+                    ld.intended,
+                    why=f"the notebook kernel keeps its LD_LIBRARY_PATH: preload {ld.intended} "
+                    f"before {ld.consumer} is imported",
+                )
+            )
     return fixes
 
 

@@ -25,14 +25,23 @@ too) is one more distribution touched.
 wheel rather than reinstall torch); between two builds that must both be downloaded, the newest
 wins and bytes only break ties (TensorFlow 2.15 is not better than 2.17 for being 3% smaller).
 """
+
 from __future__ import annotations
 
 import dataclasses
 from typing import Any, Dict, FrozenSet, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from .._versions import canonical_name, major_minor, public, version_key
-from ..model import Build, Environment, FrameworkBuild, Intent, LibraryCopy, LoadResolution, Recipes
-from ..rules import (
+from fixer.system.versions import major_minor, public, version_key
+from fixer.model import (
+    Build,
+    Environment,
+    FrameworkBuild,
+    Intent,
+    LibraryCopy,
+    LoadResolution,
+    Recipes,
+)
+from fixer.rules import (
     build_runs_on,
     cuda_fit,
     cuda_major_of_package,
@@ -47,8 +56,8 @@ from ..rules import (
     runs_under,
     split_requirement,
 )
-from .loader_fixes import default_dir, reaches
-from .solver import Cost, Requirement
+from fixer.resolver.loader_fixes import default_dir, reaches
+from fixer.resolver.solver import Cost, Requirement
 
 Req = Requirement["Ident"]
 
@@ -61,7 +70,7 @@ class BadIntent(ValueError):
 class Ident(NamedTuple):
     """A solver identifier: what kind of thing, and which one."""
 
-    kind: str       # "fact", "framework", "cudnn" (name: the major), "pip", "apt"
+    kind: str  # "fact", "framework", "cudnn" (name: the major), "pip", "apt"
     name: str
 
 
@@ -100,9 +109,9 @@ class Fact:
 class BuildCandidate:
     build: Build
     installed: bool = False
-    installed_version: Optional[str] = None   # what is installed now (any variant)
-    self_contained: bool = False              # loads its own bundled cuDNN: no shared copy needed
-    touched: int = 1                          # distributions that change when it is chosen
+    installed_version: Optional[str] = None  # what is installed now (any variant)
+    self_contained: bool = False  # loads its own bundled cuDNN: no shared copy needed
+    touched: int = 1  # distributions that change when it is chosen
     # `touched` of the variant of this release the wheel-index rule picks (rules.pick_cuda_variant):
     # releases are compared by what installing them the rule's way changes, variants by the rule
     release_touched: int = 1
@@ -118,13 +127,13 @@ class CudnnCandidate:
     """The copy of libcudnn.so.N that every framework of the process will map."""
 
     major: int
-    version: str                      # "9.19.0.56" or "9.19.0"
+    version: str  # "9.19.0.56" or "9.19.0"
     cuda_major: Optional[int]
-    source: str                       # "pip", "apt", "conda", or the origin of an installed copy
-    package: Optional[str] = None     # "nvidia-cudnn-cu13", "libcudnn9-cuda-13", "cudnn"
+    source: str  # "pip", "apt", "conda", or the origin of an installed copy
+    package: Optional[str] = None  # "nvidia-cudnn-cu13", "libcudnn9-cuda-13", "cudnn"
     package_version: Optional[str] = None
-    directory: Optional[str] = None   # for a copy on disk
-    state: str = "new"                # "loaded" (on disk, everyone loads it), "on-disk", "reinstall", "new"
+    directory: Optional[str] = None  # for a copy on disk
+    state: str = "new"  # "loaded" (on disk, everyone loads it), "on-disk", "reinstall", "new"
     min_cc: Optional[str] = None
     max_cc: Optional[str] = None
     size_bytes: Optional[int] = None
@@ -137,9 +146,9 @@ class CudnnCandidate:
 
 @dataclasses.dataclass(frozen=True)
 class PackageCandidate:
-    manager: str      # "pip" / "apt"
+    manager: str  # "pip" / "apt"
     name: str
-    version: Optional[str]    # None: not installed (removed if it is there now)
+    version: Optional[str]  # None: not installed (removed if it is there now)
 
 
 #: rules.pick_cuda_variant's answers, shared by every provider of the process: (id of the recipes,
@@ -168,29 +177,38 @@ class StackProvider:
         self.notes: List[str] = []
         # keyed by the requirements' ids; each entry keeps its requirements alive, so that an id
         # is never reused by another requirement while the entry stands
-        self._matches: Dict[Tuple[Ident, Tuple[int, ...], Tuple[str, ...]], Tuple[Tuple[Req, ...], List[Any]]] = {}
+        self._matches: Dict[
+            Tuple[Ident, Tuple[int, ...], Tuple[str, ...]], Tuple[Tuple[Req, ...], List[Any]]
+        ] = {}
         self._deps: Dict[int, List[Req]] = {}
         self._companions: Dict[str, List[str]] = {}
         self._ranks: Dict[int, Dict[int, int]] = {}
         self._pins_cache: Dict[int, Tuple[Optional[str], Optional[str]]] = {}
         self._fixes_cache: Dict[Tuple[int, FrozenSet[str]], int] = {}
-        self._twin_pins: Dict[Tuple[str, str, Optional[str]], Tuple[Optional[str], Optional[str]]] = {}
+        self._twin_pins: Dict[
+            Tuple[str, str, Optional[str]], Tuple[Optional[str], Optional[str]]
+        ] = {}
         self._by_framework: Dict[str, Tuple[Build, ...]] = {}
         # cost memos, keyed by ids; each entry keeps its objects alive (no id is reused meanwhile)
         self._build_costs: Dict[int, Tuple[Any, Cost]] = {}
         self._cudnn_costs: Dict[Tuple[int, Tuple[int, ...]], Tuple[Any, Tuple[Any, ...], Cost]] = {}
-        self._installed_dists = {d.name: d.version for d in (env.python.distributions if env.python else ())}
+        self._installed_dists = {
+            d.name: d.version for d in (env.python.distributions if env.python else ())
+        }
         self._size_estimates: Dict[Tuple[str, str], int] = {}
         self.gpu_present = bool(env.gpus) or env.runtime.accelerator == "gpu"
         self.facts = self._facts()
-        self.driver_cuda = driver_cuda(env.driver.version, env.driver.cuda_version, recipes.driver_floors)
+        self.driver_cuda = driver_cuda(
+            env.driver.version, env.driver.cuda_version, recipes.driver_floors
+        )
         self._variant_picks: Dict[Tuple[str, str], Optional[Tuple[str, str]]] = {}
         self._releases: Dict[str, Dict[str, List[Build]]] = {}
         self._off_rule: Dict[int, Tuple[Build, int]] = {}
         self.frameworks = self._wanted_frameworks()
         self._framework_ids = tuple(framework_id(f) for f in self.frameworks)
         self.build_candidates: Dict[str, List[BuildCandidate]] = {
-            f: self._build_candidates(f) for f in self.frameworks}
+            f: self._build_candidates(f) for f in self.frameworks
+        }
         self.cudnn_candidates: Dict[int, List[CudnnCandidate]] = {}
 
     # -- machine facts -------------------------------------------------------------------
@@ -203,9 +221,15 @@ class StackProvider:
             if cc and cc not in ccs:
                 ccs.append(cc)
             elif not cc:
-                self.notes.append(f"compute capability of {g.name} unknown: kernel lists not checked")
+                self.notes.append(
+                    f"compute capability of {g.name} unknown: kernel lists not checked"
+                )
         names = sorted({g.name for g in env.gpus})
-        gpu_text = (", ".join(names) + f" (compute capability {', '.join(ccs) or 'unknown'})") if names else "no GPU"
+        gpu_text = (
+            (", ".join(names) + f" (compute capability {', '.join(ccs) or 'unknown'})")
+            if names
+            else "no GPU"
+        )
         driver = env.driver.version
         if self.gpu_present and not driver:
             self.notes.append("driver version unknown: driver floors not checked")
@@ -237,7 +261,9 @@ class StackProvider:
         # What pip installed: the PyPI torch wheel's metadata says "2.11.0" while its
         # torch/version.py says "2.11.0+cu130" (seen on the GPU machine). The installed build is
         # the recipe whose package pin equals the dist-info version, not the cu130-index twin.
-        dist_version = self._installed_dists.get(split_requirement(fb.distribution)[0]) or fb.version
+        dist_version = (
+            self._installed_dists.get(split_requirement(fb.distribution)[0]) or fb.version
+        )
         recipe: Optional[Build] = None
         same = self._release_builds(name, pub)
         same_variant = [b for b in same if variant and b.variant == variant]
@@ -249,24 +275,37 @@ class StackProvider:
             recipe = same_variant[0]
         if recipe is None and not variant:
             for b in same:
-                if fb.cuda and b.cuda and major_minor(b.cuda) == major_minor(fb.cuda) and b.index_url is None:
+                if (
+                    fb.cuda
+                    and b.cuda
+                    and major_minor(b.cuda) == major_minor(fb.cuda)
+                    and b.index_url is None
+                ):
                     recipe = b
                     break
         cuda_build = fb.is_cuda_build if fb.is_cuda_build is not None else (fb.cuda is not None)
         build = Build(
             framework=name,
             version=fb.version,
-            variant=variant or (recipe.variant if recipe else ("cpu" if not cuda_build else "installed")),
+            variant=variant
+            or (recipe.variant if recipe else ("cpu" if not cuda_build else "installed")),
             cuda=fb.cuda if fb.cuda else (recipe.cuda if recipe and cuda_build else None),
             cudnn=fb.cudnn or (recipe.cudnn if recipe else None),
             python="",  # it is installed: it runs on this Python
-            compute_capabilities=fb.compute_capabilities or (recipe.compute_capabilities if recipe else ()),
+            compute_capabilities=fb.compute_capabilities
+            or (recipe.compute_capabilities if recipe else ()),
             ptx=fb.ptx or (recipe.ptx if recipe else None),
             index_url=recipe.index_url if recipe else None,
             # it is installed: its own distribution pin is what is there, whatever index built it
-            packages=(f"{fb.distribution}=={dist_version}",) + tuple(
-                r for r in (recipe.packages if recipe else ()) if split_requirement(r)[0] != split_requirement(fb.distribution)[0]),
-            requires=recipe.requires if recipe else ((fb.cudnn_requirement,) if fb.cudnn_requirement else ()),
+            packages=(f"{fb.distribution}=={dist_version}",)
+            + tuple(
+                r
+                for r in (recipe.packages if recipe else ())
+                if split_requirement(r)[0] != split_requirement(fb.distribution)[0]
+            ),
+            requires=recipe.requires
+            if recipe
+            else ((fb.cudnn_requirement,) if fb.cudnn_requirement else ()),
             companions=recipe.companions if recipe else (),
             size_bytes=recipe.size_bytes if recipe else None,
             source=f"installed ({fb.source or 'detected'})",
@@ -274,10 +313,19 @@ class StackProvider:
         if not cuda_build:
             build = dataclasses.replace(build, cuda=None, cudnn=None)
         bundled = any(
-            ld.consumer == name and ld.library == "cudnn" and self._origin_of(ld.directory) == "bundled"
-            for ld in self.env.loads)
-        return BuildCandidate(build, installed=True, installed_version=dist_version, self_contained=bundled,
-                              touched=0, label=f"{display_name(name)} {fb.version} (installed)")
+            ld.consumer == name
+            and ld.library == "cudnn"
+            and self._origin_of(ld.directory) == "bundled"
+            for ld in self.env.loads
+        )
+        return BuildCandidate(
+            build,
+            installed=True,
+            installed_version=dist_version,
+            self_contained=bundled,
+            touched=0,
+            label=f"{display_name(name)} {fb.version} (installed)",
+        )
 
     def _origin_of(self, directory: Optional[str]) -> Optional[str]:
         for c in self.env.libraries:
@@ -297,7 +345,7 @@ class StackProvider:
                 n += 1
         for name in self._companion_names(build.framework):
             if name in self._installed_dists:
-                n += 1   # an installed torchvision must change with torch, listed or not
+                n += 1  # an installed torchvision must change with torch, listed or not
         if installed is None or major_minor(installed.build.cuda) != major_minor(build.cuda):
             n += 1
         return max(n, 1)
@@ -334,8 +382,13 @@ class StackProvider:
     def _build_candidates(self, name: str) -> List[BuildCandidate]:
         installed = self._installed_build(name)
         inst_pub = public(installed.build.version) if installed else None
-        others = [b for b in self._builds_of(name)
-                  if not (installed and public(b.version) == inst_pub and b.variant == installed.build.variant)]
+        others = [
+            b
+            for b in self._builds_of(name)
+            if not (
+                installed and public(b.version) == inst_pub and b.variant == installed.build.variant
+            )
+        ]
         touched = [self._touched(b, installed) for b in others]
         by_release: Dict[str, List[Tuple[Build, int]]] = {}
         for b, t in zip(others, touched):
@@ -347,10 +400,17 @@ class StackProvider:
         installed_version = installed.installed_version if installed else None
         shown = display_name(name)
         out: List[BuildCandidate] = [installed] if installed else []
-        out += [BuildCandidate(b, installed=False, installed_version=installed_version, touched=t,
-                               release_touched=release_touched[public(b.version)],
-                               label=f"{shown} {_label_version(b)}")
-                for b, t in zip(others, touched)]
+        out += [
+            BuildCandidate(
+                b,
+                installed=False,
+                installed_version=installed_version,
+                touched=t,
+                release_touched=release_touched[public(b.version)],
+                label=f"{shown} {_label_version(b)}",
+            )
+            for b, t in zip(others, touched)
+        ]
 
         def key(c: BuildCandidate) -> Tuple[Any, ...]:
             same_version = inst_pub is not None and public(c.build.version) == inst_pub
@@ -358,7 +418,9 @@ class StackProvider:
                 0 if c.installed else 1,
                 0 if (same_version or inst_pub is None) else 1,
                 tuple(-x for x in version_key(c.build.version)),
-                0 if c.installed else self.off_rule(c.build),   # the wheel-index rule's variant first
+                0
+                if c.installed
+                else self.off_rule(c.build),  # the wheel-index rule's variant first
                 c.touched,
                 self.estimated_size(c.build),
                 tuple(-x for x in version_key(c.build.cuda)),
@@ -371,9 +433,14 @@ class StackProvider:
 
     def _consumers(self, major: int) -> List[LoadResolution]:
         soname = f"libcudnn.so.{major}"
-        return [ld for ld in self.env.loads
-                if ld.library == "cudnn" and ld.soname == soname and ld.consumer in self.frameworks
-                and self._origin_of(ld.directory) != "bundled"]   # a framework's own copy serves only it
+        return [
+            ld
+            for ld in self.env.loads
+            if ld.library == "cudnn"
+            and ld.soname == soname
+            and ld.consumer in self.frameworks
+            and self._origin_of(ld.directory) != "bundled"
+        ]  # a framework's own copy serves only it
 
     def cudnn_for(self, major: int) -> List[CudnnCandidate]:
         if major not in self.cudnn_candidates:
@@ -387,18 +454,29 @@ class StackProvider:
         for copy in self.env.libraries:
             if copy.library != "cudnn" or copy.major != major or copy.origin == "bundled":
                 continue
-            pkg, pkg_ver = (copy.package.name, copy.package.version) if copy.package else (None, None)
+            pkg, pkg_ver = (
+                (copy.package.name, copy.package.version) if copy.package else (None, None)
+            )
             intact = is_usable(copy)
             rel = self.recipes.cudnn_release(copy.version) if copy.version else None
             if intact:
                 loaded = bool(consumers) and all(ld.directory == copy.directory for ld in consumers)
-                out.append(CudnnCandidate(
-                    major=major, version=pkg_ver if (pkg_ver and copy.origin == "pip") else (copy.version or ""),
-                    cuda_major=copy.cuda_major or cuda_major_of_package(pkg, pkg_ver),
-                    source=copy.origin, package=pkg, package_version=pkg_ver, directory=copy.directory,
-                    state="loaded" if loaded else "on-disk",
-                    min_cc=rel.min_compute_capability if rel else None,
-                    max_cc=rel.max_compute_capability if rel else None))
+                out.append(
+                    CudnnCandidate(
+                        major=major,
+                        version=pkg_ver
+                        if (pkg_ver and copy.origin == "pip")
+                        else (copy.version or ""),
+                        cuda_major=copy.cuda_major or cuda_major_of_package(pkg, pkg_ver),
+                        source=copy.origin,
+                        package=pkg,
+                        package_version=pkg_ver,
+                        directory=copy.directory,
+                        state="loaded" if loaded else "on-disk",
+                        min_cc=rel.min_compute_capability if rel else None,
+                        max_cc=rel.max_compute_capability if rel else None,
+                    )
+                )
             on_disk[(pkg, pkg_ver)] = copy
         for rel in self.recipes.cudnn:
             if version_key(rel.version)[:1] != (major,):
@@ -412,21 +490,39 @@ class StackProvider:
                             continue
                         have = on_disk.get((pkg, ver))
                         if have is not None and is_usable(have):
-                            continue   # already a candidate as the copy on disk
-                        out.append(CudnnCandidate(
-                            major=major, version=ver if source == "pip" else rel.version, cuda_major=cm,
-                            source=source, package=pkg, package_version=ver,
-                            directory=have.directory if have is not None else None,
-                            state="reinstall" if have is not None else "new",
-                            min_cc=rel.min_compute_capability, max_cc=rel.max_compute_capability,
-                            size_bytes=rel.size_bytes))
+                            continue  # already a candidate as the copy on disk
+                        out.append(
+                            CudnnCandidate(
+                                major=major,
+                                version=ver if source == "pip" else rel.version,
+                                cuda_major=cm,
+                                source=source,
+                                package=pkg,
+                                package_version=ver,
+                                directory=have.directory if have is not None else None,
+                                state="reinstall" if have is not None else "new",
+                                min_cc=rel.min_compute_capability,
+                                max_cc=rel.max_compute_capability,
+                                size_bytes=rel.size_bytes,
+                            )
+                        )
                 if rel.pip:
                     # conda-forge publishes cuDNN as `cudnn` with the same four-part version
                     ver = sorted(rel.pip.values())[0]
-                    out.append(CudnnCandidate(
-                        major=major, version=ver, cuda_major=cm, source="conda", package="cudnn",
-                        package_version=ver, state="new", min_cc=rel.min_compute_capability,
-                        max_cc=rel.max_compute_capability, size_bytes=rel.size_bytes))
+                    out.append(
+                        CudnnCandidate(
+                            major=major,
+                            version=ver,
+                            cuda_major=cm,
+                            source="conda",
+                            package="cudnn",
+                            package_version=ver,
+                            state="new",
+                            min_cc=rel.min_compute_capability,
+                            max_cc=rel.max_compute_capability,
+                            size_bytes=rel.size_bytes,
+                        )
+                    )
         # dedupe (a release listing two CUDA majors with one package)
         seen = set()
         uniq = []
@@ -445,9 +541,15 @@ class StackProvider:
         # step up from it (the least change: usually the version a build's == pin names),
         # else the newest release
         step_up = bool(consumers) and any(ld.path for ld in consumers)
-        uniq.sort(key=lambda c: (state_rank[c.state], source_rank.get(c.source, 0),
-                                 version_key(c.version) if (step_up and c.state in ("new", "reinstall")) else
-                                 tuple(-x for x in version_key(c.version))))
+        uniq.sort(
+            key=lambda c: (
+                state_rank[c.state],
+                source_rank.get(c.source, 0),
+                version_key(c.version)
+                if (step_up and c.state in ("new", "reinstall"))
+                else tuple(-x for x in version_key(c.version)),
+            )
+        )
         return uniq
 
     def _loader_fixes(self, c: CudnnCandidate, skip: FrozenSet[str] = frozenset()) -> int:
@@ -462,9 +564,11 @@ class StackProvider:
         if c.source != "apt":
             target = c.directory or default_dir(self.env, c)
             if not target:
-                hit = 1   # a conda prefix: nothing searches it until a loader fix says so
-            elif any(ld.search and ld.consumer not in skip and not reaches(ld, target)
-                     for ld in self._consumers(c.major)):
+                hit = 1  # a conda prefix: nothing searches it until a loader fix says so
+            elif any(
+                ld.search and ld.consumer not in skip and not reaches(ld, target)
+                for ld in self._consumers(c.major)
+            ):
                 hit = 1
         self._fixes_cache[key] = hit
         return hit
@@ -485,7 +589,9 @@ class StackProvider:
             return package_id(thing.manager, thing.name)
         raise TypeError(thing)
 
-    def get_preference(self, identifier: Ident, requirements: Sequence[Req]) -> Tuple[int, int, Ident]:
+    def get_preference(
+        self, identifier: Ident, requirements: Sequence[Req]
+    ) -> Tuple[int, int, Ident]:
         """Machine facts first (one candidate each), then frameworks in the order the user
         named them, then cuDNN majors, then the package versions they imply."""
         if identifier.kind == "fact":
@@ -508,8 +614,9 @@ class StackProvider:
             prefer = [v for r in requirements for v in r.prefer]
             if prefer:
                 # versions a chosen build pins exactly come first among the ones not yet on disk
-                cands.sort(key=lambda c: (c.state in ("new", "reinstall"),
-                                          c.package_version not in prefer))
+                cands.sort(
+                    key=lambda c: (c.state in ("new", "reinstall"), c.package_version not in prefer)
+                )
             return cands
         manager, name = identifier.kind, identifier.name
         versions: List[str] = []
@@ -520,7 +627,9 @@ class StackProvider:
             for v in r.prefer:
                 if v not in versions:
                     versions.append(v)
-        return [PackageCandidate(manager, name, v) for v in versions] + [PackageCandidate(manager, name, None)]
+        return [PackageCandidate(manager, name, v) for v in versions] + [
+            PackageCandidate(manager, name, None)
+        ]
 
     @staticmethod
     def _prefer_key(identifier: Ident, requirements: Sequence[Req]) -> Tuple[str, ...]:
@@ -532,12 +641,20 @@ class StackProvider:
         prefer = [v for r in requirements for v in r.prefer]
         if not prefer:
             return ()
-        return tuple(sorted(set(prefer))) if identifier.kind == "cudnn" else tuple(dict.fromkeys(prefer))
+        return (
+            tuple(sorted(set(prefer)))
+            if identifier.kind == "cudnn"
+            else tuple(dict.fromkeys(prefer))
+        )
 
     def find_matches(self, identifier: Ident, requirements: Sequence[Req]) -> List[Any]:
         # The answer depends on the set of requirements and on their `prefer` versions (for a
         # package, in order): two orders of one set share an entry only when those agree
-        key = (identifier, tuple(sorted(id(r) for r in requirements)), self._prefer_key(identifier, requirements))
+        key = (
+            identifier,
+            tuple(sorted(id(r) for r in requirements)),
+            self._prefer_key(identifier, requirements),
+        )
         entry = self._matches.get(key)
         if entry is None:
             # the solver adds one requirement at a time: when the matches of all but the last are
@@ -546,13 +663,18 @@ class StackProvider:
             last = requirements[-1] if requirements else None
             known = None
             if last is not None and not last.prefer and len(requirements) > 1:
-                prefix = self._matches.get((identifier, tuple(sorted(id(r) for r in requirements[:-1])), key[2]))
+                prefix = self._matches.get(
+                    (identifier, tuple(sorted(id(r) for r in requirements[:-1])), key[2])
+                )
                 known = prefix[1] if prefix is not None else None
             if known is not None and last is not None:
                 hit = [c for c in known if last.accepts(c)]
             else:
-                hit = [c for c in self._all_candidates(identifier, requirements)
-                       if all(r.accepts(c) for r in requirements)]
+                hit = [
+                    c
+                    for c in self._all_candidates(identifier, requirements)
+                    if all(r.accepts(c) for r in requirements)
+                ]
             entry = (tuple(requirements), hit)
             self._matches[key] = entry
         return entry[1]
@@ -568,7 +690,9 @@ class StackProvider:
             return build.size_bytes
         key = (build.framework, public(build.version))
         if key not in self._size_estimates:
-            same = [b.size_bytes for b in self._release_builds(build.framework, key[1]) if b.size_bytes]
+            same = [
+                b.size_bytes for b in self._release_builds(build.framework, key[1]) if b.size_bytes
+            ]
             anyv = [b.size_bytes for b in self._builds_of(build.framework) if b.size_bytes]
             self._size_estimates[key] = max(same or anyv or [0])
         return self._size_estimates[key]
@@ -593,34 +717,53 @@ class StackProvider:
             key = (id(candidate), tuple(id(b) for b in builds))
             hit = self._cudnn_costs.get(key)
             if hit is None:
-                hit = self._cudnn_costs[key] = (candidate, builds, self._cudnn_cost(candidate, builds))
+                hit = self._cudnn_costs[key] = (
+                    candidate,
+                    builds,
+                    self._cudnn_cost(candidate, builds),
+                )
             return hit[2]
-        if isinstance(candidate, PackageCandidate) and candidate.version is None and candidate.manager == "pip" \
-                and candidate.name in self._installed_dists:
-            return (0, 1, 0, 0)   # a removal
+        if (
+            isinstance(candidate, PackageCandidate)
+            and candidate.version is None
+            and candidate.manager == "pip"
+            and candidate.name in self._installed_dists
+        ):
+            return (0, 1, 0, 0)  # a removal
         return (0, 0, 0, 0)
 
     def _build_cost(self, candidate: BuildCandidate) -> Cost:
         if candidate.installed:
             return (0, 0, 0, 0)
-        changed = int(candidate.installed_version is not None and
-                      public(candidate.installed_version) != public(candidate.build.version))
+        changed = int(
+            candidate.installed_version is not None
+            and public(candidate.installed_version) != public(candidate.build.version)
+        )
         rank = self._rank(self.build_candidates[candidate.framework], candidate)
         return (changed, candidate.release_touched, rank, self.estimated_size(candidate.build))
 
     def _cudnn_cost(self, candidate: CudnnCandidate, builds: Tuple[BuildCandidate, ...]) -> Cost:
-        pinning = [c for c in builds if candidate.source == "pip"
-                   and self._pin_of(c) == (candidate.package, candidate.package_version)]
+        pinning = [
+            c
+            for c in builds
+            if candidate.source == "pip"
+            and self._pin_of(c) == (candidate.package, candidate.package_version)
+        ]
         # a version a chosen build pins itself comes first, then its apt twin
         # (the same release for the same CUDA major), then the candidate order
-        rank = 0 if pinning else 1 if self._is_twin(candidate, builds) \
+        rank = (
+            0
+            if pinning
+            else 1
+            if self._is_twin(candidate, builds)
             else 2 + self._rank(self.cudnn_for(candidate.major), candidate)
+        )
         # a build that is installed now brings its pinned wheel with it (its Requires-Dist,
         # counted in its own distributions touched) and finds it by its own RPATH
         brought = frozenset(c.framework for c in pinning if not c.installed)
         fixes = self._loader_fixes(candidate, skip=brought)
         if candidate.state == "on-disk" or (brought and candidate.state == "new"):
-            return (0, fixes, 0, rank)      # nothing more to download: at most a loader fix
+            return (0, fixes, 0, rank)  # nothing more to download: at most a loader fix
         return (0, 1 + fixes, candidate.size_bytes or 0, rank)
 
     def variant_pick(self, framework: str, version: str) -> Optional[Tuple[str, str]]:
@@ -630,16 +773,37 @@ class StackProvider:
         if key not in self._variant_picks:
             # the same question for another provider of this process (a plan's ways out, a fleet's
             # nodes, one more resolve on the same machine) has the same answer: asked once
-            shared = (id(self.recipes), key, self.env.driver.version, self.driver_cuda, self.facts[GPU].value)
+            shared = (
+                id(self.recipes),
+                key,
+                self.env.driver.version,
+                self.driver_cuda,
+                self.facts[GPU].value,
+            )
             hit = _VARIANT_PICKS.get(shared)
             if hit is None:
-                variants = [(b.cuda, b.compute_capabilities, b.ptx) for b in self._release_builds(framework, key[1])
-                            if b.cuda]
-                pick = pick_cuda_variant(variants, self.env.driver.version, self.driver_cuda,
-                                         self.facts[GPU].value, self.recipes.driver_floors) if variants else None
+                variants = [
+                    (b.cuda, b.compute_capabilities, b.ptx)
+                    for b in self._release_builds(framework, key[1])
+                    if b.cuda
+                ]
+                pick = (
+                    pick_cuda_variant(
+                        variants,
+                        self.env.driver.version,
+                        self.driver_cuda,
+                        self.facts[GPU].value,
+                        self.recipes.driver_floors,
+                    )
+                    if variants
+                    else None
+                )
                 if len(_VARIANT_PICKS) > 50000:
                     _VARIANT_PICKS.clear()
-                hit = _VARIANT_PICKS[shared] = (self.recipes, pick)    # keeps the recipes alive: no id reuse
+                hit = _VARIANT_PICKS[shared] = (
+                    self.recipes,
+                    pick,
+                )  # keeps the recipes alive: no id reuse
             self._variant_picks[key] = hit[1]
         return self._variant_picks[key]
 
@@ -651,7 +815,10 @@ class StackProvider:
         variant other than the pick is chosen only when the pick does not fit the stack."""
         hit = self._off_rule.get(id(build))
         if hit is None:
-            hit = self._off_rule[id(build)] = (build, self._off_rule_of(build))   # keeps `build` alive
+            hit = self._off_rule[id(build)] = (
+                build,
+                self._off_rule_of(build),
+            )  # keeps `build` alive
         return hit[1]
 
     def _off_rule_of(self, build: Build) -> int:
@@ -664,7 +831,9 @@ class StackProvider:
 
     def fit(self, build: Build) -> Optional[str]:
         """How `build` runs under this machine's driver (rules.cuda_fit)."""
-        return cuda_fit(build.cuda, self.env.driver.version, self.driver_cuda, self.recipes.driver_floors)
+        return cuda_fit(
+            build.cuda, self.env.driver.version, self.driver_cuda, self.recipes.driver_floors
+        )
 
     def _is_twin(self, candidate: CudnnCandidate, builds: Sequence[BuildCandidate]) -> bool:
         """The apt package of the very release the pip path would install for a chosen build
@@ -672,12 +841,16 @@ class StackProvider:
         row with its source). Not conda: its candidates are pip versions assumed on conda-forge,
         not a catalogue, so no one release of them is preferred."""
         if candidate.source != "apt" or self.intent.cudnn_from != "apt":
-            return False   # asked for apt: the same fix as the pip path, from apt
+            return False  # asked for apt: the same fix as the pip path, from apt
         for c in builds:
             pkg, ver = self._pip_version_of(c.build)
             # a Debian version is the upstream release, then "-" and the package revision
-            if pkg and ver and public(ver) == (candidate.package_version or candidate.version).split("-")[0] \
-                    and cuda_major_of_package(pkg, ver) in (candidate.cuda_major, None):
+            if (
+                pkg
+                and ver
+                and public(ver) == (candidate.package_version or candidate.version).split("-")[0]
+                and cuda_major_of_package(pkg, ver) in (candidate.cuda_major, None)
+            ):
                 return True
         return False
 
@@ -733,18 +906,27 @@ class StackProvider:
         b = c.build
         if not b.cuda:
             return True
-        if any(split_requirement(r)[0].startswith(("nvidia-cuda-runtime", "nvidia-cublas")) for r in b.requires):
+        if any(
+            split_requirement(r)[0].startswith(("nvidia-cuda-runtime", "nvidia-cublas"))
+            for r in b.requires
+        ):
             return True
         if c.installed:
-            return not any(ld.consumer == b.framework and ld.library in ("cudart", "cublas", "cublasLt")
-                           and (ld.error or not ld.path) for ld in self.env.loads)
+            return not any(
+                ld.consumer == b.framework
+                and ld.library in ("cudart", "cublas", "cublasLt")
+                and (ld.error or not ld.path)
+                for ld in self.env.loads
+            )
         major = cuda_major(b.cuda)
-        if not any(x.library == "cudart" for x in self.env.libraries) and \
-                not any(ld.library == "cudart" for ld in self.env.loads):
-            return True                       # the machine description says nothing about cudart
+        if not any(x.library == "cudart" for x in self.env.libraries) and not any(
+            ld.library == "cudart" for ld in self.env.loads
+        ):
+            return True  # the machine description says nothing about cudart
         wheel = f"nvidia-cuda-runtime-cu{major}" if major and major < 13 else "nvidia-cuda-runtime"
-        return wheel in self._installed_dists or \
-            any(x.library == "cudart" and x.major == major and not x.missing for x in self.env.libraries)
+        return wheel in self._installed_dists or any(
+            x.library == "cudart" and x.major == major and not x.missing for x in self.env.libraries
+        )
 
     def _build_deps(self, c: BuildCandidate) -> List[Req]:
         b = c.build
@@ -753,31 +935,64 @@ class StackProvider:
         if b.cuda:
             floor = self.recipes.min_driver(b.cuda)
             if floor:
-                deps.append(Requirement(
-                    DRIVER, lambda f, floor=floor: f.value is None or version_key(f.value) >= version_key(floor),
-                    f"needs driver >= {floor} (CUDA {b.cuda})", who))
+                deps.append(
+                    Requirement(
+                        DRIVER,
+                        lambda f, floor=floor: (
+                            f.value is None or version_key(f.value) >= version_key(floor)
+                        ),
+                        f"needs driver >= {floor} (CUDA {b.cuda})",
+                        who,
+                    )
+                )
             elif self.env.driver.cuda_version:
                 top = cuda_major(self.env.driver.cuda_version)
-                deps.append(Requirement(
-                    DRIVER, lambda f, m=cuda_major(b.cuda), top=top: m is None or top is None or m <= top,
-                    f"needs a driver for CUDA {b.cuda}", who))
+                deps.append(
+                    Requirement(
+                        DRIVER,
+                        lambda f, m=cuda_major(b.cuda), top=top: (
+                            m is None or top is None or m <= top
+                        ),
+                        f"needs a driver for CUDA {b.cuda}",
+                        who,
+                    )
+                )
             if b.compute_capabilities or b.ptx:
-                deps.append(Requirement(
-                    GPU, lambda f, b=b: all(build_runs_on(cc, b) is not False for cc in f.value),
-                    f"ships kernels for {kernel_list(b.compute_capabilities, b.ptx)}", who))
+                deps.append(
+                    Requirement(
+                        GPU,
+                        lambda f, b=b: all(build_runs_on(cc, b) is not False for cc in f.value),
+                        f"ships kernels for {kernel_list(b.compute_capabilities, b.ptx)}",
+                        who,
+                    )
+                )
                 if b.ptx and not c.installed and self.fit(b) == "minor-version":
                     # the older driver cannot JIT the newer toolkit's PTX: SASS must cover the GPU
-                    deps.append(Requirement(
-                        GPU, lambda f, b=b: all(runs_under(cc, b.compute_capabilities, b.ptx, "minor-version")
-                                                for cc in f.value),
-                        f"runs by minor-version compatibility on driver CUDA {self.driver_cuda}: needs SASS "
-                        f"for the GPU ({kernel_list(b.compute_capabilities, None)}), its PTX {b.ptx} cannot be "
-                        "JIT-compiled by the older driver", who))
+                    deps.append(
+                        Requirement(
+                            GPU,
+                            lambda f, b=b: all(
+                                runs_under(cc, b.compute_capabilities, b.ptx, "minor-version")
+                                for cc in f.value
+                            ),
+                            f"runs by minor-version compatibility on driver CUDA {self.driver_cuda}: needs SASS "
+                            f"for the GPU ({kernel_list(b.compute_capabilities, None)}), its PTX {b.ptx} cannot be "
+                            "JIT-compiled by the older driver",
+                            who,
+                        )
+                    )
             lowest = getattr(b, "min_compute_capability", None)
             if lowest:
-                deps.append(Requirement(
-                    GPU, lambda f, lo=version_key(lowest): all(version_key(cc) >= lo for cc in f.value),
-                    f"needs compute capability >= {lowest}", who))
+                deps.append(
+                    Requirement(
+                        GPU,
+                        lambda f, lo=version_key(lowest): all(
+                            version_key(cc) >= lo for cc in f.value
+                        ),
+                        f"needs compute capability >= {lowest}",
+                        who,
+                    )
+                )
         if b.python and self.facts[PYTHON].value:
             from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
@@ -786,28 +1001,47 @@ class StackProvider:
             except InvalidSpecifier:
                 spec = None
             if spec is not None:
-                deps.append(Requirement(
-                    PYTHON, lambda f, spec=spec: f.value is None or spec.contains(public(f.value), prereleases=True),
-                    f"needs Python {b.python}", who))
+                deps.append(
+                    Requirement(
+                        PYTHON,
+                        lambda f, spec=spec: (
+                            f.value is None or spec.contains(public(f.value), prereleases=True)
+                        ),
+                        f"needs Python {b.python}",
+                        who,
+                    )
+                )
         if b.cuda and b.cudnn and not c.self_contained:
             major, minor = (version_key(b.cudnn) + (0, 0))[:2]
             cm = cuda_major(b.cuda)
             pin_dist, pin_ver = cudnn_pin(b.requires)
 
-            def ok(x: CudnnCandidate, built: str = f"{major}.{minor}", cm: Optional[int] = cm) -> bool:
-                return (cudnn_compatible(x.version, built) is True
-                        and (x.cuda_major is None or cm is None or x.cuda_major == cm))
+            def ok(
+                x: CudnnCandidate, built: str = f"{major}.{minor}", cm: Optional[int] = cm
+            ) -> bool:
+                return cudnn_compatible(x.version, built) is True and (
+                    x.cuda_major is None or cm is None or x.cuda_major == cm
+                )
 
             built = ".".join(str(p) for p in version_key(b.cudnn)[:3])
-            text = f"needs cuDNN {major}.x >= {major}.{minor} built for CUDA {cm} (built with {built}" + \
-                (f"; pins {pin_dist}=={pin_ver})" if pin_ver else ")")
-            deps.append(Requirement(cudnn_id(major), ok, text, who, prefer=(pin_ver,) if pin_ver else ()))
+            text = (
+                f"needs cuDNN {major}.x >= {major}.{minor} built for CUDA {cm} (built with {built}"
+                + (f"; pins {pin_dist}=={pin_ver})" if pin_ver else ")")
+            )
+            deps.append(
+                Requirement(cudnn_id(major), ok, text, who, prefer=(pin_ver,) if pin_ver else ())
+            )
             if pin_dist and not c.installed and self.intent.cudnn_from in (None, "pip"):
                 # installing this build brings its cuDNN wheel, which its RPATH finds first: another
                 # copy chosen for this major would not be the one it loads
-                deps.append(Requirement(
-                    cudnn_id(major), lambda x, d=pin_dist: x.source == "pip" and x.package == d,
-                    f"brings {pin_dist} (its Requires-Dist), which it loads first", who))
+                deps.append(
+                    Requirement(
+                        cudnn_id(major),
+                        lambda x, d=pin_dist: x.source == "pip" and x.package == d,
+                        f"brings {pin_dist} (its Requires-Dist), which it loads first",
+                        who,
+                    )
+                )
         return deps
 
     def _cudnn_deps(self, c: CudnnCandidate) -> List[Req]:
@@ -816,37 +1050,65 @@ class StackProvider:
             lo, hi = version_key(c.min_cc), version_key(c.max_cc)
 
             def ok(f: Fact, lo: Tuple[int, ...] = lo, hi: Tuple[int, ...] = hi) -> bool:
-                return all((not lo or version_key(cc) >= lo) and (not hi or version_key(cc) <= hi) for cc in f.value)
+                return all(
+                    (not lo or version_key(cc) >= lo) and (not hi or version_key(cc) <= hi)
+                    for cc in f.value
+                )
 
-            rng = f"SM >= {c.min_cc}" if c.min_cc and not c.max_cc else \
-                f"SM {c.min_cc or '?'}..{c.max_cc}"
+            rng = (
+                f"SM >= {c.min_cc}"
+                if c.min_cc and not c.max_cc
+                else f"SM {c.min_cc or '?'}..{c.max_cc}"
+            )
             deps.append(Requirement(GPU, ok, f"needs {rng}", c.label))
         if self.intent.cudnn_from and c.state == "loaded" and c.source != self.intent.cudnn_from:
             # kept against --cudnn-from only because the frameworks that load it now keep a build
             # of this major: for any other framework it is a new copy, which comes from the asked source
             for fw in sorted({ld.consumer for ld in self._consumers(c.major)}):
-                deps.append(Requirement(
-                    framework_id(fw),
-                    lambda b, major=c.major: bool(b.build.cuda and b.build.cudnn and not b.self_contained
-                                                  and version_key(b.build.cudnn)[:1] == (major,)),
-                    f"is kept against --cudnn-from {self.intent.cudnn_from} only while {fw} keeps loading it",
-                    c.label))
+                deps.append(
+                    Requirement(
+                        framework_id(fw),
+                        lambda b, major=c.major: bool(
+                            b.build.cuda
+                            and b.build.cudnn
+                            and not b.self_contained
+                            and version_key(b.build.cudnn)[:1] == (major,)
+                        ),
+                        f"is kept against --cudnn-from {self.intent.cudnn_from} only while {fw} keeps loading it",
+                        c.label,
+                    )
+                )
         if c.package and c.package_version and c.source in ("pip", "apt", "conda"):
             # one version per package and prefix: conda-forge's `cudnn` holds one major at a time
             want = c.package_version
-            deps.append(Requirement(
-                package_id(c.source, c.package), lambda p, want=want: p.version == want,
-                f"is {c.package}=={want}", c.label, prefer=(want,)))
+            deps.append(
+                Requirement(
+                    package_id(c.source, c.package),
+                    lambda p, want=want: p.version == want,
+                    f"is {c.package}=={want}",
+                    c.label,
+                    prefer=(want,),
+                )
+            )
         # Every pip cuDNN wheel of this major writes nvidia/cudnn/lib/libcudnn*.so.N, which the
         # frameworks find first through their RPATH: any other one installed must go.
         for name, ver in self._installed_dists.items():
-            if name.startswith("nvidia-cudnn-cu") and version_key(ver)[:1] == (c.major,) and \
-                    not (c.source == "pip" and c.package == name):
+            if (
+                name.startswith("nvidia-cudnn-cu")
+                and version_key(ver)[:1] == (c.major,)
+                and not (c.source == "pip" and c.package == name)
+            ):
                 # gone, or moved to another cuDNN major (then it no longer writes libcudnn*.so.N)
-                deps.append(Requirement(
-                    package_id("pip", name),
-                    lambda p, major=c.major: p.version is None or version_key(p.version)[:1] != (major,),
-                    f"needs {name} {ver} gone (its nvidia/cudnn/lib copy would load first)", c.label))
+                deps.append(
+                    Requirement(
+                        package_id("pip", name),
+                        lambda p, major=c.major: (
+                            p.version is None or version_key(p.version)[:1] != (major,)
+                        ),
+                        f"needs {name} {ver} gone (its nvidia/cudnn/lib copy would load first)",
+                        c.label,
+                    )
+                )
         return deps
 
     # -- roots: the frameworks and what the user asked ------------------------------------
@@ -859,23 +1121,47 @@ class StackProvider:
             cands = self.build_candidates.get(f, [])
             if not cands:
                 raise BadIntent(f"no recipe knows a build of {f!r} and it is not installed")
-            roots.append(Requirement(framework_id(f), lambda c: True, f"{display_name(f)} is wanted", "you"))
+            roots.append(
+                Requirement(framework_id(f), lambda c: True, f"{display_name(f)} is wanted", "you")
+            )
             if self.gpu_present:
-                roots.append(Requirement(
-                    framework_id(f), lambda c: c.build.cuda is not None,
-                    "a GPU is present: needs a CUDA build", "this machine"))
-                roots.append(Requirement(
-                    framework_id(f), lambda c: self.cuda_runtime_reachable(c),
-                    "needs the CUDA runtime libraries of its CUDA major (this machine has none: a build that "
-                    "brings them, e.g. tensorflow[and-cuda])", "this machine"))
+                roots.append(
+                    Requirement(
+                        framework_id(f),
+                        lambda c: c.build.cuda is not None,
+                        "a GPU is present: needs a CUDA build",
+                        "this machine",
+                    )
+                )
+                roots.append(
+                    Requirement(
+                        framework_id(f),
+                        lambda c: self.cuda_runtime_reachable(c),
+                        "needs the CUDA runtime libraries of its CUDA major (this machine has none: a build that "
+                        "brings them, e.g. tensorflow[and-cuda])",
+                        "this machine",
+                    )
+                )
             want = intent.versions.get(f)
             if want:
                 if not any(_version_matches(c.build.version, want) for c in cands):
-                    known = ", ".join(sorted({public(c.build.version) for c in cands}, key=version_key, reverse=True)[:12])
-                    raise BadIntent(f"--{f} {want}: no such {display_name(f)} version in the recipes (known: {known})")
-                roots.append(Requirement(
-                    framework_id(f), lambda c, want=want: _version_matches(c.build.version, want),
-                    f"{display_name(f)} {want}", f"--{f} {want}", intent=True))
+                    known = ", ".join(
+                        sorted(
+                            {public(c.build.version) for c in cands}, key=version_key, reverse=True
+                        )[:12]
+                    )
+                    raise BadIntent(
+                        f"--{f} {want}: no such {display_name(f)} version in the recipes (known: {known})"
+                    )
+                roots.append(
+                    Requirement(
+                        framework_id(f),
+                        lambda c, want=want: _version_matches(c.build.version, want),
+                        f"{display_name(f)} {want}",
+                        f"--{f} {want}",
+                        intent=True,
+                    )
+                )
             dists = {split_requirement(p)[0] for c in cands[:1] for p in c.build.packages}
             fb = self.env.framework(f)
             if fb is not None:
@@ -883,19 +1169,39 @@ class StackProvider:
             if f in keep or dists & keep:
                 if not (cands and cands[0].installed):
                     raise BadIntent(f"--keep {f}: {display_name(f)} is not installed")
-                roots.append(Requirement(
-                    framework_id(f), lambda c: c.installed, f"{display_name(f)} stays as installed", f"--keep {f}", intent=True))
+                roots.append(
+                    Requirement(
+                        framework_id(f),
+                        lambda c: c.installed,
+                        f"{display_name(f)} stays as installed",
+                        f"--keep {f}",
+                        intent=True,
+                    )
+                )
         if intent.cuda:
-            with_cuda = [f for f in self.frameworks
-                         if any(_cuda_matches(c.build.cuda, intent.cuda) for c in self.build_candidates[f])]
+            with_cuda = [
+                f
+                for f in self.frameworks
+                if any(_cuda_matches(c.build.cuda, intent.cuda) for c in self.build_candidates[f])
+            ]
             if not with_cuda:
-                known_cuda = sorted({b.cuda for b in self.recipes.builds if b.cuda}, key=version_key)
-                raise BadIntent(f"--cuda {intent.cuda}: no build of {', '.join(self.frameworks) or 'any framework'} "
-                                 f"uses CUDA {intent.cuda} (known: {', '.join(known_cuda)})")
+                known_cuda = sorted(
+                    {b.cuda for b in self.recipes.builds if b.cuda}, key=version_key
+                )
+                raise BadIntent(
+                    f"--cuda {intent.cuda}: no build of {', '.join(self.frameworks) or 'any framework'} "
+                    f"uses CUDA {intent.cuda} (known: {', '.join(known_cuda)})"
+                )
             for f in with_cuda:
-                roots.append(Requirement(
-                    framework_id(f), lambda c, want=intent.cuda: _cuda_matches(c.build.cuda, want),
-                    f"CUDA {intent.cuda}", f"--cuda {intent.cuda}", intent=True))
+                roots.append(
+                    Requirement(
+                        framework_id(f),
+                        lambda c, want=intent.cuda: _cuda_matches(c.build.cuda, want),
+                        f"CUDA {intent.cuda}",
+                        f"--cuda {intent.cuda}",
+                        intent=True,
+                    )
+                )
         framework_dists = set()
         for f in self.frameworks:
             for c in self.build_candidates.get(f, [])[:1]:
@@ -910,20 +1216,33 @@ class StackProvider:
             have = self._installed_dists.get(cname)
             if have is None:
                 raise BadIntent(f"--keep {name}: no such distribution is installed")
-            roots.append(Requirement(
-                package_id("pip", cname), lambda p, have=have: p.version == have,
-                f"{cname} stays at {have}", f"--keep {name}", prefer=(have,), intent=True))
+            roots.append(
+                Requirement(
+                    package_id("pip", cname),
+                    lambda p, have=have: p.version == have,
+                    f"{cname} stays at {have}",
+                    f"--keep {name}",
+                    prefer=(have,),
+                    intent=True,
+                )
+            )
             if cname.startswith("nvidia-cudnn-cu"):
                 # a kept cuDNN wheel also keeps its copy: only that copy can be the one mapped
                 major = version_key(have)[0]
-                roots.append(Requirement(
-                    cudnn_id(major), lambda c, cname=cname: c.source != "pip" or c.package == cname,
-                    f"{cname} stays at {have}", f"--keep {name}", intent=True))
+                roots.append(
+                    Requirement(
+                        cudnn_id(major),
+                        lambda c, cname=cname: c.source != "pip" or c.package == cname,
+                        f"{cname} stays at {have}",
+                        f"--keep {name}",
+                        intent=True,
+                    )
+                )
         return roots
 
 
 def _local_label(b: Build) -> Optional[str]:
-    """"cu128" when the build installs as torch==2.11.0+cu128 (an index build), else None."""
+    """ "cu128" when the build installs as torch==2.11.0+cu128 (an index build), else None."""
     for req in b.packages[:1]:
         ver = split_requirement(req)[1]
         if ver and "+" in ver:
@@ -932,8 +1251,13 @@ def _local_label(b: Build) -> Optional[str]:
 
 
 def _label_version(b: Build) -> str:
-    return b.version if "+" in b.version or not b.variant else f"{b.version}+{b.variant}" \
-        if b.variant.startswith("cu") or b.variant == "cpu" else f"{b.version} ({b.variant})"
+    return (
+        b.version
+        if "+" in b.version or not b.variant
+        else f"{b.version}+{b.variant}"
+        if b.variant.startswith("cu") or b.variant == "cpu"
+        else f"{b.version} ({b.variant})"
+    )
 
 
 def _version_matches(version: str, want: str) -> bool:
@@ -944,4 +1268,9 @@ def _version_matches(version: str, want: str) -> bool:
 def _cuda_matches(cuda: Optional[str], want: str) -> bool:
     if not cuda:
         return False
-    return cuda == want or cuda.startswith(want + ".") or major_minor(cuda) == major_minor(want) and len(version_key(want)) >= 2
+    return (
+        cuda == want
+        or cuda.startswith(want + ".")
+        or major_minor(cuda) == major_minor(want)
+        and len(version_key(want)) >= 2
+    )

@@ -11,10 +11,25 @@ Identifiers are whatever hashable values the provider uses (typed; never parsed 
 candidates are opaque. A failure is data: `NoSolution.conflicts` lists the clashing
 requirements, for the caller to put into words.
 """
+
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Dict, Generic, Hashable, Iterable, List, Mapping, Optional, Protocol, Sequence, Tuple, TypeVar
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Generic,
+    Hashable,
+    Iterable,
+    List,
+    Mapping,
+    Optional,
+    Protocol,
+    Sequence,
+    Tuple,
+    TypeVar,
+)
 
 KT = TypeVar("KT", bound=Hashable)
 
@@ -33,8 +48,8 @@ class Requirement(Generic[KT]):
     accepts: Callable[..., bool]
     text: str
     parent: str = ""
-    prefer: Tuple[str, ...] = ()        # exact versions the parent pins (ordering hint)
-    intent: bool = False                # comes from what the user asked
+    prefer: Tuple[str, ...] = ()  # exact versions the parent pins (ordering hint)
+    intent: bool = False  # comes from what the user asked
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"<{self.identifier}: {self.text} ({self.parent})>"
@@ -63,10 +78,10 @@ class BaseReporter(Generic[KT]):
 
 @dataclasses.dataclass(frozen=True)
 class Result(Generic[KT]):
-    mapping: Dict[KT, Any]                        # identifier -> chosen candidate
+    mapping: Dict[KT, Any]  # identifier -> chosen candidate
     criteria: Dict[KT, Tuple[Requirement[KT], ...]]  # identifier -> requirements (why it is there)
     cost: Cost
-    complete: bool = True                        # False when the node budget cut the search
+    complete: bool = True  # False when the node budget cut the search
 
 
 class NoSolution(Exception):
@@ -89,7 +104,9 @@ class Provider(Protocol[KT]):
     def get_preference(self, identifier: KT, requirements: Sequence[Requirement[KT]]) -> Any:
         """Sort key: the open identifier with the smallest key is decided next."""
 
-    def find_matches(self, identifier: KT, requirements: Sequence[Requirement[KT]]) -> Sequence[Any]:
+    def find_matches(
+        self, identifier: KT, requirements: Sequence[Requirement[KT]]
+    ) -> Sequence[Any]:
         """Candidates for `identifier` that meet every requirement, most preferred first. A
         function of its arguments alone: the solver asks it once per (identifier, requirements)."""
 
@@ -112,13 +129,17 @@ class Solver(Generic[KT]):
     optimisation: past it, once a stack has been found, the best so far is returned, marked
     incomplete; the budget never turns a satisfiable input into "no solution"."""
 
-    def __init__(self, provider: Provider[KT], reporter: Optional[BaseReporter[KT]] = None, max_nodes: int = 50000) -> None:
+    def __init__(
+        self,
+        provider: Provider[KT],
+        reporter: Optional[BaseReporter[KT]] = None,
+        max_nodes: int = 50000,
+    ) -> None:
         self.provider = provider
         self.reporter: BaseReporter[KT] = reporter or BaseReporter()
         self.max_nodes = max_nodes
 
     def resolve(self, roots: Iterable[Requirement[KT]]) -> Result[KT]:
-        p = self.provider
         self.reporter.starting()
         criteria: Dict[KT, Tuple[Requirement[KT], ...]] = {}
         for r in roots:
@@ -127,7 +148,9 @@ class Solver(Generic[KT]):
         self._nodes = 0
         self._conflicts: List[Conflict[KT]] = []
         self._memo: Dict[Tuple[KT, Tuple[Requirement[KT], ...]], Sequence[Any]] = {}
-        self._deps: Dict[int, Tuple[Any, Sequence[Requirement[KT]], Dict[KT, Tuple[Requirement[KT], ...]]]] = {}
+        self._deps: Dict[
+            int, Tuple[Any, Sequence[Requirement[KT]], Dict[KT, Tuple[Requirement[KT], ...]]]
+        ] = {}
         for ident, reqs in criteria.items():
             if not self._matches(ident, reqs):
                 self._conflict(Conflict(ident, reqs))
@@ -148,7 +171,9 @@ class Solver(Generic[KT]):
             hit = self._memo[key] = self.provider.find_matches(ident, reqs)
         return hit
 
-    def _dependencies(self, candidate: Any) -> Tuple[Sequence[Requirement[KT]], Dict[KT, Tuple[Requirement[KT], ...]]]:
+    def _dependencies(
+        self, candidate: Any
+    ) -> Tuple[Sequence[Requirement[KT]], Dict[KT, Tuple[Requirement[KT], ...]]]:
         """provider.get_dependencies(candidate), and the same grouped by identifier (in order),
         asked once per candidate in a resolve."""
         hit = self._deps.get(id(candidate))
@@ -157,7 +182,11 @@ class Solver(Generic[KT]):
             groups: Dict[KT, Tuple[Requirement[KT], ...]] = {}
             for d in deps:
                 groups[d.identifier] = groups.get(d.identifier, ()) + (d,)
-            hit = self._deps[id(candidate)] = (candidate, deps, groups)   # keeps the candidate alive: no id reuse
+            hit = self._deps[id(candidate)] = (
+                candidate,
+                deps,
+                groups,
+            )  # keeps the candidate alive: no id reuse
         return hit[1], hit[2]
 
     def _conflict(self, c: Conflict[KT]) -> None:
@@ -168,7 +197,9 @@ class Solver(Generic[KT]):
     def _beaten(self, cost: Cost) -> bool:
         return self._best is not None and cost >= self._best.cost
 
-    def _search(self, pinned: Dict[KT, Any], criteria: Dict[KT, Tuple[Requirement[KT], ...]], cost: Cost) -> None:
+    def _search(
+        self, pinned: Dict[KT, Any], criteria: Dict[KT, Tuple[Requirement[KT], ...]], cost: Cost
+    ) -> None:
         p = self.provider
         open_ids = [i for i in criteria if i not in pinned]
         if not open_ids:
@@ -187,7 +218,7 @@ class Solver(Generic[KT]):
             if self._best is not None:
                 new_cost = _add(cost, p.cost(ident, candidate, pinned))
                 if self._beaten(new_cost):
-                    continue   # candidates come cheapest first, but cost may depend on pins: keep looking
+                    continue  # candidates come cheapest first, but cost may depend on pins: keep looking
             # (with no stack found yet nothing is beaten: the cost is asked only of a candidate
             # that passes the checks below, the same answer without costing every refused one)
             deps, groups = self._dependencies(candidate)
@@ -225,4 +256,13 @@ class Solver(Generic[KT]):
                 return
 
 
-__all__ = ["BaseReporter", "Conflict", "Cost", "NoSolution", "Provider", "Requirement", "Result", "Solver"]
+__all__ = [
+    "BaseReporter",
+    "Conflict",
+    "Cost",
+    "NoSolution",
+    "Provider",
+    "Requirement",
+    "Result",
+    "Solver",
+]

@@ -3,16 +3,31 @@ assignment into a Stack (choices, pins, apt/conda packages, loader fixes), and a
 NoStack carrying the clashes and the nearest ways out as data (model.Clash, model.WayOut);
 fixer.render.conflicts says them in words.
 """
+
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from .._versions import version_key
-from ..model import Build, Choice, Clash, CudnnChoice, Environment, Intent, Need, Package, Pin, Recipes, Refusal, Stack, WayOut
-from ..rules import cudnn_pin, display_name, minor_version_note, split_requirement
-from .loader_fixes import env_fixes
-from .provider import (
+from fixer.system.versions import version_key
+from fixer.model import (
+    Build,
+    Choice,
+    Clash,
+    CudnnChoice,
+    Environment,
+    Intent,
+    Need,
+    Package,
+    Pin,
+    Recipes,
+    Refusal,
+    Stack,
+    WayOut,
+)
+from fixer.rules import cudnn_pin, display_name, minor_version_note, split_requirement
+from fixer.resolver.loader_fixes import env_fixes
+from fixer.resolver.provider import (
     DRIVER,
     GPU,
     BadIntent,
@@ -27,10 +42,16 @@ from .provider import (
     _local_label,
     framework_id,
 )
-from .solver import BaseReporter, Conflict, NoSolution, Result, Solver
+from fixer.resolver.solver import BaseReporter, Conflict, NoSolution, Result, Solver
 
 
-def resolve(env: Environment, intent: Intent, recipes: Recipes, *, reporter: Optional[BaseReporter[Ident]] = None) -> Stack:
+def resolve(
+    env: Environment,
+    intent: Intent,
+    recipes: Recipes,
+    *,
+    reporter: Optional[BaseReporter[Ident]] = None,
+) -> Stack:
     """The stack this machine should run: the frameworks installed (plus those asked for),
     each on a build that fits the driver, the GPU and Python, sharing one cuDNN per major,
     changing as little as possible. Raises NoStack with the clashes and the nearest ways out
@@ -45,7 +66,13 @@ def resolve(env: Environment, intent: Intent, recipes: Recipes, *, reporter: Opt
     return _to_stack(env, intent, recipes, provider, result)
 
 
-def _to_stack(env: Environment, intent: Intent, recipes: Recipes, provider: StackProvider, result: Result[Ident]) -> Stack:
+def _to_stack(
+    env: Environment,
+    intent: Intent,
+    recipes: Recipes,
+    provider: StackProvider,
+    result: Result[Ident],
+) -> Stack:
     m = result.mapping
     installed = provider._installed_dists
     choices: List[Choice] = []
@@ -54,8 +81,14 @@ def _to_stack(env: Environment, intent: Intent, recipes: Recipes, provider: Stac
     pinned_names: Dict[str, str] = {}
     changed_builds: List[Build] = []
 
-    def add_pin(name: str, version: str, why: str, index_url: Optional[str] = None,
-                size: Optional[int] = None, force: bool = False) -> None:
+    def add_pin(
+        name: str,
+        version: str,
+        why: str,
+        index_url: Optional[str] = None,
+        size: Optional[int] = None,
+        force: bool = False,
+    ) -> None:
         if size is None:
             size = recipes.download_size(name, version)
         have = installed.get(name)
@@ -64,12 +97,25 @@ def _to_stack(env: Environment, intent: Intent, recipes: Recipes, provider: Stac
         elif have == version and not force:
             action = "keep"
         elif have == version:
-            action = "install"   # same version again: a reinstall of files that are missing
+            action = "install"  # same version again: a reinstall of files that are missing
         else:
-            action = "upgrade" if version_key(version) > version_key(have) or (
-                version_key(version) == version_key(have) and version != have) else "downgrade"
-        pins.append(Pin(name=name, version=version, index_url=index_url, action=action,  # type: ignore[arg-type]
-                        installed=have, why=why, size_bytes=size))
+            action = (
+                "upgrade"
+                if version_key(version) > version_key(have)
+                or (version_key(version) == version_key(have) and version != have)
+                else "downgrade"
+            )
+        pins.append(
+            Pin(
+                name=name,
+                version=version,
+                index_url=index_url,
+                action=action,  # type: ignore[arg-type]
+                installed=have,
+                why=why,
+                size_bytes=size,
+            )
+        )
         pinned_names[name] = version
 
     for f in provider.frameworks:
@@ -78,15 +124,31 @@ def _to_stack(env: Environment, intent: Intent, recipes: Recipes, provider: Stac
         if c.installed:
             fb = env.framework(f)
             choices.append(Choice(f, b, "keep", reason="installed and fits this machine"))
-            if fb is not None:   # the dist-info version: torch/version.py may add a local tag pip never saw
-                add_pin(fb.distribution, c.installed_version or fb.version, f"{display_name(f)} as installed")
+            if (
+                fb is not None
+            ):  # the dist-info version: torch/version.py may add a local tag pip never saw
+                add_pin(
+                    fb.distribution,
+                    c.installed_version or fb.version,
+                    f"{display_name(f)} as installed",
+                )
             continue
         action = "change" if c.installed_version else "install"
         reason = _why_change(provider, f, c, result)
         mvc = ""
-        if b.cuda and provider.fit(b) == "minor-version" and env.driver.version and provider.driver_cuda:
-            mvc = minor_version_note(f"{display_name(f)} {_label_version(b)}", b.cuda,
-                                     env.driver.version, provider.driver_cuda, recipes.driver_floors)
+        if (
+            b.cuda
+            and provider.fit(b) == "minor-version"
+            and env.driver.version
+            and provider.driver_cuda
+        ):
+            mvc = minor_version_note(
+                f"{display_name(f)} {_label_version(b)}",
+                b.cuda,
+                env.driver.version,
+                provider.driver_cuda,
+                recipes.driver_floors,
+            )
             notes.append(mvc)
         choices.append(Choice(f, b, action, reason=reason, minor_version=mvc))  # type: ignore[arg-type]
         changed_builds.append(b)
@@ -95,22 +157,37 @@ def _to_stack(env: Environment, intent: Intent, recipes: Recipes, provider: Stac
             if ver:
                 # an extra of the same version (tensorflow -> tensorflow[and-cuda]) is still an install:
                 # pip then adds what the extra brings
-                add_pin(name, ver, reason if i == 0 else f"part of {display_name(f)} {b.version}",
-                        index_url=b.index_url, size=b.size_bytes if i == 0 else None, force="[" in req)
+                add_pin(
+                    name,
+                    ver,
+                    reason if i == 0 else f"part of {display_name(f)} {b.version}",
+                    index_url=b.index_url,
+                    size=b.size_bytes if i == 0 else None,
+                    force="[" in req,
+                )
         label = _local_label(b)
         listed = {split_requirement(r)[0] for r in b.companions}
         for other in provider._companion_names(f):
             if other in installed and other not in listed:
-                notes.append(f"{other} {installed[other]} is installed, but the recipes name no {other} for "
-                             f"{display_name(f)} {_label_version(b)}: reinstall it to match")
+                notes.append(
+                    f"{other} {installed[other]} is installed, but the recipes name no {other} for "
+                    f"{display_name(f)} {_label_version(b)}: reinstall it to match"
+                )
         for req in b.companions:
             name, ver = split_requirement(req)
             if ver and name in installed:
                 if label and "+" not in ver:
-                    ver = f"{ver}+{label}"   # the companion built for the same CUDA, from the same index
-                add_pin(name, ver, f"companion of {display_name(f)} {_label_version(b)}", index_url=b.index_url)
+                    ver = f"{ver}+{label}"  # the companion built for the same CUDA, from the same index
+                add_pin(
+                    name,
+                    ver,
+                    f"companion of {display_name(f)} {_label_version(b)}",
+                    index_url=b.index_url,
+                )
         if c.installed_version:
-            notes.append(f"{display_name(f)} {c.installed_version} -> {_label_version(b)}: {reason}")
+            notes.append(
+                f"{display_name(f)} {c.installed_version} -> {_label_version(b)}: {reason}"
+            )
 
     cudnn_main: Optional[CudnnCandidate] = None
     apt: Dict[str, str] = {}
@@ -123,60 +200,129 @@ def _to_stack(env: Environment, intent: Intent, recipes: Recipes, provider: Stac
             cudnn_main = cc
         cudnn_runtime[str(cc.major)] = cc.version
         cudnn_copies[str(cc.major)] = CudnnChoice(
-            cc.source, Package(cc.package, cc.package_version) if cc.package else None, cc.directory)
+            cc.source, Package(cc.package, cc.package_version) if cc.package else None, cc.directory
+        )
         users = [r.parent for r in result.criteria.get(ident, ())]
         why = f"the libcudnn.so.{cc.major} for {', '.join(users)}"
         if cc.source == "pip" and cc.package and cc.package_version:
-            repinned = [b for b in changed_builds if cudnn_pin(b.requires)[0] == cc.package and cudnn_pin(b.requires)[1] != cc.package_version]
+            repinned = [
+                b
+                for b in changed_builds
+                if cudnn_pin(b.requires)[0] == cc.package
+                and cudnn_pin(b.requires)[1] != cc.package_version
+            ]
             force = cc.state == "reinstall"
             have = installed.get(cc.package)
             if repinned and have == cc.package_version:
                 # the framework install moves it; set it back right after
-                pins.append(Pin(cc.package, cc.package_version, action="install", installed=have,
-                                why=why + f"; {display_name(repinned[0].framework)} pins {cudnn_pin(repinned[0].requires)[1]}, "
-                                "a newer cuDNN minor is safe at run time", size_bytes=None))
+                pins.append(
+                    Pin(
+                        cc.package,
+                        cc.package_version,
+                        action="install",
+                        installed=have,
+                        why=why
+                        + f"; {display_name(repinned[0].framework)} pins {cudnn_pin(repinned[0].requires)[1]}, "
+                        "a newer cuDNN minor is safe at run time",
+                        size_bytes=None,
+                    )
+                )
                 pinned_names[cc.package] = cc.package_version
             else:
-                add_pin(cc.package, cc.package_version,
-                        why + (" (its files are missing: reinstall)" if force else ""), size=cc.size_bytes, force=force)
+                add_pin(
+                    cc.package,
+                    cc.package_version,
+                    why + (" (its files are missing: reinstall)" if force else ""),
+                    size=cc.size_bytes,
+                    force=force,
+                )
             chosen = [m[framework_id(f)].build for f in provider.frameworks]
-            pinned_pkgs = {cudnn_pin(b.requires)[1] for b in chosen if cudnn_pin(b.requires)[0] == cc.package}
+            pinned_pkgs = {
+                cudnn_pin(b.requires)[1] for b in chosen if cudnn_pin(b.requires)[0] == cc.package
+            }
             if any(version_key(cc.package_version) > version_key(v) for v in pinned_pkgs if v):
-                notes.append(f"{cc.package} {cc.package_version} is above a framework's == pin: pip reports the "
-                             "pin as broken, but a newer cuDNN minor is safe at run time")
+                notes.append(
+                    f"{cc.package} {cc.package_version} is above a framework's == pin: pip reports the "
+                    "pin as broken, but a newer cuDNN minor is safe at run time"
+                )
         elif cc.source == "apt" and cc.package and cc.package_version:
             if cc.state in ("new", "reinstall"):
                 apt[cc.package] = cc.package_version
                 have_apt = _apt_installed(env).get(cc.package)
-                action = "install" if have_apt is None else "install" if have_apt == cc.package_version else \
-                    "upgrade" if version_key(cc.package_version) > version_key(have_apt) else "downgrade"
-                pins.append(Pin(cc.package, cc.package_version, index_url=None, action=action,  # type: ignore[arg-type]
-                                installed=have_apt, why=why, size_bytes=cc.size_bytes, manager="apt"))
+                action = (
+                    "install"
+                    if have_apt is None
+                    else "install"
+                    if have_apt == cc.package_version
+                    else "upgrade"
+                    if version_key(cc.package_version) > version_key(have_apt)
+                    else "downgrade"
+                )
+                pins.append(
+                    Pin(
+                        cc.package,
+                        cc.package_version,
+                        index_url=None,
+                        action=action,  # type: ignore[arg-type]
+                        installed=have_apt,
+                        why=why,
+                        size_bytes=cc.size_bytes,
+                        manager="apt",
+                    )
+                )
         elif cc.source == "conda" and cc.package and cc.package_version:
             if cc.state == "new":
                 conda[cc.package] = cc.package_version
-                pins.append(Pin(cc.package, cc.package_version, index_url="conda-forge", action="install",
-                                why=why, size_bytes=cc.size_bytes, manager="conda"))
+                pins.append(
+                    Pin(
+                        cc.package,
+                        cc.package_version,
+                        index_url="conda-forge",
+                        action="install",
+                        why=why,
+                        size_bytes=cc.size_bytes,
+                        manager="conda",
+                    )
+                )
         if cc.state == "loaded":
             notes.append(f"cuDNN {cc.major}: keeps {cc.label}, which every framework already loads")
 
     # distributions that must go (another pip cuDNN wheel of a major that now comes from elsewhere)
     for ident, cand in sorted(m.items()):
-        if isinstance(cand, PackageCandidate) and cand.version is None and cand.manager == "pip" \
-                and cand.name in installed and cand.name not in pinned_names:
-            whys = [f"{r.parent} {r.text}" for r in result.criteria.get(ident, ()) if not r.accepts(
-                PackageCandidate("pip", cand.name, installed[cand.name]))]
-            pins.append(Pin(cand.name, installed[cand.name], action="remove", installed=installed[cand.name],
-                            why=whys[0] if whys else "no longer needed"))
+        if (
+            isinstance(cand, PackageCandidate)
+            and cand.version is None
+            and cand.manager == "pip"
+            and cand.name in installed
+            and cand.name not in pinned_names
+        ):
+            whys = [
+                f"{r.parent} {r.text}"
+                for r in result.criteria.get(ident, ())
+                if not r.accepts(PackageCandidate("pip", cand.name, installed[cand.name]))
+            ]
+            pins.append(
+                Pin(
+                    cand.name,
+                    installed[cand.name],
+                    action="remove",
+                    installed=installed[cand.name],
+                    why=whys[0] if whys else "no longer needed",
+                )
+            )
     fixes = env_fixes(env, provider, m)
     for fx in fixes:
         notes.append(fx.why)
     if not result.complete:
-        notes.append("the search hit its node budget: this stack fits but may not be the smallest change")
+        notes.append(
+            "the search hit its node budget: this stack fits but may not be the smallest change"
+        )
     return Stack(
         choices=tuple(choices),
         pins=tuple(pins),
-        cudnn=(".".join(str(x) for x in version_key(cudnn_main.version)[:3]) if cudnn_main else None),
+        cudnn=(
+            ".".join(str(x) for x in version_key(cudnn_main.version)[:3]) if cudnn_main else None
+        ),
         cudnn_from=(cudnn_main.source if cudnn_main else None),
         env_fixes=tuple(fixes),
         apt=apt,
@@ -199,16 +345,22 @@ def _apt_installed(env: Environment) -> Dict[str, str]:
 def _why_change(provider: StackProvider, f: str, c: BuildCandidate, result: Result[Ident]) -> str:
     """Why the installed build of `f` could not stay, in words (the first requirement it
     fails), or what the user asked."""
-    installed = provider.build_candidates[f][0] if provider.build_candidates[f] and \
-        provider.build_candidates[f][0].installed else None
+    installed = (
+        provider.build_candidates[f][0]
+        if provider.build_candidates[f] and provider.build_candidates[f][0].installed
+        else None
+    )
     if installed is None:
         return f"{display_name(f)} is wanted and not installed"
     for r in result.criteria.get(framework_id(f), ()):
         if r.intent and not r.accepts(installed):
             return f"you asked for {r.text} ({r.parent})"
         if not r.accepts(installed):
-            return f"{installed.label} is not a CUDA build and this machine has a GPU" \
-                if "CUDA build" in r.text else f"{r.text} ({r.parent})"
+            return (
+                f"{installed.label} is not a CUDA build and this machine has a GPU"
+                if "CUDA build" in r.text
+                else f"{r.text} ({r.parent})"
+            )
     m = result.mapping
     failed: List[str] = []
     for d in provider.get_dependencies(installed):
@@ -216,7 +368,9 @@ def _why_change(provider: StackProvider, f: str, c: BuildCandidate, result: Resu
         if target is None and d.identifier.kind == "fact":
             target = provider.facts[d.identifier]
         if target is not None and not d.accepts(target):
-            what = target.text if isinstance(target, Fact) else getattr(target, "label", str(target))
+            what = (
+                target.text if isinstance(target, Fact) else getattr(target, "label", str(target))
+            )
             failed.append(f"{d.text}, but {what}")
     if failed:
         return f"{installed.label} " + "; ".join(failed)
@@ -235,27 +389,39 @@ class NoStack(Exception):
     """No stack fits: the clashes and the nearest ways out, as data. fixer.pipeline.resolve
     raises it as Unsatisfiable (exit 1); fixer.render.conflicts says it in words."""
 
-    def __init__(self, frameworks: Sequence[str], clashes: Sequence[Clash], ways_out: Sequence[WayOut]) -> None:
+    def __init__(
+        self, frameworks: Sequence[str], clashes: Sequence[Clash], ways_out: Sequence[WayOut]
+    ) -> None:
         super().__init__("no stack fits")
         self.frameworks = tuple(frameworks)
         self.clashes = tuple(clashes)
         self.ways_out = tuple(ways_out)
 
 
-def _no_stack(env: Environment, intent: Intent, recipes: Recipes, provider: StackProvider,
-              conflicts: Sequence[Conflict[Ident]]) -> NoStack:
+def _no_stack(
+    env: Environment,
+    intent: Intent,
+    recipes: Recipes,
+    provider: StackProvider,
+    conflicts: Sequence[Conflict[Ident]],
+) -> NoStack:
     clashes = _explain(provider) or _clashes(provider, conflicts)
     return NoStack(provider.frameworks, clashes, _ways_out(env, intent, recipes))
 
 
-def _first_viable(provider: StackProvider, f: str, roots: Sequence[Req]) -> Optional[BuildCandidate]:
+def _first_viable(
+    provider: StackProvider, f: str, roots: Sequence[Req]
+) -> Optional[BuildCandidate]:
     """The build of `f` the solver tries first among those the machine and the intent allow."""
     mine = [r for r in roots if r.identifier == framework_id(f)]
     for c in provider.build_candidates.get(f, ()):
         if not all(r.accepts(c) for r in mine):
             continue
-        if all(d.accepts(provider.facts[d.identifier]) for d in provider.get_dependencies(c)
-               if d.identifier.kind == "fact"):
+        if all(
+            d.accepts(provider.facts[d.identifier])
+            for d in provider.get_dependencies(c)
+            if d.identifier.kind == "fact"
+        ):
             return c
     return None
 
@@ -267,8 +433,12 @@ def _need(r: Req) -> Need:
 def _refusal(who: str, r: Req, against: Any) -> Refusal:
     """`who` fails its requirement `r` because of `against`: a machine fact or a chosen candidate."""
     if isinstance(against, Fact):
-        return Refusal(who=who, text=r.text, against=against.text, hardware=against.name in (DRIVER, GPU))
-    return Refusal(who=who, text=r.text, against=getattr(against, "label", str(against)), chosen=True)
+        return Refusal(
+            who=who, text=r.text, against=against.text, hardware=against.name in (DRIVER, GPU)
+        )
+    return Refusal(
+        who=who, text=r.text, against=getattr(against, "label", str(against)), chosen=True
+    )
 
 
 def _explain(provider: StackProvider) -> List[Clash]:
@@ -284,11 +454,18 @@ def _explain(provider: StackProvider) -> List[Clash]:
             mine = [r for r in roots if r.identifier == framework_id(f)]
             for cand in provider.build_candidates.get(f, ()):
                 if any(not r.accepts(cand) for r in mine):
-                    continue   # the intent rules it out; not a reason worth listing per build
+                    continue  # the intent rules it out; not a reason worth listing per build
                 for d in provider.get_dependencies(cand):
                     if d.identifier.kind == "fact" and not d.accepts(provider.facts[d.identifier]):
                         reasons.append(_refusal(cand.label, d, provider.facts[d.identifier]))
-            out.append(Clash("no-build", f, needs=tuple(_need(r) for r in mine if r.intent), refusals=tuple(reasons)))
+            out.append(
+                Clash(
+                    "no-build",
+                    f,
+                    needs=tuple(_need(r) for r in mine if r.intent),
+                    refusals=tuple(reasons),
+                )
+            )
         else:
             firsts[f] = c
     if out:
@@ -304,7 +481,14 @@ def _explain(provider: StackProvider) -> List[Clash]:
         cands = provider.cudnn_for(int(ident.name))
         fits = [c for c in cands if all(r.accepts(c) for r in reqs)]
         if not fits:
-            out.append(Clash("no-copy", ident.name, needs=tuple(map(_need, needs)), held=tuple(map(_need, held))))
+            out.append(
+                Clash(
+                    "no-copy",
+                    ident.name,
+                    needs=tuple(map(_need, needs)),
+                    held=tuple(map(_need, held)),
+                )
+            )
             continue
         refusals: List[Refusal] = []
         holds: List[Need] = []
@@ -319,19 +503,30 @@ def _explain(provider: StackProvider) -> List[Clash]:
                     # user's own ask for that framework holds it when no build meets both
                     builds = provider.build_candidates.get(d.identifier.name, ())
                     for r in roots:
-                        if r.identifier == d.identifier and r.intent and \
-                                not any(r.accepts(b) and d.accepts(b) for b in builds):
+                        if (
+                            r.identifier == d.identifier
+                            and r.intent
+                            and not any(r.accepts(b) and d.accepts(b) for b in builds)
+                        ):
                             holds.append(_need(r))
                 else:
                     for r in roots:
                         if r.identifier == d.identifier and r.intent:
-                            probe = PackageCandidate(d.identifier.kind, d.identifier.name,
-                                                     (d.prefer or (None,))[0])
+                            probe = PackageCandidate(
+                                d.identifier.kind, d.identifier.name, (d.prefer or (None,))[0]
+                            )
                             if not r.accepts(probe) or not d.accepts(probe):
                                 holds.append(_need(r))
         if refusals or holds:
-            out.append(Clash("blocked", ident.name, needs=tuple(map(_need, needs)),
-                             held=tuple(dict.fromkeys(holds)), refusals=tuple(dict.fromkeys(refusals))))
+            out.append(
+                Clash(
+                    "blocked",
+                    ident.name,
+                    needs=tuple(map(_need, needs)),
+                    held=tuple(dict.fromkeys(holds)),
+                    refusals=tuple(dict.fromkeys(refusals)),
+                )
+            )
     return out
 
 
@@ -342,8 +537,10 @@ def _clashes(provider: StackProvider, conflicts: Sequence[Conflict[Ident]]) -> L
     facts = provider.facts
     for c in conflicts:
         if c.candidate is not None:
-            out += [Clash("refused", c.identifier.name, refusals=(_refusal(r.parent, r, c.candidate),))
-                    for r in c.requirements]
+            out += [
+                Clash("refused", c.identifier.name, refusals=(_refusal(r.parent, r, c.candidate),))
+                for r in c.requirements
+            ]
             continue
         reqs = c.requirements
         if c.identifier.kind == "framework":
@@ -355,8 +552,14 @@ def _clashes(provider: StackProvider, conflicts: Sequence[Conflict[Ident]]) -> L
             out.append(Clash("no-single-copy", c.identifier.name, needs=tuple(map(_need, reqs))))
             continue
         if c.identifier.kind == "fact":
-            out += [Clash("refused", c.identifier.name, refusals=(_refusal(r.parent, r, facts[c.identifier]),))
-                    for r in reqs]
+            out += [
+                Clash(
+                    "refused",
+                    c.identifier.name,
+                    refusals=(_refusal(r.parent, r, facts[c.identifier]),),
+                )
+                for r in reqs
+            ]
             continue
         out.append(Clash("requirements", c.identifier.name, needs=tuple(map(_need, reqs))))
 
@@ -374,22 +577,47 @@ def _ways_out(env: Environment, intent: Intent, recipes: Recipes) -> List[WayOut
     ways: List[WayOut] = []
     relaxed: List[Tuple[WayOut, Intent]] = []
     for name in intent.keep:
-        relaxed.append((WayOut("keep", name), dataclasses.replace(intent, keep=tuple(k for k in intent.keep if k != name))))
+        relaxed.append(
+            (
+                WayOut("keep", name),
+                dataclasses.replace(intent, keep=tuple(k for k in intent.keep if k != name)),
+            )
+        )
     for f, v in intent.versions.items():
-        relaxed.append((WayOut("version", f, v), dataclasses.replace(
-            intent, versions={k: w for k, w in intent.versions.items() if k != f})))
+        relaxed.append(
+            (
+                WayOut("version", f, v),
+                dataclasses.replace(
+                    intent, versions={k: w for k, w in intent.versions.items() if k != f}
+                ),
+            )
+        )
     if intent.cuda:
         relaxed.append((WayOut("cuda", value=intent.cuda), dataclasses.replace(intent, cuda=None)))
     if intent.cudnn_from:
-        relaxed.append((WayOut("cudnn-from", value=intent.cudnn_from), dataclasses.replace(intent, cudnn_from=None)))
+        relaxed.append(
+            (
+                WayOut("cudnn-from", value=intent.cudnn_from),
+                dataclasses.replace(intent, cudnn_from=None),
+            )
+        )
     envs: List[Tuple[WayOut, Intent, Environment]] = [(way, it, env) for way, it in relaxed]
     wanted = list(dict.fromkeys([fb.framework for fb in env.frameworks] + list(intent.frameworks)))
     if len(wanted) > 1:
         for f in wanted:
-            envs.append((WayOut("framework", f),
-                         dataclasses.replace(intent, frameworks=tuple(x for x in intent.frameworks if x != f),
-                                             versions={k: v for k, v in intent.versions.items() if k != f}),
-                         dataclasses.replace(env, frameworks=tuple(x for x in env.frameworks if x.framework != f))))
+            envs.append(
+                (
+                    WayOut("framework", f),
+                    dataclasses.replace(
+                        intent,
+                        frameworks=tuple(x for x in intent.frameworks if x != f),
+                        versions={k: v for k, v in intent.versions.items() if k != f},
+                    ),
+                    dataclasses.replace(
+                        env, frameworks=tuple(x for x in env.frameworks if x.framework != f)
+                    ),
+                )
+            )
     for way, it, env in envs:
         try:
             provider = StackProvider(env, it, recipes)
@@ -397,5 +625,7 @@ def _ways_out(env: Environment, intent: Intent, recipes: Recipes) -> List[WayOut
         except (NoSolution, BadIntent):
             continue
         stack = _to_stack(env, it, recipes, provider, result)
-        ways.append(dataclasses.replace(way, changes=tuple(p for p in stack.pins if p.action != "keep")))
+        ways.append(
+            dataclasses.replace(way, changes=tuple(p for p in stack.pins if p.action != "keep"))
+        )
     return ways

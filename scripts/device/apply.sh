@@ -1,7 +1,7 @@
 #!/bin/bash
 # apply / rollback on the real GPU machine (no internet). Run from the repository root:
 #     OUT=/tmp/out bash scripts/device/apply.sh
-# 1. builds a wheelhouse from the INSTALLED nvidia-cudnn-cu13 (fixer.applier.wheelbuild: RECORD -> wheel)
+# 1. builds a wheelhouse from the INSTALLED nvidia-cudnn-cu13 (tests.helpers.wheelbuild: RECORD -> wheel)
 # 2. breaks the stack: pip uninstall nvidia-cudnn-cu13 -> torch falls back to the apt cuDNN 9.14
 # 3. colab-cudnn-fix apply --find-links WHEELHOUSE --no-index  -> doctor healthy, torch conv passes
 # 4. apply again -> nothing to do
@@ -64,7 +64,7 @@ rm -rf "$WH"; mkdir -p "$WH"
 t0=$(date +%s%N)
 PYTHONPATH=$PWD $py - "$WH" <<'PY'
 import importlib.metadata as m, sys
-from fixer.applier.wheelbuild import build_wheel_from_installed
+from tests.helpers.wheelbuild import build_wheel_from_installed
 d = m.distribution("nvidia-cudnn-cu13")
 w = build_wheel_from_installed(d._path, sys.argv[1])
 print("built", w, w.stat().st_size, "bytes")

@@ -107,7 +107,7 @@ run_cases() {   # source root -> stable text on stdout
 
   for e in $(cd "$root" && PYTHONPATH="$root" $py -c "
 try:
-    from fixer.planner import bundled_environments as b   # the stages' modules since issue 9's rename
+    from fixer.planner.steps import bundled_environments as b   # the stages' modules since issue 9's rename
 except ImportError:
     from fixer.plan import bundled_environments as b      # an older tree (BEFORE)
 print(' '.join(b()))" 2>/dev/null); do

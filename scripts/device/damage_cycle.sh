@@ -64,7 +64,7 @@ echo "## 1 wheelhouse from the installed nvidia-cudnn-cu13 (before any damage)"
 rm -rf "$WH"; mkdir -p "$WH"
 PYTHONPATH=$PWD $py - "$WH" <<'PY'
 import importlib.metadata as m, sys
-from fixer.applier.wheelbuild import build_wheel_from_installed
+from tests.helpers.wheelbuild import build_wheel_from_installed
 print("built", build_wheel_from_installed(m.distribution("nvidia-cudnn-cu13")._path, sys.argv[1]))
 PY
 

@@ -20,7 +20,7 @@ python3 - <<'PY'
 from importlib import metadata
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name as canon
-from fixer import recipes
+from fixer import recipebook as recipes
 r = recipes.load()
 ok = bad = 0
 def reqs(dist, extras):

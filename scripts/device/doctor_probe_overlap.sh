@@ -1,8 +1,8 @@
 #!/bin/bash
-# Does starting the GPU probe before the tool's imports (fixer/_gpu_probe.py) pay on the GPU
+# Does starting the GPU probe before the tool's imports (fixer/detection/gpu_probe.py) pay on the GPU
 # machine, and where does `doctor --json` wait? Same tree, same machine, interleaved, fresh processes.
 # Run from the repository root:  bash scripts/device/doctor_probe_overlap.sh     Output: $OUT/overlap.txt
-#   probe alone        the GPU probe child by itself (python -I -S fixer/detection/_native.py gpu)
+#   probe alone        the GPU probe child by itself (python -I -S fixer/children/native.py gpu)
 #   early / late       doctor --json as the console entry runs it (probe started before the imports)
 #                      and with the probe started where detection asks for it (the order before)
 #                      wall: the whole process; wait: time the parent spent blocked on the probe
@@ -19,14 +19,14 @@ import json, os, statistics, subprocess, sys, time
 
 RUNS = int(os.environ["RUNS"])
 # Each mode runs in a fresh interpreter. The wrapper times how long the parent is blocked in the
-# probe child's Child.wait (fixer._proc), then runs the tool exactly as named.
+# probe child's Child.wait (fixer.system.proc), then runs the tool exactly as named.
 WRAP = r'''
 import sys, time
 t0 = time.perf_counter()
 mode = sys.argv[1]
 sys.argv = ["colab-cudnn-fix", "doctor", "--json"]
 def patch():
-    import fixer._proc as P
+    import fixer.system.proc as P
     real = P.Child.wait
     def wait(self, **kw):
         t = time.perf_counter()
@@ -38,10 +38,10 @@ def patch():
     P.Child.wait = wait
 patch()
 if mode == "early":
-    from fixer._entry import main
+    from fixer.cli.entry import main
     code = main()
 else:
-    from fixer._fast import run
+    from fixer.cli.fast import run
     code = run(sys.argv[1:])
 sys.stdout.flush()
 sys.exit(code)
@@ -55,7 +55,7 @@ def once(mode):
 
 def alone():
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-I", "-S", "fixer/detection/_native.py", "gpu"], capture_output=True)
+    subprocess.run([sys.executable, "-I", "-S", "fixer/children/native.py", "gpu"], capture_output=True)
     return time.perf_counter() - t
 
 for m in ("early", "late"):

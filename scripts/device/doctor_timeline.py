@@ -4,10 +4,11 @@
     PYTHONPATH=$PWD python3 scripts/device/doctor_timeline.py [-n 15]
 
 Each run is a child `python3 scripts/device/doctor_timeline.py --child` that does what the console
-script does (fixer._entry: start the GPU probe early, import, doctor, print) and stamps each phase
+script does (fixer.cli.entry: start the GPU probe early, import, doctor, print) and stamps each phase
 with the time since its interpreter started (from /proc/self/stat). The parent prints, per
 phase, the median over the runs of its end time and of its own length. Phases inside detect()
 are stamped by wrapping the functions detect() calls through their module attributes."""
+
 from __future__ import annotations
 
 import argparse
@@ -31,7 +32,7 @@ def _since_start() -> float:
 
 
 def child() -> None:
-    offset = _since_start() - (time.perf_counter() - _T0)     # interpreter start -> _T0
+    offset = _since_start() - (time.perf_counter() - _T0)  # interpreter start -> _T0
     stamps = []
 
     def stamp(name: str) -> None:
@@ -39,14 +40,17 @@ def child() -> None:
 
     stamp("interpreter + site (to the script's first line)")
     sys.argv = ["colab-cudnn-fix", "doctor", "--json"]
-    from fixer._gpu_probe import start_early
+    from fixer.detection.gpu_probe import start_early
+
     start_early()
     stamp("GPU probe started")
-    from fixer import _options  # noqa: F401
-    stamp("import fixer._options (fixer.model)")
+    from fixer.cli import table as _options  # noqa: F401
+
+    stamp("import fixer.cli.table (fixer.model)")
     from fixer import api, pipeline
     from fixer.render.doctor import print_doctor_json
     import fixer.detection as det
+
     stamp("import api, pipeline, detection, render")
 
     def wrap(mod, name):
@@ -56,14 +60,22 @@ def child() -> None:
             out = fn(*a, **k)
             stamp(f"{mod.__name__.split('.')[-1]}.{name}")
             return out
+
         setattr(mod, name, timed)
 
-    for n in ("load_ld_cache", "finish_probe", "detect_frameworks", "compute_loads", "detect_runtime"):
+    for n in (
+        "load_ld_cache",
+        "finish_probe",
+        "detect_frameworks",
+        "compute_loads",
+        "detect_runtime",
+    ):
         wrap(det, n)
     wrap(det._libs, "scan")
     wrap(det._gpu, "assemble")
     wrap(pipeline, "doctor_findings")
     import fixer.detection.colab_image as ci
+
     wrap(ci, "annotate")
     devnull = open(os.devnull, "w")
     real = sys.stdout
@@ -73,7 +85,8 @@ def child() -> None:
     print_doctor_json(result.environment, result.findings, result.healthy, result.exit_code)
     sys.stdout = real
     stamp("JSON printed")
-    from fixer._proc import drop_early
+    from fixer.system.proc import drop_early
+
     drop_early()
     stamp("end")
     print(json.dumps(stamps))
@@ -91,18 +104,24 @@ def main() -> None:
     walls = []
     for _ in range(args.n + 1):
         s = time.perf_counter()
-        out = subprocess.run([sys.executable, __file__, "--child"], capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(
+            [sys.executable, __file__, "--child"], capture_output=True, text=True, check=True
+        ).stdout
         walls.append(time.perf_counter() - s)
         runs.append(json.loads(out.strip().splitlines()[-1]))
-    runs, walls = runs[1:], walls[1:]          # the first warms the page cache
-    print(f"wall per run (parent's view): median {statistics.median(walls)*1000:.1f} ms over {len(walls)} runs")
+    runs, walls = runs[1:], walls[1:]  # the first warms the page cache
+    print(
+        f"wall per run (parent's view): median {statistics.median(walls) * 1000:.1f} ms over {len(walls)} runs"
+    )
     names = [n for n, _ in runs[0]]
     prev = [0.0] * len(runs)
     for i, name in enumerate(names):
         ends = [r[i][1] if i < len(r) and r[i][0] == name else float("nan") for r in runs]
         lens = [e - p for e, p in zip(ends, prev)]
         prev = ends
-        print(f"{statistics.median(ends)*1000:7.1f} ms  (+{statistics.median(lens)*1000:6.1f})  {name}")
+        print(
+            f"{statistics.median(ends) * 1000:7.1f} ms  (+{statistics.median(lens) * 1000:6.1f})  {name}"
+        )
 
 
 if __name__ == "__main__":

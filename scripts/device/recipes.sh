@@ -25,7 +25,7 @@ def run(*argv):
         return ""
 from email.parser import HeaderParser
 from importlib import metadata
-from fixer import recipes
+from fixer import recipebook as recipes
 r = recipes.load()
 ok = bad = 0
 def check(what, got, want):

@@ -6,7 +6,7 @@
 # Run from the repository root:   OUT=/tmp/out bash scripts/device/rollback_kill.sh [SIGKILL SIGTERM ...]
 #
 # It never touches the machine's own venv (the other device scripts need it): it only READS the
-# installed nvidia-cudnn-cu13 to build a wheel from it (fixer.applier.wheelbuild), then works in a
+# installed nvidia-cudnn-cu13 to build a wheel from it (tests.helpers.wheelbuild), then works in a
 # throw-away venv under /tmp/ccf-kill (python -m venv; pip copied in when ensurepip is missing),
 # with its own --root sandbox and lock directory. Steps, for each signal (default: SIGKILL SIGTERM):
 # 1. fresh throw-away venv; `pip install --no-deps --no-index --find-links WH nvidia-cudnn-cu13==V`
@@ -32,11 +32,11 @@ export PYTHONPATH=$repo COLAB_CUDNN_FIX_LOCK_DIR=$W/locks PIP_NO_CACHE_DIR=1 PIP
 date; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
 ver=$($py -c "import importlib.metadata as m; print(m.version('nvidia-cudnn-cu13'))") || {
   echo "nvidia-cudnn-cu13 is not installed in $py: nothing to build a wheel from"; exit 1; }
-echo "## wheel from the installed nvidia-cudnn-cu13 $ver (fixer.applier.wheelbuild; the machine's venv is only read)"
+echo "## wheel from the installed nvidia-cudnn-cu13 $ver (tests.helpers.wheelbuild; the machine's venv is only read)"
 t0=$(date +%s.%N)
 $py - "$W/wh" <<'PY' || exit 1
 import importlib.metadata as m, sys
-from fixer.applier.wheelbuild import build_wheel_from_installed
+from tests.helpers.wheelbuild import build_wheel_from_installed
 w = build_wheel_from_installed(m.distribution("nvidia-cudnn-cu13")._path, sys.argv[1])
 print("built", w.name, round(w.stat().st_size / 2**20), "MiB")
 PY

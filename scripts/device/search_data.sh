@@ -78,7 +78,7 @@ try:
 except ValueError as exc:
     print(f"plan: no JSON ({exc})"); sys.exit(0)
 plan = body.get("plan") or {}
-from fixer import installers
+from fixer.planner import installers
 from fixer.model import PipOptions, from_dict
 bad = 0; n = 0
 for s in plan.get("steps", []):

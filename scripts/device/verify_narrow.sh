@@ -24,7 +24,7 @@ if ! "$py" -c "import torch" 2>/dev/null; then    # the frameworks' venv, when p
 fi
 # `colab-cudnn-fix` as a user types it: the console script of this checkout, run by that interpreter.
 bin=$(mktemp -d /tmp/ccf-bin.XXXX); trap 'rm -rf "$bin"' EXIT
-printf '#!/bin/sh\nexec "%s" -c "import sys; from fixer._entry import main; sys.exit(main())" "$@"\n' "$py" > "$bin/colab-cudnn-fix"
+printf '#!/bin/sh\nexec "%s" -c "import sys; from fixer.cli.entry import main; sys.exit(main())" "$@"\n' "$py" > "$bin/colab-cudnn-fix"
 chmod +x "$bin/colab-cudnn-fix"; export PATH="$bin:$PATH"
 echo "python: $py; $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | head -1)"
 

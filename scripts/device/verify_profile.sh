@@ -22,7 +22,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$log"
 for fw in torch jax; do
   for rep in 1 2 3; do
     say "## child $fw rep $rep"
-    XLA_PYTHON_CLIENT_PREALLOCATE=false $PY fixer/_verify_child.py $fw 2>/dev/null | timeline | tee -a "$log"
+    XLA_PYTHON_CLIENT_PREALLOCATE=false $PY fixer/children/verify.py $fw 2>/dev/null | timeline | tee -a "$log"
   done
 done
 say "## torch per-case costs"

@@ -1,4 +1,5 @@
 """The CLI called in this process, for tests that compare it with the Python API."""
+
 from __future__ import annotations
 
 import json

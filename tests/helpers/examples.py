@@ -16,6 +16,7 @@ time whole pipelines, whose first call warms caches.
 A failure found in either profile is saved in the example database and replayed first on the
 next run, whatever the profile. The count is read when a test module is imported, which pytest
 does after `--hypothesis-profile` was loaded."""
+
 from __future__ import annotations
 
 import math
@@ -37,7 +38,9 @@ def register() -> None:
     `--hypothesis-profile` loads another afterwards."""
     base = settings.default
     settings.register_profile("full", parent=base, max_examples=FULL, deadline=None)
-    settings.register_profile("quick", parent=base, max_examples=FULL * QUICK_PERCENT // 100, deadline=None)
+    settings.register_profile(
+        "quick", parent=base, max_examples=FULL * QUICK_PERCENT // 100, deadline=None
+    )
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "quick"))
 
 

@@ -38,6 +38,7 @@ Actions, named by CCF_FAULT="<point>:<action>":
 When a point fires, the hook appends a line to $CCF_FAULT_MARK (the uv shim creates it), so a test
 knows the fault hit.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -48,7 +49,7 @@ from typing import Dict, Optional, Tuple
 
 FSIZE_LIMIT = 4096
 
-SITECUSTOMIZE = r'''
+SITECUSTOMIZE = r"""
 # test fault hook (tests/helpers/faults.py): inert unless CCF_FAULT names a pip point
 import os, sys
 _spec = os.environ.get("CCF_FAULT", "")
@@ -152,12 +153,21 @@ if _spec.startswith("pip-") and sys.argv[:1] == ["-m"]:
             _w.ZipBackedFile.save = _save
     except Exception as exc:        # a pip without that internal: the test sees no mark and fails
         sys.stderr.write("fault hook not installed: %%r\n" %% (exc,))
-''' % {"fsize": FSIZE_LIMIT}
+""" % {"fsize": FSIZE_LIMIT}
 
 #: Journal points: the first journal write (atomic_write in fixer.applier.journal) that matches.
-JOURNAL_POINTS = ("create", "before", "manifest", "applying", "step-running", "child", "step-done", "done")
+JOURNAL_POINTS = (
+    "create",
+    "before",
+    "manifest",
+    "applying",
+    "step-running",
+    "child",
+    "step-done",
+    "done",
+)
 
-APPLY_DRIVER = r'''
+APPLY_DRIVER = r"""
 import errno, json, os, signal, sys, traceback
 # under a file-size limit, CPython's .pyc writer keeps a short write (FileIO.write is one write(2))
 # and replaces the cache with a truncated file: never write caches from the faulted process
@@ -227,7 +237,7 @@ except BaseException:
     traceback.print_exc()
     sys.exit(99)
 print("DONE", flush=True)
-'''.replace("JOURNAL_POINTS", repr(JOURNAL_POINTS)).replace("__FSIZE__", str(FSIZE_LIMIT))
+""".replace("JOURNAL_POINTS", repr(JOURNAL_POINTS)).replace("__FSIZE__", str(FSIZE_LIMIT))
 
 
 def fingerprint(*trees: Tuple[str, Path], skip: Tuple[str, ...] = ()) -> Dict[str, str]:
@@ -243,7 +253,9 @@ def fingerprint(*trees: Tuple[str, Path], skip: Tuple[str, ...] = ()) -> Dict[st
                 dirnames[:] = []
                 continue
             out[key + "/"] = f"dir {stat.S_IMODE(os.lstat(dirpath).st_mode):o}"
-            for name in sorted(filenames) + sorted(d for d in dirnames if os.path.islink(os.path.join(dirpath, d))):
+            for name in sorted(filenames) + sorted(
+                d for d in dirnames if os.path.islink(os.path.join(dirpath, d))
+            ):
                 p = os.path.join(dirpath, name)
                 k = f"{key}/{name}"
                 if any(k == s or k.startswith(s + "/") for s in skip):
@@ -253,7 +265,9 @@ def fingerprint(*trees: Tuple[str, Path], skip: Tuple[str, ...] = ()) -> Dict[st
                     out[k] = "-> " + os.readlink(p)
                 else:
                     with open(p, "rb") as f:
-                        out[k] = f"{hashlib.sha256(f.read()).hexdigest()} {stat.S_IMODE(st.st_mode):o}"
+                        out[k] = (
+                            f"{hashlib.sha256(f.read()).hexdigest()} {stat.S_IMODE(st.st_mode):o}"
+                        )
     return out
 
 
@@ -376,7 +390,7 @@ def build_uv_stop_shim(out_dir: Path) -> Path:
     """Compile UV_STOP_SHIM into `out_dir` (with the C compiler the stub libraries use)."""
     import subprocess
 
-    from .stublibs import cc
+    from tests.helpers.stublibs import cc
 
     compiler = cc()
     if compiler is None:
@@ -384,16 +398,24 @@ def build_uv_stop_shim(out_dir: Path) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     src, lib = out_dir / "uvstop.c", out_dir / "libuvstop.so"
     src.write_text(UV_STOP_SHIM)
-    subprocess.run([compiler, "-shared", "-fPIC", "-O1", "-o", str(lib), str(src), "-ldl"], check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [compiler, "-shared", "-fPIC", "-O1", "-o", str(lib), str(src), "-ldl"],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     return lib
 
 
 def uv_stop_spec(point: str, venv: Path, site: Path, old: str) -> str:
     """CCF_UV_STOP for a uv point (see uv_fault)."""
     venv, site = Path(os.path.realpath(venv)), Path(os.path.realpath(site))
-    return {"uv-start": f"under:{venv}/", "uv-after-uninstall": f"removed:{site / old}",
-            "uv-mid-install": f"under:{site / 'nvidia'}/", "uv-exit": "exit"}[point]
+    return {
+        "uv-start": f"under:{venv}/",
+        "uv-after-uninstall": f"removed:{site / old}",
+        "uv-mid-install": f"under:{site / 'nvidia'}/",
+        "uv-exit": "exit",
+    }[point]
 
 
 def _proc_state(pid: int) -> str:
@@ -403,7 +425,7 @@ def _proc_state(pid: int) -> str:
             raw = f.read().decode("ascii", "replace")
     except OSError:
         return ""
-    return raw[raw.rindex(")") + 2:].split()[0]
+    return raw[raw.rindex(")") + 2 :].split()[0]
 
 
 def child_of(pid: int, name: str, timeout: float = 60.0) -> int:
@@ -421,8 +443,8 @@ def child_of(pid: int, name: str, timeout: float = 60.0) -> int:
                     raw = f.read().decode("ascii", "replace")
             except OSError:
                 continue
-            comm = raw[raw.index("(") + 1:raw.rindex(")")]
-            if comm == name and int(raw[raw.rindex(")") + 2:].split()[1]) == pid:
+            comm = raw[raw.index("(") + 1 : raw.rindex(")")]
+            if comm == name and int(raw[raw.rindex(")") + 2 :].split()[1]) == pid:
                 return int(entry)
         time.sleep(0.005)
     return 0
@@ -450,16 +472,22 @@ def mount_namespace_argv() -> Tuple[Optional[Tuple[str, ...]], str]:
     prefix = ("unshare", "-m", "--propagation", "private") + (() if os.geteuid() == 0 else ("-r",))
     try:
         with tempfile.TemporaryDirectory(prefix="ccf-ro-probe-") as d:
-            holder = subprocess.Popen([*prefix, "--", "sleep", "60"], stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.PIPE, text=True)
+            holder = subprocess.Popen(
+                [*prefix, "--", "sleep", "60"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
             try:
                 why = ""
-                for _ in range(500):        # until it runs in namespaces of its own (or unshare failed)
+                for _ in range(500):  # until it runs in namespaces of its own (or unshare failed)
                     if holder.poll() is not None:
                         why = f"{' '.join(prefix)}: {(holder.stderr.read() if holder.stderr else '').strip()}"
                         break
                     try:
-                        if os.readlink(f"/proc/{holder.pid}/ns/mnt") != os.readlink("/proc/self/ns/mnt"):
+                        if os.readlink(f"/proc/{holder.pid}/ns/mnt") != os.readlink(
+                            "/proc/self/ns/mnt"
+                        ):
                             break
                     except OSError:
                         pass
@@ -474,11 +502,13 @@ def mount_namespace_argv() -> Tuple[Optional[Tuple[str, ...]], str]:
     except (OSError, subprocess.SubprocessError) as exc:
         why = f"{type(exc).__name__}: {exc}"
     if why:
-        return None, ("this machine does not let uv run in a mount namespace of its own "
-                      f"({' '.join(prefix)}), so the target cannot be made read-only for uv alone: {why} "
-                      "(not root: unprivileged user namespaces are needed; the kernel answers EPERM where they "
-                      "are forbidden, e.g. kernel.apparmor_restrict_unprivileged_userns=1, and ENOSPC where "
-                      "user.max_user_namespaces is reached)")
+        return None, (
+            "this machine does not let uv run in a mount namespace of its own "
+            f"({' '.join(prefix)}), so the target cannot be made read-only for uv alone: {why} "
+            "(not root: unprivileged user namespaces are needed; the kernel answers EPERM where they "
+            "are forbidden, e.g. kernel.apparmor_restrict_unprivileged_userns=1, and ENOSPC where "
+            "user.max_user_namespaces is reached)"
+        )
     return prefix + ("--",), ""
 
 
@@ -494,19 +524,38 @@ def _mount_readonly(pid: int, path: Path, env: Optional[Dict[str, str]] = None) 
             return f"pid {pid} shares this mount namespace: not mounting anything"
     except OSError as exc:
         return f"pid {pid}: {exc}"
-    enter = ["nsenter", "-t", str(pid), "-m"] + ([] if os.geteuid() == 0 else ["-U", "--preserve-credentials"]) + ["--"]
-    for args in (["mount", "--bind", str(path), str(path)], ["mount", "-o", "remount,bind,ro", str(path)]):
+    enter = (
+        ["nsenter", "-t", str(pid), "-m"]
+        + ([] if os.geteuid() == 0 else ["-U", "--preserve-credentials"])
+        + ["--"]
+    )
+    for args in (
+        ["mount", "--bind", str(path), str(path)],
+        ["mount", "-o", "remount,bind,ro", str(path)],
+    ):
         proc = subprocess.run(enter + args, capture_output=True, text=True, timeout=30, env=env)
         if proc.returncode != 0:
             return f"{' '.join(args)}: {proc.stderr.strip()}"
     with open(f"/proc/{pid}/mountinfo") as f:
-        if not any(line.split()[4] == str(path) and "ro" in line.split()[5].split(",") for line in f):
+        if not any(
+            line.split()[4] == str(path) and "ro" in line.split()[5].split(",") for line in f
+        ):
             return f"{path} is not read-only in the mount namespace of pid {pid}"
     return ""
 
 
-def uv_fault(venv: Path, site: Path, point: str, action: str, apply_pid: int, old: str, new: str, fired: list,
-             stop: "object", env: Optional[Dict[str, str]] = None) -> None:
+def uv_fault(
+    venv: Path,
+    site: Path,
+    point: str,
+    action: str,
+    apply_pid: int,
+    old: str,
+    new: str,
+    fired: list,
+    stop: "object",
+    env: Optional[Dict[str, str]] = None,
+) -> None:
     """uv runs with UV_STOP_SHIM preloaded and CCF_UV_STOP=uv_stop_spec(point): it stops itself
     (SIGSTOP) exactly at the point; this watcher sees it stopped, applies the fault, then continues
     it (SIGCONT), so that uv meets the fault exactly there.
@@ -543,9 +592,14 @@ def uv_fault(venv: Path, site: Path, point: str, action: str, apply_pid: int, ol
             return
         time.sleep(0.002)
     nvidia = site / "nvidia"
-    seen = {"point": point, "old": (site / old).exists(), "new": (site / new).exists(),
-            "installer": (site / new / "INSTALLER").exists(),
-            "files": nvidia.is_dir() and any(files for _, _, files in os.walk(nvidia)), "error": ""}
+    seen = {
+        "point": point,
+        "old": (site / old).exists(),
+        "new": (site / new).exists(),
+        "installer": (site / new / "INSTALLER").exists(),
+        "files": nvidia.is_dir() and any(files for _, _, files in os.walk(nvidia)),
+        "error": "",
+    }
     try:
         if action in ("SIGKILL", "SIGTERM", "SIGINT"):
             os.kill(apply_pid, getattr(_signal, action))
@@ -554,7 +608,7 @@ def uv_fault(venv: Path, site: Path, point: str, action: str, apply_pid: int, ol
         elif action == "fsize":
             hard = resource.prlimit(uv, resource.RLIMIT_FSIZE)[1]
             resource.prlimit(uv, resource.RLIMIT_FSIZE, (FSIZE_LIMIT, hard))
-    except Exception as exc:        # the test reports it; uv must not stay stopped
+    except Exception as exc:  # the test reports it; uv must not stay stopped
         seen["error"] = f"{action}: {type(exc).__name__}: {exc}"
     finally:
         fired.append(seen)
@@ -566,5 +620,9 @@ def uv_fault(venv: Path, site: Path, point: str, action: str, apply_pid: int, ol
 
 #: What the target holds when uv stops at each point (see uv_fault): the old .dist-info, the new
 #: .dist-info, its INSTALLER, files under nvidia/ (the package's own directory).
-UV_POINT_STATE = {"uv-start": (True, False, False, True), "uv-after-uninstall": (False, False, False, False),
-                  "uv-mid-install": (False, True, False, True), "uv-exit": (False, True, True, True)}
+UV_POINT_STATE = {
+    "uv-start": (True, False, False, True),
+    "uv-after-uninstall": (False, False, False, False),
+    "uv-mid-install": (False, True, False, True),
+    "uv-exit": (False, True, True, True),
+}

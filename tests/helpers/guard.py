@@ -22,6 +22,7 @@ With `FIXER_TEST_GUARD=record:FILE` in the environment the guard covers every te
 and records instead of raising: one JSON line per event (test id, phase, event, detail) appended
 to FILE. That is how the tests were sorted into the two trees (tests/conftest.py switches it on).
 """
+
 from __future__ import annotations
 
 import json
@@ -33,14 +34,29 @@ from typing import Any, Callable, Generator, List, Optional, Tuple
 
 import pytest
 
-PROCESS_EVENTS = frozenset({
-    "subprocess.Popen", "os.system", "os.exec", "os.spawn", "os.fork", "os.forkpty",
-    "os.posix_spawn", "multiprocessing.Process.start",
-})
-NETWORK_EVENTS = frozenset({
-    "socket.connect", "socket.bind", "socket.sendto", "socket.sendmsg", "socket.getaddrinfo",
-    "socket.gethostbyname", "socket.gethostbyaddr",
-})
+PROCESS_EVENTS = frozenset(
+    {
+        "subprocess.Popen",
+        "os.system",
+        "os.exec",
+        "os.spawn",
+        "os.fork",
+        "os.forkpty",
+        "os.posix_spawn",
+        "multiprocessing.Process.start",
+    }
+)
+NETWORK_EVENTS = frozenset(
+    {
+        "socket.connect",
+        "socket.bind",
+        "socket.sendto",
+        "socket.sendmsg",
+        "socket.getaddrinfo",
+        "socket.gethostbyname",
+        "socket.gethostbyaddr",
+    }
+)
 _INET = (socket.AF_INET, socket.AF_INET6)
 
 
@@ -49,10 +65,10 @@ class Forbidden(BaseException):
 
 
 class _State:
-    active: Optional[str] = None          # the test id while a guarded phase runs
+    active: Optional[str] = None  # the test id while a guarded phase runs
     phase = ""
-    record_to: Optional[str] = None       # record mode: append events here, never raise
-    seen: List[Tuple[str, str]] = []      # (event, detail) during the current test
+    record_to: Optional[str] = None  # record mode: append events here, never raise
+    seen: List[Tuple[str, str]] = []  # (event, detail) during the current test
 
 
 def _describe(event: str, args: Tuple[Any, ...]) -> Optional[str]:
@@ -71,7 +87,9 @@ def _describe(event: str, args: Tuple[Any, ...]) -> Optional[str]:
 
 
 def _hook(event: str, args: Tuple[Any, ...]) -> None:
-    if _State.active is None or not event.startswith(("socket.", "os.", "subprocess.", "multiprocessing.")):
+    if _State.active is None or not event.startswith(
+        ("socket.", "os.", "subprocess.", "multiprocessing.")
+    ):
         return
     detail = _describe(event, args)
     if detail is None:
@@ -79,17 +97,24 @@ def _hook(event: str, args: Tuple[Any, ...]) -> None:
     _State.seen.append((event, detail))
     if _State.record_to is not None:
         with open(_State.record_to, "a") as f:
-            f.write(json.dumps({"test": _State.active, "phase": _State.phase, "event": event,
-                                "detail": detail}) + "\n")
+            f.write(
+                json.dumps(
+                    {"test": _State.active, "phase": _State.phase, "event": event, "detail": detail}
+                )
+                + "\n"
+            )
         return
-    raise Forbidden(f"{event} {detail}: unit tests start no process and use no network "
-                    "(move the test to tests/integration)")
+    raise Forbidden(
+        f"{event} {detail}: unit tests start no process and use no network "
+        "(move the test to tests/integration)"
+    )
 
 
 def _audited_start(original: Callable[[Any], None]) -> Callable[[Any], None]:
     def start(self: Any) -> None:
         sys.audit("multiprocessing.Process.start", getattr(self, "name", ""))
         original(self)
+
     return start
 
 
@@ -104,11 +129,10 @@ def install() -> None:
     sys._fixer_unit_guard = True  # type: ignore[attr-defined]
     mode = os.environ.get("FIXER_TEST_GUARD", "")
     if mode.startswith("record:"):
-        _State.record_to = mode[len("record:"):]
+        _State.record_to = mode[len("record:") :]
     bp = multiprocessing.process.BaseProcess
     bp.start = _audited_start(bp.start)  # type: ignore[method-assign]
     sys.addaudithook(_hook)
-
 
 
 def guarded(item: pytest.Item, phase: str) -> Generator[None, None, None]:
@@ -124,10 +148,11 @@ def guarded(item: pytest.Item, phase: str) -> Generator[None, None, None]:
         if phase != "setup" and _State.seen and _State.record_to is None:
             seen = sorted(set(_State.seen))
             _State.seen = []
-            pytest.fail("a unit test started a process or used the network: "
-                        + "; ".join(f"{e} {d}" for e, d in seen[:5]), pytrace=False)
-
-
+            pytest.fail(
+                "a unit test started a process or used the network: "
+                + "; ".join(f"{e} {d}" for e, d in seen[:5]),
+                pytrace=False,
+            )
 
 
 class RecordEverywhere:

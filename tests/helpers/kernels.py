@@ -1,5 +1,6 @@
 """Real Jupyter kernels in tests (jupyter_client + ipykernel): an interpreter that sees this test
 environment's packages, running a cell and reading its output, and the apply JSON schema check."""
+
 from __future__ import annotations
 
 import functools
@@ -16,7 +17,8 @@ def see_this_environment(site_packages: Path) -> None:
     ...) after its own, through a .pth in its `site_packages`."""
     parents = [p for p in site.getsitepackages() if os.path.isdir(p)]
     (site_packages / "_ccf_parent.pth").write_text(
-        "import site; " + "; ".join(f"site.addsitedir({p!r})" for p in parents) + "\n")
+        "import site; " + "; ".join(f"site.addsitedir({p!r})" for p in parents) + "\n"
+    )
 
 
 def run_cell(client: Any, code: str, timeout: float = 180) -> str:

@@ -1,4 +1,5 @@
 """Checks on what a command printed: text that must stay copyable (a path, a command, a cell)."""
+
 from __future__ import annotations
 
 

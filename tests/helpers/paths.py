@@ -1,4 +1,5 @@
 """Where things are, for tests in either tree: the checkout and the recorded test data."""
+
 from __future__ import annotations
 
 from pathlib import Path

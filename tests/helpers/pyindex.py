@@ -19,6 +19,7 @@ Wheel builders (`build_wheel`, `cudnn_wheel`, `cuda_runtime_wheel`, `torch_wheel
 deterministic wheels (fixed timestamps), so the same arguments give the same sha256.
 The cuDNN stand-ins carry real compiled stub libraries (tests/helpers/stublibs.py).
 """
+
 from __future__ import annotations
 
 import base64
@@ -38,7 +39,7 @@ from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Uni
 
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
-from .stublibs import build_cudnn_copy, build_stub
+from tests.helpers.stublibs import build_cudnn_copy, build_stub
 
 PathLike = Union[str, "os.PathLike[str]"]
 FileData = Union[bytes, str, Path]
@@ -98,10 +99,18 @@ def build_wheel(
             data = data.encode()
         entries.append((arc, data, mode))
     if padding:
-        top = padding_path or (sorted(files)[0].split("/")[0] + "/_padding.bin" if files else f"{dist}/_padding.bin")
+        top = padding_path or (
+            sorted(files)[0].split("/")[0] + "/_padding.bin" if files else f"{dist}/_padding.bin"
+        )
         rnd = random.Random(f"{name}-{version}")
-        entries.append((top, bytes(rnd.getrandbits(8) for _ in range(min(padding, 4096))) * (padding // 4096)
-                        + bytes(padding % 4096), 0o644))
+        entries.append(
+            (
+                top,
+                bytes(rnd.getrandbits(8) for _ in range(min(padding, 4096))) * (padding // 4096)
+                + bytes(padding % 4096),
+                0o644,
+            )
+        )
     meta = [
         "Metadata-Version: 2.1",
         f"Name: {name}",
@@ -116,7 +125,9 @@ def build_wheel(
     entries.append((f"{dist_info}/WHEEL", wheel_meta.encode(), 0o644))
     if entry_points:
         entries.append((f"{dist_info}/entry_points.txt", entry_points.encode(), 0o644))
-    top_level = sorted({arc.split("/")[0] for arc, _, _ in entries if not arc.startswith(dist_info)})
+    top_level = sorted(
+        {arc.split("/")[0] for arc, _, _ in entries if not arc.startswith(dist_info)}
+    )
     entries.append((f"{dist_info}/top_level.txt", ("\n".join(top_level) + "\n").encode(), 0o644))
     record = "".join(f"{arc},{_record_hash(data)},{len(data)}\n" for arc, data, _ in entries)
     record += f"{dist_info}/RECORD,,\n"
@@ -148,30 +159,47 @@ def cudnn_wheel(
     with tempfile.TemporaryDirectory(prefix="cudnn-wheel-") as tmp:
         lib = build_cudnn_copy(Path(tmp), short, cudart=cuda_major * 1000, skip=skip)
         files: Dict[str, FileData] = {
-            f"nvidia/cudnn/lib/{p.name}": p.read_bytes() for p in sorted(lib.iterdir()) if ".so" in p.name
+            f"nvidia/cudnn/lib/{p.name}": p.read_bytes()
+            for p in sorted(lib.iterdir())
+            if ".so" in p.name
         }
         files["nvidia/cudnn/include/cudnn_version.h"] = _cudnn_header(short)
-        return build_wheel(out_dir, f"nvidia-cudnn-cu{cuda_major}", version, files, tag=tag, padding=padding,
-                           padding_path="nvidia/cudnn/lib/_padding.bin", summary="cuDNN runtime libraries (stand-in)")
+        return build_wheel(
+            out_dir,
+            f"nvidia-cudnn-cu{cuda_major}",
+            version,
+            files,
+            tag=tag,
+            padding=padding,
+            padding_path="nvidia/cudnn/lib/_padding.bin",
+            summary="cuDNN runtime libraries (stand-in)",
+        )
 
 
 def _cudnn_header(version: str) -> str:
     major, minor, patch = version.split(".")[:3]
-    return (f"#define CUDNN_MAJOR {major}\n#define CUDNN_MINOR {minor}\n#define CUDNN_PATCHLEVEL {patch}\n"
-            "#define CUDNN_VERSION (CUDNN_MAJOR * 10000 + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL)\n")
+    return (
+        f"#define CUDNN_MAJOR {major}\n#define CUDNN_MINOR {minor}\n#define CUDNN_PATCHLEVEL {patch}\n"
+        "#define CUDNN_VERSION (CUDNN_MAJOR * 10000 + CUDNN_MINOR * 100 + CUDNN_PATCHLEVEL)\n"
+    )
 
 
-def cuda_runtime_wheel(out_dir: PathLike, version: str = "13.0.96", *, cuda_major: int = 13,
-                       tag: str = PLATFORM_TAG) -> Path:
+def cuda_runtime_wheel(
+    out_dir: PathLike, version: str = "13.0.96", *, cuda_major: int = 13, tag: str = PLATFORM_TAG
+) -> Path:
     """An nvidia-cuda-runtime stand-in: nvidia/cu13/lib/libcudart.so.13 (CUDA 13 layout; CUDA 12
     wheels use nvidia/cuda_runtime/lib), a real stub answering cudaRuntimeGetVersion."""
     folder = f"cu{cuda_major}" if cuda_major >= 13 else "cuda_runtime"
     name = "nvidia-cuda-runtime" if cuda_major >= 13 else f"nvidia-cuda-runtime-cu{cuda_major}"
     with tempfile.TemporaryDirectory(prefix="cudart-wheel-") as tmp:
         major, minor = (int(x) for x in version.split(".")[:2])
-        lib = build_stub(Path(tmp) / f"libcudart.so.{cuda_major}",
-                         exports={"cudaRuntimeGetVersion": major * 1000 + minor * 10})
-        return build_wheel(out_dir, name, version, {f"nvidia/{folder}/lib/{lib.name}": lib.read_bytes()}, tag=tag)
+        lib = build_stub(
+            Path(tmp) / f"libcudart.so.{cuda_major}",
+            exports={"cudaRuntimeGetVersion": major * 1000 + minor * 10},
+        )
+        return build_wheel(
+            out_dir, name, version, {f"nvidia/{folder}/lib/{lib.name}": lib.read_bytes()}, tag=tag
+        )
 
 
 def _torch_native(cuda_major: int, cudnn_major: int) -> Dict[str, FileData]:
@@ -182,8 +210,11 @@ def _torch_native(cuda_major: int, cudnn_major: int) -> Dict[str, FileData]:
         t = Path(tmp)
         cudnn = build_stub(t / f"libcudnn.so.{cudnn_major}")
         cudart = build_stub(t / f"libcudart.so.{cuda_major}")
-        lib = build_stub(t / "libtorch_cuda.so", needed=[cudnn, cudart],
-                         rpath=["$ORIGIN/../../nvidia/cudnn/lib", f"$ORIGIN/../../nvidia/{folder}/lib"])
+        lib = build_stub(
+            t / "libtorch_cuda.so",
+            needed=[cudnn, cudart],
+            rpath=["$ORIGIN/../../nvidia/cudnn/lib", f"$ORIGIN/../../nvidia/{folder}/lib"],
+        )
         return {"torch/lib/libtorch_cuda.so": lib.read_bytes()}
 
 
@@ -215,8 +246,16 @@ def torch_wheel(
     }
     if native and cuda:
         files.update(_torch_native(int(cuda.split(".")[0]), 9))
-    return build_wheel(out_dir, "torch", version, files, requires=requires, padding=padding, tag=tag,
-                       padding_path="torch/lib/_padding.bin")
+    return build_wheel(
+        out_dir,
+        "torch",
+        version,
+        files,
+        requires=requires,
+        padding=padding,
+        tag=tag,
+        padding_path="torch/lib/_padding.bin",
+    )
 
 
 def tensorflow_wheel(
@@ -392,7 +431,9 @@ class PackageIndex:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="pyindex", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="pyindex", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -423,7 +464,7 @@ class PackageIndex:
         if path in ("/simple", "/simple/"):
             return self._root(req, head)
         if path.startswith("/simple/"):
-            project = canonicalize_name(path[len("/simple/"):].strip("/"))
+            project = canonicalize_name(path[len("/simple/") :].strip("/"))
             if path != f"/simple/{project}/":
                 return self._redirect(req, f"/simple/{project}/")
             return self._project(req, project, head)
@@ -438,16 +479,23 @@ class PackageIndex:
         return self._send(req, 404, b"not found\n", "text/plain", head)
 
     def _pytorch(self, req: BaseHTTPRequestHandler, path: str, head: bool) -> None:
-        parts = [p for p in path[len("/whl/"):].split("/") if p]
+        parts = [p for p in path[len("/whl/") :].split("/") if p]
         folder = self.directory / "whl" / (parts[0] if parts else "")
         if not parts or not folder.is_dir() or ".." in parts:
             return self._send(req, 404, b"not found\n", "text/plain", head)
         wheels = sorted(p for p in folder.iterdir() if p.suffix == ".whl")
         if len(parts) == 1:
             names = sorted({canonicalize_name(parse_wheel_filename(w.name)[0]) for w in wheels})
-            links = "".join(f'<a href="/whl/{parts[0]}/{n}/">{html.escape(n)}</a><br/>\n' for n in names)
-            return self._send(req, 200, f"<!DOCTYPE html><html><body>\n{links}</body></html>\n".encode(),
-                              "text/html", head)
+            links = "".join(
+                f'<a href="/whl/{parts[0]}/{n}/">{html.escape(n)}</a><br/>\n' for n in names
+            )
+            return self._send(
+                req,
+                200,
+                f"<!DOCTYPE html><html><body>\n{links}</body></html>\n".encode(),
+                "text/html",
+                head,
+            )
         name = parts[1]
         if name.endswith(".whl.metadata"):
             meta = _core_metadata(folder / name[: -len(".metadata")])
@@ -457,15 +505,24 @@ class PackageIndex:
         if name.endswith(".whl"):
             if not (folder / name).is_file():
                 return self._send(req, 404, b"no such file\n", "text/plain", head)
-            return self._send(req, 200, (folder / name).read_bytes(), "application/octet-stream", head)
+            return self._send(
+                req, 200, (folder / name).read_bytes(), "application/octet-stream", head
+            )
         project = canonicalize_name(name)
         files = [w for w in wheels if canonicalize_name(parse_wheel_filename(w.name)[0]) == project]
         if not files:
             return self._send(req, 404, b"no such project\n", "text/plain", head)
-        rows = [f'<a href="/whl/{parts[0]}/{urllib.parse.quote(f.name)}#sha256={sha256_file(f)}">{f.name}</a><br/>'
-                for f in files]
-        return self._send(req, 200, ("<!DOCTYPE html><html><body>\n" + "\n".join(rows) + "\n</body></html>\n").encode(),
-                          "text/html", head)
+        rows = [
+            f'<a href="/whl/{parts[0]}/{urllib.parse.quote(f.name)}#sha256={sha256_file(f)}">{f.name}</a><br/>'
+            for f in files
+        ]
+        return self._send(
+            req,
+            200,
+            ("<!DOCTYPE html><html><body>\n" + "\n".join(rows) + "\n</body></html>\n").encode(),
+            "text/html",
+            head,
+        )
 
     def _wants_json(self, req: BaseHTTPRequestHandler) -> bool:
         accept = req.headers.get("Accept", "")
@@ -474,34 +531,53 @@ class PackageIndex:
     def _root(self, req: BaseHTTPRequestHandler, head: bool) -> None:
         names = sorted(self.projects())
         if self._wants_json(req):
-            body = json.dumps({"meta": {"api-version": "1.0"},
-                               "projects": [{"name": n} for n in names]}).encode()
+            body = json.dumps(
+                {"meta": {"api-version": "1.0"}, "projects": [{"name": n} for n in names]}
+            ).encode()
             return self._send(req, 200, body, "application/vnd.pypi.simple.v1+json", head)
         links = "".join(f'<a href="/simple/{n}/">{html.escape(n)}</a>\n' for n in names)
-        return self._send(req, 200, f"<!DOCTYPE html><html><body>\n{links}</body></html>\n".encode(),
-                          "text/html", head)
+        return self._send(
+            req,
+            200,
+            f"<!DOCTYPE html><html><body>\n{links}</body></html>\n".encode(),
+            "text/html",
+            head,
+        )
 
     def _project(self, req: BaseHTTPRequestHandler, project: str, head: bool) -> None:
         files = self.projects().get(project)
         if not files:
             return self._send(req, 404, b"no such project\n", "text/plain", head)
         if self._wants_json(req):
-            body = json.dumps({
-                "meta": {"api-version": "1.0"},
-                "name": project,
-                "files": [{"filename": f.name, "url": f"/files/{urllib.parse.quote(f.name)}",
-                           "hashes": {"sha256": self.sha256(f.name)},
-                           "size": f.stat().st_size,
-                           "core-metadata": {"sha256": hashlib.sha256(_core_metadata(f) or b"").hexdigest()},
-                           "dist-info-metadata": {"sha256": hashlib.sha256(_core_metadata(f) or b"").hexdigest()},
-                           **({"requires-python": rp} if (rp := _requires_python(f)) else {})}
-                          for f in files],
-            }).encode()
+            body = json.dumps(
+                {
+                    "meta": {"api-version": "1.0"},
+                    "name": project,
+                    "files": [
+                        {
+                            "filename": f.name,
+                            "url": f"/files/{urllib.parse.quote(f.name)}",
+                            "hashes": {"sha256": self.sha256(f.name)},
+                            "size": f.stat().st_size,
+                            "core-metadata": {
+                                "sha256": hashlib.sha256(_core_metadata(f) or b"").hexdigest()
+                            },
+                            "dist-info-metadata": {
+                                "sha256": hashlib.sha256(_core_metadata(f) or b"").hexdigest()
+                            },
+                            **({"requires-python": rp} if (rp := _requires_python(f)) else {}),
+                        }
+                        for f in files
+                    ],
+                }
+            ).encode()
             return self._send(req, 200, body, "application/vnd.pypi.simple.v1+json", head)
         return self._send(req, 200, self._links(files, "/files/").encode(), "text/html", head)
 
     def _flat(self, req: BaseHTTPRequestHandler, head: bool) -> None:
-        return self._send(req, 200, self._links(self.wheels(), "/files/").encode(), "text/html", head)
+        return self._send(
+            req, 200, self._links(self.wheels(), "/files/").encode(), "text/html", head
+        )
 
     def _links(self, files: Sequence[Path], prefix: str) -> str:
         rows = []
@@ -512,7 +588,9 @@ class PackageIndex:
             if meta is not None:
                 digest = hashlib.sha256(meta).hexdigest()
                 attr += f' data-dist-info-metadata="sha256={digest}" data-core-metadata="sha256={digest}"'
-            rows.append(f'<a href="{prefix}{urllib.parse.quote(f.name)}#sha256={self.sha256(f.name)}"{attr}>{f.name}</a><br/>')
+            rows.append(
+                f'<a href="{prefix}{urllib.parse.quote(f.name)}#sha256={self.sha256(f.name)}"{attr}>{f.name}</a><br/>'
+            )
         return "<!DOCTYPE html><html><body>\n" + "\n".join(rows) + "\n</body></html>\n"
 
     def _file(self, req: BaseHTTPRequestHandler, name: str, head: bool) -> None:
@@ -534,13 +612,13 @@ class PackageIndex:
             return
         rng = req.headers.get("Range", "")
         if rng.startswith("bytes=") and not head:
-            start_s, _, end_s = rng[len("bytes="):].split(",")[0].partition("-")
+            start_s, _, end_s = rng[len("bytes=") :].split(",")[0].partition("-")
             if start_s:
                 start, end = int(start_s), int(end_s) if end_s else len(data) - 1
             else:
                 start, end = max(0, len(data) - int(end_s)), len(data) - 1
             end = min(end, len(data) - 1)
-            part = data[start:end + 1]
+            part = data[start : end + 1]
             req.send_response(206)
             req.send_header("Content-Type", "application/octet-stream")
             req.send_header("Content-Range", f"bytes {start}-{end}/{len(data)}")
@@ -563,8 +641,15 @@ class PackageIndex:
         req.send_header("Content-Length", "0")
         req.end_headers()
 
-    def _send(self, req: BaseHTTPRequestHandler, code: int, body: bytes, ctype: str, head: bool,
-              accept_ranges: bool = False) -> None:
+    def _send(
+        self,
+        req: BaseHTTPRequestHandler,
+        code: int,
+        body: bytes,
+        ctype: str,
+        head: bool,
+        accept_ranges: bool = False,
+    ) -> None:
         req.send_response(code)
         req.send_header("Content-Type", ctype)
         req.send_header("Content-Length", str(len(body)))
@@ -581,7 +666,7 @@ class PackageIndex:
             chunk = 1 << 16
             start = time.monotonic()
             for i in range(0, len(body), chunk):
-                req.wfile.write(body[i:i + chunk])
+                req.wfile.write(body[i : i + chunk])
                 ahead = (i + chunk) / self._bandwidth - (time.monotonic() - start)
                 if ahead > 0:
                     time.sleep(ahead)
@@ -626,9 +711,13 @@ def freeze_of(python: PathLike) -> str:
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "freeze", "--all"],
-                          capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "freeze", "--all"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"pip freeze failed: {proc.stderr}")
     return proc.stdout

@@ -7,6 +7,7 @@ Each exported symbol is a C function taking no arguments and returning the given
 stub against other stubs (DT_NEEDED by their soname); `rpath` / `runpath` set DT_RPATH or
 DT_RUNPATH (use "$ORIGIN/..." literally). Compiled objects are cached per process.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -39,9 +40,14 @@ def build_stub(
     path = Path(path)
     soname = soname or path.name
     exports = exports or {}
-    src = "#include <stddef.h>\n" + "".join(
-        f"size_t {name}(void) {{ return (size_t){value}; }}\n" for name, value in sorted(exports.items())
-    ) + extra_source
+    src = (
+        "#include <stddef.h>\n"
+        + "".join(
+            f"size_t {name}(void) {{ return (size_t){value}; }}\n"
+            for name, value in sorted(exports.items())
+        )
+        + extra_source
+    )
     if not exports and not extra_source:
         src += f"int {_ident(soname)}_stub_marker = 1;\n"
     flags = ["-shared", "-fPIC", "-O0", f"-Wl,-soname,{soname}"]
@@ -53,7 +59,9 @@ def build_stub(
     for n in needed:
         n = Path(n)
         libs += ["-Wl,--no-as-needed", f"-L{n.parent}", f"-l:{n.name}"]
-    key = hashlib.sha256(repr((src, flags, [str(Path(n).resolve()) for n in needed])).encode()).hexdigest()[:20]
+    key = hashlib.sha256(
+        repr((src, flags, [str(Path(n).resolve()) for n in needed])).encode()
+    ).hexdigest()[:20]
     cached = _CACHE / f"{key}.so"
     if not cached.exists():
         compiler = cc()
@@ -62,8 +70,13 @@ def build_stub(
         c_file = _CACHE / f"{key}.c"
         c_file.write_text(src)
         tmp = _CACHE / f"{key}.tmp.so"
-        subprocess.run([compiler, *flags, "-o", str(tmp), str(c_file), *libs], check=True,
-                       capture_output=True, text=True, timeout=60)
+        subprocess.run(
+            [compiler, *flags, "-o", str(tmp), str(c_file), *libs],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         os.replace(tmp, cached)
     path.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(cached, path)
@@ -71,18 +84,27 @@ def build_stub(
 
 
 def cudnn_version_number(version: str) -> int:
-    """"9.19.0" -> 91900 (cuDNN >= 9 encoding: major*10000 + minor*100 + patch); 8.x: major*1000+minor*100+patch."""
+    """ "9.19.0" -> 91900 (cuDNN >= 9 encoding: major*10000 + minor*100 + patch); 8.x: major*1000+minor*100+patch."""
     major, minor, patch = (int(x) for x in (version.split(".") + ["0", "0"])[:3])
     return major * 10000 + minor * 100 + patch if major >= 9 else major * 1000 + minor * 100 + patch
 
 
 CUDNN9_SUBLIBS = (
-    "libcudnn_graph.so.9", "libcudnn_ops.so.9", "libcudnn_cnn.so.9", "libcudnn_adv.so.9",
-    "libcudnn_heuristic.so.9", "libcudnn_engines_precompiled.so.9", "libcudnn_engines_runtime_compiled.so.9",
+    "libcudnn_graph.so.9",
+    "libcudnn_ops.so.9",
+    "libcudnn_cnn.so.9",
+    "libcudnn_adv.so.9",
+    "libcudnn_heuristic.so.9",
+    "libcudnn_engines_precompiled.so.9",
+    "libcudnn_engines_runtime_compiled.so.9",
 )
 CUDNN8_SUBLIBS = (
-    "libcudnn_ops_infer.so.8", "libcudnn_ops_train.so.8", "libcudnn_cnn_infer.so.8",
-    "libcudnn_cnn_train.so.8", "libcudnn_adv_infer.so.8", "libcudnn_adv_train.so.8",
+    "libcudnn_ops_infer.so.8",
+    "libcudnn_ops_train.so.8",
+    "libcudnn_cnn_infer.so.8",
+    "libcudnn_cnn_train.so.8",
+    "libcudnn_adv_infer.so.8",
+    "libcudnn_adv_train.so.8",
 )
 
 

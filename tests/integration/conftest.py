@@ -9,6 +9,7 @@ what it did; tests/helpers/guard.py):
 
     FIXER_TEST_GUARD=record:/tmp/guard.jsonl python -m pytest
 """
+
 from __future__ import annotations
 
 from pathlib import Path

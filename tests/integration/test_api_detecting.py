@@ -1,5 +1,6 @@
 """The Python API on this machine: doctor, detect and verify start child processes (the probes,
 the verify child), so these live here; tests/unit/test_api.py has the rest."""
+
 from __future__ import annotations
 
 import os
@@ -31,7 +32,9 @@ def _untimed(value):
     """`value` without its measured durations (`seconds`, `*_seconds`, `phases`): the rest of a
     verify payload is a function of the machine, durations are not."""
     if isinstance(value, dict):
-        return {k: _untimed(v) for k, v in value.items() if not (k.endswith("seconds") or k == "phases")}
+        return {
+            k: _untimed(v) for k, v in value.items() if not (k.endswith("seconds") or k == "phases")
+        }
     if isinstance(value, list):
         return [_untimed(v) for v in value]
     return value

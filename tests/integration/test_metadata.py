@@ -6,11 +6,12 @@ that is not declared there, so no link the package ships points nowhere; today n
 The JSON Schemas' `$id`s (https://colab-cudnn-fix.invalid/schemas/NAME.json) are identifiers,
 not links: `.invalid` is reserved never to resolve (RFC 2606, RFC 6761), so they claim no
 address; they are hierarchical so that the schemas' relative `$ref`s ("finding.json") resolve."""
+
 from __future__ import annotations
 
 import re
 
-from fixer._compat import tomllib
+from fixer.system.compat import tomllib
 from tests.integration.test_self_contained import REPO, _tracked
 
 #: A URL that names the project itself (its distribution or import name).
@@ -28,7 +29,17 @@ def test_no_file_names_a_project_address_pyproject_does_not_declare():
     ok = declared()
     offenders = []
     for path in _tracked():
-        if not path.is_file() or path.suffix not in {".py", ".md", ".toml", ".sh", ".txt", ".json", ".ipynb", ".cfg", ""}:
+        if not path.is_file() or path.suffix not in {
+            ".py",
+            ".md",
+            ".toml",
+            ".sh",
+            ".txt",
+            ".json",
+            ".ipynb",
+            ".cfg",
+            "",
+        }:
             continue
         if path.name == "test_metadata.py":
             continue

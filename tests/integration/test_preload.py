@@ -1,5 +1,6 @@
-"""fixer._preload: the loader fix applied to a running process (the IPython startup file and
+"""fixer.planner.preload: the loader fix applied to a running process (the IPython startup file and
 fixer.apply() in a live kernel call it). Real processes and stub libraries compiled by the test."""
+
 from __future__ import annotations
 
 import json
@@ -10,7 +11,7 @@ import sys
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixer._preload import dependency_order
+from fixer.planner.preload import dependency_order
 from tests.helpers.examples import examples
 from tests.helpers.stublibs import build_cudnn_copy
 
@@ -20,7 +21,10 @@ from tests.helpers.stublibs import build_cudnn_copy
 def test_dependency_order_puts_every_library_after_its_needed_ones(data):
     # a random DAG over n libraries (edges only to lower indices, so no cycles), shuffled input order
     n = data.draw(st.integers(1, 9))
-    needed = {f"lib{i}.so.1": [f"lib{j}.so.1" for j in range(i) if data.draw(st.booleans())] for i in range(n)}
+    needed = {
+        f"lib{i}.so.1": [f"lib{j}.so.1" for j in range(i) if data.draw(st.booleans())]
+        for i in range(n)
+    }
     paths = data.draw(st.permutations([f"/d/{name}" for name in needed]))
     order = dependency_order(paths, lambda p: needed[os.path.basename(p)] + ["libc.so.6"])
     assert sorted(order) == sorted(paths)
@@ -30,8 +34,13 @@ def test_dependency_order_puts_every_library_after_its_needed_ones(data):
 
 
 def _run(code: str, environ: dict) -> dict:
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={"PATH": os.environ["PATH"], **environ}).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PATH": os.environ["PATH"], **environ},
+    ).stdout
     return json.loads(out.splitlines()[-1])
 
 
@@ -40,8 +49,8 @@ def test_a_live_process_gets_the_intended_copy_or_says_it_cannot(tmp_path):
     bad = build_cudnn_copy(tmp_path / "apt", "9.14.0")
     code = f"""
 import ctypes, json
-from fixer._preload import fix_process
-r = fix_process(cudnn=[{str(good / 'libcudnn.so.9')!r}], drop=[{str(bad)!r}])
+from fixer.planner.preload import fix_process
+r = fix_process(cudnn=[{str(good / "libcudnn.so.9")!r}], drop=[{str(bad)!r}])
 lib = ctypes.CDLL("libcudnn_ops.so.9")                 # by soname, as cuDNN loads its sub-libraries
 lib.cudnnGetVersion.restype = ctypes.c_size_t
 maps = sorted({{l.split()[-1] for l in open("/proc/self/maps") if "libcudnn" in l}})

@@ -1,5 +1,6 @@
 """The project stands alone: nothing in the package, its scripts, its CI or its tests names a path
 beside the checkout. (The audit hook in tests/conftest.py catches what the tests actually read.)"""
+
 from __future__ import annotations
 
 import re
@@ -14,7 +15,7 @@ LEAVES = re.compile(r"""\.\./shared|/work/shared|parents?(\[\d+\])?\s*/\s*["']sh
 
 def _tracked() -> list:
     out = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True)
-    if out.returncode != 0:          # an sdist: no git; walk the tree instead
+    if out.returncode != 0:  # an sdist: no git; walk the tree instead
         return [p for p in REPO.rglob("*") if p.is_file() and ".venv" not in p.parts]
     return [REPO / line for line in out.stdout.splitlines()]
 
@@ -34,7 +35,13 @@ def test_no_code_names_a_path_beside_the_checkout():
 
 def test_the_research_data_is_in_the_repo_with_its_sources():
     data = REPO / "data"
-    for name in ("torch_builds.toml", "tensorflow_builds.toml", "jax_builds.toml", "nvidia.toml", "colab_images.csv"):
+    for name in (
+        "torch_builds.toml",
+        "tensorflow_builds.toml",
+        "jax_builds.toml",
+        "nvidia.toml",
+        "colab_images.csv",
+    ):
         assert (data / name).is_file(), name
     for snap in (data / "colab_snapshots").iterdir():
         assert (snap / "SOURCE.txt").is_file(), snap
@@ -44,6 +51,11 @@ def test_the_research_data_is_in_the_repo_with_its_sources():
 def test_generated_files_are_current_from_the_repos_own_data():
     """recipes/*.toml and the bundled environments regenerate identically from data/ alone."""
     for script in ("import_shared_data.py", "make_environments.py"):
-        out = subprocess.run([sys.executable, str(REPO / "scripts" / script), "--check"], cwd=REPO,
-                             capture_output=True, text=True, timeout=300)
+        out = subprocess.run(
+            [sys.executable, str(REPO / "scripts" / script), "--check"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert out.returncode == 0, script + ": " + out.stdout + out.stderr

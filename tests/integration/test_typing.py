@@ -1,7 +1,7 @@
 """`mypy` (strict, configured in pyproject.toml's [tool.mypy]) passes on the fixer package."""
+
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from tests.helpers.paths import REPO

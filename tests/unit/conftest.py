@@ -5,6 +5,7 @@ The guard (tests/helpers/guard.py) wraps every unit test's setup, call and teard
 start or a socket use raises there, before it happens, and the test fails even if the code under
 test caught the exception.
 """
+
 from __future__ import annotations
 
 from typing import Generator

@@ -1,6 +1,7 @@
 """The Python API: one function per command, each returning a result whose to_dict() is the
 command's --json payload, callable again in the same process (a re-run notebook cell). The API on
 this machine (detection and verify start child processes): tests/integration/test_api_detecting.py."""
+
 from __future__ import annotations
 
 import pytest
@@ -21,7 +22,7 @@ def test_plan_twice_equals_the_cli_payload(capsys):
 
 
 def test_every_bundled_environment_plans_as_the_cli_does(capsys):
-    from fixer.planner import bundled_environments
+    from fixer.planner.steps import bundled_environments
 
     for name in bundled_environments():
         code, payload = cli_json(capsys, "plan", "--environment", name)
@@ -46,7 +47,7 @@ def test_explain_payload_equals_the_cli(capsys):
 def test_doctor_and_explain_of_every_bundled_environment_equal_the_cli_payload(capsys):
     """doctor --environment and explain --environment: the API's to_dict() is the CLI's --json
     payload, key for key, for every machine the package ships."""
-    from fixer.planner import bundled_environments
+    from fixer.planner.steps import bundled_environments
 
     text = "Could not load library libcudnn_cnn_infer.so.8"
     for name in bundled_environments():
@@ -70,7 +71,7 @@ def test_no_public_name_is_also_a_submodule():
         spec = importlib.util.find_spec(f"fixer.{name}")
         # a directory left with only __pycache__ (an old checkout's) is a namespace, not our module
         assert name not in modules and (spec is None or spec.origin is None), name
-    for m in sorted(modules):                              # import every submodule, then call again
+    for m in sorted(modules):  # import every submodule, then call again
         if m not in ("__main__", "_entry"):
             importlib.import_module(f"fixer.{m}")
     for name in fixer._API:

@@ -1,6 +1,7 @@
 """fixer.render.conflicts says the resolver's clashes and ways out (data) in words, for the text
 output and --json alike. Invariants over generated clashes: every clash is said, at most
 MAX_CLASHES sentences, none twice, each names what it is about and keeps every party's words."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings
@@ -12,10 +13,24 @@ from fixer.render.conflicts import MAX_CLASHES, NO_WAY_OUT, clash_lines, way_lin
 from fixer.rules import display_name
 from tests.helpers.examples import examples
 
-words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789.=<> ", min_size=1, max_size=12).map(str.strip).filter(bool)
+words = (
+    st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789.=<> ", min_size=1, max_size=12)
+    .map(str.strip)
+    .filter(bool)
+)
 needs = st.builds(m.Need, parent=words, text=words, asked=st.booleans())
-refusals = st.builds(m.Refusal, who=words, text=words, against=words, chosen=st.booleans(), hardware=st.booleans())
-KINDS = ("no-build", "no-copy", "blocked", "no-build-is", "no-single-copy", "refused", "requirements")
+refusals = st.builds(
+    m.Refusal, who=words, text=words, against=words, chosen=st.booleans(), hardware=st.booleans()
+)
+KINDS = (
+    "no-build",
+    "no-copy",
+    "blocked",
+    "no-build-is",
+    "no-single-copy",
+    "refused",
+    "requirements",
+)
 
 
 @st.composite
@@ -24,7 +39,13 @@ def clashes(draw):
     subject = draw(st.sampled_from(("torch", "tensorflow", "jax", "9", "8", "nvidia-cudnn-cu12")))
     n = draw(st.lists(needs, min_size=1, max_size=3))
     held = draw(st.lists(needs, max_size=2))
-    r = draw(st.lists(refusals, min_size=1 if kind in ("refused", "blocked") else 0, max_size=1 if kind == "refused" else 4))
+    r = draw(
+        st.lists(
+            refusals,
+            min_size=1 if kind in ("refused", "blocked") else 0,
+            max_size=1 if kind == "refused" else 4,
+        )
+    )
     return m.Clash(kind, subject, tuple(n), tuple(held), tuple(r))
 
 
@@ -34,7 +55,7 @@ def test_every_clash_is_said_once_within_the_limit(cs):
     lines = clash_lines(cs)
     assert 1 <= len(lines) <= MAX_CLASHES and len(set(lines)) == len(lines)
     said = " ".join(lines)
-    for c in cs[:1]:                      # the first (most telling) clash always makes it
+    for c in cs[:1]:  # the first (most telling) clash always makes it
         if c.kind in ("no-build", "no-build-is"):
             assert display_name(c.subject) in said
         elif c.kind in ("no-copy", "blocked", "no-single-copy"):
@@ -47,12 +68,26 @@ def test_every_clash_is_said_once_within_the_limit(cs):
 
 
 @settings(max_examples=examples(50), deadline=None)
-@given(st.lists(st.builds(m.WayOut, drop=st.sampled_from(("keep", "version", "cuda", "cudnn-from", "framework")),
-                          name=st.sampled_from(("torch", "tensorflow", "nvidia-cudnn-cu12")), value=words,
-                          changes=st.lists(st.builds(m.Pin, name=words, version=words,
-                                                     action=st.sampled_from(("install", "upgrade", "downgrade",
-                                                                             "remove"))), max_size=5).map(tuple)),
-                max_size=5))
+@given(
+    st.lists(
+        st.builds(
+            m.WayOut,
+            drop=st.sampled_from(("keep", "version", "cuda", "cudnn-from", "framework")),
+            name=st.sampled_from(("torch", "tensorflow", "nvidia-cudnn-cu12")),
+            value=words,
+            changes=st.lists(
+                st.builds(
+                    m.Pin,
+                    name=words,
+                    version=words,
+                    action=st.sampled_from(("install", "upgrade", "downgrade", "remove")),
+                ),
+                max_size=5,
+            ).map(tuple),
+        ),
+        max_size=5,
+    )
+)
 def test_every_way_out_says_what_it_drops_and_what_then_changes(ways):
     lines = way_lines(ways)
     if not ways:
@@ -73,12 +108,28 @@ def test_every_way_out_says_what_it_drops_and_what_then_changes(ways):
 
 
 def test_the_json_error_carries_the_data_and_the_same_words():
-    clash = m.Clash("refused", "driver", refusals=(m.Refusal("torch 2.11.0+cu130", "needs driver >= 580.65.06",
-                                                             "driver 570.86.15", hardware=True),))
-    way = m.WayOut("version", "torch", "2.11.0", (m.Pin("torch", "2.10.0+cu128", action="downgrade", installed="2.11.0"),))
+    clash = m.Clash(
+        "refused",
+        "driver",
+        refusals=(
+            m.Refusal(
+                "torch 2.11.0+cu130", "needs driver >= 580.65.06", "driver 570.86.15", hardware=True
+            ),
+        ),
+    )
+    way = m.WayOut(
+        "version",
+        "torch",
+        "2.11.0",
+        (m.Pin("torch", "2.10.0+cu128", action="downgrade", installed="2.11.0"),),
+    )
     exc = Unsatisfiable(("torch",), (clash,), (way,))
     body = error_payload(exc, "plan")["error"]
     assert body["message"] == exc.message == "no stack fits PyTorch on this machine"
-    assert body["clashes"] == list(exc.clashes) == ["torch 2.11.0+cu130 needs driver >= 580.65.06, but driver 570.86.15"]
+    assert (
+        body["clashes"]
+        == list(exc.clashes)
+        == ["torch 2.11.0+cu130 needs driver >= 580.65.06, but driver 570.86.15"]
+    )
     assert body["ways_out"] == ["without --torch 2.11.0: lower torch to 2.10.0+cu128"]
     assert body["conflicts"] == [m.to_dict(clash)] and body["relaxations"] == [m.to_dict(way)]

@@ -7,10 +7,17 @@ from fixer import model as m
 
 def test_environment_round_trips_through_json():
     env = m.Environment(
-        gpus=(m.Gpu(0, "NVIDIA H200", pci_device_id="0x2335", compute_capability="9.0", source="nvml"),),
+        gpus=(
+            m.Gpu(
+                0, "NVIDIA H200", pci_device_id="0x2335", compute_capability="9.0", source="nvml"
+            ),
+        ),
         driver=m.Driver(version="580.159.04", cuda_version="13.0", source="nvml"),
-        python=m.PythonEnv(executable="/x/python", version="3.12.3",
-                           distributions=(m.Distribution("torch", "2.11.0", requires=("a==1",)),)),
+        python=m.PythonEnv(
+            executable="/x/python",
+            version="3.12.3",
+            distributions=(m.Distribution("torch", "2.11.0", requires=("a==1",)),),
+        ),
         env={"LD_LIBRARY_PATH": "/usr/local/nvidia/lib64"},
     )
     again = m.from_dict(m.Environment, json.loads(json.dumps(m.to_dict(env))))
@@ -29,8 +36,15 @@ def test_from_dict_names_the_bad_path():
 
 def test_recipes_queries():
     r = m.Recipes(
-        builds=(m.Build("torch", "2.5.1", "cu121", "12.1", "9.1.0"), m.Build("torch", "2.11.0", "cu130", "13.0", "9.19.0")),
-        driver_floors=(m.CudaDriverFloor("13", "580.65.06"), m.CudaDriverFloor("12.6", "560.28.03"), m.CudaDriverFloor("12", "525.60.13")),
+        builds=(
+            m.Build("torch", "2.5.1", "cu121", "12.1", "9.1.0"),
+            m.Build("torch", "2.11.0", "cu130", "13.0", "9.19.0"),
+        ),
+        driver_floors=(
+            m.CudaDriverFloor("13", "580.65.06"),
+            m.CudaDriverFloor("12.6", "560.28.03"),
+            m.CudaDriverFloor("12", "525.60.13"),
+        ),
         gpus=(m.GpuModel("Tesla T4", "7.5", ("0x1eb8",)),),
         cudnn=(m.CudnnRelease("9.19.0", (12, 13)),),
     )

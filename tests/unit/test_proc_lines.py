@@ -1,6 +1,7 @@
-"""fixer._proc.Lines cuts a child's output into lines exactly as a text-mode pipe would (line
+"""fixer.system.proc.Lines cuts a child's output into lines exactly as a text-mode pipe would (line
 breaks \\n, \\r\\n and \\r), however the output is cut into chunks on its way (property over
 generated outputs and chunkings)."""
+
 from __future__ import annotations
 
 import io
@@ -8,14 +9,17 @@ import io
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fixer._proc import Lines
+from fixer.system.proc import Lines
 
 pieces = st.lists(st.sampled_from(["a", "bc", "é", "\n", "\r", "\r\n", " ", "100%"]), max_size=40)
 
 
 def _text_mode(data: bytes):
     """What reading `data` line by line in text mode (universal newlines) gives."""
-    return [line.rstrip("\r\n") for line in io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", newline=None)]
+    return [
+        line.rstrip("\r\n")
+        for line in io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", newline=None)
+    ]
 
 
 @given(pieces, st.lists(st.integers(min_value=0, max_value=200), max_size=10))

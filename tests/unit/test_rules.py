@@ -1,15 +1,17 @@
 """fixer.rules over generated inputs: each rule against its definition, the copies the child
 scripts carry, and the completeness rule shared by doctor and plan."""
+
 from __future__ import annotations
 
 import dataclasses
 
 from hypothesis import given, settings, strategies as st
 
-from fixer import recipes, rules
-from fixer.diagnosis import diagnose
+from fixer import rules
+from fixer import recipebook as recipes
+from fixer.diagnosis.findings import diagnose
 from fixer.model import Intent, LibraryCopy
-from fixer.planner import load_environment, make_plan
+from fixer.planner.steps import load_environment, make_plan
 from fixer.resolver import resolve
 from tests.helpers.examples import examples
 from tests.helpers.paths import REPO
@@ -40,18 +42,31 @@ def test_runs_on_is_sass_of_the_same_major_at_most_or_ptx_at_most(cc, sass, ptx)
 
 @given(st.integers(9, 20), st.integers(0, 99), st.integers(0, 99))
 def test_cudnn_version_from_int_from_9(major, minor, patch):
-    assert rules.cudnn_version_from_int(major * 10000 + minor * 100 + patch) == f"{major}.{minor}.{patch}"
+    assert (
+        rules.cudnn_version_from_int(major * 10000 + minor * 100 + patch)
+        == f"{major}.{minor}.{patch}"
+    )
 
 
 @given(st.integers(5, 8), st.integers(0, 9), st.integers(0, 99))
 def test_cudnn_version_from_int_before_9(major, minor, patch):
-    assert rules.cudnn_version_from_int(major * 1000 + minor * 100 + patch) == f"{major}.{minor}.{patch}"
+    assert (
+        rules.cudnn_version_from_int(major * 1000 + minor * 100 + patch)
+        == f"{major}.{minor}.{patch}"
+    )
 
 
-@given(st.from_regex(r"[A-Za-z][A-Za-z0-9]{0,5}([._-][A-Za-z0-9]{1,4}){0,3}", fullmatch=True),
-       st.one_of(st.none(), st.from_regex(r"[0-9]{1,3}(\.[0-9]{1,3}){0,3}(\+cu[0-9]{3})?", fullmatch=True)),
-       st.sampled_from(["", "[and-cuda]"]), st.sampled_from(["", "; platform_system == \"Linux\""]))
-def test_split_requirement_gives_the_canonical_name_and_the_exact_version(name, version, extra, marker):
+@given(
+    st.from_regex(r"[A-Za-z][A-Za-z0-9]{0,5}([._-][A-Za-z0-9]{1,4}){0,3}", fullmatch=True),
+    st.one_of(
+        st.none(), st.from_regex(r"[0-9]{1,3}(\.[0-9]{1,3}){0,3}(\+cu[0-9]{3})?", fullmatch=True)
+    ),
+    st.sampled_from(["", "[and-cuda]"]),
+    st.sampled_from(["", '; platform_system == "Linux"']),
+)
+def test_split_requirement_gives_the_canonical_name_and_the_exact_version(
+    name, version, extra, marker
+):
     req = name + extra + (f"=={version}" if version else "") + marker
     got = rules.split_requirement(req)
     assert got == (rules.canonical_name(name), version)
@@ -70,25 +85,41 @@ def _damaged(copy: LibraryCopy, missing: bool, truncated: bool, mixed: bool) -> 
     files = list(copy.files)
     if truncated and files:
         files[-1] = dataclasses.replace(files[-1], valid_elf=False)
-    return dataclasses.replace(copy, files=tuple(files), mixed=mixed,
-                               missing=(files[-1].name,) if missing and files else ())
+    return dataclasses.replace(
+        copy,
+        files=tuple(files),
+        mixed=mixed,
+        missing=(files[-1].name,) if missing and files else (),
+    )
 
 
 @settings(max_examples=examples(12), deadline=None)
 @given(st.booleans(), st.booleans(), st.booleans())
-def test_an_incomplete_copy_that_loads_is_found_by_doctor_and_repaired_by_plan(missing, truncated, mixed):
+def test_an_incomplete_copy_that_loads_is_found_by_doctor_and_repaired_by_plan(
+    missing, truncated, mixed
+):
     """One completeness rule: whatever makes doctor call the loaded cuDNN copy incomplete or
     mixed (a file missing, one not a loadable ELF object, two versions) makes plan reinstall it."""
     real_recipes = recipes.load()
     env, _, _ = load_environment("h200-healthy")
-    loaded = next(ld.directory for ld in env.loads if ld.consumer == "torch" and ld.library == "cudnn")
-    libs = tuple(_damaged(c, missing, truncated, mixed) if c.library == "cudnn" and c.directory == loaded else c
-                 for c in env.libraries)
+    loaded = next(
+        ld.directory for ld in env.loads if ld.consumer == "torch" and ld.library == "cudnn"
+    )
+    libs = tuple(
+        _damaged(c, missing, truncated, mixed)
+        if c.library == "cudnn" and c.directory == loaded
+        else c
+        for c in env.libraries
+    )
     env = dataclasses.replace(env, libraries=libs)
     copy = next(c for c in env.libraries if c.library == "cudnn" and c.directory == loaded)
     ids = {f.id for f in diagnose(env, real_recipes) if f.severity == "error"}
     plan = make_plan(env, resolve(env, Intent(), real_recipes))
-    reinstall = [s for s in plan.steps if s.kind == "pip-install" and any("nvidia-cudnn" in p for p in s.packages)]
+    reinstall = [
+        s
+        for s in plan.steps
+        if s.kind == "pip-install" and any("nvidia-cudnn" in p for p in s.packages)
+    ]
     assert rules.is_complete(copy) is not (missing or truncated or mixed)
     assert bool(ids & {"cudnn-incomplete", "cudnn-mixed"}) is not rules.is_complete(copy)
     assert bool(reinstall) is not rules.is_complete(copy), (ids, [s.argv for s in plan.steps])

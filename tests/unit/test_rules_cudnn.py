@@ -1,4 +1,5 @@
 """fixer.rules: cuDNN version decoding and compatibility, over generated versions."""
+
 from __future__ import annotations
 
 from hypothesis import given, strategies as st

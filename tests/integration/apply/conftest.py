@@ -1,5 +1,6 @@
 """Fixtures for apply/rollback tests: a local index with stand-in wheels, throw-away venvs,
 installers (pip, uv) isolated from this machine's pip/uv configuration, and a --root sandbox."""
+
 from __future__ import annotations
 
 import os
@@ -12,7 +13,14 @@ from typing import Dict, Iterator, Sequence
 import pytest
 
 from fixer.model import PipOptions, PlanOptions, Step
-from tests.helpers.pyindex import PackageIndex, cudnn_wheel, freeze_of, tensorflow_wheel, torch_wheel, tree_of
+from tests.helpers.pyindex import (
+    PackageIndex,
+    cudnn_wheel,
+    freeze_of,
+    tensorflow_wheel,
+    torch_wheel,
+    tree_of,
+)
 
 TORCH = "2.11.0+cu130"
 CUDNN_GOOD = "9.19.0.56"
@@ -33,7 +41,9 @@ def isolated_installers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.setenv("UV_NO_CONFIG", "1")
     monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
-    monkeypatch.setenv("PATH", str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    monkeypatch.setenv(
+        "PATH", str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
+    )
 
 
 @pytest.fixture(scope="session")
@@ -44,7 +54,9 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Dict[str, Path]:
         "cudnn13-old": cudnn_wheel(d, CUDNN_OLD, cuda_major=13),
         "cudnn12": cudnn_wheel(d, "9.10.2.21", cuda_major=12),
         "torch": torch_wheel(d, TORCH, requires=[f"nvidia-cudnn-cu13=={CUDNN_GOOD}"]),
-        "torch-cu126": torch_wheel(d, "2.9.0+cu126", cuda="12.6", requires=["nvidia-cudnn-cu12==9.10.2.21"]),
+        "torch-cu126": torch_wheel(
+            d, "2.9.0+cu126", cuda="12.6", requires=["nvidia-cudnn-cu12==9.10.2.21"]
+        ),
         "tensorflow": tensorflow_wheel(d, "2.20.0", requires=["nvidia-cudnn-cu12>=9.3.0.75,<10"]),
     }
 
@@ -88,7 +100,16 @@ def bare_venv(tmp_path: Path, _base_venvs: Dict[str, Path]) -> str:
 
 
 def uv_install(python: str, index: PackageIndex, *reqs: str, no_deps: bool = True) -> None:
-    args = [shutil.which("uv") or "uv", "pip", "install", "--python", python, "--index-url", index.url, *reqs]
+    args = [
+        shutil.which("uv") or "uv",
+        "pip",
+        "install",
+        "--python",
+        python,
+        "--index-url",
+        index.url,
+        *reqs,
+    ]
     if no_deps:
         args.insert(5, "--no-deps")
     subprocess.run(args, check=True, capture_output=True, timeout=300)
@@ -110,18 +131,34 @@ def sandbox(tmp_path: Path) -> Path:
 
 def pip_step(python: str, index: PackageIndex, *reqs: str, extra: Sequence[str] = ()) -> Step:
     """A pip step as make_plan writes one: its options as data (Step.pip), the argv spelling them."""
-    return Step(kind="pip-install", summary=f"install {' '.join(reqs)}",
-                argv=(python, "-m", "pip", "install", "--no-deps", "--index-url", index.url, *extra, *reqs),
-                packages=tuple(reqs),
-                pip=PipOptions(index_url=index.url, no_deps=True, reinstall="--force-reinstall" in extra))
+    return Step(
+        kind="pip-install",
+        summary=f"install {' '.join(reqs)}",
+        argv=(python, "-m", "pip", "install", "--no-deps", "--index-url", index.url, *extra, *reqs),
+        packages=tuple(reqs),
+        pip=PipOptions(index_url=index.url, no_deps=True, reinstall="--force-reinstall" in extra),
+    )
 
 
 def uv_step(python: str, index: PackageIndex, *reqs: str) -> Step:
     """The same with uv (a plan of these records installer "uv")."""
-    return Step(kind="pip-install", summary=f"uv install {' '.join(reqs)}",
-                argv=(shutil.which("uv") or "uv", "pip", "install", "--python", python, "--no-deps",
-                      "--index-url", index.url, *reqs),
-                packages=tuple(reqs), pip=PipOptions(index_url=index.url, no_deps=True))
+    return Step(
+        kind="pip-install",
+        summary=f"uv install {' '.join(reqs)}",
+        argv=(
+            shutil.which("uv") or "uv",
+            "pip",
+            "install",
+            "--python",
+            python,
+            "--no-deps",
+            "--index-url",
+            index.url,
+            *reqs,
+        ),
+        packages=tuple(reqs),
+        pip=PipOptions(index_url=index.url, no_deps=True),
+    )
 
 
 def state(python: str, root: Path) -> Dict[str, object]:
@@ -129,7 +166,14 @@ def state(python: str, root: Path) -> Dict[str, object]:
     (the journal/state directory excluded) plus the site-packages tree."""
     files = {k: v for k, v in tree_of(root).items() if not k.startswith("var/lib/colab-cudnn-fix")}
     site = Path(python).parent.parent / "lib"
-    tree = {k: v for k, v in tree_of(site).items() if "__pycache__" not in k and not k.endswith(("/INSTALLER", "/RECORD", "/REQUESTED", "/direct_url.json", "/uv_cache.json"))}
+    tree = {
+        k: v
+        for k, v in tree_of(site).items()
+        if "__pycache__" not in k
+        and not k.endswith(
+            ("/INSTALLER", "/RECORD", "/REQUESTED", "/direct_url.json", "/uv_cache.json")
+        )
+    }
     return {"freeze": freeze_of(python), "files": files, "site": tree}
 
 

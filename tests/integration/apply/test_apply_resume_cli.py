@@ -1,29 +1,63 @@
 """`apply` from a `!` cell on a plan that needs condacolab: it stops before condacolab (which must
 run inside the kernel), journals where to go on, and `apply --resume` finishes once conda is
 there -- the whole apply still one transaction (rollback undoes both parts)."""
+
 from __future__ import annotations
 
 import json
 import os
 
 from fixer.cli import main
-from tests.integration.apply.test_kernel_condacolab import FAKE_INSTALLER, _environment, _kernel_venv
+from tests.integration.apply.test_kernel_condacolab import (
+    FAKE_INSTALLER,
+    _environment,
+    _kernel_venv,
+)
 from tests.helpers.stublibs import build_cudnn_copy
 
 
-def test_cli_stops_before_condacolab_then_resume_finishes_and_rollback_undoes_it(tmp_path, capsys, monkeypatch):
+def test_cli_stops_before_condacolab_then_resume_finishes_and_rollback_undoes_it(
+    tmp_path, capsys, monkeypatch
+):
     monkeypatch.setenv("COLAB_CUDNN_FIX_GPU", "Tesla T4:7.5")
     sandbox = tmp_path / "root"
     sandbox.mkdir()
     env_file = _environment(tmp_path, _kernel_venv(tmp_path))
-    code = main(["apply", "--environment", str(env_file), "--root", str(sandbox), "--cudnn-from", "conda",
-                 "--no-verify", "--json"])
+    code = main(
+        [
+            "apply",
+            "--environment",
+            str(env_file),
+            "--root",
+            str(sandbox),
+            "--cudnn-from",
+            "conda",
+            "--no-verify",
+            "--json",
+        ]
+    )
     out = json.loads(capsys.readouterr().out)
     assert code == 0 and out["result"]["awaiting_restart"] is True
-    assert "condacolab.install()" in " ".join(out["result"]["notes"]) and "--resume" in out["result"]["resume"]
+    assert (
+        "condacolab.install()" in " ".join(out["result"]["notes"])
+        and "--resume" in out["result"]["resume"]
+    )
     # a second plain apply refuses and says how to go on
-    assert main(["apply", "--environment", str(env_file), "--root", str(sandbox), "--cudnn-from", "conda",
-                 "--no-verify"]) == 2
+    assert (
+        main(
+            [
+                "apply",
+                "--environment",
+                str(env_file),
+                "--root",
+                str(sandbox),
+                "--cudnn-from",
+                "conda",
+                "--no-verify",
+            ]
+        )
+        == 2
+    )
     assert "--resume" in capsys.readouterr().err
     # what condacolab.install() does to the prefix (the real thing runs in the kernel: see
     # test_kernel_condacolab), here by running the same installer

@@ -21,6 +21,7 @@ venv and of the sandbox. The one exclusion is
 the sandbox's var/ tree, where the journal itself lives (it has to outlast the apply to be a journal).
 Regenerated .pyc files, empty directories and uv's files all count.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -39,30 +40,63 @@ import pytest
 
 from fixer.applier.envfix import env_fix_steps
 from fixer.model import EnvFix, Plan, to_dict
-from tests.helpers.faults import (APPLY_DRIVER, JOURNAL_POINTS, SITECUSTOMIZE, UV_POINT_STATE, differences, fingerprint,
-                                  build_uv_stop_shim, mount_namespace_argv, uv_fault, uv_stop_spec)
+from tests.helpers.faults import (
+    APPLY_DRIVER,
+    JOURNAL_POINTS,
+    SITECUSTOMIZE,
+    UV_POINT_STATE,
+    differences,
+    fingerprint,
+    build_uv_stop_shim,
+    mount_namespace_argv,
+    uv_fault,
+    uv_stop_spec,
+)
 from tests.helpers.pyindex import PackageIndex, cudnn_wheel, freeze_of, torch_wheel
 
-from .conftest import CUDNN_GOOD, CUDNN_OLD, TORCH, _make_venv, pip_step, uv_step
+from tests.integration.apply.conftest import (
+    CUDNN_GOOD,
+    CUDNN_OLD,
+    TORCH,
+    _make_venv,
+    pip_step,
+    uv_step,
+)
 from tests.helpers.paths import REPO
 
 pytestmark = pytest.mark.integration
 
 ACTIONS = ("SIGKILL", "SIGTERM", "SIGINT", "readonly", "fsize")
-PIP_POINTS = ("pip-start", "pip-after-uninstall", "pip-mid-extract", "pip-before-cleanup", "pip-exit")
+PIP_POINTS = (
+    "pip-start",
+    "pip-after-uninstall",
+    "pip-mid-extract",
+    "pip-before-cleanup",
+    "pip-exit",
+)
 UV_POINTS = tuple(UV_POINT_STATE)
-FIXES = (EnvFix(kind="ld-library-path-drop", value="/usr/lib/x86_64-linux-gnu"),
-         EnvFix(kind="ipython-preload", value="/opt/venv/lib/python3.12/site-packages/nvidia/cudnn/lib"))
+FIXES = (
+    EnvFix(kind="ld-library-path-drop", value="/usr/lib/x86_64-linux-gnu"),
+    EnvFix(kind="ipython-preload", value="/opt/venv/lib/python3.12/site-packages/nvidia/cudnn/lib"),
+)
 
 #: Journal writes before anything on the machine changes: a signal or a full disk there must end in a
 #: refusal that changed nothing (read-only answers like a full disk there: one OSError from the write).
 _EARLY = ("create", "before", "manifest", "applying")
-CASES = ([("journal", p, a) for p in JOURNAL_POINTS
-          for a in (("SIGKILL", "SIGTERM", "fsize") if p in _EARLY else ACTIONS)]
-         + [("pip", p, a) for p in PIP_POINTS for a in ACTIONS]
-         + [("uv", p, a) for p in UV_POINTS for a in ACTIONS]
-         # the rollback meets the killed apply's pip still running, every time (see faults.py)
-         + [("pip", p, "SIGKILL-linger") for p in ("pip-after-uninstall", "pip-mid-extract", "pip-before-cleanup")])
+CASES = (
+    [
+        ("journal", p, a)
+        for p in JOURNAL_POINTS
+        for a in (("SIGKILL", "SIGTERM", "fsize") if p in _EARLY else ACTIONS)
+    ]
+    + [("pip", p, a) for p in PIP_POINTS for a in ACTIONS]
+    + [("uv", p, a) for p in UV_POINTS for a in ACTIONS]
+    # the rollback meets the killed apply's pip still running, every time (see faults.py)
+    + [
+        ("pip", p, "SIGKILL-linger")
+        for p in ("pip-after-uninstall", "pip-mid-extract", "pip-before-cleanup")
+    ]
+)
 IDS = [f"{p}-{a}" for _, p, a in CASES]
 #: CCF_FAULT_REPEAT=N runs every case N times in one session (ids "<case>~2" ...): to hunt a flake
 #: with a -k selection, under the same parallelism as the suite, without rebuilding the template.
@@ -79,15 +113,17 @@ class Template:
     venv: Path
     freeze: str
     fingerprint: Dict[str, str]
-    sys_path: List[str]             # the interpreter's sys.path, with the venv's prefix as "{venv}"
+    sys_path: List[str]  # the interpreter's sys.path, with the venv's prefix as "{venv}"
 
 
 @pytest.fixture(scope="module")
 def fault_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PackageIndex]:
     d = tmp_path_factory.mktemp("fault-wheels")
-    wheels = [cudnn_wheel(d, CUDNN_OLD, cuda_major=13, padding=64 << 10),
-              cudnn_wheel(d, CUDNN_GOOD, cuda_major=13, padding=64 << 10),
-              torch_wheel(d, TORCH, requires=[f"nvidia-cudnn-cu13=={CUDNN_GOOD}"])]
+    wheels = [
+        cudnn_wheel(d, CUDNN_OLD, cuda_major=13, padding=64 << 10),
+        cudnn_wheel(d, CUDNN_GOOD, cuda_major=13, padding=64 << 10),
+        torch_wheel(d, TORCH, requires=[f"nvidia-cudnn-cu13=={CUDNN_GOOD}"]),
+    ]
     with PackageIndex(tmp_path_factory.mktemp("fault-index")) as ix:
         ix.add(*wheels)
         yield ix
@@ -98,27 +134,61 @@ def template(tmp_path_factory: pytest.TempPathFactory, fault_index: PackageIndex
     """The broken venv, made once; each case copies it (cp -a keeps modes and mtimes, so .pyc stay valid)."""
     venv = _make_venv(tmp_path_factory.mktemp("fault-template") / "venv", True)
     python = str(venv / "bin" / "python")
-    env = _installer_env(tmp_path_factory.mktemp("fault-cache"), dict(os.environ))   # no case runs yet
-    made = subprocess.run([python, "-m", "pip", "install", "--no-deps", "--index-url", fault_index.url,
-                           f"torch=={TORCH}", f"nvidia-cudnn-cu13=={CUDNN_OLD}"], capture_output=True, text=True,
-                          env=env, timeout=300)
+    env = _installer_env(
+        tmp_path_factory.mktemp("fault-cache"), dict(os.environ)
+    )  # no case runs yet
+    made = subprocess.run(
+        [
+            python,
+            "-m",
+            "pip",
+            "install",
+            "--no-deps",
+            "--index-url",
+            fault_index.url,
+            f"torch=={TORCH}",
+            f"nvidia-cudnn-cu13=={CUDNN_OLD}",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert made.returncode == 0, f"the template's pip install failed:\n{made.stdout}{made.stderr}"
-    site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               capture_output=True, text=True, check=True).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
-    subprocess.run([python, "-c", "import sitecustomize"], check=True, env=env)      # its .pyc, once
+    subprocess.run([python, "-c", "import sitecustomize"], check=True, env=env)  # its .pyc, once
     subprocess.run([python, "-m", "pip", "--version"], check=True, capture_output=True, env=env)
-    sys_path = json.loads(subprocess.run([python, "-c", "import json, sys; print(json.dumps(sys.path[1:]))"],
-                                         capture_output=True, text=True, check=True, env=env, cwd="/").stdout)
+    sys_path = json.loads(
+        subprocess.run(
+            [python, "-c", "import json, sys; print(json.dumps(sys.path[1:]))"],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+            cwd="/",
+        ).stdout
+    )
     prefix = str(venv)
-    t = Template(venv, freeze_of(python), {}, [p.replace(prefix, "{venv}", 1) if p.startswith(prefix) else p
-                                               for p in sys_path])
+    t = Template(
+        venv,
+        freeze_of(python),
+        {},
+        [p.replace(prefix, "{venv}", 1) if p.startswith(prefix) else p for p in sys_path],
+    )
     # pip's freeze in this process says exactly what the `pip freeze --all` subprocess says
     assert _freeze(t, venv) == t.freeze, (_freeze(t, venv), t.freeze)
     empty = tmp_path_factory.mktemp("empty-root")
     os.chmod(empty, 0o755)
     t.fingerprint = _fingerprint(venv, empty)
-    return t      # every case starts from a byte-identical copy: its state is this one
+    return t  # every case starts from a byte-identical copy: its state is this one
 
 
 def _installer_env(cache: Path, base: Dict[str, str]) -> Dict[str, str]:
@@ -128,9 +198,16 @@ def _installer_env(cache: Path, base: Dict[str, str]) -> Dict[str, str]:
     it meanwhile from another thread fails (os.environ.items() lists the keys, then looks each up:
     a key deleted in between raises KeyError) or forks a child while the C environ is rewritten."""
     env = {k: v for k, v in base.items() if not k.startswith(("PIP_", "UV_", "CCF_"))}
-    env.update(PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1",
-               PIP_CACHE_DIR=str(cache / "pip"), UV_NO_CONFIG="1", UV_CACHE_DIR=str(cache / "uv"),
-               UV_LINK_MODE="copy", TMPDIR=str(cache))
+    env.update(
+        PIP_CONFIG_FILE=os.devnull,
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        PIP_NO_INPUT="1",
+        PIP_CACHE_DIR=str(cache / "pip"),
+        UV_NO_CONFIG="1",
+        UV_CACHE_DIR=str(cache / "uv"),
+        UV_LINK_MODE="copy",
+        TMPDIR=str(cache),
+    )
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     return env
@@ -143,14 +220,15 @@ def _freeze(t: Template, venv: Path) -> str:
     """`pip freeze --all` of the venv: pip's own freeze (what the command runs, with --all's empty
     skip list beyond the stdlib names) over the target interpreter's sys.path."""
     from pip._internal.operations.freeze import freeze
-    try:                                     # where pip >= 26 keeps it
+
+    try:  # where pip >= 26 keeps it
         from pip._internal.metadata.base import stdlib_pkgs
-    except ImportError:                      # pip < 26
+    except ImportError:  # pip < 26
         from pip._internal.utils.compat import stdlib_pkgs
 
     paths = [p.replace("{venv}", str(venv), 1) for p in t.sys_path]
     with _FREEZE_LOCK, warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)     # pip's own pkg_resources import
+        warnings.simplefilter("ignore", DeprecationWarning)  # pip's own pkg_resources import
         return "".join(line + "\n" for line in freeze(paths=paths, skip=set(stdlib_pkgs)))
 
 
@@ -170,45 +248,69 @@ def uv_shim(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @dataclasses.dataclass
 class Outcome:
-    out: str = ""                   # what the apply printed
-    marked: bool = False            # the point was reached: its hook (journal, pip, uv's shim) wrote the mark
-    out_marks: str = ""             # what the hooks wrote into the mark
-    fired: Optional[List[Dict[str, Any]]] = None   # what the uv watcher saw
+    out: str = ""  # what the apply printed
+    marked: bool = False  # the point was reached: its hook (journal, pip, uv's shim) wrote the mark
+    out_marks: str = ""  # what the hooks wrote into the mark
+    fired: Optional[List[Dict[str, Any]]] = None  # what the uv watcher saw
     rb_rc: int = 0
     rb_out: str = ""
     rb_err: str = ""
     freeze: str = ""
     fingerprint: Optional[Dict[str, str]] = None
-    skip: str = ""                  # why the case cannot run on this machine
-    tmp: str = ""                   # the case's folder (kept by pytest's tmp_path_factory)
-    live: List[str] = dataclasses.field(default_factory=list)   # processes still using the case, at the fingerprint
-    later: Optional[Dict[str, str]] = None     # a second fingerprint, 2 s later (taken only when the first differs)
+    skip: str = ""  # why the case cannot run on this machine
+    tmp: str = ""  # the case's folder (kept by pytest's tmp_path_factory)
+    live: List[str] = dataclasses.field(
+        default_factory=list
+    )  # processes still using the case, at the fingerprint
+    later: Optional[Dict[str, str]] = (
+        None  # a second fingerprint, 2 s later (taken only when the first differs)
+    )
 
     def diagnostics(self, t: "Template") -> str:
         """Everything a failure needs to be explained without rerunning it: what the apply and the
         rollback said, the journal and its log, processes still alive at the fingerprint, and the
         differences (with a second fingerprint 2 s later: did something still change the target?)."""
-        parts = [f"case folder: {self.tmp}", f"fault mark written: {self.marked} {self.out_marks!r}", f"uv watcher saw: {self.fired}",
-                 "apply said:\n" + self.out[-6000:],
-                 f"rollback exit {self.rb_rc}; stdout:\n{self.rb_out[-6000:]}\nstderr:\n{self.rb_err[-3000:]}",
-                 "processes using the case folder at the fingerprint: " + ("; ".join(self.live) or "none")]
-        for journal in sorted(Path(self.tmp, "root", "var").rglob("journal.json")) if self.tmp else []:
+        parts = [
+            f"case folder: {self.tmp}",
+            f"fault mark written: {self.marked} {self.out_marks!r}",
+            f"uv watcher saw: {self.fired}",
+            "apply said:\n" + self.out[-6000:],
+            f"rollback exit {self.rb_rc}; stdout:\n{self.rb_out[-6000:]}\nstderr:\n{self.rb_err[-3000:]}",
+            "processes using the case folder at the fingerprint: "
+            + ("; ".join(self.live) or "none"),
+        ]
+        for journal in (
+            sorted(Path(self.tmp, "root", "var").rglob("journal.json")) if self.tmp else []
+        ):
             parts.append(f"{journal}:\n{journal.read_text(errors='replace')[-8000:]}")
             for log in sorted(journal.parent.glob("*.log")):
                 parts.append(f"{log}:\n{log.read_text(errors='replace')[-8000:]}")
         if self.freeze != t.freeze:
             parts.append(f"freeze before:\n{t.freeze}freeze after:\n{self.freeze}")
         if self.fingerprint is not None:
-            parts.append("differences (before -> after rollback):\n" +
-                         "\n".join(differences(t.fingerprint, self.fingerprint)[:80]))
+            parts.append(
+                "differences (before -> after rollback):\n"
+                + "\n".join(differences(t.fingerprint, self.fingerprint)[:80])
+            )
         if self.later is not None:
-            parts.append("differences 2 s later (after rollback -> later):\n" +
-                         ("\n".join(differences(self.fingerprint or {}, self.later)[:80]) or "none"))
+            parts.append(
+                "differences 2 s later (after rollback -> later):\n"
+                + ("\n".join(differences(self.fingerprint or {}, self.later)[:80]) or "none")
+            )
         return "\n\n".join(parts)
 
 
-def _run_case(kind: str, point: str, action: str, t: Template, index: PackageIndex, tmp: Path,
-              readonly: Tuple[Optional[Tuple[str, ...]], str], shim: Path, base_env: Dict[str, str]) -> Outcome:
+def _run_case(
+    kind: str,
+    point: str,
+    action: str,
+    t: Template,
+    index: PackageIndex,
+    tmp: Path,
+    readonly: Tuple[Optional[Tuple[str, ...]], str],
+    shim: Path,
+    base_env: Dict[str, str],
+) -> Outcome:
     """One case: copy the template, apply with the fault, roll back; collect what to assert."""
     ro_prefix, ro_why = readonly
     if kind == "uv" and action == "readonly" and ro_prefix is None:
@@ -223,7 +325,10 @@ def _run_case(kind: str, point: str, action: str, t: Template, index: PackageInd
     env["PYTHONPATH"] = str(REPO)
 
     spec = f"nvidia-cudnn-cu13=={CUDNN_GOOD}"
-    old, new = f"nvidia_cudnn_cu13-{CUDNN_OLD}.dist-info", f"nvidia_cudnn_cu13-{CUDNN_GOOD}.dist-info"
+    old, new = (
+        f"nvidia_cudnn_cu13-{CUDNN_OLD}.dist-info",
+        f"nvidia_cudnn_cu13-{CUDNN_GOOD}.dist-info",
+    )
     site = next((venv / "lib").glob("python3*/site-packages"))
     if kind == "uv":
         env.update(LD_PRELOAD=str(shim), CCF_UV_STOP=uv_stop_spec(point, venv, site, old))
@@ -232,21 +337,33 @@ def _run_case(kind: str, point: str, action: str, t: Template, index: PackageInd
             step = dataclasses.replace(step, argv=(*(ro_prefix or ()), *step.argv))
     else:
         step = pip_step(python, index, spec)
-    plan = Plan(steps=(*env_fix_steps(FIXES, home="/root", is_root=True), step), python=python,
-                installer="uv" if kind == "uv" else "pip")
+    plan = Plan(
+        steps=(*env_fix_steps(FIXES, home="/root", is_root=True), step),
+        python=python,
+        installer="uv" if kind == "uv" else "pip",
+    )
     plan_file = tmp / "plan.json"
     plan_file.write_text(json.dumps(to_dict(plan)))
     mark = tmp / "fault.mark"
     env.update(CCF_FAULT=f"{point}:{action}", CCF_FAULT_MARK=str(mark))
-    proc = subprocess.Popen([sys.executable, "-c", APPLY_DRIVER, str(plan_file), python, str(sandbox)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=str(REPO))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", APPLY_DRIVER, str(plan_file), python, str(sandbox)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+        cwd=str(REPO),
+    )
     outcome = Outcome(tmp=str(tmp))
     stop = threading.Event()
     watcher: Optional[threading.Thread] = None
     if kind == "uv":
         outcome.fired = []
-        watcher = threading.Thread(target=uv_fault, daemon=True, args=(
-            venv, site, point, action, proc.pid, old, new, outcome.fired, stop, base_env))
+        watcher = threading.Thread(
+            target=uv_fault,
+            daemon=True,
+            args=(venv, site, point, action, proc.pid, old, new, outcome.fired, stop, base_env),
+        )
         watcher.start()
     try:
         outcome.out, _ = proc.communicate(timeout=180)
@@ -260,10 +377,18 @@ def _run_case(kind: str, point: str, action: str, t: Template, index: PackageInd
     outcome.marked = mark.is_file()
 
     env_rb = {k: v for k, v in env.items() if not k.startswith("CCF_") and k != "LD_PRELOAD"}
-    rb = subprocess.run([sys.executable, "-m", "fixer", "rollback", "--root", str(sandbox), "--json"],
-                        capture_output=True, text=True, env=env_rb, cwd=str(REPO), timeout=180)
+    rb = subprocess.run(
+        [sys.executable, "-m", "fixer", "rollback", "--root", str(sandbox), "--json"],
+        capture_output=True,
+        text=True,
+        env=env_rb,
+        cwd=str(REPO),
+        timeout=180,
+    )
     outcome.rb_rc, outcome.rb_out, outcome.rb_err = rb.returncode, rb.stdout, rb.stderr
-    outcome.out_marks = mark.read_text() if mark.is_file() else ""     # after the rollback: no hook runs any more
+    outcome.out_marks = (
+        mark.read_text() if mark.is_file() else ""
+    )  # after the rollback: no hook runs any more
     outcome.live = _processes_under(tmp)
     outcome.freeze = _freeze(t, venv)
     outcome.fingerprint = _fingerprint(venv, sandbox)
@@ -304,24 +429,48 @@ def _processes_under(tmp: Path) -> List[str]:
         except OSError:
             continue
         if any(base in p for p in paths):
-            out.append(f"pid {entry} state {stat_[stat_.rindex(')') + 2:].split()[0]}: {cmd[:300]}")
+            out.append(
+                f"pid {entry} state {stat_[stat_.rindex(')') + 2 :].split()[0]}: {cmd[:300]}"
+            )
     return out
 
 
 @pytest.fixture(scope="module")
-def outcomes(request: pytest.FixtureRequest, template: Template, fault_index: PackageIndex,
-             readonly_prefix: Tuple[Optional[Tuple[str, ...]], str], uv_shim: Path,
-             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dict[str, "Future[Outcome]"]]:
+def outcomes(
+    request: pytest.FixtureRequest,
+    template: Template,
+    fault_index: PackageIndex,
+    readonly_prefix: Tuple[Optional[Tuple[str, ...]], str],
+    uv_shim: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Dict[str, "Future[Outcome]"]]:
     """Start every selected case (those pytest will run here), WORKERS at a time."""
-    wanted = [item.callspec.id for item in request.session.items
-              if getattr(item, "originalname", "") == "test_fault_then_rollback_is_byte_identical"
-              and Path(str(item.fspath)) == Path(__file__) and hasattr(item, "callspec")]
+    wanted = [
+        item.callspec.id
+        for item in request.session.items
+        if getattr(item, "originalname", "") == "test_fault_then_rollback_is_byte_identical"
+        and Path(str(item.fspath)) == Path(__file__)
+        and hasattr(item, "callspec")
+    ]
     by_id = dict(zip(IDS, CASES))
     pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="fault-case")
-    base_env = dict(os.environ)     # here, in the main thread, before any case starts (see _installer_env)
-    futures = {cid: pool.submit(_run_case, *by_id[cid], template, fault_index,
-                                tmp_path_factory.mktemp(f"case-{cid}"), readonly_prefix, uv_shim, base_env)
-               for cid in wanted if cid in by_id}
+    base_env = dict(
+        os.environ
+    )  # here, in the main thread, before any case starts (see _installer_env)
+    futures = {
+        cid: pool.submit(
+            _run_case,
+            *by_id[cid],
+            template,
+            fault_index,
+            tmp_path_factory.mktemp(f"case-{cid}"),
+            readonly_prefix,
+            uv_shim,
+            base_env,
+        )
+        for cid in wanted
+        if cid in by_id
+    }
     try:
         yield futures
     finally:
@@ -331,9 +480,14 @@ def outcomes(request: pytest.FixtureRequest, template: Template, fault_index: Pa
 
 
 @pytest.mark.parametrize("kind, point, action", CASES, ids=IDS)
-def test_fault_then_rollback_is_byte_identical(kind: str, point: str, action: str, template: Template,
-                                               outcomes: Dict[str, "Future[Outcome]"],
-                                               request: pytest.FixtureRequest) -> None:
+def test_fault_then_rollback_is_byte_identical(
+    kind: str,
+    point: str,
+    action: str,
+    template: Template,
+    outcomes: Dict[str, "Future[Outcome]"],
+    request: pytest.FixtureRequest,
+) -> None:
     o = outcomes[request.node.callspec.id].result(timeout=CASE_TIMEOUT)
     if o.skip:
         pytest.skip(o.skip)
@@ -345,7 +499,9 @@ def test_fault_then_rollback_is_byte_identical(kind: str, point: str, action: st
         diag = o.diagnostics(template)
         if o.tmp:
             Path(o.tmp, "DIAGNOSTICS.txt").write_text(diag)
-        raise AssertionError(f"{exc}\n\n===== diagnostics ({o.tmp}/DIAGNOSTICS.txt) =====\n{diag}") from None
+        raise AssertionError(
+            f"{exc}\n\n===== diagnostics ({o.tmp}/DIAGNOSTICS.txt) =====\n{diag}"
+        ) from None
 
 
 def _check(kind: str, point: str, action: str, o: Outcome, template: Template) -> None:
@@ -356,19 +512,29 @@ def _check(kind: str, point: str, action: str, o: Outcome, template: Template) -
         assert o.fired, f"uv stopped at {point}, but the watcher never applied the fault"
         seen = o.fired[0]
         assert not seen["error"], f"the fault could not be applied at {point}: {seen['error']}"
-        assert (seen["old"], seen["new"], seen["installer"], seen["files"]) == UV_POINT_STATE[point], \
-            f"uv did not stop at {point}: {seen}"
+        assert (seen["old"], seen["new"], seen["installer"], seen["files"]) == UV_POINT_STATE[
+            point
+        ], f"uv did not stop at {point}: {seen}"
 
     assert "Traceback" not in o.rb_out + o.rb_err, "the rollback printed a traceback"
     assert o.rb_rc == 0, f"the rollback exited {o.rb_rc}"
     report = json.loads(o.rb_out)["rollback"]
-    assert report["status"] in ("rolled-back", "nothing-to-do"), f"rollback status {report['status']}"
-    assert report["status"] == "nothing-to-do" or report["exact"], "the rollback did not report exact"
-    assert not [p for p in o.live if not p.startswith("2 s later")], "processes still ran at the fingerprint"
+    assert report["status"] in ("rolled-back", "nothing-to-do"), (
+        f"rollback status {report['status']}"
+    )
+    assert report["status"] == "nothing-to-do" or report["exact"], (
+        "the rollback did not report exact"
+    )
+    assert not [p for p in o.live if not p.startswith("2 s later")], (
+        "processes still ran at the fingerprint"
+    )
     if action == "SIGKILL-linger":
-        assert "lingering" in o.out_marks, "pip did not outlive the apply: the window was not forced"
-        assert any("stopped the installer" in n for n in report.get("notes", ())), \
+        assert "lingering" in o.out_marks, (
+            "pip did not outlive the apply: the window was not forced"
+        )
+        assert any("stopped the installer" in n for n in report.get("notes", ())), (
             "the rollback did not stop the installer the killed apply left running"
+        )
     assert o.freeze == template.freeze, "pip freeze --all differs"
     assert o.fingerprint is not None
     assert differences(template.fingerprint, o.fingerprint) == [], "the fingerprint differs"

@@ -1,5 +1,6 @@
 """The journal survives damage: checksums, scanning instead of trusting LAST, clear errors (exit 2,
 no traceback, also under --json), and `rollback --force` from what is left. Plus the per-target lock."""
+
 from __future__ import annotations
 
 import json
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fixer._paths import state_dir
+from fixer.system.paths import state_dir
 from fixer.applier import apply_plan, rollback
 from fixer.applier.filelock import ApplyLock, TargetLock, target_key
 from fixer.applier.journal import Journal, decode_checked, encode_checked
@@ -18,14 +19,16 @@ from fixer.cli import main
 from fixer.errors import JournalDamaged, LockHeld
 from fixer.model import Plan
 
-from .conftest import CUDNN_GOOD, options, pip_step, state
+from tests.integration.apply.conftest import CUDNN_GOOD, options, pip_step, state
 
 DAMAGES = {
     "truncated": lambda raw: raw[: len(raw) // 2],
     "empty": lambda raw: b"",
     "garbage": lambda raw: b"\x00\xff not json",
     "flipped": lambda raw: raw.replace(b'"applying"', b'"applyinG"'),
-    "no-steps": lambda raw: encode_checked({k: v for k, v in json.loads(raw).items() if k not in ("steps", "checksum")}),
+    "no-steps": lambda raw: encode_checked(
+        {k: v for k, v in json.loads(raw).items() if k not in ("steps", "checksum")}
+    ),
     "not-an-object": lambda raw: b"[1, 2]",
     "future-version": lambda raw: encode_checked({**json.loads(raw), "version": 99}),
 }
@@ -45,7 +48,7 @@ def test_damaged_journal_is_a_clear_error(tmp_path, damage):
     with pytest.raises(JournalDamaged) as info:
         Journal.latest(tmp_path)
     assert str(path) in info.value.message and info.value.exit_code == 2
-    salvaged = Journal.latest(tmp_path, force=True)          # --force reads what is left
+    salvaged = Journal.latest(tmp_path, force=True)  # --force reads what is left
     assert salvaged is not None and salvaged.forced and salvaged.id == j.id
 
 
@@ -81,7 +84,11 @@ def test_rollback_cli_on_a_damaged_journal_exits_2_without_traceback(tmp_path, c
     assert "Traceback" not in out.out + out.err
     if as_json:
         err = json.loads(out.out)["error"]
-        assert err["type"] == "JournalDamaged" and "journal.json" in err["message"] and err["exit_code"] == 2
+        assert (
+            err["type"] == "JournalDamaged"
+            and "journal.json" in err["message"]
+            and err["exit_code"] == 2
+        )
     else:
         assert "not readable JSON" in out.err and "--force" in out.err
 
@@ -107,8 +114,8 @@ def test_target_lock_is_per_environment_whatever_the_state_directory(tmp_path, v
     shutil.copytree(Path(venv).parent.parent, other, symlinks=True)
     link = tmp_path / "link-to-venv"
     link.symlink_to(Path(venv).parent.parent)
-    assert target_key(venv) == target_key(str(link / "bin" / "python"))      # same env, another path
-    assert target_key(venv) != target_key(str(other / "bin" / "python"))       # venvs share the binary
+    assert target_key(venv) == target_key(str(link / "bin" / "python"))  # same env, another path
+    assert target_key(venv) != target_key(str(other / "bin" / "python"))  # venvs share the binary
     base = tmp_path / "locks"
     first = TargetLock(venv, base=base).acquire()
     try:
@@ -127,7 +134,7 @@ def test_apply_on_a_locked_target_is_refused_before_any_journal(broken, index, s
     held = TargetLock(broken).acquire()
     try:
         with pytest.raises(LockHeld):
-            apply_plan(plan, python=broken, options=options(tmp_path))     # another --root, same venv
+            apply_plan(plan, python=broken, options=options(tmp_path))  # another --root, same venv
     finally:
         held.release()
     assert not (state_dir(str(tmp_path)) / "journal").exists()
@@ -141,8 +148,9 @@ def test_not_enough_disk_is_refused_before_any_change(broken, index, sandbox, mo
 
     before = state(broken, sandbox)
     real = _shutil.disk_usage
-    monkeypatch.setattr(transaction.shutil, "disk_usage",
-                        lambda p: real(p)._replace(free=1 << 20))          # 1 MiB free everywhere
+    monkeypatch.setattr(
+        transaction.shutil, "disk_usage", lambda p: real(p)._replace(free=1 << 20)
+    )  # 1 MiB free everywhere
     plan = Plan(steps=(pip_step(broken, index, f"nvidia-cudnn-cu13=={CUDNN_GOOD}"),), python=broken)
     with pytest.raises(NoSpace, match="nothing was changed"):
         apply_plan(plan, python=broken, options=options(sandbox))
@@ -154,9 +162,15 @@ def test_backups_of_the_previous_apply_go_after_the_next_success(broken, index, 
     plan = Plan(steps=(pip_step(broken, index, f"nvidia-cudnn-cu13=={CUDNN_GOOD}"),), python=broken)
     first = apply_plan(plan, python=broken, options=options(sandbox))
     assert any((Path(first.journal) / "backups").iterdir())
-    again = Plan(steps=(pip_step(broken, index, f"nvidia-cudnn-cu13=={CUDNN_GOOD}", extra=("--force-reinstall",)),),
-                 python=broken)
+    again = Plan(
+        steps=(
+            pip_step(
+                broken, index, f"nvidia-cudnn-cu13=={CUDNN_GOOD}", extra=("--force-reinstall",)
+            ),
+        ),
+        python=broken,
+    )
     second = apply_plan(again, python=broken, options=options(sandbox))
-    assert not (Path(first.journal) / "backups").exists()            # pruned: only the newest is kept
+    assert not (Path(first.journal) / "backups").exists()  # pruned: only the newest is kept
     assert any((Path(second.journal) / "backups").iterdir())
     assert any("removed the backups" in n for n in second.notes)

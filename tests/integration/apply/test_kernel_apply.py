@@ -14,6 +14,7 @@ the pip libcudnn.so.9, the breakage seen on the GPU machine). Only the GPU and d
    processes" with the restart to do; a second apply() finds the machine fixed but this kernel still
    stale ("restart-needed"), and restart=True ends the kernel (its manager starts a fresh one).
 """
+
 from __future__ import annotations
 
 import json
@@ -34,12 +35,17 @@ jupyter_client = pytest.importorskip("jupyter_client")
 pytest.importorskip("ipykernel")
 jsonschema = pytest.importorskip("jsonschema")
 
-pytestmark = [pytest.mark.integration,
-              pytest.mark.skipif(cc() is None, reason="no C compiler to build the stub libraries")]
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(cc() is None, reason="no C compiler to build the stub libraries"),
+]
 
 TORCH, CUDNN = "2.11.0+cu130", "9.19.0.56"
-OVERRIDES = {"COLAB_CUDNN_FIX_GPU": "NVIDIA H200:9.0", "COLAB_CUDNN_FIX_DRIVER": "580.159.04",
-             "COLAB_CUDNN_FIX_CUDA": "13.0"}
+OVERRIDES = {
+    "COLAB_CUDNN_FIX_GPU": "NVIDIA H200:9.0",
+    "COLAB_CUDNN_FIX_DRIVER": "580.159.04",
+    "COLAB_CUDNN_FIX_CUDA": "13.0",
+}
 
 #: runs in the kernel: what the process maps and what a dlopen by soname gets, after the cell's apply
 PROBE = """
@@ -59,22 +65,49 @@ def world(tmp_path_factory):
     from tests.integration.apply.conftest import _make_venv
 
     d = tmp_path_factory.mktemp("kernel-apply")
-    wheels = [torch_wheel(d / "wheels", TORCH, native=True,
-                          requires=[f"nvidia-cudnn-cu13=={CUDNN}", "nvidia-cuda-runtime==13.0.96"]),
-              cuda_runtime_wheel(d / "wheels"), cudnn_wheel(d / "wheels", CUDNN)]
+    wheels = [
+        torch_wheel(
+            d / "wheels",
+            TORCH,
+            native=True,
+            requires=[f"nvidia-cudnn-cu13=={CUDNN}", "nvidia-cuda-runtime==13.0.96"],
+        ),
+        cuda_runtime_wheel(d / "wheels"),
+        cudnn_wheel(d / "wheels", CUDNN),
+    ]
     venv = _make_venv(d / "venv", False)
     with PackageIndex(d / "index") as ix:
         ix.add(*wheels)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
         env.update(UV_NO_CONFIG="1", UV_CACHE_DIR=str(d / "uv-cache"))
-        subprocess.run([str(Path(sys.executable).parent / "uv"), "pip", "install", "--python",
-                        str(venv / "bin" / "python"), "--no-deps", "--index-url", ix.url, f"torch=={TORCH}",
-                        "nvidia-cuda-runtime==13.0.96", f"nvidia-cudnn-cu13=={CUDNN}"],
-                       check=True, capture_output=True, timeout=300, env=env)
+        subprocess.run(
+            [
+                str(Path(sys.executable).parent / "uv"),
+                "pip",
+                "install",
+                "--python",
+                str(venv / "bin" / "python"),
+                "--no-deps",
+                "--index-url",
+                ix.url,
+                f"torch=={TORCH}",
+                "nvidia-cuda-runtime==13.0.96",
+                f"nvidia-cudnn-cu13=={CUDNN}",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=300,
+            env=env,
+        )
     (sp,) = list((venv / "lib").glob("python3*/site-packages"))
     see_this_environment(sp)
     apt = build_cudnn_copy(d / "apt" / "lib", "9.14.0", versioned_files=True)
-    return {"python": venv / "bin" / "python", "pip_cudnn": sp / "nvidia" / "cudnn" / "lib", "apt": apt, "tmp": d}
+    return {
+        "python": venv / "bin" / "python",
+        "pip_cudnn": sp / "nvidia" / "cudnn" / "lib",
+        "apt": apt,
+        "tmp": d,
+    }
 
 
 @pytest.fixture
@@ -85,10 +118,26 @@ def kernel(world, tmp_path, monkeypatch):
     spec.mkdir(parents=True)
     (tmp_path / "home").mkdir()
     (tmp_path / "root").mkdir()
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [str(world["python"]), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "ccf", "language": "python",
-        "env": {"LD_LIBRARY_PATH": str(world["apt"]), "HOME": str(tmp_path / "home"), **OVERRIDES}}))
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [
+                    str(world["python"]),
+                    "-m",
+                    "ipykernel_launcher",
+                    "-f",
+                    "{connection_file}",
+                ],
+                "display_name": "ccf",
+                "language": "python",
+                "env": {
+                    "LD_LIBRARY_PATH": str(world["apt"]),
+                    "HOME": str(tmp_path / "home"),
+                    **OVERRIDES,
+                },
+            }
+        )
+    )
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
     km = jupyter_client.KernelManager(kernel_name="ccf")
     km.start_kernel(cwd=str(tmp_path))
@@ -112,8 +161,10 @@ def test_apply_in_a_kernel_that_loaded_nothing_fixes_the_kernel_itself(world, ke
     payload = res["payload"]
     validate_apply(payload)
     assert payload["outcome"] == "applied" and payload["exit_code"] == 0, payload
-    assert any(f["kind"] == "ld-library-path-drop" and f["value"] == str(world["apt"])
-               for f in payload["plan"]["stack"]["env_fixes"])
+    assert any(
+        f["kind"] == "ld-library-path-drop" and f["value"] == str(world["apt"])
+        for f in payload["plan"]["stack"]["env_fixes"]
+    )
     # the verdict, and the invariant seen on the GPU machine: an in-process fix is not "nothing to do"
     assert res["verdict"] == payload["restart"]["verdict"] == "fixed in this kernel"
     assert payload["nothing_to_do"] is False and payload["restart"]["needed"] is False
@@ -129,12 +180,16 @@ def test_apply_in_a_kernel_that_loaded_nothing_fixes_the_kernel_itself(world, ke
 
 def test_apply_in_a_kernel_that_mapped_the_wrong_copy_says_restart_and_restart_does_it(kernel):
     km, kc, sandbox = kernel
-    out = run_cell(kc, textwrap.dedent(f"""
+    out = run_cell(
+        kc,
+        textwrap.dedent(f"""
         import ctypes
         ctypes.CDLL("libcudnn_ops.so.9")        # as a framework import would: the apt 9.14 copy, first on the path
         import fixer
         r = fixer.apply(root={str(sandbox)!r})
-    """) + PROBE)
+    """)
+        + PROBE,
+    )
     res = _probe(out)
     payload = res["payload"]
     validate_apply(payload)
@@ -143,14 +198,24 @@ def test_apply_in_a_kernel_that_mapped_the_wrong_copy_says_restart_and_restart_d
     assert res["verdict"] == info["verdict"] == "fixed for new processes"
     assert info["needed"] is True and info["do"] is False and info["this_process"] is True
     assert info["todo"].startswith("restart the runtime") and "restart=True" in info["todo"]
-    assert any(c[0].endswith("libcudnn_ops.so.9") and "/apt/lib/" in c[1] for c in info["process"]["conflicts"])
-    assert res["ops_version"] == 91400            # honest: this kernel still has the 9.14 sub-library
+    assert any(
+        c[0].endswith("libcudnn_ops.so.9") and "/apt/lib/" in c[1]
+        for c in info["process"]["conflicts"]
+    )
+    assert res["ops_version"] == 91400  # honest: this kernel still has the 9.14 sub-library
     # again: the machine needs nothing now, this kernel still maps the wrong copy
     out = run_cell(kc, f"import fixer\nr = fixer.apply(root={str(sandbox)!r})\n" + PROBE)
     again = _probe(out)["payload"]
     validate_apply(again)
-    assert again["outcome"] == "restart-needed" and again["nothing_to_do"] is False and again["exit_code"] == 1
-    assert again["restart"]["verdict"] == "fixed for new processes" and again["restart"]["process"]["stray"]
+    assert (
+        again["outcome"] == "restart-needed"
+        and again["nothing_to_do"] is False
+        and again["exit_code"] == 1
+    )
+    assert (
+        again["restart"]["verdict"] == "fixed for new processes"
+        and again["restart"]["process"]["stray"]
+    )
     # restart=True ends the kernel (its manager starts a fresh one, as Colab's does)
     kc.execute(f"import fixer\nfixer.apply(root={str(sandbox)!r}, restart=True)\n")
     deadline = time.monotonic() + 60

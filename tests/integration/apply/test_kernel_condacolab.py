@@ -7,10 +7,10 @@ maps the conda cuDNN -- "fixed in this kernel". Only the Miniforge download is r
 local shell installer this test builds (condacolab's own installer-URL parameter, file://).
 Everything lands in a --root sandbox; condacolab's one write outside its prefix
 (/etc/ipython/ipython_config.py) is redirected there by fixer.applier.kernel.run_condacolab."""
+
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -72,20 +72,30 @@ def _kernel_venv(tmp: Path) -> Path:
 def _fake_google_colab(tmp: Path) -> Path:
     d = tmp / "fakecolab"
     (d / "google" / "colab").mkdir(parents=True)
-    (d / "google" / "colab" / "__init__.py").write_text("# stands in for Colab's google.colab (condacolab checks it)\n")
+    (d / "google" / "colab" / "__init__.py").write_text(
+        "# stands in for Colab's google.colab (condacolab checks it)\n"
+    )
     return d
 
 
 def _environment(tmp: Path, python: Path) -> Path:
     """colab-2025-01-tf215 (TF 2.15 needs cuDNN 8; torch keeps its pip cuDNN 9) as seen from the
     kernel's interpreter, with condacolab already installed."""
-    from fixer.planner import environments_dir
+    from fixer.planner.steps import environments_dir
 
     data = json.loads((Path(environments_dir()) / "colab-2025-01-tf215.json").read_text())
     py = data["environment"]["python"]
     py["executable"] = str(python)
-    py["distributions"].append({"name": "condacolab", "version": "0.1.10", "location": py["site_packages"][0],
-                                "installer": "pip", "requires": [], "editable": False})
+    py["distributions"].append(
+        {
+            "name": "condacolab",
+            "version": "0.1.10",
+            "location": py["site_packages"][0],
+            "installer": "pip",
+            "requires": [],
+            "editable": False,
+        }
+    )
     out = tmp / "colab-tf215.json"
     out.write_text(json.dumps(data))
     return out
@@ -102,11 +112,21 @@ def test_condacolab_restart_and_resume_in_a_real_kernel(tmp_path, monkeypatch):
     env_file = _environment(tmp_path, python)
     spec_dir = tmp_path / "jupyter" / "kernels" / "ccf"
     spec_dir.mkdir(parents=True)
-    (spec_dir / "kernel.json").write_text(json.dumps({
-        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "ccf", "language": "python",
-        "env": {"PYTHONPATH": str(_fake_google_colab(tmp_path)), "COLAB_CUDNN_FIX_GPU": "Tesla T4:7.5",
-                "COLAB_CUDNN_FIX_DRIVER": "550.54.15", "COLAB_CUDNN_FIX_CUDA": "12.4"}}))
+    (spec_dir / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "ccf",
+                "language": "python",
+                "env": {
+                    "PYTHONPATH": str(_fake_google_colab(tmp_path)),
+                    "COLAB_CUDNN_FIX_GPU": "Tesla T4:7.5",
+                    "COLAB_CUDNN_FIX_DRIVER": "550.54.15",
+                    "COLAB_CUDNN_FIX_CUDA": "12.4",
+                },
+            }
+        )
+    )
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
     work = tmp_path / "content"
     work.mkdir()
@@ -116,24 +136,31 @@ def test_condacolab_restart_and_resume_in_a_real_kernel(tmp_path, monkeypatch):
         kc = km.client()
         kc.start_channels()
         kc.wait_for_ready(timeout=60)
-        out = run_cell(kc, textwrap.dedent(f"""
+        out = run_cell(
+            kc,
+            textwrap.dedent(f"""
             import fixer
             r = fixer.apply(environment={str(env_file)!r}, root={str(sandbox)!r}, cudnn_from="conda",
                             condacolab_installer={installer.as_uri()!r})
             print("AWAITING", r.applied.awaiting_restart, r.verdict)
-        """))
+        """),
+        )
         assert "AWAITING True waiting for the kernel restart (condacolab)" in out
         # condacolab ended the kernel (do_shutdown), as on Colab
         deadline = time.monotonic() + 60
         while km.is_alive() and time.monotonic() < deadline:
             time.sleep(0.5)
         assert not km.is_alive(), "condacolab did not end the kernel"
-        journal = json.loads(next((sandbox / "var/lib/colab-cudnn-fix/journal").glob("*/journal.json")).read_text())
+        journal = json.loads(
+            next((sandbox / "var/lib/colab-cudnn-fix/journal").glob("*/journal.json")).read_text()
+        )
         assert journal["status"] == "awaiting-restart"
         assert journal["resume"]["steps"][journal["resume"]["next"]]["packages"] == ["condacolab"]
         # what condacolab did, for real, into the sandbox
         prefix = sandbox / "usr/local"
-        assert (prefix / "bin/conda").is_file() and "python" in (prefix / "conda-meta/pinned").read_text()
+        assert (prefix / "bin/conda").is_file() and "python" in (
+            prefix / "conda-meta/pinned"
+        ).read_text()
         assert "site-packages" in (sandbox / "etc/ipython/ipython_config.py").read_text()
         assert Path(str(python) + ".real").exists() and python.read_text().startswith("#!/bin/bash")
         kc.stop_channels()
@@ -143,24 +170,34 @@ def test_condacolab_restart_and_resume_in_a_real_kernel(tmp_path, monkeypatch):
         kc = km.client()
         kc.start_channels()
         kc.wait_for_ready(timeout=60)
-        out = run_cell(kc, textwrap.dedent(f"""
+        out = run_cell(
+            kc,
+            textwrap.dedent(f"""
             import json, os
             import fixer
             r = fixer.apply(root={str(sandbox)!r})          # picks the waiting journal up
             maps = sorted({{l.split()[-1] for l in open("/proc/self/maps") if "libcudnn" in l}})
             print("RESULT", json.dumps({{"verdict": r.verdict, "payload": r.to_dict(), "maps": maps,
                                          "ld": os.environ.get("LD_LIBRARY_PATH", "")}}))
-        """))
+        """),
+        )
         result = json.loads(out.split("RESULT ", 1)[1])
     finally:
         km.shutdown_kernel(now=True)
     assert result["verdict"] == "fixed in this kernel"
-    assert result["payload"]["restart"]["verdict"] == "fixed in this kernel" and not result["payload"]["nothing_to_do"]
+    assert (
+        result["payload"]["restart"]["verdict"] == "fixed in this kernel"
+        and not result["payload"]["nothing_to_do"]
+    )
     assert f"{prefix}/lib/libcudnn.so.8" in result["maps"]
-    assert result["ld"].startswith(f"{prefix}/lib")            # condacolab's wrapper started this kernel
-    journal = json.loads(next((sandbox / "var/lib/colab-cudnn-fix/journal").glob("*/journal.json")).read_text())
+    assert result["ld"].startswith(f"{prefix}/lib")  # condacolab's wrapper started this kernel
+    journal = json.loads(
+        next((sandbox / "var/lib/colab-cudnn-fix/journal").glob("*/journal.json")).read_text()
+    )
     assert journal["status"] == "done"
     assert [s["status"] for s in journal["steps"]] == ["done"] * len(journal["steps"])
     assert (prefix / "conda-meta/cudnn-8.9.7.29.json").is_file()
-    assert (sandbox / "etc/ld.so.conf.d/00-colab-cudnn-fix.conf").read_text().splitlines()[1:] == ["/usr/local/lib"]
+    assert (sandbox / "etc/ld.so.conf.d/00-colab-cudnn-fix.conf").read_text().splitlines()[1:] == [
+        "/usr/local/lib"
+    ]
     assert (sandbox / "root/.ipython/profile_default/startup/00-colab-cudnn-fix.py").is_file()

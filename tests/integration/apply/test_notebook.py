@@ -1,11 +1,11 @@
 """examples/colab_quickstart.ipynb runs top to bottom on a real local kernel (nbclient): here the
 no-GPU path (every command says so, nothing changes) and the bundled environments' plans."""
+
 from __future__ import annotations
 
 import json
 import os
 import sys
-from pathlib import Path
 
 import pytest
 from tests.helpers.paths import REPO
@@ -30,13 +30,22 @@ def test_notebook_runs_top_to_bottom_on_a_local_kernel(tmp_path, monkeypatch):
     # for the `!` cells.
     monkeypatch.setenv("COLAB_CUDNN_FIX_GPU", "none")
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setenv("PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+    monkeypatch.setenv(
+        "PATH", os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    )
     nb = nbformat.read(str(NOTEBOOK), as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
+    client = nbclient.NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
     client.execute()
     text = "\n".join(
-        "".join(o.get("text", "")) if o.get("output_type") == "stream" else json.dumps(o.get("data", {}))
-        for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs)
+        "".join(o.get("text", ""))
+        if o.get("output_type") == "stream"
+        else json.dumps(o.get("data", {}))
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for o in cell.outputs
+    )
     assert "Traceback" not in text
     # doctor / apply / fixer.apply() in the kernel: no GPU, nothing to fix, nothing changed
     assert "no nvidia gpu" in text.lower()

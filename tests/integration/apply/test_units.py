@@ -1,4 +1,5 @@
 """Lock, journal, loader fixes and kernel detection on real files and real processes."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +9,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
 
@@ -23,25 +23,35 @@ from tests.helpers.stublibs import build_cudnn_copy
 from tests.helpers.paths import REPO
 
 
-
 # -- lock ------------------------------------------------------------------------------------
 
 
 def test_second_lock_names_the_holder_and_sigkill_frees_it(tmp_path):
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import sys, time
         from fixer.applier.filelock import ApplyLock
         ApplyLock(__import__("pathlib").Path({str(tmp_path)!r}), command="colab-cudnn-fix apply --yes").acquire()
         print("held", flush=True); time.sleep(60)
-    """)], stdout=subprocess.PIPE, text=True, cwd=REPO)
+    """),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
     assert holder.stdout.readline().strip() == "held"
     with pytest.raises(LockHeld) as info:
         ApplyLock(tmp_path).acquire()
     msg = info.value.message
-    assert f"pid {holder.pid}" in msg and "colab-cudnn-fix apply --yes" in msg and "started 20" in msg
+    assert (
+        f"pid {holder.pid}" in msg and "colab-cudnn-fix apply --yes" in msg and "started 20" in msg
+    )
     holder.kill()
     holder.wait()
-    with ApplyLock(tmp_path) as lock:           # the kernel dropped the dead holder's lock
+    with ApplyLock(tmp_path) as lock:  # the kernel dropped the dead holder's lock
         assert json.loads(lock.path.read_text())["pid"] == os.getpid()
     assert lock.path.read_text() == ""
 
@@ -59,7 +69,7 @@ def test_journal_last_and_atomic_write(tmp_path):
     atomic_write(tmp_path / "x" / "f.txt", b"two", mode=0o600)
     assert (tmp_path / "x" / "f.txt").read_bytes() == b"two"
     assert (tmp_path / "x" / "f.txt").stat().st_mode & 0o777 == 0o600
-    assert sorted(p.name for p in (tmp_path / "x").iterdir()) == ["f.txt"]     # no temporary left
+    assert sorted(p.name for p in (tmp_path / "x").iterdir()) == ["f.txt"]  # no temporary left
 
 
 # -- runner ----------------------------------------------------------------------------------
@@ -67,7 +77,9 @@ def test_journal_last_and_atomic_write(tmp_path):
 
 def test_runner_streams_output_and_times_out():
     lines = []
-    res = run_command([sys.executable, "-c", "print('a'); print('b')"], timeout=30, on_output=lines.append)
+    res = run_command(
+        [sys.executable, "-c", "print('a'); print('b')"], timeout=30, on_output=lines.append
+    )
     assert res.rc == 0 and lines == ["a", "b"]
     res = run_command([sys.executable, "-c", "import time; time.sleep(30)"], timeout=0.5)
     assert res.timed_out and res.rc == 124
@@ -79,25 +91,43 @@ def test_runner_streams_output_and_times_out():
 
 def test_env_file_drops_shadowing_entries_in_a_real_shell(tmp_path):
     f = tmp_path / "fix.sh"
-    f.write_text(envfix.env_file_content(["/usr/lib/x86_64-linux-gnu", "/usr/local/cuda/lib64"],
-                                         prepend=["/opt/venv/nvidia/cudnn/lib"]))
-    env = {"PATH": os.environ["PATH"],
-           "LD_LIBRARY_PATH": "/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu::/usr/local/cuda/lib64:/x"}
-    out = subprocess.run(["sh", "-c", f'. "{f}"; echo "[$LD_LIBRARY_PATH]"'], env=env, capture_output=True,
-                         text=True, check=True).stdout.strip()
+    f.write_text(
+        envfix.env_file_content(
+            ["/usr/lib/x86_64-linux-gnu", "/usr/local/cuda/lib64"],
+            prepend=["/opt/venv/nvidia/cudnn/lib"],
+        )
+    )
+    env = {
+        "PATH": os.environ["PATH"],
+        "LD_LIBRARY_PATH": "/usr/local/nvidia/lib64:/usr/lib/x86_64-linux-gnu::/usr/local/cuda/lib64:/x",
+    }
+    out = subprocess.run(
+        ["sh", "-c", f'. "{f}"; echo "[$LD_LIBRARY_PATH]"'],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert out == "[/opt/venv/nvidia/cudnn/lib:/usr/local/nvidia/lib64:/x]"
     env["LD_LIBRARY_PATH"] = "/usr/lib/x86_64-linux-gnu"
     drop_only = tmp_path / "drop.sh"
     drop_only.write_text(envfix.env_file_content(["/usr/lib/x86_64-linux-gnu"]))
-    out = subprocess.run(["sh", "-c", f'. "{drop_only}"; echo "[${{LD_LIBRARY_PATH-unset}}]"'], env=env,
-                         capture_output=True, text=True, check=True).stdout.strip()
+    out = subprocess.run(
+        ["sh", "-c", f'. "{drop_only}"; echo "[${{LD_LIBRARY_PATH-unset}}]"'],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert out == "[unset]"
 
 
 def test_ipython_startup_preloads_the_intended_cudnn(tmp_path):
     good = build_cudnn_copy(tmp_path / "pip" / "nvidia" / "cudnn" / "lib", "9.19.0")
     startup = tmp_path / "00-colab-cudnn-fix.py"
-    startup.write_text(envfix.ipython_startup_content(str(good), drop=["/usr/lib/x86_64-linux-gnu"]))
+    startup.write_text(
+        envfix.ipython_startup_content(str(good), drop=["/usr/lib/x86_64-linux-gnu"])
+    )
     probe = textwrap.dedent(f"""
         import ctypes, os
         exec(open({str(startup)!r}).read())
@@ -107,30 +137,43 @@ def test_ipython_startup_preloads_the_intended_cudnn(tmp_path):
         print(lib.cudnnGetVersion(), os.environ.get("LD_LIBRARY_PATH"), len(set(maps)), all(m.startswith({str(good)!r}) for m in maps))
     """)
     env = {**os.environ, "LD_LIBRARY_PATH": "/usr/lib/x86_64-linux-gnu:/somewhere"}
-    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
     assert out == ["91900", "/somewhere", "8", "True"]
 
 
 def test_env_fix_steps_write_idempotently_under_root(tmp_path):
-    fixes = (EnvFix(kind="ld-library-path-drop", value="/usr/lib/x86_64-linux-gnu"),
-             EnvFix(kind="ld-so-conf", value="/opt/venv/nvidia/cudnn/lib"),
-             EnvFix(kind="ipython-preload", value="/opt/venv/nvidia/cudnn/lib"))
+    fixes = (
+        EnvFix(kind="ld-library-path-drop", value="/usr/lib/x86_64-linux-gnu"),
+        EnvFix(kind="ld-so-conf", value="/opt/venv/nvidia/cudnn/lib"),
+        EnvFix(kind="ipython-preload", value="/opt/venv/nvidia/cudnn/lib"),
+    )
     steps = envfix.env_fix_steps(fixes, home="/root", is_root=True)
-    assert [s.files for s in steps] == [(envfix.ENV_FILE,), (envfix.LD_SO_CONF,),
-                                        ("/root/.ipython/profile_default/startup/00-colab-cudnn-fix.py",)]
+    assert [s.files for s in steps] == [
+        (envfix.ENV_FILE,),
+        (envfix.LD_SO_CONF,),
+        ("/root/.ipython/profile_default/startup/00-colab-cudnn-fix.py",),
+    ]
     for s in steps:
         path = envfix.target_path(s.files[0], str(tmp_path))
         assert str(path).startswith(str(tmp_path))
-        assert envfix.target_path(str(path), str(tmp_path)) == path        # already rooted: unchanged
+        assert envfix.target_path(str(path), str(tmp_path)) == path  # already rooted: unchanged
         assert envfix.write_managed(path, s.content) is True
-        assert envfix.write_managed(path, s.content) is False             # idempotent
+        assert envfix.write_managed(path, s.content) is False  # idempotent
         assert envfix.is_managed(path)
-    assert (tmp_path / "etc/ld.so.conf.d/00-colab-cudnn-fix.conf").read_text().splitlines()[1] == "/opt/venv/nvidia/cudnn/lib"
-    assert envfix.ldconfig_argv(str(tmp_path)) is None                    # never in a sandbox
-    assert envfix.needs_ldconfig([envfix.LD_SO_CONF]) and not envfix.needs_ldconfig([envfix.ENV_FILE])
+    assert (tmp_path / "etc/ld.so.conf.d/00-colab-cudnn-fix.conf").read_text().splitlines()[
+        1
+    ] == "/opt/venv/nvidia/cudnn/lib"
+    assert envfix.ldconfig_argv(str(tmp_path)) is None  # never in a sandbox
+    assert envfix.needs_ldconfig([envfix.LD_SO_CONF]) and not envfix.needs_ldconfig(
+        [envfix.ENV_FILE]
+    )
     # not root: nothing under /etc
     user_steps = envfix.env_fix_steps(fixes, home="/home/u", is_root=False)
-    assert [s.files[0] for s in user_steps] == ["/home/u/.ipython/profile_default/startup/00-colab-cudnn-fix.py"]
+    assert [s.files[0] for s in user_steps] == [
+        "/home/u/.ipython/profile_default/startup/00-colab-cudnn-fix.py"
+    ]
 
 
 def test_bad_directories_are_usage_errors():
@@ -147,28 +190,34 @@ def test_kernel_ancestor_with_cudnn_loaded_needs_restart(tmp_path):
     lib = build_cudnn_copy(tmp_path / "lib", "9.19.0")
     script = textwrap.dedent(f"""
         import ctypes, subprocess, sys
-        ctypes.CDLL({str(lib / 'libcudnn.so.9')!r}, mode=ctypes.RTLD_GLOBAL)
+        ctypes.CDLL({str(lib / "libcudnn.so.9")!r}, mode=ctypes.RTLD_GLOBAL)
         out = subprocess.run([sys.executable, "-c",
             "from fixer.applier.colab import find_kernel; k = find_kernel(); print(k.pid, k.restart_needed, k.loaded[0])"],
             capture_output=True, text=True, cwd={str(REPO)!r})
         print(out.stdout.strip() or out.stderr)
     """)
     # argv carries the launcher name, as `python -m ipykernel_launcher -f ...` does
-    proc = subprocess.run(["sh", "-c", 'exec "$0" -c "$1" ipykernel_launcher -f kernel.json', sys.executable, script],
-                          capture_output=True, text=True, cwd=REPO)
+    proc = subprocess.run(
+        ["sh", "-c", 'exec "$0" -c "$1" ipykernel_launcher -f kernel.json', sys.executable, script],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     pid, needed, loaded = proc.stdout.split()
     assert needed == "True" and loaded == str(lib / "libcudnn.so.9")
-    assert find_kernel() is None                                          # pytest runs under no kernel
+    assert find_kernel() is None  # pytest runs under no kernel
 
 
 def test_restart_kills_the_kernel_process():
-    fake = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "colab_kernel_launcher"])
+    fake = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", "colab_kernel_launcher"]
+    )
     assert parent_pid(fake.pid) == os.getpid()
     from fixer.applier.colab import KernelInfo, cmdline
 
     deadline = time.time() + 10
     while "colab_kernel_launcher" not in cmdline(fake.pid) and time.time() < deadline:
-        time.sleep(0.02)                                                  # until exec() has happened
+        time.sleep(0.02)  # until exec() has happened
     assert "colab_kernel_launcher" in cmdline(fake.pid)
     said = restart_kernel(KernelInfo(pid=fake.pid, cmdline=cmdline(fake.pid)))
     assert fake.wait(timeout=10) == -signal.SIGKILL
@@ -191,7 +240,11 @@ class FakeApt:
         self.calls.append(tuple(argv))
         if argv[0] == "dpkg-query":
             v = self.installed.get(argv[-1])
-            return CommandResult(rc=0, output=f"install ok installed {v}") if v else CommandResult(rc=1)
+            return (
+                CommandResult(rc=0, output=f"install ok installed {v}")
+                if v
+                else CommandResult(rc=1)
+            )
         if argv[:2] == ["apt-mark", "showhold"] or tuple(argv[:2]) == ("apt-mark", "showhold"):
             return CommandResult(rc=0, output="\n".join(sorted(self.held)))
         if argv[0] == "apt-mark":
@@ -212,15 +265,28 @@ class FakeApt:
 
 
 def test_apt_versions_and_holds_are_restored(venv, tmp_path):
-    from fixer import installers
+    from fixer.planner import installers
     from fixer.applier import apply_plan, rollback
     from fixer.model import Plan, PlanOptions, Step
 
     apt = FakeApt({"libcudnn9-cuda-13": "9.14.0.64-1"}, held={"libcublas-13-0"})
     pkgs = {"libcudnn9-cuda-13": "9.19.0.56-1", "libcudnn9-dev-cuda-13": "9.19.0.56-1"}
-    plan = Plan(steps=(Step(kind="apt-install", summary="apt", argv=installers.apt_install(pkgs),
-                            packages=tuple(f"{k}={v}" for k, v in pkgs.items())),
-                       Step(kind="apt-hold", summary="hold", argv=installers.apt_hold(list(pkgs)), packages=tuple(pkgs))))
+    plan = Plan(
+        steps=(
+            Step(
+                kind="apt-install",
+                summary="apt",
+                argv=installers.apt_install(pkgs),
+                packages=tuple(f"{k}={v}" for k, v in pkgs.items()),
+            ),
+            Step(
+                kind="apt-hold",
+                summary="hold",
+                argv=installers.apt_hold(list(pkgs)),
+                packages=tuple(pkgs),
+            ),
+        )
+    )
     apply_plan(plan, python=venv, options=PlanOptions(root=str(tmp_path)), runner=apt)
     assert apt.installed["libcudnn9-cuda-13"] == "9.19.0.56-1" and "libcudnn9-cuda-13" in apt.held
     back = rollback(root=str(tmp_path), runner=apt)

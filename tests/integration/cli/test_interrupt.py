@@ -2,6 +2,7 @@
 (imports) and while it waits on a probe child, ends it with exit 130 and one line, never a
 traceback, and no child left running. (Before the console script reaches fixer's first line,
 CPython's own start-up can still print its KeyboardInterrupt: that is outside the package.)"""
+
 from __future__ import annotations
 
 import json
@@ -29,42 +30,73 @@ class Hook:
             os.kill(os.getpid(), signal.SIGINT)
         return None
 sys.meta_path.insert(0, Hook())
-from fixer._entry import main
+from fixer.cli.entry import main
 sys.exit(main())
 """
 
 # from the first import of the tool to the renderer that prints the answer: the full CLI (a flag
 # given twice is left to it by the fast path; click takes it), and the typer-free fast path of
-# doctor --json (fixer._fast)
-START_UP = [(m, ("doctor", "--json", "--json")) for m in
-            ("fixer.cli", "typer", "fixer.model", "fixer.detection", "fixer._proc", "fixer.cli.options",
-             "fixer.cli.doctor", "fixer.diagnosis", "fixer.render")]
-FAST_START_UP = [(m, ("doctor", "--json")) for m in
-                 ("fixer._fast", "fixer._options", "fixer.model", "fixer.detection", "fixer._proc", "fixer.api",
-                  "fixer.diagnosis", "fixer.render")]
+# doctor --json (fixer.cli.fast)
+START_UP = [
+    (m, ("doctor", "--json", "--json"))
+    for m in (
+        "fixer.cli",
+        "typer",
+        "fixer.model",
+        "fixer.detection",
+        "fixer.system.proc",
+        "fixer.cli.options",
+        "fixer.cli.doctor",
+        "fixer.diagnosis.findings",
+        "fixer.render",
+    )
+]
+FAST_START_UP = [
+    (m, ("doctor", "--json"))
+    for m in (
+        "fixer.cli.fast",
+        "fixer.cli.table",
+        "fixer.model",
+        "fixer.detection",
+        "fixer.system.proc",
+        "fixer.api",
+        "fixer.diagnosis.findings",
+        "fixer.render",
+    )
+]
 
 
 @pytest.mark.parametrize("module,argv", START_UP + FAST_START_UP)
 def test_ctrl_c_during_start_up_exits_130_without_a_traceback(module, argv, tmp_path):
     script = tmp_path / "entry.py"
     script.write_text(INTERRUPT_AT_IMPORT)
-    proc = subprocess.run([sys.executable, str(script), module, *argv], capture_output=True,
-                          text=True, env=ENV, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(script), module, *argv],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
+    )
     assert proc.returncode == 130, (module, proc.returncode, proc.stderr[-2000:])
     assert "Traceback" not in proc.stderr and "KeyboardInterrupt" not in proc.stderr, proc.stderr
-    body = json.loads(proc.stdout)        # --json: the interruption is one JSON object too
+    body = json.loads(proc.stdout)  # --json: the interruption is one JSON object too
     assert body["exit_code"] == 130 and body["error"]["message"] == "interrupted", body
 
 
 def test_ctrl_c_during_a_probe_kills_the_probe_child(tmp_path):
     pidfile = tmp_path / "probe.pid"
-    slow = tmp_path / "python3"   # a target "interpreter" whose probe hangs
+    slow = tmp_path / "python3"  # a target "interpreter" whose probe hangs
     slow.write_text(f"#!/bin/sh\necho $$ > {pidfile}\nexec sleep 60\n")
     slow.chmod(0o755)
-    proc = subprocess.Popen([sys.executable, "-m", "fixer", "doctor", "--python", str(slow)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fixer", "doctor", "--python", str(slow)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=ENV,
+        text=True,
+    )
     deadline = time.monotonic() + 30
-    while not pidfile.exists() or not pidfile.read_text().strip():   # the probe really runs
+    while not pidfile.exists() or not pidfile.read_text().strip():  # the probe really runs
         assert time.monotonic() < deadline and proc.poll() is None
         time.sleep(0.02)
     child = int(pidfile.read_text())
@@ -72,7 +104,7 @@ def test_ctrl_c_during_a_probe_kills_the_probe_child(tmp_path):
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, (proc.returncode, err)
     assert "Traceback" not in err and err.strip().endswith("interrupted"), err
-    with pytest.raises(ProcessLookupError):   # the probe child is gone, not orphaned
+    with pytest.raises(ProcessLookupError):  # the probe child is gone, not orphaned
         for _ in range(50):
             os.kill(child, 0)
             time.sleep(0.02)

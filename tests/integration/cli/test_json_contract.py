@@ -1,6 +1,7 @@
 """One JSON contract: every command's --json output, errors and usage errors included, is one
 object with `schema` and `command`, valid against the command's schema shipped in the package
 (fixer/schemas/COMMAND.json); every bundled environment is valid against environment.json."""
+
 from __future__ import annotations
 
 import json
@@ -23,7 +24,9 @@ def _registry():
     from referencing import Registry, Resource
 
     docs = {p.name: json.loads(p.read_text()) for p in SCHEMAS.glob("*.json")}
-    return Registry().with_resources((d["$id"], Resource.from_contents(d)) for d in docs.values()), docs
+    return Registry().with_resources(
+        (d["$id"], Resource.from_contents(d)) for d in docs.values()
+    ), docs
 
 
 REGISTRY, DOCS = _registry()
@@ -37,24 +40,27 @@ def validate(body, name):
 def _run(capsys, argv):
     code = main([*argv, "--json"])
     out = capsys.readouterr().out
-    body = json.loads(out)          # exactly one JSON object, nothing else on stdout
+    body = json.loads(out)  # exactly one JSON object, nothing else on stdout
     assert isinstance(body, dict) and body["schema"] >= 1, body
     return code, body
 
 
 CASES = [
     (["doctor", "--environment", "colab-2025-01-tf215"], "doctor"),
-    (["doctor", "--environment", "no-such-env"], "doctor"),                 # error
-    (["doctor", "--no-such-option"], "doctor"),                             # usage error
+    (["doctor", "--environment", "no-such-env"], "doctor"),  # error
+    (["doctor", "--no-such-option"], "doctor"),  # usage error
     (["plan", "--environment", "colab-2025-01-tf215"], "plan"),
     (["plan", "--environment", "colab-2026-08", "--torch", "9.9"], "plan"),
     (["plan", "--installer", "npm"], "plan"),
     (["apply", "--dry-run", "--environment", "colab-2025-01-tf215"], "apply"),
-    (["apply", "--environment", "colab-2026-08"], "apply"),                 # nothing to do
-    (["apply", "--environment", "colab-2026-08-cpu"], "apply"),             # no GPU
+    (["apply", "--environment", "colab-2026-08"], "apply"),  # nothing to do
+    (["apply", "--environment", "colab-2026-08-cpu"], "apply"),  # no GPU
     (["apply", "--find-links", "/nonexistent"], "apply"),
     (["verify", "--python", "/bin/ls"], "verify"),
-    (["explain", "--no-detect", "libcudnn_cnn_infer.so.8: cannot open shared object file"], "explain"),
+    (
+        ["explain", "--no-detect", "libcudnn_cnn_infer.so.8: cannot open shared object file"],
+        "explain",
+    ),
     (["explain", "--no-detect", "--file", "/nonexistent"], "explain"),
     (["lock", "--environment", "colab-2026-08", "--find-links", "/nonexistent"], "lock"),
     (["rollback", "--root", "/nonexistent"], "rollback"),
@@ -63,20 +69,26 @@ CASES = [
     (["recipes", "show", "nothing"], "recipes-show"),
     (["recipes", "validate"], "recipes-validate"),
     (["report", "--environment", "h200-pip-cudnn-hidden"], "report"),
-    (["report", "--environment", "no-such-env"], "report"),                 # error
-    (["report", "--html"], "report"),                                       # usage error: two outputs
-    (["report", "--no-such-option"], "report"),                             # usage error
-    (["debug"], "debug"),                                                   # this machine, read-only
+    (["report", "--environment", "no-such-env"], "report"),  # error
+    (["report", "--html"], "report"),  # usage error: two outputs
+    (["report", "--no-such-option"], "report"),  # usage error
+    (["debug"], "debug"),  # this machine, read-only
     (["debug", "--no-redact"], "debug"),
-    (["debug", "--python", "/nonexistent"], "debug"),                       # error
-    (["debug", "--no-such-option"], "debug"),                               # usage error
+    (["debug", "--python", "/nonexistent"], "debug"),  # error
+    (["debug", "--no-such-option"], "debug"),  # usage error
     (["fleet", "doctor", "--slurm", "{slurm}"], "fleet-doctor"),
-    (["fleet", "doctor", "--slurm", "/nonexistent"], "fleet-doctor"),       # error
-    (["fleet", "doctor", "--slurm", "{slurm}", "--nodes", "2"], "fleet-doctor"),  # a shell line is not JSON
-    (["fleet", "doctor", "--no-such-option"], "fleet-doctor"),              # usage error
-    (["fleet", "lock-check", "--lock", "stack.lock.toml", "--slurm", "{slurm}"], "fleet-lock-check"),
-    (["fleet", "lock-check", "--slurm", "{slurm}"], "fleet-lock-check"),    # error: no --lock
-    (["fleet", "lock-check", "--no-such-option"], "fleet-lock-check"),      # usage error
+    (["fleet", "doctor", "--slurm", "/nonexistent"], "fleet-doctor"),  # error
+    (
+        ["fleet", "doctor", "--slurm", "{slurm}", "--nodes", "2"],
+        "fleet-doctor",
+    ),  # a shell line is not JSON
+    (["fleet", "doctor", "--no-such-option"], "fleet-doctor"),  # usage error
+    (
+        ["fleet", "lock-check", "--lock", "stack.lock.toml", "--slurm", "{slurm}"],
+        "fleet-lock-check",
+    ),
+    (["fleet", "lock-check", "--slurm", "{slurm}"], "fleet-lock-check"),  # error: no --lock
+    (["fleet", "lock-check", "--no-such-option"], "fleet-lock-check"),  # usage error
 ]
 
 
@@ -94,8 +106,9 @@ def slurm(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv,schema", CASES, ids=[" ".join(a) for a, _ in CASES])
-def test_every_command_output_is_one_object_valid_against_its_schema(argv, schema, capsys, tmp_path, monkeypatch,
-                                                                     request):
+def test_every_command_output_is_one_object_valid_against_its_schema(
+    argv, schema, capsys, tmp_path, monkeypatch, request
+):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     if "{slurm}" in argv:
         argv = [request.getfixturevalue("slurm") if a == "{slurm}" else a for a in argv]
@@ -116,10 +129,12 @@ def test_rollback_with_nothing_to_roll_back(capsys, tmp_path):
 def test_apply_has_one_shape_whatever_happened(capsys):
     keys = set()
     outcomes = set()
-    for argv in (["apply", "--dry-run", "--environment", "colab-2025-01-tf215"],
-                 # another machine's plan only with --dry-run (issue 10): apply never runs it here
-                 ["apply", "--dry-run", "--environment", "colab-2026-08"],
-                 ["apply", "--dry-run", "--environment", "colab-2026-08-cpu"]):
+    for argv in (
+        ["apply", "--dry-run", "--environment", "colab-2025-01-tf215"],
+        # another machine's plan only with --dry-run (issue 10): apply never runs it here
+        ["apply", "--dry-run", "--environment", "colab-2026-08"],
+        ["apply", "--dry-run", "--environment", "colab-2026-08-cpu"],
+    ):
         _code, body = _run(capsys, argv)
         keys.add(frozenset(body))
         outcomes.add(body["outcome"])
@@ -136,7 +151,9 @@ def test_every_bundled_environment_is_valid(path):
 
 
 def test_fleet_report_groups_the_nodes_it_read(capsys, slurm):
-    code, body = _run(capsys, ["fleet", "lock-check", "--lock", "stack.lock.toml", "--slurm", slurm])
+    code, body = _run(
+        capsys, ["fleet", "lock-check", "--lock", "stack.lock.toml", "--slurm", slurm]
+    )
     validate(body, "fleet-lock-check")
     assert code == body["exit_code"] == 1 and body["lock"] == "stack.lock.toml"
     assert body["healthy_nodes"] == ["gpu-a"] and body["unhealthy_nodes"] == ["gpu-b"]
@@ -161,7 +178,9 @@ def test_every_json_command_has_a_case_and_its_help_names_its_schema_file(capsys
     import re
 
     commands = _commands_with_json()
-    assert {"-".join(c) for c in commands} <= {s for _, s in CASES}       # every --json command is covered
+    assert {"-".join(c) for c in commands} <= {
+        s for _, s in CASES
+    }  # every --json command is covered
     for words in commands:
         assert main([*words, "--help"]) == 0
         named = re.findall(r"fixer/schemas/([\w.-]+\.json)", capsys.readouterr().out)
@@ -169,8 +188,20 @@ def test_every_json_command_has_a_case_and_its_help_names_its_schema_file(capsys
 
 
 def test_schemas_ship_in_the_package_and_are_valid_schemas():
-    assert {"error.json", "doctor.json", "plan.json", "apply.json", "verify.json", "explain.json", "lock.json",
-            "rollback.json", "environment.json", "report.json", "debug.json", "fleet-doctor.json",
-            "fleet-lock-check.json"} <= set(DOCS)
+    assert {
+        "error.json",
+        "doctor.json",
+        "plan.json",
+        "apply.json",
+        "verify.json",
+        "explain.json",
+        "lock.json",
+        "rollback.json",
+        "environment.json",
+        "report.json",
+        "debug.json",
+        "fleet-doctor.json",
+        "fleet-lock-check.json",
+    } <= set(DOCS)
     for doc in DOCS.values():
         jsonschema.validators.validator_for(doc).check_schema(doc)

@@ -1,5 +1,6 @@
 """Bad input exits 2 with a message naming what is wrong, before anything is probed or changed;
 and the commands that look at a machine all take --environment."""
+
 from __future__ import annotations
 
 import json
@@ -11,16 +12,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixer._versions import version_key
+from fixer.system.versions import version_key
 from fixer.cli import main
-from fixer.recipes import load
+from fixer.recipebook import load
 from fixer.rules import driver_cuda_mismatch
 from tests.helpers.examples import examples
 
-pytestmark = pytest.mark.smoke   # also run against the lowest dependency versions (.ci/run)
+pytestmark = pytest.mark.smoke  # also run against the lowest dependency versions (.ci/run)
 
 FLOORS = load().driver_floors
-TOOLKITS = sorted(((version_key(f.cuda), f) for f in FLOORS if f.cuda.count(".") == 1), key=lambda t: t[0])
+TOOLKITS = sorted(
+    ((version_key(f.cuda), f) for f in FLOORS if f.cuda.count(".") == 1), key=lambda t: t[0]
+)
 
 
 def _err(capsys, argv, code=2):
@@ -44,11 +47,20 @@ def test_every_row_of_the_table_is_consistent_with_its_own_floor():
         assert driver_cuda_mismatch(f.min_driver, f.cuda, FLOORS) is None, f
 
 
-@pytest.mark.parametrize("env,message", [
-    ({"COLAB_CUDNN_FIX_GPU": ":7.5"}, "has no GPU name"),
-    ({"COLAB_CUDNN_FIX_DRIVER": "580.65.06", "COLAB_CUDNN_FIX_CUDA": "11.0"}, "cannot report CUDA 11.0"),
-    ({"COLAB_CUDNN_FIX_DRIVER": "580.65.06", "COLAB_CUDNN_FIX_CUDA": "13.1"}, "needs driver >= 590.44.01"),
-])
+@pytest.mark.parametrize(
+    "env,message",
+    [
+        ({"COLAB_CUDNN_FIX_GPU": ":7.5"}, "has no GPU name"),
+        (
+            {"COLAB_CUDNN_FIX_DRIVER": "580.65.06", "COLAB_CUDNN_FIX_CUDA": "11.0"},
+            "cannot report CUDA 11.0",
+        ),
+        (
+            {"COLAB_CUDNN_FIX_DRIVER": "580.65.06", "COLAB_CUDNN_FIX_CUDA": "13.1"},
+            "needs driver >= 590.44.01",
+        ),
+    ],
+)
 def test_bad_overrides_exit_2(env, message, capsys, monkeypatch):
     for k, v in env.items():
         monkeypatch.setenv(k, v)
@@ -56,16 +68,28 @@ def test_bad_overrides_exit_2(env, message, capsys, monkeypatch):
         assert message in _err(capsys, argv)
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["plan", "--environment", "colab-2026-08", "--torch", ""], "--torch is empty"),
-    (["plan", "--find-links", "/nonexistent"], "--find-links /nonexistent: no such directory"),
-    (["apply", "--dry-run", "--find-links", "/nonexistent"], "--find-links /nonexistent: no such directory"),
-    (["lock", "--environment", "colab-2026-08", "--find-links", "/nonexistent"], "--find-links /nonexistent"),
-    (["doctor", "--recipes", "/nonexistent-a", "--recipes", "/tmp"], "--recipes /nonexistent-a: not a directory"),
-    (["verify", "--python", "/bin/ls"], "--python /bin/ls: could not inspect it"),
-    (["doctor", "--python", "/bin/ls"], "--python /bin/ls: could not inspect it"),
-    (["explain", "--environment", "colab-2026-08", "--no-detect", "x"], "exclude each other"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["plan", "--environment", "colab-2026-08", "--torch", ""], "--torch is empty"),
+        (["plan", "--find-links", "/nonexistent"], "--find-links /nonexistent: no such directory"),
+        (
+            ["apply", "--dry-run", "--find-links", "/nonexistent"],
+            "--find-links /nonexistent: no such directory",
+        ),
+        (
+            ["lock", "--environment", "colab-2026-08", "--find-links", "/nonexistent"],
+            "--find-links /nonexistent",
+        ),
+        (
+            ["doctor", "--recipes", "/nonexistent-a", "--recipes", "/tmp"],
+            "--recipes /nonexistent-a: not a directory",
+        ),
+        (["verify", "--python", "/bin/ls"], "--python /bin/ls: could not inspect it"),
+        (["doctor", "--python", "/bin/ls"], "--python /bin/ls: could not inspect it"),
+        (["explain", "--environment", "colab-2026-08", "--no-detect", "x"], "exclude each other"),
+    ],
+)
 def test_bad_options_exit_2(argv, message, capsys):
     assert message in _err(capsys, argv)
 
@@ -76,16 +100,28 @@ def test_doctor_merges_several_recipe_dirs(tmp_path, capsys):
     a.mkdir()
     b.mkdir()
     (a / "torch.toml").write_text("[[build]\nframework = 'torch'\n")
-    assert str(a / "torch.toml") in _err(capsys, ["doctor", "--environment", "colab-2026-08",
-                                                  "--recipes", str(a), "--recipes", str(b)])
+    assert str(a / "torch.toml") in _err(
+        capsys,
+        ["doctor", "--environment", "colab-2026-08", "--recipes", str(a), "--recipes", str(b)],
+    )
 
 
 def test_doctor_explain_and_verify_take_environment(capsys):
     assert main(["doctor", "--environment", "colab-2025-01-tf215", "--json"]) == 1
     body = json.loads(capsys.readouterr().out)
     assert any(f["id"].startswith("cudnn") for f in body["findings"]), body["findings"]
-    assert main(["explain", "--environment", "colab-2025-01-tf215", "--json",
-                 "Loaded runtime CuDNN library: 8.9.4 but source was compiled with: 9.3.0"]) == 0
+    assert (
+        main(
+            [
+                "explain",
+                "--environment",
+                "colab-2025-01-tf215",
+                "--json",
+                "Loaded runtime CuDNN library: 8.9.4 but source was compiled with: 9.3.0",
+            ]
+        )
+        == 0
+    )
     body = json.loads(capsys.readouterr().out)
     assert body["detected"] is True and body["plan"] is not None
     # verify checks the frameworks the file names, in the interpreter given (none here: each fails)
@@ -96,7 +132,13 @@ def test_doctor_explain_and_verify_take_environment(capsys):
 
 def test_explain_reads_piped_stdin_without_dash():
     text = "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open shared object file"
-    proc = subprocess.run([sys.executable, "-m", "fixer", "explain", "--no-detect", "--json"], input=text,
-                          capture_output=True, text=True, timeout=120, env=dict(os.environ))
+    proc = subprocess.run(
+        [sys.executable, "-m", "fixer", "explain", "--no-detect", "--json"],
+        input=text,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ),
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["recognised"] is True

@@ -1,6 +1,7 @@
 """Output that copy-pastes through a real pipe: `fleet doctor` in a child process with its stdout
 piped and COLUMNS=60 or 100, on per-node files holding real doctor payloads of bundled machines
 (tests/unit/cli/test_width.py has the in-process cases; test_width_invariants.py the rule)."""
+
 from __future__ import annotations
 
 import json
@@ -15,11 +16,15 @@ def _fleet_dir(tmp_path):
     d = tmp_path / "results"
     d.mkdir()
     # real doctor payloads of bundled machines (the H200's recorded states and a stock Colab image)
-    for host, name in (("gpu-node-a.cluster.internal", "h200-healthy"),
-                       ("gpu-node-b.cluster.internal", "h200-pip-cudnn-hidden"),
-                       ("gpu-node-c.cluster.internal", "colab-2025-01-tf215")):
+    for host, name in (
+        ("gpu-node-a.cluster.internal", "h200-healthy"),
+        ("gpu-node-b.cluster.internal", "h200-pip-cudnn-hidden"),
+        ("gpu-node-c.cluster.internal", "colab-2025-01-tf215"),
+    ):
         e = examine(environment=name)
-        (d / f"{host}.json").write_text(json.dumps(doctor_json(e.env, e.findings, e.healthy, e.exit_code)))
+        (d / f"{host}.json").write_text(
+            json.dumps(doctor_json(e.env, e.findings, e.healthy, e.exit_code))
+        )
     (d / "gpu-node-d.cluster.internal.json").write_text("{not json")
     return d
 
@@ -35,8 +40,13 @@ def test_fleet_table_piped_at_60_and_100_columns_never_cuts_a_node_or_a_stack(tm
 
     def run(columns, *extra):
         env["COLUMNS"] = str(columns)
-        return subprocess.run([sys.executable, "-m", "fixer", "fleet", "doctor", "--slurm", str(d), *extra],
-                              capture_output=True, text=True, env=env, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "fixer", "fleet", "doctor", "--slurm", str(d), *extra],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
 
     value = json.loads(run(100, "--json").stdout)
     assert len(value["nodes"]) == 3 and len(value["failed"]) == 1
@@ -51,4 +61,6 @@ def test_fleet_table_piped_at_60_and_100_columns_never_cuts_a_node_or_a_stack(tm
             assert words_whole(out, ", ".join(n["findings"]) or "healthy")
         for f in value["failed"]:
             assert whole_on_a_line(out, f["node"]) and words_whole(out, f"no answer: {f['error']}")
-        assert any("cudnn" in s["stack"] and "/" in s["stack"] for s in value["stacks"])   # paths were there
+        assert any(
+            "cudnn" in s["stack"] and "/" in s["stack"] for s in value["stacks"]
+        )  # paths were there

@@ -13,6 +13,7 @@ RECORD mismatch; the wheel uninstalled; a competing copy through LD_PRELOAD, LD_
 ld.so.conf.d and the cache, and the default directories; an older CUDA library winning; two
 frameworks needing different cuDNN majors; a CPU-only build; the driver too old; the GPU too old.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -22,20 +23,25 @@ import shutil
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from tests.helpers.stublibs import CUDNN9_SUBLIBS, build_cudnn_copy, build_stub, cudnn_version_number
+from tests.helpers.stublibs import (
+    CUDNN9_SUBLIBS,
+    build_cudnn_copy,
+    build_stub,
+    cudnn_version_number,
+)
 
 #: the sub-libraries a file damage may hit (the main library too)
 TARGETS = ("libcudnn.so.9",) + CUDNN9_SUBLIBS
-OLD = "9.14.0"                      # the other release: the apt copy of the GPU machine
+OLD = "9.14.0"  # the other release: the apt copy of the GPU machine
 
 
 @dataclasses.dataclass(frozen=True)
 class Base:
     """The healthy machine a case starts from."""
 
-    cuda: int = 13                  # 13: torch 2.11+cu130 + JAX cuda13 (the GPU machine); 12: torch 2.11+cu126
-    runpath: bool = False           # torch's libtorch_cuda.so links with DT_RUNPATH instead of DT_RPATH
-    apt: bool = True                # the apt cuDNN 9.14 copy next to the pip one
+    cuda: int = 13  # 13: torch 2.11+cu130 + JAX cuda13 (the GPU machine); 12: torch 2.11+cu126
+    runpath: bool = False  # torch's libtorch_cuda.so links with DT_RUNPATH instead of DT_RPATH
+    apt: bool = True  # the apt cuDNN 9.14 copy next to the pip one
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,10 +54,28 @@ class Damage:
         return f"{self.kind}({self.target})" if self.kind in FILE_KINDS else self.kind
 
 
-FILE_KINDS = ("file-missing", "file-truncated", "file-not-elf", "file-empty", "symlink-other-copy",
-              "sublib-other-release", "record-mismatch")
-OTHER_KINDS = ("dist-info-version", "wheel-uninstalled", "ld-preload", "ld-library-path", "ld-so-conf",
-               "default-dir", "older-cuda-lib", "two-majors", "cpu-only", "driver-too-old", "gpu-too-old")
+FILE_KINDS = (
+    "file-missing",
+    "file-truncated",
+    "file-not-elf",
+    "file-empty",
+    "symlink-other-copy",
+    "sublib-other-release",
+    "record-mismatch",
+)
+OTHER_KINDS = (
+    "dist-info-version",
+    "wheel-uninstalled",
+    "ld-preload",
+    "ld-library-path",
+    "ld-so-conf",
+    "default-dir",
+    "older-cuda-lib",
+    "two-majors",
+    "cpu-only",
+    "driver-too-old",
+    "gpu-too-old",
+)
 KINDS = FILE_KINDS + OTHER_KINDS
 
 
@@ -70,13 +94,17 @@ def needs(damages: Sequence[Damage]) -> Dict[str, object]:
 
 # -- pieces shared by both layers ------------------------------------------------------------
 
+
 def other_release_stub(path: Path, soname: str, version: str = OLD) -> Path:
     """A cuDNN library of another release: answers cudnnGetVersion with `version`, and is of
     another size than the stub it replaces (as a file of another release is)."""
-    return build_stub(path, soname=soname, exports={"cudnnGetVersion": cudnn_version_number(version),
-                                                    "cudnnGetCudartVersion": 13000},
-                      extra_source="static const char other_release_padding[4096] = {1};\n"
-                                   "const char *other_release(void) { return other_release_padding; }\n")
+    return build_stub(
+        path,
+        soname=soname,
+        exports={"cudnnGetVersion": cudnn_version_number(version), "cudnnGetCudartVersion": 13000},
+        extra_source="static const char other_release_padding[4096] = {1};\n"
+        "const char *other_release(void) { return other_release_padding; }\n",
+    )
 
 
 def old_copy(directory: Path, cuda: int = 13, version: str = OLD) -> Path:
@@ -143,6 +171,21 @@ def applies(kinds: Sequence[str]) -> Callable[[Damage], bool]:
     return lambda d: d.kind in kinds
 
 
-__all__ = ["Base", "Damage", "FILE_KINDS", "KINDS", "OLD", "OTHER_KINDS", "TARGETS", "damage_file", "needs",
-           "old_copy", "other_release_stub", "remove_dist", "set_dist_version", "ld_so_conf", "applies"]
+__all__ = [
+    "Base",
+    "Damage",
+    "FILE_KINDS",
+    "KINDS",
+    "OLD",
+    "OTHER_KINDS",
+    "TARGETS",
+    "damage_file",
+    "needs",
+    "old_copy",
+    "other_release_stub",
+    "remove_dist",
+    "set_dist_version",
+    "ld_so_conf",
+    "applies",
+]
 _ = (os, List, Tuple)

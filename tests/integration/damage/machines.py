@@ -1,5 +1,6 @@
 """Healthy fake machines (tests/helpers/fakemachine.py) and the damage of tests/integration/damage/kinds.py done
 to them: the model layer of the generated-damage suite (real files, real detection, no pip)."""
+
 from __future__ import annotations
 
 import os
@@ -12,7 +13,16 @@ from fixer.model import Environment
 from tests.helpers.fakemachine import MULTIARCH, SITE, FakeMachine
 from tests.helpers.stublibs import build_stub
 
-from .kinds import Base, Damage, FILE_KINDS, damage_file, ld_so_conf, old_copy, remove_dist, set_dist_version
+from tests.integration.damage.kinds import (
+    Base,
+    Damage,
+    FILE_KINDS,
+    damage_file,
+    ld_so_conf,
+    old_copy,
+    remove_dist,
+    set_dist_version,
+)
 
 #: the older release a competing copy has: older than what each base's torch was built with
 OLD_FOR = {13: "9.14.0", 12: "9.1.0"}
@@ -50,11 +60,20 @@ def tensorflow_cudnn8(m: FakeMachine, tmp: Path) -> None:
         # as gen_build_info.py writes it
         "import collections\n\nbuild_info = collections.OrderedDict([('cpu_compiler', '/usr/lib/llvm-17/bin/clang'), "
         "('cuda_compute_capabilities', ['sm_50', 'sm_60', 'sm_70', 'sm_80', 'compute_90']), ('cuda_version', '12.2'), "
-        "('cudnn_version', '8'), ('is_cuda_build', True), ('is_rocm_build', False), ('is_tensorrt_build', True)])\n")
+        "('cudnn_version', '8'), ('is_cuda_build', True), ('is_rocm_build', False), ('is_tensorrt_build', True)])\n"
+    )
     link = build_stub(tmp / "link" / "libcudnn.so.8")
-    build_stub(pkg / "libtensorflow_framework.so.2", soname="libtensorflow_framework.so.2", needed=[link],
-               runpath=["$ORIGIN/../nvidia/cudnn/lib", "$ORIGIN/../nvidia/cuda_runtime/lib",
-                        "$ORIGIN/../nvidia/cublas/lib", "$ORIGIN"])     # as TF 2.14+ wheels link
+    build_stub(
+        pkg / "libtensorflow_framework.so.2",
+        soname="libtensorflow_framework.so.2",
+        needed=[link],
+        runpath=[
+            "$ORIGIN/../nvidia/cudnn/lib",
+            "$ORIGIN/../nvidia/cuda_runtime/lib",
+            "$ORIGIN/../nvidia/cublas/lib",
+            "$ORIGIN",
+        ],
+    )  # as TF 2.14+ wheels link
     m.dist("tensorflow", "2.15.1")
 
 
@@ -71,7 +90,9 @@ def damaged(root: Path, base: Base, damages: Sequence[Damage]) -> Tuple[FakeMach
         if d.kind in FILE_KINDS:
             damage_file(pip_lib, d, _rel(other, pip_lib))
         elif d.kind == "dist-info-version":
-            for di in m.p(SITE).glob("nvidia_cudnn_cu*.dist-info"):     # says an older release than its files
+            for di in m.p(SITE).glob(
+                "nvidia_cudnn_cu*.dist-info"
+            ):  # says an older release than its files
                 set_dist_version(di, "9.14.0.64" if base.cuda >= 13 else "9.1.0.70")
         elif d.kind == "wheel-uninstalled":
             remove_dist(m.p(SITE), "nvidia_cudnn_cu*.dist-info", pip_lib.parent)
@@ -87,11 +108,15 @@ def damaged(root: Path, base: Base, damages: Sequence[Damage]) -> Tuple[FakeMach
             cache_first.append("/opt/cudnn-conf/lib")
             _drop_main(pip_lib)
         elif d.kind == "default-dir":
-            old_copy(m.p(MULTIARCH), base.cuda, OLD_FOR[base.cuda])     # a copy no package owns, in a default directory
+            old_copy(
+                m.p(MULTIARCH), base.cuda, OLD_FOR[base.cuda]
+            )  # a copy no package owns, in a default directory
             _drop_main(pip_lib)
         elif d.kind == "older-cuda-lib":
             m.cuda_toolkit("12.1.105", "12.1.3.1")
-            m.environ["LD_LIBRARY_PATH"] = "/usr/local/cuda-12.1/lib64:" + m.environ["LD_LIBRARY_PATH"]
+            m.environ["LD_LIBRARY_PATH"] = (
+                "/usr/local/cuda-12.1/lib64:" + m.environ["LD_LIBRARY_PATH"]
+            )
         elif d.kind == "two-majors":
             tensorflow_cudnn8(m, root)
         elif d.kind == "cpu-only":
@@ -102,8 +127,11 @@ def damaged(root: Path, base: Base, damages: Sequence[Damage]) -> Tuple[FakeMach
             gpus = d.target
     m.cache_dirs = cache_first + m.cache_dirs
     m.ld_cache()
-    ov = Overrides(driver_version=driver[0] if driver else None, cuda_version=driver[1] if driver else "13.0",
-                   gpus=_gpu_override(gpus) if gpus else None)
+    ov = Overrides(
+        driver_version=driver[0] if driver else None,
+        cuda_version=driver[1] if driver else "13.0",
+        gpus=_gpu_override(gpus) if gpus else None,
+    )
     return m, ov
 
 

@@ -6,6 +6,7 @@ The invariant (issue 10): doctor flags the damage; the plan either fixes it (its
 is healthy and is the stack it chose) or refuses, naming under "cannot fix automatically" what the
 user must do. Only the hardware (a driver or a GPU too old for every build) may be refused; any
 damage to files, packages or the loader must be repaired."""
+
 from __future__ import annotations
 
 import tempfile
@@ -16,15 +17,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fixer.diagnosis import diagnose
+from fixer.diagnosis.findings import diagnose
 from fixer.errors import Unsatisfiable
 from fixer.model import Intent
 from fixer.pipeline import plan_machine
-from fixer.recipes import load
+from fixer.recipebook import load
 from tests.helpers.examples import examples
 
-from .kinds import FILE_KINDS, KINDS, TARGETS, Base, Damage, needs
-from .machines import damaged, detect
+from tests.integration.damage.kinds import FILE_KINDS, KINDS, TARGETS, Base, Damage, needs
+from tests.integration.damage.machines import damaged, detect
 
 RECIPES = load(())
 HARDWARE = {"driver-too-old", "gpu-too-old"}
@@ -40,13 +41,17 @@ def damage_strategy() -> st.SearchStrategy[Damage]:
         if kind == "gpu-too-old":
             return st.sampled_from(GPUS_TOO_OLD).map(lambda g: Damage(kind, g))
         return st.just(Damage(kind))
+
     return st.sampled_from(KINDS).flatmap(make)
 
 
 def base_for(damages: Sequence[Damage], cuda: int, runpath: bool, apt: bool) -> Base:
     need = needs(damages)
-    return Base(cuda=int(need.get("cuda", cuda)), runpath=bool(need.get("runpath", runpath)),  # type: ignore[call-overload]
-                apt=bool(need.get("apt", apt)))
+    return Base(
+        cuda=int(need.get("cuda", cuda)),
+        runpath=bool(need.get("runpath", runpath)),  # type: ignore[call-overload]
+        apt=bool(need.get("apt", apt)),
+    )
 
 
 def check_case(base: Base, damages: Sequence[Damage]) -> str:
@@ -62,15 +67,19 @@ def check_case(base: Base, damages: Sequence[Damage]) -> str:
     try:
         plan = plan_machine(env, findings, Intent(), RECIPES)
     except Unsatisfiable as exc:
-        assert hardware, f"{labels} on {base}: no stack fits ({exc.clashes}), but only the hardware may be refused"
+        assert hardware, (
+            f"{labels} on {base}: no stack fits ({exc.clashes}), but only the hardware may be refused"
+        )
         assert exc.clashes and exc.ways_out
         return "refused"
     if plan.is_fix:
         assert not plan.nothing_to_do, f"{labels}: doctor has errors but the plan has nothing to do"
         return "fixed"
     assert not plan.drift, f"{labels} on {base}: the plan's result is not its stack: {plan.drift}"
-    assert hardware, (f"{labels} on {base}: cannot fix automatically {[(f.id, f.title) for f in plan.manual]}; "
-                      f"steps {[s.summary for s in plan.steps]}")
+    assert hardware, (
+        f"{labels} on {base}: cannot fix automatically {[(f.id, f.title) for f in plan.manual]}; "
+        f"steps {[s.summary for s in plan.steps]}"
+    )
     assert all(f.fix for f in plan.manual), "each refusal says what the user must do"
     return "refused"
 
@@ -88,11 +97,21 @@ def test_each_kind_alone(kind: str) -> None:
     _record(check_case(base_for(damages, 13, False, True), damages))
 
 
-@settings(max_examples=examples(40), deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(damages=st.lists(damage_strategy(), min_size=1, max_size=2, unique_by=lambda d: d.kind),
-       cuda=st.sampled_from([13, 12]), runpath=st.booleans(), apt=st.booleans())
-def test_damage_alone_and_in_pairs(damages: List[Damage], cuda: int, runpath: bool, apt: bool) -> None:
+@settings(
+    max_examples=examples(40),
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    damages=st.lists(damage_strategy(), min_size=1, max_size=2, unique_by=lambda d: d.kind),
+    cuda=st.sampled_from([13, 12]),
+    runpath=st.booleans(),
+    apt=st.booleans(),
+)
+def test_damage_alone_and_in_pairs(
+    damages: List[Damage], cuda: int, runpath: bool, apt: bool
+) -> None:
     _record(check_case(base_for(damages, cuda, runpath, apt), damages))
 
 
@@ -112,5 +131,7 @@ def test_evidence_leads_with_the_odd_file(kind: str, target: str) -> None:
 
 def test_report_counts() -> None:
     """Runs last in this module: how many generated cases the model layer checked."""
-    print(f"\nmodel-layer damage cases: {COUNTS['cases']} ({COUNTS['fixed']} fixed, {COUNTS['refused']} refused)")
+    print(
+        f"\nmodel-layer damage cases: {COUNTS['cases']} ({COUNTS['fixed']} fixed, {COUNTS['refused']} refused)"
+    )
     assert COUNTS["cases"] >= len(KINDS)

@@ -10,6 +10,7 @@ wheel and its CUDA runtime wheel, installed from an index on 127.0.0.1. Each cas
    compared as symlinks), as they were before the apply.
 
 The driver and the GPU are the true edge (COLAB_CUDNN_FIX_* overrides)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -26,15 +27,23 @@ from hypothesis import strategies as st
 
 from fixer.cli import main
 from fixer.detection import Overrides, detect
-from fixer.diagnosis import diagnose
-from fixer.envfix import environ_after
+from fixer.diagnosis.findings import diagnose
+from fixer.planner.envfix import environ_after
 from fixer.model import EnvFix, from_dict
-from fixer.recipes import load
+from fixer.recipebook import load
 from tests.helpers.examples import examples
 from tests.integration.apply.conftest import copy_venv, uv_install
 from tests.helpers.pyindex import PackageIndex, cuda_runtime_wheel, cudnn_wheel, torch_wheel
 
-from .kinds import FILE_KINDS, TARGETS, Damage, damage_file, old_copy, remove_dist, set_dist_version
+from tests.integration.damage.kinds import (
+    FILE_KINDS,
+    TARGETS,
+    Damage,
+    damage_file,
+    old_copy,
+    remove_dist,
+    set_dist_version,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -44,8 +53,11 @@ CUDNN = "9.19.0.56"
 #: the kinds that live inside the venv or its process environment (the loader paths under
 #: /etc and the default directories need a machine root: the model layer covers them)
 REAL_KINDS = FILE_KINDS + ("dist-info-version", "wheel-uninstalled", "ld-preload", "cpu-only")
-OVERRIDES = {"COLAB_CUDNN_FIX_DRIVER": "580.159.04", "COLAB_CUDNN_FIX_CUDA": "13.0",
-             "COLAB_CUDNN_FIX_GPU": "NVIDIA H200:9.0"}
+OVERRIDES = {
+    "COLAB_CUDNN_FIX_DRIVER": "580.159.04",
+    "COLAB_CUDNN_FIX_CUDA": "13.0",
+    "COLAB_CUDNN_FIX_GPU": "NVIDIA H200:9.0",
+}
 COUNTS = {"cases": 0}
 #: cases where rollback did not bring back the damaged state byte for byte
 ROLLBACK_GAPS: List[str] = []
@@ -58,23 +70,57 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dict[str, object
 
     d = tmp_path_factory.mktemp("damage-real")
     w = d / "wheels"
-    wheels = [torch_wheel(w, TORCH, native=True, requires=[f"nvidia-cudnn-cu13=={CUDNN}", "nvidia-cuda-runtime==13.0.96"]),
-              torch_wheel(w, "2.11.0+cpu", cuda=None, requires=()),
-              cuda_runtime_wheel(w), cudnn_wheel(w, CUDNN)]
-    saved = {k: os.environ.get(k) for k in ("PIP_CONFIG_FILE", "UV_NO_CONFIG", "UV_CACHE_DIR", "PIP_CACHE_DIR",
-                                            "PATH", "PIP_DISABLE_PIP_VERSION_CHECK")}
+    wheels = [
+        torch_wheel(
+            w,
+            TORCH,
+            native=True,
+            requires=[f"nvidia-cudnn-cu13=={CUDNN}", "nvidia-cuda-runtime==13.0.96"],
+        ),
+        torch_wheel(w, "2.11.0+cpu", cuda=None, requires=()),
+        cuda_runtime_wheel(w),
+        cudnn_wheel(w, CUDNN),
+    ]
+    saved = {
+        k: os.environ.get(k)
+        for k in (
+            "PIP_CONFIG_FILE",
+            "UV_NO_CONFIG",
+            "UV_CACHE_DIR",
+            "PIP_CACHE_DIR",
+            "PATH",
+            "PIP_DISABLE_PIP_VERSION_CHECK",
+        )
+    }
     # pip and uv see no configuration of this machine; uv is the one next to this interpreter
-    os.environ.update({"PIP_CONFIG_FILE": os.devnull, "UV_NO_CONFIG": "1", "UV_CACHE_DIR": str(d / "uv-cache"),
-                       "PIP_CACHE_DIR": str(d / "pip-cache"), "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-                       "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")})
+    os.environ.update(
+        {
+            "PIP_CONFIG_FILE": os.devnull,
+            "UV_NO_CONFIG": "1",
+            "UV_CACHE_DIR": str(d / "uv-cache"),
+            "PIP_CACHE_DIR": str(d / "pip-cache"),
+            "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+            "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""),
+        }
+    )
     try:
         with PackageIndex(d / "index") as ix:
             ix.add(*wheels)
             healthy = d / "healthy"
             _make_venv(healthy, True)
-            uv_install(str(healthy / "bin" / "python"), ix, f"torch=={TORCH}", "nvidia-cuda-runtime==13.0.96",
-                       f"nvidia-cudnn-cu13=={CUDNN}")
-            yield {"index": ix, "healthy": healthy, "other": old_copy(d / "other-cudnn" / "lib"), "tmp": d}
+            uv_install(
+                str(healthy / "bin" / "python"),
+                ix,
+                f"torch=={TORCH}",
+                "nvidia-cuda-runtime==13.0.96",
+                f"nvidia-cudnn-cu13=={CUDNN}",
+            )
+            yield {
+                "index": ix,
+                "healthy": healthy,
+                "other": old_copy(d / "other-cudnn" / "lib"),
+                "tmp": d,
+            }
     finally:
         for k, v in saved.items():
             if v is None:
@@ -109,7 +155,9 @@ def sandbox_tree(sandbox: Path) -> Dict[str, Tuple[str, str]]:
     return {k: v for k, v in tree(sandbox).items() if not k.startswith("var/lib/colab-cudnn-fix")}
 
 
-def do_damage(python: str, damages: List[Damage], other: Path, environ: Dict[str, str], index: PackageIndex) -> None:
+def do_damage(
+    python: str, damages: List[Damage], other: Path, environ: Dict[str, str], index: PackageIndex
+) -> None:
     site = site_of(python)
     lib = site / "nvidia" / "cudnn" / "lib"
     for d in damages:
@@ -119,7 +167,9 @@ def do_damage(python: str, damages: List[Damage], other: Path, environ: Dict[str
             for di in site.glob("nvidia_cudnn_cu13-*.dist-info"):
                 set_dist_version(di, "9.14.0.64")
         elif d.kind == "wheel-uninstalled":
-            remove_dist(site, "nvidia_cudnn_cu13-*.dist-info", lib.parent)      # as pip uninstall leaves it
+            remove_dist(
+                site, "nvidia_cudnn_cu13-*.dist-info", lib.parent
+            )  # as pip uninstall leaves it
         elif d.kind == "ld-preload":
             environ["LD_PRELOAD"] = str(other / d.target)
         elif d.kind == "cpu-only":
@@ -127,8 +177,11 @@ def do_damage(python: str, damages: List[Damage], other: Path, environ: Dict[str
 
 
 def doctor(python: str, environ: Mapping[str, str]) -> list:
-    env = detect(python, environ=environ, overrides=Overrides(driver_version="580.159.04", cuda_version="13.0",
-                                                                gpus=_h200()))
+    env = detect(
+        python,
+        environ=environ,
+        overrides=Overrides(driver_version="580.159.04", cuda_version="13.0", gpus=_h200()),
+    )
     return [f for f in diagnose(env, RECIPES) if f.severity in ("error", "warning")]
 
 
@@ -138,14 +191,18 @@ def _h200() -> tuple:
     return parse_gpu_override("NVIDIA H200:9.0")
 
 
-def run_case(world: Dict[str, object], damages: List[Damage], monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+def run_case(
+    world: Dict[str, object], damages: List[Damage], monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
     index: PackageIndex = world["index"]  # type: ignore[assignment]
     labels = [d.label for d in damages]
     with tempfile.TemporaryDirectory(dir=str(world["tmp"])) as tmp:
         python = copy_venv(world["healthy"], Path(tmp) / "venv")  # type: ignore[arg-type]
         sandbox = Path(tmp) / "root"
         sandbox.mkdir()
-        environ = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}
+        environ = {
+            k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")
+        }
         do_damage(python, damages, world["other"], environ, index)  # type: ignore[arg-type]
         # 1. doctor flags it
         assert doctor(python, environ), f"doctor found nothing wrong after {labels}"
@@ -158,9 +215,21 @@ def run_case(world: Dict[str, object], damages: List[Damage], monkeypatch: pytes
         for k, v in OVERRIDES.items():
             monkeypatch.setenv(k, v)
         capsys.readouterr()
-        code = main(["apply", "--python", python, "--root", str(sandbox), "--no-verify", "--json",
-                     "--index-mirror", f"https://pypi.org/simple={index.url.rstrip('/')}",
-                     "--index-mirror", f"https://download.pytorch.org/whl/cu130={index.url.rstrip('/')}"])
+        code = main(
+            [
+                "apply",
+                "--python",
+                python,
+                "--root",
+                str(sandbox),
+                "--no-verify",
+                "--json",
+                "--index-mirror",
+                f"https://pypi.org/simple={index.url.rstrip('/')}",
+                "--index-mirror",
+                f"https://download.pytorch.org/whl/cu130={index.url.rstrip('/')}",
+            ]
+        )
         out = capsys.readouterr()
         assert code == 0, f"{labels}: apply exited {code}: {out.out[-3000:]} {out.err[-3000:]}"
         report = json.loads(out.out)
@@ -168,13 +237,19 @@ def run_case(world: Dict[str, object], damages: List[Damage], monkeypatch: pytes
         assert report["plan"]["manual"] == [] and report["plan"]["drift"] == [], report["plan"]
         fixes = [from_dict(EnvFix, f) for f in report["plan"]["stack"]["env_fixes"]]
         after = doctor(python, environ_after(fixes, environ))
-        assert after == [], f"{labels}: after apply doctor still finds {[(f.id, f.title) for f in after]}"
+        assert after == [], (
+            f"{labels}: after apply doctor still finds {[(f.id, f.title) for f in after]}"
+        )
         # 4. rollback restores every file, byte for byte
         assert main(["rollback", "--root", str(sandbox), "--json"]) == 0
         back = json.loads(capsys.readouterr().out)
         now = (tree(Path(tmp) / "venv"), sandbox_tree(sandbox))
-        diff = sorted({k for k in set(now[0]) | set(before[0]) if now[0].get(k) != before[0].get(k)})
-        diff += sorted(f"<root>/{k}" for k in set(now[1]) | set(before[1]) if now[1].get(k) != before[1].get(k))
+        diff = sorted(
+            {k for k in set(now[0]) | set(before[0]) if now[0].get(k) != before[0].get(k)}
+        )
+        diff += sorted(
+            f"<root>/{k}" for k in set(now[1]) | set(before[1]) if now[1].get(k) != before[1].get(k)
+        )
         if diff:
             said = " (and rollback said it was exact)" if back["rollback"]["exact"] is True else ""
             ROLLBACK_GAPS.append(f"{labels}: {diff[:5]} differ{said}")
@@ -186,21 +261,26 @@ def real_damage() -> st.SearchStrategy[Damage]:
         if kind in FILE_KINDS or kind == "ld-preload":
             return st.sampled_from(TARGETS).map(lambda t: Damage(kind, t))
         return st.just(Damage(kind))
+
     return st.sampled_from(REAL_KINDS).flatmap(make)
 
 
-@settings(max_examples=examples(8), deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(8),
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(damages=st.lists(real_damage(), min_size=1, max_size=2, unique_by=lambda d: d.kind))
 def test_real_pip_apply_then_rollback(world, damages, monkeypatch, capsys):
     run_case(world, damages, monkeypatch, capsys)
 
 
-
-
 def test_rollback_restored_every_case_byte_for_byte():
     """Runs after the cases above (same module): every rollback gave back the venv and the sandbox
     byte for byte (sha256), symlinks as symlinks."""
-    print(f"\nreal-pip damage cases: {COUNTS['cases']}, rollback not byte-exact in {len(ROLLBACK_GAPS)}")
+    print(
+        f"\nreal-pip damage cases: {COUNTS['cases']}, rollback not byte-exact in {len(ROLLBACK_GAPS)}"
+    )
     assert COUNTS["cases"] > 0
     assert ROLLBACK_GAPS == [], "\n".join(ROLLBACK_GAPS)

@@ -1,5 +1,6 @@
 """Risky loads happen in child processes: a library that crashes or hangs its loader must not take
 detection down. Runtime kind from the environment and files."""
+
 from __future__ import annotations
 
 import json
@@ -18,29 +19,44 @@ HANG = "#include <unistd.h>\n__attribute__((constructor)) static void nap(void) 
 
 
 def test_native_gpu_probe_answers_without_a_gpu():
-    out = subprocess.run([sys.executable, "-I", "-S", "fixer/detection/_native.py", "gpu"], capture_output=True, text=True,
-                         timeout=30)
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", "fixer/children/native.py", "gpu"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     data = json.loads(out.stdout)
     assert set(data) >= {"nvml", "nvml_error", "cuda_driver", "cuda_error"}
 
 
 def test_cudnn_probe_reads_versions_and_survives_crash_and_hang(tmp_path):
     good = build_cudnn_copy(tmp_path / "good", "9.14.0") / "libcudnn.so.9"
-    data, err = python_script(sys.executable, "_native.py", ["cudnn", str(good), str(tmp_path / "nope.so")],
-                              timeout=20).result()
+    data, err = python_script(
+        sys.executable, "native.py", ["cudnn", str(good), str(tmp_path / "nope.so")], timeout=20
+    ).result()
     assert data[str(good)] == {"version": 91400} and "error" in data[str(tmp_path / "nope.so")]
-    crash = build_stub(tmp_path / "crash" / "libcudnn.so.9", exports={"cudnnGetVersion": 91900}, extra_source=CRASH)
-    data, err = python_script(sys.executable, "_native.py", ["cudnn", str(crash)], timeout=20).result()
+    crash = build_stub(
+        tmp_path / "crash" / "libcudnn.so.9", exports={"cudnnGetVersion": 91900}, extra_source=CRASH
+    )
+    data, err = python_script(
+        sys.executable, "native.py", ["cudnn", str(crash)], timeout=20
+    ).result()
     assert data is None and "signal" in err
-    hang = build_stub(tmp_path / "hang" / "libcudnn.so.9", exports={"cudnnGetVersion": 91900}, extra_source=HANG)
+    hang = build_stub(
+        tmp_path / "hang" / "libcudnn.so.9", exports={"cudnnGetVersion": 91900}, extra_source=HANG
+    )
     t = time.monotonic()
-    data, err = python_script(sys.executable, "_native.py", ["cudnn", str(hang)], timeout=1).result()
+    data, err = python_script(sys.executable, "native.py", ["cudnn", str(hang)], timeout=1).result()
     assert data is None and "no answer within 1 s" in err and time.monotonic() - t < 10
 
 
 def test_detect_notes_a_crashing_copy_and_goes_on(machine):
     machine.h200(jax=False)
-    build_stub(machine.p("/opt/crash/libcudnn.so.9"), exports={"cudnnGetVersion": 91900}, extra_source=CRASH)
+    build_stub(
+        machine.p("/opt/crash/libcudnn.so.9"),
+        exports={"cudnnGetVersion": 91900},
+        extra_source=CRASH,
+    )
     machine.environ["LD_LIBRARY_PATH"] = "/opt/crash"
     env = machine.detect()
     crash = next(c for c in env.libraries if c.directory == "/opt/crash")
@@ -57,14 +73,22 @@ def test_environment_json_round_trip(machine):
 
 def test_runtime_kinds(tmp_path):
     fs = MachineFS(str(tmp_path))
-    rt, _ = detect_runtime(fs, {"COLAB_RELEASE_TAG": "release-colab_20261101-060225_RC00", "COLAB_GPU": "1"}, True)
-    assert (rt.kind, rt.accelerator, rt.image) == ("colab", "gpu", "release-colab_20261101-060225_RC00")
+    rt, _ = detect_runtime(
+        fs, {"COLAB_RELEASE_TAG": "release-colab_20261101-060225_RC00", "COLAB_GPU": "1"}, True
+    )
+    assert (rt.kind, rt.accelerator, rt.image) == (
+        "colab",
+        "gpu",
+        "release-colab_20261101-060225_RC00",
+    )
     rt, _ = detect_runtime(fs, {"COLAB_RELEASE_TAG": "x", "COLAB_TPU_ADDR": "10.0.0.2:8470"}, False)
     assert rt.accelerator == "tpu"
-    rt, _ = detect_runtime(fs, {"KAGGLE_KERNEL_RUN_TYPE": "Interactive", "KAGGLE_KEY": "secret"}, False)
+    rt, _ = detect_runtime(
+        fs, {"KAGGLE_KERNEL_RUN_TYPE": "Interactive", "KAGGLE_KEY": "secret"}, False
+    )
     assert (rt.kind, rt.accelerator) == ("kaggle", "cpu")
     rt, _ = detect_runtime(fs, {"COLAB_CUDNN_FIX_DRIVER": "580.65.06"}, False)
-    assert rt.kind == "linux"                     # our own override variables are not Colab's
+    assert rt.kind == "linux"  # our own override variables are not Colab's
     (tmp_path / ".dockerenv").write_text("")
     (tmp_path / "etc").mkdir()
     (tmp_path / "etc" / "os-release").write_text('PRETTY_NAME="Ubuntu 24.04.3 LTS"\n')
@@ -73,6 +97,8 @@ def test_runtime_kinds(tmp_path):
 
 
 def test_secrets_are_not_recorded(machine):
-    machine.environ.update({"KAGGLE_KEY": "s3cret", "KAGGLE_URL_BASE": "https://kaggle", "COLAB_GPU": "1"})
+    machine.environ.update(
+        {"KAGGLE_KEY": "s3cret", "KAGGLE_URL_BASE": "https://kaggle", "COLAB_GPU": "1"}
+    )
     env = machine.detect()
     assert "KAGGLE_KEY" not in env.env and env.env["COLAB_GPU"] == "1"

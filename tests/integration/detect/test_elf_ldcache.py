@@ -1,4 +1,5 @@
 """ELF dynamic sections of real compiled libraries, and ld.so.cache files written by the real ldconfig."""
+
 from __future__ import annotations
 
 import os
@@ -8,7 +9,13 @@ import subprocess
 import pytest
 
 from fixer.detection.elf import expand_origin, read_elf
-from fixer.detection.ldcache import CacheFormatError, LdCache, load_ld_cache, parse_ld_so_cache, parse_ldconfig_p
+from fixer.detection.ldcache import (
+    CacheFormatError,
+    LdCache,
+    load_ld_cache,
+    parse_ld_so_cache,
+    parse_ldconfig_p,
+)
 from tests.helpers.fakemachine import FakeMachine, write_ld_cache
 from tests.helpers.stublibs import build_stub
 
@@ -19,7 +26,9 @@ def test_rpath_runpath_needed_soname(tmp_path):
     b = build_stub(tmp_path / "b" / "libb.so", needed=[dep], runpath=["$ORIGIN"])
     ia, ib = read_elf(str(a)), read_elf(str(b))
     assert ia.valid and ia.soname == "liba.so" and "libdep.so.1" in ia.needed
-    assert ia.rpath == ("$ORIGIN/../dep", "/x") and ia.runpath == () and ia.search_rpath() == ia.rpath
+    assert (
+        ia.rpath == ("$ORIGIN/../dep", "/x") and ia.runpath == () and ia.search_rpath() == ia.rpath
+    )
     assert ib.runpath == ("$ORIGIN",) and ib.rpath == () and ib.search_rpath() == ()
     assert ia.elf_class == 2
     assert expand_origin("$ORIGIN/../dep", str(a)) == str(tmp_path / "dep")
@@ -41,8 +50,10 @@ def test_bad_files_are_flagged_not_raised(tmp_path):
     assert read_elf(str(tmp_path)).valid is False
 
 
-needs_ldconfig = pytest.mark.skipif(not shutil.which("ldconfig") or os.geteuid() != 0,
-                                    reason="needs ldconfig run as root (-r chroot)")
+needs_ldconfig = pytest.mark.skipif(
+    not shutil.which("ldconfig") or os.geteuid() != 0,
+    reason="needs ldconfig run as root (-r chroot)",
+)
 
 
 @needs_ldconfig
@@ -52,7 +63,9 @@ def test_binary_cache_matches_ldconfig_p(tmp_path):
     assert m.ld_cache() == "ldconfig"
     data = m.p("/etc/ld.so.cache").read_bytes()
     entries = parse_ld_so_cache(data)
-    text = subprocess.run(["ldconfig", "-p", "-C", str(m.p("/etc/ld.so.cache"))], capture_output=True, text=True).stdout
+    text = subprocess.run(
+        ["ldconfig", "-p", "-C", str(m.p("/etc/ld.so.cache"))], capture_output=True, text=True
+    ).stdout
     assert [(s, p) for s, p, _ in entries] == [(s, p) for s, p, _ in parse_ldconfig_p(text)]
     cache = LdCache(entries, "binary")
     assert cache.lookup("libcudnn.so.9") == "/usr/lib/x86_64-linux-gnu/libcudnn.so.9"
@@ -60,9 +73,14 @@ def test_binary_cache_matches_ldconfig_p(tmp_path):
 
 
 def test_python_writer_round_trip_and_bad_cache(tmp_path):
-    write_ld_cache(tmp_path / "c", [("libcudnn.so.9", "/lib/x86_64-linux-gnu/libcudnn.so.9"), ("libz.so.1", "/lib/libz.so.1")])
+    write_ld_cache(
+        tmp_path / "c",
+        [("libcudnn.so.9", "/lib/x86_64-linux-gnu/libcudnn.so.9"), ("libz.so.1", "/lib/libz.so.1")],
+    )
     cache, note = load_ld_cache(str(tmp_path / "c"), allow_ldconfig=False)
-    assert cache.lookup("libcudnn.so.9") == "/lib/x86_64-linux-gnu/libcudnn.so.9" and "binary" in note
+    assert (
+        cache.lookup("libcudnn.so.9") == "/lib/x86_64-linux-gnu/libcudnn.so.9" and "binary" in note
+    )
     (tmp_path / "bad").write_bytes(b"glibc-ld.so.cache1.1" + b"\xff" * 40)
     with pytest.raises(CacheFormatError):
         parse_ld_so_cache((tmp_path / "bad").read_bytes())

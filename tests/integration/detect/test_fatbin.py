@@ -5,6 +5,7 @@ assembler's `.incbin` into shared objects the C compiler builds here, so no nvcc
 Generated inputs: containers written with the documented layout, checked over many shapes
 (entry header sizes 64/80/112, compressed flags, padding between containers, damage).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -19,7 +20,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fixer.detection import fatbin
-from fixer.detection.fatbin import ArchTargets, build_targets, parse_fatbin, read_arch_flags, read_fatbin_targets
+from fixer.detection.fatbin import (
+    ArchTargets,
+    build_targets,
+    parse_fatbin,
+    read_arch_flags,
+    read_fatbin_targets,
+)
 from tests.helpers.examples import examples
 from tests.helpers.stublibs import build_stub, cc
 from tests.helpers.paths import DATA as TEST_DATA
@@ -62,7 +69,7 @@ def test_many_containers_one_union(tmp_path: Path) -> None:
     sass = {t for s, _ in REAL.values() for t in s}
     ptx = {t for _, p in REAL.values() for t in p}
     assert set(got.sass) == sass and set(got.ptx) == ptx
-    assert got.compressed >= 3                 # the compressed entries were read without decompressing
+    assert got.compressed >= 3  # the compressed entries were read without decompressing
     assert got.compute_capabilities() == ("7.5", "8.0", "8.6", "9.0", "10.0", "12.0")
     assert got.highest_ptx() == "12.0"
 
@@ -80,7 +87,7 @@ def test_no_section_no_file_not_elf(tmp_path: Path) -> None:
 
 # ----------------------------------------------------------------------------- generated layouts
 
-Entry = Tuple[int, int, int, int, int]   # kind, arch, header size, payload size, flags
+Entry = Tuple[int, int, int, int, int]  # kind, arch, header size, payload size, flags
 
 
 def write_container(entries: Sequence[Entry]) -> bytes:
@@ -98,8 +105,13 @@ def write_container(entries: Sequence[Entry]) -> bytes:
 
 ARCHS = [50, 52, 60, 61, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 110, 120, 121]
 FLAGS = [0x11, 0x8011, 0x1008011, 0x100011, 0x200011]
-entry_st = st.tuples(st.sampled_from([1, 2]), st.sampled_from(ARCHS), st.sampled_from([64, 80, 112]),
-                     st.integers(0, 40).map(lambda n: n * 8), st.sampled_from(FLAGS))
+entry_st = st.tuples(
+    st.sampled_from([1, 2]),
+    st.sampled_from(ARCHS),
+    st.sampled_from([64, 80, 112]),
+    st.integers(0, 40).map(lambda n: n * 8),
+    st.sampled_from(FLAGS),
+)
 containers_st = st.lists(st.lists(entry_st, min_size=0, max_size=6), min_size=1, max_size=5)
 
 
@@ -112,11 +124,19 @@ def expected(containers: Sequence[Sequence[Entry]]) -> Tuple[set, set]:
     return sass, ptx
 
 
-@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(containers=containers_st, pads=st.lists(st.sampled_from([0, 8, 16]), min_size=5, max_size=5),
-       lead=st.integers(0, 64))
-def test_generated_sections_read_exactly(tmp_path: Path, containers: List[List[Entry]], pads: List[int],
-                                         lead: int) -> None:
+@settings(
+    max_examples=examples(150),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    containers=containers_st,
+    pads=st.lists(st.sampled_from([0, 8, 16]), min_size=5, max_size=5),
+    lead=st.integers(0, 64),
+)
+def test_generated_sections_read_exactly(
+    tmp_path: Path, containers: List[List[Entry]], pads: List[int], lead: int
+) -> None:
     blob = b"".join(write_container(c) + b"\0" * pad for c, pad in zip(containers, pads))
     f = tmp_path / "section.bin"
     f.write_bytes(b"\xee" * lead + blob + b"\xee" * 32)
@@ -132,10 +152,20 @@ def test_generated_sections_read_exactly(tmp_path: Path, containers: List[List[E
     assert list(sass) == sorted(sass, key=fatbin._arch_key)
 
 
-@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(containers=containers_st, cut=st.integers(0, 4000), flip=st.integers(0, 4000), byte=st.integers(0, 255))
-def test_damaged_sections_never_raise(tmp_path: Path, containers: List[List[Entry]], cut: int, flip: int,
-                                      byte: int) -> None:
+@settings(
+    max_examples=examples(150),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    containers=containers_st,
+    cut=st.integers(0, 4000),
+    flip=st.integers(0, 4000),
+    byte=st.integers(0, 255),
+)
+def test_damaged_sections_never_raise(
+    tmp_path: Path, containers: List[List[Entry]], cut: int, flip: int, byte: int
+) -> None:
     """Cut short and/or with a byte changed: an answer or a stated error, never an exception; cut
     short only, never an architecture that was not in the section."""
     blob = bytearray(b"".join(write_container(c) for c in containers))
@@ -143,13 +173,15 @@ def test_damaged_sections_never_raise(tmp_path: Path, containers: List[List[Entr
     if flip < len(blob):
         blob[flip] = byte
     f = tmp_path / "damaged.bin"
-    f.write_bytes(bytes(blob[:max(0, len(blob) - cut)]))
+    f.write_bytes(bytes(blob[: max(0, len(blob) - cut)]))
     fd = os.open(f, os.O_RDONLY)
     try:
         sass, ptx, *_rest, error = parse_fatbin(fd, 0, len(blob))
     finally:
         os.close(fd)
-    assert all(re.match(r"^sm_\d+[af]?$", t) for t in sass) and all(re.match(r"^compute_\d+[af]?$", t) for t in ptx)
+    assert all(re.match(r"^sm_\d+[af]?$", t) for t in sass) and all(
+        re.match(r"^compute_\d+[af]?$", t) for t in ptx
+    )
     if cut and blob:
         assert error is not None
     if not flipped:
@@ -159,6 +191,7 @@ def test_damaged_sections_never_raise(tmp_path: Path, containers: List[List[Entr
 
 # ----------------------------------------------------------------------------- cache
 
+
 @needs_cc
 def test_cache_keyed_by_size_and_mtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
@@ -167,14 +200,22 @@ def test_cache_keyed_by_size_and_mtime(tmp_path: Path, monkeypatch: pytest.Monke
     assert first is not None and first.sass == ("sm_75", "sm_90")
     opened: List[str] = []
     real_open = os.open
-    monkeypatch.setattr(fatbin.os, "open", lambda p, *a, **k: (opened.append(str(p)), real_open(p, *a, **k))[1])
+    monkeypatch.setattr(
+        fatbin.os, "open", lambda p, *a, **k: (opened.append(str(p)), real_open(p, *a, **k))[1]
+    )
     again = read_fatbin_targets(str(lib))
-    assert again == first and opened == []           # answered from the cache: the library was not opened
+    assert again == first and opened == []  # answered from the cache: the library was not opened
     # Another build in the same place (size and mtime change): read again, new answer.
-    other = build_stub(tmp_path / "libother.so", extra_source=incbin([DATA / "compressed_sm80_sm86_ptx86.fatbin"]))
+    other = build_stub(
+        tmp_path / "libother.so", extra_source=incbin([DATA / "compressed_sm80_sm86_ptx86.fatbin"])
+    )
     os.replace(other, lib)
     third = read_fatbin_targets(str(lib))
-    assert third is not None and third.sass == ("sm_80", "sm_86") and [p for p in opened if p == str(lib)] == [str(lib)]
+    assert (
+        third is not None
+        and third.sass == ("sm_80", "sm_86")
+        and [p for p in opened if p == str(lib)] == [str(lib)]
+    )
 
 
 # ----------------------------------------------------------------------------- torch's compiled list
@@ -199,17 +240,32 @@ def torch_python(path: Path, flags: str) -> Path:
     src = path.with_suffix(".c")
     src.write_text(TORCH_MODULE_CPP)
     path.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run([shutil.which("cc") or "gcc", "-shared", "-fPIC", "-O2", f"-DCUDA_ARCH_FLAGS={flags}",
-                    "-o", str(path), str(src)], check=True)
+    subprocess.run(
+        [
+            shutil.which("cc") or "gcc",
+            "-shared",
+            "-fPIC",
+            "-O2",
+            f"-DCUDA_ARCH_FLAGS={flags}",
+            "-o",
+            str(path),
+            str(src),
+        ],
+        check=True,
+    )
     return path
 
 
 @needs_cc
-@pytest.mark.parametrize("flags", ["sm_75 sm_80 sm_86 sm_90 sm_100 sm_120 compute_120", "sm_90a", "sm_80 compute_80"])
+@pytest.mark.parametrize(
+    "flags", ["sm_75 sm_80 sm_86 sm_90 sm_100 sm_120 compute_120", "sm_90a", "sm_80 compute_80"]
+)
 def test_torch_compiled_arch_list(tmp_path: Path, flags: str) -> None:
     lib = torch_python(tmp_path / "libtorch_python.so", flags)
     got = read_arch_flags(str(lib), use_cache=False)
-    assert got is not None and got.arch_list() == tuple(flags.split())   # torch.cuda.get_arch_list() = flags.split()
+    assert got is not None and got.arch_list() == tuple(
+        flags.split()
+    )  # torch.cuda.get_arch_list() = flags.split()
 
 
 @needs_cc
@@ -217,16 +273,31 @@ def test_build_targets_prefers_torch_list_then_fatbin(tmp_path: Path) -> None:
     site = tmp_path / "site"
     lib = site / "torch" / "lib"
     lib.mkdir(parents=True)
-    cuda = build_stub(lib / "libtorch_cuda.so", extra_source=incbin([DATA / "sm75_sm90_ptx120.fatbin"]))
+    cuda = build_stub(
+        lib / "libtorch_cuda.so", extra_source=incbin([DATA / "sm75_sm90_ptx120.fatbin"])
+    )
     got = build_targets("torch", str(site), str(cuda))
-    assert got is not None and got.source == "fatbin" and got.arch_list() == ("sm_75", "sm_90", "compute_120")
+    assert (
+        got is not None
+        and got.source == "fatbin"
+        and got.arch_list() == ("sm_75", "sm_90", "compute_120")
+    )
     torch_python(lib / "libtorch_python.so", "sm_75 sm_80 sm_90 compute_90")
     got = build_targets("torch", str(site), str(cuda))
-    assert got is not None and got.source == "arch-flags" and got.arch_list() == ("sm_75", "sm_80", "sm_90", "compute_90")
+    assert (
+        got is not None
+        and got.source == "arch-flags"
+        and got.arch_list() == ("sm_75", "sm_80", "sm_90", "compute_90")
+    )
 
 
 def test_arch_targets_conversions() -> None:
-    t = ArchTargets(file="x", source="fatbin", sass=("sm_75", "sm_90a", "sm_100f", "sm_120"), ptx=("compute_80", "compute_120"))
+    t = ArchTargets(
+        file="x",
+        source="fatbin",
+        sass=("sm_75", "sm_90a", "sm_100f", "sm_120"),
+        ptx=("compute_80", "compute_120"),
+    )
     assert t.compute_capabilities() == ("7.5", "9.0", "10.0", "12.0")
     assert t.highest_ptx() == "12.0"
     assert dataclasses.replace(t, ptx=()).highest_ptx() is None
@@ -234,11 +305,12 @@ def test_arch_targets_conversions() -> None:
 
 # ----------------------------------------------------------------------------- detect + diagnose
 
+
 @needs_cc
 def test_detected_list_wins_over_the_recipes_row(tmp_path: Path) -> None:
     """The recipes say torch 2.11.0+cu130 ships sm_90; the build on disk says it does not: the
     H200 (9.0) is reported unsupported, with the file the list was read from."""
-    from fixer.diagnosis import diagnose
+    from fixer.diagnosis.findings import diagnose
     from tests.helpers.fakemachine import SITE, FakeMachine, small_recipes
 
     m = FakeMachine(tmp_path / "machine").h200(jax=False)
@@ -258,9 +330,18 @@ def test_detected_list_wins_over_the_recipes_row(tmp_path: Path) -> None:
     assert not [f for f in diagnose(env, small_recipes()) if f.id == "gpu-arch-unsupported"]
 
 
-@given(cc_=st.sampled_from(["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"]),
-       tokens=st.lists(st.builds(lambda k, a, s: f"{k}_{a}{s}", st.sampled_from(["sm", "compute"]),
-                                 st.sampled_from(ARCHS), st.sampled_from(["", "", "a", "f"])), max_size=6))
+@given(
+    cc_=st.sampled_from(["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"]),
+    tokens=st.lists(
+        st.builds(
+            lambda k, a, s: f"{k}_{a}{s}",
+            st.sampled_from(["sm", "compute"]),
+            st.sampled_from(ARCHS),
+            st.sampled_from(["", "", "a", "f"]),
+        ),
+        max_size=6,
+    ),
+)
 def test_runs_on_rule(cc_: str, tokens: List[str]) -> None:
     """One target at a time decides (the list runs iff one target does), and each target follows the
     CUDA compatibility rules: SASS same major and minor <= GPU's, PTX any older-or-equal arch,

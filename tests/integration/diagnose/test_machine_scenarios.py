@@ -1,5 +1,6 @@
 """The GPU machine's real breakages, replayed on a fake machine tree with compiled stub libraries:
 detection must name the copy that loads and its version, and diagnosis the cause."""
+
 from __future__ import annotations
 
 import os
@@ -8,7 +9,7 @@ import pytest
 
 from fixer.detection import Overrides
 from fixer import model as m
-from fixer.diagnosis import diagnose, is_healthy
+from fixer.diagnosis.findings import diagnose, is_healthy
 from tests.helpers.fakemachine import MULTIARCH, SITE, small_recipes
 from tests.helpers.stublibs import build_cudnn_copy
 
@@ -26,14 +27,25 @@ def ids(findings, severities=("error", "warning")):
 def test_healthy_pip_wins_over_apt(machine):
     env = machine.h200().detect()
     torch = load(env, "torch")
-    assert (torch.path, torch.version, torch.via) == (f"{PIP_CUDNN}/libcudnn.so.9", "9.19.0", "DT_RPATH")
+    assert (torch.path, torch.version, torch.via) == (
+        f"{PIP_CUDNN}/libcudnn.so.9",
+        "9.19.0",
+        "DT_RPATH",
+    )
     assert any(s.startswith(f"{MULTIARCH}/libcudnn.so.9") for s in torch.shadowed)
     jax = load(env, "jax")
     assert (jax.path, jax.via) == (f"{PIP_CUDNN}/libcudnn.so.9", "preload")
     copies = {c.directory: c for c in env.libraries if c.library == "cudnn"}
-    assert copies[PIP_CUDNN].origin == "pip" and str(copies[PIP_CUDNN].package) == "nvidia-cudnn-cu13 9.19.0.56"
+    assert (
+        copies[PIP_CUDNN].origin == "pip"
+        and str(copies[PIP_CUDNN].package) == "nvidia-cudnn-cu13 9.19.0.56"
+    )
     apt = copies[MULTIARCH]
-    assert (apt.origin, apt.version, apt.package) == ("apt", "9.14.0", m.Package("libcudnn9-cuda-13", "9.14.0.64-1"))
+    assert (apt.origin, apt.version, apt.package) == (
+        "apt",
+        "9.14.0",
+        m.Package("libcudnn9-cuda-13", "9.14.0.64-1"),
+    )
     assert env.gpus[0].name == "NVIDIA H200" and env.driver.version == "580.159.04"
     findings = diagnose(env, small_recipes())
     assert is_healthy(findings), findings
@@ -73,7 +85,11 @@ def test_ld_library_path_shadows_a_runpath_consumer(machine):
     machine.environ["LD_LIBRARY_PATH"] = "/opt/shadow/lib:/usr/local/nvidia/lib64"
     env = machine.detect()
     torch = load(env, "torch")
-    assert (torch.path, torch.via, torch.version) == ("/opt/shadow/lib/libcudnn.so.9", "LD_LIBRARY_PATH", "9.14.0")
+    assert (torch.path, torch.via, torch.version) == (
+        "/opt/shadow/lib/libcudnn.so.9",
+        "LD_LIBRARY_PATH",
+        "9.14.0",
+    )
     assert torch.intended == f"{PIP_CUDNN}/libcudnn.so.9"
     found = ids(diagnose(env, small_recipes()))
     assert "cudnn-shadowed" in found and "cudnn-too-old" in found
@@ -112,7 +128,9 @@ def test_garbage_libcudnn_first_on_ld_library_path(machine):
 
 def test_mixed_sub_library_versions(machine):
     machine.h200(runpath=True, jax=False)
-    build_cudnn_copy(machine.p("/opt/cudnn/lib"), "9.19.0", sub_versions={"libcudnn_cnn.so.9": "9.14.0"})
+    build_cudnn_copy(
+        machine.p("/opt/cudnn/lib"), "9.19.0", sub_versions={"libcudnn_cnn.so.9": "9.14.0"}
+    )
     machine.environ["LD_LIBRARY_PATH"] = "/opt/cudnn/lib"
     env = machine.detect()
     copy = next(c for c in env.libraries if c.directory == "/opt/cudnn/lib")
@@ -124,16 +142,22 @@ def test_mixed_sub_library_versions(machine):
 def test_mixed_pip_copy_found_with_deep_versions(machine):
     machine.h200(jax=False, sub_versions={"libcudnn_ops.so.9": "9.14.0"})
     shallow = machine.detect()
-    assert not next(c for c in shallow.libraries if c.directory == PIP_CUDNN).mixed   # RECORD sizes agree
+    assert not next(
+        c for c in shallow.libraries if c.directory == PIP_CUDNN
+    ).mixed  # RECORD sizes agree
     from fixer.detection import libraries as L
     from fixer.detection.fs import MachineFS
+
     fs = MachineFS(str(machine.root))
     copies, _ = L.scan(shallow.python, machine.environ, fs, [], [], [])
     i = next(i for i, c in enumerate(copies) if c.directory == PIP_CUDNN)
     paths = L.unknown_cudnn_files(copies, deep=True)[i]
     from fixer.detection.python_env import python_script
     import sys
-    data, err = python_script(sys.executable, "_native.py", ["cudnn", *[fs.R(p) for p in paths]], timeout=20).result()
+
+    data, err = python_script(
+        sys.executable, "native.py", ["cudnn", *[fs.R(p) for p in paths]], timeout=20
+    ).result()
     L.apply_probe_versions(copies, i, data, fs, [])
     assert L.freeze(copies[i]).mixed
 
@@ -157,7 +181,9 @@ def test_driver_550_with_cu130_torch(machine):
     assert "cu126" in f[0].fix
 
 
-@pytest.mark.parametrize("name,dev,expect", [("Tesla P100-PCIE-16GB", "0x15f8", True), ("Tesla T4", "0x1eb8", False)])
+@pytest.mark.parametrize(
+    "name,dev,expect", [("Tesla P100-PCIE-16GB", "0x15f8", True), ("Tesla T4", "0x1eb8", False)]
+)
 def test_old_gpu_with_cu130(machine, name, dev, expect):
     machine.h200(jax=False)
     machine.nvidia_driver(gpus=(("0000:00:06.0", dev, name),))
@@ -183,6 +209,7 @@ def test_cpu_torch_on_gpu_machine(machine):
 def test_driver_missing_gpu_named_from_pci(machine):
     machine.h200(jax=False)
     import shutil
+
     shutil.rmtree(machine.p("/proc/driver"))
     shutil.rmtree(machine.p("/sys/module"))
     env = machine.detect(overrides=Overrides())
@@ -241,7 +268,11 @@ def test_ld_preload_beats_everything(machine):
     machine.environ["LD_PRELOAD"] = "/opt/pre/libcudnn.so.9"
     env = machine.detect()
     torch = load(env, "torch")
-    assert (torch.via, torch.version, torch.intended) == ("LD_PRELOAD", "9.14.0", f"{PIP_CUDNN}/libcudnn.so.9")
+    assert (torch.via, torch.version, torch.intended) == (
+        "LD_PRELOAD",
+        "9.14.0",
+        f"{PIP_CUDNN}/libcudnn.so.9",
+    )
     assert {"cudnn-shadowed", "cudnn-too-old"} <= set(ids(diagnose(env, small_recipes())))
 
 
@@ -250,7 +281,9 @@ def test_torch_preloads_wheels_by_path_only_when_its_first_load_fails(machine):
     cu = machine.p(f"{SITE}/nvidia/cu13/lib")
     rt = machine.p(f"{SITE}/nvidia/cuda_runtime/lib")
     rt.mkdir(parents=True)
-    os.rename(cu / "libcudart.so.13", rt / "libcudart.so.13")     # global deps can't find cudart via RPATH
+    os.rename(
+        cu / "libcudart.so.13", rt / "libcudart.so.13"
+    )  # global deps can't find cudart via RPATH
     env = machine.detect()
     assert load(env, "torch").via == "preload"
     assert load(env, "torch", "cudart").path == f"{SITE}/nvidia/cuda_runtime/lib/libcudart.so.13"
@@ -261,7 +294,7 @@ def test_torch_preloads_wheels_by_path_only_when_its_first_load_fails(machine):
 def cu126_torch_machine(machine, *, runpath=True, pip_libs=True):
     """torch 2.11+cu126 with its pip CUDA 12.6 libraries, and a CUDA 12.1 toolkit under /usr/local."""
     machine.nvidia_driver()
-    machine.pip_cuda_libs(12)   # nvidia-cuda-runtime-cu12 12.6.77, nvidia-cublas-cu12 12.6.4.1
+    machine.pip_cuda_libs(12)  # nvidia-cuda-runtime-cu12 12.6.77, nvidia-cublas-cu12 12.6.4.1
     machine.pip_cudnn("9.10.2.21", 12)
     machine.torch("2.11.0+cu126", "12.6", "nvidia-cudnn-cu12==9.10.2.21", runpath=runpath)
     machine.cuda_toolkit("12.1.105", "12.1.3.1")
@@ -277,32 +310,47 @@ def test_older_cuda_toolkit_on_ld_library_path_shadows_the_frameworks_own_librar
     machine.ld_cache()
     env = machine.detect()
     cublas = load(env, "torch", "cublas")
-    assert (cublas.path, cublas.version, cublas.via) == ("/usr/local/cuda-12.1/lib64/libcublas.so.12", "12.1.3", "LD_LIBRARY_PATH")
+    assert (cublas.path, cublas.version, cublas.via) == (
+        "/usr/local/cuda-12.1/lib64/libcublas.so.12",
+        "12.1.3",
+        "LD_LIBRARY_PATH",
+    )
     assert cublas.intended == f"{SITE}/nvidia/cublas/lib/libcublas.so.12"
     (f,) = [f for f in diagnose(env, small_recipes()) if f.id == "cuda-lib-mismatch"]
     assert f.severity == "error" and f.frameworks == ("torch",)
-    assert f.title == ("PyTorch loads cudart 12.1.105, cublas 12.1.3, cublasLt 12.1.3 from /usr/local/cuda-12.1/lib64, "
-                       "older than the CUDA 12.6 it was built with")
-    assert any(e.endswith(f"its own copy {SITE}/nvidia/cublas/lib/libcublasLt.so.12 loses") for e in f.evidence)
+    assert f.title == (
+        "PyTorch loads cudart 12.1.105, cublas 12.1.3, cublasLt 12.1.3 from /usr/local/cuda-12.1/lib64, "
+        "older than the CUDA 12.6 it was built with"
+    )
+    assert any(
+        e.endswith(f"its own copy {SITE}/nvidia/cublas/lib/libcublasLt.so.12 loses")
+        for e in f.evidence
+    )
     assert "Remove /usr/local/cuda-12.1/lib64 from LD_LIBRARY_PATH" in f.fix
 
 
 def test_older_cuda_libraries_found_when_the_pip_ones_are_gone(machine):
     cu126_torch_machine(machine, pip_libs=False)
-    machine.cache_dirs.append("/usr/local/cuda-12.1/lib64")   # as the toolkit's ld.so.conf.d entry does
+    machine.cache_dirs.append(
+        "/usr/local/cuda-12.1/lib64"
+    )  # as the toolkit's ld.so.conf.d entry does
     machine.ld_cache()
     env = machine.detect()
     assert load(env, "torch", "cudart").via == "ld.so.cache"
     (f,) = [f for f in diagnose(env, small_recipes()) if f.id == "cuda-lib-mismatch"]
-    assert "pip install --force-reinstall torch==2.11.0" in f.fix and "CUDA >= 12.6 toolkit" in f.fix
+    assert (
+        "pip install --force-reinstall torch==2.11.0" in f.fix and "CUDA >= 12.6 toolkit" in f.fix
+    )
 
 
 def test_newer_cuda_toolkit_first_or_rpath_consumer_is_no_mismatch(machine):
-    cu126_torch_machine(machine, runpath=False)            # DT_RPATH: LD_LIBRARY_PATH cannot win
+    cu126_torch_machine(machine, runpath=False)  # DT_RPATH: LD_LIBRARY_PATH cannot win
     machine.environ["LD_LIBRARY_PATH"] = "/usr/local/cuda-12.1/lib64"
     machine.ld_cache()
-    assert not [f for f in diagnose(machine.detect(), small_recipes()) if f.id == "cuda-lib-mismatch"]
-    machine.cuda_toolkit("12.8.90", "12.8.4.1")            # a newer minor first on the path: compatible
+    assert not [
+        f for f in diagnose(machine.detect(), small_recipes()) if f.id == "cuda-lib-mismatch"
+    ]
+    machine.cuda_toolkit("12.8.90", "12.8.4.1")  # a newer minor first on the path: compatible
     machine.environ["LD_LIBRARY_PATH"] = "/usr/local/cuda-12.8/lib64"
     machine.torch("2.11.0+cu126", "12.6", "nvidia-cudnn-cu12==9.10.2.21", runpath=True)
     env = machine.detect()
@@ -316,10 +364,12 @@ def test_ld_preload_of_another_copys_sub_library_is_mixed(machine):
     machine.h200()
     machine.environ["LD_PRELOAD"] = f"{MULTIARCH}/libcudnn_ops.so.9"
     env = machine.detect()
-    assert load(env, "torch").version == "9.19.0"          # the main library still comes from pip
+    assert load(env, "torch").version == "9.19.0"  # the main library still comes from pip
     (f,) = [f for f in diagnose(env, small_recipes()) if f.id == "cudnn-mixed"]
     assert f.severity == "error" and f.frameworks == ("jax", "torch")
-    assert f.title.startswith(f"LD_PRELOAD forces libcudnn_ops.so.9 (9.14.0) from {MULTIARCH} into every process")
+    assert f.title.startswith(
+        f"LD_PRELOAD forces libcudnn_ops.so.9 (9.14.0) from {MULTIARCH} into every process"
+    )
     assert f"Remove {MULTIARCH}/libcudnn_ops.so.9 from LD_PRELOAD" in f.fix
     from fixer.model import Intent
     from fixer.resolver import resolve
@@ -328,9 +378,14 @@ def test_ld_preload_of_another_copys_sub_library_is_mixed(machine):
     assert ("ld-preload-drop", f"{MULTIARCH}/libcudnn_ops.so.9") in fixes
 
 
-@pytest.mark.parametrize("preload", [f"{PIP_CUDNN}/libcudnn_ops.so.9",    # its own copy: nothing mixed
-                                     "libcudnn_ops.so.9",                  # a bare name: not placeable
-                                     "/opt/other/libfoo.so"])
+@pytest.mark.parametrize(
+    "preload",
+    [
+        f"{PIP_CUDNN}/libcudnn_ops.so.9",  # its own copy: nothing mixed
+        "libcudnn_ops.so.9",  # a bare name: not placeable
+        "/opt/other/libfoo.so",
+    ],
+)
 def test_ld_preload_that_mixes_nothing_is_no_finding(machine, preload):
     machine.h200()
     machine.environ["LD_PRELOAD"] = preload
@@ -347,9 +402,10 @@ def test_a_sub_library_that_will_not_load_beside_its_copy_makes_it_incomplete(ma
     machine.h200(jax=False)
     other = build_stub(tmp_path / "libcudnn_graph_other_release.so.9")
     target = machine.p(PIP_CUDNN) / "libcudnn_cnn.so.9"
-    built = build_stub(tmp_path / "cnn" / "libcudnn_cnn.so.9", needed=[other],
-                            exports={"cudnnGetVersion": 91400})
-    target.write_bytes(built.read_bytes())          # its DT_NEEDED is nowhere beside the copy
+    built = build_stub(
+        tmp_path / "cnn" / "libcudnn_cnn.so.9", needed=[other], exports={"cudnnGetVersion": 91400}
+    )
+    target.write_bytes(built.read_bytes())  # its DT_NEEDED is nowhere beside the copy
     env = machine.detect()
     copy = next(c for c in env.libraries if c.directory == PIP_CUDNN)
     cnn = {f.name: f for f in copy.files}["libcudnn_cnn.so.9"]
@@ -358,8 +414,14 @@ def test_a_sub_library_that_will_not_load_beside_its_copy_makes_it_incomplete(ma
     assert "cudnn-incomplete" in ids(diagnose(env, small_recipes()))
 
 
-@pytest.mark.parametrize("subs", [("libcudnn_ops.so.9",), ("libcudnn_ops.so.9", "libcudnn_graph.so.9"),
-                                  ("libcudnn_engines_precompiled.so.9", "libcudnn_heuristic.so.9")])
+@pytest.mark.parametrize(
+    "subs",
+    [
+        ("libcudnn_ops.so.9",),
+        ("libcudnn_ops.so.9", "libcudnn_graph.so.9"),
+        ("libcudnn_engines_precompiled.so.9", "libcudnn_heuristic.so.9"),
+    ],
+)
 def test_ld_library_path_lending_sub_libraries_is_mixed_and_dropped(machine, subs):
     # on the GPU machine a folder on LD_LIBRARY_PATH holding only the apt libcudnn_ops made torch
     # map it next to the pip libcudnn.so.9 (damage_cycle.sh ld-ops): doctor was healthy, verify failed
@@ -371,11 +433,13 @@ def test_ld_library_path_lending_sub_libraries_is_mixed_and_dropped(machine, sub
             f.unlink()
     machine.environ["LD_LIBRARY_PATH"] = "/opt/lend/lib"
     env = machine.detect()
-    assert load(env, "torch").version == "9.19.0"          # the main library still comes from pip
+    assert load(env, "torch").version == "9.19.0"  # the main library still comes from pip
     (f,) = [f for f in diagnose(env, small_recipes()) if f.id == "cudnn-mixed"]
     assert f.severity == "error" and "torch" in f.frameworks
-    assert f.title.startswith(f"LD_LIBRARY_PATH lends {', '.join(sorted(subs))} (9.14.0) from /opt/lend/lib")
-    assert f.evidence[0].startswith("/opt/lend/lib: ")      # the odd one out first
+    assert f.title.startswith(
+        f"LD_LIBRARY_PATH lends {', '.join(sorted(subs))} (9.14.0) from /opt/lend/lib"
+    )
+    assert f.evidence[0].startswith("/opt/lend/lib: ")  # the odd one out first
     from fixer.model import Intent
     from fixer.resolver import resolve
 
@@ -408,11 +472,21 @@ def test_detect_records_each_search_as_data(machine):
     env = machine.detect()
     for ld in env.loads:
         if ld.path and ld.via != "default":
-            assert m.SearchDir(ld.via, os.path.dirname(ld.path)) in ld.search, (ld.consumer, ld.via, ld.search)
-        assert all(os.path.isabs(s.directory) and s.directory == os.path.normpath(s.directory) for s in ld.search)
+            assert m.SearchDir(ld.via, os.path.dirname(ld.path)) in ld.search, (
+                ld.consumer,
+                ld.via,
+                ld.search,
+            )
+        assert all(
+            os.path.isabs(s.directory) and s.directory == os.path.normpath(s.directory)
+            for s in ld.search
+        )
     torch = load(env, "torch")
     assert torch.ld_preload == (f"{MULTIARCH}/libcudnn.so.9", "/opt/none/libcudnn.so.9")
     vias = [s.via for s in torch.search]
     assert vias.index("LD_PRELOAD") < vias.index("LD_LIBRARY_PATH") < vias.index("DT_RUNPATH")
-    assert [s.directory for s in torch.search if s.via == "LD_LIBRARY_PATH"] == ["/opt/shadow/lib", "/usr/local/nvidia/lib64"]
+    assert [s.directory for s in torch.search if s.via == "LD_LIBRARY_PATH"] == [
+        "/opt/shadow/lib",
+        "/usr/local/nvidia/lib64",
+    ]
     assert m.SearchDir("DT_RUNPATH", PIP_CUDNN) in torch.search

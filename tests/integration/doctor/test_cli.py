@@ -1,5 +1,6 @@
 """`colab-cudnn-fix doctor` through fixer.cli.main, on this machine and on a fake site-packages
 (real compiled stub libraries, real probe child process) with the GPU given by override."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,11 @@ from fixer.cli import main
 from fixer.model import ENVIRONMENT_SCHEMA, Environment, from_dict
 from tests.helpers.fakemachine import FakeMachine, SITE
 
-GPU_ENV = {"COLAB_CUDNN_FIX_GPU": "NVIDIA H200:9.0", "COLAB_CUDNN_FIX_DRIVER": "580.159.04",
-           "COLAB_CUDNN_FIX_CUDA": "13.0"}
+GPU_ENV = {
+    "COLAB_CUDNN_FIX_GPU": "NVIDIA H200:9.0",
+    "COLAB_CUDNN_FIX_DRIVER": "580.159.04",
+    "COLAB_CUDNN_FIX_CUDA": "13.0",
+}
 
 
 @pytest.fixture
@@ -49,7 +53,11 @@ def test_this_machine_text_and_json(capsys, clean_env):
     assert "Traceback" not in out + err
     code_j, out_j, _ = run(capsys, "--json")
     data = json.loads(out_j)
-    assert data["schema"] == ENVIRONMENT_SCHEMA and set(data) >= {"environment", "findings", "healthy"}
+    assert data["schema"] == ENVIRONMENT_SCHEMA and set(data) >= {
+        "environment",
+        "findings",
+        "healthy",
+    }
     env = from_dict(Environment, data["environment"])
     assert env.python is not None and env.python.executable
     assert code == code_j == data["exit_code"]
@@ -65,7 +73,11 @@ def test_healthy_fake_gpu_stack(capsys, fake_site):
     code, out, _ = run(capsys, "--json")
     data = json.loads(out)
     assert code == 0 and data["healthy"] and data["findings"] == []
-    torch = [l for l in data["environment"]["loads"] if l["consumer"] == "torch" and l["library"] == "cudnn"][0]
+    torch = [
+        l
+        for l in data["environment"]["loads"]
+        if l["consumer"] == "torch" and l["library"] == "cudnn"
+    ][0]
     assert torch["version"] == "9.19.0" and torch["path"].endswith("nvidia/cudnn/lib/libcudnn.so.9")
 
 
@@ -76,7 +88,10 @@ def test_pip_cudnn_gone_exit_1(capsys, fake_site):
     assert code == 1
     assert "cudnn-" in out and "fix:" in out
     data = json.loads(run(capsys, "--json")[1])
-    assert not data["healthy"] and {f["id"] for f in data["findings"]} & {"cudnn-missing", "cudnn-too-old"}
+    assert not data["healthy"] and {f["id"] for f in data["findings"]} & {
+        "cudnn-missing",
+        "cudnn-too-old",
+    }
 
 
 def test_no_gpu_visible_exit_3(capsys, fake_site):
@@ -97,11 +112,14 @@ def test_old_driver_exit_1(capsys, fake_site, clean_env):
     assert code == 1 and "driver-too-old" in ids
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["--python", "/nonexistent/python3"], "no such file"),
-    (["--python", "/bin/false"], "could not inspect"),
-    (["--recipes", "/nonexistent-dir"], "not a directory"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["--python", "/nonexistent/python3"], "no such file"),
+        (["--python", "/bin/false"], "could not inspect"),
+        (["--recipes", "/nonexistent-dir"], "not a directory"),
+    ],
+)
 def test_bad_input_exit_2(capsys, clean_env, argv, needle):
     code, out, err = run(capsys, *argv)
     assert code == 2 and needle in err and "Traceback" not in out + err
@@ -115,6 +133,7 @@ def test_bad_override_exit_2(capsys, clean_env):
 
 def test_lock_drift_findings_are_reported(capsys, clean_env, monkeypatch, tmp_path):
     from fixer.model import Finding
+
     mod = types.ModuleType("fixer.lockfile")
     mod.check_drift = lambda path, env: (Finding("pip-conflict", "warning", f"drift from {path}"),)
     monkeypatch.setitem(sys.modules, "fixer.lockfile", mod)
@@ -123,7 +142,7 @@ def test_lock_drift_findings_are_reported(capsys, clean_env, monkeypatch, tmp_pa
     assert code == 1 and any("drift from" in f["title"] for f in data["findings"])
 
 
-FAKE_TORCH = '''
+FAKE_TORCH = """
 __version__ = "2.11.0+cu130"
 class _Cudnn:
     @staticmethod
@@ -135,7 +154,7 @@ class cuda:
     @staticmethod
     def is_available():
         return False
-'''
+"""
 
 
 def test_deep_imports_the_framework_in_a_child(capsys, fake_site):
@@ -143,5 +162,9 @@ def test_deep_imports_the_framework_in_a_child(capsys, fake_site):
     code, out, err = run(capsys, "--deep", "--json")
     views = json.loads(out)["environment"]["runtime_views"]
     torch = next(v for v in views if v["framework"] == "torch")
-    assert torch["imported"] and torch["cudnn_runtime"] == "9.19.0" and torch["cuda_available"] is False
+    assert (
+        torch["imported"]
+        and torch["cudnn_runtime"] == "9.19.0"
+        and torch["cuda_available"] is False
+    )
     assert torch["version"] == "2.11.0+cu130" and torch["seconds"] is not None

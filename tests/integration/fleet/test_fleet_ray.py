@@ -8,6 +8,7 @@ The CLI runs for real as a subprocess against the cluster's address. Ray is an o
 (`pip install colab-cudnn-fix[fleet]`); without it these tests are skipped, saying so. CI installs
 it (.ci/run installs the test and fleet extras).
 """
+
 from __future__ import annotations
 
 import json
@@ -20,10 +21,21 @@ from typing import Dict, Iterator
 import pytest
 from tests.helpers.paths import REPO
 
-ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'colab-cudnn-fix[fleet]' to run the fleet tests")
+ray = pytest.importorskip(
+    "ray",
+    reason="Ray is not installed: pip install 'colab-cudnn-fix[fleet]' to run the fleet tests",
+)
 
-H200 = {"COLAB_CUDNN_FIX_GPU": "NVIDIA H200:9.0", "COLAB_CUDNN_FIX_DRIVER": "580.65.06", "COLAB_CUDNN_FIX_CUDA": "13.0"}
-T4_OLD = {"COLAB_CUDNN_FIX_GPU": "Tesla T4:7.5", "COLAB_CUDNN_FIX_DRIVER": "535.104.05", "COLAB_CUDNN_FIX_CUDA": "12.2"}
+H200 = {
+    "COLAB_CUDNN_FIX_GPU": "NVIDIA H200:9.0",
+    "COLAB_CUDNN_FIX_DRIVER": "580.65.06",
+    "COLAB_CUDNN_FIX_CUDA": "13.0",
+}
+T4_OLD = {
+    "COLAB_CUDNN_FIX_GPU": "Tesla T4:7.5",
+    "COLAB_CUDNN_FIX_DRIVER": "535.104.05",
+    "COLAB_CUDNN_FIX_CUDA": "12.2",
+}
 LOCK = """version = 2
 created = "2026-11-26T00:00:00Z"
 tool = "colab-cudnn-fix test"
@@ -43,20 +55,28 @@ def site(root: Path, probe_version: str, torch: bool = False) -> Path:
     d = root / f"site-{probe_version}{'-torch' if torch else ''}"
     info = d / f"ccf_fleet_probe-{probe_version}.dist-info"
     info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: ccf-fleet-probe\nVersion: {probe_version}\n")
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: ccf-fleet-probe\nVersion: {probe_version}\n"
+    )
     if torch:
         t = d / "torch"
         t.mkdir()
         (t / "version.py").write_text("__version__ = '2.11.0+cu130'\ncuda = '13.0'\nhip = None\n")
         ti = d / "torch-2.11.0.dist-info"
         ti.mkdir()
-        (ti / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.11.0+cu130\n"
-                                     "Requires-Dist: nvidia-cudnn-cu13==9.19.0.56; platform_system == \"Linux\"\n")
+        (ti / "METADATA").write_text(
+            "Metadata-Version: 2.1\nName: torch\nVersion: 2.11.0+cu130\n"
+            'Requires-Dist: nvidia-cudnn-cu13==9.19.0.56; platform_system == "Linux"\n'
+        )
     return d
 
 
 def node_env(facts: Dict[str, str], pythonpath: Path) -> Dict[str, str]:
-    return {**facts, "PYTHONPATH": f"{REPO}{os.pathsep}{pythonpath}", "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"]}
+    return {
+        **facts,
+        "PYTHONPATH": f"{REPO}{os.pathsep}{pythonpath}",
+        "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"],
+    }
 
 
 @pytest.fixture(scope="module")
@@ -70,12 +90,22 @@ def cluster(tmp_path_factory) -> Iterator[dict]:
     os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
     root = tmp_path_factory.mktemp("fleet")
     v1, v2 = site(root, "1.0"), site(root, "2.0", torch=True)
-    common = {"num_cpus": 1, "num_gpus": 1, "node_ip_address": "127.0.0.1", "object_store_memory": 80 * 1024 * 1024,
-              "include_dashboard": False}
-    c = Cluster(initialize_head=True, head_node_args={**common, "env_vars": node_env(H200, v1), "resources": {"head": 1}})
+    common = {
+        "num_cpus": 1,
+        "num_gpus": 1,
+        "node_ip_address": "127.0.0.1",
+        "object_store_memory": 80 * 1024 * 1024,
+        "include_dashboard": False,
+    }
+    c = Cluster(
+        initialize_head=True,
+        head_node_args={**common, "env_vars": node_env(H200, v1), "resources": {"head": 1}},
+    )
     c.add_node(**common, env_vars=node_env(H200, v1), resources={"twin": 1})
     c.add_node(**common, env_vars=node_env(T4_OLD, v2), resources={"drifted": 1})
-    c.add_node(num_cpus=1, num_gpus=0, node_ip_address="127.0.0.1", object_store_memory=80 * 1024 * 1024)  # no GPU: skipped
+    c.add_node(
+        num_cpus=1, num_gpus=0, node_ip_address="127.0.0.1", object_store_memory=80 * 1024 * 1024
+    )  # no GPU: skipped
     c.wait_for_nodes()
     lock = root / "stack.lock.toml"
     lock.write_text(LOCK)
@@ -91,15 +121,22 @@ def cluster(tmp_path_factory) -> Iterator[dict]:
 
 def fleet(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "fixer", "fleet", *args], capture_output=True, text=True,
-                          env=env, timeout=240)
+    return subprocess.run(
+        [sys.executable, "-m", "fixer", "fleet", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=240,
+    )
 
 
 def test_fleet_doctor_groups_nodes_by_finding(cluster) -> None:
     r = fleet("doctor", "--ray", cluster["address"], "--json", "--timeout", "180")
     assert r.returncode == 1, r.stdout + r.stderr
     value = json.loads(r.stdout)
-    assert value["node_count"] == 3 and value["checked"] == 3 and value["failed"] == []   # the GPU-less node is not asked
+    assert (
+        value["node_count"] == 3 and value["checked"] == 3 and value["failed"] == []
+    )  # the GPU-less node is not asked
     by_node = {n["node"]: n for n in value["nodes"]}
     drifted = [n for n in value["nodes"] if "Tesla T4" in n["stack"]]
     assert len(drifted) == 1 and not drifted[0]["healthy"]
@@ -113,17 +150,37 @@ def test_fleet_doctor_groups_nodes_by_finding(cluster) -> None:
 
 
 def test_fleet_lock_check_names_the_drifted_node(cluster) -> None:
-    r = fleet("lock-check", "--ray", cluster["address"], "--lock", cluster["lock"], "--json", "--timeout", "180")
+    r = fleet(
+        "lock-check",
+        "--ray",
+        cluster["address"],
+        "--lock",
+        cluster["lock"],
+        "--json",
+        "--timeout",
+        "180",
+    )
     assert r.returncode == 1, r.stdout + r.stderr
     value = json.loads(r.stdout)
     drifted = next(n["node"] for n in value["nodes"] if "Tesla T4" in n["stack"])
-    assert value["by_drift"]["drift from lock: ccf-fleet-probe is 2.0, the lock has 1.0"] == [drifted]
-    assert any("needs CUDA 13.0" in line and nodes == [drifted] for line, nodes in value["by_drift"].items())
-    assert sorted(value["nodes_without_drift"]) == sorted(n["node"] for n in value["nodes"] if n["node"] != drifted)
+    assert value["by_drift"]["drift from lock: ccf-fleet-probe is 2.0, the lock has 1.0"] == [
+        drifted
+    ]
+    assert any(
+        "needs CUDA 13.0" in line and nodes == [drifted]
+        for line, nodes in value["by_drift"].items()
+    )
+    assert sorted(value["nodes_without_drift"]) == sorted(
+        n["node"] for n in value["nodes"] if n["node"] != drifted
+    )
     md = fleet("lock-check", "--ray", cluster["address"], "--lock", cluster["lock"], "--markdown")
     assert "#### Drift from the lock" in md.stdout and "ccf-fleet-probe is 2.0" in md.stdout
 
 
 def test_unreachable_cluster_is_a_usage_error() -> None:
     r = fleet("doctor", "--ray", "127.0.0.1:1", "--timeout", "5")
-    assert r.returncode == 2 and "cannot connect" in (r.stdout + r.stderr) and "Traceback" not in r.stderr
+    assert (
+        r.returncode == 2
+        and "cannot connect" in (r.stdout + r.stderr)
+        and "Traceback" not in r.stderr
+    )

@@ -3,13 +3,14 @@ both layouts: PyPI's simple index (PEP 691 JSON + PEP 503 HTML) and PyTorch's pe
 folders (download.pytorch.org/whl/cu128: HTML only), both on 127.0.0.1 through --index-mirror.
 apt packages become held apt pins; +cuXXX builds are hashed from the PyTorch layout; an index
 that cannot be reached is named as such."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from fixer import installers
+from fixer.planner import installers
 from fixer.cli import main
 from fixer.lockfile import read_lock
 from fixer.lockfile.closure import build_index, dependency_closure
@@ -26,8 +27,13 @@ def _serve_closure(name, index, tmp_path):
     served = {}
     for dist, version, idx in dependency_closure(view.env, view.plan.stack):
         idx = idx or build_index(view.plan.stack, dist, version)
-        w = build_wheel(tmp_path / "wheels", dist, version, {f"{dist.replace('-', '_')}/__init__.py": ""},
-                        tag="py3-none-manylinux_2_17_x86_64")
+        w = build_wheel(
+            tmp_path / "wheels",
+            dist,
+            version,
+            {f"{dist.replace('-', '_')}/__init__.py": ""},
+            tag="py3-none-manylinux_2_17_x86_64",
+        )
         if idx and idx.startswith(installers.PYTORCH_INDEX + "/"):
             index.add_pytorch(idx.rsplit("/", 1)[1], w)
             served[dist] = (version, sha256_file(w), idx)
@@ -38,8 +44,12 @@ def _serve_closure(name, index, tmp_path):
 
 
 def _mirrors(index):
-    return ["--index-mirror", f"{installers.PYPI_SIMPLE}={index.url.rstrip('/')}",
-            "--index-mirror", f"{installers.PYTORCH_INDEX}={index.pytorch_url}"]
+    return [
+        "--index-mirror",
+        f"{installers.PYPI_SIMPLE}={index.url.rstrip('/')}",
+        "--index-mirror",
+        f"{installers.PYTORCH_INDEX}={index.pytorch_url}",
+    ]
 
 
 @pytest.mark.parametrize("name", ["colab-2025-01-tf215", "colab-2026-08"])
@@ -53,24 +63,38 @@ def test_lock_on_a_stock_colab_image(name, tmp_path, capsys, monkeypatch):
         assert code == 0, body
         lock = read_lock(str(out))
         assert {p.name: (p.version, p.hashes, p.index) for p in lock.packages} == {
-            d: (v, ("sha256:" + h,), i) for d, (v, h, i) in served.items()}
+            d: (v, ("sha256:" + h,), i) for d, (v, h, i) in served.items()
+        }
         plus = [p for p in lock.packages if "+cu" in p.version]
         assert plus and all(p.index.startswith(installers.PYTORCH_INDEX + "/cu") for p in plus)
         # the +cuXXX files came from the PyTorch layout, never from the PyPI one
         assert any(r.startswith("/whl/cu") for r in index.requests)
         assert not any(r.startswith("/simple/torch") for r in index.requests)
         assert {(a.package, a.version, a.hold, a.integrity) for a in lock.apt} == {
-            (k, v, True, "apt-signed-index") for k, v in view.plan.stack.apt.items()}
+            (k, v, True, "apt-signed-index") for k, v in view.plan.stack.apt.items()
+        }
         if view.plan.stack.apt:
-            assert "[[apt]]" in out.read_text() and 'integrity = "apt-signed-index"' in out.read_text()
+            assert (
+                "[[apt]]" in out.read_text() and 'integrity = "apt-signed-index"' in out.read_text()
+            )
 
 
 def test_an_index_that_cannot_be_reached_is_named(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    dead = "http://127.0.0.1:9"   # nothing listens on the discard port
-    code = main(["lock", "--environment", "colab-2026-08", "-o", str(tmp_path / "x.toml"),
-                 "--index-mirror", f"{installers.PYPI_SIMPLE}={dead}/simple",
-                 "--index-mirror", f"{installers.PYTORCH_INDEX}={dead}/whl"])
+    dead = "http://127.0.0.1:9"  # nothing listens on the discard port
+    code = main(
+        [
+            "lock",
+            "--environment",
+            "colab-2026-08",
+            "-o",
+            str(tmp_path / "x.toml"),
+            "--index-mirror",
+            f"{installers.PYPI_SIMPLE}={dead}/simple",
+            "--index-mirror",
+            f"{installers.PYTORCH_INDEX}={dead}/whl",
+        ]
+    )
     err = " ".join(capsys.readouterr().err.split())
     assert code == 1 and "cannot reach http://127.0.0.1:9/" in err and "no file" not in err, err
     assert not (tmp_path / "x.toml").exists()

@@ -1,5 +1,6 @@
 """`plan` detects the machine the same way `doctor` and `apply` do: COLAB_CUDNN_FIX_* overrides
 are honoured (one pipeline for every command)."""
+
 import json
 
 from fixer.cli import main
@@ -12,7 +13,9 @@ def test_plan_honours_the_no_gpu_override(capsys, monkeypatch):
     assert main(["plan", "--json"]) == 0
     body = json.loads(capsys.readouterr().out)
     assert body["plan"]["nothing_to_do"] is True
-    assert [f["id"] for f in body["plan"]["findings"]] == ["gpu-missing"] or body["plan"]["findings"] == []
+    assert [f["id"] for f in body["plan"]["findings"]] == ["gpu-missing"] or body["plan"][
+        "findings"
+    ] == []
 
 
 def test_plan_for_a_bundled_machine_keeps_torch_and_reinstalls_only_cudnn():

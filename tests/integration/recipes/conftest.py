@@ -1,4 +1,5 @@
 """The recipes' integration tests (a local index, the refresh script) start with an empty recipe cache."""
+
 from __future__ import annotations
 
 import pytest

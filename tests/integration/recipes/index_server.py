@@ -4,6 +4,7 @@ Routes map a path to (status, content type, body, delay seconds); `hits` counts 
 path. JSON project pages are served only when the client asks for PEP 691 JSON (as real
 indexes do with content negotiation).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -17,8 +18,15 @@ from urllib.parse import unquote
 PEP691 = "application/vnd.pypi.simple.v1+json"
 
 
-def metadata_text(name: str, version: str, requires: List[str], requires_python: str = ">=3.10") -> str:
-    lines = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}", f"Requires-Python: {requires_python}"]
+def metadata_text(
+    name: str, version: str, requires: List[str], requires_python: str = ">=3.10"
+) -> str:
+    lines = [
+        "Metadata-Version: 2.1",
+        f"Name: {name}",
+        f"Version: {version}",
+        f"Requires-Python: {requires_python}",
+    ]
     lines += [f"Requires-Dist: {r}" for r in requires]
     return "\n".join(lines) + "\n\nlong description\n"
 
@@ -62,8 +70,10 @@ class IndexServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
-        self.httpd.block_on_close = False   # a hanging handler must not hold up the test
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self.httpd.block_on_close = False  # a hanging handler must not hold up the test
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def url(self) -> str:
@@ -83,12 +93,21 @@ class IndexServer:
         """base "/whl/cu126"; wheels: (filename, METADATA text or None for no PEP 658 file)."""
         files = []
         for filename, meta in wheels:
-            entry = {"filename": filename, "url": filename.replace("+", "%2B"), "hashes": {"sha256": "0" * 64}}
+            entry = {
+                "filename": filename,
+                "url": filename.replace("+", "%2B"),
+                "hashes": {"sha256": "0" * 64},
+            }
             if meta is not None:
                 digest = hashlib.sha256(meta.encode()).hexdigest()
                 entry["core-metadata"] = {"sha256": digest}
                 entry["data-dist-info-metadata"] = {"sha256": digest}
-                self.routes[f"{base}/{name}/{filename}.metadata"] = (200, "text/plain", meta.encode(), 0.0)
+                self.routes[f"{base}/{name}/{filename}.metadata"] = (
+                    200,
+                    "text/plain",
+                    meta.encode(),
+                    0.0,
+                )
             files.append(entry)
         page = {"meta": {"api-version": "1.1"}, "name": name, "files": files}
         self.routes[f"{base}/{name}/"] = (200, PEP691, json.dumps(page).encode(), 0.0)

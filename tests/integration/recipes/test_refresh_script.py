@@ -1,5 +1,6 @@
 """scripts/refresh_recipes.py against the local index: diff in --dry-run, in-place rewrite, and
 the rewritten file still validates."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -7,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from fixer import recipes as rec
+from fixer import recipebook as rec
 
-from .index_server import IndexServer, metadata_text
+from tests.integration.recipes.index_server import IndexServer, metadata_text
 from tests.helpers.paths import REPO
 
 ROOT = REPO
 
-TORCH_TOML = '''schema = 1
+TORCH_TOML = """schema = 1
 
 # two builds to refresh
 [[build]]
@@ -41,7 +42,7 @@ python = ">=3.10,<3.15"
 packages = ["torch==2.11.0"]
 requires = ["nvidia-cudnn-cu13==9.19.0.56"]
 source = "pip metadata"
-'''
+"""
 
 CU126_REQS = [
     "filelock",
@@ -53,7 +54,9 @@ CU126_REQS = [
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("refresh_recipes", ROOT / "scripts" / "refresh_recipes.py")
+    spec = importlib.util.spec_from_file_location(
+        "refresh_recipes", ROOT / "scripts" / "refresh_recipes.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)  # type: ignore[union-attr]
     return mod
@@ -62,21 +65,48 @@ def _script():
 @pytest.fixture
 def index():
     with IndexServer() as srv:
-        srv.add_project("/whl/cu126", "torch", [
-            ("torch-2.11.0+cu126-cp312-cp312-manylinux_2_28_x86_64.whl", metadata_text("torch", "2.11.0+cu126", CU126_REQS)),
-        ])
-        srv.add_json("/pypi/torch/2.11.0/json", {"info": {"requires_dist": [
-            "filelock",
-            'cuda-toolkit[cudart,cublas]==13.0.2; platform_system == "Linux"',
-            'nvidia-cudnn-cu13==9.19.0.56; platform_system == "Linux"',
-            'triton==3.6.0; platform_system == "Linux"',
-        ]}})
+        srv.add_project(
+            "/whl/cu126",
+            "torch",
+            [
+                (
+                    "torch-2.11.0+cu126-cp312-cp312-manylinux_2_28_x86_64.whl",
+                    metadata_text("torch", "2.11.0+cu126", CU126_REQS),
+                ),
+            ],
+        )
+        srv.add_json(
+            "/pypi/torch/2.11.0/json",
+            {
+                "info": {
+                    "requires_dist": [
+                        "filelock",
+                        'cuda-toolkit[cudart,cublas]==13.0.2; platform_system == "Linux"',
+                        'nvidia-cudnn-cu13==9.19.0.56; platform_system == "Linux"',
+                        'triton==3.6.0; platform_system == "Linux"',
+                    ]
+                }
+            },
+        )
         yield srv
 
 
 def _run(mod, path: Path, index: IndexServer, tmp_path: Path, *extra: str) -> int:
-    return mod.main(["--recipes", str(path), "--index-url", index.url + "/whl", "--pypi-url", index.url,
-                     "--cache-dir", str(tmp_path / "cache"), "--timeout", "2", *extra])
+    return mod.main(
+        [
+            "--recipes",
+            str(path),
+            "--index-url",
+            index.url + "/whl",
+            "--pypi-url",
+            index.url,
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--timeout",
+            "2",
+            *extra,
+        ]
+    )
 
 
 def test_dry_run_prints_the_diff_and_changes_nothing(index, tmp_path, capsys):
@@ -87,10 +117,15 @@ def test_dry_run_prints_the_diff_and_changes_nothing(index, tmp_path, capsys):
     out = capsys.readouterr()
     assert path.read_text() == TORCH_TOML
     assert '-requires = ["nvidia-cudnn-cu12==9.10.2.21"]' in out.out
-    assert ('+requires = ["nvidia-cuda-runtime-cu12==12.6.77", "nvidia-cudnn-cu12==9.19.0.56", '
-            '"nvidia-cublas-cu12==12.6.4.1"]') in out.out
+    assert (
+        '+requires = ["nvidia-cuda-runtime-cu12==12.6.77", "nvidia-cudnn-cu12==9.19.0.56", '
+        '"nvidia-cublas-cu12==12.6.4.1"]'
+    ) in out.out
     assert '+cudnn = "9.19.0"' in out.out
-    assert '+requires = ["cuda-toolkit[cublas,cudart]==13.0.2", "nvidia-cudnn-cu13==9.19.0.56"]' in out.out
+    assert (
+        '+requires = ["cuda-toolkit[cublas,cudart]==13.0.2", "nvidia-cudnn-cu13==9.19.0.56"]'
+        in out.out
+    )
     assert "2 builds checked, 2 changed, 0 not answered" in out.err
 
 
@@ -101,14 +136,20 @@ def test_write_then_validate_and_idempotent(index, tmp_path, capsys):
     mod = _script()
     assert _run(mod, path, index, tmp_path) == 0
     text = path.read_text()
-    assert "# two builds to refresh" in text                        # layout and comments stay
+    assert "# two builds to refresh" in text  # layout and comments stay
     assert rec.validate([str(path.parent)]) == []
-    (cu126,) = [b for b in rec.load([str(path.parent)]).builds_for("torch", "2.11.0") if b.variant == "cu126"]
+    (cu126,) = [
+        b
+        for b in rec.load([str(path.parent)]).builds_for("torch", "2.11.0")
+        if b.variant == "cu126"
+    ]
     assert cu126.cudnn == "9.19.0" and "nvidia-cublas-cu12==12.6.4.1" in cu126.requires
-    assert cu126.source.startswith("package metadata read by refresh_recipes.py: " + index.url + "/whl/cu126/torch/")
+    assert cu126.source.startswith(
+        "package metadata read by refresh_recipes.py: " + index.url + "/whl/cu126/torch/"
+    )
     assert cu126.note == "requires: read from the wheel's own metadata | other note"
     capsys.readouterr()
-    assert _run(mod, path, index, tmp_path) == 0                   # second run: nothing to change
+    assert _run(mod, path, index, tmp_path) == 0  # second run: nothing to change
     assert path.read_text() == text
     assert "0 changed" in capsys.readouterr().err
 
@@ -120,8 +161,23 @@ def test_offline_index_leaves_the_file_alone(tmp_path, capsys):
     path.parent.mkdir()
     path.write_text(TORCH_TOML)
     mod = _script()
-    assert mod.main(["--recipes", str(path), "--index-url", url + "/whl", "--pypi-url", url,
-                     "--cache-dir", str(tmp_path / "c"), "--timeout", "0.5"]) == 0
+    assert (
+        mod.main(
+            [
+                "--recipes",
+                str(path),
+                "--index-url",
+                url + "/whl",
+                "--pypi-url",
+                url,
+                "--cache-dir",
+                str(tmp_path / "c"),
+                "--timeout",
+                "0.5",
+            ]
+        )
+        == 0
+    )
     assert path.read_text() == TORCH_TOML
     assert "2 not answered" in capsys.readouterr().err
 
@@ -129,7 +185,9 @@ def test_offline_index_leaves_the_file_alone(tmp_path, capsys):
 def test_refreshed_records_survive_a_reimport(index, tmp_path, shared_data):
     """import_shared_data.py keeps records a refresh rewrote."""
     out = tmp_path / "out"
-    spec = importlib.util.spec_from_file_location("import_shared_data", ROOT / "scripts" / "import_shared_data.py")
+    spec = importlib.util.spec_from_file_location(
+        "import_shared_data", ROOT / "scripts" / "import_shared_data.py"
+    )
     imp = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(imp)  # type: ignore[union-attr]
     assert imp.main(["--data", str(shared_data), "--out", str(out)]) == 0

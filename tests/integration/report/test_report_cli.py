@@ -1,4 +1,5 @@
 """`report` end to end: the real CLI in a child process on a bundled GPU-machine environment."""
+
 from __future__ import annotations
 
 import json
@@ -6,13 +7,15 @@ import os
 import subprocess
 import sys
 
-from fixer.report import REPORT_SCHEMA
+from fixer.reporting.report import REPORT_SCHEMA
 from tests.helpers.paths import REPO
 
 
 def cli(*args: str, home: str = "/opt/torch", user: str = "torch") -> subprocess.CompletedProcess:
     env = dict(os.environ, HOME=home, USER=user, LOGNAME=user, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "fixer", *args], capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "fixer", *args], capture_output=True, text=True, env=env, timeout=120
+    )
 
 
 def test_report_cli_markdown_html_json() -> None:
@@ -29,11 +32,23 @@ def test_report_cli_markdown_html_json() -> None:
     raw = cli("report", "--environment", "h200-pip-cudnn-hidden", "--no-redact").stdout
     assert "/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib" in raw
     page = cli("report", "--environment", "h200-pip-cudnn-hidden", "--html")
-    assert page.returncode == 0 and page.stdout.startswith("<!doctype html>") and "cudnn-too-old" in page.stdout
+    assert (
+        page.returncode == 0
+        and page.stdout.startswith("<!doctype html>")
+        and "cudnn-too-old" in page.stdout
+    )
     assert "/opt/torch" not in page.stdout
     data = json.loads(cli("report", "--environment", "h200-pip-cudnn-hidden", "--json").stdout)
-    assert data["schema"] == REPORT_SCHEMA == 2 and data["redacted"] is True and data["exit_code"] == 1
-    assert data["cudnn_copies"] and all(c["package"] is None or set(c["package"]) == {"name", "version"}
-                                        for c in data["cudnn_copies"])         # schema 2: package is an object
+    assert (
+        data["schema"] == REPORT_SCHEMA == 2 and data["redacted"] is True and data["exit_code"] == 1
+    )
+    assert data["cudnn_copies"] and all(
+        c["package"] is None or set(c["package"]) == {"name", "version"}
+        for c in data["cudnn_copies"]
+    )  # schema 2: package is an object
     bad = cli("report", "--html", "--json")
-    assert bad.returncode == 2 and "exclude each other" in bad.stdout + bad.stderr and "Traceback" not in bad.stderr
+    assert (
+        bad.returncode == 2
+        and "exclude each other" in bad.stdout + bad.stderr
+        and "Traceback" not in bad.stderr
+    )

@@ -1,5 +1,6 @@
 """Fixtures for the verify tests: stand-in child scripts (crash, hang, garbage, success) and
 throw-away interpreters whose `torch` is a stand-in module."""
+
 from __future__ import annotations
 
 import json
@@ -48,7 +49,9 @@ def fake_venv(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str], 
         if key in made:
             return made[key]
         root = tmp_path_factory.mktemp(f"venv-{package}")
-        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True, timeout=120)
+        subprocess.run(
+            [sys.executable, "-m", "venv", "--without-pip", str(root)], check=True, timeout=120
+        )
         sp = next((root / "lib").glob("python3*/site-packages"))
         (sp / package).mkdir()
         (sp / package / "__init__.py").write_text(textwrap.dedent(source))

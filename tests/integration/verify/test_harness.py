@@ -1,5 +1,6 @@
 """The child-process harness: whatever the child does (crash, hang, garbage, success), verify
 returns a classified CheckResult and never crashes itself."""
+
 from __future__ import annotations
 
 import os
@@ -8,7 +9,7 @@ import time
 
 import pytest
 
-from fixer.verification import CHILD, classify, parse_records, run_check, passed
+from fixer.verifier.checks import CHILD, classify, parse_records, run_check, passed
 from tests.integration.verify.conftest import record
 
 PY = sys.executable
@@ -40,19 +41,29 @@ def test_success_is_passed_with_versions_cases_and_timings(stand_in):
     assert r.cudnn_loaded == "9.19.0" and r.cudnn_built == "9.19.0"
     assert len(r.cases) == 3 and all(c["ok"] for c in r.cases)
     assert r.first_seconds == pytest.approx(0.48) and r.steady_seconds == pytest.approx(0.0002)
-    assert r.import_seconds == pytest.approx(1.25) and r.device == "NVIDIA H200" and r.compute_capability == "9.0"
+    assert (
+        r.import_seconds == pytest.approx(1.25)
+        and r.device == "NVIDIA H200"
+        and r.compute_capability == "9.0"
+    )
     assert r.findings == () and r.output == ""
 
 
-@pytest.mark.parametrize("how,sig", [("os.abort()", "SIGABRT"), ("os.kill(os.getpid(), signal.SIGSEGV)", "SIGSEGV")])
+@pytest.mark.parametrize(
+    "how,sig", [("os.abort()", "SIGABRT"), ("os.kill(os.getpid(), signal.SIGSEGV)", "SIGSEGV")]
+)
 def test_crash_is_crashed_with_the_signal_and_keeps_partial_records(stand_in, how, sig):
-    body = """
+    body = (
+        """
 emit("start", framework="torch", python=sys.executable, pid=os.getpid(), cuda_visible_devices=None)
 emit("imported", framework="torch", version="2.11.0", seconds=1.0, cuda_build=True, cuda="13.0")
 emit("case", case="small", dtype="float32", layout="NCHW", errors={}, max_error=0.0, tolerance=0.01, ok=True,
      first_ms=1.0, steady_ms=1.0)
 sys.stderr.write("Fatal Python error: Segmentation fault\\n"); sys.stderr.flush()
-""" + how + "\n"
+"""
+        + how
+        + "\n"
+    )
     r = run_check(PY, "torch", script=stand_in(body), timeout=30)
     assert r.status == "crashed" and r.signal == sig
     assert sig in r.summary and "1 case" in r.summary
@@ -75,7 +86,7 @@ time.sleep(300)
     assert time.monotonic() - t < 20
     assert r.status == "timeout" and "2 s" in r.summary
     grandchild = int(pidfile.read_text())
-    for _ in range(50):   # the kill is asynchronous; the grandchild must be gone (or a zombie) soon
+    for _ in range(50):  # the kill is asynchronous; the grandchild must be gone (or a zombie) soon
         try:
             with open(f"/proc/{grandchild}/stat") as fh:
                 state = fh.read().split(")")[-1].split()[0]
@@ -125,7 +136,13 @@ def test_missing_interpreter_is_a_failed_result_not_an_exception(tmp_path):
 def _nogpu(message, cvd=None):
     return [
         {"event": "start", "framework": "torch", "cuda_visible_devices": cvd},
-        {"event": "imported", "framework": "torch", "version": "2.11.0+cu130", "seconds": 1.0, "cuda_build": True},
+        {
+            "event": "imported",
+            "framework": "torch",
+            "version": "2.11.0+cu130",
+            "seconds": 1.0,
+            "cuda_build": True,
+        },
         {"event": "nogpu", "reason": "no-device", "message": message},
         {"event": "done", "seconds": 1.1},
     ]
@@ -139,7 +156,10 @@ def test_hidden_gpu_is_gpu_missing_naming_cuda_visible_devices():
 
 
 def test_no_gpu_because_the_driver_is_too_old_is_driver_too_old():
-    r = classify("torch", _nogpu("RuntimeError: The NVIDIA driver on your system is too old (found version 12020)."))
+    r = classify(
+        "torch",
+        _nogpu("RuntimeError: The NVIDIA driver on your system is too old (found version 12020)."),
+    )
     assert [f.id for f in r.findings] == ["driver-too-old"]
 
 
@@ -151,36 +171,76 @@ def test_cpu_only_build():
 
 
 def test_wrong_numbers_fail_even_without_an_error():
-    recs = parse_records("\n".join([
-        record("start", framework="torch", cuda_visible_devices=None),
-        record("imported", framework="torch", version="2.11.0", seconds=1.0, cuda_build=True),
-        record("case", case="small-3x32x32", dtype="float32", layout="NCHW", errors={"y": 1.7}, max_error=1.7,
-               tolerance=0.01, ok=False, first_ms=1.0, steady_ms=1.0),
-        record("done", seconds=2.0),
-    ]))
+    recs = parse_records(
+        "\n".join(
+            [
+                record("start", framework="torch", cuda_visible_devices=None),
+                record(
+                    "imported", framework="torch", version="2.11.0", seconds=1.0, cuda_build=True
+                ),
+                record(
+                    "case",
+                    case="small-3x32x32",
+                    dtype="float32",
+                    layout="NCHW",
+                    errors={"y": 1.7},
+                    max_error=1.7,
+                    tolerance=0.01,
+                    ok=False,
+                    first_ms=1.0,
+                    steady_ms=1.0,
+                ),
+                record("done", seconds=2.0),
+            ]
+        )
+    )
     r = classify("torch", recs)
     assert r.status == "failed"
     assert "wrong numbers: small-3x32x32 float32 max error 1.7 > tolerance 0.01" in r.summary
 
 
 def test_torch_version_check_error_becomes_cudnn_too_old():
-    recs = parse_records("\n".join([
-        record("start", framework="torch", cuda_visible_devices=None),
-        record("imported", framework="torch", version="2.11.0", seconds=1.0, cuda_build=True),
-        record("case", case="small", dtype="float32", layout="NCHW", errors={}, max_error=0.0, tolerance=0.01, ok=True,
-               first_ms=1.0, steady_ms=1.0),
-        record("error", stage="torch.backends.cudnn.version()", type="RuntimeError",
-               message="cuDNN version incompatibility: PyTorch was compiled  against (9, 19, 0) but found runtime "
-                       "version (9, 14, 0). PyTorch already comes bundled with cuDNN."),
-        record("done", seconds=2.0),
-    ]))
+    recs = parse_records(
+        "\n".join(
+            [
+                record("start", framework="torch", cuda_visible_devices=None),
+                record(
+                    "imported", framework="torch", version="2.11.0", seconds=1.0, cuda_build=True
+                ),
+                record(
+                    "case",
+                    case="small",
+                    dtype="float32",
+                    layout="NCHW",
+                    errors={},
+                    max_error=0.0,
+                    tolerance=0.01,
+                    ok=True,
+                    first_ms=1.0,
+                    steady_ms=1.0,
+                ),
+                record(
+                    "error",
+                    stage="torch.backends.cudnn.version()",
+                    type="RuntimeError",
+                    message="cuDNN version incompatibility: PyTorch was compiled  against (9, 19, 0) but found runtime "
+                    "version (9, 14, 0). PyTorch already comes bundled with cuDNN.",
+                ),
+                record("done", seconds=2.0),
+            ]
+        )
+    )
     r = classify("torch", recs)
     assert r.status == "failed" and r.findings[0].id == "cudnn-too-old"
     assert "9.14.0" in r.findings[0].title
 
 
 def test_parse_records_skips_noise_and_bad_lines():
-    text = "hello\n" + record("start", framework="x") + "\n@@fixer-verify@@ {bad\n@@fixer-verify@@ [1, 2]\n"
+    text = (
+        "hello\n"
+        + record("start", framework="x")
+        + "\n@@fixer-verify@@ {bad\n@@fixer-verify@@ [1, 2]\n"
+    )
     assert parse_records(text) == [{"event": "start", "framework": "x"}]
 
 
@@ -189,7 +249,7 @@ def test_a_stall_on_an_incomplete_copy_ends_early_with_its_stage(stand_in):
     # hung until the 120 s timeout on the GPU machine with engines_precompiled missing.
     body = f"""
 sys.path.insert(0, {str(CHILD.parent)!r})
-import _verify_child as c
+import verify as c
 c._protect_stdout()
 c.emit("start", framework="jax", python=sys.executable, pid=os.getpid(), cuda_visible_devices=None)
 c.emit("imported", framework="jax", version="0.11.2", seconds=0.7, cuda_build=None, cuda=None)
@@ -199,26 +259,44 @@ dog.arm("conv (all cases in one XLA program)")
 time.sleep(60)
 """
     t = time.monotonic()
-    r = run_check(PY, "jax", script=stand_in(body), timeout=50, environ={**os.environ, "FIXER_VERIFY_STALL_SECONDS": "0.5"})
+    r = run_check(
+        PY,
+        "jax",
+        script=stand_in(body),
+        timeout=50,
+        environ={**os.environ, "FIXER_VERIFY_STALL_SECONDS": "0.5"},
+    )
     assert time.monotonic() - t < 20
-    assert r.status == "failed" and r.summary.startswith("stalled in conv (all cases in one XLA program)")
+    assert r.status == "failed" and r.summary.startswith(
+        "stalled in conv (all cases in one XLA program)"
+    )
     assert "lacks libcudnn_engines_precompiled.so.9" in r.summary
     assert any("Stalled" in e for e in r.errors)
 
 
 def test_phases_split_the_childs_wall_time():
-    from fixer.verification import phases
+    from fixer.verifier.checks import phases
 
-    by = {"start": [{"event": "start", "t": 0.0, "wall": 1000.25}],
-          "imported": [{"event": "imported", "t": 2.6, "seconds": 2.55}],
-          "device": [{"event": "device", "t": 2.8}],
-          "first": [{"event": "first", "t": 3.1}],
-          "done": [{"event": "done", "t": 4.3}]}
+    by = {
+        "start": [{"event": "start", "t": 0.0, "wall": 1000.25}],
+        "imported": [{"event": "imported", "t": 2.6, "seconds": 2.55}],
+        "device": [{"event": "device", "t": 2.8}],
+        "first": [{"event": "first", "t": 3.1}],
+        "done": [{"event": "done", "t": 4.3}],
+    }
     p = phases(by, seconds=4.6, started_wall=1000.0)
-    assert p == {"startup": 0.25, "import": 2.55, "gpu_init": 0.2, "first_conv": 0.3, "checks": 1.2, "exit": 0.05}
+    assert p == {
+        "startup": 0.25,
+        "import": 2.55,
+        "gpu_init": 0.2,
+        "first_conv": 0.3,
+        "checks": 1.2,
+        "exit": 0.05,
+    }
     # a child that never reached its GPU: only what it did reach
-    assert phases({"start": by["start"], "imported": by["imported"]}, seconds=3.0, started_wall=1000.0) == {
-        "startup": 0.25, "import": 2.55}
+    assert phases(
+        {"start": by["start"], "imported": by["imported"]}, seconds=3.0, started_wall=1000.0
+    ) == {"startup": 0.25, "import": 2.55}
 
 
 def test_the_real_child_reports_its_phases(stand_in):
@@ -231,11 +309,14 @@ def test_after_done_the_parent_does_not_wait_for_the_childs_teardown(stand_in, t
     # The real child closes its pipes after the last record; releasing a CUDA context then
     # took 0.2 s per check on the GPU machine. Here the "teardown" is a 30 s sleep.
     pidfile = tmp_path / "child.pid"
-    body = OK_CHILD + f"""
+    body = (
+        OK_CHILD
+        + f"""
 open({str(pidfile)!r}, "w").write(str(os.getpid()))
 os.close(1); os.close(2)
 time.sleep(30)
 """
+    )
     t = time.monotonic()
     r = run_check(PY, "torch", script=stand_in(body), timeout=25)
     try:
@@ -257,7 +338,10 @@ os.kill(os.getpid(), signal.SIGSEGV)
 
 
 def test_cupys_check_is_called_a_gemm():
-    recs = [{"event": "start"}, {"event": "imported", "seconds": 0.4},
-            {"event": "case", "case": "gemm-256", "dtype": "float32", "ok": True, "max_error": 1e-6},
-            {"event": "done"}]
+    recs = [
+        {"event": "start"},
+        {"event": "imported", "seconds": 0.4},
+        {"event": "case", "case": "gemm-256", "dtype": "float32", "ok": True, "max_error": 1e-6},
+        {"event": "done"},
+    ]
     assert classify("cupy", recs).summary == "1 GEMM check passed"

@@ -1,6 +1,7 @@
-"""The typer-free fast path (fixer._fast) answers `doctor|plan ... --json` exactly as the full
+"""The typer-free fast path (fixer.cli.fast) answers `doctor|plan ... --json` exactly as the full
 CLI does, takes exactly the typer command's options from the one table, and hands everything
 else (help, unknown or malformed options, bad choices, empty values) to the full CLI."""
+
 from __future__ import annotations
 
 import inspect
@@ -9,9 +10,9 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from fixer import _fast
-from fixer._options import OPTIONS
-from fixer.planner import bundled_environments
+from fixer.cli import fast as _fast
+from fixer.cli.table import OPTIONS
+from fixer.planner.steps import bundled_environments
 from tests.helpers.examples import examples
 
 ENVIRONMENTS = sorted(bundled_environments())
@@ -33,16 +34,24 @@ def _value(key):
     spec = OPTIONS[key]
     if spec.choices:
         return st.sampled_from(spec.choices)
-    return {"environment": st.sampled_from(ENVIRONMENTS), "torch": st.sampled_from(["2.11.0", "2.5.1"]),
-            "cuda": st.sampled_from(["12.6", "13.0"]), "keep": st.sampled_from(["torch", "jax"]),
-            "tensorflow": st.sampled_from(["2.18.0"]), "jax": st.sampled_from(["0.4.35"])}.get(key, st.none())
+    return {
+        "environment": st.sampled_from(ENVIRONMENTS),
+        "torch": st.sampled_from(["2.11.0", "2.5.1"]),
+        "cuda": st.sampled_from(["12.6", "13.0"]),
+        "keep": st.sampled_from(["torch", "jax"]),
+        "tensorflow": st.sampled_from(["2.18.0"]),
+        "jax": st.sampled_from(["0.4.35"]),
+    }.get(key, st.none())
 
 
 @st.composite
 def argvs(draw, command):
     argv = [command, "--json"]
-    keys = [k for k in _fast.FAST_COMMANDS[command] if k not in ("json", "python", "lock", "recipes", "find_links",
-                                                                 "index_mirror", "deep")]
+    keys = [
+        k
+        for k in _fast.FAST_COMMANDS[command]
+        if k not in ("json", "python", "lock", "recipes", "find_links", "index_mirror", "deep")
+    ]
     for key in draw(st.lists(st.sampled_from(keys), unique=True, max_size=4)):
         spec = OPTIONS[key]
         if spec.kind == "flag":
@@ -69,7 +78,11 @@ def _fast_run(argv, capsys):
     return code, capsys.readouterr().out
 
 
-@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(25),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(data=st.data())
 def test_the_fast_path_answers_as_the_full_cli(data, capsys):
     argv = data.draw(argvs(data.draw(st.sampled_from(sorted(_fast.FAST_COMMANDS)))))
@@ -79,11 +92,23 @@ def test_the_fast_path_answers_as_the_full_cli(data, capsys):
     assert (fast_code, json.loads(fast_out)) == (full_code, json.loads(full_out)), argv
 
 
-@pytest.mark.parametrize("argv", [
-    ["doctor"], ["doctor", "--help"], ["doctor", "-h", "--json"], ["doctor", "--json", "--bogus"],
-    ["plan", "--json", "--cudnn-from", "nowhere"], ["plan", "--json", "--torch", ""], ["plan", "--json", "--torch"],
-    ["plan", "--json", "--torch", "1", "--torch", "2"], ["plan", "--json", "--no-index=yes"], ["plan", "extra", "--json"],
-    ["apply", "--json"], ["doctor", "--json", "--json"], [],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["doctor"],
+        ["doctor", "--help"],
+        ["doctor", "-h", "--json"],
+        ["doctor", "--json", "--bogus"],
+        ["plan", "--json", "--cudnn-from", "nowhere"],
+        ["plan", "--json", "--torch", ""],
+        ["plan", "--json", "--torch"],
+        ["plan", "--json", "--torch", "1", "--torch", "2"],
+        ["plan", "--json", "--no-index=yes"],
+        ["plan", "extra", "--json"],
+        ["apply", "--json"],
+        ["doctor", "--json", "--json"],
+        [],
+    ],
+)
 def test_anything_else_goes_to_the_full_cli(argv):
     assert _fast.parse(argv) is None

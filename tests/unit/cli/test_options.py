@@ -1,15 +1,15 @@
 """The options table (fixer.cli.options) is the one declaration of every option: the parser of
 every command is built from it, and help renders from it without cutting a word at any width."""
+
 from __future__ import annotations
 
-import re
 
 import pytest
 
 from fixer.cli import app, main
 from fixer.cli.options import spec_for
 
-pytestmark = pytest.mark.smoke   # also run against the lowest dependency versions (.ci/run)
+pytestmark = pytest.mark.smoke  # also run against the lowest dependency versions (.ci/run)
 
 
 def _commands():
@@ -43,7 +43,9 @@ def test_every_option_of_every_command_comes_from_the_table():
 
 
 @pytest.mark.parametrize("columns", [60, 100])
-def test_help_lists_choices_defaults_exit_codes_and_overrides_without_cutting_words(columns, capsys, monkeypatch):
+def test_help_lists_choices_defaults_exit_codes_and_overrides_without_cutting_words(
+    columns, capsys, monkeypatch
+):
     monkeypatch.setenv("COLUMNS", str(columns))
     for path, cmd in ALL:
         assert main([*path, "--help"]) == 0
@@ -61,7 +63,9 @@ def test_help_lists_choices_defaults_exit_codes_and_overrides_without_cutting_wo
             assert len(line) <= columns or " " not in line.strip(), (path, line)
         for p in cmd.params:
             spec = spec_for(list(p.opts), p.help)
-            for word in (spec.help_for(" ".join(path)).split() if spec else ()):   # no word of the help is cut or split
+            for word in (
+                spec.help_for(" ".join(path)).split() if spec else ()
+            ):  # no word of the help is cut or split
                 assert word in tokens, (path, word)
 
 

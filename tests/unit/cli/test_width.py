@@ -1,6 +1,7 @@
 """Output that copy-pastes: at 100 columns piped (a notebook's `!` cell) and at 60, commands,
 fixes, paths and versions are never wrapped or cut, and a table too narrow for its cells
 becomes a list."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +9,7 @@ import json
 import pytest
 
 from fixer.cli import main
-from fixer.recipes import load
+from fixer.recipebook import load
 from tests.helpers.output import whole_on_a_line
 
 pytestmark = pytest.mark.smoke
@@ -31,7 +32,9 @@ def test_plan_commands_and_doctor_fixes_stay_whole(columns, capsys, monkeypatch)
     from fixer.model import Step
 
     for s in steps:
-        assert command_text(Step(kind=s["kind"], summary=s["summary"], argv=tuple(s["argv"]))) in lines, s
+        assert (
+            command_text(Step(kind=s["kind"], summary=s["summary"], argv=tuple(s["argv"]))) in lines
+        ), s
     assert "…" not in out
     main(["doctor", "--environment", "colab-2025-01-tf215", "--json"])
     findings = json.loads(capsys.readouterr().out)["findings"]
@@ -59,12 +62,13 @@ def test_recipe_tables_never_cut_a_cell(what, columns, capsys, monkeypatch):
             for k, v in c.pip.items():
                 assert f"{k}=={v}" in tokens or f"{k}=={v}," in tokens, (columns, k, v)
     if columns == 60 and what == "colab":
-        assert "┃" not in out and "  commit:" in out         # too narrow for 10 columns: a list
+        assert "┃" not in out and "  commit:" in out  # too narrow for 10 columns: a list
 
 
 # ---------------------------------------------------------------------------------------------
 # verify and fleet: recorded real outputs through the real CLI (stdout piped, COLUMNS set)
 # ---------------------------------------------------------------------------------------------
+
 
 def _recorded():
     from tests.helpers.gpu_records import verify_runs
@@ -74,12 +78,14 @@ def _recorded():
 
 @pytest.mark.parametrize("columns", [60, 100])
 @pytest.mark.parametrize("scenario", [name for name, _ in _recorded()])
-def test_verify_recorded_on_the_gpu_machine_never_cuts_a_path_or_a_cell(scenario, columns, capsys, monkeypatch):
+def test_verify_recorded_on_the_gpu_machine_never_cuts_a_path_or_a_cell(
+    scenario, columns, capsys, monkeypatch
+):
     from fixer.render.verify import CASE_HEADERS, case_rows, clip
 
     results = dict(_recorded())[scenario]
     # The GPU edge: the children's results, as recorded on the H200 (tests/helpers/gpu_records.py).
-    monkeypatch.setattr("fixer.verification.verify", lambda *a, **k: list(results))
+    monkeypatch.setattr("fixer.verifier.checks.verify", lambda *a, **k: list(results))
     monkeypatch.setenv("COLUMNS", str(columns))
     code = main(["verify"])
     out = capsys.readouterr().out
@@ -97,20 +103,27 @@ def test_verify_recorded_on_the_gpu_machine_never_cuts_a_path_or_a_cell(scenario
             for cell in row:
                 assert whole_on_a_line(out, getattr(cell, "plain", cell)), cell
     has_cases = any(r.cases for r in results)
-    if has_cases and columns == 60:        # 8 columns do not fit in 60: each case is a list entry
+    if has_cases and columns == 60:  # 8 columns do not fit in 60: each case is a list entry
         assert "  dtype: float32" in out and "  steady ms: " in out
-    if has_cases and columns == 100:       # they fit in 100: one table line per case
+    if has_cases and columns == 100:  # they fit in 100: one table line per case
         header = next(line for line in out.splitlines() if line.lstrip().startswith("case"))
         assert header.split() == " ".join(CASE_HEADERS).split()
 
 
 def test_every_recorded_verify_result_is_read_back():
     runs = dict(_recorded())
-    assert set(runs) >= {"healthy", "pip-cudnn-hidden", "engines-precompiled-missing", "no-gpu-visible",
-                         "mixed-ld-preload"}
+    assert set(runs) >= {
+        "healthy",
+        "pip-cudnn-hidden",
+        "engines-precompiled-missing",
+        "no-gpu-visible",
+        "mixed-ld-preload",
+    }
     torch = runs["healthy"][0]
-    assert torch.framework == "torch" and len(torch.cases) == 7 and all(c["ok"] for c in torch.cases)
+    assert (
+        torch.framework == "torch" and len(torch.cases) == 7 and all(c["ok"] for c in torch.cases)
+    )
     assert any(p.endswith("/libcudnn_engines_precompiled.so.9") for p in torch.mapped)
     bad = runs["engines-precompiled-missing"][0]
     assert [f.id for f in bad.findings] == ["cudnn-incomplete"] and bad.status == "failed"
-    assert len(bad.cases) == 3 and bad.errors   # two cases raised; the three that ran were right
+    assert len(bad.cases) == 3 and bad.errors  # two cases raised; the three that ran were right

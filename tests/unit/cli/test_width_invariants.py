@@ -7,6 +7,7 @@ Invariants: nothing is cut ("…"), every word of every cell appears whole on on
 of a column that is never broken (paths, commands, node names) appears whole on one line, a
 table never exceeds the width, and a table that does not fit becomes a list with every cell
 on its own "header: value" line."""
+
 from __future__ import annotations
 
 import contextlib
@@ -23,16 +24,24 @@ from tests.helpers.examples import examples
 from tests.helpers.output import whole_on_a_line, words_whole
 
 WIDTHS = st.sampled_from([60, 100])
-_CHARS = st.sampled_from(list("abcdefghijklmnopqrstuvwxyzABCDEFXYZ0123456789._-+=:@~") + ["é", "ü", "数", "λ"])
+_CHARS = st.sampled_from(
+    list("abcdefghijklmnopqrstuvwxyzABCDEFXYZ0123456789._-+=:@~") + ["é", "ü", "数", "λ"]
+)
 word = st.text(_CHARS, min_size=1, max_size=40)
 prose = st.lists(word, min_size=1, max_size=12).map(" ".join)
-segment = st.one_of(word, st.lists(word, min_size=2, max_size=3).map(" ".join))          # "My Drive"
+segment = st.one_of(word, st.lists(word, min_size=2, max_size=3).map(" ".join))  # "My Drive"
 path = st.lists(segment, min_size=1, max_size=10).map(lambda s: "/" + "/".join(s))
-command = st.tuples(st.sampled_from(["pip install", "apt-get install -y --allow-change-held-packages",
-                                     "uv pip install --python /usr/bin/python3"]),
-                    st.lists(st.tuples(word, word).map("==".join), min_size=1, max_size=6),
-                    st.one_of(st.just(""), path.map(lambda p: "--find-links " + p))
-                    ).map(lambda t: " ".join([t[0], *t[1], t[2]]).strip())
+command = st.tuples(
+    st.sampled_from(
+        [
+            "pip install",
+            "apt-get install -y --allow-change-held-packages",
+            "uv pip install --python /usr/bin/python3",
+        ]
+    ),
+    st.lists(st.tuples(word, word).map("==".join), min_size=1, max_size=6),
+    st.one_of(st.just(""), path.map(lambda p: "--find-links " + p)),
+).map(lambda t: " ".join([t[0], *t[1], t[2]]).strip())
 
 
 def render(width: int, draw: Callable[[], None]) -> str:
@@ -46,10 +55,19 @@ def render(width: int, draw: Callable[[], None]) -> str:
 @st.composite
 def tables(draw: Any) -> Any:
     n = draw(st.integers(1, 8))
-    headers = draw(st.lists(st.one_of(word, st.tuples(word, word).map(" ".join)), min_size=n, max_size=n,
-                            unique=True))
+    headers = draw(
+        st.lists(
+            st.one_of(word, st.tuples(word, word).map(" ".join)),
+            min_size=n,
+            max_size=n,
+            unique=True,
+        )
+    )
     whole = [h for h in headers if draw(st.booleans())]
-    cell = {h: st.one_of(path, command, word) if h in whole else st.one_of(prose, word, st.just("")) for h in headers}
+    cell = {
+        h: st.one_of(path, command, word) if h in whole else st.one_of(prose, word, st.just(""))
+        for h in headers
+    }
     rows = draw(st.lists(st.tuples(*(cell[h] for h in headers)), max_size=30))
     return headers, rows, whole, draw(st.booleans())
 
@@ -83,39 +101,75 @@ def test_print_table_never_cuts_a_cell(table, width) -> None:
 
 @st.composite
 def check_results(draw: Any) -> List[CheckResult]:
-    from fixer import _verify_child as child
+    from fixer.children import verify as child
 
     out = []
-    for fw in draw(st.lists(st.sampled_from(["torch", "jax", "tensorflow", "cupy"]), min_size=1, max_size=3,
-                            unique=True)):
-        cases = tuple({"case": draw(st.one_of(st.sampled_from([c[0] for c in child.CASES]), word)),
-                       "dtype": draw(st.sampled_from(sorted(child.TOLERANCE))),
-                       "layout": draw(st.sampled_from(["NCHW", "NHWC", "-"])),
-                       "max_error": draw(st.one_of(st.none(), st.floats(0, 10))),
-                       "tolerance": draw(st.sampled_from(sorted(child.TOLERANCE.values()))),
-                       "ok": draw(st.booleans()),
-                       "first_ms": draw(st.floats(0, 1e5).map(lambda v: round(v, 3))),
-                       "steady_ms": draw(st.floats(0, 1e3).map(lambda v: round(v, 3)))}
-                      for _ in range(draw(st.integers(0, 12))))
-        findings = tuple(Finding(id=draw(st.sampled_from(["cudnn-mixed", "cudnn-too-old", "cudnn-incomplete"])),
-                                 severity="error", title=draw(prose), evidence=tuple(draw(st.lists(path, max_size=3))),
-                                 fix=draw(command), frameworks=(fw,))
-                         for _ in range(draw(st.integers(0, 2))))
-        out.append(CheckResult(
-            framework=fw, status=draw(st.sampled_from(["passed", "failed", "crashed", "timeout"])),
-            summary=draw(st.one_of(prose, path.map(lambda p: f"the cuDNN copy {fw} loaded ({p}) lacks a library"))),
-            findings=findings, cudnn_loaded="9.19.0", cudnn_built="9.19.0",
-            mapped=tuple(draw(st.lists(path, max_size=12))), cases=cases,
-            first_seconds=1.7345, steady_seconds=0.000685, seconds=10.352, import_seconds=2.555,
-            version=draw(word), device=draw(st.sampled_from(["NVIDIA H200", "Tesla T4", "NVIDIA A100-SXM4-40GB"])),
-            compute_capability="9.0", errors=tuple(draw(st.lists(prose, max_size=2))),
-            output=draw(st.one_of(st.just(""), st.lists(path, max_size=4).map("\n".join)))))
+    for fw in draw(
+        st.lists(
+            st.sampled_from(["torch", "jax", "tensorflow", "cupy"]),
+            min_size=1,
+            max_size=3,
+            unique=True,
+        )
+    ):
+        cases = tuple(
+            {
+                "case": draw(st.one_of(st.sampled_from([c[0] for c in child.CASES]), word)),
+                "dtype": draw(st.sampled_from(sorted(child.TOLERANCE))),
+                "layout": draw(st.sampled_from(["NCHW", "NHWC", "-"])),
+                "max_error": draw(st.one_of(st.none(), st.floats(0, 10))),
+                "tolerance": draw(st.sampled_from(sorted(child.TOLERANCE.values()))),
+                "ok": draw(st.booleans()),
+                "first_ms": draw(st.floats(0, 1e5).map(lambda v: round(v, 3))),
+                "steady_ms": draw(st.floats(0, 1e3).map(lambda v: round(v, 3))),
+            }
+            for _ in range(draw(st.integers(0, 12)))
+        )
+        findings = tuple(
+            Finding(
+                id=draw(st.sampled_from(["cudnn-mixed", "cudnn-too-old", "cudnn-incomplete"])),
+                severity="error",
+                title=draw(prose),
+                evidence=tuple(draw(st.lists(path, max_size=3))),
+                fix=draw(command),
+                frameworks=(fw,),
+            )
+            for _ in range(draw(st.integers(0, 2)))
+        )
+        out.append(
+            CheckResult(
+                framework=fw,
+                status=draw(st.sampled_from(["passed", "failed", "crashed", "timeout"])),
+                summary=draw(
+                    st.one_of(
+                        prose,
+                        path.map(lambda p: f"the cuDNN copy {fw} loaded ({p}) lacks a library"),
+                    )
+                ),
+                findings=findings,
+                cudnn_loaded="9.19.0",
+                cudnn_built="9.19.0",
+                mapped=tuple(draw(st.lists(path, max_size=12))),
+                cases=cases,
+                first_seconds=1.7345,
+                steady_seconds=0.000685,
+                seconds=10.352,
+                import_seconds=2.555,
+                version=draw(word),
+                device=draw(st.sampled_from(["NVIDIA H200", "Tesla T4", "NVIDIA A100-SXM4-40GB"])),
+                compute_capability="9.0",
+                errors=tuple(draw(st.lists(prose, max_size=2))),
+                output=draw(st.one_of(st.just(""), st.lists(path, max_size=4).map("\n".join))),
+            )
+        )
     return out
 
 
 @settings(max_examples=examples(40), deadline=None)
 @given(results=check_results(), width=WIDTHS)
-def test_verify_never_cuts_a_path_a_command_or_a_cell(results: Sequence[CheckResult], width: int) -> None:
+def test_verify_never_cuts_a_path_a_command_or_a_cell(
+    results: Sequence[CheckResult], width: int
+) -> None:
     from fixer.render.verify import case_rows, clip, render_verify
 
     text = render(width, lambda: render_verify(results))
@@ -140,7 +194,7 @@ def test_verify_never_cuts_a_path_a_command_or_a_cell(results: Sequence[CheckRes
 
 @st.composite
 def fleets(draw: Any) -> Any:
-    from fixer.fleet import NodeResult, summarize
+    from fixer.cluster import NodeResult, summarize
 
     results = []
     for i in range(draw(st.integers(1, 25))):
@@ -148,19 +202,59 @@ def fleets(draw: Any) -> Any:
         if draw(st.integers(0, 5)) == 0:
             results.append(NodeResult(node=node, error=draw(prose)))
             continue
-        fws = draw(st.lists(st.sampled_from(["torch", "jax", "tensorflow"]), max_size=3, unique=True))
-        findings = [{"id": fid, "severity": "error", "title": draw(prose), "evidence": [], "fix": "",
-                     "frameworks": [], "confidence": 1.0}
-                    for fid in draw(st.lists(st.sampled_from(["cudnn-too-old", "cudnn-mixed", "driver-too-old"]),
-                                             max_size=2, unique=True))]
-        doctor = {"schema": 1, "environment": {
-            "gpus": [{"name": draw(st.sampled_from(["NVIDIA H200", "Tesla T4"])), "compute_capability": "9.0"}],
-            "driver": {"version": draw(st.sampled_from(["580.159.04", "535.104.05"]))},
-            "frameworks": [{"framework": f, "distribution": f, "version": draw(word)} for f in fws],
-            "loads": [{"consumer": f, "library": "cudnn", "version": "9.19.0", "directory": draw(path)} for f in fws]},
-            "findings": findings, "healthy": not findings, "exit_code": 1 if findings else 0}
-        results.append(NodeResult(node=node, address=draw(st.one_of(st.just(""), st.just("10.0.12.7"))),
-                                  doctor=doctor))
+        fws = draw(
+            st.lists(st.sampled_from(["torch", "jax", "tensorflow"]), max_size=3, unique=True)
+        )
+        findings = [
+            {
+                "id": fid,
+                "severity": "error",
+                "title": draw(prose),
+                "evidence": [],
+                "fix": "",
+                "frameworks": [],
+                "confidence": 1.0,
+            }
+            for fid in draw(
+                st.lists(
+                    st.sampled_from(["cudnn-too-old", "cudnn-mixed", "driver-too-old"]),
+                    max_size=2,
+                    unique=True,
+                )
+            )
+        ]
+        doctor = {
+            "schema": 1,
+            "environment": {
+                "gpus": [
+                    {
+                        "name": draw(st.sampled_from(["NVIDIA H200", "Tesla T4"])),
+                        "compute_capability": "9.0",
+                    }
+                ],
+                "driver": {"version": draw(st.sampled_from(["580.159.04", "535.104.05"]))},
+                "frameworks": [
+                    {"framework": f, "distribution": f, "version": draw(word)} for f in fws
+                ],
+                "loads": [
+                    {
+                        "consumer": f,
+                        "library": "cudnn",
+                        "version": "9.19.0",
+                        "directory": draw(path),
+                    }
+                    for f in fws
+                ],
+            },
+            "findings": findings,
+            "healthy": not findings,
+            "exit_code": 1 if findings else 0,
+        }
+        results.append(
+            NodeResult(
+                node=node, address=draw(st.one_of(st.just(""), st.just("10.0.12.7"))), doctor=doctor
+            )
+        )
     return summarize(results)
 
 

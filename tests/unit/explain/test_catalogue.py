@@ -3,6 +3,7 @@ wording, its slots filled with Hypothesis-drawn versions, library names (from th
 directories and symbols, is explained with that template's finding first. The expected finding
 is computed from the same rules the catalogue cites (fixer.rules for cuDNN pairs, the family
 table for loader failures), never written per case."""
+
 from __future__ import annotations
 
 import re
@@ -20,9 +21,17 @@ from fixer.rules import cudnn_relation
 from tests.helpers.examples import examples
 
 CAT = load_catalogue()
-FAMILIES = [f for f in CAT.families if f.role not in ("framework", "system-runtime")]   # the GPU stack
-RUNTIMES = [f for f in CAT.families if f.role == "system-runtime"]   # tests/unit/explain/test_version_nodes.py
-SETTINGS = settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+FAMILIES = [
+    f for f in CAT.families if f.role not in ("framework", "system-runtime")
+]  # the GPU stack
+RUNTIMES = [
+    f for f in CAT.families if f.role == "system-runtime"
+]  # tests/unit/explain/test_version_nodes.py
+SETTINGS = settings(
+    max_examples=examples(25),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 
 
 # Hypothesis draws from_regex strategies several times slower than the same language written out
@@ -37,15 +46,25 @@ def _word(first: str, rest: str, min_rest: int, max_rest: int) -> st.SearchStrat
 
 
 dirs = st.one_of(
-    st.sampled_from(["/usr/lib/x86_64-linux-gnu", "/usr/local/cuda/lib64", "/opt/conda/lib",
-                     "/usr/local/lib/python3.12/dist-packages/nvidia/cudnn/lib"]),
+    st.sampled_from(
+        [
+            "/usr/lib/x86_64-linux-gnu",
+            "/usr/local/cuda/lib64",
+            "/opt/conda/lib",
+            "/usr/local/lib/python3.12/dist-packages/nvidia/cudnn/lib",
+        ]
+    ),
     # /([a-z][a-z0-9_.\-]{0,10}){1,5}
-    st.lists(_word(_LOWER, _LOWER + _DIGITS + "_.-", 0, 10), min_size=1, max_size=5).map(lambda p: "/" + "/".join(p)),
+    st.lists(_word(_LOWER, _LOWER + _DIGITS + "_.-", 0, 10), min_size=1, max_size=5).map(
+        lambda p: "/" + "/".join(p)
+    ),
 )
-_CUDNN_PART = st.tuples(_word("", _LOWER, 2, 8),                                   # [a-z]{2,8}(?:_[a-z]{2,8})?
-                        st.one_of(st.just(""), _word("_", _LOWER, 2, 8))).map("".join)
-_CUDNN_SYM = _word(_UPPER, _UPPER + _LOWER, 2, 20)                                 # [A-Z][A-Za-z]{2,20}
-_SYM_TAIL = _word("", _UPPER + _LOWER + _DIGITS + "_", 1, 20)                      # [A-Za-z0-9_]{1,20}
+_CUDNN_PART = st.tuples(
+    _word("", _LOWER, 2, 8),  # [a-z]{2,8}(?:_[a-z]{2,8})?
+    st.one_of(st.just(""), _word("_", _LOWER, 2, 8)),
+).map("".join)
+_CUDNN_SYM = _word(_UPPER, _UPPER + _LOWER, 2, 20)  # [A-Z][A-Za-z]{2,20}
+_SYM_TAIL = _word("", _UPPER + _LOWER + _DIGITS + "_", 1, 20)  # [A-Za-z0-9_]{1,20}
 small = st.integers(1, 99999)
 
 
@@ -61,15 +80,24 @@ def library_of(draw: st.DrawFn, fam: Family) -> str:
     stem = draw(st.sampled_from(stems))
     if fam.role == "cudnn" and draw(st.booleans()):
         stem += "_" + draw(_CUDNN_PART)
-    ver = draw(st.one_of(st.just(""), st.integers(1, 13).map(lambda v: f".{v}"),
-                         st.tuples(st.integers(1, 13), st.integers(0, 9)).map(lambda t: f".{t[0]}.{t[1]}")))
+    ver = draw(
+        st.one_of(
+            st.just(""),
+            st.integers(1, 13).map(lambda v: f".{v}"),
+            st.tuples(st.integers(1, 13), st.integers(0, 9)).map(lambda t: f".{t[0]}.{t[1]}"),
+        )
+    )
     return f"{stem}.so{ver}"
 
 
 def _cudnn_forms(major: int, minor: int, patch: int) -> Dict[str, str]:
     n = major * 10000 + minor * 100 + patch if major >= 9 else major * 1000 + minor * 100 + patch
-    return {"": f"{major}.{minor}.{patch}", "_int": str(n), "_tuple": f"({major}, {minor}, {patch})",
-            "_mm": f"{major}.{minor}"}
+    return {
+        "": f"{major}.{minor}.{patch}",
+        "_int": str(n),
+        "_tuple": f"({major}, {minor}, {patch})",
+        "_mm": f"{major}.{minor}",
+    }
 
 
 @st.composite
@@ -82,7 +110,11 @@ def cudnn_pair(draw: st.DrawFn) -> Tuple[Tuple[int, int, int], Tuple[int, int, i
     elif kind == "newer":
         loaded = (built[0], draw(st.integers(built[1], 9)), draw(st.integers(0, 9)))
     else:
-        loaded = (draw(st.sampled_from([m for m in range(5, 10) if m != built[0]])), draw(st.integers(0, 9)), 0)
+        loaded = (
+            draw(st.sampled_from([m for m in range(5, 10) if m != built[0]])),
+            draw(st.integers(0, 9)),
+            0,
+        )
     return loaded, built
 
 
@@ -90,7 +122,9 @@ def _fields(template: str) -> List[str]:
     return [f for _, f, _, _ in string.Formatter().parse(template) if f]
 
 
-def _expected_for_versions(rule: Rule, loaded: Tuple[int, int, int], built: Tuple[int, int, int]) -> str:
+def _expected_for_versions(
+    rule: Rule, loaded: Tuple[int, int, int], built: Tuple[int, int, int]
+) -> str:
     rel = cudnn_relation(".".join(map(str, loaded)), ".".join(map(str, built)))
     if rel == "ok":
         return "log-noise"
@@ -104,7 +138,9 @@ LOADER_TEMPLATES = [(lr, t) for lr in CAT.loaders for t in lr.templates]
 
 
 def test_every_rule_and_loader_wording_has_templates_and_cites():
-    assert all(r.templates and r.cites for r in CAT.rules), [r.where for r in CAT.rules if not r.templates]
+    assert all(r.templates and r.cites for r in CAT.rules), [
+        r.where for r in CAT.rules if not r.templates
+    ]
     assert all(lr.templates and lr.cites for lr in CAT.loaders)
     assert all(f.missing in FINDING_IDS for f in FAMILIES)
     assert RUNTIMES and all(f.nodes and f.mismatch in FINDING_IDS and f.check for f in RUNTIMES)
@@ -113,8 +149,11 @@ def test_every_rule_and_loader_wording_has_templates_and_cites():
 def test_every_cite_names_a_line_or_a_release():
     """The loader refuses others; this checks the shipped catalogue through the same parser, and
     that a line-cited source names a file and a tag or commit."""
-    cites = [c for r in CAT.rules for c in r.cites] + [c for lr in CAT.loaders for c in lr.cites] + \
-        [c for f in CAT.families for c in f.cites]
+    cites = (
+        [c for r in CAT.rules for c in r.cites]
+        + [c for lr in CAT.loaders for c in lr.cites]
+        + [c for f in CAT.families for c in f.cites]
+    )
     parsed = [parse_cite(c) for c in cites]
     assert all(p is not None for p in parsed), [c for c, p in zip(cites, parsed) if p is None]
     for p in parsed:
@@ -122,19 +161,36 @@ def test_every_cite_names_a_line_or_a_release():
         if p.lines is not None:
             assert p.path and all(int(n) > 0 for n in re.findall(r"\d+", p.lines)), p.text
     # most rules cite a source line; the rest a release (scripts/explain_catalogue.py lists which)
-    line_cited = [r for r in CAT.rules if any(getattr(parse_cite(c), "lines", None) for c in r.cites)]
+    line_cited = [
+        r for r in CAT.rules if any(getattr(parse_cite(c), "lines", None) for c in r.cites)
+    ]
     assert len(line_cited) >= 0.8 * len(CAT.rules)
 
 
-@pytest.mark.parametrize("rule,template", RULE_TEMPLATES, ids=[f"{r.where}#{i}" for i, (r, _) in enumerate(RULE_TEMPLATES)])
+@pytest.mark.parametrize(
+    "rule,template",
+    RULE_TEMPLATES,
+    ids=[f"{r.where}#{i}" for i, (r, _) in enumerate(RULE_TEMPLATES)],
+)
 @SETTINGS
 @given(data=st.data())
 def test_rule_template_round_trip(rule: Rule, template: str, data: st.DataObject) -> None:
     values: Dict[str, str] = {"n": str(data.draw(small)), "dir": data.draw(dirs)}
     expected = rule.id
     fields = _fields(template)
-    if any(f in fields for f in ("loaded", "built", "loaded_int", "built_int", "loaded_tuple", "built_tuple",
-                                 "loaded_mm", "built_mm")):
+    if any(
+        f in fields
+        for f in (
+            "loaded",
+            "built",
+            "loaded_int",
+            "built_int",
+            "loaded_tuple",
+            "built_tuple",
+            "loaded_mm",
+            "built_mm",
+        )
+    ):
         loaded, built = data.draw(cudnn_pair())
         if any(f.endswith("_mm") for f in fields):
             loaded, built = (loaded[0], loaded[1], 0), (built[0], built[1], 0)
@@ -153,7 +209,9 @@ def test_rule_template_round_trip(rule: Rule, template: str, data: st.DataObject
     if "name" in fields:
         names = [n for f in FAMILIES for n in f.names]
         values["name"] = data.draw(st.sampled_from(names))
-        assume(any(p.search(template.format(**{**_dummy(fields), **values})) for p in rule.patterns))
+        assume(
+            any(p.search(template.format(**{**_dummy(fields), **values})) for p in rule.patterns)
+        )
     if "lib" in fields or "lib2" in fields:
         fam = data.draw(st.sampled_from(FAMILIES))
         values["lib"] = data.draw(library_of(fam))
@@ -170,8 +228,11 @@ def _dummy(fields: List[str]) -> Dict[str, str]:
     return {f: "0" for f in fields}
 
 
-@pytest.mark.parametrize("loader,template", LOADER_TEMPLATES,
-                         ids=[f"{lr.where}#{i}" for i, (lr, _) in enumerate(LOADER_TEMPLATES)])
+@pytest.mark.parametrize(
+    "loader,template",
+    LOADER_TEMPLATES,
+    ids=[f"{lr.where}#{i}" for i, (lr, _) in enumerate(LOADER_TEMPLATES)],
+)
 @SETTINGS
 @given(data=st.data())
 def test_loader_template_round_trip(loader, template: str, data: st.DataObject) -> None:
@@ -179,10 +240,19 @@ def test_loader_template_round_trip(loader, template: str, data: st.DataObject) 
     lib, lib2 = data.draw(library_of(fam)), data.draw(library_of(fam))
     sym = _symbol_prefix(fam) + data.draw(_SYM_TAIL)
     text = template.format(lib=lib, lib2=lib2, dir=data.draw(dirs), sym=sym, n=data.draw(small))
-    expected: Optional[str] = {"missing": fam.missing, "wrapper": fam.missing, "damaged": fam.damaged,
-                               "symbol": fam.mismatch, "version": fam.mismatch}[loader.kind]
-    if expected == "driver-missing" and loader.kind in ("missing", "wrapper") and _COLAB_TEXT.search(text):
-        expected = "gpu-missing"   # no driver on Colab: a CPU runtime (test_environment.py)
+    expected: Optional[str] = {
+        "missing": fam.missing,
+        "wrapper": fam.missing,
+        "damaged": fam.damaged,
+        "symbol": fam.mismatch,
+        "version": fam.mismatch,
+    }[loader.kind]
+    if (
+        expected == "driver-missing"
+        and loader.kind in ("missing", "wrapper")
+        and _COLAB_TEXT.search(text)
+    ):
+        expected = "gpu-missing"  # no driver on Colab: a CPU runtime (test_environment.py)
     found = analyze(text).findings
     assert found and found[0].id == expected, (text, [(f.id, f.confidence) for f in found])
 
@@ -199,10 +269,16 @@ def test_library_names_parse_to_their_family(data: st.DataObject) -> None:
     assert lib.version == (m.group(1) if m else None)
 
 
-@pytest.mark.parametrize("name,family,version", [
-    ("cudnn64_8.dll", "cuDNN", "8"), ("cudnn_ops64_9.dll", "cuDNN", "9"), ("cublasLt64_12.dll", "cuBLAS", "12"),
-    ("cudart64_110.dll", "CUDA runtime (cudart)", "11.0"), ("nvcuda.dll", "NVIDIA driver", None),
-])
+@pytest.mark.parametrize(
+    "name,family,version",
+    [
+        ("cudnn64_8.dll", "cuDNN", "8"),
+        ("cudnn_ops64_9.dll", "cuDNN", "9"),
+        ("cublasLt64_12.dll", "cuBLAS", "12"),
+        ("cudart64_110.dll", "CUDA runtime (cudart)", "11.0"),
+        ("nvcuda.dll", "NVIDIA driver", None),
+    ],
+)
 def test_windows_names_parse_to_their_family(name, family, version):
     lib = parse_library("C:\\Program Files\\NVIDIA\\bin\\" + name, CAT.families)
     assert lib is not None and lib.windows and lib.family is not None
@@ -216,8 +292,10 @@ def test_the_last_of_two_loader_errors_ranks_first(data: st.DataObject) -> None:
     a, b = data.draw(st.sampled_from(FAMILIES)), data.draw(st.sampled_from(FAMILIES))
     assume(a.missing != b.missing)
     la, lb = data.draw(library_of(a)), data.draw(library_of(b))
-    text = f"{la}: cannot open shared object file: No such file or directory\n...\n" \
-           f"{lb}: cannot open shared object file: No such file or directory\n"
+    text = (
+        f"{la}: cannot open shared object file: No such file or directory\n...\n"
+        f"{lb}: cannot open shared object file: No such file or directory\n"
+    )
     if {a.missing, b.missing} == {"cudnn-missing", "cuda-lib-missing"}:
         # except that cuDNN sits on the CUDA libraries: those are the cause to fix first
         assert analyze(text).findings[0].id == "cuda-lib-missing"
@@ -228,6 +306,7 @@ def test_the_last_of_two_loader_errors_ranks_first(data: st.DataObject) -> None:
 def test_catalogue_script_prints_size_by_source_and_every_rule_with_its_cite(capsys):
     import importlib.util
     from pathlib import Path
+
     script = Path(__file__).resolve().parents[3] / "scripts" / "explain_catalogue.py"
     spec = importlib.util.spec_from_file_location("explain_catalogue", script)
     assert spec is not None and spec.loader is not None

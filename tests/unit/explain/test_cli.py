@@ -1,4 +1,5 @@
 """`colab-cudnn-fix explain` on the command line: input forms, exit codes, JSON."""
+
 from __future__ import annotations
 
 import io
@@ -39,13 +40,16 @@ def test_unrecognised_exits_1_and_says_so(capsys):
     assert "Not recognised" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["explain", "--no-detect"], "explain needs an error text"),
-    (["explain", "--no-detect", "   "], "the error text is empty"),
-    (["explain", "--no-detect", "--file", "/nonexistent/log.txt"], "no such file"),
-    (["explain", "--no-detect", "--file", "/etc/hostname", "TEXT"], "not both"),
-    (["explain", "--no-detect", "--recipes", "/nonexistent/dir", "TEXT"], "does not exist"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["explain", "--no-detect"], "explain needs an error text"),
+        (["explain", "--no-detect", "   "], "the error text is empty"),
+        (["explain", "--no-detect", "--file", "/nonexistent/log.txt"], "no such file"),
+        (["explain", "--no-detect", "--file", "/etc/hostname", "TEXT"], "not both"),
+        (["explain", "--no-detect", "--recipes", "/nonexistent/dir", "TEXT"], "does not exist"),
+    ],
+)
 def test_bad_input_exits_2(argv, message, capsys):
     assert main(argv) == 2
     assert message in capsys.readouterr().err
@@ -57,7 +61,17 @@ def test_bad_input_json_error(capsys):
 
 
 def test_json_has_ranked_alternatives_with_their_checks(capsys):
-    assert main(["explain", "--no-detect", "--json", "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED"]) == 0
+    assert (
+        main(
+            [
+                "explain",
+                "--no-detect",
+                "--json",
+                "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED",
+            ]
+        )
+        == 0
+    )
     body = json.loads(capsys.readouterr().out)
     alts = body["alternatives"]
     assert body["ambiguous"] is True and len(alts) >= 3
@@ -67,15 +81,34 @@ def test_json_has_ranked_alternatives_with_their_checks(capsys):
 
 
 def test_benign_line_is_said_benign(capsys):
-    assert main(["explain", "--no-detect", "I tensorflow/stream_executor/platform/default/dso_loader.cc:53] "
-                 "Successfully opened dynamic library libcudnn.so.8"]) == 0
+    assert (
+        main(
+            [
+                "explain",
+                "--no-detect",
+                "I tensorflow/stream_executor/platform/default/dso_loader.cc:53] "
+                "Successfully opened dynamic library libcudnn.so.8",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "Benign" in out and "log-noise" in out
 
 
 def test_windows_text_says_linux_only(capsys):
-    assert main(["explain", "--no-detect", "--json", "Could not locate cudnn_ops_infer64_8.dll. Please make sure it "
-                 "is in your library path!"]) == 0
+    assert (
+        main(
+            [
+                "explain",
+                "--no-detect",
+                "--json",
+                "Could not locate cudnn_ops_infer64_8.dll. Please make sure it "
+                "is in your library path!",
+            ]
+        )
+        == 0
+    )
     body = json.loads(capsys.readouterr().out)
     assert body["windows"] is True and body["findings"][0]["id"] == "cudnn-missing"
     assert any("Linux machines only" in n for n in body["notes"])
@@ -84,9 +117,11 @@ def test_windows_text_says_linux_only(capsys):
 def test_a_log_over_5_mb_is_read_head_and_tail(tmp_path, capsys):
     """Errors come last: the error at the end of a long log is found, and the skip is said."""
     log = tmp_path / "big.log"
-    filler = ("I0000 some harmless progress line that repeats " * 2 + "\n") * 70_000   # ~7 MB
-    log.write_text("start\n" + filler + "E cuda_dnn.cc:1] Loaded runtime CuDNN library: 9.1.0 but source was "
-                   "compiled with: 9.3.0.\n")
+    filler = ("I0000 some harmless progress line that repeats " * 2 + "\n") * 70_000  # ~7 MB
+    log.write_text(
+        "start\n" + filler + "E cuda_dnn.cc:1] Loaded runtime CuDNN library: 9.1.0 but source was "
+        "compiled with: 9.3.0.\n"
+    )
     assert log.stat().st_size > 5_000_000
     assert main(["explain", "--no-detect", "--json", "--file", str(log)]) == 0
     body = json.loads(capsys.readouterr().out)

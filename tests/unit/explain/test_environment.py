@@ -1,6 +1,7 @@
 """explain combined with a detected Environment: the exact copies behind a version error, a
 shadowing finding when a good copy lost, environment facts that confirm or weaken a rule, and
 diagnose's findings merged after the text's."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,29 +9,56 @@ import pytest
 from fixer.explainer import analyze, explain
 from fixer.model import Driver, Environment, FrameworkBuild, Gpu, LibraryCopy, Package, Runtime
 
-APT = LibraryCopy(library="cudnn", major=9, version="9.14.0", directory="/usr/lib/x86_64-linux-gnu", origin="apt",
-                  package=Package("libcudnn9-cuda-13", "9.14.0.64-1"))
-PIP = LibraryCopy(library="cudnn", major=9, version="9.19.0",
-                  directory="/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib", origin="pip",
-                  package=Package("nvidia-cudnn-cu13", "9.19.0.56"))
-TORCH = FrameworkBuild(framework="torch", distribution="torch", version="2.11.0+cu130", cuda="13.0", cudnn="9.19.0",
-                       is_cuda_build=True)
-H200 = Environment(gpus=(Gpu(index=0, name="NVIDIA H200", compute_capability="9.0"),),
-                   driver=Driver(version="580.159.04", cuda_version="13.0"),
-                   frameworks=(TORCH,), libraries=(APT, PIP))
+APT = LibraryCopy(
+    library="cudnn",
+    major=9,
+    version="9.14.0",
+    directory="/usr/lib/x86_64-linux-gnu",
+    origin="apt",
+    package=Package("libcudnn9-cuda-13", "9.14.0.64-1"),
+)
+PIP = LibraryCopy(
+    library="cudnn",
+    major=9,
+    version="9.19.0",
+    directory="/opt/torch/.venv/lib/python3.12/site-packages/nvidia/cudnn/lib",
+    origin="pip",
+    package=Package("nvidia-cudnn-cu13", "9.19.0.56"),
+)
+TORCH = FrameworkBuild(
+    framework="torch",
+    distribution="torch",
+    version="2.11.0+cu130",
+    cuda="13.0",
+    cudnn="9.19.0",
+    is_cuda_build=True,
+)
+H200 = Environment(
+    gpus=(Gpu(index=0, name="NVIDIA H200", compute_capability="9.0"),),
+    driver=Driver(version="580.159.04", cuda_version="13.0"),
+    frameworks=(TORCH,),
+    libraries=(APT, PIP),
+)
 # The text torch printed on the GPU machine with the pip cuDNN hidden (data/gpu_machine).
-TORCH_TEXT = ("RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (9, 19, 0) but found runtime "
-              "version (9, 14, 0). PyTorch already comes bundled with cuDNN. One option to resolving this error is to "
-              "ensure PyTorch can find the bundled cuDNN. one possibility is that there is a conflicting cuDNN in "
-              "LD_LIBRARY_PATH.")
+TORCH_TEXT = (
+    "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (9, 19, 0) but found runtime "
+    "version (9, 14, 0). PyTorch already comes bundled with cuDNN. One option to resolving this error is to "
+    "ensure PyTorch can find the bundled cuDNN. one possibility is that there is a conflicting cuDNN in "
+    "LD_LIBRARY_PATH."
+)
 
 
 def test_gpu_machine_text_plus_its_copies_is_shadowed_then_too_old_with_paths():
     found = explain(TORCH_TEXT, H200)
     assert [f.id for f in found][:2] == ["cudnn-shadowed", "cudnn-too-old"]
     shadowed, too_old = found[0], found[1]
-    assert shadowed.title == (f"cuDNN 9.14.0 in {APT.directory} is loaded ahead of cuDNN 9.19.0 in {PIP.directory}")
-    assert f"loaded: apt cuDNN 9.14.0 in {APT.directory}, libcudnn9-cuda-13 9.14.0.64-1" in too_old.evidence
+    assert shadowed.title == (
+        f"cuDNN 9.14.0 in {APT.directory} is loaded ahead of cuDNN 9.19.0 in {PIP.directory}"
+    )
+    assert (
+        f"loaded: apt cuDNN 9.14.0 in {APT.directory}, libcudnn9-cuda-13 9.14.0.64-1"
+        in too_old.evidence
+    )
     assert any(e.startswith("would satisfy the build: pip cuDNN 9.19.0") for e in too_old.evidence)
 
 
@@ -46,7 +74,11 @@ ENGINE = "RuntimeError: GET was unable to find an engine to execute this computa
 
 def test_environment_facts_confirm_or_weaken_a_rule():
     alone = explain(ENGINE)[0]
-    incomplete = Environment(libraries=(PIP.__class__(**{**PIP.__dict__, "missing": ("libcudnn_engines_precompiled.so.9",)}),))
+    incomplete = Environment(
+        libraries=(
+            PIP.__class__(**{**PIP.__dict__, "missing": ("libcudnn_engines_precompiled.so.9",)}),
+        )
+    )
     complete = Environment(libraries=(PIP,))
     assert alone.id == "cudnn-incomplete"
     assert explain(ENGINE, incomplete)[0].confidence == pytest.approx(alone.confidence + 0.25)
@@ -57,7 +89,11 @@ def test_environment_facts_confirm_or_weaken_a_rule():
 def test_machine_findings_come_after_the_text_and_say_so():
     r = analyze(TORCH_TEXT, H200)
     assert r.recognised
-    text_ids = [f.id for f in r.findings if "found on this machine (not named by the text)" not in f.evidence]
+    text_ids = [
+        f.id
+        for f in r.findings
+        if "found on this machine (not named by the text)" not in f.evidence
+    ]
     assert text_ids[:2] == ["cudnn-shadowed", "cudnn-too-old"]
     for f in r.findings:
         if "found on this machine (not named by the text)" in f.evidence:
@@ -86,7 +122,10 @@ def test_no_driver_elsewhere_is_a_driver_problem_with_the_no_gpu_alternative():
 
 
 def test_no_driver_with_a_colab_path_in_the_text_is_change_runtime_type():
-    text = '  File "/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py", line 298, in _lazy_init\n' + NO_DRIVER
+    text = (
+        '  File "/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py", line 298, in _lazy_init\n'
+        + NO_DRIVER
+    )
     assert analyze(text).findings[0].id == "gpu-missing"
 
 
@@ -100,17 +139,27 @@ def test_cli_exits_3_on_a_colab_cpu_runtime(monkeypatch, capsys):
 
 
 def test_two_frameworks_named_by_the_machine_are_named_in_the_fix():
-    tf = FrameworkBuild(framework="tensorflow", distribution="tensorflow", version="2.20.0", cuda="12.5", cudnn="9.3.0",
-                        is_cuda_build=True)
+    tf = FrameworkBuild(
+        framework="tensorflow",
+        distribution="tensorflow",
+        version="2.20.0",
+        cuda="12.5",
+        cudnn="9.3.0",
+        is_cuda_build=True,
+    )
     env = Environment(gpus=H200.gpus, driver=H200.driver, frameworks=(TORCH, tf), libraries=(APT,))
     text = "Loaded runtime CuDNN library: 9.1.0 but source was compiled with: 9.3.0."
     top = explain(text, env)[0]
-    assert top.id == "cudnn-too-old" and "torch, tensorflow" in top.fix and "imported first" in top.fix
+    assert (
+        top.id == "cudnn-too-old" and "torch, tensorflow" in top.fix and "imported first" in top.fix
+    )
 
 
 def test_the_machine_decides_between_alternatives():
     """is_available() is False: a CPU-only torch on the machine makes cpu-only-build the cause."""
-    cpu_torch = FrameworkBuild(framework="torch", distribution="torch", version="2.11.0+cpu", is_cuda_build=False)
+    cpu_torch = FrameworkBuild(
+        framework="torch", distribution="torch", version="2.11.0+cpu", is_cuda_build=False
+    )
     text = "assert torch.cuda.is_available() is returning False"
     assert explain(text)[0].id == "gpu-missing"
     env = Environment(gpus=H200.gpus, driver=H200.driver, frameworks=(cpu_torch,))

@@ -1,5 +1,6 @@
 """The rule base (recipes/errors.toml) and its loader: context decides between causes, versions
 are compared, harmless lines never win, and a bad rules file is refused with FILE:LINE."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,15 +8,28 @@ from pathlib import Path
 import pytest
 
 from fixer.errors import RecipeError, UsageError
-from fixer.explainer import analyze, explain, load_rules, normalize_version, parse_rules, rules_files
+from fixer.explainer import (
+    analyze,
+    explain,
+    load_rules,
+    normalize_version,
+    parse_rules,
+    rules_files,
+)
 
-FAILED_CONV = ("tensorflow.python.framework.errors_impl.UnknownError: Failed to get convolution algorithm. "
-               "This is probably because cuDNN failed to initialize, so try looking to see if a warning log "
-               "message was printed above.")
-LOADED_OLD = ("E tensorflow/stream_executor/cuda/cuda_dnn.cc:362] Loaded runtime CuDNN library: 8.0.5 but source "
-              "was compiled with: 8.1.0.  CuDNN library needs to have matching major version")
-NOISE = ("E0000 00:00:1737659286.484845  763412 cuda_dnn.cc:8310] Unable to register cuDNN factory: Attempting to "
-         "register factory for plugin cuDNN when one has already been registered")
+FAILED_CONV = (
+    "tensorflow.python.framework.errors_impl.UnknownError: Failed to get convolution algorithm. "
+    "This is probably because cuDNN failed to initialize, so try looking to see if a warning log "
+    "message was printed above."
+)
+LOADED_OLD = (
+    "E tensorflow/stream_executor/cuda/cuda_dnn.cc:362] Loaded runtime CuDNN library: 8.0.5 but source "
+    "was compiled with: 8.1.0.  CuDNN library needs to have matching major version"
+)
+NOISE = (
+    "E0000 00:00:1737659286.484845  763412 cuda_dnn.cc:8310] Unable to register cuDNN factory: Attempting to "
+    "register factory for plugin cuDNN when one has already been registered"
+)
 
 
 def ids(text, **kw):
@@ -46,8 +60,10 @@ def test_dnn_library_not_found_after_the_version_line_is_too_old():
 
 
 def test_dnn_library_not_found_after_a_failed_dlopen_is_missing():
-    text = ("W dso_loader.cc:64] Could not load dynamic library 'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open "
-            "shared object file: No such file or directory\nDNN library is not found.")
+    text = (
+        "W dso_loader.cc:64] Could not load dynamic library 'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open "
+        "shared object file: No such file or directory\nDNN library is not found."
+    )
     assert ids(text)[0] == "cudnn-missing"
 
 
@@ -66,27 +82,44 @@ def test_loaded_newer_than_built_is_not_a_too_old_cudnn():
 
 
 def test_other_major_is_major_mismatch():
-    found = explain("cuDNN version incompatibility: PyTorch was compiled  against (9, 1, 0) but found runtime version (8, 9, 7).")
+    found = explain(
+        "cuDNN version incompatibility: PyTorch was compiled  against (9, 1, 0) but found runtime version (8, 9, 7)."
+    )
     assert found[0].id == "cudnn-major-mismatch" and "8.9.7" in found[0].title
 
 
-@pytest.mark.parametrize("raw,want", [("(9, 19, 0)", "9.19.0"), ("9.19.0", "9.19.0"), ("91900", "9.19.0"),
-                                      ("7102", "7.1.2"), ("8906", "8.9.6"), ("x", None)])
+@pytest.mark.parametrize(
+    "raw,want",
+    [
+        ("(9, 19, 0)", "9.19.0"),
+        ("9.19.0", "9.19.0"),
+        ("91900", "9.19.0"),
+        ("7102", "7.1.2"),
+        ("8906", "8.9.6"),
+        ("x", None),
+    ],
+)
 def test_normalize_version(raw, want):
     assert normalize_version(raw) == want
 
 
 def test_nvrtc_missing_behind_a_cudnn_message_is_a_cuda_library():
-    text = ("Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: cannot open shared object file: "
-            "No such file or directory\nPlease make sure libcudnn_cnn_infer.so.8 is in your library path!")
+    text = (
+        "Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: cannot open shared object file: "
+        "No such file or directory\nPlease make sure libcudnn_cnn_infer.so.8 is in your library path!"
+    )
     assert ids(text)[:2] == ["cuda-lib-missing", "cudnn-missing"]
 
 
 def test_two_cudnn_directories_in_a_loader_trace_are_mixed():
-    text = ("calling init: /venv/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9\n"
-            "calling init: /usr/lib/x86_64-linux-gnu/libcudnn_ops.so.9\n")
+    text = (
+        "calling init: /venv/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9\n"
+        "calling init: /usr/lib/x86_64-linux-gnu/libcudnn_ops.so.9\n"
+    )
     assert ids(text)[0] == "cudnn-mixed"
-    assert "cudnn-mixed" not in ids("calling init: /a/libcudnn.so.9\ncalling init: /a/libcudnn_ops.so.9\n")
+    assert "cudnn-mixed" not in ids(
+        "calling init: /a/libcudnn.so.9\ncalling init: /a/libcudnn_ops.so.9\n"
+    )
 
 
 def test_unrecognised_text_is_said_honestly():
@@ -100,7 +133,7 @@ def test_empty_text_is_a_usage_error(text):
         explain(text)
 
 
-GOOD = '''schema = 2
+GOOD = """schema = 2
 [[rule]]
 id = "out-of-memory"
 title = "oom {what}"
@@ -108,29 +141,77 @@ patterns = ['(?P<what>CUDA out of memory)']
 fix = "free memory"
 sources = ["https://example.org/1"]
 cites = ["pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp:1133@v2.4.0"]
-'''
+"""
 
 
-@pytest.mark.parametrize("mutation,message,line", [
-    (("fix = ", "fixx = "), "unknown key 'fixx' (did you mean 'fix'?)", 6),
-    (('id = "out-of-memory"', 'id = "out-of-memroy"'), "is not a finding id (did you mean 'out-of-memory'?)", 3),
-    (("(?P<what>CUDA out of memory)", "(?P<what>CUDA out of memory"), "bad regular expression", 5),
-    (('title = "oom {what}"', 'title = "oom {who}"'), "uses {who}, which no pattern captures", 4),
-    (("schema = 2", "schema = 3"), "expected `schema = 2`", 1),
-    (('sources = ["https://example.org/1"]', 'sources = ["example.org"]'), "is not a URL", 7),
-    (('cites = ["pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp:1133@v2.4.0"]', ''), "missing key 'cites'", 2),
-    # a cite names its file and line at a tag or commit, or its release
-    ((':1133@v2.4.0', '@v2.4.0'), "names no line and no release", 8),
-    ((':1133@v2.4.0', ':@v2.4.0'), "names no line and no release", 8),
-    ((':1133@v2.4.0', ':1133'), "names no line and no release", 8),
-    (('pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp:1133@v2.4.0', 'https://docs.nvidia.com/cuda/'), "names no line and no release", 8),
-    (('fix = "free memory"', 'fix = "free memory"\ntemplates = ["{nope}"]'), "template uses {nope}", 7),
-    (('fix = "free memory"', "fix = \"free memory\"\nalternatives = [{ id = 'gpu-missing', confidence = 0.9, title = 't', check = 'c' }]"), "more likely than the rule itself", 7),
-    (('fix = "free memory"', 'fix = "free memory"\nwhen_env = ["gpu-hot"]'), "unknown environment fact 'gpu-hot'", 7),
-    (('fix = "free memory"', "fix = \"free memory\"\nversions = { loaded = 'a', built = 'b' }"), "which no pattern captures", 7),
-    (('[[rule]]', '[[rules]]'), "unknown table or key 'rules' (did you mean 'rule'?)", 2),
-    (('fix = "free memory"', 'fix = "free memory'), "TOML syntax error", 6),
-])
+@pytest.mark.parametrize(
+    "mutation,message,line",
+    [
+        (("fix = ", "fixx = "), "unknown key 'fixx' (did you mean 'fix'?)", 6),
+        (
+            ('id = "out-of-memory"', 'id = "out-of-memroy"'),
+            "is not a finding id (did you mean 'out-of-memory'?)",
+            3,
+        ),
+        (
+            ("(?P<what>CUDA out of memory)", "(?P<what>CUDA out of memory"),
+            "bad regular expression",
+            5,
+        ),
+        (
+            ('title = "oom {what}"', 'title = "oom {who}"'),
+            "uses {who}, which no pattern captures",
+            4,
+        ),
+        (("schema = 2", "schema = 3"), "expected `schema = 2`", 1),
+        (('sources = ["https://example.org/1"]', 'sources = ["example.org"]'), "is not a URL", 7),
+        (
+            ('cites = ["pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp:1133@v2.4.0"]', ""),
+            "missing key 'cites'",
+            2,
+        ),
+        # a cite names its file and line at a tag or commit, or its release
+        ((":1133@v2.4.0", "@v2.4.0"), "names no line and no release", 8),
+        ((":1133@v2.4.0", ":@v2.4.0"), "names no line and no release", 8),
+        ((":1133@v2.4.0", ":1133"), "names no line and no release", 8),
+        (
+            (
+                "pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp:1133@v2.4.0",
+                "https://docs.nvidia.com/cuda/",
+            ),
+            "names no line and no release",
+            8,
+        ),
+        (
+            ('fix = "free memory"', 'fix = "free memory"\ntemplates = ["{nope}"]'),
+            "template uses {nope}",
+            7,
+        ),
+        (
+            (
+                'fix = "free memory"',
+                "fix = \"free memory\"\nalternatives = [{ id = 'gpu-missing', confidence = 0.9, title = 't', check = 'c' }]",
+            ),
+            "more likely than the rule itself",
+            7,
+        ),
+        (
+            ('fix = "free memory"', 'fix = "free memory"\nwhen_env = ["gpu-hot"]'),
+            "unknown environment fact 'gpu-hot'",
+            7,
+        ),
+        (
+            (
+                'fix = "free memory"',
+                "fix = \"free memory\"\nversions = { loaded = 'a', built = 'b' }",
+            ),
+            "which no pattern captures",
+            7,
+        ),
+        (("[[rule]]", "[[rules]]"), "unknown table or key 'rules' (did you mean 'rule'?)", 2),
+        (('fix = "free memory"', 'fix = "free memory'), "TOML syntax error", 6),
+    ],
+)
 def test_bad_rules_file_names_file_and_line(mutation, message, line):
     text = GOOD.replace(*mutation)
     with pytest.raises(RecipeError) as exc:
@@ -142,7 +223,9 @@ def test_bad_rules_file_names_file_and_line(mutation, message, line):
 def test_recipes_dir_overrides_the_shipped_rules(tmp_path: Path):
     (tmp_path / "errors.toml").write_text(GOOD)
     r = analyze("RuntimeError: CUDA out of memory. Tried to allocate", extra_dirs=[str(tmp_path)])
-    assert [f.id for f in r.findings] == ["out-of-memory"] and r.findings[0].title == "oom CUDA out of memory"
+    assert [f.id for f in r.findings] == ["out-of-memory"] and r.findings[
+        0
+    ].title == "oom CUDA out of memory"
     assert r.rules == ("errors.toml:2",)
     with pytest.raises(RecipeError, match="does not exist"):
         load_rules([str(tmp_path / "nope")])

@@ -1,10 +1,10 @@
 """--cudnn-from conda on Colab (issue 11): condacolab's prefix, one spec per cuDNN major, the
 loader pointed at the conda copy; --installer conda refuses what conda cannot install."""
+
 from __future__ import annotations
 
 import json
 
-import pytest
 
 from fixer.cli import main
 
@@ -16,7 +16,9 @@ def _plan(capsys, *argv):
 
 
 def test_tf215_from_conda_keeps_torchs_pip_cudnn9_and_adds_cudnn8_under_usr_local(capsys):
-    code, out, _ = _plan(capsys, "--environment", "colab-2025-01-tf215", "--cudnn-from", "conda", "--json")
+    code, out, _ = _plan(
+        capsys, "--environment", "colab-2025-01-tf215", "--cudnn-from", "conda", "--json"
+    )
     assert code == 0
     plan = json.loads(out)["plan"]
     steps = plan["steps"]
@@ -43,14 +45,18 @@ def test_tf215_from_conda_keeps_torchs_pip_cudnn9_and_adds_cudnn8_under_usr_loca
 
 
 def test_installer_conda_refuses_pip_framework_installs_with_exit_2(capsys):
-    code, out, err = _plan(capsys, "--environment", "colab-2026-08", "--installer", "conda", "--torch", "2.5.1")
+    code, out, err = _plan(
+        capsys, "--environment", "colab-2026-08", "--installer", "conda", "--torch", "2.5.1"
+    )
     assert code == 2
     text = out + err
     assert "--installer conda" in text and "conda-forge" in text and "Traceback" not in text
 
 
 def test_installer_conda_alone_takes_cudnn_from_conda(capsys):
-    code, out, _ = _plan(capsys, "--environment", "colab-2025-01-tf215", "--installer", "conda", "--json")
+    code, out, _ = _plan(
+        capsys, "--environment", "colab-2025-01-tf215", "--installer", "conda", "--json"
+    )
     assert code == 0
     plan = json.loads(out)["plan"]
     assert plan["stack"]["conda"] and not [s for s in plan["steps"] if s["kind"] == "apt-install"]

@@ -1,9 +1,10 @@
 """Download sizes include dependencies (issue 10, item 5), stated as an invariant over generated
 plans: a step's known bytes are the sum of the recorded sizes of exactly the distributions the
-simulation says that step brings onto the machine (fixer.simulate.simulate, read before and
+simulation says that step brings onto the machine (fixer.planner.simulate.simulate, read before and
 after the step: what is new or at another version, plus what a forced reinstall names), and
 its unknown ones are the rest: the ones with no recorded size, and the extras whose contents no
 recipe lists. A --no-deps step counts only what it names."""
+
 from __future__ import annotations
 
 from typing import Dict, List, Optional, Set, Tuple
@@ -15,17 +16,20 @@ from hypothesis import strategies as st
 from fixer import model as m
 from fixer.errors import FixerError
 from fixer.pipeline import simulated
-from fixer.planner import bundled_environments, load_environment, make_plan
-from fixer.recipes import load
+from fixer.planner.steps import bundled_environments, load_environment, make_plan
+from fixer.recipebook import load
 from fixer.pipeline import resolve
 from fixer.rules import requirement_parts
-from fixer.simulate import DEPENDENCIES_OF, simulate
+from fixer.planner.simulate import DEPENDENCIES_OF, simulate
 from tests.helpers.examples import examples
 
 RECIPES = load()
 ENVS = {n: load_environment(n)[0] for n in bundled_environments()}
 GPU_ENVS = sorted(n for n, e in ENVS.items() if e.gpus)
-VERSIONS = {f: sorted({b.version.split("+")[0] for b in RECIPES.builds_for(f)}) for f in ("torch", "tensorflow", "jax")}
+VERSIONS = {
+    f: sorted({b.version.split("+")[0] for b in RECIPES.builds_for(f)})
+    for f in ("torch", "tensorflow", "jax")
+}
 
 
 def _dists(env: m.Environment) -> Dict[str, str]:
@@ -35,8 +39,10 @@ def _dists(env: m.Environment) -> Dict[str, str]:
 def _machines(env: m.Environment, plan: m.Plan) -> List[Dict[str, str]]:
     """The simulated machine's distributions after each prefix of the plan: [k] is the machine
     before step k, [k + 1] the one after it (each prefix simulated once, not once per use)."""
-    return [_dists(simulate(env, m.Plan(steps=plan.steps[:k], stack=plan.stack), RECIPES))
-            for k in range(len(plan.steps) + 1)]
+    return [
+        _dists(simulate(env, m.Plan(steps=plan.steps[:k], stack=plan.stack), RECIPES))
+        for k in range(len(plan.steps) + 1)
+    ]
 
 
 def _brought(machines: List[Dict[str, str]], plan: m.Plan, k: int) -> Set[Tuple[str, str]]:
@@ -59,23 +65,35 @@ def _extras_groups(plan: m.Plan, k: int, before: Dict[str, str]) -> Set[str]:
     if "--no-deps" in step.argv:
         return set()
     out = set()
-    builds = list(plan.stack.choices and [c.build for c in plan.stack.choices]) + list(RECIPES.builds)
+    builds = list(plan.stack.choices and [c.build for c in plan.stack.choices]) + list(
+        RECIPES.builds
+    )
     mains = {requirement_parts(b.packages[0])[::3]: b for b in reversed(builds) if b.packages}
     for text in step.packages:
         name, _e, _s, exact = requirement_parts(text)
         b = mains.get((name, exact))
-        for r in (b.requires if b is not None else ()):
+        for r in b.requires if b is not None else ():
             dn, extras, spec, dexact = requirement_parts(r)
-            if extras and before.get(dn) != dexact and not any(requirement_parts(x.packages[0])[::3] == (dn, dexact)
-                                                               for x in builds if x.packages):
+            if (
+                extras
+                and before.get(dn) != dexact
+                and not any(
+                    requirement_parts(x.packages[0])[::3] == (dn, dexact)
+                    for x in builds
+                    if x.packages
+                )
+            ):
                 out.add(dn)
     return out
 
 
 def _deps_of(step: m.Step) -> Set[str]:
     """The names a step's "dependencies of NAME VERSION: not known" items are about."""
-    return {u[len(DEPENDENCIES_OF):].split(" ")[0].split("[")[0].split(":")[0]
-            for u in step.download_unknown if u.startswith(DEPENDENCIES_OF)}
+    return {
+        u[len(DEPENDENCIES_OF) :].split(" ")[0].split("[")[0].split(":")[0]
+        for u in step.download_unknown
+        if u.startswith(DEPENDENCIES_OF)
+    }
 
 
 def _dependency_set(name: str, extras: Tuple[str, ...], version: str) -> Optional[m.DependencySet]:
@@ -99,25 +117,36 @@ def _check_system_install(step: m.Step) -> None:
                 assert f"conda, fetched by {name}.install()" in step.download_unknown
                 continue
             version = exact
-        assert f"{name}=={version}" in step.download_unknown or step.download_bytes, (text, step.download_unknown)
+        assert f"{name}=={version}" in step.download_unknown or step.download_bytes, (
+            text,
+            step.download_unknown,
+        )
         dset = RECIPES.dependencies_of(manager, name, version)
         if dset is None or dset.others or not dset.complete:
             assert name in deps_of, (text, step.download_unknown)
-        for b in (dset.brings if dset else ()):
+        for b in dset.brings if dset else ():
             dep = requirement_parts(b.replace("{version}", version))
             size = RECIPES.download_size(dep[0], dep[3] or "")
-            assert size is not None or f"{dep[0]}=={dep[3]}" in step.download_unknown, (b, step.download_unknown)
+            assert size is not None or f"{dep[0]}=={dep[3]}" in step.download_unknown, (
+                b,
+                step.download_unknown,
+            )
 
 
 @st.composite
 def intents(draw):
-    frameworks = tuple(sorted(draw(st.sets(st.sampled_from(("torch", "tensorflow", "jax")), max_size=2))))
+    frameworks = tuple(
+        sorted(draw(st.sets(st.sampled_from(("torch", "tensorflow", "jax")), max_size=2)))
+    )
     versions = {}
     for f in frameworks:
         if draw(st.booleans()):
             versions[f] = draw(st.sampled_from(VERSIONS[f][-8:]))
-    return m.Intent(frameworks=frameworks, versions=versions,
-                    cudnn_from=draw(st.sampled_from((None, None, "pip", "apt", "conda"))))
+    return m.Intent(
+        frameworks=frameworks,
+        versions=versions,
+        cudnn_from=draw(st.sampled_from((None, None, "pip", "apt", "conda"))),
+    )
 
 
 def _plan(name: str, intent: m.Intent) -> Optional[m.Plan]:
@@ -140,14 +169,21 @@ def test_sizes_are_exactly_what_the_simulation_brings(name, intent):
             continue
         brought = _brought(machines, plan, k)
         sizes = {nv: RECIPES.download_size(*nv) for nv in brought}
-        assert (step.download_bytes or 0) == sum(s for s in sizes.values() if s is not None), (step.packages, sizes)
+        assert (step.download_bytes or 0) == sum(s for s in sizes.values() if s is not None), (
+            step.packages,
+            sizes,
+        )
         unsized = sorted(f"{n}=={v}" for (n, v), s in sizes.items() if s is None)
         groups = _extras_groups(plan, k, machines[k])
-        plain = sorted(u for u in step.download_unknown if not u.startswith(("what ", DEPENDENCIES_OF)))
+        plain = sorted(
+            u for u in step.download_unknown if not u.startswith(("what ", DEPENDENCIES_OF))
+        )
         # a requirement the simulation cannot place at a version (`pip install condacolab`)
         # is named without one; it must be one the step names and the machine lacks
         unplaced = [u for u in plain if "==" not in u]
-        assert set(unplaced) <= {requirement_parts(p)[0] for p in step.packages} - set(machines[k]), unplaced
+        assert set(unplaced) <= {requirement_parts(p)[0] for p in step.packages} - set(
+            machines[k]
+        ), unplaced
         assert [u for u in plain if "==" in u] == unsized
         # every distribution a step installs with its dependencies either has them modelled
         # (a complete DependencySet whose every member is on the simulated machine after the
@@ -159,13 +195,19 @@ def test_sizes_are_exactly_what_the_simulation_brings(name, intent):
             extras = {requirement_parts(p)[0]: requirement_parts(p)[1] for p in step.packages}
             named = set(extras)
             for n, v in brought:
-                if n in deps_of or (n not in named and not _dependency_set(n, extras.get(n, ()), v)):
+                if n in deps_of or (
+                    n not in named and not _dependency_set(n, extras.get(n, ()), v)
+                ):
                     continue
                 dset = _dependency_set(n, extras.get(n, ()), v)
                 assert dset is not None and dset.complete, (n, v, step.download_unknown)
-                members = {requirement_parts(b.replace("{version}", v))[0] for b in dset.brings} | set(dset.others)
+                members = {
+                    requirement_parts(b.replace("{version}", v))[0] for b in dset.brings
+                } | set(dset.others)
                 assert members <= set(machines[k + 1]), (n, members - set(machines[k + 1]))
-        assert {u.split(" ")[1].split("[")[0] for u in step.download_unknown if u.startswith("what ")} == groups
+        assert {
+            u.split(" ")[1].split("[")[0] for u in step.download_unknown if u.startswith("what ")
+        } == groups
         if "--no-deps" in step.argv:
             named = {requirement_parts(p)[0] for p in step.packages}
             assert {n for n, _ in brought} <= named
@@ -176,8 +218,14 @@ def test_sizes_are_exactly_what_the_simulation_brings(name, intent):
     assert known == sum(s.download_bytes or 0 for s in plan.steps)
     assert len(unknown) == sum(len(s.download_unknown) for s in plan.steps)
     # "the known total is complete" (nothing unknown) only when every install's dependency set is known
-    with_deps = [k for k, s in enumerate(plan.steps) if s.kind == "pip-install" and "--no-deps" not in s.argv
-                 and {n for n, _ in _brought(machines, plan, k)} & {requirement_parts(p)[0] for p in s.packages}]
+    with_deps = [
+        k
+        for k, s in enumerate(plan.steps)
+        if s.kind == "pip-install"
+        and "--no-deps" not in s.argv
+        and {n for n, _ in _brought(machines, plan, k)}
+        & {requirement_parts(p)[0] for p in s.packages}
+    ]
     if with_deps:
         assert unknown
 
@@ -188,8 +236,12 @@ def test_a_torch_change_counts_its_cuda_wheels():
     torch alone."""
     import dataclasses
 
-    env = dataclasses.replace(ENVS["colab-2026-08"], driver=m.Driver(version="570.26", cuda_version="12.8"))
-    plan = simulated(env, make_plan(env, resolve(env, m.Intent(versions={"torch": "2.8.0"}), RECIPES)), RECIPES)
+    env = dataclasses.replace(
+        ENVS["colab-2026-08"], driver=m.Driver(version="570.26", cuda_version="12.8")
+    )
+    plan = simulated(
+        env, make_plan(env, resolve(env, m.Intent(versions={"torch": "2.8.0"}), RECIPES)), RECIPES
+    )
     (step, *_rest) = [s for s in plan.steps if s.kind == "pip-install"]
     torch = RECIPES.download_size("torch", "2.8.0")
     cudnn = RECIPES.download_size("nvidia-cudnn-cu12", "9.10.2.21")
@@ -210,15 +262,21 @@ def test_unknown_sizes_are_named_and_counted(capsys):
     known, unknown = plan.download
     assert known > 0 and "torch==2.10.0+cu130" in unknown
     runner = CliRunner()
-    res = runner.invoke(app, ["plan", "--environment", "h200-healthy", "--torch", "2.10.0", "--json"])
+    res = runner.invoke(
+        app, ["plan", "--environment", "h200-healthy", "--torch", "2.10.0", "--json"]
+    )
     body = json.loads(res.stdout)["plan"]["download"]
     assert body["known_bytes"] == known and body["unknown"] == list(unknown)
     pkgs = [u for u in unknown if not u.startswith(DEPENDENCIES_OF)]
     deps = [u for u in unknown if u.startswith(DEPENDENCIES_OF)]
     assert "dependencies of torch 2.10.0+cu130: not known" in deps
     assert f"+ {len(pkgs)} packages of unknown size" in body["text"]
-    assert body["text"].endswith(f"+ the dependencies of {len(deps)} install{'s' if len(deps) != 1 else ''} (not known)")
-    res = runner.invoke(app, ["plan", "--environment", "h200-healthy", "--torch", "2.10.0"], env={"COLUMNS": "200"})
+    assert body["text"].endswith(
+        f"+ the dependencies of {len(deps)} install{'s' if len(deps) != 1 else ''} (not known)"
+    )
+    res = runner.invoke(
+        app, ["plan", "--environment", "h200-healthy", "--torch", "2.10.0"], env={"COLUMNS": "200"}
+    )
     assert f"{len(pkgs)} packages of unknown size" in res.stdout
 
 
@@ -245,16 +303,25 @@ def test_a_jax_install_brings_its_companions(build, name):
     "dependencies of" item, and the step's own requirement says what else it brings."""
     import dataclasses
 
-    from fixer.simulate import downloads
+    from fixer.planner.simulate import downloads
 
     env = ENVS[name]
     py = env.python
     assert py is not None
     gone = {"jax", "jaxlib"} | {d.name for d in py.distributions if d.name.startswith("jax-")}
-    env = dataclasses.replace(env, python=dataclasses.replace(
-        py, distributions=tuple(d for d in py.distributions if d.name not in gone)),
-        frameworks=tuple(f for f in env.frameworks if f.framework != "jax"))
-    step = m.Step(kind="pip-install", summary="", argv=("pip", "install", build.packages[0]), packages=build.packages[:1])
+    env = dataclasses.replace(
+        env,
+        python=dataclasses.replace(
+            py, distributions=tuple(d for d in py.distributions if d.name not in gone)
+        ),
+        frameworks=tuple(f for f in env.frameworks if f.framework != "jax"),
+    )
+    step = m.Step(
+        kind="pip-install",
+        summary="",
+        argv=("pip", "install", build.packages[0]),
+        packages=build.packages[:1],
+    )
     plan = m.Plan(steps=(step,), stack=m.Stack())
     after = _dists(simulate(env, plan, RECIPES))
     (items,) = downloads(env, plan, RECIPES)
@@ -263,8 +330,10 @@ def test_a_jax_install_brings_its_companions(build, name):
         cname, _e, _s, cver = requirement_parts(c)
         assert after.get(cname) == cver, (c, after.get(cname))
         size = RECIPES.download_size(cname, cver or "")
-        assert any(d.name == cname and d.version == cver and d.size_bytes == size and not d.dependencies
-                   for d in items), (c, labels)
+        assert any(
+            d.name == cname and d.version == cver and d.size_bytes == size and not d.dependencies
+            for d in items
+        ), (c, labels)
         assert not any(d.dependencies and d.name == cname and not d.others for d in items), labels
     jax = next(d for d in items if d.dependencies and d.name == "jax")
     assert "numpy" in jax.others and jax.complete

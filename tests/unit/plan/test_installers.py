@@ -1,51 +1,154 @@
-"""fixer.installers: the one place that builds installer argv."""
+"""fixer.planner.installers: the one place that builds installer argv."""
+
 from __future__ import annotations
 
-from fixer import installers as ins
+from fixer.planner import installers as ins
 
 PY = "/venv/bin/python"
 
 
 def test_pip_install_for_a_target_interpreter():
-    assert ins.pip_install(PY, ["torch==2.5.1+cu124"], index_url="https://download.pytorch.org/whl/cu124") == (
-        PY, "-m", "pip", "install", "--no-input", "--index-url", "https://download.pytorch.org/whl/cu124",
-        "torch==2.5.1+cu124")
-    assert ins.pip_install(PY, ["nvidia-cudnn-cu12==9.3.0.75"], no_deps=True, force_reinstall=True) == (
-        PY, "-m", "pip", "install", "--no-input", "--no-deps", "--force-reinstall", "nvidia-cudnn-cu12==9.3.0.75")
+    assert ins.pip_install(
+        PY, ["torch==2.5.1+cu124"], index_url="https://download.pytorch.org/whl/cu124"
+    ) == (
+        PY,
+        "-m",
+        "pip",
+        "install",
+        "--no-input",
+        "--index-url",
+        "https://download.pytorch.org/whl/cu124",
+        "torch==2.5.1+cu124",
+    )
+    assert ins.pip_install(
+        PY, ["nvidia-cudnn-cu12==9.3.0.75"], no_deps=True, force_reinstall=True
+    ) == (
+        PY,
+        "-m",
+        "pip",
+        "install",
+        "--no-input",
+        "--no-deps",
+        "--force-reinstall",
+        "nvidia-cudnn-cu12==9.3.0.75",
+    )
 
 
 def test_uv_pip_install_and_uninstall():
-    assert ins.pip_install(PY, ["a==1"], installer="uv", uv="/usr/local/bin/uv", force_reinstall=True,
-                           extra_index_urls=["https://x/simple"]) == (
-        "/usr/local/bin/uv", "pip", "install", "--python", PY, "--reinstall", "--extra-index-url", "https://x/simple",
-        "a==1")
-    assert ins.pip_uninstall(PY, ["torch"], installer="uv") == ("uv", "pip", "uninstall", "--python", PY, "torch")
-    assert ins.pip_uninstall(PY, ["torch", "torchvision"]) == (PY, "-m", "pip", "uninstall", "-y", "torch", "torchvision")
+    assert ins.pip_install(
+        PY,
+        ["a==1"],
+        installer="uv",
+        uv="/usr/local/bin/uv",
+        force_reinstall=True,
+        extra_index_urls=["https://x/simple"],
+    ) == (
+        "/usr/local/bin/uv",
+        "pip",
+        "install",
+        "--python",
+        PY,
+        "--reinstall",
+        "--extra-index-url",
+        "https://x/simple",
+        "a==1",
+    )
+    assert ins.pip_uninstall(PY, ["torch"], installer="uv") == (
+        "uv",
+        "pip",
+        "uninstall",
+        "--python",
+        PY,
+        "torch",
+    )
+    assert ins.pip_uninstall(PY, ["torch", "torchvision"]) == (
+        PY,
+        "-m",
+        "pip",
+        "uninstall",
+        "-y",
+        "torch",
+        "torchvision",
+    )
 
 
 def test_offline_and_mirrors():
-    mirrors = [("https://download.pytorch.org/whl", "http://127.0.0.1:8000/torch"),
-               (ins.PYPI_SIMPLE, "http://127.0.0.1:8000/simple")]
-    assert ins.rewrite_index("https://download.pytorch.org/whl/cu126", mirrors) == "http://127.0.0.1:8000/torch/cu126"
+    mirrors = [
+        ("https://download.pytorch.org/whl", "http://127.0.0.1:8000/torch"),
+        (ins.PYPI_SIMPLE, "http://127.0.0.1:8000/simple"),
+    ]
+    assert (
+        ins.rewrite_index("https://download.pytorch.org/whl/cu126", mirrors)
+        == "http://127.0.0.1:8000/torch/cu126"
+    )
     assert ins.rewrite_index(None, mirrors) == "http://127.0.0.1:8000/simple"
     assert ins.rewrite_index(None, mirrors[:1]) is None
-    assert ins.rewrite_index("https://download.pytorch.org/whlx", mirrors[:1]) == "https://download.pytorch.org/whlx"
+    assert (
+        ins.rewrite_index("https://download.pytorch.org/whlx", mirrors[:1])
+        == "https://download.pytorch.org/whlx"
+    )
     assert ins.pip_install(PY, ["torch==2.5.1"], mirrors=mirrors) == (
-        PY, "-m", "pip", "install", "--no-input", "--index-url", "http://127.0.0.1:8000/simple", "torch==2.5.1")
-    assert ins.pip_install(PY, ["torch==2.5.1"], index_url="https://download.pytorch.org/whl/cu124", no_index=True,
-                           find_links=["/wheels"]) == (
-        PY, "-m", "pip", "install", "--no-input", "--no-index", "--find-links", "/wheels", "torch==2.5.1")
+        PY,
+        "-m",
+        "pip",
+        "install",
+        "--no-input",
+        "--index-url",
+        "http://127.0.0.1:8000/simple",
+        "torch==2.5.1",
+    )
+    assert ins.pip_install(
+        PY,
+        ["torch==2.5.1"],
+        index_url="https://download.pytorch.org/whl/cu124",
+        no_index=True,
+        find_links=["/wheels"],
+    ) == (
+        PY,
+        "-m",
+        "pip",
+        "install",
+        "--no-input",
+        "--no-index",
+        "--find-links",
+        "/wheels",
+        "torch==2.5.1",
+    )
     assert ins.pip_install(PY, ["a==1"], break_system_packages=True)[5] == "--break-system-packages"
 
 
 def test_apt_and_conda():
     assert ins.apt_install({"libcudnn8": "8.9.7.29-1+cuda12.2"}) == (
-        "apt-get", "install", "-y", "--no-install-recommends", "--allow-downgrades", "--allow-change-held-packages",
-        "libcudnn8=8.9.7.29-1+cuda12.2")
+        "apt-get",
+        "install",
+        "-y",
+        "--no-install-recommends",
+        "--allow-downgrades",
+        "--allow-change-held-packages",
+        "libcudnn8=8.9.7.29-1+cuda12.2",
+    )
     assert ins.apt_hold(["libcudnn8"]) == ("apt-mark", "hold", "libcudnn8")
     assert ins.apt_unhold(["libcudnn8"]) == ("apt-mark", "unhold", "libcudnn8")
-    assert ins.apt_remove(["libcudnn8"]) == ("apt-get", "remove", "-y", "--allow-change-held-packages", "libcudnn8")
+    assert ins.apt_remove(["libcudnn8"]) == (
+        "apt-get",
+        "remove",
+        "-y",
+        "--allow-change-held-packages",
+        "libcudnn8",
+    )
     assert ins.conda_install(["cudnn==9.3.0.75"], conda="mamba", prefix="/opt/conda") == (
-        "mamba", "install", "-y", "-c", "conda-forge", "--override-channels", "-p", "/opt/conda", "cudnn==9.3.0.75")
+        "mamba",
+        "install",
+        "-y",
+        "-c",
+        "conda-forge",
+        "--override-channels",
+        "-p",
+        "/opt/conda",
+        "cudnn==9.3.0.75",
+    )
     assert ins.condacolab_install("/usr/bin/python3") == (
-        "/usr/bin/python3", "-c", "import condacolab; condacolab.install()")
+        "/usr/bin/python3",
+        "-c",
+        "import condacolab; condacolab.install()",
+    )

@@ -1,20 +1,20 @@
 """The plans the project shows are fixes when simulated (issue 10): every bundled environment's
 plan, and every `colab-cudnn-fix plan` command line of the README run against each bundled
-environment. Each is simulated on the machine's model and diagnosed again (fixer.simulate); a
+environment. Each is simulated on the machine's model and diagnosed again (fixer.planner.simulate); a
 plan may instead refuse (no stack fits: exit 1 with the clash; no GPU: exit 3), but a plan that
 is shown must not leave errors or warnings behind, nor differ from the stack it chose."""
+
 from __future__ import annotations
 
 import json
 import re
 import shlex
-from pathlib import Path
 from typing import List
 
 import pytest
 
 from fixer.cli import main
-from fixer.planner import bundled_environments
+from fixer.planner.steps import bundled_environments
 from tests.helpers.paths import REPO
 
 README = REPO / "README.md"
@@ -52,13 +52,15 @@ def test_the_readme_shows_plan_examples():
     assert any(args for args in readme_plan_args()), "the README's plan examples were not found"
 
 
-@pytest.mark.parametrize("env, args", CASES, ids=[f"{e}:{' '.join(a) or 'default'}" for e, a in CASES])
+@pytest.mark.parametrize(
+    "env, args", CASES, ids=[f"{e}:{' '.join(a) or 'default'}" for e, a in CASES]
+)
 def test_shown_plans_are_fixes_when_simulated(env, args, capsys):
     code = main(["plan", "--json", "--environment", env, *args])
     out = capsys.readouterr()
-    if code in (1, 3):                  # no stack fits (the clash is reported) / no GPU: refused, not shown
+    if code in (1, 3):  # no stack fits (the clash is reported) / no GPU: refused, not shown
         return
-    if code == 2:                       # the example asks for what this machine lacks (--keep tensorflow)
+    if code == 2:  # the example asks for what this machine lacks (--keep tensorflow)
         assert "Traceback" not in out.out + out.err
         return
     assert code == 0, out.err

@@ -1,5 +1,6 @@
 """Fixtures for the recipe tests: throw-away recipe directories (`shared_data`, the research data, is in
 tests/conftest.py)."""
+
 from __future__ import annotations
 
 import textwrap
@@ -24,7 +25,7 @@ def write_recipe(tmp_path: Path) -> Callable[[str, str], Path]:
 
 
 #: A minimal valid extra file: one torch build whose CUDA family and cuDNN exist in the shipped recipes.
-GOOD_BUILD = '''
+GOOD_BUILD = """
 schema = 1
 
 [[build]]
@@ -39,4 +40,4 @@ index_url = "https://download.pytorch.org/whl/cu126"
 packages = ["torch==9.9.0+cu126"]
 requires = ["nvidia-cudnn-cu12==9.10.2.21"]
 source = "test"
-'''
+"""

@@ -1,13 +1,14 @@
 """--recipes DIR: same-named files replace the shipped ones, new files are added; list/show output."""
+
 from __future__ import annotations
 
 import json
 
-from fixer import recipes as rec
-from fixer._paths import recipes_dir
+from fixer import recipebook as rec
+from fixer.system.paths import recipes_dir
 from fixer.cli import main
 
-from .conftest import GOOD_BUILD
+from tests.unit.recipes.conftest import GOOD_BUILD
 
 
 def test_new_file_is_added(write_recipe):
@@ -21,7 +22,7 @@ def test_same_name_replaces_the_shipped_file(write_recipe):
     r = rec.load([str(p.parent)])
     assert [b.version for b in r.builds_for("torch")] == ["9.9.0"]
     assert str(recipes_dir() / "torch.toml") not in r.files and str(p) in r.files
-    assert r.builds_for("tensorflow")          # other shipped files stay
+    assert r.builds_for("tensorflow")  # other shipped files stay
 
 
 def test_later_directory_wins(tmp_path):
@@ -43,7 +44,10 @@ def test_cli_list(capsys):
 def test_cli_list_json(capsys):
     assert main(["recipes", "list", "--json"]) == 0
     body = json.loads(capsys.readouterr().out)
-    assert body["frameworks"]["torch"]["builds"] == 72 and body["frameworks"]["torch"]["newest"] == "2.15.0"
+    assert (
+        body["frameworks"]["torch"]["builds"] == 72
+        and body["frameworks"]["torch"]["newest"] == "2.15.0"
+    )
 
 
 def test_cli_show_version(capsys, monkeypatch):
@@ -51,7 +55,7 @@ def test_cli_show_version(capsys, monkeypatch):
     assert main(["recipes", "show", "torch==2.11.0"]) == 0
     out = capsys.readouterr().out
     assert "cu130" in out and "nvidia-cudnn-cu13==9.19.0.56" in out
-    assert "cuda-toolkit[cublas," in out      # extras survive rich markup
+    assert "cuda-toolkit[cublas," in out  # extras survive rich markup
 
 
 def test_cli_show_json_and_tables(capsys):

@@ -1,14 +1,15 @@
 """The shipped recipes load, validate clean, hold every row of the research data and the
 facts the other stages depend on."""
+
 from __future__ import annotations
 
 import time
 from pathlib import Path
 
 
-from fixer import recipes as rec
-from fixer._compat import tomllib
-from fixer._paths import recipes_dir
+from fixer import recipebook as rec
+from fixer.system.compat import tomllib
+from fixer.system.paths import recipes_dir
 from tests.helpers.paths import REPO
 
 ROOT = REPO
@@ -17,8 +18,14 @@ ROOT = REPO
 def test_shipped_recipes_validate_clean():
     assert rec.validate() == []
     r = rec.load()
-    assert {Path(f).name for f in r.files} >= {"torch.toml", "tensorflow.toml", "jax.toml", "nvidia.toml",
-                                               "colab.toml", "others.toml"}
+    assert {Path(f).name for f in r.files} >= {
+        "torch.toml",
+        "tensorflow.toml",
+        "jax.toml",
+        "nvidia.toml",
+        "colab.toml",
+        "others.toml",
+    }
     assert "errors.toml" not in {Path(f).name for f in r.files}
 
 
@@ -40,8 +47,11 @@ def test_every_torch_row_of_the_research_data_made_it_in(shared_data):
     for v in data["variant"]:
         if "cuda" in v:
             variants.setdefault(v["torch"], []).append(v["variant"])
-    expected = {(d["torch"], var) for d in data["pypi_default"]
-                for var in variants[".".join(d["torch"].split(".")[:2])]}
+    expected = {
+        (d["torch"], var)
+        for d in data["pypi_default"]
+        for var in variants[".".join(d["torch"].split(".")[:2])]
+    }
     got = {(b.version, b.variant) for b in rec.load().builds_for("torch")}
     assert len(expected) == 72
     assert got == expected
@@ -69,7 +79,7 @@ def test_every_jax_plugin_row_made_it_in(shared_data):
     # every published plugin release is the plugin of the jax release of the same number
     expected = {(v, "cuda12" if "cuda12" in p else "cuda13") for p, v in plugins}
     assert len(expected) == 41
-    assert got - expected == {("0.11.2", "cuda13")}     # added from the GPU machine's probe
+    assert got - expected == {("0.11.2", "cuda13")}  # added from the GPU machine's probe
     assert expected <= got
 
 
@@ -86,7 +96,11 @@ def test_torch_2_11_pypi_default_is_cu130():
     assert b.index_url is None and b.packages == ("torch==2.11.0",)
     assert b.cuda == "13.0" and b.cudnn == "9.19.0"
     assert "nvidia-cudnn-cu13==9.19.0.56" in b.requires
-    assert b.compute_capabilities[0] == "7.5" and b.compute_capabilities[-1] == "12.0" and b.ptx == "12.0"
+    assert (
+        b.compute_capabilities[0] == "7.5"
+        and b.compute_capabilities[-1] == "12.0"
+        and b.ptx == "12.0"
+    )
     assert "torchvision==0.26.0" in b.companions and "torchaudio==2.11.0" in b.companions
     assert b.python == ">=3.10,<3.15"
 
@@ -143,9 +157,15 @@ def test_cudnn_releases():
     assert c919.pip == {"nvidia-cudnn-cu12": "9.19.0.56", "nvidia-cudnn-cu13": "9.19.0.56"}
     assert c919.cuda_majors == (12, 13) and c919.min_compute_capability == "7.5"
     # every libcudnn9-cuda-1x twin of the pip versions (data/apt_cudnn.toml, each row with its source)
-    assert r.cudnn_release("9.8.0").apt == {"libcudnn9-cuda-11": "9.8.0.87-1", "libcudnn9-cuda-12": "9.8.0.87-1"}
+    assert r.cudnn_release("9.8.0").apt == {
+        "libcudnn9-cuda-11": "9.8.0.87-1",
+        "libcudnn9-cuda-12": "9.8.0.87-1",
+    }
     assert r.cudnn_release("8.9.7").apt["libcudnn8"] == "8.9.7.29-1+cuda12.2"
-    assert r.cudnn_release("9.14.0").apt == {"libcudnn9-cuda-12": "9.14.0.64-1", "libcudnn9-cuda-13": "9.14.0.64-1"}
+    assert r.cudnn_release("9.14.0").apt == {
+        "libcudnn9-cuda-12": "9.14.0.64-1",
+        "libcudnn9-cuda-13": "9.14.0.64-1",
+    }
     assert r.cudnn_release("9.10.2").min_compute_capability == "5.0"
     assert "nvidia-cudnn-cu11" in r.cudnn_release("9.10.2").pip
 
@@ -153,10 +173,10 @@ def test_cudnn_releases():
 def test_driver_floors():
     r = rec.load()
     assert r.min_driver("13.0") == "580.65.06"
-    assert r.min_driver("13.2") == "580.65.06"          # family floor (minor-version compatibility)
+    assert r.min_driver("13.2") == "580.65.06"  # family floor (minor-version compatibility)
     assert r.min_driver("12.8") == "525.60.13"
     assert r.min_driver("11.8") == "450.80.02"
-    assert r.min_driver("10.2") == "440.33"             # no family row: the toolkit's own
+    assert r.min_driver("10.2") == "440.33"  # no family row: the toolkit's own
     assert {f.cuda for f in r.driver_floors} >= {"13", "12", "11", "13.0", "12.6"}
 
 
@@ -165,14 +185,16 @@ def test_gpus():
     assert r.gpu_by_pci("0x1eb8").compute_capability == "7.5"
     assert r.gpu_by_pci("0x233510DE").name == "NVIDIA H200"
     assert r.gpu_by_pci("0x27b8").name == "NVIDIA L4"
-    assert r.gpu_by_pci("0x20b2").compute_capability == "8.0"      # A100 SXM4 80GB
-    assert r.gpu_by_pci("0x2237").compute_capability == "8.6"      # A10G, checked
-    assert r.gpu_by_pci("0x102d").compute_capability == "3.7"      # K80
-    assert r.gpu_by_pci("0x15f8").compute_capability == "6.0"      # P100
-    assert r.gpu_by_pci("0x1db4").compute_capability == "7.0"      # V100
+    assert r.gpu_by_pci("0x20b2").compute_capability == "8.0"  # A100 SXM4 80GB
+    assert r.gpu_by_pci("0x2237").compute_capability == "8.6"  # A10G, checked
+    assert r.gpu_by_pci("0x102d").compute_capability == "3.7"  # K80
+    assert r.gpu_by_pci("0x15f8").compute_capability == "6.0"  # P100
+    assert r.gpu_by_pci("0x1db4").compute_capability == "7.0"  # V100
     assert r.gpu_by_name("Tesla T4").compute_capability == "7.5"
     for g in r.gpus:
-        assert g.pci_device_ids or g.name.startswith("Jetson"), g.name   # Jetson GPUs are not PCI devices
+        assert g.pci_device_ids or g.name.startswith("Jetson"), (
+            g.name
+        )  # Jetson GPUs are not PCI devices
 
 
 def test_colab_image_2026_08_19():
@@ -187,7 +209,9 @@ def test_colab_images_cover_every_distinct_state(shared_data):
 
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("import_shared_data", ROOT / "scripts" / "import_shared_data.py")
+    spec = importlib.util.spec_from_file_location(
+        "import_shared_data", ROOT / "scripts" / "import_shared_data.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)  # type: ignore[union-attr]
     COLAB_STATE = mod.COLAB_STATE
@@ -216,4 +240,4 @@ def test_load_is_fast_and_cached():
         rec.load()
     warm = (time.perf_counter() - t) / 100
     assert warm < 0.005
-    assert cold < 0.5   # measured ~30 ms; the bound leaves room for a slow CI machine
+    assert cold < 0.5  # measured ~30 ms; the bound leaves room for a slow CI machine

@@ -1,15 +1,16 @@
 """Malformed recipe files are refused with a RecipeError naming FILE:LINE, and the CLI exits 2."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-from fixer import recipes as rec
+from fixer import recipebook as rec
 from fixer.cli import main
 from fixer.errors import RecipeError
 
-from .conftest import GOOD_BUILD
+from tests.unit.recipes.conftest import GOOD_BUILD
 
 
 def _errors(path: Path):
@@ -62,13 +63,18 @@ def test_bad_specifier(write_recipe):
 
 
 def test_bad_requirement(write_recipe):
-    p = write_recipe("mine.toml", GOOD_BUILD.replace('"nvidia-cudnn-cu12==9.10.2.21"', '"nvidia-cudnn-cu12=9.10.2.21"'))
+    p = write_recipe(
+        "mine.toml",
+        GOOD_BUILD.replace('"nvidia-cudnn-cu12==9.10.2.21"', '"nvidia-cudnn-cu12=9.10.2.21"'),
+    )
     e = _only(p)
     assert e.line == 13 and "not a valid requirement" in e.message
 
 
 def test_bad_version_and_local_label(write_recipe):
-    p = write_recipe("mine.toml", GOOD_BUILD.replace('version = "9.9.0"', 'version = "9.9.0+cu126"'))
+    p = write_recipe(
+        "mine.toml", GOOD_BUILD.replace('version = "9.9.0"', 'version = "9.9.0+cu126"')
+    )
     e = _only(p)
     assert e.line == 5 and "local label" in e.message
 
@@ -76,7 +82,10 @@ def test_bad_version_and_local_label(write_recipe):
 def test_missing_required_key(write_recipe):
     p = write_recipe("mine.toml", GOOD_BUILD.replace('source = "test"\n', ""))
     e = _only(p)
-    assert e.line == 1 + GOOD_BUILD.lstrip("\n").splitlines().index("[[build]]") and "'source'" in e.message
+    assert (
+        e.line == 1 + GOOD_BUILD.lstrip("\n").splitlines().index("[[build]]")
+        and "'source'" in e.message
+    )
 
 
 def test_duplicate_build_names_both_places(write_recipe):
@@ -101,30 +110,42 @@ def test_cuda_without_driver_floor(write_recipe):
 def test_cudnn_pin_disagrees_with_cudnn(write_recipe):
     p = write_recipe("mine.toml", GOOD_BUILD.replace('cudnn = "9.10.2"', 'cudnn = "9.5.1"'))
     errs = _errors(p)
-    assert any(e.line == 8 and "requires nvidia-cudnn-cu12==9.10.2.21 but cudnn says 9.5.1" in e.message for e in errs)
+    assert any(
+        e.line == 8 and "requires nvidia-cudnn-cu12==9.10.2.21 but cudnn says 9.5.1" in e.message
+        for e in errs
+    )
 
 
 def test_cudnn_pin_for_another_cuda_major(write_recipe):
     p = write_recipe("mine.toml", GOOD_BUILD.replace("nvidia-cudnn-cu12==", "nvidia-cudnn-cu13=="))
     errs = _errors(p)
-    assert any("a CUDA 13 cuDNN" in e.message and e.line == 13 for e in errs), [str(e) for e in errs]
+    assert any("a CUDA 13 cuDNN" in e.message and e.line == 13 for e in errs), [
+        str(e) for e in errs
+    ]
 
 
 def test_range_below_built_with(write_recipe):
-    p = write_recipe("mine.toml", GOOD_BUILD.replace('"nvidia-cudnn-cu12==9.10.2.21"', '"nvidia-cudnn-cu12>=9.1,<10"'))
+    p = write_recipe(
+        "mine.toml",
+        GOOD_BUILD.replace('"nvidia-cudnn-cu12==9.10.2.21"', '"nvidia-cudnn-cu12>=9.1,<10"'),
+    )
     e = _only(p)
     assert "admits cuDNN 9.1" in e.message
 
 
 def test_cpu_build_that_requires_nvidia_libs(write_recipe):
-    text = GOOD_BUILD.replace('cuda = "12.6"\ncudnn = "9.10.2"\n', "").replace('compute_capabilities = ["7.5", "8.0"]\n', "")
+    text = GOOD_BUILD.replace('cuda = "12.6"\ncudnn = "9.10.2"\n', "").replace(
+        'compute_capabilities = ["7.5", "8.0"]\n', ""
+    )
     p = write_recipe("mine.toml", text.replace('variant = "cu126"', 'variant = "cpu"'))
     e = _only(p)
     assert "has no cuda but requires NVIDIA libraries" in e.message and e.line == 10
 
 
 def test_cudnn_release_rows_are_checked(write_recipe):
-    p = write_recipe("mine.toml", """
+    p = write_recipe(
+        "mine.toml",
+        """
         schema = 1
 
         [[cudnn]]
@@ -133,7 +154,8 @@ def test_cudnn_release_rows_are_checked(write_recipe):
         pip = { "nvidia-cudnn-cu13" = "9.99.0.1" }
         apt = { "libcudnn8" = "9.99.0.1-1" }
         source = "test"
-        """)
+        """,
+    )
     msgs = [e.message for e in _errors(p)]
     assert any("CUDA 13 build but cuda_majors is [12]" in m for m in msgs)
     assert any("libcudnn8 is for cuDNN 8" in m for m in msgs)
@@ -155,7 +177,9 @@ def test_missing_or_wrong_schema(write_recipe):
 
 
 def test_load_raises_the_first_error_and_counts_the_rest(write_recipe):
-    p = write_recipe("mine.toml", GOOD_BUILD.replace('cuda = "12.6"', "cuda = 12.6").replace('"8.0"]', '8]'))
+    p = write_recipe(
+        "mine.toml", GOOD_BUILD.replace('cuda = "12.6"', "cuda = 12.6").replace('"8.0"]', "8]")
+    )
     with pytest.raises(RecipeError) as info:
         rec.load([str(p.parent)])
     assert info.value.exit_code == 2 and info.value.path == str(p) and info.value.line == 7
@@ -191,8 +215,12 @@ def test_cli_validate_clean(capsys):
 
 
 def test_cli_validate_reports_every_error_with_file_line(write_recipe, capsys):
-    p = write_recipe("mine.toml", GOOD_BUILD.replace('python = ">=3.10"', 'pyhton = ">=3.10"')
-                     .replace('cuda = "12.6"', "cuda = 12.6"))
+    p = write_recipe(
+        "mine.toml",
+        GOOD_BUILD.replace('python = ">=3.10"', 'pyhton = ">=3.10"').replace(
+            'cuda = "12.6"', "cuda = 12.6"
+        ),
+    )
     assert main(["recipes", "validate", "--recipes", str(p.parent)]) == 2
     err = capsys.readouterr().err
     assert f"{p}:7:" in err and f"{p}:9:" in err and "did you mean 'python'?" in err
@@ -204,7 +232,11 @@ def test_cli_validate_json(write_recipe, capsys):
     p = write_recipe("mine.toml", GOOD_BUILD.replace('cuda = "12.6"', "cuda = 12.6"))
     assert main(["recipes", "validate", "--recipes", str(p.parent), "--json"]) == 2
     body = json.loads(capsys.readouterr().out)
-    assert body["ok"] is False and body["errors"][0]["line"] == 7 and body["errors"][0]["path"] == str(p)
+    assert (
+        body["ok"] is False
+        and body["errors"][0]["line"] == 7
+        and body["errors"][0]["path"] == str(p)
+    )
 
 
 def test_cli_other_commands_exit_2_on_a_broken_dir(write_recipe, capsys):

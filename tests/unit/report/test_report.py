@@ -5,33 +5,59 @@ name and no path starts with the home directory; text without a "/" is never cha
 cause" stays, whatever the user is called); redaction is idempotent; the HTML is well formed and
 escapes whatever the findings say. End to end (the real CLI): tests/integration/report/test_report_cli.py.
 """
+
 from __future__ import annotations
 
 import html.parser
 import re
 from typing import List
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fixer.model import Finding
-from fixer.report import Redaction, build_report, redact
+from fixer.reporting.report import Redaction, build_report, redact
 from fixer.render.report import html as render_html
 from fixer.render.report import markdown
 from tests.helpers.examples import examples
 
 
 users = st.sampled_from(["alice", "root", "bob.smith", "user-1", "lib", "torch"])
-words = st.sampled_from(["root", "cause", "alice", "lib", "home", "Users", "usr", "opt", "site-packages", "x86_64-linux-gnu",
-                         "libcudnn.so.9", "torch", ".venv", "bob.smith", "user-1", "nvidia"])
+words = st.sampled_from(
+    [
+        "root",
+        "cause",
+        "alice",
+        "lib",
+        "home",
+        "Users",
+        "usr",
+        "opt",
+        "site-packages",
+        "x86_64-linux-gnu",
+        "libcudnn.so.9",
+        "torch",
+        ".venv",
+        "bob.smith",
+        "user-1",
+        "nvidia",
+    ]
+)
 
 
 @st.composite
 def machines(draw):
     user = draw(users)
-    home = draw(st.sampled_from([f"/home/{user}", f"/Users/{user}", "/root" if user == "root" else f"/home/{user}",
-                                 f"/srv/homes/{user}"]))
+    home = draw(
+        st.sampled_from(
+            [
+                f"/home/{user}",
+                f"/Users/{user}",
+                "/root" if user == "root" else f"/home/{user}",
+                f"/srv/homes/{user}",
+            ]
+        )
+    )
     return Redaction(home=home, users=(user,))
 
 
@@ -46,17 +72,19 @@ def paths(draw, r: Redaction):
 @given(data=st.data())
 def test_redaction_invariants(data) -> None:
     r = data.draw(machines())
-    items = data.draw(st.lists(paths(r) | words.map(lambda w: w + " cause"), min_size=1, max_size=6))
+    items = data.draw(
+        st.lists(paths(r) | words.map(lambda w: w + " cause"), min_size=1, max_size=6)
+    )
     sep = data.draw(st.sampled_from([" ", ":", ", ", " (", "\n"]))
     text = sep.join(items)
     out = r.text(text)
-    assert r.text(out) == out                                           # idempotent
+    assert r.text(out) == out  # idempotent
     for token in re.findall(r"[^\s:,()]+", out):
         if "/" not in token:
             continue
         comps = token.split("/")
-        assert r.users[0] not in comps, (text, out)                    # the user name never shows as a component
-        assert not token.startswith(r.home + "/") and token != r.home   # nor the home directory
+        assert r.users[0] not in comps, (text, out)  # the user name never shows as a component
+        assert not token.startswith(r.home + "/") and token != r.home  # nor the home directory
         assert not token.startswith("/root/") and token != "/root"
         if token.startswith(("/home/", "/Users/")):
             assert comps[2] == "<user>"
@@ -72,20 +100,31 @@ def test_text_without_a_slash_is_never_changed(r: Redaction, text: str) -> None:
 
 def test_examples() -> None:
     r = Redaction(home="/root", users=("root",))
-    assert r.text("root cause: /root/.venv/lib/x.so and /usr/lib/rootfs") == "root cause: ~/.venv/lib/x.so and /usr/lib/rootfs"
+    assert (
+        r.text("root cause: /root/.venv/lib/x.so and /usr/lib/rootfs")
+        == "root cause: ~/.venv/lib/x.so and /usr/lib/rootfs"
+    )
     r = Redaction(home="/home/alice", users=("alice",))
-    assert r.text("LD_LIBRARY_PATH=/home/alice/lib:/opt/alice/lib:/home/bob/x") == \
-        "LD_LIBRARY_PATH=~/lib:/opt/<user>/lib:/home/<user>/x"
-    assert r.text("see https://example.com/alice/issues/1") == "see https://example.com/alice/issues/1"
+    assert (
+        r.text("LD_LIBRARY_PATH=/home/alice/lib:/opt/alice/lib:/home/bob/x")
+        == "LD_LIBRARY_PATH=~/lib:/opt/<user>/lib:/home/<user>/x"
+    )
+    assert (
+        r.text("see https://example.com/alice/issues/1") == "see https://example.com/alice/issues/1"
+    )
     assert redact({"/home/alice/k": ["/home/alice/v", 3]}, r) == {"~/k": ["~/v", 3]}
 
 
 # ----------------------------------------------------------------------------- rendering
 
 finding_st = st.builds(
-    Finding, id=st.sampled_from(["cudnn-too-old", "gpu-arch-unsupported", "log-noise"]),
-    severity=st.sampled_from(["error", "warning", "info"]), title=st.text(max_size=40),
-    evidence=st.lists(st.text(max_size=30), max_size=3).map(tuple), fix=st.text(max_size=30))
+    Finding,
+    id=st.sampled_from(["cudnn-too-old", "gpu-arch-unsupported", "log-noise"]),
+    severity=st.sampled_from(["error", "warning", "info"]),
+    title=st.text(max_size=40),
+    evidence=st.lists(st.text(max_size=30), max_size=3).map(tuple),
+    fix=st.text(max_size=30),
+)
 
 
 class _Balance(html.parser.HTMLParser):
@@ -110,7 +149,7 @@ class _Balance(html.parser.HTMLParser):
 @settings(max_examples=examples(100), deadline=None)
 @given(findings=st.lists(finding_st, max_size=5))
 def test_html_is_well_formed_and_escapes(findings) -> None:
-    from fixer.planner import load_environment
+    from fixer.planner.steps import load_environment
 
     env = load_environment("h200-pip-cudnn-hidden")[0]
     value = build_report(env, findings, healthy=not findings, exit_code=0 if not findings else 1)
@@ -125,15 +164,16 @@ def test_html_is_well_formed_and_escapes(findings) -> None:
     assert md.count("\n- **") == len(findings)
 
 
-
 def test_doctor_html_for_notebooks_is_the_report_unredacted() -> None:
     """The notebook rendering of a doctor result (fixer.render.report.doctor_html): the same
     renderer, the user's own paths kept."""
-    from fixer.planner import load_environment
+    from fixer.planner.steps import load_environment
     from fixer.render.report import doctor_html
 
     env = load_environment("h200-pip-cudnn-hidden")[0]
-    f = Finding(id="cudnn-too-old", severity="error", title="PyTorch needs cuDNN >= 9.19 but loads 9.14.0")
+    f = Finding(
+        id="cudnn-too-old", severity="error", title="PyTorch needs cuDNN >= 9.19 but loads 9.14.0"
+    )
     page = doctor_html(env, [f], healthy=False, exit_code=1)
     p = _Balance()
     p.feed(page)

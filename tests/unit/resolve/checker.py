@@ -1,6 +1,7 @@
 """An independent checker of the rules, written from compat.md without the resolver's code:
 used by the property tests on every stack the resolver returns, and by a brute-force search
 over small recipe sets."""
+
 from __future__ import annotations
 
 import itertools
@@ -35,8 +36,13 @@ def wanted(env: m.Environment, intent: m.Intent) -> List[str]:
     return list(dict.fromkeys([f.framework for f in env.frameworks] + list(intent.frameworks)))
 
 
-def violations(env: m.Environment, intent: m.Intent, recipes: m.Recipes,
-               choices: Dict[str, Tuple[m.Build, bool]], cudnn: Dict[int, Cudnn]) -> List[str]:
+def violations(
+    env: m.Environment,
+    intent: m.Intent,
+    recipes: m.Recipes,
+    choices: Dict[str, Tuple[m.Build, bool]],
+    cudnn: Dict[int, Cudnn],
+) -> List[str]:
     """Every rule the assignment breaks (empty: it is a valid stack)."""
     bad: List[str] = []
     ccs = [g.compute_capability for g in env.gpus if g.compute_capability]
@@ -74,8 +80,14 @@ def violations(env: m.Environment, intent: m.Intent, recipes: m.Recipes,
             if cm is not None and cm != nums(b.cuda)[0]:
                 bad.append(f"{f}: cuDNN for CUDA {cm}, build is CUDA {b.cuda}")
     if intent.cuda:
-        offered = [f for f in choices if any(x.cuda and (x.cuda == intent.cuda or x.cuda.startswith(intent.cuda + "."))
-                                             for x in recipes.builds_for(f))]
+        offered = [
+            f
+            for f in choices
+            if any(
+                x.cuda and (x.cuda == intent.cuda or x.cuda.startswith(intent.cuda + "."))
+                for x in recipes.builds_for(f)
+            )
+        ]
         for f in offered:
             c = choices[f][0].cuda or ""
             if not (c == intent.cuda or c.startswith(intent.cuda + ".")):
@@ -88,8 +100,14 @@ def violations(env: m.Environment, intent: m.Intent, recipes: m.Recipes,
                 if rel.min_compute_capability and nums(cc) < nums(rel.min_compute_capability):
                     bad.append(f"cuDNN {ver} needs SM >= {rel.min_compute_capability}, GPU is {cc}")
                 if rel.max_compute_capability and nums(cc) > nums(rel.max_compute_capability):
-                    bad.append(f"cuDNN {ver} supports SM <= {rel.max_compute_capability}, GPU is {cc}")
-        if intent.cudnn_from and src != intent.cudnn_from and not _loaded_by_all(env, choices, major, ver, src, dist):
+                    bad.append(
+                        f"cuDNN {ver} supports SM <= {rel.max_compute_capability}, GPU is {cc}"
+                    )
+        if (
+            intent.cudnn_from
+            and src != intent.cudnn_from
+            and not _loaded_by_all(env, choices, major, ver, src, dist)
+        ):
             # --cudnn-from says where a new copy comes from; a copy every framework of this
             # major already loads may stay (a working major is never taken away)
             bad.append(f"cuDNN {major} from {src}, asked {intent.cudnn_from}")
@@ -103,22 +121,41 @@ def violations(env: m.Environment, intent: m.Intent, recipes: m.Recipes,
     return bad
 
 
-def _loaded_by_all(env: m.Environment, choices: Dict[str, Tuple[m.Build, bool]], major: int, ver: str,
-                   src: str, dist: Optional[str]) -> bool:
+def _loaded_by_all(
+    env: m.Environment,
+    choices: Dict[str, Tuple[m.Build, bool]],
+    major: int,
+    ver: str,
+    src: str,
+    dist: Optional[str],
+) -> bool:
     """Every framework of `choices` that needs cuDNN `major` loads, today, a copy of `src` with
     this version (a pip copy's version is its wheel's)."""
-    users = [f for f, (b, _k) in choices.items() if b.cuda and b.cudnn and nums(b.cudnn)[0] == major]
-    lds = [ld for ld in env.loads if ld.consumer in users and ld.library == "cudnn"
-           and ld.soname == f"libcudnn.so.{major}"]
+    users = [
+        f for f, (b, _k) in choices.items() if b.cuda and b.cudnn and nums(b.cudnn)[0] == major
+    ]
+    lds = [
+        ld
+        for ld in env.loads
+        if ld.consumer in users and ld.library == "cudnn" and ld.soname == f"libcudnn.so.{major}"
+    ]
     if not lds:
-        return False        # nothing loads this major today (frameworks not yet installed do not count)
+        return False  # nothing loads this major today (frameworks not yet installed do not count)
     for ld in lds:
-        copy = next((c for c in env.libraries if c.library == "cudnn" and c.directory == ld.directory
-                     and c.major == major), None)
+        copy = next(
+            (
+                c
+                for c in env.libraries
+                if c.library == "cudnn" and c.directory == ld.directory and c.major == major
+            ),
+            None,
+        )
         if copy is None or copy.origin != src:
             return False
         if dist and (copy.package.name if copy.package else "") != dist:
-            return False       # another package of the same source: a new install, not the copy loaded now
+            return (
+                False  # another package of the same source: a new install, not the copy loaded now
+            )
         pkg_ver = (copy.package.version or "") if copy.package else ""
         if nums(ver) != nums(copy.version) and nums(ver) != nums(pkg_ver):
             return False
@@ -130,7 +167,9 @@ def _cm_of(text: str) -> Optional[int]:
     return int(mm.group(1)) if mm else None
 
 
-def from_stack(env: m.Environment, stack: m.Stack) -> Tuple[Dict[str, Tuple[m.Build, bool]], Dict[int, Cudnn]]:
+def from_stack(
+    env: m.Environment, stack: m.Stack
+) -> Tuple[Dict[str, Tuple[m.Build, bool]], Dict[int, Cudnn]]:
     """A Stack as an assignment the checker reads."""
     choices = {c.framework: (c.build, c.action == "keep") for c in stack.choices}
     cudnn: Dict[int, Cudnn] = {}
@@ -144,7 +183,11 @@ def from_stack(env: m.Environment, stack: m.Stack) -> Tuple[Dict[str, Tuple[m.Bu
         elif pkg.startswith("cudnn "):
             cudnn[int(major)] = (ver, None, "conda", None)
         else:
-            copy = next(c for c in env.libraries if c.directory == choice.directory and c.major == int(major))
+            copy = next(
+                c
+                for c in env.libraries
+                if c.directory == choice.directory and c.major == int(major)
+            )
             cudnn[int(major)] = (ver, copy.cuda_major, copy.origin, None)
     return choices, cudnn
 
@@ -154,8 +197,21 @@ def cudnn_options(env: m.Environment, recipes: m.Recipes, major: int) -> List[Cu
     and every pip / apt / conda-forge package of the recipes."""
     out: List[Cudnn] = []
     for c in env.libraries:
-        if c.library == "cudnn" and c.major == major and c.version and not c.missing and c.origin != "bundled":
-            out.append((c.version, c.cuda_major, c.origin, (c.package.name if c.package else "") if c.origin == "pip" else None))
+        if (
+            c.library == "cudnn"
+            and c.major == major
+            and c.version
+            and not c.missing
+            and c.origin != "bundled"
+        ):
+            out.append(
+                (
+                    c.version,
+                    c.cuda_major,
+                    c.origin,
+                    (c.package.name if c.package else "") if c.origin == "pip" else None,
+                )
+            )
     for r in recipes.cudnn:
         if nums(r.version)[:1] != (major,):
             continue
@@ -169,7 +225,9 @@ def cudnn_options(env: m.Environment, recipes: m.Recipes, major: int) -> List[Cu
     return out
 
 
-def brute_force(env: m.Environment, intent: m.Intent, recipes: m.Recipes) -> Optional[Tuple[dict, dict]]:
+def brute_force(
+    env: m.Environment, intent: m.Intent, recipes: m.Recipes
+) -> Optional[Tuple[dict, dict]]:
     """Any valid assignment, by trying them all (small inputs only)."""
     fws = wanted(env, intent)
     per_fw: List[List[Tuple[m.Build, bool]]] = []
@@ -177,8 +235,20 @@ def brute_force(env: m.Environment, intent: m.Intent, recipes: m.Recipes) -> Opt
         opts = [(b, False) for b in recipes.builds_for(f)]
         fb = env.framework(f)
         if fb is not None:
-            opts.append((m.Build(f, fb.version, fb.variant or "installed", fb.cuda, fb.cudnn,
-                                 compute_capabilities=fb.compute_capabilities, ptx=fb.ptx), True))
+            opts.append(
+                (
+                    m.Build(
+                        f,
+                        fb.version,
+                        fb.variant or "installed",
+                        fb.cuda,
+                        fb.cudnn,
+                        compute_capabilities=fb.compute_capabilities,
+                        ptx=fb.ptx,
+                    ),
+                    True,
+                )
+            )
         per_fw.append(opts)
     for combo in itertools.product(*per_fw):
         choices = dict(zip(fws, combo))

@@ -2,6 +2,7 @@
 written by scripts/make_environments.py) with a T4, an L4 and an A100, through doctor-JSON and
 back, with the real recipes. An image as shipped worked: no plan, no error finding. The one
 image the data shows could not work gets the finding and the plan that fixes it."""
+
 from __future__ import annotations
 
 import json
@@ -9,7 +10,7 @@ import json
 import pytest
 
 from fixer import model as m
-from fixer.planner import bundled_environments, load_environment, make_plan
+from fixer.planner.steps import bundled_environments, load_environment, make_plan
 from fixer.resolver import resolve
 
 from tests.helpers.scenarios import me
@@ -18,11 +19,21 @@ from tests.helpers.scenarios import me
 BROKEN = {
     "2022-09-13_39b6bf1": (
         "TensorFlow 2.8 was built with cuDNN 8.1; the image's apt libcudnn8 is 8.0.5",
-        [("apt-get", "update"),
-         ("apt-get", "install", "-y", "--no-install-recommends", "--allow-downgrades", "--allow-change-held-packages",
-          "libcudnn8=8.1.1.33-1+cuda11.2"),
-         ("apt-mark", "hold", "libcudnn8"),
-         ("colab-cudnn-fix", "verify", "--python", "/usr/bin/python3")]),
+        [
+            ("apt-get", "update"),
+            (
+                "apt-get",
+                "install",
+                "-y",
+                "--no-install-recommends",
+                "--allow-downgrades",
+                "--allow-change-held-packages",
+                "libcudnn8=8.1.1.33-1+cuda11.2",
+            ),
+            ("apt-mark", "hold", "libcudnn8"),
+            ("colab-cudnn-fix", "verify", "--python", "/usr/bin/python3"),
+        ],
+    ),
 }
 
 IMAGES = me().load_images()
@@ -37,7 +48,7 @@ def test_replay_set_is_every_distinct_image_of_the_csv():
 @pytest.mark.parametrize("gpu", sorted(me().GPUS))
 def test_every_image_on_every_gpu(gpu, real_recipes, tmp_path):
     try:
-        from fixer.diagnosis import diagnose
+        from fixer.diagnosis.findings import diagnose
     except ImportError:  # pragma: no cover - diagnose is another area
         diagnose = None
     for img in IMAGES:
@@ -47,7 +58,9 @@ def test_every_image_on_every_gpu(gpu, real_recipes, tmp_path):
         again, _findings, _ = load_environment(str(path))
         assert again == env
         plan = make_plan(again, resolve(again, m.Intent(), real_recipes))
-        errors = [f for f in diagnose(again, real_recipes) if f.severity == "error"] if diagnose else []
+        errors = (
+            [f for f in diagnose(again, real_recipes) if f.severity == "error"] if diagnose else []
+        )
         if img.name in BROKEN:
             why, commands = BROKEN[img.name]
             assert [s.argv for s in plan.steps] == commands, why
@@ -60,31 +73,58 @@ def test_every_image_on_every_gpu(gpu, real_recipes, tmp_path):
 
 
 def test_bundled_environments_are_current_and_plan_as_described(real_recipes):
-    assert set(bundled_environments()) >= {"colab-2026-08", "colab-2025-01-tf215", "h200-healthy",
-                                           "h200-pip-cudnn-hidden"}
+    assert set(bundled_environments()) >= {
+        "colab-2026-08",
+        "colab-2025-01-tf215",
+        "h200-healthy",
+        "h200-pip-cudnn-hidden",
+    }
     for name, (env, _desc) in me().bundled(real_recipes).items():
         loaded, findings, where = load_environment(name)
-        assert loaded == env, f"fixer/environments/{name}.json is stale: run scripts/make_environments.py"
+        assert loaded == env, (
+            f"fixer/environments/{name}.json is stale: run scripts/make_environments.py"
+        )
         assert "bundled" in where
-    plans = {n: make_plan(e, resolve(e, m.Intent(), real_recipes))
-             for n, e in ((n, load_environment(n)[0]) for n in bundled_environments())}
+    plans = {
+        n: make_plan(e, resolve(e, m.Intent(), real_recipes))
+        for n, e in ((n, load_environment(n)[0]) for n in bundled_environments())
+    }
     assert plans["colab-2026-08"].nothing_to_do and plans["h200-healthy"].nothing_to_do
     assert [s.argv for s in plans["colab-2025-01-tf215"].steps][:3] == [
         ("apt-get", "update"),
-        ("apt-get", "install", "-y", "--no-install-recommends", "--allow-downgrades", "--allow-change-held-packages",
-         "libcudnn8=8.9.7.29-1+cuda12.2"),
-        ("apt-mark", "hold", "libcudnn8")]
+        (
+            "apt-get",
+            "install",
+            "-y",
+            "--no-install-recommends",
+            "--allow-downgrades",
+            "--allow-change-held-packages",
+            "libcudnn8=8.9.7.29-1+cuda12.2",
+        ),
+        ("apt-mark", "hold", "libcudnn8"),
+    ]
     hidden = plans["h200-pip-cudnn-hidden"]
     assert [s.argv for s in hidden.steps] == [
-        ("/usr/local/bin/uv", "pip", "install", "--python", "/opt/torch/.venv/bin/python3", "--no-deps", "--reinstall",
-         "nvidia-cudnn-cu13==9.19.0.56"),
-        ("colab-cudnn-fix", "verify", "--python", "/opt/torch/.venv/bin/python3")]
-    assert {c.action for c in hidden.stack.choices} == {"keep"}   # torch, jax, cupy: never reinstalled
+        (
+            "/usr/local/bin/uv",
+            "pip",
+            "install",
+            "--python",
+            "/opt/torch/.venv/bin/python3",
+            "--no-deps",
+            "--reinstall",
+            "nvidia-cudnn-cu13==9.19.0.56",
+        ),
+        ("colab-cudnn-fix", "verify", "--python", "/opt/torch/.venv/bin/python3"),
+    ]
+    assert {c.action for c in hidden.stack.choices} == {
+        "keep"
+    }  # torch, jax, cupy: never reinstalled
 
 
 def test_the_bundled_files_are_doctor_json():
     for name in bundled_environments():
-        from fixer.planner import environments_dir
+        from fixer.planner.steps import environments_dir
         import os
 
         data = json.load(open(os.path.join(environments_dir(), name + ".json")))

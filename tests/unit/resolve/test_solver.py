@@ -1,4 +1,5 @@
 """The domain-free solver on ten-line providers over plain tuples (resolvelib's test style)."""
+
 from __future__ import annotations
 
 from typing import Dict, List, Sequence, Tuple
@@ -22,21 +23,30 @@ class TupleProvider:
         return (len(self.index[identifier]), identifier)
 
     def find_matches(self, identifier, requirements):
-        return [(identifier,) + c for c in self.index[identifier] if all(r.accepts((identifier,) + c) for r in requirements)]
+        return [
+            (identifier,) + c
+            for c in self.index[identifier]
+            if all(r.accepts((identifier,) + c) for r in requirements)
+        ]
 
     def is_satisfied_by(self, requirement, candidate):
         return requirement.accepts(candidate)
 
     def get_dependencies(self, candidate):
         name, version, _cost, deps = candidate
-        return [Requirement(d, lambda c, ok=ok: c[1] in ok, f"{d} in {ok}", f"{name} {version}") for d, ok in deps.items()]
+        return [
+            Requirement(d, lambda c, ok=ok: c[1] in ok, f"{d} in {ok}", f"{name} {version}")
+            for d, ok in deps.items()
+        ]
 
     def cost(self, identifier, candidate, pinned):
         return (candidate[2],)
 
 
 def req(name: str, *versions: int) -> Requirement:
-    return Requirement(name, lambda c: not versions or c[1] in versions, f"{name} {versions}", "root")
+    return Requirement(
+        name, lambda c: not versions or c[1] in versions, f"{name} {versions}", "root"
+    )
 
 
 def solve(index: Index, roots: Sequence[Requirement], **kw) -> Dict[str, int]:
@@ -51,7 +61,11 @@ def test_first_fit_when_it_is_cheapest():
 
 def test_backtracks_past_a_conflict():
     # a2 needs b1, c needs b2: only a1 (no b) fits with c
-    index = {"a": [(2, 0, {"b": (1,)}), (1, 5, {})], "b": [(2, 0, {}), (1, 0, {})], "c": [(1, 0, {"b": (2,)})]}
+    index = {
+        "a": [(2, 0, {"b": (1,)}), (1, 5, {})],
+        "b": [(2, 0, {}), (1, 0, {})],
+        "c": [(1, 0, {"b": (2,)})],
+    }
     assert solve(index, [req("a"), req("c")]) == {"a": 1, "c": 1, "b": 2}
 
 

@@ -1,0 +1,164 @@
+"""`fleet ... --ray ADDRESS`: one doctor task pinned to each alive GPU node of a Ray cluster.
+
+Each task is scheduled with NodeAffinitySchedulingStrategy(node_id, soft=False), so it runs on
+that node or fails (never elsewhere), asks for no CPU or GPU slot (it must not wait behind a
+training job; doctor touches no GPU), and keeps the node's CUDA_VISIBLE_DEVICES as it is
+(RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES: Ray would otherwise hide every GPU from a task that
+asked for none). The task runs fixer.pipeline.examine in the node's worker interpreter: fixer
+must be installed on the nodes (as with any Ray job's code). Only this module imports ray.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from typing import Any, Dict, List, Optional, Tuple
+
+from fixer.errors import UsageError
+from fixer.cluster import NodeResult
+
+WORKER_ENV = {"RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES": "1"}
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise UsageError("--ray needs Ray: pip install 'colab-cudnn-fix[fleet]'")
+    return ray
+
+
+def node_doctor(python: Optional[str], lock_text: Optional[str], lock_name: str) -> Dict[str, Any]:
+    """What one node answers (runs inside the Ray worker): host, the doctor JSON payload."""
+    import tempfile
+
+    from fixer.pipeline import examine
+    from fixer.render.doctor import doctor_json
+
+    lock_path = None
+    try:
+        if lock_text is not None:
+            d = tempfile.mkdtemp(prefix="ccf-fleet-")
+            lock_path = os.path.join(d, lock_name)
+            with open(lock_path, "w", encoding="utf-8") as fh:
+                fh.write(lock_text)
+        r = examine(python, lock=lock_path)
+        payload = doctor_json(r.env, r.findings, r.healthy, r.exit_code)
+        if lock_path:  # the lock's temporary path means nothing to the reader: name the lock
+            text = __import__("json").dumps(payload).replace(lock_path, lock_name)
+            payload = __import__("json").loads(text)
+        return {"host": socket.gethostname(), "doctor": payload}
+    finally:
+        if lock_path:
+            import shutil
+
+            shutil.rmtree(os.path.dirname(lock_path), ignore_errors=True)
+
+
+def _check_reachable(address: str, timeout: float) -> None:
+    """A HOST:PORT (or ray://HOST:PORT) address must accept a TCP connection: ray.init would
+    otherwise retry a dead address for minutes."""
+    target = address[len("ray://") :] if address.startswith("ray://") else address
+    host, sep, port = target.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return  # "auto", or an address Ray resolves itself
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as exc:
+        raise UsageError(
+            f"--ray {address}: cannot connect to the Ray cluster: {exc.strerror or exc}"
+        )
+
+
+def gpu_nodes(ray: Any) -> List[Dict[str, Any]]:
+    return [
+        n
+        for n in ray.nodes()
+        if n.get("Alive") and float((n.get("Resources") or {}).get("GPU", 0)) > 0
+    ]
+
+
+def run(
+    address: str,
+    *,
+    python: Optional[str] = None,
+    lock: Optional[str] = None,
+    timeout: float = 300.0,
+    all_nodes: bool = False,
+) -> Tuple[List[NodeResult], int]:
+    """(one NodeResult per GPU node, number of alive nodes seen). `lock` is a local file whose
+    text is shipped to the nodes. Raises UsageError when the cluster cannot be reached."""
+    ray = _import_ray()
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    lock_text = None
+    if lock:
+        try:
+            with open(lock, encoding="utf-8") as fh:
+                lock_text = fh.read()
+        except OSError as exc:
+            raise UsageError(f"--lock {lock}: cannot read it: {exc.strerror or exc}")
+    connected_here = False
+    if not ray.is_initialized():
+        _check_reachable(address, min(timeout, 10.0))
+        try:
+            ray.init(
+                address=address,
+                logging_level="ERROR",
+                log_to_driver=False,
+                runtime_env={"env_vars": dict(WORKER_ENV)},
+            )
+            connected_here = True
+        except Exception as exc:  # noqa: BLE001 - ConnectionError, ValueError, RuntimeError from Ray
+            raise UsageError(
+                f"--ray {address}: cannot connect to the Ray cluster: {type(exc).__name__}: {exc}"
+            )
+    try:
+        alive = [n for n in ray.nodes() if n.get("Alive")]
+        nodes = alive if all_nodes else gpu_nodes(ray)
+        task = ray.remote(num_cpus=0, num_gpus=0, max_retries=0)(node_doctor)
+        pending = {}
+        for n in nodes:
+            ref = task.options(
+                scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=n["NodeID"], soft=False),
+                runtime_env={"env_vars": dict(WORKER_ENV)},
+            ).remote(python, lock_text, os.path.basename(lock) if lock else "")
+            pending[ref] = n
+        ready, not_ready = ray.wait(list(pending), num_returns=len(pending), timeout=timeout)
+        out: List[NodeResult] = []
+        for ref in ready:
+            n = pending[ref]
+            try:
+                got = ray.get(ref)
+                out.append(
+                    NodeResult(
+                        node=f"{got['host']} ({n['NodeID'][:8]})",
+                        node_id=n["NodeID"],
+                        address=n.get("NodeManagerAddress", ""),
+                        doctor=got["doctor"],
+                    )
+                )
+            except Exception as exc:  # noqa: BLE001 - the task's failure is that node's result
+                out.append(
+                    NodeResult(
+                        node=f"{n.get('NodeManagerHostname', '?')} ({n['NodeID'][:8]})",
+                        node_id=n["NodeID"],
+                        address=n.get("NodeManagerAddress", ""),
+                        error=f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}",
+                    )
+                )
+        for ref in not_ready:
+            n = pending[ref]
+            ray.cancel(ref, force=True)
+            out.append(
+                NodeResult(
+                    node=f"{n.get('NodeManagerHostname', '?')} ({n['NodeID'][:8]})",
+                    node_id=n["NodeID"],
+                    address=n.get("NodeManagerAddress", ""),
+                    error=f"no answer within {timeout:g} s",
+                )
+            )
+        return out, len(alive)
+    finally:
+        if connected_here:
+            ray.shutdown()

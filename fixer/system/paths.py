@@ -1,0 +1,99 @@
+"""Where the tool's own files live: the shipped recipes, and its state (journal, lock, log)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import List, Optional
+
+
+def split_ld_preload(value: Optional[str]) -> List[str]:
+    """LD_PRELOAD's entries: ld.so(8) separates them by colons or whitespace."""
+    return [p for p in re.split(r"[:\s]+", value or "") if p]
+
+
+def recipes_dir() -> Path:
+    """The recipes shipped with the package: fixer/recipes in a wheel, ../recipes in a checkout."""
+    here = Path(__file__).resolve().parent.parent  # fixer/
+    for candidate in (here / "recipes", here.parent / "recipes"):
+        if candidate.is_dir():
+            return candidate
+    return here / "recipes"
+
+
+def under_root(path: str, root: Optional[str]) -> Path:
+    """`path` (absolute) moved under the sandbox prefix `root` (`--root DIR`)."""
+    if not root:
+        return Path(path)
+    return Path(root) / path.lstrip("/")
+
+
+def state_dir(root: Optional[str] = None) -> Path:
+    """Journal, lock and logs: /var/lib/colab-cudnn-fix as root, else ~/.local/state/colab-cudnn-fix.
+    Under `--root` both go into the sandbox."""
+    if root:
+        return under_root("/var/lib/colab-cudnn-fix", root)
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        return Path("/var/lib/colab-cudnn-fix")
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
+    return Path(base) / "colab-cudnn-fix"
+
+
+#: Where the per-interpreter apply locks live: one directory every user and every --root agrees
+#: on (not $TMPDIR, which can differ per user). COLAB_CUDNN_FIX_LOCK_DIR moves it (tests do).
+LOCK_DIR = "/tmp/colab-cudnn-fix-locks"
+
+
+def lock_dir(environ: Optional["os._Environ[str]"] = None) -> Path:
+    """The directory of the per-interpreter apply locks (fixer.applier.filelock.TargetLock)."""
+    env = os.environ if environ is None else environ
+    return Path(env.get("COLAB_CUDNN_FIX_LOCK_DIR") or LOCK_DIR)
+
+
+def cache_dir() -> Path:
+    """Caches that can be rebuilt at any time (parsed recipes, index metadata):
+    $XDG_CACHE_HOME/colab-cudnn-fix or ~/.cache/colab-cudnn-fix."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "colab-cudnn-fix"
+
+
+def write_cache(path: Path, data: bytes) -> None:
+    """Best-effort atomic write of a cache file (temporary file in the same directory, then
+    os.replace). A read-only home or a full disk just means no cache: never an error.
+    (The journal, which must be durable, uses fixer.applier.journal.atomic_write instead.)"""
+    import tempfile
+
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=".tmp-")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+
+
+def runnable_python(python: str) -> str:
+    """The interpreter to hand a `-c CODE` argument to. condacolab replaces sys.executable by a
+    bash wrapper, `exec env PATH=... LD_LIBRARY_PATH=... PYTHON.real -x $@`, whose unquoted $@
+    splits every argument at spaces (`-c "import json, sys"` runs just `import`): call the
+    `.real` interpreter behind such a wrapper directly (the same Python; the wrapper only adds
+    PATH and LD_LIBRARY_PATH, which a notebook kernel started through it already has)."""
+    real = python + ".real"
+    try:
+        if os.path.getsize(python) < 4096 and os.path.exists(real):
+            with open(python, "rb") as f:
+                text = f.read(4096)
+            if text.startswith(b"#!/bin/bash") and b"exec env " in text and b".real" in text:
+                return real
+    except OSError:
+        pass
+    return python

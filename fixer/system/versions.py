@@ -1,0 +1,66 @@
+"""Version strings and distribution names, the one place that normalises them.
+
+No packaging import: these run on the fast path of doctor and plan (packaging's parsers cost
+40-65 ms to import on the GPU machine). Comparisons that need real PEP 440 semantics
+(specifiers, markers) use packaging where they happen.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Optional, Tuple
+
+
+@functools.lru_cache(maxsize=4096)
+def version_key(v: Optional[str]) -> Tuple[int, ...]:
+    """Numeric key of a version string: "9.19.0.56" -> (9, 19, 0, 56). A local label is dropped
+    ("2.11.0+cu130" -> (2, 11, 0)) and the key stops at the first part that does not start
+    with a digit ("2.15.0rc1" -> (2, 15, 0))."""
+    if not v:
+        return ()
+    out = []
+    for part in re.split(r"[.\-]", v.split("+")[0]):
+        m = re.match(r"\d+", part)
+        if not m:
+            break
+        out.append(int(m.group(0)))
+    return tuple(out)
+
+
+def public(v: str) -> str:
+    """The version without its local label: "2.11.0+cu130" -> "2.11.0"."""
+    return v.split("+")[0]
+
+
+@functools.lru_cache(maxsize=8192)
+def canonical_name(name: str) -> str:
+    """A distribution name as PEP 503 normalises it: "nvidia_cudnn_cu13" -> "nvidia-cudnn-cu13"."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def major_minor(v: Optional[str]) -> Tuple[int, ...]:
+    """(major, minor) of a version: "12.6.3" -> (12, 6); "13" -> (13,)."""
+    return version_key(v)[:2]
+
+
+def older_minor(version: Optional[str], built: Optional[str]) -> bool:
+    """True when `version` has the major of `built` but an older major.minor: "12.1.3" against
+    CUDA "12.6". Within a CUDA major only newer runtime libraries are compatible with a build."""
+    if not (version and built):
+        return False
+    v, b = version_key(version), version_key(built)
+    return bool(v) and bool(b) and v[0] == b[0] and v[:2] < b[:2]
+
+
+def same_version(a: Optional[str], b: str) -> bool:
+    """PEP 440 equality (2.5 == 2.5.0, local labels compared), text equality for non-PEP 440
+    versions (apt's); False when `a` is None (not installed)."""
+    from packaging.version import InvalidVersion, Version
+
+    if a is None:
+        return False
+    try:
+        return Version(a) == Version(b)
+    except InvalidVersion:
+        return a == b
