@@ -87,20 +87,10 @@ class CommandResult:
         """The command's terminal output, through fixer.render."""
         raise NotImplementedError
 
-    def _recorded(self, width: int = 110) -> Any:
+    def _recorded(self) -> Any:
         from fixer import render
 
-        console = render.new_console(
-            record=True,
-            width=width,
-            file=open(os.devnull, "w"),
-            force_terminal=True,
-            color_system="truecolor",
-        )
-        with render.recording(console):
-            self.show()
-        console.file.close()
-        return console
+        return render.record(self.show)
 
     def __rich__(self) -> Any:
         from rich.text import Text
@@ -108,7 +98,9 @@ class CommandResult:
         return Text.from_ansi(self._recorded().export_text(styles=True))
 
     def _repr_html_(self) -> str:
-        return str(self._recorded().export_html(inline_styles=True))
+        from fixer import render
+
+        return render.recorded_html(self._recorded())
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.command}: exit {self.exit_code}>"

@@ -62,10 +62,54 @@ def styled(*parts: Union[str, Tuple[str, str]]) -> "Text":
 
 def new_console(**options: Any) -> "Console":
     """Every Console the renderers print to: no highlighting and no emoji codes (":cd:" in a
-    path stays ":cd:"), whatever else `options` set (a file, recording, a width)."""
+    path stays ":cd:"), whatever else `options` set (a file, recording, a width).
+
+    Never Jupyter-aware (force_jupyter=False): inside a kernel, rich's Jupyter mode sends every
+    print as a display output of its own (a plan became 36 output blocks before its table). The
+    text goes to the file instead (the kernel's stdout: one stream output), and a result's HTML
+    is shown once, by its `_repr_html_` (record)."""
     from rich.console import Console
 
+    options.setdefault("force_jupyter", False)
     return Console(highlight=False, emoji=False, **options)
+
+
+#: The width of a notebook's rendering (Colab's output area holds about 100 columns).
+NOTEBOOK_WIDTH = 100
+
+
+def record(show: Callable[[], None], width: int = NOTEBOOK_WIDTH) -> "Console":
+    """What `show` prints, recorded at `width` on a console that displays nothing itself (its
+    file is a StringIO, and it is never Jupyter-aware): a result's `_repr_html_` and `__rich__`
+    export it, so that a notebook cell shows the result exactly once."""
+    import io
+
+    console = new_console(
+        record=True,
+        width=width,
+        file=io.StringIO(),
+        force_terminal=True,
+        color_system="truecolor",
+        soft_wrap=True,  # as out(): no line is ever broken rich-side
+    )
+    with recording(console):
+        show()
+    return console
+
+
+#: A recording as an HTML fragment for a notebook's output area: a <pre> only (rich's default
+#: is a whole page whose <style> sets the page's body colours), laid out as rich's own Jupyter
+#: display does (rich/jupyter.py JUPYTER_HTML_FORMAT); a line longer than the area scrolls,
+#: never wraps, so a command copied from it is whole.
+_HTML_FORMAT = (
+    '<pre style="white-space:pre;overflow-x:auto;line-height:normal;'
+    "font-family:Menlo,'DejaVu Sans Mono',consolas,'Courier New',monospace\">{code}</pre>\n"
+)
+
+
+def recorded_html(console: "Console") -> str:
+    """What `console` recorded (record()), as the HTML fragment a notebook shows."""
+    return str(console.export_html(inline_styles=True, code_format=_HTML_FORMAT))
 
 
 def out() -> "Console":
