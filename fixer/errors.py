@@ -6,7 +6,7 @@ input, 3 nothing could be detected (no GPU).
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 
 class FixerError(Exception):
@@ -57,34 +57,26 @@ class NothingDetected(FixerError):
 class Unsatisfiable(FixerError):
     """No stack satisfies every constraint. Exit 1. `conflicts` (fixer.model.Clash) and
     `relaxations` (fixer.model.WayOut) are the resolver's data; `clashes` and `ways_out` say
-    them in words (fixer.render.conflicts, the one place that does)."""
+    them in words (made by fixer.render.conflicts, the one place that does, for whoever raises
+    this: fixer.pipeline)."""
 
     exit_code = 1
 
     def __init__(
         self,
+        message: str,
         frameworks: Sequence[str],
         conflicts: Sequence[Any] = (),
         relaxations: Sequence[Any] = (),
+        clashes: Sequence[str] = (),
+        ways_out: Sequence[str] = (),
     ) -> None:
-        from fixer.render.conflicts import unsatisfiable_message
-
-        super().__init__(unsatisfiable_message(frameworks))
+        super().__init__(message)
         self.frameworks = tuple(frameworks)
         self.conflicts = tuple(conflicts)
         self.relaxations = tuple(relaxations)
-
-    @property
-    def clashes(self) -> Tuple[str, ...]:
-        from fixer.render.conflicts import clash_lines
-
-        return tuple(clash_lines(self.conflicts))
-
-    @property
-    def ways_out(self) -> Tuple[str, ...]:
-        from fixer.render.conflicts import way_lines
-
-        return tuple(way_lines(self.relaxations))
+        self.clashes: Tuple[str, ...] = tuple(clashes)
+        self.ways_out: Tuple[str, ...] = tuple(ways_out)
 
 
 class NotAFix(FixerError):
@@ -155,27 +147,6 @@ class NoSpace(FixerError):
     """Not enough free disk for the backups and the downloads the plan needs. Nothing changed. Exit 1."""
 
     exit_code = 1
-
-
-def error_payload(exc: FixerError, command: str) -> Dict[str, Any]:
-    """The `--json` form of an error, the same for every command (fixer/schemas/error.json)."""
-    body: Dict[str, Any] = {
-        "type": type(exc).__name__,
-        "message": exc.message,
-        "exit_code": exc.exit_code,
-    }
-    for extra in ("clashes", "ways_out", "argv", "output", "path", "line"):
-        value = getattr(exc, extra, None)
-        if value:
-            body[extra] = list(value) if isinstance(value, tuple) else value
-    if isinstance(exc, Unsatisfiable):
-        from fixer.model import to_dict
-
-        body["conflicts"] = to_dict(list(exc.conflicts))
-        body["relaxations"] = to_dict(list(exc.relaxations))
-    if exc.hint:
-        body["hint"] = exc.hint
-    return {"schema": 1, "command": command, "exit_code": exc.exit_code, "error": body}
 
 
 def interrupted() -> FixerError:

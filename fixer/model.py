@@ -15,7 +15,7 @@ import sys
 import typing
 from typing import Any, Callable, Dict, FrozenSet, Literal, Mapping, Optional, Tuple, Type, TypeVar
 
-from fixer.system.versions import canonical_name, version_key
+from fixer.system.versions import canonical_name, split_requirement, version_key
 
 #: Version of the JSON written by `doctor --json` (an Environment plus findings). 2: a library
 #: copy's package is {"name", "version"} and each load records the directories it searched
@@ -976,8 +976,6 @@ class Recipes:
         [[download]] record, else the size a build row gives for its main wheel (a cuDNN
         release's, for its pip wheel). The one home
         of "how big is this wheel" (the plan prices its steps with it, fixer.planner.simulate)."""
-        from fixer.rules import split_requirement
-
         name = canonical_name(distribution)
         for d in self.downloads:
             if d.distribution == name and d.version == version:

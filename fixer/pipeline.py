@@ -101,13 +101,14 @@ def resolve(
     """The stack this machine should run (fixer.resolver.resolve), with its failures as the
     library's errors: Unsatisfiable (exit 1) carrying the clashes and the ways out as data,
     UsageError (exit 2) for an intent the recipes cannot mean."""
-    from fixer.errors import Unsatisfiable
     from fixer.resolver import BadIntent, NoStack, resolve as solve
 
     try:
         return solve(env, intent, recipes, reporter=reporter)
     except NoStack as exc:
-        raise Unsatisfiable(exc.frameworks, exc.clashes, exc.ways_out) from None
+        from fixer.render.conflicts import unsatisfiable
+
+        raise unsatisfiable(exc.frameworks, exc.clashes, exc.ways_out) from None
     except BadIntent as exc:
         raise UsageError(str(exc)) from None
 

@@ -35,7 +35,8 @@ def report_interrupt(argv: "Sequence[str]") -> int:
     """Kill the children still running, say "interrupted" (JSON under --json); exit code 130."""
     _REPORTED.append(True)
     from fixer.system.proc import kill_live
-    from fixer.errors import error_payload, interrupted
+    from fixer.errors import interrupted
+    from fixer.render import error_payload
 
     kill_live()
     exc = interrupted()

@@ -25,10 +25,10 @@ from fixer.model import (
     LoadResolution,
     Recipes,
 )
-from fixer.system.versions import major_minor, same_version, version_key
+from fixer.system.versions import major_minor, version_key
 
 if TYPE_CHECKING:
-    from fixer.lockfile import Lock
+    pass
 from fixer.rules import (
     built_cudnn,
     copy_at,
@@ -1003,75 +1003,3 @@ def _pip_conflict_records(
             )
             out.append(record)
     return out
-
-
-# ----------------------------------------------------------------------------- lock drift
-
-
-def lock_drift(lock: "Lock", env: Environment, lock_path: str) -> Tuple[Finding, ...]:
-    """Findings for what differs between the machine and a lock file (`doctor --lock FILE`):
-    the ways the machine cannot run the locked stack, then each package, removal and apt pin
-    that is not as locked."""
-    from fixer.lockfile import incompatibilities
-
-    findings: List[Finding] = []
-    for fid, reason in incompatibilities(lock, env):
-        findings.append(
-            Finding(
-                id=fid,
-                severity="error",
-                title=f"lock {os.path.basename(lock_path)}: {reason}",  # type: ignore[arg-type]
-                evidence=(lock_path,),
-                fix="make a new lock for this machine",
-            )
-        )
-    for p in lock.packages:
-        dist = env.distribution(p.name)
-        if dist is None:
-            findings.append(
-                Finding(
-                    id="pip-conflict",
-                    severity="error",
-                    title=f"drift from lock: {p.name} {p.version} is not installed",
-                    evidence=(lock_path,),
-                    fix=f"colab-cudnn-fix apply --lock {lock_path}",
-                )
-            )
-        elif not same_version(dist.version, p.version):
-            findings.append(
-                Finding(
-                    id="pip-conflict",
-                    severity="error",
-                    title=f"drift from lock: {p.name} is {dist.version}, the lock has {p.version}",
-                    evidence=(lock_path, dist.location),
-                    fix=f"colab-cudnn-fix apply --lock {lock_path}",
-                )
-            )
-    for name in lock.remove:
-        if env.distribution(name) is not None:
-            findings.append(
-                Finding(
-                    id="pip-conflict",
-                    severity="warning",
-                    title=f"drift from lock: {name} is installed, the lock removes it",
-                    evidence=(lock_path,),
-                    fix=f"colab-cudnn-fix apply --lock {lock_path}",
-                )
-            )
-    apt_seen: Dict[str, str] = {}
-    for lib in env.libraries:
-        if lib.origin == "apt" and lib.package and lib.package.version:
-            apt_seen[lib.package.name] = lib.package.version
-    for pin in lock.apt:
-        name, ver = pin.package, pin.version
-        if name in apt_seen and apt_seen[name] != ver:
-            findings.append(
-                Finding(
-                    id="pip-conflict",
-                    severity="warning",
-                    title=f"drift from lock: apt {name} is {apt_seen[name]}, the lock has {ver}",
-                    evidence=(lock_path,),
-                    fix=f"colab-cudnn-fix apply --lock {lock_path}",
-                )
-            )
-    return tuple(findings)

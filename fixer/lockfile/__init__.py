@@ -6,10 +6,10 @@
     problems = incompatibilities(lock, env)                     # why this machine cannot use it
     stack = stack_from_lock(lock, env)                         # `apply --lock`: the one planner's input
     plan = make_plan(env, stack, options)                      # (fixer.planner.steps), as for every plan
-    findings = check_drift("stack.lock.toml", env)              # `doctor --lock` (fixer.diagnosis.findings.lock_drift)
+    findings = check_drift("stack.lock.toml", env)              # `doctor --lock` (fixer.lockfile.drift)
 
 The file format lives in format.py, the dependency closure and hashes in closure.py, and the
-drift findings in fixer.diagnosis.findings (lock_drift), with the other findings.
+drift findings in fixer.lockfile.drift, with the other findings.
 """
 
 from __future__ import annotations
@@ -17,10 +17,9 @@ from __future__ import annotations
 import dataclasses
 from typing import List, Optional, Tuple
 
-from fixer.system.versions import canonical_name, major_minor, same_version
+from fixer.system.versions import canonical_name, same_version
 from fixer.errors import UsageError
 from fixer.model import Environment, Finding, Pin, Plan, Stack, Step
-from fixer.rules import runs_on
 from fixer.lockfile.closure import (
     PYPI,
     apt_pins,
@@ -30,6 +29,7 @@ from fixer.lockfile.closure import (
     local_requires,
     make_lock,
 )
+from fixer.lockfile.drift import incompatibilities, lock_drift
 from fixer.lockfile.format import (
     LOCK_VERSION,
     AptPin,
@@ -67,69 +67,6 @@ __all__ = [
     "without_written_fixes",
     "write_lock",
 ]
-
-
-def incompatibilities(lock: Lock, env: Environment) -> List[Tuple[str, str]]:
-    """(finding id, reason) for each way this machine cannot run the locked stack."""
-    out: List[Tuple[str, str]] = []
-    req = lock.requires
-    py = env.python
-    if req.python and py and ".".join(py.version.split(".")[:2]) != req.python:
-        out.append(
-            (
-                "pip-conflict",
-                f"the lock was made for Python {req.python}; the target is Python {py.version}",
-            )
-        )
-    if req.arch and env.runtime.arch and req.arch != env.runtime.arch:
-        out.append(
-            (
-                "pip-conflict",
-                f"the lock was made for {req.arch}; this machine is {env.runtime.arch}",
-            )
-        )
-    if req.cuda:
-        if not env.gpus:
-            out.append(
-                (
-                    "gpu-missing",
-                    f"the lock needs an NVIDIA GPU with a driver for CUDA {req.cuda}; "
-                    "this machine shows none",
-                )
-            )
-        elif not env.driver.cuda_version:
-            out.append(
-                (
-                    "driver-missing",
-                    f"the lock needs a driver for CUDA {req.cuda}; no working driver found",
-                )
-            )
-        elif major_minor(env.driver.cuda_version) < major_minor(req.cuda):
-            out.append(
-                (
-                    "driver-too-old",
-                    f"the lock needs CUDA {req.cuda}; driver {env.driver.version} supports "
-                    f"CUDA {env.driver.cuda_version} (the lock was made for driver "
-                    f"{lock.machine.driver or '?'})",
-                )
-            )
-    if req.compute_capabilities or req.ptx:
-        for g in env.gpus:
-            cc = g.compute_capability
-            if not cc:
-                continue
-            if runs_on(cc, req.compute_capabilities, req.ptx):
-                continue
-            out.append(
-                (
-                    "gpu-arch-unsupported",
-                    f"{g.name} (compute capability {cc}) is not among the locked builds' targets "
-                    f"({', '.join(req.compute_capabilities) or '-'}"
-                    + (f", PTX {req.ptx}" if req.ptx else "")
-                    + ")",
-                )
-            )
-    return out
 
 
 def check_compatible(lock: Lock, env: Environment, path: str = "lock") -> None:
@@ -213,6 +150,4 @@ def without_written_fixes(plan: Plan, root: Optional[str]) -> Plan:
 
 def check_drift(lock_path: str, env: Environment) -> Tuple[Finding, ...]:
     """What differs between the machine and the lock file (`doctor --lock FILE`)."""
-    from fixer.diagnosis.findings import lock_drift
-
     return lock_drift(read_lock(lock_path), env, lock_path)

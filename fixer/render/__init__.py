@@ -23,7 +23,7 @@ from typing import (
     Union,
 )
 
-from fixer.errors import FixerError
+from fixer.errors import FixerError, Unsatisfiable
 from fixer.model import to_dict
 
 if TYPE_CHECKING:
@@ -297,8 +297,6 @@ def error(exc: FixerError, as_json: bool = False, command: str = "") -> None:
     """A library error: one red line on stderr (plus its hint), or a JSON object on stdout
     (fixer/schemas/error.json: the same shape for every command)."""
     if as_json:
-        from fixer.errors import error_payload
-
         print_json(error_payload(exc, command))
         return
     # soft_wrap: never break a line rich-side; a path or version cut in two can't be copied.
@@ -420,3 +418,22 @@ def print_table(
         for h, c in zip(headers[1:], r[1:]):
             if text(c).plain.strip():
                 console.print(Text(f"  {h}: ") + text(c), soft_wrap=True)
+
+
+def error_payload(exc: FixerError, command: str) -> Dict[str, Any]:
+    """The `--json` form of an error, the same for every command (fixer/schemas/error.json)."""
+    body: Dict[str, Any] = {
+        "type": type(exc).__name__,
+        "message": exc.message,
+        "exit_code": exc.exit_code,
+    }
+    for extra in ("clashes", "ways_out", "argv", "output", "path", "line"):
+        value = getattr(exc, extra, None)
+        if value:
+            body[extra] = list(value) if isinstance(value, tuple) else value
+    if isinstance(exc, Unsatisfiable):
+        body["conflicts"] = to_dict(list(exc.conflicts))
+        body["relaxations"] = to_dict(list(exc.relaxations))
+    if exc.hint:
+        body["hint"] = exc.hint
+    return {"schema": 1, "command": command, "exit_code": exc.exit_code, "error": body}

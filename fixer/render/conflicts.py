@@ -1,6 +1,6 @@
 """Why no stack fits, in words: the one place that turns the resolver's clashes and ways out
 (fixer.model.Clash, WayOut; fixer.resolver finds them) into sentences, for the text output
-(fixer.render.error) and for `--json` (fixer.errors.error_payload) alike. Pure: no rich, no I/O.
+(fixer.render.error) and for `--json` (fixer.render.error_payload) alike. Pure: no rich, no I/O.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from typing import Dict, List, Sequence, Tuple
 from fixer.system.versions import public
 from fixer.model import Clash, Need, Pin, Refusal, WayOut
 from fixer.rules import display_name
+from fixer.errors import Unsatisfiable
 
 #: At most this many clash sentences (the most telling come first).
 MAX_CLASHES = 8
@@ -21,6 +22,20 @@ NO_WAY_OUT = "a newer driver (R580 or later runs every CUDA 12 and 13 build) or 
 def unsatisfiable_message(frameworks: Sequence[str]) -> str:
     names = ", ".join(display_name(f) for f in frameworks) or "the frameworks"
     return f"no stack fits {names} on this machine"
+
+
+def unsatisfiable(
+    frameworks: Sequence[str], clashes: Sequence[Clash], ways_out: Sequence[WayOut]
+) -> Unsatisfiable:
+    """The error for "no stack fits": the resolver's data with its words."""
+    return Unsatisfiable(
+        unsatisfiable_message(frameworks),
+        frameworks,
+        clashes,
+        ways_out,
+        clash_lines(clashes),
+        way_lines(ways_out),
+    )
 
 
 def clash_lines(clashes: Sequence[Clash]) -> List[str]:
@@ -132,6 +147,7 @@ __all__ = [
     "NO_WAY_OUT",
     "clash_lines",
     "pin_words",
+    "unsatisfiable",
     "unsatisfiable_message",
     "way_lines",
 ]

@@ -64,3 +64,36 @@ def same_version(a: Optional[str], b: str) -> bool:
         return Version(a) == Version(b)
     except InvalidVersion:
         return a == b
+
+
+# requirement strings
+
+_REQ = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9_.\-]*)\s*(\[[^\]]*\])?\s*(?:===?\s*([^\s;,]+))?")
+
+
+@functools.lru_cache(maxsize=8192)  # pure, and asked about the same few hundred strings
+def split_requirement(req: str) -> Tuple[str, Optional[str]]:
+    """ "torch==2.5.1+cu124" -> ("torch", "2.5.1+cu124"); "nvidia_cudnn_cu12[x] >= 9" ->
+    ("nvidia-cudnn-cu12", None): the canonical name and the exact (==) version, extras dropped."""
+    m = _REQ.match(req)
+    if not m:
+        return canonical_name(req.strip()), None
+    return canonical_name(m.group(1)), m.group(3)
+
+
+@functools.lru_cache(maxsize=8192)  # pure, and asked about the same few hundred strings
+def requirement_parts(req: str) -> Tuple[str, Tuple[str, ...], str, Optional[str]]:
+    """ "jax[cuda12]==0.4.30; sys_platform == 'linux'" -> ("jax", ("cuda12",), "==0.4.30", "0.4.30"):
+    the canonical name, the extras, the specifier text and the exact (==) version."""
+    m = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9_.\-]*)\s*(\[[^\]]*\])?\s*([^;]*?)\s*(;.*)?$", req)
+    if not m:
+        return canonical_name(req.strip()), (), "", None
+    extras = tuple(e.strip() for e in (m.group(2) or "").strip("[]").split(",") if e.strip())
+    spec = (m.group(3) or "").strip()
+    exact = re.match(r"^={2,3}\s*([^\s,;]+)$", spec)
+    return canonical_name(m.group(1)), extras, spec, exact.group(1) if exact else None
+
+
+def requirement_name(req: str) -> str:
+    """The canonical distribution name a requirement string names."""
+    return split_requirement(req)[0]

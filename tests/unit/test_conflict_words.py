@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fixer import model as m
-from fixer.errors import Unsatisfiable, error_payload
-from fixer.render.conflicts import MAX_CLASHES, NO_WAY_OUT, clash_lines, way_lines
+from fixer.render import error_payload
+from fixer.render.conflicts import MAX_CLASHES, NO_WAY_OUT, clash_lines, unsatisfiable, way_lines
 from fixer.rules import display_name
 from tests.helpers.examples import examples
 
@@ -123,7 +123,7 @@ def test_the_json_error_carries_the_data_and_the_same_words():
         "2.11.0",
         (m.Pin("torch", "2.10.0+cu128", action="downgrade", installed="2.11.0"),),
     )
-    exc = Unsatisfiable(("torch",), (clash,), (way,))
+    exc = unsatisfiable(("torch",), (clash,), (way,))
     body = error_payload(exc, "plan")["error"]
     assert body["message"] == exc.message == "no stack fits PyTorch on this machine"
     assert (
