@@ -31,66 +31,87 @@ def env_fixes(
     consumer only searches the default paths and the chosen copy is not on them."""
     fixes: List[EnvFix] = []
     notebook = env.runtime.kind in ("colab", "kaggle") or env.runtime.in_notebook_kernel
-    for ident, cand in mapping.items():
-        if not ident.kind == "cudnn":
-            continue
-        c: CudnnCandidate = cand
-        target = c.directory or default_dir(env, c)
-        if not target:
-            continue
-        for ld in provider._consumers(c.major):
-            if ld.directory == target:
-                continue
-            if ld.via == "LD_LIBRARY_PATH" and ld.directory:
-                fixes.append(
-                    EnvFix(
-                        "ld-library-path-drop",
-                        ld.directory,
-                        why=f"LD_LIBRARY_PATH puts {ld.directory} (cuDNN {ld.version or '?'}) ahead of "
-                        f"{target} for {ld.consumer}",
-                    )
-                )
-            elif ld.via in ("LD_PRELOAD",) and ld.path:
-                fixes.append(
-                    EnvFix(
-                        "ld-preload-drop",
-                        ld.path,
-                        why=f"LD_PRELOAD forces {ld.path} into {ld.consumer}: drop it",
-                    )
-                )
-            elif c.source != "apt" and ld.search and not reaches(ld, target):
-                fixes.append(
-                    EnvFix(
-                        "ld-so-conf",
-                        target,
-                        why=f"{ld.consumer} does not look in {target} by itself",
-                    )
-                )
-            if notebook and (ld.via in ("LD_LIBRARY_PATH", "LD_PRELOAD") or c.source == "conda"):
-                fixes.append(
-                    EnvFix(
-                        "ipython-preload",
-                        f"{target}/libcudnn.so.{c.major}",
-                        why=f"the notebook kernel keeps its LD_LIBRARY_PATH: preload "
-                        f"{target}/libcudnn.so.{c.major} before {ld.consumer} is imported",
-                    )
-                )
+    chosen = [cand for ident, cand in mapping.items() if ident.kind == "cudnn"]
+    for c in chosen:
+        fixes += _consumer_fixes(env, provider, c, notebook)
     fixes += cuda_lib_fixes(env, notebook)
-    # a cuDNN library LD_PRELOAD forces in from another copy than the chosen one mixes with it in
-    # every process, whether or not a framework loads cuDNN yet (a CPU torch about to become a CUDA one)
-    for ident, cand in mapping.items():
-        if ident.kind != "cudnn":
+    for c in chosen:
+        fixes += _stray_preload_fixes(env, c)
+    fixes += _foreign_fixes(env, notebook)
+    uniq: Dict[Tuple[str, str], EnvFix] = {}
+    for fx in fixes:
+        uniq.setdefault((fx.kind, fx.value), fx)
+    return list(uniq.values())
+
+
+def _consumer_fixes(
+    env: Environment, provider: StackProvider, c: CudnnCandidate, notebook: bool
+) -> List[EnvFix]:
+    """For each framework that would map another copy of this major than the chosen one: drop
+    the LD_LIBRARY_PATH or LD_PRELOAD entry that leads it there, or point the loader at the
+    chosen copy; in a notebook also preload the chosen copy in new kernels."""
+    fixes: List[EnvFix] = []
+    target = c.directory or default_dir(env, c)
+    if not target:
+        return fixes
+    for ld in provider._consumers(c.major):
+        if ld.directory == target:
             continue
-        target = cand.directory or default_dir(env, cand)
-        for p in cudnn_preloads(env, cand.major):
-            if target and same_dir(op.dirname(p)) != same_dir(target):
-                fixes.append(
-                    EnvFix(
-                        "ld-preload-drop",
-                        p,
-                        why=f"LD_PRELOAD forces {p} in, another cuDNN than the chosen {target}: drop it",
-                    )
+        if ld.via == "LD_LIBRARY_PATH" and ld.directory:
+            fixes.append(
+                EnvFix(
+                    "ld-library-path-drop",
+                    ld.directory,
+                    why=f"LD_LIBRARY_PATH puts {ld.directory} (cuDNN {ld.version or '?'}) ahead of "
+                    f"{target} for {ld.consumer}",
                 )
+            )
+        elif ld.via in ("LD_PRELOAD",) and ld.path:
+            fixes.append(
+                EnvFix(
+                    "ld-preload-drop",
+                    ld.path,
+                    why=f"LD_PRELOAD forces {ld.path} into {ld.consumer}: drop it",
+                )
+            )
+        elif c.source != "apt" and ld.search and not reaches(ld, target):
+            fixes.append(
+                EnvFix(
+                    "ld-so-conf", target, why=f"{ld.consumer} does not look in {target} by itself"
+                )
+            )
+        if notebook and (ld.via in ("LD_LIBRARY_PATH", "LD_PRELOAD") or c.source == "conda"):
+            fixes.append(
+                EnvFix(
+                    "ipython-preload",
+                    f"{target}/libcudnn.so.{c.major}",
+                    why=f"the notebook kernel keeps its LD_LIBRARY_PATH: preload "
+                    f"{target}/libcudnn.so.{c.major} before {ld.consumer} is imported",
+                )
+            )
+    return fixes
+
+
+def _stray_preload_fixes(env: Environment, c: CudnnCandidate) -> List[EnvFix]:
+    """A cuDNN library LD_PRELOAD forces in from another copy than the chosen one mixes with it
+    in every process, whether or not a framework loads cuDNN yet (a CPU torch about to become a
+    CUDA one)."""
+    target = c.directory or default_dir(env, c)
+    return [
+        EnvFix(
+            "ld-preload-drop",
+            p,
+            why=f"LD_PRELOAD forces {p} in, another cuDNN than the chosen {target}: drop it",
+        )
+        for p in cudnn_preloads(env, c.major)
+        if target and same_dir(op.dirname(p)) != same_dir(target)
+    ]
+
+
+def _foreign_fixes(env: Environment, notebook: bool) -> List[EnvFix]:
+    """cuDNN sub-libraries of another copy that LD_PRELOAD forces in, or LD_LIBRARY_PATH lends,
+    to frameworks that load another cuDNN copy."""
+    fixes: List[EnvFix] = []
     for path, _copy, mixes in foreign_cudnn_preloads(env):
         fixes.append(
             EnvFix(
@@ -110,20 +131,17 @@ def env_fixes(
             )
         )
         if notebook:
-            for ld in mixes:
-                if ld.path:
-                    fixes.append(
-                        EnvFix(
-                            "ipython-preload",
-                            ld.path,
-                            why=f"the notebook kernel keeps its LD_LIBRARY_PATH: preload {ld.path} "
-                            f"before {ld.consumer} is imported",
-                        )
-                    )
-    uniq: Dict[Tuple[str, str], EnvFix] = {}
-    for fx in fixes:
-        uniq.setdefault((fx.kind, fx.value), fx)
-    return list(uniq.values())
+            fixes += [
+                EnvFix(
+                    "ipython-preload",
+                    ld.path,
+                    why=f"the notebook kernel keeps its LD_LIBRARY_PATH: preload {ld.path} "
+                    f"before {ld.consumer} is imported",
+                )
+                for ld in mixes
+                if ld.path
+            ]
+    return fixes
 
 
 def cuda_lib_fixes(env: Environment, notebook: bool) -> List[EnvFix]:

@@ -34,6 +34,7 @@ from typing import Any, Dict, FrozenSet, List, Mapping, NamedTuple, Optional, Se
 from fixer.system.versions import major_minor, public, version_key
 from fixer.model import (
     Build,
+    CudnnRelease,
     Environment,
     FrameworkBuild,
     Intent,
@@ -448,8 +449,31 @@ class StackProvider:
         return self.cudnn_candidates[major]
 
     def _cudnn_candidates(self, major: int) -> List[CudnnCandidate]:
-        out: List[CudnnCandidate] = []
         consumers = self._consumers(major)
+        out, on_disk = self._disk_candidates(major, consumers)
+        for rel in self.recipes.cudnn:
+            if version_key(rel.version)[:1] == (major,):
+                out += self._release_candidates(major, rel, on_disk)
+        # dedupe (a release listing two CUDA majors with one package)
+        seen = set()
+        uniq = []
+        for c in out:
+            k = (c.source, c.package, c.package_version, c.directory, c.cuda_major)
+            if k not in seen:
+                seen.add(k)
+                uniq.append(c)
+        if self.intent.cudnn_from:
+            # --cudnn-from names where a NEW copy comes from; a copy every consumer of this
+            # major already loads stays (never take a working major away from a framework)
+            uniq = [c for c in uniq if c.source == self.intent.cudnn_from or c.state == "loaded"]
+        return self._order_candidates(uniq, consumers, list(on_disk.values()))
+
+    def _disk_candidates(
+        self, major: int, consumers: Sequence[LoadResolution]
+    ) -> Tuple[List[CudnnCandidate], Dict[Tuple[Optional[str], Optional[str]], LibraryCopy]]:
+        """The usable copies of this major on disk (not a framework's own), and every copy by
+        its (package, version)."""
+        out: List[CudnnCandidate] = []
         on_disk: Dict[Tuple[Optional[str], Optional[str]], LibraryCopy] = {}
         for copy in self.env.libraries:
             if copy.library != "cudnn" or copy.major != major or copy.origin == "bundled":
@@ -457,9 +481,8 @@ class StackProvider:
             pkg, pkg_ver = (
                 (copy.package.name, copy.package.version) if copy.package else (None, None)
             )
-            intact = is_usable(copy)
             rel = self.recipes.cudnn_release(copy.version) if copy.version else None
-            if intact:
+            if is_usable(copy):
                 loaded = bool(consumers) and all(ld.directory == copy.directory for ld in consumers)
                 out.append(
                     CudnnCandidate(
@@ -478,79 +501,95 @@ class StackProvider:
                     )
                 )
             on_disk[(pkg, pkg_ver)] = copy
-        for rel in self.recipes.cudnn:
-            if version_key(rel.version)[:1] != (major,):
-                continue
-            for cm in rel.cuda_majors:
-                for source, table in (("pip", rel.pip), ("apt", rel.apt)):
-                    for pkg, ver in table.items():
-                        if cuda_major_of_package(pkg, ver) not in (cm, None):
-                            continue
-                        if cuda_major_of_package(pkg, ver) is None and len(rel.cuda_majors) > 1:
-                            continue
-                        have = on_disk.get((pkg, ver))
-                        if have is not None and is_usable(have):
-                            continue  # already a candidate as the copy on disk
-                        out.append(
-                            CudnnCandidate(
-                                major=major,
-                                version=ver if source == "pip" else rel.version,
-                                cuda_major=cm,
-                                source=source,
-                                package=pkg,
-                                package_version=ver,
-                                directory=have.directory if have is not None else None,
-                                state="reinstall" if have is not None else "new",
-                                min_cc=rel.min_compute_capability,
-                                max_cc=rel.max_compute_capability,
-                                size_bytes=rel.size_bytes,
-                            )
-                        )
-                if rel.pip:
-                    # conda-forge publishes cuDNN as `cudnn` with the same four-part version
-                    ver = sorted(rel.pip.values())[0]
+        return out, on_disk
+
+    def _release_candidates(
+        self,
+        major: int,
+        rel: CudnnRelease,
+        on_disk: Mapping[Tuple[Optional[str], Optional[str]], LibraryCopy],
+    ) -> List[CudnnCandidate]:
+        """The pip, apt and conda packages of one release, per CUDA major it is built for (a
+        package already on disk and usable is a candidate as that copy)."""
+        out: List[CudnnCandidate] = []
+        for cm in rel.cuda_majors:
+            for source, table in (("pip", rel.pip), ("apt", rel.apt)):
+                for pkg, ver in table.items():
+                    pkg_cuda = cuda_major_of_package(pkg, ver)
+                    if pkg_cuda not in (cm, None) or (
+                        pkg_cuda is None and len(rel.cuda_majors) > 1
+                    ):
+                        continue
+                    have = on_disk.get((pkg, ver))
+                    if have is not None and is_usable(have):
+                        continue  # already a candidate as the copy on disk
                     out.append(
                         CudnnCandidate(
                             major=major,
-                            version=ver,
+                            version=ver if source == "pip" else rel.version,
                             cuda_major=cm,
-                            source="conda",
-                            package="cudnn",
+                            source=source,
+                            package=pkg,
                             package_version=ver,
-                            state="new",
+                            directory=have.directory if have is not None else None,
+                            state="reinstall" if have is not None else "new",
                             min_cc=rel.min_compute_capability,
                             max_cc=rel.max_compute_capability,
                             size_bytes=rel.size_bytes,
                         )
                     )
-        # dedupe (a release listing two CUDA majors with one package)
-        seen = set()
-        uniq = []
-        for c in out:
-            k = (c.source, c.package, c.package_version, c.directory, c.cuda_major)
-            if k not in seen:
-                seen.add(k)
-                uniq.append(c)
-        if self.intent.cudnn_from:
-            # --cudnn-from names where a NEW copy comes from; a copy every consumer of this
-            # major already loads stays (never take a working major away from a framework)
-            uniq = [c for c in uniq if c.source == self.intent.cudnn_from or c.state == "loaded"]
+            if rel.pip:
+                # conda-forge publishes cuDNN as `cudnn` with the same four-part version
+                ver = sorted(rel.pip.values())[0]
+                out.append(
+                    CudnnCandidate(
+                        major=major,
+                        version=ver,
+                        cuda_major=cm,
+                        source="conda",
+                        package="cudnn",
+                        package_version=ver,
+                        state="new",
+                        min_cc=rel.min_compute_capability,
+                        max_cc=rel.max_compute_capability,
+                        size_bytes=rel.size_bytes,
+                    )
+                )
+        return out
+
+    @staticmethod
+    def _order_candidates(
+        cands: List[CudnnCandidate],
+        consumers: Sequence[LoadResolution],
+        copies: Sequence[LibraryCopy],
+    ) -> List[CudnnCandidate]:
+        """Copies on disk first. Then, for a new pip wheel while a copy of this major is loaded
+        now, the smallest step up from it (the least change: usually the version a build's ==
+        pin names). For a new apt or conda package (no framework pins one): the twin of a copy
+        on disk (the same release, built for another CUDA: _same_release), then the
+        newest release; the solver takes the first that fits."""
         source_rank = {"pip": 0, "apt": 1, "conda": 2}
         state_rank = {"loaded": 0, "on-disk": 1, "reinstall": 2, "new": 3}
-        # copies on disk first; then, when a copy of this major is loaded now, the smallest
-        # step up from it (the least change: usually the version a build's == pin names),
-        # else the newest release
         step_up = bool(consumers) and any(ld.path for ld in consumers)
-        uniq.sort(
-            key=lambda c: (
-                state_rank[c.state],
-                source_rank.get(c.source, 0),
+        releases = [
+            _release_key(c.version, c.package.version if c.package else None) for c in copies
+        ]
+
+        def key(c: CudnnCandidate) -> Tuple[Any, ...]:
+            fresh = c.state in ("new", "reinstall")
+            if fresh and c.source in ("apt", "conda"):
+                mine = _release_key(c.version, c.package_version)
+                twin = any(_same_release(mine, r) for r in releases)
+                newest = tuple(-x for x in version_key(c.version))
+                return (state_rank[c.state], source_rank[c.source], not twin, newest)
+            order = (
                 version_key(c.version)
-                if (step_up and c.state in ("new", "reinstall"))
-                else tuple(-x for x in version_key(c.version)),
+                if (step_up and fresh)
+                else tuple(-x for x in version_key(c.version))
             )
-        )
-        return uniq
+            return (state_rank[c.state], source_rank.get(c.source, 0), False, order)
+
+        return sorted(cands, key=key)
 
     def _loader_fixes(self, c: CudnnCandidate, skip: FrozenSet[str] = frozenset()) -> int:
         """1 when a framework would not find a copy where it is without a loader fix (its
@@ -930,118 +969,130 @@ class StackProvider:
 
     def _build_deps(self, c: BuildCandidate) -> List[Req]:
         b = c.build
-        who = c.label
         deps: List[Req] = []
         if b.cuda:
-            floor = self.recipes.min_driver(b.cuda)
-            if floor:
-                deps.append(
-                    Requirement(
-                        DRIVER,
-                        lambda f, floor=floor: (
-                            f.value is None or version_key(f.value) >= version_key(floor)
-                        ),
-                        f"needs driver >= {floor} (CUDA {b.cuda})",
-                        who,
-                    )
-                )
-            elif self.env.driver.cuda_version:
-                top = cuda_major(self.env.driver.cuda_version)
-                deps.append(
-                    Requirement(
-                        DRIVER,
-                        lambda f, m=cuda_major(b.cuda), top=top: (
-                            m is None or top is None or m <= top
-                        ),
-                        f"needs a driver for CUDA {b.cuda}",
-                        who,
-                    )
-                )
-            if b.compute_capabilities or b.ptx:
-                deps.append(
-                    Requirement(
-                        GPU,
-                        lambda f, b=b: all(build_runs_on(cc, b) is not False for cc in f.value),
-                        f"ships kernels for {kernel_list(b.compute_capabilities, b.ptx)}",
-                        who,
-                    )
-                )
-                if b.ptx and not c.installed and self.fit(b) == "minor-version":
-                    # the older driver cannot JIT the newer toolkit's PTX: SASS must cover the GPU
-                    deps.append(
-                        Requirement(
-                            GPU,
-                            lambda f, b=b: all(
-                                runs_under(cc, b.compute_capabilities, b.ptx, "minor-version")
-                                for cc in f.value
-                            ),
-                            f"runs by minor-version compatibility on driver CUDA {self.driver_cuda}: needs SASS "
-                            f"for the GPU ({kernel_list(b.compute_capabilities, None)}), its PTX {b.ptx} cannot be "
-                            "JIT-compiled by the older driver",
-                            who,
-                        )
-                    )
-            lowest = getattr(b, "min_compute_capability", None)
-            if lowest:
-                deps.append(
-                    Requirement(
-                        GPU,
-                        lambda f, lo=version_key(lowest): all(
-                            version_key(cc) >= lo for cc in f.value
-                        ),
-                        f"needs compute capability >= {lowest}",
-                        who,
-                    )
-                )
+            deps += self._driver_deps(b, c.label)
+            deps += self._gpu_deps(c)
         if b.python and self.facts[PYTHON].value:
-            from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-            try:
-                spec = SpecifierSet(b.python)
-            except InvalidSpecifier:
-                spec = None
-            if spec is not None:
-                deps.append(
-                    Requirement(
-                        PYTHON,
-                        lambda f, spec=spec: (
-                            f.value is None or spec.contains(public(f.value), prereleases=True)
-                        ),
-                        f"needs Python {b.python}",
-                        who,
-                    )
-                )
+            deps += self._python_deps(b, c.label)
         if b.cuda and b.cudnn and not c.self_contained:
-            major, minor = (version_key(b.cudnn) + (0, 0))[:2]
-            cm = cuda_major(b.cuda)
-            pin_dist, pin_ver = cudnn_pin(b.requires)
+            deps += self._cudnn_build_deps(c)
+        return deps
 
-            def ok(
-                x: CudnnCandidate, built: str = f"{major}.{minor}", cm: Optional[int] = cm
-            ) -> bool:
-                return cudnn_compatible(x.version, built) is True and (
-                    x.cuda_major is None or cm is None or x.cuda_major == cm
+    def _driver_deps(self, b: Build, who: str) -> List[Req]:
+        assert b.cuda
+        floor = self.recipes.min_driver(b.cuda)
+        if floor:
+            return [
+                Requirement(
+                    DRIVER,
+                    lambda f, floor=floor: (
+                        f.value is None or version_key(f.value) >= version_key(floor)
+                    ),
+                    f"needs driver >= {floor} (CUDA {b.cuda})",
+                    who,
                 )
+            ]
+        if self.env.driver.cuda_version:
+            top = cuda_major(self.env.driver.cuda_version)
+            return [
+                Requirement(
+                    DRIVER,
+                    lambda f, m=cuda_major(b.cuda), top=top: m is None or top is None or m <= top,
+                    f"needs a driver for CUDA {b.cuda}",
+                    who,
+                )
+            ]
+        return []
 
-            built = ".".join(str(p) for p in version_key(b.cudnn)[:3])
-            text = (
-                f"needs cuDNN {major}.x >= {major}.{minor} built for CUDA {cm} (built with {built}"
-                + (f"; pins {pin_dist}=={pin_ver})" if pin_ver else ")")
-            )
+    def _gpu_deps(self, c: BuildCandidate) -> List[Req]:
+        b, who = c.build, c.label
+        deps: List[Req] = []
+        if b.compute_capabilities or b.ptx:
             deps.append(
-                Requirement(cudnn_id(major), ok, text, who, prefer=(pin_ver,) if pin_ver else ())
+                Requirement(
+                    GPU,
+                    lambda f, b=b: all(build_runs_on(cc, b) is not False for cc in f.value),
+                    f"ships kernels for {kernel_list(b.compute_capabilities, b.ptx)}",
+                    who,
+                )
             )
-            if pin_dist and not c.installed and self.intent.cudnn_from in (None, "pip"):
-                # installing this build brings its cuDNN wheel, which its RPATH finds first: another
-                # copy chosen for this major would not be the one it loads
+            if b.ptx and not c.installed and self.fit(b) == "minor-version":
+                # the older driver cannot JIT the newer toolkit's PTX: SASS must cover the GPU
                 deps.append(
                     Requirement(
-                        cudnn_id(major),
-                        lambda x, d=pin_dist: x.source == "pip" and x.package == d,
-                        f"brings {pin_dist} (its Requires-Dist), which it loads first",
+                        GPU,
+                        lambda f, b=b: all(
+                            runs_under(cc, b.compute_capabilities, b.ptx, "minor-version")
+                            for cc in f.value
+                        ),
+                        f"runs by minor-version compatibility on driver CUDA {self.driver_cuda}: needs SASS "
+                        f"for the GPU ({kernel_list(b.compute_capabilities, None)}), its PTX {b.ptx} cannot be "
+                        "JIT-compiled by the older driver",
                         who,
                     )
                 )
+        lowest = getattr(b, "min_compute_capability", None)
+        if lowest:
+            deps.append(
+                Requirement(
+                    GPU,
+                    lambda f, lo=version_key(lowest): all(version_key(cc) >= lo for cc in f.value),
+                    f"needs compute capability >= {lowest}",
+                    who,
+                )
+            )
+        return deps
+
+    def _python_deps(self, b: Build, who: str) -> List[Req]:
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+        try:
+            spec = SpecifierSet(b.python)
+        except InvalidSpecifier:
+            return []
+        return [
+            Requirement(
+                PYTHON,
+                lambda f, spec=spec: (
+                    f.value is None or spec.contains(public(f.value), prereleases=True)
+                ),
+                f"needs Python {b.python}",
+                who,
+            )
+        ]
+
+    def _cudnn_build_deps(self, c: BuildCandidate) -> List[Req]:
+        b, who = c.build, c.label
+        assert b.cuda and b.cudnn
+        major, minor = (version_key(b.cudnn) + (0, 0))[:2]
+        cm = cuda_major(b.cuda)
+        pin_dist, pin_ver = cudnn_pin(b.requires)
+
+        def ok(x: CudnnCandidate, built: str = f"{major}.{minor}", cm: Optional[int] = cm) -> bool:
+            return cudnn_compatible(x.version, built) is True and (
+                x.cuda_major is None or cm is None or x.cuda_major == cm
+            )
+
+        built = ".".join(str(p) for p in version_key(b.cudnn)[:3])
+        text = (
+            f"needs cuDNN {major}.x >= {major}.{minor} built for CUDA {cm} (built with {built}"
+            + (f"; pins {pin_dist}=={pin_ver})" if pin_ver else ")")
+        )
+        deps: List[Req] = [
+            Requirement(cudnn_id(major), ok, text, who, prefer=(pin_ver,) if pin_ver else ())
+        ]
+        if pin_dist and not c.installed and self.intent.cudnn_from in (None, "pip"):
+            # installing this build brings its cuDNN wheel, which its RPATH finds first: another
+            # copy chosen for this major would not be the one it loads
+            deps.append(
+                Requirement(
+                    cudnn_id(major),
+                    lambda x, d=pin_dist: x.source == "pip" and x.package == d,
+                    f"brings {pin_dist} (its Requires-Dist), which it loads first",
+                    who,
+                )
+            )
         return deps
 
     def _cudnn_deps(self, c: CudnnCandidate) -> List[Req]:
@@ -1115,93 +1166,107 @@ class StackProvider:
 
     def roots(self) -> List[Req]:
         roots: List[Req] = []
-        intent = self.intent
-        keep = set(intent.keep)
         for f in self.frameworks:
-            cands = self.build_candidates.get(f, [])
-            if not cands:
-                raise BadIntent(f"no recipe knows a build of {f!r} and it is not installed")
+            roots += self._framework_roots(f)
+        if self.intent.cuda:
+            roots += self._cuda_roots(self.intent.cuda)
+        roots += self._keep_roots()
+        return roots
+
+    def _framework_roots(self, f: str) -> List[Req]:
+        """Framework `f` is wanted, with a CUDA build on a GPU machine, at the version and as
+        installed when the user asked so."""
+        cands = self.build_candidates.get(f, [])
+        if not cands:
+            raise BadIntent(f"no recipe knows a build of {f!r} and it is not installed")
+        roots: List[Req] = [
+            Requirement(framework_id(f), lambda c: True, f"{display_name(f)} is wanted", "you")
+        ]
+        if self.gpu_present:
             roots.append(
-                Requirement(framework_id(f), lambda c: True, f"{display_name(f)} is wanted", "you")
+                Requirement(
+                    framework_id(f),
+                    lambda c: c.build.cuda is not None,
+                    "a GPU is present: needs a CUDA build",
+                    "this machine",
+                )
             )
-            if self.gpu_present:
-                roots.append(
-                    Requirement(
-                        framework_id(f),
-                        lambda c: c.build.cuda is not None,
-                        "a GPU is present: needs a CUDA build",
-                        "this machine",
-                    )
+            roots.append(
+                Requirement(
+                    framework_id(f),
+                    lambda c: self.cuda_runtime_reachable(c),
+                    "needs the CUDA runtime libraries of its CUDA major (this machine has none: a build that "
+                    "brings them, e.g. tensorflow[and-cuda])",
+                    "this machine",
                 )
-                roots.append(
-                    Requirement(
-                        framework_id(f),
-                        lambda c: self.cuda_runtime_reachable(c),
-                        "needs the CUDA runtime libraries of its CUDA major (this machine has none: a build that "
-                        "brings them, e.g. tensorflow[and-cuda])",
-                        "this machine",
-                    )
+            )
+        want = self.intent.versions.get(f)
+        if want:
+            roots.append(self._version_root(f, want, cands))
+        dists = {split_requirement(p)[0] for c in cands[:1] for p in c.build.packages}
+        fb = self.env.framework(f)
+        if fb is not None:
+            dists.add(fb.distribution)
+        keep = set(self.intent.keep)
+        if f in keep or dists & keep:
+            if not (cands and cands[0].installed):
+                raise BadIntent(f"--keep {f}: {display_name(f)} is not installed")
+            roots.append(
+                Requirement(
+                    framework_id(f),
+                    lambda c: c.installed,
+                    f"{display_name(f)} stays as installed",
+                    f"--keep {f}",
+                    intent=True,
                 )
-            want = intent.versions.get(f)
-            if want:
-                if not any(_version_matches(c.build.version, want) for c in cands):
-                    known = ", ".join(
-                        sorted(
-                            {public(c.build.version) for c in cands}, key=version_key, reverse=True
-                        )[:12]
-                    )
-                    raise BadIntent(
-                        f"--{f} {want}: no such {display_name(f)} version in the recipes (known: {known})"
-                    )
-                roots.append(
-                    Requirement(
-                        framework_id(f),
-                        lambda c, want=want: _version_matches(c.build.version, want),
-                        f"{display_name(f)} {want}",
-                        f"--{f} {want}",
-                        intent=True,
-                    )
-                )
-            dists = {split_requirement(p)[0] for c in cands[:1] for p in c.build.packages}
-            fb = self.env.framework(f)
-            if fb is not None:
-                dists.add(fb.distribution)
-            if f in keep or dists & keep:
-                if not (cands and cands[0].installed):
-                    raise BadIntent(f"--keep {f}: {display_name(f)} is not installed")
-                roots.append(
-                    Requirement(
-                        framework_id(f),
-                        lambda c: c.installed,
-                        f"{display_name(f)} stays as installed",
-                        f"--keep {f}",
-                        intent=True,
-                    )
-                )
-        if intent.cuda:
-            with_cuda = [
-                f
-                for f in self.frameworks
-                if any(_cuda_matches(c.build.cuda, intent.cuda) for c in self.build_candidates[f])
-            ]
-            if not with_cuda:
-                known_cuda = sorted(
-                    {b.cuda for b in self.recipes.builds if b.cuda}, key=version_key
-                )
-                raise BadIntent(
-                    f"--cuda {intent.cuda}: no build of {', '.join(self.frameworks) or 'any framework'} "
-                    f"uses CUDA {intent.cuda} (known: {', '.join(known_cuda)})"
-                )
-            for f in with_cuda:
-                roots.append(
-                    Requirement(
-                        framework_id(f),
-                        lambda c, want=intent.cuda: _cuda_matches(c.build.cuda, want),
-                        f"CUDA {intent.cuda}",
-                        f"--cuda {intent.cuda}",
-                        intent=True,
-                    )
-                )
+            )
+        return roots
+
+    def _version_root(self, f: str, want: str, cands: Sequence[BuildCandidate]) -> Req:
+        if not any(_version_matches(c.build.version, want) for c in cands):
+            known = ", ".join(
+                sorted({public(c.build.version) for c in cands}, key=version_key, reverse=True)[:12]
+            )
+            raise BadIntent(
+                f"--{f} {want}: no such {display_name(f)} version in the recipes (known: {known})"
+            )
+        return Requirement(
+            framework_id(f),
+            lambda c, want=want: _version_matches(c.build.version, want),
+            f"{display_name(f)} {want}",
+            f"--{f} {want}",
+            intent=True,
+        )
+
+    def _cuda_roots(self, cuda: str) -> List[Req]:
+        with_cuda = [
+            f
+            for f in self.frameworks
+            if any(_cuda_matches(c.build.cuda, cuda) for c in self.build_candidates[f])
+        ]
+        if not with_cuda:
+            known_cuda = sorted({b.cuda for b in self.recipes.builds if b.cuda}, key=version_key)
+            raise BadIntent(
+                f"--cuda {cuda}: no build of {', '.join(self.frameworks) or 'any framework'} "
+                f"uses CUDA {cuda} (known: {', '.join(known_cuda)})"
+            )
+        return [
+            Requirement(
+                framework_id(f),
+                lambda c, want=cuda: _cuda_matches(c.build.cuda, want),
+                f"CUDA {cuda}",
+                f"--cuda {cuda}",
+                intent=True,
+            )
+            for f in with_cuda
+        ]
+
+    def _keep_roots(self) -> List[Req]:
+        """--keep NAME of a distribution that is not a framework's: it stays at its version (and
+        a kept cuDNN wheel keeps its copy)."""
+        from packaging.utils import canonicalize_name
+
+        keep = set(self.intent.keep)
         framework_dists = set()
         for f in self.frameworks:
             for c in self.build_candidates.get(f, [])[:1]:
@@ -1209,9 +1274,8 @@ class StackProvider:
             fb = self.env.framework(f)
             if fb:
                 framework_dists.add(fb.distribution)
+        roots: List[Req] = []
         for name in sorted(keep - set(self.frameworks) - framework_dists):
-            from packaging.utils import canonicalize_name
-
             cname = canonicalize_name(name)
             have = self._installed_dists.get(cname)
             if have is None:
@@ -1239,6 +1303,22 @@ class StackProvider:
                     )
                 )
         return roots
+
+
+def _release_key(version: Optional[str], package_version: Optional[str]) -> Tuple[int, ...]:
+    """The cuDNN release a copy or package is, as far as it is known: 8.9.7.29 from the apt
+    version 8.9.7.29-1+cuda11.8 (Debian: upstream version, "-", revision) or the pip version,
+    else the library's own 8.9.7."""
+    upstream = package_version.split("-")[0] if package_version else ""
+    key = version_key(upstream) if upstream else ()
+    return key if len(key) >= 4 else version_key(version or "")
+
+
+def _same_release(a: Tuple[int, ...], b: Tuple[int, ...]) -> bool:
+    """Two release keys name the same release as far as both are known (at least x.y.z):
+    8.9.7.29 and 8.9.7 agree; 8.9.5.29 and 8.9.5.30 do not."""
+    n = min(len(a), len(b))
+    return n >= 3 and a[:n] == b[:n]
 
 
 def _local_label(b: Build) -> Optional[str]:

@@ -222,25 +222,7 @@ class Solver(Generic[KT]):
             # (with no stack found yet nothing is beaten: the cost is asked only of a candidate
             # that passes the checks below, the same answer without costing every refused one)
             deps, groups = self._dependencies(candidate)
-            # forward check, in the order of the dependencies, before the criteria are copied
-            # (most candidates fail here): a dependency on a pinned identifier must accept the pin,
-            # one on an open identifier must leave it a candidate, with every dependency the
-            # candidate puts on it
-            ok = True
-            for d in deps:
-                i = d.identifier
-                if i in pinned:
-                    if not p.is_satisfied_by(d, pinned[i]):
-                        self._conflict(Conflict(i, (d,), pinned[i]))
-                        ok = False
-                        break
-                elif i != ident:
-                    reqs = criteria.get(i, ()) + groups[i]
-                    if not self._matches(i, reqs):
-                        self._conflict(Conflict(i, reqs))
-                        ok = False
-                        break
-            if not ok:
+            if not self._forward_check(ident, deps, groups, pinned, criteria):
                 continue
             new_criteria = dict(criteria)
             for i, group in groups.items():
@@ -254,6 +236,31 @@ class Solver(Generic[KT]):
             self.reporter.backtracking(ident, candidate)
             if self._nodes > self.max_nodes and self._best is not None:
                 return
+
+    def _forward_check(
+        self,
+        ident: KT,
+        deps: Sequence[Requirement[KT]],
+        groups: Mapping[KT, Tuple[Requirement[KT], ...]],
+        pinned: Mapping[KT, Any],
+        criteria: Mapping[KT, Tuple[Requirement[KT], ...]],
+    ) -> bool:
+        """Forward check, in the order of the dependencies, before the criteria are copied (most
+        candidates fail here): a dependency on a pinned identifier must accept the pin, one on
+        an open identifier must leave it a candidate, with every dependency the candidate puts
+        on it. A failure is recorded as a conflict."""
+        for d in deps:
+            i = d.identifier
+            if i in pinned:
+                if not self.provider.is_satisfied_by(d, pinned[i]):
+                    self._conflict(Conflict(i, (d,), pinned[i]))
+                    return False
+            elif i != ident:
+                reqs = criteria.get(i, ()) + groups[i]
+                if not self._matches(i, reqs):
+                    self._conflict(Conflict(i, reqs))
+                    return False
+        return True
 
 
 __all__ = [

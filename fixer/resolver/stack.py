@@ -66,22 +66,17 @@ def resolve(
     return _to_stack(env, intent, recipes, provider, result)
 
 
-def _to_stack(
-    env: Environment,
-    intent: Intent,
-    recipes: Recipes,
-    provider: StackProvider,
-    result: Result[Ident],
-) -> Stack:
-    m = result.mapping
-    installed = provider._installed_dists
-    choices: List[Choice] = []
-    pins: List[Pin] = []
-    notes: List[str] = list(provider.notes)
-    pinned_names: Dict[str, str] = {}
-    changed_builds: List[Build] = []
+class _Pins:
+    """The pins a stack collects, each with the action pip (or apt) takes from what is installed."""
 
-    def add_pin(
+    def __init__(self, recipes: Recipes, installed: Dict[str, str]) -> None:
+        self.recipes = recipes
+        self.installed = installed
+        self.pins: List[Pin] = []
+        self.names: Dict[str, str] = {}
+
+    def add(
+        self,
         name: str,
         version: str,
         why: str,
@@ -90,8 +85,8 @@ def _to_stack(
         force: bool = False,
     ) -> None:
         if size is None:
-            size = recipes.download_size(name, version)
-        have = installed.get(name)
+            size = self.recipes.download_size(name, version)
+        have = self.installed.get(name)
         if have is None:
             action = "install"
         elif have == version and not force:
@@ -105,7 +100,7 @@ def _to_stack(
                 or (version_key(version) == version_key(have) and version != have)
                 else "downgrade"
             )
-        pins.append(
+        self.pins.append(
             Pin(
                 name=name,
                 version=version,
@@ -116,164 +111,185 @@ def _to_stack(
                 size_bytes=size,
             )
         )
-        pinned_names[name] = version
+        self.names[name] = version
 
+
+def _to_stack(
+    env: Environment,
+    intent: Intent,
+    recipes: Recipes,
+    provider: StackProvider,
+    result: Result[Ident],
+) -> Stack:
+    m = result.mapping
+    pins = _Pins(recipes, provider._installed_dists)
+    notes: List[str] = list(provider.notes)
+    choices, changed_builds = _framework_choices(env, recipes, provider, result, pins, notes)
+    cudnn = _cudnn_choices(env, provider, result, pins, notes, changed_builds)
+    _removals(result, pins)
+    fixes = env_fixes(env, provider, m)
+    for fx in fixes:
+        notes.append(fx.why)
+    if not result.complete:
+        notes.append(
+            "the search hit its node budget: this stack fits but may not be the smallest change"
+        )
+    main = cudnn.main
+    return Stack(
+        choices=tuple(choices),
+        pins=tuple(pins.pins),
+        cudnn=(".".join(str(x) for x in version_key(main.version)[:3]) if main else None),
+        cudnn_from=(main.source if main else None),
+        env_fixes=tuple(fixes),
+        apt=cudnn.apt,
+        conda=cudnn.conda,
+        cudnn_runtime=cudnn.runtime,
+        cudnn_copies=cudnn.copies,
+        notes=tuple(dict.fromkeys(notes)),
+    )
+
+
+def _framework_choices(
+    env: Environment,
+    recipes: Recipes,
+    provider: StackProvider,
+    result: Result[Ident],
+    pins: _Pins,
+    notes: List[str],
+) -> Tuple[List[Choice], List[Build]]:
+    """One Choice per framework, with the pins of its build (and its companions)."""
+    choices: List[Choice] = []
+    changed_builds: List[Build] = []
     for f in provider.frameworks:
-        c: BuildCandidate = m[framework_id(f)]
-        b = c.build
+        c: BuildCandidate = result.mapping[framework_id(f)]
         if c.installed:
             fb = env.framework(f)
-            choices.append(Choice(f, b, "keep", reason="installed and fits this machine"))
-            if (
-                fb is not None
-            ):  # the dist-info version: torch/version.py may add a local tag pip never saw
-                add_pin(
+            choices.append(Choice(f, c.build, "keep", reason="installed and fits this machine"))
+            if fb is not None:
+                # the dist-info version: torch/version.py may add a local tag pip never saw
+                pins.add(
                     fb.distribution,
                     c.installed_version or fb.version,
                     f"{display_name(f)} as installed",
                 )
             continue
-        action = "change" if c.installed_version else "install"
-        reason = _why_change(provider, f, c, result)
-        mvc = ""
-        if (
-            b.cuda
-            and provider.fit(b) == "minor-version"
-            and env.driver.version
-            and provider.driver_cuda
-        ):
-            mvc = minor_version_note(
-                f"{display_name(f)} {_label_version(b)}",
-                b.cuda,
-                env.driver.version,
-                provider.driver_cuda,
-                recipes.driver_floors,
+        choices.append(_changed_choice(env, recipes, provider, result, f, c, pins, notes))
+        changed_builds.append(c.build)
+    return choices, changed_builds
+
+
+def _changed_choice(
+    env: Environment,
+    recipes: Recipes,
+    provider: StackProvider,
+    result: Result[Ident],
+    f: str,
+    c: BuildCandidate,
+    pins: _Pins,
+    notes: List[str],
+) -> Choice:
+    b = c.build
+    action = "change" if c.installed_version else "install"
+    reason = _why_change(provider, f, c, result)
+    mvc = ""
+    if (
+        b.cuda
+        and provider.fit(b) == "minor-version"
+        and env.driver.version
+        and provider.driver_cuda
+    ):
+        mvc = minor_version_note(
+            f"{display_name(f)} {_label_version(b)}",
+            b.cuda,
+            env.driver.version,
+            provider.driver_cuda,
+            recipes.driver_floors,
+        )
+        notes.append(mvc)
+    for i, req in enumerate(b.packages):
+        name, ver = split_requirement(req)
+        if ver:
+            # an extra of the same version (tensorflow -> tensorflow[and-cuda]) is still an
+            # install: pip then adds what the extra brings
+            pins.add(
+                name,
+                ver,
+                reason if i == 0 else f"part of {display_name(f)} {b.version}",
+                index_url=b.index_url,
+                size=b.size_bytes if i == 0 else None,
+                force="[" in req,
             )
-            notes.append(mvc)
-        choices.append(Choice(f, b, action, reason=reason, minor_version=mvc))  # type: ignore[arg-type]
-        changed_builds.append(b)
-        for i, req in enumerate(b.packages):
-            name, ver = split_requirement(req)
-            if ver:
-                # an extra of the same version (tensorflow -> tensorflow[and-cuda]) is still an install:
-                # pip then adds what the extra brings
-                add_pin(
-                    name,
-                    ver,
-                    reason if i == 0 else f"part of {display_name(f)} {b.version}",
-                    index_url=b.index_url,
-                    size=b.size_bytes if i == 0 else None,
-                    force="[" in req,
-                )
-        label = _local_label(b)
-        listed = {split_requirement(r)[0] for r in b.companions}
-        for other in provider._companion_names(f):
-            if other in installed and other not in listed:
-                notes.append(
-                    f"{other} {installed[other]} is installed, but the recipes name no {other} for "
-                    f"{display_name(f)} {_label_version(b)}: reinstall it to match"
-                )
-        for req in b.companions:
-            name, ver = split_requirement(req)
-            if ver and name in installed:
-                if label and "+" not in ver:
-                    ver = f"{ver}+{label}"  # the companion built for the same CUDA, from the same index
-                add_pin(
-                    name,
-                    ver,
-                    f"companion of {display_name(f)} {_label_version(b)}",
-                    index_url=b.index_url,
-                )
-        if c.installed_version:
+    _companion_pins(provider, f, b, pins, notes)
+    if c.installed_version:
+        notes.append(f"{display_name(f)} {c.installed_version} -> {_label_version(b)}: {reason}")
+    return Choice(f, b, action, reason=reason, minor_version=mvc)  # type: ignore[arg-type]
+
+
+def _companion_pins(
+    provider: StackProvider, f: str, b: Build, pins: _Pins, notes: List[str]
+) -> None:
+    installed = pins.installed
+    label = _local_label(b)
+    listed = {split_requirement(r)[0] for r in b.companions}
+    for other in provider._companion_names(f):
+        if other in installed and other not in listed:
             notes.append(
-                f"{display_name(f)} {c.installed_version} -> {_label_version(b)}: {reason}"
+                f"{other} {installed[other]} is installed, but the recipes name no {other} for "
+                f"{display_name(f)} {_label_version(b)}: reinstall it to match"
+            )
+    for req in b.companions:
+        name, ver = split_requirement(req)
+        if ver and name in installed:
+            if label and "+" not in ver:
+                ver = f"{ver}+{label}"  # the companion built for the same CUDA, from the same index
+            pins.add(
+                name,
+                ver,
+                f"companion of {display_name(f)} {_label_version(b)}",
+                index_url=b.index_url,
             )
 
-    cudnn_main: Optional[CudnnCandidate] = None
-    apt: Dict[str, str] = {}
-    conda: Dict[str, str] = {}
-    cudnn_runtime: Dict[str, str] = {}
-    cudnn_copies: Dict[str, CudnnChoice] = {}
+
+@dataclasses.dataclass
+class _CudnnOut:
+    main: Optional[CudnnCandidate] = None
+    apt: Dict[str, str] = dataclasses.field(default_factory=dict)
+    conda: Dict[str, str] = dataclasses.field(default_factory=dict)
+    runtime: Dict[str, str] = dataclasses.field(default_factory=dict)
+    copies: Dict[str, CudnnChoice] = dataclasses.field(default_factory=dict)
+
+
+def _cudnn_choices(
+    env: Environment,
+    provider: StackProvider,
+    result: Result[Ident],
+    pins: _Pins,
+    notes: List[str],
+    changed_builds: Sequence[Build],
+) -> _CudnnOut:
+    """The copy of each cuDNN major, newest major first, with its pip, apt or conda pin."""
+    m = result.mapping
+    out = _CudnnOut()
     for ident in sorted((i for i in m if i.kind == "cudnn"), key=lambda i: -int(i.name)):
         cc: CudnnCandidate = m[ident]
-        if cudnn_main is None:
-            cudnn_main = cc
-        cudnn_runtime[str(cc.major)] = cc.version
-        cudnn_copies[str(cc.major)] = CudnnChoice(
+        if out.main is None:
+            out.main = cc
+        out.runtime[str(cc.major)] = cc.version
+        out.copies[str(cc.major)] = CudnnChoice(
             cc.source, Package(cc.package, cc.package_version) if cc.package else None, cc.directory
         )
         users = [r.parent for r in result.criteria.get(ident, ())]
         why = f"the libcudnn.so.{cc.major} for {', '.join(users)}"
         if cc.source == "pip" and cc.package and cc.package_version:
-            repinned = [
-                b
-                for b in changed_builds
-                if cudnn_pin(b.requires)[0] == cc.package
-                and cudnn_pin(b.requires)[1] != cc.package_version
-            ]
-            force = cc.state == "reinstall"
-            have = installed.get(cc.package)
-            if repinned and have == cc.package_version:
-                # the framework install moves it; set it back right after
-                pins.append(
-                    Pin(
-                        cc.package,
-                        cc.package_version,
-                        action="install",
-                        installed=have,
-                        why=why
-                        + f"; {display_name(repinned[0].framework)} pins {cudnn_pin(repinned[0].requires)[1]}, "
-                        "a newer cuDNN minor is safe at run time",
-                        size_bytes=None,
-                    )
-                )
-                pinned_names[cc.package] = cc.package_version
-            else:
-                add_pin(
-                    cc.package,
-                    cc.package_version,
-                    why + (" (its files are missing: reinstall)" if force else ""),
-                    size=cc.size_bytes,
-                    force=force,
-                )
-            chosen = [m[framework_id(f)].build for f in provider.frameworks]
-            pinned_pkgs = {
-                cudnn_pin(b.requires)[1] for b in chosen if cudnn_pin(b.requires)[0] == cc.package
-            }
-            if any(version_key(cc.package_version) > version_key(v) for v in pinned_pkgs if v):
-                notes.append(
-                    f"{cc.package} {cc.package_version} is above a framework's == pin: pip reports the "
-                    "pin as broken, but a newer cuDNN minor is safe at run time"
-                )
+            _pip_cudnn_pin(provider, result, cc, why, pins, notes, changed_builds)
         elif cc.source == "apt" and cc.package and cc.package_version:
             if cc.state in ("new", "reinstall"):
-                apt[cc.package] = cc.package_version
-                have_apt = _apt_installed(env).get(cc.package)
-                action = (
-                    "install"
-                    if have_apt is None
-                    else "install"
-                    if have_apt == cc.package_version
-                    else "upgrade"
-                    if version_key(cc.package_version) > version_key(have_apt)
-                    else "downgrade"
-                )
-                pins.append(
-                    Pin(
-                        cc.package,
-                        cc.package_version,
-                        index_url=None,
-                        action=action,  # type: ignore[arg-type]
-                        installed=have_apt,
-                        why=why,
-                        size_bytes=cc.size_bytes,
-                        manager="apt",
-                    )
-                )
+                out.apt[cc.package] = cc.package_version
+                pins.pins.append(_apt_pin(env, cc, why))
         elif cc.source == "conda" and cc.package and cc.package_version:
             if cc.state == "new":
-                conda[cc.package] = cc.package_version
-                pins.append(
+                out.conda[cc.package] = cc.package_version
+                pins.pins.append(
                     Pin(
                         cc.package,
                         cc.package_version,
@@ -286,22 +302,99 @@ def _to_stack(
                 )
         if cc.state == "loaded":
             notes.append(f"cuDNN {cc.major}: keeps {cc.label}, which every framework already loads")
+    return out
 
-    # distributions that must go (another pip cuDNN wheel of a major that now comes from elsewhere)
-    for ident, cand in sorted(m.items()):
+
+def _pip_cudnn_pin(
+    provider: StackProvider,
+    result: Result[Ident],
+    cc: CudnnCandidate,
+    why: str,
+    pins: _Pins,
+    notes: List[str],
+    changed_builds: Sequence[Build],
+) -> None:
+    assert cc.package and cc.package_version
+    repinned = [
+        b
+        for b in changed_builds
+        if cudnn_pin(b.requires)[0] == cc.package and cudnn_pin(b.requires)[1] != cc.package_version
+    ]
+    force = cc.state == "reinstall"
+    have = pins.installed.get(cc.package)
+    if repinned and have == cc.package_version:
+        # the framework install moves it; set it back right after
+        pins.pins.append(
+            Pin(
+                cc.package,
+                cc.package_version,
+                action="install",
+                installed=have,
+                why=why
+                + f"; {display_name(repinned[0].framework)} pins {cudnn_pin(repinned[0].requires)[1]}, "
+                "a newer cuDNN minor is safe at run time",
+                size_bytes=None,
+            )
+        )
+        pins.names[cc.package] = cc.package_version
+    else:
+        pins.add(
+            cc.package,
+            cc.package_version,
+            why + (" (its files are missing: reinstall)" if force else ""),
+            size=cc.size_bytes,
+            force=force,
+        )
+    chosen = [result.mapping[framework_id(f)].build for f in provider.frameworks]
+    pinned_pkgs = {
+        cudnn_pin(b.requires)[1] for b in chosen if cudnn_pin(b.requires)[0] == cc.package
+    }
+    if any(version_key(cc.package_version) > version_key(v) for v in pinned_pkgs if v):
+        notes.append(
+            f"{cc.package} {cc.package_version} is above a framework's == pin: pip reports the "
+            "pin as broken, but a newer cuDNN minor is safe at run time"
+        )
+
+
+def _apt_pin(env: Environment, cc: CudnnCandidate, why: str) -> Pin:
+    assert cc.package and cc.package_version
+    have_apt = _apt_installed(env).get(cc.package)
+    if have_apt is None or have_apt == cc.package_version:
+        action = "install"
+    elif version_key(cc.package_version) > version_key(have_apt):
+        action = "upgrade"
+    else:
+        action = "downgrade"
+    return Pin(
+        cc.package,
+        cc.package_version,
+        index_url=None,
+        action=action,  # type: ignore[arg-type]
+        installed=have_apt,
+        why=why,
+        size_bytes=cc.size_bytes,
+        manager="apt",
+    )
+
+
+def _removals(result: Result[Ident], pins: _Pins) -> None:
+    """Distributions that must go (another pip cuDNN wheel of a major that now comes from
+    elsewhere)."""
+    installed = pins.installed
+    for ident, cand in sorted(result.mapping.items()):
         if (
             isinstance(cand, PackageCandidate)
             and cand.version is None
             and cand.manager == "pip"
             and cand.name in installed
-            and cand.name not in pinned_names
+            and cand.name not in pins.names
         ):
             whys = [
                 f"{r.parent} {r.text}"
                 for r in result.criteria.get(ident, ())
                 if not r.accepts(PackageCandidate("pip", cand.name, installed[cand.name]))
             ]
-            pins.append(
+            pins.pins.append(
                 Pin(
                     cand.name,
                     installed[cand.name],
@@ -310,27 +403,6 @@ def _to_stack(
                     why=whys[0] if whys else "no longer needed",
                 )
             )
-    fixes = env_fixes(env, provider, m)
-    for fx in fixes:
-        notes.append(fx.why)
-    if not result.complete:
-        notes.append(
-            "the search hit its node budget: this stack fits but may not be the smallest change"
-        )
-    return Stack(
-        choices=tuple(choices),
-        pins=tuple(pins),
-        cudnn=(
-            ".".join(str(x) for x in version_key(cudnn_main.version)[:3]) if cudnn_main else None
-        ),
-        cudnn_from=(cudnn_main.source if cudnn_main else None),
-        env_fixes=tuple(fixes),
-        apt=apt,
-        conda=conda,
-        cudnn_runtime=cudnn_runtime,
-        cudnn_copies=cudnn_copies,
-        notes=tuple(dict.fromkeys(notes)),
-    )
 
 
 def _apt_installed(env: Environment) -> Dict[str, str]:
@@ -450,22 +522,7 @@ def _explain(provider: StackProvider) -> List[Clash]:
     for f in provider.frameworks:
         c = _first_viable(provider, f, roots)
         if c is None:
-            reasons: List[Refusal] = []
-            mine = [r for r in roots if r.identifier == framework_id(f)]
-            for cand in provider.build_candidates.get(f, ()):
-                if any(not r.accepts(cand) for r in mine):
-                    continue  # the intent rules it out; not a reason worth listing per build
-                for d in provider.get_dependencies(cand):
-                    if d.identifier.kind == "fact" and not d.accepts(provider.facts[d.identifier]):
-                        reasons.append(_refusal(cand.label, d, provider.facts[d.identifier]))
-            out.append(
-                Clash(
-                    "no-build",
-                    f,
-                    needs=tuple(_need(r) for r in mine if r.intent),
-                    refusals=tuple(reasons),
-                )
-            )
+            out.append(_no_build(provider, f, roots))
         else:
             firsts[f] = c
     if out:
@@ -476,57 +533,80 @@ def _explain(provider: StackProvider) -> List[Clash]:
             if d.identifier.kind == "cudnn":
                 majors.setdefault(d.identifier, []).append(d)
     for ident, needs in majors.items():
-        held = [r for r in roots if r.identifier == ident]
-        reqs = needs + held
-        cands = provider.cudnn_for(int(ident.name))
-        fits = [c for c in cands if all(r.accepts(c) for r in reqs)]
-        if not fits:
-            out.append(
-                Clash(
-                    "no-copy",
-                    ident.name,
-                    needs=tuple(map(_need, needs)),
-                    held=tuple(map(_need, held)),
-                )
-            )
-            continue
-        refusals: List[Refusal] = []
-        holds: List[Need] = []
-        for fit in fits:
-            for d in provider.get_dependencies(fit):
-                if d.identifier.kind == "fact":
-                    fact = provider.facts[d.identifier]
-                    if not d.accepts(fact):
-                        refusals.append(_refusal(fit.label, d, fact))
-                elif d.identifier.kind == "framework":
-                    # the copy is kept only while a framework keeps a build of this major: the
-                    # user's own ask for that framework holds it when no build meets both
-                    builds = provider.build_candidates.get(d.identifier.name, ())
-                    for r in roots:
-                        if (
-                            r.identifier == d.identifier
-                            and r.intent
-                            and not any(r.accepts(b) and d.accepts(b) for b in builds)
-                        ):
-                            holds.append(_need(r))
-                else:
-                    for r in roots:
-                        if r.identifier == d.identifier and r.intent:
-                            probe = PackageCandidate(
-                                d.identifier.kind, d.identifier.name, (d.prefer or (None,))[0]
-                            )
-                            if not r.accepts(probe) or not d.accepts(probe):
-                                holds.append(_need(r))
-        if refusals or holds:
-            out.append(
-                Clash(
-                    "blocked",
-                    ident.name,
-                    needs=tuple(map(_need, needs)),
-                    held=tuple(dict.fromkeys(holds)),
-                    refusals=tuple(dict.fromkeys(refusals)),
-                )
-            )
+        clash = _cudnn_clash(provider, roots, ident, needs)
+        if clash is not None:
+            out.append(clash)
+    return out
+
+
+def _no_build(provider: StackProvider, f: str, roots: Sequence[Req]) -> Clash:
+    """No build of framework `f` fits: what the machine refuses of each build the intent allows."""
+    reasons: List[Refusal] = []
+    mine = [r for r in roots if r.identifier == framework_id(f)]
+    for cand in provider.build_candidates.get(f, ()):
+        if any(not r.accepts(cand) for r in mine):
+            continue  # the intent rules it out; not a reason worth listing per build
+        for d in provider.get_dependencies(cand):
+            if d.identifier.kind == "fact" and not d.accepts(provider.facts[d.identifier]):
+                reasons.append(_refusal(cand.label, d, provider.facts[d.identifier]))
+    return Clash(
+        "no-build", f, needs=tuple(_need(r) for r in mine if r.intent), refusals=tuple(reasons)
+    )
+
+
+def _cudnn_clash(
+    provider: StackProvider, roots: Sequence[Req], ident: Ident, needs: List[Req]
+) -> Optional[Clash]:
+    """cuDNN major `ident`: no copy meets every need, or what blocks every copy that does."""
+    held = [r for r in roots if r.identifier == ident]
+    reqs = needs + held
+    cands = provider.cudnn_for(int(ident.name))
+    fits = [c for c in cands if all(r.accepts(c) for r in reqs)]
+    if not fits:
+        return Clash(
+            "no-copy", ident.name, needs=tuple(map(_need, needs)), held=tuple(map(_need, held))
+        )
+    refusals: List[Refusal] = []
+    holds: List[Need] = []
+    for fit in fits:
+        for d in provider.get_dependencies(fit):
+            if d.identifier.kind == "fact":
+                fact = provider.facts[d.identifier]
+                if not d.accepts(fact):
+                    refusals.append(_refusal(fit.label, d, fact))
+            else:
+                holds += _holds(provider, roots, d)
+    if not (refusals or holds):
+        return None
+    return Clash(
+        "blocked",
+        ident.name,
+        needs=tuple(map(_need, needs)),
+        held=tuple(dict.fromkeys(holds)),
+        refusals=tuple(dict.fromkeys(refusals)),
+    )
+
+
+def _holds(provider: StackProvider, roots: Sequence[Req], d: Req) -> List[Need]:
+    """The user's own asks that keep a copy's dependency `d` from being met."""
+    out: List[Need] = []
+    if d.identifier.kind == "framework":
+        # the copy is kept only while a framework keeps a build of this major: the user's own
+        # ask for that framework holds it when no build meets both
+        builds = provider.build_candidates.get(d.identifier.name, ())
+        for r in roots:
+            if (
+                r.identifier == d.identifier
+                and r.intent
+                and not any(r.accepts(b) and d.accepts(b) for b in builds)
+            ):
+                out.append(_need(r))
+        return out
+    for r in roots:
+        if r.identifier == d.identifier and r.intent:
+            probe = PackageCandidate(d.identifier.kind, d.identifier.name, (d.prefer or (None,))[0])
+            if not r.accepts(probe) or not d.accepts(probe):
+                out.append(_need(r))
     return out
 
 

@@ -18,6 +18,8 @@ from tests.helpers.scenarios import me
 #: image -> why it could not work, and the plan's literal commands.
 BROKEN = {
     "2022-09-13_39b6bf1": (
+        # a new apt cuDNN is the newest release that fits (no twin of 8.0.5 for another CUDA
+        # exists in the apt data), not the smallest step up: issue 22, item 4
         "TensorFlow 2.8 was built with cuDNN 8.1; the image's apt libcudnn8 is 8.0.5",
         [
             ("apt-get", "update"),
@@ -28,7 +30,7 @@ BROKEN = {
                 "--no-install-recommends",
                 "--allow-downgrades",
                 "--allow-change-held-packages",
-                "libcudnn8=8.1.1.33-1+cuda11.2",
+                "libcudnn8=8.7.0.84-1+cuda11.8",
             ),
             ("apt-mark", "hold", "libcudnn8"),
             ("colab-cudnn-fix", "verify", "--python", "/usr/bin/python3"),
