@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, FrozenSet, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from fixer.system.versions import major_minor, public, version_key
+from fixer.system.versions import split_requirement, major_minor, public, version_key
 from fixer.model import (
     Build,
     CudnnRelease,
@@ -55,7 +55,6 @@ from fixer.rules import (
     kernel_list,
     pick_cuda_variant,
     runs_under,
-    split_requirement,
 )
 from fixer.resolver.loader_fixes import default_dir, reaches
 from fixer.resolver.solver import Cost, Requirement

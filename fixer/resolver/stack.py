@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from fixer.system.versions import version_key
+from fixer.system.versions import split_requirement, version_key
 from fixer.model import (
     Build,
     Choice,
@@ -25,7 +25,7 @@ from fixer.model import (
     Stack,
     WayOut,
 )
-from fixer.rules import cudnn_pin, display_name, minor_version_note, split_requirement
+from fixer.rules import cudnn_pin, display_name, minor_version_note
 from fixer.resolver.loader_fixes import env_fixes
 from fixer.resolver.provider import (
     DRIVER,
