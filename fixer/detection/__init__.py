@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from fixer.detection import gpu_probe as _gpu_probe
 from fixer.system.proc import Child, child_env
@@ -126,16 +126,7 @@ def detect(
         pyenv, environ, fs, cache.directories() if cache else (), fw_dirs, notes
     )
 
-    cudnn_children: Dict[int, Child] = {}
-    for i, paths in _libs.unknown_cudnn_files(copies, deep).items():
-        cudnn_children[i] = python_script(
-            sys.executable,
-            "native.py",
-            ["cudnn", *[fs.R(p) for p in paths]],
-            timeout=timeout,
-            env=_clean_env(environ, drop_ld_path=True),
-            label=f"cudnnGetVersion {copies[i].directory}",
-        )
+    cudnn_children = _start_cudnn_versions(copies, deep, fs, environ, timeout)
 
     gpus, driver, gnotes = _gpu.assemble(
         fs.root,
@@ -146,12 +137,7 @@ def detect(
         timeout,
     )
     notes += gnotes
-    for i, child in cudnn_children.items():
-        data, err = child.result()
-        if data is None:
-            notes.append(ProbeNote("cudnnGetVersion", False, err or "no answer"))
-            continue
-        _libs.apply_probe_versions(copies, i, data, fs, notes)
+    _finish_cudnn_versions(cudnn_children, copies, fs, notes)
     libraries = tuple(_libs.freeze(c) for c in copies)
     loads = compute_loads(frameworks, libraries, pyenv, fs, environ, cache)
     runtime, rnotes = detect_runtime(fs, environ, bool(gpus))
@@ -174,6 +160,34 @@ def detect(
         runtime_views=views,
         probes=tuple(notes),
     )
+
+
+def _start_cudnn_versions(
+    copies: Any, deep: bool, fs: MachineFS, environ: Mapping[str, str], timeout: float
+) -> Dict[int, Child]:
+    """cudnnGetVersion in a child, for each copy whose files do not say their version."""
+    return {
+        i: python_script(
+            sys.executable,
+            "native.py",
+            ["cudnn", *[fs.R(p) for p in paths]],
+            timeout=timeout,
+            env=_clean_env(environ, drop_ld_path=True),
+            label=f"cudnnGetVersion {copies[i].directory}",
+        )
+        for i, paths in _libs.unknown_cudnn_files(copies, deep).items()
+    }
+
+
+def _finish_cudnn_versions(
+    children: Dict[int, Child], copies: Any, fs: MachineFS, notes: List[ProbeNote]
+) -> None:
+    for i, child in children.items():
+        data, err = child.result()
+        if data is None:
+            notes.append(ProbeNote("cudnnGetVersion", False, err or "no answer"))
+            continue
+        _libs.apply_probe_versions(copies, i, data, fs, notes)
 
 
 # ----------------------------------------------------------------------------- loads

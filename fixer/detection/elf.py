@@ -64,63 +64,75 @@ def read_elf(path: str) -> ElfInfo:
         return _invalid(path, f"malformed ELF ({exc})")
 
 
+class _Bad(Exception):
+    """The file is not a usable ELF shared object: the reason, as ElfInfo.error says it."""
+
+
+#: The ELF header fields read (e_ident aside), as struct formats for ELFCLASS32 and ELFCLASS64.
+_EHDR = {False: ("HHIIIIIHHHHHH", 52), True: ("HHIQQQIHHHHHH", 64)}
+
+
 def _parse(fh: BinaryIO, path: str, size: int) -> ElfInfo:
+    try:
+        return _parse_valid(fh, path, size)
+    except _Bad as bad:
+        return _invalid(path, str(bad), size)
+
+
+def _parse_valid(fh: BinaryIO, path: str, size: int) -> ElfInfo:
     ident = fh.read(64)
-    if len(ident) < 16:
-        return _invalid(path, "file too short", size)
-    if ident[:4] != b"\x7fELF":
-        return _invalid(path, "invalid ELF header", size)
-    cls, data = ident[4], ident[5]
-    if cls not in (1, 2) or data not in (1, 2):
-        return _invalid(path, "invalid ELF class or byte order", size)
-    end = "<" if data == 1 else ">"
+    cls, end, fields = _header(ident)
     is64 = cls == 2
-    if len(ident) < (64 if is64 else 52):
-        return _invalid(path, "file too short", size)
-    if is64:
-        (
-            e_type,
-            e_machine,
-            _v,
-            _entry,
-            e_phoff,
-            e_shoff,
-            _flags,
-            _ehsize,
-            e_phentsize,
-            e_phnum,
-            e_shentsize,
-            e_shnum,
-            _shstrndx,
-        ) = struct.unpack(end + "HHIQQQIHHHHHH", ident[16:64])
-    else:
-        (
-            e_type,
-            e_machine,
-            _v,
-            _entry,
-            e_phoff,
-            e_shoff,
-            _flags,
-            _ehsize,
-            e_phentsize,
-            e_phnum,
-            e_shentsize,
-            e_shnum,
-            _shstrndx,
-        ) = struct.unpack(end + "HHIIIIIHHHHHH", ident[16:52])
+    e_type, e_machine, _v, _entry, e_phoff, e_shoff = fields[:6]
+    e_phentsize, e_phnum, e_shentsize, e_shnum = fields[8:12]
     if e_type != ET_DYN:
-        return _invalid(path, "not a shared object", size)
+        raise _Bad("not a shared object")
     ph_end = e_phoff + e_phnum * e_phentsize
     if e_phnum == 0 or ph_end > size:
-        return _invalid(path, "file too short", size)
+        raise _Bad("file too short")
     fh.seek(e_phoff)
-    phdata = fh.read(e_phnum * e_phentsize)
-    loads: List[Tuple[int, int, int]] = []  # (vaddr, offset, filesz)
+    loads, dynamic, highest = _segments(
+        fh.read(e_phnum * e_phentsize), e_phnum, e_phentsize, is64, end
+    )
+    highest = max(highest, ph_end)
+    if e_shoff and e_shnum:
+        highest = max(highest, e_shoff + e_shnum * e_shentsize)
+    if highest > size:
+        raise _Bad(f"file too short (truncated: {size} of {highest} bytes)")
+    if dynamic is None:
+        return ElfInfo(path=path, valid=True, elf_class=cls, machine=e_machine, size=size)
+    fh.seek(dynamic[0])
+    tags = _dynamic_tags(fh.read(dynamic[1]), is64, end)
+    strings = _string_table(fh, tags, loads, size)
+    return _named(path, cls, e_machine, size, tags, strings)
+
+
+def _header(ident: bytes) -> Tuple[int, str, Tuple[int, ...]]:
+    """(ELF class, struct byte order, the header fields after e_ident) of a file's first bytes."""
+    if len(ident) < 16:
+        raise _Bad("file too short")
+    if ident[:4] != b"\x7fELF":
+        raise _Bad("invalid ELF header")
+    cls, data = ident[4], ident[5]
+    if cls not in (1, 2) or data not in (1, 2):
+        raise _Bad("invalid ELF class or byte order")
+    end = "<" if data == 1 else ">"
+    fmt, length = _EHDR[cls == 2]
+    if len(ident) < length:
+        raise _Bad("file too short")
+    return cls, end, struct.unpack(end + fmt, ident[16:length])
+
+
+def _segments(
+    phdata: bytes, count: int, entsize: int, is64: bool, end: str
+) -> Tuple[List[Tuple[int, int, int]], Optional[Tuple[int, int]], int]:
+    """The program headers: PT_LOAD segments (vaddr, offset, filesz), PT_DYNAMIC (offset,
+    filesz), and the highest file offset the segments reach."""
+    loads: List[Tuple[int, int, int]] = []
     dynamic: Optional[Tuple[int, int]] = None
-    highest = ph_end
-    for i in range(e_phnum):
-        raw = phdata[i * e_phentsize : (i + 1) * e_phentsize]
+    highest = 0
+    for i in range(count):
+        raw = phdata[i * entsize : (i + 1) * entsize]
         if is64:
             p_type, _pf, p_offset, p_vaddr, _pa, p_filesz, _memsz, _align = struct.unpack(
                 end + "IIQQQQQQ", raw[:56]
@@ -134,14 +146,10 @@ def _parse(fh: BinaryIO, path: str, size: int) -> ElfInfo:
             highest = max(highest, p_offset + p_filesz)
         elif p_type == PT_DYNAMIC:
             dynamic = (p_offset, p_filesz)
-    if e_shoff and e_shnum:
-        highest = max(highest, e_shoff + e_shnum * e_shentsize)
-    if highest > size:
-        return _invalid(path, f"file too short (truncated: {size} of {highest} bytes)", size)
-    if dynamic is None:
-        return ElfInfo(path=path, valid=True, elf_class=cls, machine=e_machine, size=size)
-    fh.seek(dynamic[0])
-    dyn = fh.read(dynamic[1])
+    return loads, dynamic, highest
+
+
+def _dynamic_tags(dyn: bytes, is64: bool, end: str) -> List[Tuple[int, int]]:
     entsize = 16 if is64 else 8
     fmt = end + ("qQ" if is64 else "iI")
     tags: List[Tuple[int, int]] = []
@@ -150,15 +158,27 @@ def _parse(fh: BinaryIO, path: str, size: int) -> ElfInfo:
         if tag == DT_NULL:
             break
         tags.append((tag, val))
+    return tags
+
+
+def _string_table(
+    fh: BinaryIO, tags: List[Tuple[int, int]], loads: List[Tuple[int, int, int]], size: int
+) -> bytes:
     strtab = next((v for t, v in tags if t == DT_STRTAB), None)
     strsz = next((v for t, v in tags if t == DT_STRSZ), 0)
-    strings = b""
-    if strtab is not None:
-        offset = _vaddr_to_offset(strtab, loads)
-        if offset is None or offset + strsz > size:
-            return _invalid(path, "malformed ELF (string table outside the file)", size)
-        fh.seek(offset)
-        strings = fh.read(strsz)
+    if strtab is None:
+        return b""
+    offset = _vaddr_to_offset(strtab, loads)
+    if offset is None or offset + strsz > size:
+        raise _Bad("malformed ELF (string table outside the file)")
+    fh.seek(offset)
+    return fh.read(strsz)
+
+
+def _named(
+    path: str, cls: int, machine: int, size: int, tags: List[Tuple[int, int]], strings: bytes
+) -> ElfInfo:
+    """The ElfInfo of a valid object: its SONAME, NEEDED, RPATH and RUNPATH entries."""
 
     def s(idx: int) -> str:
         stop = strings.find(b"\0", idx)
@@ -181,7 +201,7 @@ def _parse(fh: BinaryIO, path: str, size: int) -> ElfInfo:
         path=path,
         valid=True,
         elf_class=cls,
-        machine=e_machine,
+        machine=machine,
         soname=soname,
         needed=tuple(needed),
         rpath=tuple(rpath),

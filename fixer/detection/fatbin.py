@@ -170,6 +170,32 @@ class _Window:
         return self.data[offset - self.start : offset - self.start + n]
 
 
+def _entries(
+    w: _Window, entry: int, end: int, sass: Dict[str, None], ptx: Dict[str, None]
+) -> Tuple[int, int, Optional[str]]:
+    """The entries of one fatbin container, [entry, end): their SASS and PTX targets go into
+    `sass` and `ptx`; returns (entries, compressed entries, error or None)."""
+    entries = compressed = 0
+    while entry + 32 <= end:
+        raw = w.read(entry, 48)
+        if len(raw) < 48:
+            return entries, compressed, f"file ends inside a fatbin entry at byte {entry}"
+        kind, _u, ehsize, payload = struct.unpack_from("<HHIQ", raw, 0)
+        (arch,) = struct.unpack_from("<I", raw, 28)
+        (flags,) = struct.unpack_from("<Q", raw, 40)
+        if ehsize < 32 or entry + ehsize + payload > end:
+            return entries, compressed, f"malformed fatbin entry at byte {entry}"
+        entries += 1
+        if flags & FLAG_COMPRESSED:
+            compressed += 1
+        if kind == KIND_ELF:
+            sass[_token("sm", arch, flags)] = None
+        elif kind == KIND_PTX:
+            ptx[_token("compute", arch, flags)] = None
+        entry += ehsize + payload
+    return entries, compressed, None
+
+
 def parse_fatbin(
     fd: int, offset: int, size: int
 ) -> Tuple[List[str], List[str], int, int, int, Optional[str]]:
@@ -200,26 +226,10 @@ def parse_fatbin(
             error = f"fatbin container at byte {pos} runs past the end of {FATBIN_SECTION}"
             break
         containers += 1
-        entry, end = pos + hsize, pos + hsize + fsize
-        while entry + 32 <= end:
-            raw = w.read(entry, 48)
-            if len(raw) < 48:
-                error = f"file ends inside a fatbin entry at byte {entry}"
-                break
-            kind, _u, ehsize, payload = struct.unpack_from("<HHIQ", raw, 0)
-            (arch,) = struct.unpack_from("<I", raw, 28)
-            (flags,) = struct.unpack_from("<Q", raw, 40)
-            if ehsize < 32 or entry + ehsize + payload > end:
-                error = f"malformed fatbin entry at byte {entry}"
-                break
-            entries += 1
-            if flags & FLAG_COMPRESSED:
-                compressed += 1
-            if kind == KIND_ELF:
-                sass[_token("sm", arch, flags)] = None
-            elif kind == KIND_PTX:
-                ptx[_token("compute", arch, flags)] = None
-            entry += ehsize + payload
+        end = pos + hsize + fsize
+        n, c, error = _entries(w, pos + hsize, end, sass, ptx)
+        entries += n
+        compressed += c
         if error:
             break
         pos = end

@@ -307,6 +307,19 @@ def _merge(primary: List[Gpu], extra: List[Gpu]) -> List[Gpu]:
     return out
 
 
+class _Found:
+    """What the sources said so far, in the order assemble asks them."""
+
+    def __init__(self, version: Optional[str], notes: List[ProbeNote]) -> None:
+        self.version = version
+        self.notes = notes
+        self.driver_source = "sysfs" if version else ""
+        self.cuda: Optional[str] = None
+        self.libcuda: Optional[str] = None
+        self.error: Optional[str] = None
+        self.gpus: List[Gpu] = []
+
+
 def assemble(
     root: str,
     environ: Mapping[str, str],
@@ -316,79 +329,93 @@ def assemble(
     timeout: float,
 ) -> Tuple[Tuple[Gpu, ...], Driver, List[ProbeNote]]:
     """Combine the sources (the NVML child was started by the caller; `native` is its result)."""
-    notes: List[ProbeNote] = []
-    version, kmod, n = read_driver_files(root)
-    notes += n
-    driver_source = "sysfs" if version else ""
-    cuda: Optional[str] = None
-    libcuda: Optional[str] = None
-    error: Optional[str] = None
-    gpus: List[Gpu] = []
-
+    version, kmod, notes = read_driver_files(root)
+    f = _Found(version, list(notes))
     if probe_native:
-        data, err = native
-        if data is not None:
-            ngpus, nver, ncuda = parse_nvml_result(data)
-            if data.get("nvml"):
-                notes.append(
-                    ProbeNote("nvml", True, f"{len(ngpus)} GPU(s), driver {nver}, CUDA {ncuda}")
-                )
-                gpus = ngpus
-                version = version or nver
-                driver_source = driver_source or "nvml"
-            else:
-                notes.append(ProbeNote("nvml", False, data.get("nvml_error") or "no answer"))
-            if data.get("cuda_driver"):
-                cuda = cuda_version_from_int(int(data["cuda_driver"]))
-                libcuda = data.get("libcuda")
-                notes.append(ProbeNote("cuDriverGetVersion", True, f"{cuda} ({libcuda})"))
-            else:
-                error = data.get("cuda_error") or "libcuda.so.1 did not answer"
-                notes.append(ProbeNote("cuDriverGetVersion", False, error))
-                cuda = ncuda if data.get("nvml") else None
-        else:
-            notes.append(ProbeNote("nvml", False, err or "no answer"))
-            error = err
-        if not gpus:
-            text, serr = run_nvidia_smi(timeout=min(timeout, 10.0))
-            if text is not None:
-                sgpus, sdrv = parse_nvidia_smi_csv(text)
-                notes.append(
-                    ProbeNote("nvidia-smi", bool(sgpus), f"{len(sgpus)} GPU(s), driver {sdrv}")
-                )
-                gpus = sgpus
-                version = version or sdrv
-                driver_source = driver_source or ("nvidia-smi" if sdrv else "")
-            else:
-                notes.append(ProbeNote("nvidia-smi", False, serr or ""))
-    if not gpus:
-        gpus = read_proc_gpus(root)
-        if gpus:
-            notes.append(ProbeNote("procfs gpus", True, f"{len(gpus)} GPU(s)"))
+        _from_native(f, *native)
+        if not f.gpus:
+            _from_nvidia_smi(f, timeout)
+    if not f.gpus:
+        f.gpus = read_proc_gpus(root)
+        if f.gpus:
+            f.notes.append(ProbeNote("procfs gpus", True, f"{len(f.gpus)} GPU(s)"))
     pci = read_pci_gpus(root)
-    notes.append(ProbeNote("sysfs-pci", bool(pci), f"{len(pci)} NVIDIA device(s)"))
-    gpus = _merge(gpus, pci) if gpus else pci
+    f.notes.append(ProbeNote("sysfs-pci", bool(pci), f"{len(pci)} NVIDIA device(s)"))
+    f.gpus = _merge(f.gpus, pci) if f.gpus else pci
+    _overridden(f, overrides)
+    _visible(f, environ)
+    error = _driver_error(f, overrides, probe_native, bool(f.gpus or pci))
+    driver = Driver(
+        version=f.version,
+        cuda_version=f.cuda,
+        libcuda_path=f.libcuda,
+        kernel_module=kmod,
+        source=f.driver_source,
+        error=error,
+    )
+    return tuple(f.gpus), driver, f.notes
 
+
+def _from_native(f: _Found, data: Optional[Dict[str, Any]], err: Optional[str]) -> None:
+    """The NVML/libcuda child's answer (children/native.py gpu)."""
+    if data is None:
+        f.notes.append(ProbeNote("nvml", False, err or "no answer"))
+        f.error = err
+        return
+    ngpus, nver, ncuda = parse_nvml_result(data)
+    if data.get("nvml"):
+        f.notes.append(ProbeNote("nvml", True, f"{len(ngpus)} GPU(s), driver {nver}, CUDA {ncuda}"))
+        f.gpus = ngpus
+        f.version = f.version or nver
+        f.driver_source = f.driver_source or "nvml"
+    else:
+        f.notes.append(ProbeNote("nvml", False, data.get("nvml_error") or "no answer"))
+    if data.get("cuda_driver"):
+        f.cuda = cuda_version_from_int(int(data["cuda_driver"]))
+        f.libcuda = data.get("libcuda")
+        f.notes.append(ProbeNote("cuDriverGetVersion", True, f"{f.cuda} ({f.libcuda})"))
+    else:
+        f.error = data.get("cuda_error") or "libcuda.so.1 did not answer"
+        f.notes.append(ProbeNote("cuDriverGetVersion", False, f.error))
+        f.cuda = ncuda if data.get("nvml") else None
+
+
+def _from_nvidia_smi(f: _Found, timeout: float) -> None:
+    text, serr = run_nvidia_smi(timeout=min(timeout, 10.0))
+    if text is None:
+        f.notes.append(ProbeNote("nvidia-smi", False, serr or ""))
+        return
+    sgpus, sdrv = parse_nvidia_smi_csv(text)
+    f.notes.append(ProbeNote("nvidia-smi", bool(sgpus), f"{len(sgpus)} GPU(s), driver {sdrv}"))
+    f.gpus = sgpus
+    f.version = f.version or sdrv
+    f.driver_source = f.driver_source or ("nvidia-smi" if sdrv else "")
+
+
+def _overridden(f: _Found, overrides: Overrides) -> None:
+    """Facts the user gave instead of probed ones (fixer.detection.overrides)."""
     if overrides.driver_version:
-        version, driver_source = overrides.driver_version, "override"
-        notes.append(ProbeNote("override driver", True, version))
+        f.version, f.driver_source = overrides.driver_version, "override"
+        f.notes.append(ProbeNote("override driver", True, f.version))
     if overrides.cuda_version:
-        cuda = (
-            overrides.cuda_version
-            if "." in overrides.cuda_version
-            else overrides.cuda_version + ".0"
-        )
-        notes.append(ProbeNote("override cuda", True, cuda))
+        cuda = overrides.cuda_version
+        f.cuda = cuda if "." in cuda else cuda + ".0"
+        f.notes.append(ProbeNote("override cuda", True, f.cuda))
     if overrides.gpus is not None:
-        gpus = list(overrides.gpus)
-        notes.append(ProbeNote("override gpus", True, ", ".join(g.name for g in gpus) or "none"))
+        f.gpus = list(overrides.gpus)
+        f.notes.append(
+            ProbeNote("override gpus", True, ", ".join(g.name for g in f.gpus) or "none")
+        )
 
-    gpus, note = filter_visible(gpus, environ.get("CUDA_VISIBLE_DEVICES"))
+
+def _visible(f: _Found, environ: Mapping[str, str]) -> None:
+    """The GPUs this process may use: CUDA_VISIBLE_DEVICES, and a container given none."""
+    f.gpus, note = filter_visible(f.gpus, environ.get("CUDA_VISIBLE_DEVICES"))
     if note:
-        notes.append(ProbeNote("CUDA_VISIBLE_DEVICES", False, note))
+        f.notes.append(ProbeNote("CUDA_VISIBLE_DEVICES", False, note))
     nvd = environ.get("NVIDIA_VISIBLE_DEVICES")
     if nvd is not None and nvd.strip().lower() in ("none", "void", ""):
-        notes.append(
+        f.notes.append(
             ProbeNote(
                 "NVIDIA_VISIBLE_DEVICES",
                 False,
@@ -396,29 +423,22 @@ def assemble(
             )
         )
 
+
+def _driver_error(
+    f: _Found, overrides: Overrides, probe_native: bool, any_gpu: bool
+) -> Optional[str]:
+    """What is wrong with the driver, if anything, after every source spoke."""
     if overrides.driver_version:
-        error = None  # the user vouches for the driver
-    elif not probe_native:
-        error = (
-            None
-            if version
-            else (
-                "no NVIDIA driver loaded (no /sys/module/nvidia/version, "
-                "no /proc/driver/nvidia/version)"
-                if (gpus or pci)
-                else None
-            )
+        return None  # the user vouches for the driver
+    if not probe_native:
+        if f.version or not any_gpu:
+            return None
+        return (
+            "no NVIDIA driver loaded (no /sys/module/nvidia/version, "
+            "no /proc/driver/nvidia/version)"
         )
-    elif cuda is not None:
-        error = None
-    elif version is None and not (gpus or pci):
-        error = None  # no GPU, no driver: nothing to complain about here
-    driver = Driver(
-        version=version,
-        cuda_version=cuda,
-        libcuda_path=libcuda,
-        kernel_module=kmod,
-        source=driver_source,
-        error=error,
-    )
-    return tuple(gpus), driver, notes
+    if f.cuda is not None:
+        return None
+    if f.version is None and not any_gpu:
+        return None  # no GPU, no driver: nothing to complain about here
+    return f.error

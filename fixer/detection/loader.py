@@ -72,59 +72,94 @@ class Resolver:
         obj: Optional[ElfInfo],
         preload: Sequence[str] = (),
     ) -> LoadResolution:
-        candidates: List[Tuple[str, str]] = []  # (via, machine path) in search order
-        steps: List[str] = []  # the walk in words, for people
-        search: List[SearchDir] = []  # the same walk as data, for the later stages
-        pre = split_ld_preload(self.env.get("LD_PRELOAD", ""))
-        hit = [
+        walk = self._walk(consumer, soname, obj, preload)
+        winner, error, losers = self._first_loadable(walk.candidates)
+        if winner is None:
+            return LoadResolution(
+                consumer=consumer,
+                library=library,
+                soname=soname,
+                path=None,
+                steps=tuple(walk.steps),
+                error=f"{soname}: not found in any searched place",
+                search=tuple(walk.search),
+                ld_preload=tuple(walk.hit),
+            )
+        via, path = winner
+        # name the directory as the library scan did (/lib/x86_64-linux-gnu and /usr/lib/... are one)
+        known = self.by_dir.get((os.path.dirname(self.fs.real(path)), library))
+        directory = known.directory if known is not None else os.path.dirname(path)
+        return LoadResolution(
+            consumer=consumer,
+            library=library,
+            soname=soname,
+            path=path,
+            directory=directory,
+            version=None if error else self.version_of(path, library),
+            via=via,
+            steps=tuple(walk.steps),
+            shadowed=tuple(losers),
+            intended=self._intended(walk.candidates, winner),
+            error=error,
+            search=tuple(walk.search),
+            ld_preload=tuple(walk.hit),
+        )
+
+    def _walk(
+        self, consumer: str, soname: str, obj: Optional[ElfInfo], preload: Sequence[str]
+    ) -> "_Walk":
+        """glibc's search order for `soname` (ld.so(8)): LD_PRELOAD, what the consumer preloads
+        by path, DT_RPATH (unless DT_RUNPATH), LD_LIBRARY_PATH, DT_RUNPATH, ld.so.cache, the
+        default directories."""
+        w = _Walk()
+        w.hit = [
             p
-            for p in pre
+            for p in split_ld_preload(self.env.get("LD_PRELOAD", ""))
             if os.path.basename(p) == soname
             or (p.startswith("/") and self.fs.elf(p).soname == soname)
         ]
-        steps.append(f"LD_PRELOAD: {' '.join(hit) if hit else '-'}")
-        candidates += [("LD_PRELOAD", p) for p in hit]
-        search += [
-            SearchDir("LD_PRELOAD", os.path.normpath(os.path.dirname(p)))
-            for p in hit
-            if p.startswith("/")
-        ]
+        w.steps.append(f"LD_PRELOAD: {' '.join(w.hit) if w.hit else '-'}")
+        for p in w.hit:
+            w.add("LD_PRELOAD", p, os.path.dirname(p) if p.startswith("/") else None)
         if preload:
-            steps.append(f"{consumer} preloads by path: {', '.join(preload)}")
-            candidates += [("preload", p) for p in preload]
-            search += [SearchDir("preload", os.path.normpath(os.path.dirname(p))) for p in preload]
-        own_dirs: List[str] = []
-        if obj is not None and obj.valid:
+            w.steps.append(f"{consumer} preloads by path: {', '.join(preload)}")
+            for p in preload:
+                w.add("preload", p, os.path.dirname(p))
+        valid = obj is not None and obj.valid
+        if obj is not None and valid:
             for e in obj.search_rpath():
                 d = expand_origin(e, obj.path)
-                candidates.append(("DT_RPATH", os.path.join(d, soname)))
-                search.append(SearchDir("DT_RPATH", os.path.normpath(d)))
-                own_dirs.append(d)
+                w.add("DT_RPATH", os.path.join(d, soname), d)
             if obj.search_rpath():
-                steps.append(f"DT_RPATH of {obj.path}: {':'.join(obj.rpath)}")
+                w.steps.append(f"DT_RPATH of {obj.path}: {':'.join(obj.rpath)}")
             elif obj.rpath:
-                steps.append(f"DT_RPATH of {obj.path} ignored: it has DT_RUNPATH")
+                w.steps.append(f"DT_RPATH of {obj.path} ignored: it has DT_RUNPATH")
         ldp = [d for d in self.env.get("LD_LIBRARY_PATH", "").split(":") if d]
-        steps.append(f"LD_LIBRARY_PATH: {':'.join(ldp) if ldp else '-'}")
-        candidates += [("LD_LIBRARY_PATH", os.path.join(d, soname)) for d in ldp]
-        search += [SearchDir("LD_LIBRARY_PATH", os.path.normpath(d)) for d in ldp]
-        if obj is not None and obj.valid and obj.runpath:
-            steps.append(f"DT_RUNPATH of {obj.path}: {':'.join(obj.runpath)}")
+        w.steps.append(f"LD_LIBRARY_PATH: {':'.join(ldp) if ldp else '-'}")
+        for d in ldp:
+            w.add("LD_LIBRARY_PATH", os.path.join(d, soname), d)
+        if obj is not None and valid and obj.runpath:
+            w.steps.append(f"DT_RUNPATH of {obj.path}: {':'.join(obj.runpath)}")
             for e in obj.runpath:
                 d = expand_origin(e, obj.path)
-                candidates.append(("DT_RUNPATH", os.path.join(d, soname)))
-                search.append(SearchDir("DT_RUNPATH", os.path.normpath(d)))
-                own_dirs.append(d)
-        if self.cache is not None:
-            hitc = self.cache.lookup(soname)
-            steps.append(f"ld.so.cache: {hitc or '-'}")
-            if hitc:
-                candidates.append(("ld.so.cache", hitc))
-                search.append(SearchDir("ld.so.cache", os.path.normpath(os.path.dirname(hitc))))
-        else:
-            steps.append("ld.so.cache: unreadable")
-        candidates += [("default", os.path.join(d, soname)) for d in DEFAULT_SEARCH]
+                w.add("DT_RUNPATH", os.path.join(d, soname), d)
+        self._walk_cache(w, soname)
+        w.candidates += [("default", os.path.join(d, soname)) for d in DEFAULT_SEARCH]
+        return w
 
+    def _walk_cache(self, w: "_Walk", soname: str) -> None:
+        if self.cache is None:
+            w.steps.append("ld.so.cache: unreadable")
+            return
+        hitc = self.cache.lookup(soname)
+        w.steps.append(f"ld.so.cache: {hitc or '-'}")
+        if hitc:
+            w.add("ld.so.cache", hitc, os.path.dirname(hitc))
+
+    def _first_loadable(
+        self, candidates: Sequence[Tuple[str, str]]
+    ) -> Tuple[Optional[Tuple[str, str]], Optional[str], List[str]]:
+        """(the candidate the loader takes, its fatal ELF error, the other files it passes over)."""
         winner: Optional[Tuple[str, str]] = None
         error: Optional[str] = None
         losers: List[str] = []
@@ -147,46 +182,39 @@ class Resolver:
             elif real not in seen:
                 seen.add(real)
                 losers.append(f"{path} ({via})")
-        intended = None
-        if winner is not None and winner[0] in ("LD_PRELOAD", "LD_LIBRARY_PATH"):
-            own = next(
-                (
-                    p
-                    for v, p in candidates
-                    if v in ("preload", "DT_RPATH", "DT_RUNPATH")
-                    and self.fs.exists(p)
-                    and self.fs.real(p) != self.fs.real(winner[1])
-                ),
-                None,
-            )
-            intended = os.path.normpath(own) if own else None
-        if winner is None:
-            return LoadResolution(
-                consumer=consumer,
-                library=library,
-                soname=soname,
-                path=None,
-                steps=tuple(steps),
-                error=f"{soname}: not found in any searched place",
-                search=tuple(search),
-                ld_preload=tuple(hit),
-            )
-        via, path = winner
-        # name the directory as the library scan did (/lib/x86_64-linux-gnu and /usr/lib/... are one)
-        known = self.by_dir.get((os.path.dirname(self.fs.real(path)), library))
-        directory = known.directory if known is not None else os.path.dirname(path)
-        return LoadResolution(
-            consumer=consumer,
-            library=library,
-            soname=soname,
-            path=path,
-            directory=directory,
-            version=None if error else self.version_of(path, library),
-            via=via,
-            steps=tuple(steps),
-            shadowed=tuple(losers),
-            intended=intended,
-            error=error,
-            search=tuple(search),
-            ld_preload=tuple(hit),
+        return winner, error, losers
+
+    def _intended(
+        self, candidates: Sequence[Tuple[str, str]], winner: Tuple[str, str]
+    ) -> Optional[str]:
+        """When an environment variable won: the file the consumer's own search would have
+        taken (a preload, its DT_RPATH or DT_RUNPATH)."""
+        if winner[0] not in ("LD_PRELOAD", "LD_LIBRARY_PATH"):
+            return None
+        own = next(
+            (
+                p
+                for v, p in candidates
+                if v in ("preload", "DT_RPATH", "DT_RUNPATH")
+                and self.fs.exists(p)
+                and self.fs.real(p) != self.fs.real(winner[1])
+            ),
+            None,
         )
+        return os.path.normpath(own) if own else None
+
+
+class _Walk:
+    """The loader's search for one soname: the candidates in order (via, machine path), the walk
+    in words (for people) and as data (for the later stages), and the LD_PRELOAD entries that name it."""
+
+    def __init__(self) -> None:
+        self.candidates: List[Tuple[str, str]] = []
+        self.steps: List[str] = []
+        self.search: List[SearchDir] = []
+        self.hit: List[str] = []
+
+    def add(self, via: str, path: str, directory: Optional[str]) -> None:
+        self.candidates.append((via, path))
+        if directory is not None:
+            self.search.append(SearchDir(via, os.path.normpath(directory)))
