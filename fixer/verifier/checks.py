@@ -76,7 +76,9 @@ def verify(
             wanted = installed_frameworks(python)
     elif explicit:
         installed_frameworks(python)  # an executable that is no Python interpreter is bad input
-    return tuple(run_check(python, f, timeout=timeout, environ=environ) for f in wanted)
+    return run_checks(
+        python, wanted, timeout=timeout, environ=environ, gpus=env.gpus if env else ()
+    )
 
 
 def passed(results: Iterable[CheckResult]) -> bool:
@@ -122,7 +124,101 @@ def child_env(base: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
     return e
 
 
-def run_check(
+#: GPU memory (MiB) one framework's check may use at its peak, with room to spare: its CUDA
+#: context and the libraries' kernels it loads, plus the check's small convs (a few MB of data).
+#: JAX runs with XLA_PYTHON_CLIENT_PREALLOCATE=false and TensorFlow with allow_growth (child_env),
+#: so neither takes a share of the whole GPU; without those JAX would take 75 % of it ("GPU
+#: memory allocation", https://docs.jax.dev/en/latest/gpu_memory_allocation.html) and TF all of
+#: it. scripts/device/verify_parallel.sh measures the real peaks on the GPU machine.
+GPU_NEED_MIB = {"torch": 2048, "jax": 2048, "tensorflow": 3072, "cupy": 1024, "libs": 512}
+#: Memory left to whatever else runs on the GPU (a notebook kernel) when checks run together.
+GPU_RESERVE_MIB = 1024
+
+
+def concurrent_ok(frameworks: Sequence[str], free_mib: Optional[int]) -> bool:
+    """Whether the checks of `frameworks` may run at the same time: the GPU's free memory (MiB;
+    None: unknown, so one at a time) holds all of their GPU_NEED_MIB plus GPU_RESERVE_MIB."""
+    if len(frameworks) < 2 or free_mib is None:
+        return False
+    need = sum(GPU_NEED_MIB.get(f, max(GPU_NEED_MIB.values())) for f in frameworks)
+    return need + GPU_RESERVE_MIB <= free_mib
+
+
+def parse_free_mib(text: str) -> Optional[int]:
+    """The least free memory (MiB) of the GPUs in `nvidia-smi --query-gpu=memory.free
+    --format=csv,noheader,nounits` output ("81037" per line), or None when it says nothing usable."""
+    values = []
+    for line in text.splitlines():
+        word = line.strip().split(" ")[0] if line.strip() else ""
+        if word.isdigit():
+            values.append(int(word))
+    return min(values) if values else None
+
+
+def free_gpu_mib(environ: Optional[Mapping[str, str]] = None) -> Optional[int]:
+    """Free memory of the GPU the checks run on (the least of the visible ones), from
+    nvidia-smi; None when it cannot say (no driver, no GPU, a timeout)."""
+    import shutil
+
+    smi = shutil.which("nvidia-smi", path=(environ or os.environ).get("PATH"))
+    if smi is None:
+        return None
+    argv = [smi, "--query-gpu=memory.free", "--format=csv,noheader,nounits"]
+    cvd = (environ or os.environ).get("CUDA_VISIBLE_DEVICES")
+    if cvd and all(p.strip().isdigit() for p in cvd.split(",")):
+        argv.append("--id=" + cvd.replace(" ", ""))
+    proc = _proc.run(argv, timeout=10.0)
+    if proc.error is not None or proc.timed_out or proc.returncode != 0:
+        return None
+    return parse_free_mib(proc.text)
+
+
+def run_checks(
+    python: str,
+    frameworks: Sequence[str],
+    *,
+    timeout: float = 120.0,
+    environ: Optional[Mapping[str, str]] = None,
+    gpus: Sequence[Any] = (),
+    free_mib: Optional[int] = -1,
+    script: Optional[str] = None,
+    args: Sequence[str] = (),
+) -> Tuple[CheckResult, ...]:
+    """One CheckResult per framework, in the order given (each framework once, however often it
+    is named). The children run at the same time when the GPU's free memory holds them all
+    (concurrent_ok; `free_mib` -1: ask nvidia-smi, only when a GPU was detected or none was
+    given), else one after another. `script`/`args`: stand-in children (tests)."""
+    names = list(dict.fromkeys(frameworks))
+    if free_mib == -1:
+        real = not gpus or any(getattr(g, "source", "") != "override" for g in gpus)
+        free_mib = free_gpu_mib(environ) if len(names) > 1 and real else None
+    if not concurrent_ok(names, free_mib):
+        return tuple(
+            finish_check(
+                start_check(python, f, timeout=timeout, script=script, args=args, environ=environ)
+            )
+            for f in names
+        )
+    from concurrent.futures import ThreadPoolExecutor
+
+    # started here, in the calling thread (a Ctrl-C while one starts is held until it is known);
+    # each is read on its own thread, so none waits on a full pipe while another runs
+    started = [
+        start_check(python, f, timeout=timeout, script=script, args=args, environ=environ)
+        for f in names
+    ]
+    with ThreadPoolExecutor(len(started)) as pool:
+        return tuple(pool.map(finish_check, started))
+
+
+class _Started:
+    """A started check: its child, and what classifying its answer needs."""
+
+    def __init__(self, python: str, framework: str, timeout: float, child: "_proc.Child") -> None:
+        self.python, self.framework, self.timeout, self.child = python, framework, timeout, child
+
+
+def start_check(
     python: str,
     framework: str,
     *,
@@ -130,15 +226,21 @@ def run_check(
     script: Optional[str] = None,
     args: Sequence[str] = (),
     environ: Optional[Mapping[str, str]] = None,
-) -> CheckResult:
-    """Run the child for `framework` and classify what it did. `script` and `args` exist
-    for tests (stand-in children) and for the libs mode of the real child."""
+) -> _Started:
+    """Start the child for `framework` (see run_check)."""
     argv = [python, str(script or CHILD), framework, *args]
-    # Once the "done" record is in and the child closed its pipes, it is tearing down its CUDA
-    # context (0.2 s on the GPU machine): that is not waited for (it exits with the code main()
-    # returned, 0). A child that stops answering is killed with its process group; a grandchild
-    # may hold the pipes, so its output is read for up to 10 s more.
-    done = _proc.Child(argv, timeout=timeout, env=child_env(environ), stop=_STOP).wait(
+    child = _proc.Child(argv, timeout=timeout, env=child_env(environ), stop=_STOP)
+    return _Started(python, framework, timeout, child)
+
+
+def finish_check(started: _Started) -> CheckResult:
+    """Wait for a started check and classify what it did. Once the "done" record is in and the
+    child closed its pipes, it is tearing down its CUDA context (0.2 s on the GPU machine): that
+    is not waited for (it exits with the code main() returned, 0). A child that stops answering
+    is killed with its process group; a grandchild may hold the pipes, so its output is read for
+    up to 10 s more."""
+    framework = started.framework
+    done = started.child.wait(
         done=lambda out: any(
             r["event"] == "done" for r in parse_records(out.decode("utf-8", "replace"))
         )
@@ -147,7 +249,7 @@ def run_check(
         return CheckResult(
             framework=framework,
             status="failed",
-            summary=f"could not start {python}: {done.error}",
+            summary=f"could not start {started.python}: {done.error}",
             output=done.error,
         )
     records = parse_records(done.text)
@@ -161,9 +263,25 @@ def run_check(
         stderr=done.errors,
         returncode=returncode,
         timed_out=done.timed_out,
-        timeout=timeout,
+        timeout=started.timeout,
         seconds=done.seconds,
         started_wall=done.started_wall,
+    )
+
+
+def run_check(
+    python: str,
+    framework: str,
+    *,
+    timeout: float = 120.0,
+    script: Optional[str] = None,
+    args: Sequence[str] = (),
+    environ: Optional[Mapping[str, str]] = None,
+) -> CheckResult:
+    """Run the child for `framework` and classify what it did. `script` and `args` exist
+    for tests (stand-in children) and for the libs mode of the real child."""
+    return finish_check(
+        start_check(python, framework, timeout=timeout, script=script, args=args, environ=environ)
     )
 
 
@@ -191,84 +309,114 @@ def check_loaded(framework: str, loaded: Mapping[str, Any], built: Optional[str]
     """Findings from the child's loaded-library record (mapped cuDNN files, their versions,
     what the copy lacks) compared with the version the framework was built with."""
     files = [f for f in loaded.get("files") or () if isinstance(f, dict)]
-    findings: List[Finding] = []
-    fw = (framework,) if framework != "libs" else ()
     if not files:
-        return findings
+        return []
+    fw = (framework,) if framework != "libs" else ()
     listing = tuple(f"{f['path']} ({f.get('version') or 'version unknown'})" for f in files)
+    main = next((f for f in files if f.get("lib") == "libcudnn"), None)
+    findings = _mixed(files, main, fw, listing)
+    if main:
+        findings += _version_findings(framework, main, built, fw, listing)
+        missing = tuple(loaded.get("missing") or ())
+        if missing:
+            findings.append(_incomplete(framework, main, missing, fw, listing))
+    return findings
+
+
+def _mixed(
+    files: Sequence[Mapping[str, Any]],
+    main: Optional[Mapping[str, Any]],
+    fw: Tuple[str, ...],
+    listing: Tuple[str, ...],
+) -> List[Finding]:
+    """cudnn-mixed: the mapped cuDNN files come from several directories or versions."""
     dirs = sorted({f["dir"] for f in files})
     versions = sorted({f["version"] for f in files if f.get("version")}, key=version_key)
-    main = next((f for f in files if f.get("lib") == "libcudnn"), None)
-    if len(dirs) > 1 or len(versions) > 1:
-        odd = [
-            f
-            for f in files
-            if main
-            and (
-                f["dir"] != main["dir"]
-                or (f.get("version") and f.get("version") != main.get("version"))
+    if len(dirs) <= 1 and len(versions) <= 1:
+        return []
+    odd = [
+        f
+        for f in files
+        if main
+        and (
+            f["dir"] != main["dir"]
+            or (f.get("version") and f.get("version") != main.get("version"))
+        )
+    ]
+    what = (
+        ", ".join(
+            f"{os.path.basename(f['path'])} {f.get('version') or '?'} from {f['dir']}" for f in odd
+        )
+        or "several copies"
+    )
+    return [
+        Finding(
+            id="cudnn-mixed",
+            severity="error",
+            frameworks=fw,
+            title=f"cuDNN sub-libraries come from {max(len(dirs), len(versions))} copies: {what}"
+            + (f", with libcudnn.so {main.get('version')} from {main['dir']}" if main else ""),
+            evidence=listing,
+            fix="Load every cuDNN library from one copy: remove the other copy's directory from LD_PRELOAD and "
+            "LD_LIBRARY_PATH (or remove that copy), then restart the process. `colab-cudnn-fix apply` plans it.",
+        )
+    ]
+
+
+def _version_findings(
+    framework: str,
+    main: Mapping[str, Any],
+    built: Optional[str],
+    fw: Tuple[str, ...],
+    listing: Tuple[str, ...],
+) -> List[Finding]:
+    """cudnn-major-mismatch / cudnn-too-old: the loaded libcudnn against the build's version
+    (rules.cudnn_relation)."""
+    loaded_version = main.get("version")
+    relation = cudnn_relation(loaded_version, built)
+    if not (loaded_version and built) or relation in (None, "ok"):
+        return []
+    bv = version_key(built)
+    if relation == "other-major":
+        return [
+            Finding(
+                id="cudnn-major-mismatch",
+                severity="error",
+                frameworks=fw,
+                title=f"{framework} was built with cuDNN {built} but loaded cuDNN {loaded_version} from {main['dir']}",
+                evidence=listing,
+                fix=f"Install cuDNN {bv[0]}.x (the nvidia-cudnn wheel {framework} requires) and make it the copy that loads.",
             )
         ]
-        what = (
-            ", ".join(
-                f"{os.path.basename(f['path'])} {f.get('version') or '?'} from {f['dir']}"
-                for f in odd
-            )
-            or "several copies"
+    return [
+        Finding(
+            id="cudnn-too-old",
+            severity="error",
+            frameworks=fw,
+            title=f"{framework} runs on cuDNN {loaded_version} from {main['dir']}, older than the {built} it was built with",
+            evidence=listing + (f"built with cuDNN {built}",),
+            fix=f"Make {framework} load a cuDNN >= {'.'.join(map(str, bv[:2]))} (its pip nvidia-cudnn wheel): drop "
+            f"{main['dir']} from LD_LIBRARY_PATH/LD_PRELOAD or upgrade that copy. `colab-cudnn-fix apply` plans it.",
         )
-        findings.append(
-            Finding(
-                id="cudnn-mixed",
-                severity="error",
-                frameworks=fw,
-                title=f"cuDNN sub-libraries come from {max(len(dirs), len(versions))} copies: {what}"
-                + (f", with libcudnn.so {main.get('version')} from {main['dir']}" if main else ""),
-                evidence=listing,
-                fix="Load every cuDNN library from one copy: remove the other copy's directory from LD_PRELOAD and "
-                "LD_LIBRARY_PATH (or remove that copy), then restart the process. `colab-cudnn-fix apply` plans it.",
-            )
-        )
-    loaded_version = (main or {}).get("version")
-    relation = cudnn_relation(loaded_version, built) if main else None
-    if main and loaded_version and built and relation not in (None, "ok"):
-        bv = version_key(built)
-        if relation == "other-major":
-            findings.append(
-                Finding(
-                    id="cudnn-major-mismatch",
-                    severity="error",
-                    frameworks=fw,
-                    title=f"{framework} was built with cuDNN {built} but loaded cuDNN {loaded_version} from {main['dir']}",
-                    evidence=listing,
-                    fix=f"Install cuDNN {bv[0]}.x (the nvidia-cudnn wheel {framework} requires) and make it the copy that loads.",
-                )
-            )
-        else:
-            findings.append(
-                Finding(
-                    id="cudnn-too-old",
-                    severity="error",
-                    frameworks=fw,
-                    title=f"{framework} runs on cuDNN {loaded_version} from {main['dir']}, older than the {built} it was built with",
-                    evidence=listing + (f"built with cuDNN {built}",),
-                    fix=f"Make {framework} load a cuDNN >= {'.'.join(map(str, bv[:2]))} (its pip nvidia-cudnn wheel): drop "
-                    f"{main['dir']} from LD_LIBRARY_PATH/LD_PRELOAD or upgrade that copy. `colab-cudnn-fix apply` plans it.",
-                )
-            )
-    missing = tuple(loaded.get("missing") or ())
-    if main and missing:
-        findings.append(
-            Finding(
-                id="cudnn-incomplete",
-                severity="error",
-                frameworks=fw,
-                title=f"the cuDNN copy {framework} loaded ({main['dir']}) lacks {', '.join(missing)}",
-                evidence=listing + tuple(f"missing: {main['dir']}/{m}" for m in missing),
-                fix="Reinstall that copy whole (pip install --force-reinstall the nvidia-cudnn wheel, or reinstall the "
-                "apt package): without its engine libraries convs fail or return wrong numbers.",
-            )
-        )
-    return findings
+    ]
+
+
+def _incomplete(
+    framework: str,
+    main: Mapping[str, Any],
+    missing: Tuple[str, ...],
+    fw: Tuple[str, ...],
+    listing: Tuple[str, ...],
+) -> Finding:
+    return Finding(
+        id="cudnn-incomplete",
+        severity="error",
+        frameworks=fw,
+        title=f"the cuDNN copy {framework} loaded ({main['dir']}) lacks {', '.join(missing)}",
+        evidence=listing + tuple(f"missing: {main['dir']}/{m}" for m in missing),
+        fix="Reinstall that copy whole (pip install --force-reinstall the nvidia-cudnn wheel, or reinstall the "
+        "apt package): without its engine libraries convs fail or return wrong numbers.",
+    )
 
 
 def _signal_name(n: int) -> str:
@@ -298,129 +446,36 @@ def classify(
     def last(event: str) -> Mapping[str, Any]:
         return (by.get(event) or [{}])[-1]
 
-    imported, device, built_rec, runtime = (
-        last("imported"),
-        last("device"),
-        last("built"),
-        last("runtime"),
-    )
-    nogpu, start = last("nogpu"), last("start")
+    imported = last("imported")
     cases = tuple({k: v for k, v in c.items() if k != "event"} for c in by.get("case", ()))
     errors = tuple(
         f"{e.get('stage')}: {e.get('type')}: {e.get('message')}" for e in by.get("error", ())
     )
     loaded = _merged_loaded(by.get("loaded", ()))
-    built = built_rec.get("cudnn_built")
+    built = last("built").get("cudnn_built")
     files = [f for f in loaded.get("files") or () if isinstance(f, dict)]
     main = next((f for f in files if f.get("lib") == "libcudnn"), None)
     tail = _tail(stderr, stdout)
-
-    findings: List[Finding] = []
-    fw = (framework,) if framework != "libs" else ()
-    if nogpu:
-        if nogpu.get("reason") == "cpu-only-build":
-            findings.append(
-                Finding(
-                    id="cpu-only-build",
-                    severity="error",
-                    frameworks=fw,
-                    title=f"{framework} {imported.get('version') or ''} is a build without CUDA".replace(
-                        "  ", " "
-                    ),
-                    evidence=(str(nogpu.get("message")),),
-                    fix=f"Install a CUDA build of {framework}; `colab-cudnn-fix plan` names the one that fits the driver.",
-                )
-            )
-        else:
-            cvd = start.get("cuda_visible_devices")
-            message = str(nogpu.get("message"))
-            hidden = cvd is not None and cvd.strip() in ("", "-1")
-            # "No GPU" can hide another cause (a driver too old, a cuDNN JAX refuses): ask the rules.
-            other = (
-                []
-                if hidden
-                else [f for f in _explained(message, set(), framework) if f.id != "gpu-missing"]
-            )
-            if other:
-                findings.extend(other[:1])
-            else:
-                evidence = [message]
-                if hidden:
-                    evidence.append(f"CUDA_VISIBLE_DEVICES={cvd!r} hides every GPU")
-                findings.append(
-                    Finding(
-                        id="gpu-missing",
-                        severity="error",
-                        frameworks=fw,
-                        title=f"{framework} sees no GPU",
-                        evidence=tuple(evidence),
-                        fix="Unset CUDA_VISIBLE_DEVICES (or set it to a GPU index) and, on Colab, pick a GPU "
-                        "runtime (Runtime > Change runtime type).",
-                    )
-                )
+    findings = _nogpu_findings(framework, last("nogpu"), last("start"), imported)
     findings.extend(check_loaded(framework, loaded, built))
     # Error texts (and the framework's own log lines on stderr) through the explain rules.
     text = "\n".join(errors + ((stderr[-20000:],) if stderr else ()))
     if text.strip():
         findings.extend(_explained(text, have={f.id for f in findings}, framework=framework))
     findings = _dedupe(findings)
-
-    bad_cases = [c for c in cases if not c.get("ok")]
-    done = bool(by.get("done"))
-    sig = None
-    if timed_out:
-        status, summary = "timeout", f"no answer within {timeout:g} s: the child was killed"
-    elif returncode is not None and returncode < 0:
-        sig = _signal_name(-returncode)
-        status, summary = (
-            "crashed",
-            f"the child died of {sig}" + (f" after {len(cases)} case(s)" if cases else ""),
-        )
-    elif not records:
-        status = "failed"
-        summary = f"no result from the child (exit {returncode}): " + (
-            _last_line(tail) or "no output"
-        )
-    elif not done:
-        stalled = next((e for e in by.get("error", ()) if e.get("type") == "Stalled"), None)
-        status = "failed"
-        summary = (
-            f"stalled in {stalled.get('stage')}: {stalled.get('message')}"
-            if stalled
-            else f"the child stopped early (exit {returncode})"
-        )
-    elif any(f.severity == "error" for f in findings) or errors or bad_cases or not cases:
-        status = "failed"
-        if bad_cases:
-            b = bad_cases[0]
-            summary = (
-                f"wrong numbers: {b.get('case')} {b.get('dtype')} max error {b.get('max_error')} "
-                f"> tolerance {b.get('tolerance')}"
-                + (f" (+{len(bad_cases) - 1} more)" if len(bad_cases) > 1 else "")
-            )
-        elif errors:
-            summary = errors[0][:300]
-        elif findings:
-            summary = findings[0].title
-        else:
-            summary = "no convolution ran"
-    else:
-        status = "passed"
-        summary = (
-            f"{len(cases)} {'GEMM' if framework == 'cupy' else 'conv'} check{'s' if len(cases) != 1 else ''} passed"
-            + (f" on cuDNN {main.get('version')}" if main and main.get("version") else "")
-        )
-    if status != "passed" and findings and findings[0].title not in summary:
-        summary = f"{summary}; {findings[0].id}: {findings[0].title}"
-
+    status, summary, sig = _verdict(
+        framework, by, cases, errors, findings, main, returncode, timed_out, timeout, tail
+    )
     first = last("first").get("ms")
     steady = cases[0].get("steady_ms") if cases else None
+    device = last("device")
     return CheckResult(
         framework=framework,
         status=status,  # type: ignore[arg-type]
         summary=summary,
         findings=tuple(findings),
-        cudnn_loaded=(main or {}).get("version") or _reported(runtime.get("cudnn_reported")),
+        cudnn_loaded=(main or {}).get("version")
+        or _reported(last("runtime").get("cudnn_reported")),
         cudnn_built=built,
         mapped=tuple(f["path"] for f in files),
         cases=cases,
@@ -438,6 +493,124 @@ def classify(
         errors=errors,
         phases=phases(by, seconds, started_wall),
     )
+
+
+def _nogpu_findings(
+    framework: str,
+    nogpu: Mapping[str, Any],
+    start: Mapping[str, Any],
+    imported: Mapping[str, Any],
+) -> List[Finding]:
+    """What a "nogpu" record means: a build without CUDA, another cause the explain rules see
+    in its message (a driver too old, a cuDNN JAX refuses), or no visible GPU."""
+    if not nogpu:
+        return []
+    fw = (framework,) if framework != "libs" else ()
+    if nogpu.get("reason") == "cpu-only-build":
+        return [
+            Finding(
+                id="cpu-only-build",
+                severity="error",
+                frameworks=fw,
+                title=f"{framework} {imported.get('version') or ''} is a build without CUDA".replace(
+                    "  ", " "
+                ),
+                evidence=(str(nogpu.get("message")),),
+                fix=f"Install a CUDA build of {framework}; `colab-cudnn-fix plan` names the one that fits the driver.",
+            )
+        ]
+    cvd = start.get("cuda_visible_devices")
+    message = str(nogpu.get("message"))
+    hidden = cvd is not None and cvd.strip() in ("", "-1")
+    other = (
+        []
+        if hidden
+        else [f for f in _explained(message, set(), framework) if f.id != "gpu-missing"]
+    )
+    if other:
+        return other[:1]
+    evidence = [message]
+    if hidden:
+        evidence.append(f"CUDA_VISIBLE_DEVICES={cvd!r} hides every GPU")
+    return [
+        Finding(
+            id="gpu-missing",
+            severity="error",
+            frameworks=fw,
+            title=f"{framework} sees no GPU",
+            evidence=tuple(evidence),
+            fix="Unset CUDA_VISIBLE_DEVICES (or set it to a GPU index) and, on Colab, pick a GPU "
+            "runtime (Runtime > Change runtime type).",
+        )
+    ]
+
+
+def _verdict(
+    framework: str,
+    by: Mapping[str, Sequence[Mapping[str, Any]]],
+    cases: Sequence[Mapping[str, Any]],
+    errors: Sequence[str],
+    findings: Sequence[Finding],
+    main: Optional[Mapping[str, Any]],
+    returncode: Optional[int],
+    timed_out: bool,
+    timeout: float,
+    tail: str,
+) -> Tuple[str, str, Optional[str]]:
+    """(status, summary, signal name) of a check, from how the child ended and what it said."""
+    sig = None
+    if timed_out:
+        status, summary = "timeout", f"no answer within {timeout:g} s: the child was killed"
+    elif returncode is not None and returncode < 0:
+        sig = _signal_name(-returncode)
+        status = "crashed"
+        summary = f"the child died of {sig}" + (f" after {len(cases)} case(s)" if cases else "")
+    elif not any(by.values()):
+        status = "failed"
+        summary = f"no result from the child (exit {returncode}): " + (
+            _last_line(tail) or "no output"
+        )
+    elif not by.get("done"):
+        stalled = next((e for e in by.get("error", ()) if e.get("type") == "Stalled"), None)
+        status = "failed"
+        summary = (
+            f"stalled in {stalled.get('stage')}: {stalled.get('message')}"
+            if stalled
+            else f"the child stopped early (exit {returncode})"
+        )
+    else:
+        status, summary = _finished_verdict(framework, cases, errors, findings, main)
+    if status != "passed" and findings and findings[0].title not in summary:
+        summary = f"{summary}; {findings[0].id}: {findings[0].title}"
+    return status, summary, sig
+
+
+def _finished_verdict(
+    framework: str,
+    cases: Sequence[Mapping[str, Any]],
+    errors: Sequence[str],
+    findings: Sequence[Finding],
+    main: Optional[Mapping[str, Any]],
+) -> Tuple[str, str]:
+    """(status, summary) of a child that ran to its end."""
+    bad_cases = [c for c in cases if not c.get("ok")]
+    if not (any(f.severity == "error" for f in findings) or errors or bad_cases or not cases):
+        return "passed", (
+            f"{len(cases)} {'GEMM' if framework == 'cupy' else 'conv'} check{'s' if len(cases) != 1 else ''} passed"
+            + (f" on cuDNN {main.get('version')}" if main and main.get("version") else "")
+        )
+    if bad_cases:
+        b = bad_cases[0]
+        return "failed", (
+            f"wrong numbers: {b.get('case')} {b.get('dtype')} max error {b.get('max_error')} "
+            f"> tolerance {b.get('tolerance')}"
+            + (f" (+{len(bad_cases) - 1} more)" if len(bad_cases) > 1 else "")
+        )
+    if errors:
+        return "failed", errors[0][:300]
+    if findings:
+        return "failed", findings[0].title
+    return "failed", "no convolution ran"
 
 
 def phases(
