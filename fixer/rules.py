@@ -2,12 +2,10 @@
 
 Where each rule comes from:
 
-- cuDNN compatibility: the copy a process maps must have the major the framework was built
-  with and, from cuDNN 8, a minor >= the built one (before 8: the same minor)
-  (torch/backends/cudnn/__init__.py, XLA's cuda_dnn.cc and JAX's plugin check this at run time).
-- Runs on a GPU: SASS for compute capability X.Y runs on X.Z with Z >= Y; PTX for P is
-  JIT-compiled on any P' >= P (CUDA C Programming Guide, "Binary Compatibility" and
-  "PTX Compatibility").
+- cuDNN compatibility, CUDA minor-version compatibility and the SASS/PTX rule: one table,
+  COMPAT_RULES, of (subject, framework, releases, rule, source file @ tag). In short: the copy a
+  process maps must have the major the framework was built with and, from cuDNN 7, a minor >=
+  the built one (before 7: the same minor).
 - cudnnGetVersion: from cuDNN 9 it returns M*10000 + m*100 + p, before 9 M*1000 + m*100 + p
   (cudnn_version.h's CUDNN_VERSION macro of each release).
 - The sub-libraries a cuDNN copy consists of per major (the files each release ships) and what
@@ -26,7 +24,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from fixer.system.paths import split_ld_preload
 from fixer.system.versions import (  # noqa: F401 - the requirement parsers, re-exported for rules' callers
@@ -173,30 +171,225 @@ def decode_cudnn_version(value: Union[int, str, Sequence[int]]) -> Optional[str]
     return cudnn_version_from_int(n)
 
 
+# ---------------------------------------------------------------------------------------
+# The compatibility table: (subject, framework, framework versions, rule, source)
+# ---------------------------------------------------------------------------------------
+
+
+class CompatRule(NamedTuple):
+    """One row of COMPAT_RULES: which rule a framework applies in which of its releases, with
+    the source it was read from (file @ tag or commit)."""
+
+    subject: str  # "cudnn" (built vs loaded cuDNN), "cuda-minor-version", "kernels"
+    framework: str  # "torch", "tensorflow", "xla", "jax", or "*" (the CUDA platform)
+    since: str  # first framework release the row covers ("" = from the start)
+    before: str  # first release it no longer covers ("" = up to now)
+    rule: str  # a key of CUDNN_PREDICATES, or the function that implements the row
+    source: str
+
+
+def _cudnn_same_major_newer_minor_from_7(b: Tuple[int, ...], r: Tuple[int, ...]) -> bool:
+    """Same major; the same minor, or (build major >= 7) a loaded minor >= the built one."""
+    return r[0] == b[0] and (r[1] == b[1] or (b[0] >= 7 and r[1] >= b[1]))
+
+
+def _cudnn_same_major_newer_minor(b: Tuple[int, ...], r: Tuple[int, ...]) -> bool:
+    """Same major and a loaded minor >= the built one, for every major."""
+    return r[0] == b[0] and r[1] >= b[1]
+
+
+def _jax_major_minor_at_least(b: Tuple[int, ...], r: Tuple[int, ...]) -> bool:
+    """jax's own check 0.4.17-0.4.25: build_version // 100 > version // 100 fails, i.e. the
+    loaded (major, minor) is at least the built one (a newer major passes this check)."""
+    return cudnn_int(r) // 100 >= cudnn_int(b) // 100
+
+
+def _jax_at_least_8900(b: Tuple[int, ...], r: Tuple[int, ...]) -> bool:
+    """jax's own check 0.4.26-0.4.30: min_supported_version=8900 <= cudnnGetVersion()."""
+    return cudnn_int(r) >= 8900
+
+
+def _jax_at_least_9100(b: Tuple[int, ...], r: Tuple[int, ...]) -> bool:
+    """jax's own check 0.4.31-0.6.0: min_supported_version=9100 <= cudnnGetVersion() (any
+    cuDNN 9, whose integers start at 90000; cuDNN 8.9.7 is 8907)."""
+    return cudnn_int(r) >= 9100
+
+
+def _jax_build_over_100(b: Tuple[int, ...], r: Tuple[int, ...]) -> bool:
+    """jax's own check from 0.6.1: build_version // 100 <= cudnnGetVersion() (the runtime is
+    not scaled, so any loaded cuDNN of the build's form passes)."""
+    return cudnn_int(b) // 100 <= cudnn_int(r)
+
+
+def cudnn_int(v: Tuple[int, ...]) -> int:
+    """(major, minor, patch) -> cudnnGetVersion()'s integer (the inverse of
+    cudnn_version_from_int: M*10000+m*100+p from 9 on, M*1000+m*100+p before)."""
+    ma, mi, pa = (tuple(v) + (0, 0, 0))[:3]
+    return ma * 10000 + mi * 100 + pa if ma >= 9 else ma * 1000 + mi * 100 + pa
+
+
+#: The predicates of the cuDNN rows, (built, loaded) -> accepted.
+CUDNN_PREDICATES = {
+    "same-major-newer-minor-from-7": _cudnn_same_major_newer_minor_from_7,
+    "same-major-newer-minor": _cudnn_same_major_newer_minor,
+    "jax-major-minor-at-least": _jax_major_minor_at_least,
+    "jax-at-least-8900": _jax_at_least_8900,
+    "jax-at-least-9100": _jax_at_least_9100,
+    "jax-build-over-100": _jax_build_over_100,
+}
+
+_TF_CC = "tensorflow/tensorflow tensorflow/stream_executor/cuda/cudnn_version.cc"
+_JAX_XB = "jax-ml/jax jax/_src/xla_bridge.py _check_cuda_versions"
+
+#: Every compatibility rule, per framework and per era, with the file and tag (or, where the
+#: tag of a stored file could not be resolved, its commit) it was read from. A process that
+#: loads cuDNN must pass every row of each framework it runs (JAX runs XLA's check in its
+#: plugin and its own in Python). tests/unit/test_compat_table.py pins each row: TensorFlow's
+#: cudnn_version_test.cc cases, and a property test against each source predicate.
+COMPAT_RULES: Tuple[CompatRule, ...] = (
+    CompatRule(
+        "cudnn",
+        "torch",
+        "",
+        "",
+        "same-major-newer-minor-from-7",
+        "pytorch/pytorch torch/backends/cudnn/__init__.py _init() @ 017943b70f69 (runtime_major < 7 "
+        "or not is_cuda: runtime_minor == compile_minor; else runtime_minor >= compile_minor)",
+    ),
+    CompatRule(
+        "cudnn",
+        "tensorflow",
+        "",
+        "",
+        "same-major-newer-minor-from-7",
+        _TF_CC + " IsSourceCompatibleWithCudnnLibrary @ 0db332dc4ca5 ('Minor version is "
+        "backward-compatible beginning with CuDNN 7'; its cases: cudnn_version_test.cc @ "
+        "337fc7c54ae6). A later copy (namespace stream_executor::gpu) and XLA's cuda_dnn.cc drop "
+        "the before-7 clause; they agree for every build with cuDNN >= 7 (the TensorFlow "
+        "builds in recipes/tensorflow.toml all are)",
+    ),
+    CompatRule(
+        "cudnn",
+        "xla",
+        "",
+        "",
+        "same-major-newer-minor",
+        "openxla/xla xla/stream_executor/cuda/cuda_dnn.cc IsSourceCompatibleWithCudnnLibrary "
+        "@ a51b0f552430 (CudnnSupport::Init; 'CuDNN library needs to have matching major "
+        "version and equal or higher minor version')",
+    ),
+    CompatRule(
+        "cudnn",
+        "jax",
+        "",
+        "",
+        "same-major-newer-minor",
+        "openxla/xla xla/stream_executor/cuda/cuda_dnn.cc @ a51b0f552430, run by jaxlib / the "
+        "CUDA plugin (jax pins XLA in third_party/xla: jax-v0.8.0 -> XLA 9f150f6b75c0)",
+    ),
+    CompatRule(
+        "cudnn",
+        "jax",
+        "0.4.17",
+        "0.4.26",
+        "jax-major-minor-at-least",
+        _JAX_XB + " @ jax-v0.4.17..jax-v0.4.25",
+    ),
+    CompatRule(
+        "cudnn",
+        "jax",
+        "0.4.26",
+        "0.4.31",
+        "jax-at-least-8900",
+        _JAX_XB + " @ jax-v0.4.26..jax-v0.4.30",
+    ),
+    CompatRule(
+        "cudnn",
+        "jax",
+        "0.4.31",
+        "0.6.1",
+        "jax-at-least-9100",
+        _JAX_XB + " @ jax-v0.4.31..jax-v0.6.0",
+    ),
+    CompatRule(
+        "cudnn",
+        "jax",
+        "0.6.1",
+        "",
+        "jax-build-over-100",
+        "jax-ml/jax jax_plugins/cuda/__init__.py _check_cuda_versions @ jax-v0.7.0..jax-v0.11.0 "
+        "(jax/_src/xla_bridge.py at jax-v0.6.1)",
+    ),
+    CompatRule(
+        "cuda-minor-version",
+        "*",
+        "",
+        "",
+        "cuda_fit",
+        "NVIDIA CUDA Compatibility guide, minor-version-compatibility.html Table 1 (11.x >= "
+        "450.80.02, 12.x >= 525.60.13, 13.x >= 580); recipes/nvidia.toml [[driver_floor]]",
+    ),
+    CompatRule(
+        "kernels",
+        "*",
+        "",
+        "",
+        "runs_on_arch_list",
+        "CUDA C++ Programming Guide, 'Binary Compatibility' (cubin for X.y runs on X.z, z >= y) "
+        "and 'PTX Compatibility' (PTX for P is JIT-compiled on P' >= P); runs_under for the "
+        "limit of minor-version compatibility (no JIT of newer PTX)",
+    ),
+)
+
+
+def _in_release(row: CompatRule, version: Optional[str]) -> bool:
+    if version is None:
+        return row.since == "" and row.before == ""
+    v = version_key(version)
+    return (not row.since or v >= version_key(row.since)) and (
+        not row.before or v < version_key(row.before)
+    )
+
+
+def compat_rules(subject: str, framework: str, version: Optional[str] = None) -> List[CompatRule]:
+    """The rows of COMPAT_RULES for `framework` at release `version` (every era when None)."""
+    return [
+        r
+        for r in COMPAT_RULES
+        if r.subject == subject
+        and r.framework == framework
+        and (version is None or _in_release(r, version))
+    ]
+
+
 @functools.lru_cache(
     maxsize=4096
-)  # a pure function of two strings; the resolver asks it ~10^5 times a solve
-def cudnn_compatible(runtime: Optional[str], built: Optional[str]) -> Optional[bool]:
+)  # a pure function of its strings; the resolver asks it ~10^5 times a solve
+def cudnn_compatible(
+    runtime: Optional[str],
+    built: Optional[str],
+    framework: Optional[str] = None,
+    framework_version: Optional[str] = None,
+) -> Optional[bool]:
     """Whether a cuDNN `runtime` version works for a framework built against `built`.
 
-    Same major always; from cuDNN 8 on a runtime minor >= the build's minor (torch
-    backends/cudnn/__init__.py, XLA cuda_dnn.cc IsSourceCompatibleWithCudnnLibrary). Before
-    cuDNN 8 the same minor was required: torch for cuDNN < 7, and TensorFlow 1.x compared
-    "compatibility versions" (M*1000+m*100, e.g. 7100 against 7000) for 7.x. None when a
-    version is missing or unreadable."""
+    With `framework` (and its release), every COMPAT_RULES row of that framework there must
+    accept the pair. Without, the rule all frameworks share (torch and TensorFlow 1.x, the
+    strictest): the same major; from cuDNN 7 on a runtime minor >= the built one, before 7 the
+    same minor (TensorFlow cudnn_version.cc IsSourceCompatibleWithCudnnLibrary, torch
+    backends/cudnn/__init__.py). None when a version is missing or unreadable."""
     r, b = version_key(runtime), version_key(built)
     if len(r) < 2 or len(b) < 2:
         return None
-    if r[0] != b[0]:
-        return False
-    if b[0] < 8:
-        return r[1] == b[1]
-    return r[1] >= b[1]
+    rows = compat_rules("cudnn", framework, framework_version) if framework else []
+    if not rows:
+        return _cudnn_same_major_newer_minor_from_7(b, r)
+    return all(CUDNN_PREDICATES[row.rule](b, r) for row in rows)
 
 
 def cudnn_relation(runtime: Optional[str], built: Optional[str]) -> Optional[str]:
     """How a runtime cuDNN relates to the build: "ok", "other-major", "older" (same major, an
-    older minor), or "other-minor" (same major, a newer minor that the rule before cuDNN 8
+    older minor), or "other-minor" (same major, a newer minor that the rule before cuDNN 7
     refused). None when unreadable."""
     ok = cudnn_compatible(runtime, built)
     if ok is None:

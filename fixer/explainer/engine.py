@@ -140,7 +140,7 @@ def _version_outcome(
     if rel == "other-minor":
         return None, (
             f"The cuDNN that loaded ({lo}) is not the minor the framework was built with ({bu}): "
-            "before cuDNN 8 the minor had to match"
+            "before cuDNN 7 the minor had to match"
         )
     return None, ""
 
