@@ -28,6 +28,30 @@ def _maps(fragment):
     return None
 
 
+class _Pci(ctypes.Structure):
+    """nvmlPciInfo_t (nvml.h)."""
+
+    _fields_ = [
+        ("busIdLegacy", ctypes.c_char * 16),
+        ("domain", ctypes.c_uint),
+        ("bus", ctypes.c_uint),
+        ("device", ctypes.c_uint),
+        ("pciDeviceId", ctypes.c_uint),
+        ("pciSubSystemId", ctypes.c_uint),
+        ("busId", ctypes.c_char * 32),
+    ]
+
+
+class _Memory(ctypes.Structure):
+    """nvmlMemory_t (nvml.h)."""
+
+    _fields_ = [
+        ("total", ctypes.c_ulonglong),
+        ("free", ctypes.c_ulonglong),
+        ("used", ctypes.c_ulonglong),
+    ]
+
+
 def gpu():
     out: dict = {
         "nvml": None,
@@ -38,66 +62,7 @@ def gpu():
         "libnvml": None,
     }
     try:
-        nv = ctypes.CDLL("libnvidia-ml.so.1")
-        rc = nv.nvmlInit_v2()
-        if rc != 0:
-            raise OSError("nvmlInit_v2 returned %d" % rc)
-        info: dict = {"gpus": []}
-        buf = ctypes.create_string_buffer(96)
-        if nv.nvmlSystemGetDriverVersion(buf, 96) == 0:
-            info["driver"] = buf.value.decode()
-        v = ctypes.c_int()
-        fn = (
-            getattr(nv, "nvmlSystemGetCudaDriverVersion_v2", None)
-            or nv.nvmlSystemGetCudaDriverVersion
-        )
-        if fn(ctypes.byref(v)) == 0:
-            info["cuda"] = v.value
-        count = ctypes.c_uint()
-        nv.nvmlDeviceGetCount_v2(ctypes.byref(count))
-        for i in range(count.value):
-            h = ctypes.c_void_p()
-            if nv.nvmlDeviceGetHandleByIndex_v2(i, ctypes.byref(h)) != 0:
-                continue
-            g: dict = {"index": i}
-            if nv.nvmlDeviceGetName(h, buf, 96) == 0:
-                g["name"] = buf.value.decode()
-            ma, mi = ctypes.c_int(), ctypes.c_int()
-            if nv.nvmlDeviceGetCudaComputeCapability(h, ctypes.byref(ma), ctypes.byref(mi)) == 0:
-                g["cc"] = "%d.%d" % (ma.value, mi.value)
-            if nv.nvmlDeviceGetUUID(h, buf, 96) == 0:
-                g["uuid"] = buf.value.decode()
-
-            class Pci(ctypes.Structure):
-                _fields_ = [
-                    ("busIdLegacy", ctypes.c_char * 16),
-                    ("domain", ctypes.c_uint),
-                    ("bus", ctypes.c_uint),
-                    ("device", ctypes.c_uint),
-                    ("pciDeviceId", ctypes.c_uint),
-                    ("pciSubSystemId", ctypes.c_uint),
-                    ("busId", ctypes.c_char * 32),
-                ]
-
-            pci = Pci()
-            fn = getattr(nv, "nvmlDeviceGetPciInfo_v3", None) or nv.nvmlDeviceGetPciInfo
-            if fn(h, ctypes.byref(pci)) == 0:
-                g["pci_bus_id"] = pci.busId.decode() or pci.busIdLegacy.decode()
-                g["pci_device_id"] = "0x%08x" % pci.pciDeviceId
-
-            class Mem(ctypes.Structure):
-                _fields_ = [
-                    ("total", ctypes.c_ulonglong),
-                    ("free", ctypes.c_ulonglong),
-                    ("used", ctypes.c_ulonglong),
-                ]
-
-            mem = Mem()
-            if nv.nvmlDeviceGetMemoryInfo(h, ctypes.byref(mem)) == 0:
-                g["memory_mib"] = int(mem.total // (1024 * 1024))
-            info["gpus"].append(g)
-        nv.nvmlShutdown()
-        out["nvml"] = info
+        out["nvml"] = _nvml()
         out["libnvml"] = _maps("libnvidia-ml")
     except (OSError, AttributeError) as exc:
         out["nvml_error"] = str(exc)
@@ -113,6 +78,50 @@ def gpu():
     except (OSError, AttributeError) as exc:
         out["cuda_error"] = str(exc)
     return out
+
+
+def _nvml():
+    """The driver version, its CUDA version and every GPU, from NVML."""
+    nv = ctypes.CDLL("libnvidia-ml.so.1")
+    rc = nv.nvmlInit_v2()
+    if rc != 0:
+        raise OSError("nvmlInit_v2 returned %d" % rc)
+    info: dict = {"gpus": []}
+    buf = ctypes.create_string_buffer(96)
+    if nv.nvmlSystemGetDriverVersion(buf, 96) == 0:
+        info["driver"] = buf.value.decode()
+    v = ctypes.c_int()
+    fn = getattr(nv, "nvmlSystemGetCudaDriverVersion_v2", None) or nv.nvmlSystemGetCudaDriverVersion
+    if fn(ctypes.byref(v)) == 0:
+        info["cuda"] = v.value
+    count = ctypes.c_uint()
+    nv.nvmlDeviceGetCount_v2(ctypes.byref(count))
+    for i in range(count.value):
+        h = ctypes.c_void_p()
+        if nv.nvmlDeviceGetHandleByIndex_v2(i, ctypes.byref(h)) == 0:
+            info["gpus"].append(_nvml_device(nv, i, h, buf))
+    nv.nvmlShutdown()
+    return info
+
+
+def _nvml_device(nv, i, h, buf):
+    g: dict = {"index": i}
+    if nv.nvmlDeviceGetName(h, buf, 96) == 0:
+        g["name"] = buf.value.decode()
+    ma, mi = ctypes.c_int(), ctypes.c_int()
+    if nv.nvmlDeviceGetCudaComputeCapability(h, ctypes.byref(ma), ctypes.byref(mi)) == 0:
+        g["cc"] = "%d.%d" % (ma.value, mi.value)
+    if nv.nvmlDeviceGetUUID(h, buf, 96) == 0:
+        g["uuid"] = buf.value.decode()
+    pci = _Pci()
+    fn = getattr(nv, "nvmlDeviceGetPciInfo_v3", None) or nv.nvmlDeviceGetPciInfo
+    if fn(h, ctypes.byref(pci)) == 0:
+        g["pci_bus_id"] = pci.busId.decode() or pci.busIdLegacy.decode()
+        g["pci_device_id"] = "0x%08x" % pci.pciDeviceId
+    mem = _Memory()
+    if nv.nvmlDeviceGetMemoryInfo(h, ctypes.byref(mem)) == 0:
+        g["memory_mib"] = int(mem.total // (1024 * 1024))
+    return g
 
 
 def cudnn(paths):

@@ -52,6 +52,28 @@ def read_text(path):
         return None
 
 
+def read_metadata(rec, path, meta_name, errors):
+    """Fill `rec` from the distribution's metadata: its real name and version, requirements,
+    installer, and whether it is an editable install (PEP 610 direct_url.json)."""
+    meta = os.path.join(path, meta_name) if os.path.isdir(path) else path
+    try:
+        h = headers(meta)
+        if h.get("name"):
+            rec["name"] = canonical(h["name"][0])
+        if h.get("version"):
+            rec["version"] = h["version"][0]
+        rec["requires"] = h.get("requires-dist", [])
+    except (OSError, ValueError) as exc:
+        errors.append("%s: unreadable metadata (%s)" % (path, exc))
+    rec["installer"] = read_text(os.path.join(path, "INSTALLER"))
+    du = read_text(os.path.join(path, "direct_url.json"))
+    if du:
+        try:
+            rec["editable"] = bool(json.loads(du).get("dir_info", {}).get("editable"))
+        except ValueError:
+            pass
+
+
 def scan(entry, seen, dists, errors):
     try:
         names = sorted(os.listdir(entry))
@@ -79,23 +101,8 @@ def scan(entry, seen, dists, errors):
             "editable": False,
         }
         if RELEVANT.match(key) or version is None:
-            meta = os.path.join(path, meta_name) if os.path.isdir(path) else path
-            try:
-                h = headers(meta)
-                if h.get("name"):
-                    rec["name"] = key = canonical(h["name"][0])
-                if h.get("version"):
-                    rec["version"] = h["version"][0]
-                rec["requires"] = h.get("requires-dist", [])
-            except (OSError, ValueError) as exc:
-                errors.append("%s: unreadable metadata (%s)" % (path, exc))
-            rec["installer"] = read_text(os.path.join(path, "INSTALLER"))
-            du = read_text(os.path.join(path, "direct_url.json"))
-            if du:
-                try:
-                    rec["editable"] = bool(json.loads(du).get("dir_info", {}).get("editable"))
-                except ValueError:
-                    pass
+            read_metadata(rec, path, meta_name, errors)
+            key = rec["name"]
         if not rec["version"]:
             errors.append("%s: no version in its name or metadata; skipped" % path)
             continue
