@@ -370,73 +370,64 @@ def _cudnn_pin(build: Optional[m.Build]) -> Optional[str]:
     return None
 
 
-def build_environment(
-    image: Image,
-    gpu: m.Gpu,
-    recipes: m.Recipes,
-    *,
-    driver: Optional[str] = None,
-    overrides: Optional[Dict[str, str]] = None,
-    kernel_loaded: Sequence[str] = (),
-) -> m.Environment:
-    """The Environment doctor would report for `image` on a Colab VM with `gpu`.
-    `overrides` replaces distribution versions (a user's `pip install X==V`); "" removes one."""
-    dists = dict(image.dists)
-    for k, v in (overrides or {}).items():
-        if v:
-            dists[canon(k)] = v
-        else:
-            dists.pop(canon(k), None)
-    pyver = image.python
-    sp = f"/usr/local/lib/python{'.'.join(pyver.split('.')[:2])}/dist-packages"
-    driver = driver or image.driver
-    distributions = tuple(m.Distribution(k, v, sp, "pip") for k, v in sorted(dists.items()))
+class _Machine:
+    """An image's machine while build_environment assembles it: its cuDNN copies, framework
+    builds and the loader's answer for each (glibc's order, as ld.so(8) and fixer.detection.loader)."""
 
-    libraries: List[m.LibraryCopy] = []
-    pip_cudnn: Dict[int, m.LibraryCopy] = {}
-    for k, v in sorted(dists.items()):
-        mm = re.match(r"nvidia-cudnn-cu(\d+)$", k)
-        if mm:
-            major = int(v.split(".")[0])
-            c = _cudnn_copy(
-                major,
-                xyz(v),
-                f"{sp}/nvidia/cudnn/lib",
-                "pip",
-                m.Package(k, v),
-                int(mm.group(1)),
-                False,
+    def __init__(self, dists: Dict[str, str], image: Image, sp: str) -> None:
+        self.dists = dists
+        self.sp = sp
+        self.ld_path = COLAB_LD_LIBRARY_PATH
+        self.libraries: List[m.LibraryCopy] = []
+        self.frameworks: List[m.FrameworkBuild] = []
+        self.loads: List[m.LoadResolution] = []
+        self.pip_cudnn: Dict[int, m.LibraryCopy] = {}
+        self.apt_cudnn: Dict[int, m.LibraryCopy] = {}
+        self._pip_copies()
+        self._apt_copies(image)
+
+    def _pip_copies(self) -> None:
+        for k, v in sorted(self.dists.items()):
+            mm = re.match(r"nvidia-cudnn-cu(\d+)$", k)
+            if mm:
+                major = int(v.split(".")[0])
+                c = _cudnn_copy(
+                    major,
+                    xyz(v),
+                    f"{self.sp}/nvidia/cudnn/lib",
+                    "pip",
+                    m.Package(k, v),
+                    int(mm.group(1)),
+                    False,
+                )
+                self.libraries.append(c)
+                self.pip_cudnn[major] = c
+
+    def _apt_copies(self, image: Image) -> None:
+        for k, v in sorted(image.apt.items()):
+            mm = re.match(r"libcudnn(\d+)(?:-cuda-(\d+))?$", k)
+            if not mm:
+                continue
+            major = int(mm.group(1))
+            cm = mm.group(2) or (
+                re.search(r"\+cuda(\d+)", v).group(1) if re.search(r"\+cuda(\d+)", v) else None
             )
-            libraries.append(c)
-            pip_cudnn[major] = c
-    apt_cudnn: Dict[int, m.LibraryCopy] = {}
-    for k, v in sorted(image.apt.items()):
-        mm = re.match(r"libcudnn(\d+)(?:-cuda-(\d+))?$", k)
-        if not mm:
-            continue
-        major = int(mm.group(1))
-        cm = mm.group(2) or (
-            re.search(r"\+cuda(\d+)", v).group(1) if re.search(r"\+cuda(\d+)", v) else None
-        )
-        c = _cudnn_copy(
-            major, xyz(v), APT_DIR, "apt", m.Package(k, v), int(cm) if cm else None, True
-        )
-        libraries.append(c)
-        apt_cudnn[major] = c
-
-    frameworks: List[m.FrameworkBuild] = []
-    loads: List[m.LoadResolution] = []
-    ld_path = COLAB_LD_LIBRARY_PATH
+            c = _cudnn_copy(
+                major, xyz(v), APT_DIR, "apt", m.Package(k, v), int(cm) if cm else None, True
+            )
+            self.libraries.append(c)
+            self.apt_cudnn[major] = c
 
     def resolve_load(
-        consumer: str, major: int, first: Sequence[Tuple[str, Optional[m.LibraryCopy]]]
+        self, consumer: str, major: int, first: Sequence[Tuple[str, Optional[m.LibraryCopy]]]
     ) -> None:
         steps: List[str] = []
         search: List[m.SearchDir] = []
         winner: Optional[Tuple[str, m.LibraryCopy]] = None
+        ld_path = self.ld_path
         for via, copy in list(first) + [
             ("LD_LIBRARY_PATH", None),
-            ("ld.so.cache", apt_cudnn.get(major)),
+            ("ld.so.cache", self.apt_cudnn.get(major)),
         ]:
             where = copy.directory if copy else (ld_path if via == "LD_LIBRARY_PATH" else APT_DIR)
             if via == "LD_LIBRARY_PATH":
@@ -451,39 +442,23 @@ def build_environment(
                 winner = (via, copy)  # type: ignore[assignment]
                 break
         soname = f"libcudnn.so.{major}"
-        if winner is None:
-            loads.append(
-                m.LoadResolution(
-                    consumer,
-                    "cudnn",
-                    soname,
-                    None,
-                    None,
-                    None,
-                    "",
-                    tuple(steps),
-                    search=tuple(search),
-                )
+        via, copy = winner if winner is not None else ("", None)
+        self.loads.append(
+            m.LoadResolution(
+                consumer,
+                "cudnn",
+                soname,
+                f"{copy.directory}/{soname}" if copy else None,
+                copy.directory if copy else None,
+                copy.version if copy else None,
+                via,
+                tuple(steps),
+                search=tuple(search),
             )
-        else:
-            via, copy = winner
-            loads.append(
-                m.LoadResolution(
-                    consumer,
-                    "cudnn",
-                    soname,
-                    f"{copy.directory}/{soname}",
-                    copy.directory,
-                    copy.version,
-                    via,
-                    tuple(steps),
-                    search=tuple(search),
-                )
-            )
+        )
 
-    # torch
-    if "torch" in dists:
-        v = dists["torch"]
+    def torch(self, recipes: m.Recipes) -> None:
+        sp, v = self.sp, self.dists["torch"]
         variant = v.split("+", 1)[1] if "+" in v else None
         b = _find_build(recipes, "torch", v, variant)
         variant = variant or (b.variant if b else None)
@@ -496,8 +471,8 @@ def build_environment(
         )
         cudnn = b.cudnn if b else (TORCH_1X_BUNDLED_CUDNN if cuda else None)
         major = int(cudnn.split(".")[0]) if cudnn else None
-        bundled = cuda is not None and major is not None and major not in pip_cudnn
-        frameworks.append(
+        bundled = cuda is not None and major is not None and major not in self.pip_cudnn
+        self.frameworks.append(
             m.FrameworkBuild(
                 "torch",
                 "torch",
@@ -515,31 +490,32 @@ def build_environment(
                 "torch/version.py; recipes",
             )
         )
-        if major is not None and cudnn:
-            if bundled:
-                copy = _cudnn_copy(
-                    major,
-                    xyz(cudnn),
-                    f"{sp}/torch/lib",
-                    "bundled",
-                    m.Package("torch", v),
-                    int(cuda.split(".")[0]),
-                    False,
-                )
-                libraries.append(copy)
-                resolve_load("torch", major, [("DT_RUNPATH", copy)])
-            else:
-                resolve_load("torch", major, [("DT_RPATH", pip_cudnn.get(major))])
-    # tensorflow
-    if "tensorflow" in dists:
-        v = dists["tensorflow"]
+        if major is None or not cudnn:
+            return
+        if not bundled:
+            self.resolve_load("torch", major, [("DT_RPATH", self.pip_cudnn.get(major))])
+            return
+        copy = _cudnn_copy(
+            major,
+            xyz(cudnn),
+            f"{sp}/torch/lib",
+            "bundled",
+            m.Package("torch", v),
+            int(cuda.split(".")[0]),  # type: ignore[union-attr]
+            False,
+        )
+        self.libraries.append(copy)
+        self.resolve_load("torch", major, [("DT_RUNPATH", copy)])
+
+    def tensorflow(self, recipes: m.Recipes) -> None:
+        sp, v = self.sp, self.dists["tensorflow"]
         pub = v.split("+")[0]
         b = _find_build(recipes, "tensorflow", pub, "system")
         if b:
             cuda, cudnn = b.cuda, b.cudnn
         else:
             cuda, cudnn = TF_TESTED.get(".".join(pub.split(".")[:2]), (None, None))
-        frameworks.append(
+        self.frameworks.append(
             m.FrameworkBuild(
                 "tensorflow",
                 "tensorflow",
@@ -561,22 +537,21 @@ def build_environment(
             major = int(cudnn.split(".")[0])
             from fixer.system.versions import version_key as vkey
 
-            first = [("DT_RUNPATH", pip_cudnn.get(major))] if vkey(pub) >= (2, 14) else []
-            resolve_load("tensorflow", major, first)
-    # jax
-    plugin = next((k for k in dists if re.match(r"jax-cuda\d+-plugin$", k)), None)
-    if plugin:
-        v = dists[plugin]
-        cm = int(re.search(r"cuda(\d+)", plugin).group(1))
+            first = [("DT_RUNPATH", self.pip_cudnn.get(major))] if vkey(pub) >= (2, 14) else []
+            self.resolve_load("tensorflow", major, first)
+
+    def jax_plugin(self, recipes: m.Recipes, plugin: str) -> None:
+        v = self.dists[plugin]
+        cm = int(re.search(r"cuda(\d+)", plugin).group(1))  # type: ignore[union-attr]
         b = _find_build(recipes, "jax", v, f"cuda{cm}", cm)
         cuda = b.cuda if b else f"{cm}.0"
         cudnn = b.cudnn if b else None
-        frameworks.append(
+        self.frameworks.append(
             m.FrameworkBuild(
                 "jax",
                 plugin,
                 v,
-                f"{sp}/jax_plugins",
+                f"{self.sp}/jax_plugins",
                 f"cuda{cm}",
                 cuda,
                 cudnn,
@@ -591,36 +566,81 @@ def build_environment(
         )
         if cudnn:
             major = int(cudnn.split(".")[0])
-            resolve_load("jax", major, [("preload", pip_cudnn.get(major))])
-    elif "jaxlib" in dists and "cuda" in dists["jaxlib"]:
-        v = dists["jaxlib"]
-        mm = re.search(r"cuda(\d+)\.cudnn(\d)(\d+)", v)
-        if mm:
-            cuda = mm.group(1) + ".0"
-            digits = mm.group(3)
-            minor, patch = (digits[0], digits[1:] or "0") if len(digits) > 1 else (digits, "0")
-            cudnn = f"{mm.group(2)}.{minor}.{patch}"
-            frameworks.append(
-                m.FrameworkBuild(
-                    "jax",
-                    "jaxlib",
-                    v,
-                    f"{sp}/jaxlib",
-                    f"cuda{mm.group(1)}",
-                    cuda,
-                    cudnn,
-                    None,
-                    (),
-                    None,
-                    True,
-                    False,
-                    None,
-                    "jaxlib version label",
-                )
-            )
-            resolve_load("jax", int(mm.group(2)), [])
+            self.resolve_load("jax", major, [("preload", self.pip_cudnn.get(major))])
 
-    env_vars = {"LD_LIBRARY_PATH": ld_path}
+    def jaxlib(self) -> None:
+        v = self.dists["jaxlib"]
+        mm = re.search(r"cuda(\d+)\.cudnn(\d)(\d+)", v)
+        if not mm:
+            return
+        cuda = mm.group(1) + ".0"
+        digits = mm.group(3)
+        minor, patch = (digits[0], digits[1:] or "0") if len(digits) > 1 else (digits, "0")
+        cudnn = f"{mm.group(2)}.{minor}.{patch}"
+        self.frameworks.append(
+            m.FrameworkBuild(
+                "jax",
+                "jaxlib",
+                v,
+                f"{self.sp}/jaxlib",
+                f"cuda{mm.group(1)}",
+                cuda,
+                cudnn,
+                None,
+                (),
+                None,
+                True,
+                False,
+                None,
+                "jaxlib version label",
+            )
+        )
+        self.resolve_load("jax", int(mm.group(2)), [])
+
+
+def build_environment(
+    image: Image,
+    gpu: m.Gpu,
+    recipes: m.Recipes,
+    *,
+    driver: Optional[str] = None,
+    overrides: Optional[Dict[str, str]] = None,
+    kernel_loaded: Sequence[str] = (),
+) -> m.Environment:
+    """The Environment doctor would report for `image` on a Colab VM with `gpu`.
+    `overrides` replaces distribution versions (a user's `pip install X==V`); "" removes one."""
+    dists = dict(image.dists)
+    for k, v in (overrides or {}).items():
+        if v:
+            dists[canon(k)] = v
+        else:
+            dists.pop(canon(k), None)
+    pyver = image.python
+    sp = f"/usr/local/lib/python{'.'.join(pyver.split('.')[:2])}/dist-packages"
+    machine = _Machine(dists, image, sp)
+    if "torch" in dists:
+        machine.torch(recipes)
+    if "tensorflow" in dists:
+        machine.tensorflow(recipes)
+    plugin = next((k for k in dists if re.match(r"jax-cuda\d+-plugin$", k)), None)
+    if plugin:
+        machine.jax_plugin(recipes, plugin)
+    elif "jaxlib" in dists and "cuda" in dists["jaxlib"]:
+        machine.jaxlib()
+    return _environment(image, gpu, recipes, driver or image.driver, kernel_loaded, machine)
+
+
+def _environment(
+    image: Image,
+    gpu: m.Gpu,
+    recipes: m.Recipes,
+    driver: Optional[str],
+    kernel_loaded: Sequence[str],
+    machine: _Machine,
+) -> m.Environment:
+    distributions = tuple(
+        m.Distribution(k, v, machine.sp, "pip") for k, v in sorted(machine.dists.items())
+    )
     return m.Environment(
         tool_version="make_environments",
         gpus=(gpu,),
@@ -646,33 +666,23 @@ def build_environment(
         ),
         python=m.PythonEnv(
             "/usr/bin/python3",
-            pyver,
+            image.python,
             "/usr",
             "/usr",
             False,
-            (sp,),
+            (machine.sp,),
             distributions,
             "24.1.2",
             None,
             None,
             False,
         ),
-        frameworks=tuple(frameworks),
-        libraries=tuple(libraries),
-        loads=tuple(loads),
-        env=env_vars,
+        frameworks=tuple(machine.frameworks),
+        libraries=tuple(machine.libraries),
+        loads=tuple(machine.loads),
+        env={"LD_LIBRARY_PATH": machine.ld_path},
         probes=(m.ProbeNote("make_environments", True, image.source),),
     )
-
-
-# ---------------------------------------------------------------------------------------
-# the GPU machine (H200)
-# ---------------------------------------------------------------------------------------
-
-
-# ---------------------------------------------------------------------------------------
-# output
-# ---------------------------------------------------------------------------------------
 
 
 def doctor_json(env: m.Environment, description: str, compact: bool = False) -> str:
