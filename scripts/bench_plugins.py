@@ -43,7 +43,7 @@ def main() -> int:
             (d / "entry_points.txt").write_text(f"[console_scripts]\npkg{i} = pkg{i}.cli:main\n")
     cache = tempfile.mkdtemp(prefix="bench-plugins-cache-")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), str(site)]), XDG_CACHE_HOME=cache)
-    ours = PROBE.format(body="from fixer import plugins\nplugins.discover()")
+    ours = PROBE.format(body="from fixer.system import plugins\nplugins.discover()")
     theirs = PROBE.format(
         body="import importlib.metadata as m\nm.entry_points(group='colab_cudnn_fix.checks')"
     )

@@ -276,6 +276,40 @@ def torch_builds(data: Dict[str, Any]) -> List[Dict[str, Any]]:
             continue
         variants.setdefault(v["torch"], []).append(v)
     vpins = {(p["torch"], p["variant"]): p for p in data["variant_pins"] if "pins" in p}
+    companions = _torch_companions(data)
+    out: List[Dict[str, Any]] = []
+    for d in data["pypi_default"]:
+        ver = d["torch"]
+        minor = ".".join(ver.split(".")[:2])
+        rel = releases[minor]
+        python = py_spec(rel["python"], d["requires_python"], d["python_classifiers"])
+        for var in sorted(variants.get(minor, []), key=lambda v: vkey(v["cuda"])):
+            rec = _torch_variant(d, var, vpins, minor)
+            rec["python"] = python
+            rec["companions"] = sorted(companions.get(ver, []))
+            out.append({k: rec[k] for k in _TORCH_KEYS})
+    return out
+
+
+_TORCH_KEYS = (
+    "framework",
+    "version",
+    "variant",
+    "cuda",
+    "cudnn",
+    "python",
+    "compute_capabilities",
+    "ptx",
+    "index_url",
+    "packages",
+    "requires",
+    "companions",
+    "source",
+    "note",
+)
+
+
+def _torch_companions(data: Dict[str, Any]) -> Dict[str, List[str]]:
     companions: Dict[str, List[str]] = {}
     for c in data["companion"]:
         m = re.fullmatch(r"==(\S+)", c["requires_torch"])
@@ -285,82 +319,86 @@ def torch_builds(data: Dict[str, Any]) -> List[Dict[str, Any]]:
             # torchaudio 2.11.0 declares no torch requirement; every earlier torchaudio X pins torch==X
             # (2.0.x aside), so it is paired with the torch release of the same number.
             companions.setdefault(c["version"], []).append(f"{c['package']}=={c['version']}")
-    out: List[Dict[str, Any]] = []
-    for d in data["pypi_default"]:
-        ver = d["torch"]
-        minor = ".".join(ver.split(".")[:2])
-        rel = releases[minor]
-        python = py_spec(rel["python"], d["requires_python"], d["python_classifiers"])
-        for var in sorted(variants.get(minor, []), key=lambda v: vkey(v["cuda"])):
-            name = var["variant"]
-            is_default = name == d["pypi_default_variant"]
-            arch = var.get("arch_list") or var.get("arch_sm_observed") or ""
-            ccs, ptx = ccs_from(arch) if arch != "unverified" else ([], None)
-            notes: List[str] = []
-            sources = [var["source"]]
-            requires: List[str] = []
-            cudnn_full = re.match(r"[\d.]+", var["cudnn"]).group(0)  # type: ignore[union-attr]
-            bundled = "bundled" in var.get("cudnn_delivery", "")
-            if is_default:
-                pins = d["pins"]
-                cudnn_full = d["cudnn_pin"].lstrip("=")
-                sources.insert(0, d["source"])
-            elif (minor, name) in vpins:
-                pins = {k: "==" + v for k, v in vpins[(minor, name)]["pins"].items()}
-                sources.append(vpins[(minor, name)]["source"])
-                notes.append(
-                    f"requires: the {minor}-era build matrix's PYTORCH_EXTRA_INSTALL_REQUIREMENTS for {name} (commit unknown), assumed the same for every {minor}.x patch"
-                )
-            elif ver == "2.11.0" and name == "cu128":
-                pins = TORCH_211_CU128["pins"]
-                cudnn_full = TORCH_211_CU128["cudnn"]
-                sources.insert(0, TORCH_211_CU128["source"])
-                notes.append(TORCH_211_CU128["note"])
-            elif vkey(minor) >= (2, 3) and not bundled:
-                # From 2.3 the build matrices read (2.3, 2.6, 2.9) declare the nvidia-* wheels as
-                # requirements of every Linux CUDA variant, the cuDNN one pinned to RELEASE.md's version.
-                pins = {f"nvidia-cudnn-cu{var['cuda'].split('.')[0]}": "==" + cudnn_full}
-                notes.append(
-                    f"requires: only the cuDNN pin, = RELEASE.md's cuDNN for {name} (the {minor}-era build matrices pin "
-                    "nvidia-cudnn-cuXX to it for every Linux CUDA variant); the other nvidia-* pins come from the "
-                    "index metadata when online (fixer.system.index)"
-                )
-            else:
-                pins = {}
-                if not bundled:
-                    notes.append(
-                        "exact nvidia-* pins not read offline (before 2.3 only the PyPI default's pip dependencies are known); "
-                        "fixer.system.index fetches them when online; cudnn is RELEASE.md's cuDNN for this variant"
-                    )
-            for k, spec in pins.items():
-                if k.startswith(("nvidia-", "cuda-")):
-                    requires.append(k + spec)
-            if "inferred" in var.get("cudnn_delivery", "") or "bundled" in var.get(
-                "cudnn_delivery", ""
-            ):
-                notes.append("cuDNN " + var["cudnn_delivery"])
-            if var.get("conflict"):
-                notes.append(var["conflict"])
-            if arch == "unverified":
-                notes.append("compute capabilities unverified (empty = unknown)")
-            rec: Dict[str, Any] = {
-                "framework": "torch",
-                "version": ver,
-                "variant": name,
-                "cuda": var["cuda"],
-                "cudnn": mmp(cudnn_full),
-                "python": python,
-                "compute_capabilities": ccs,
-                "ptx": ptx,
-                "index_url": None if is_default else TORCH_INDEX.format(variant=name),
-                "packages": [f"torch=={ver}" if is_default else f"torch=={ver}+{name}"],
-                "requires": requires,
-                "companions": sorted(companions.get(ver, [])),
-                "source": "; ".join(sources),
-                "note": " | ".join(notes),
-            }
-            out.append(rec)
-    return out
+    return companions
+
+
+def _torch_variant(
+    d: Dict[str, Any], var: Dict[str, Any], vpins: Dict[Any, Dict[str, Any]], minor: str
+) -> Dict[str, Any]:
+    """One torch build row: a release (its PyPI default `d`) in one CUDA variant `var`."""
+    ver, name = d["torch"], var["variant"]
+    is_default = name == d["pypi_default_variant"]
+    arch = var.get("arch_list") or var.get("arch_sm_observed") or ""
+    ccs, ptx = ccs_from(arch) if arch != "unverified" else ([], None)
+    notes: List[str] = []
+    sources = [var["source"]]
+    cudnn_full = re.match(r"[\d.]+", var["cudnn"]).group(0)  # type: ignore[union-attr]
+    pins, cudnn_full = _torch_pins(d, var, vpins, minor, is_default, cudnn_full, sources, notes)
+    requires = [k + spec for k, spec in pins.items() if k.startswith(("nvidia-", "cuda-"))]
+    delivery = var.get("cudnn_delivery", "")
+    if "inferred" in delivery or "bundled" in delivery:
+        notes.append("cuDNN " + var["cudnn_delivery"])
+    if var.get("conflict"):
+        notes.append(var["conflict"])
+    if arch == "unverified":
+        notes.append("compute capabilities unverified (empty = unknown)")
+    return {
+        "framework": "torch",
+        "version": ver,
+        "variant": name,
+        "cuda": var["cuda"],
+        "cudnn": mmp(cudnn_full),
+        "compute_capabilities": ccs,
+        "ptx": ptx,
+        "index_url": None if is_default else TORCH_INDEX.format(variant=name),
+        "packages": [f"torch=={ver}" if is_default else f"torch=={ver}+{name}"],
+        "requires": requires,
+        "source": "; ".join(sources),
+        "note": " | ".join(notes),
+    }
+
+
+def _torch_pins(
+    d: Dict[str, Any],
+    var: Dict[str, Any],
+    vpins: Dict[Any, Dict[str, Any]],
+    minor: str,
+    is_default: bool,
+    cudnn_full: str,
+    sources: List[str],
+    notes: List[str],
+) -> Tuple[Dict[str, str], str]:
+    """The variant's exact requirement pins and its full cuDNN version, with where they come from."""
+    ver, name = d["torch"], var["variant"]
+    bundled = "bundled" in var.get("cudnn_delivery", "")
+    if is_default:
+        sources.insert(0, d["source"])
+        return d["pins"], d["cudnn_pin"].lstrip("=")
+    if (minor, name) in vpins:
+        sources.append(vpins[(minor, name)]["source"])
+        notes.append(
+            f"requires: the {minor}-era build matrix's PYTORCH_EXTRA_INSTALL_REQUIREMENTS for {name} (commit unknown), assumed the same for every {minor}.x patch"
+        )
+        return {k: "==" + v for k, v in vpins[(minor, name)]["pins"].items()}, cudnn_full
+    if ver == "2.11.0" and name == "cu128":
+        sources.insert(0, TORCH_211_CU128["source"])
+        notes.append(TORCH_211_CU128["note"])
+        return TORCH_211_CU128["pins"], TORCH_211_CU128["cudnn"]
+    if vkey(minor) >= (2, 3) and not bundled:
+        # From 2.3 the build matrices read (2.3, 2.6, 2.9) declare the nvidia-* wheels as
+        # requirements of every Linux CUDA variant, the cuDNN one pinned to RELEASE.md's version.
+        notes.append(
+            f"requires: only the cuDNN pin, = RELEASE.md's cuDNN for {name} (the {minor}-era build matrices pin "
+            "nvidia-cudnn-cuXX to it for every Linux CUDA variant); the other nvidia-* pins come from the "
+            "index metadata when online (fixer.system.index)"
+        )
+        return {f"nvidia-cudnn-cu{var['cuda'].split('.')[0]}": "==" + cudnn_full}, cudnn_full
+    if not bundled:
+        notes.append(
+            "exact nvidia-* pins not read offline (before 2.3 only the PyPI default's pip dependencies are known); "
+            "fixer.system.index fetches them when online; cudnn is RELEASE.md's cuDNN for this variant"
+        )
+    return {}, cudnn_full
 
 
 # --------------------------------------------------------------------------------------------
@@ -658,112 +696,130 @@ def _matrix(version: str) -> Tuple[List[int], Optional[str], Optional[str], str]
     )
 
 
-def cudnn_releases(
-    torch: Dict[str, Any],
-    tf: Dict[str, Any],
-    jax: Dict[str, Any],
-    nv: Dict[str, Any],
-    colab: List[Dict[str, str]],
-    gpu_machine: str,
-    apt_catalogue: Sequence[Dict[str, str]] = (),
-) -> List[Dict[str, Any]]:
-    pip: Dict[str, Dict[str, str]] = {}
-    apt: Dict[str, Dict[str, str]] = {}
-    seen_src: Dict[str, List[str]] = {}
+class _Seen:
+    """Every cuDNN version string read, by release (major.minor.patch): pip wheels, apt
+    packages, and where each was seen."""
 
-    def add_pip(dist: str, full: str, src: str) -> None:
-        pip.setdefault(mmp(full), {})[dist] = full
-        s = seen_src.setdefault(mmp(full), [])
+    def __init__(self) -> None:
+        self.pip: Dict[str, Dict[str, str]] = {}
+        self.apt: Dict[str, Dict[str, str]] = {}
+        self.src: Dict[str, List[str]] = {}
+
+    def _source(self, full: str, src: str) -> None:
+        s = self.src.setdefault(mmp(full), [])
         if src not in s:
             s.append(src)
 
-    def add_apt(pkg: str, ver: str, src: str) -> None:
+    def add_pip(self, dist: str, full: str, src: str) -> None:
+        self.pip.setdefault(mmp(full), {})[dist] = full
+        self._source(full, src)
+
+    def add_apt(self, pkg: str, ver: str, src: str) -> None:
         full = ver.split("-")[0]
-        apt.setdefault(mmp(full), {})[pkg] = ver
-        s = seen_src.setdefault(mmp(full), [])
-        if src not in s:
-            s.append(src)
+        self.apt.setdefault(mmp(full), {})[pkg] = ver
+        self._source(full, src)
 
-    for d in torch["pypi_default"]:
-        add_pip(d["cudnn_package"], d["cudnn_pin"].lstrip("="), "torch pip metadata")
-    for p in torch["variant_pins"]:
-        for k, v in p.get("pins", {}).items():
-            if k.startswith("nvidia-cudnn"):
-                add_pip(k, v, "torch build-matrix pins")
-    add_pip("nvidia-cudnn-cu12", TORCH_211_CU128["cudnn"], "torch 2.11.0+cu128 metadata")
-    for a in tf["and_cuda"]:
-        for k, v in a.get("pins", {}).items():
-            if k.startswith("nvidia-cudnn") and v.startswith("=="):
-                add_pip(k, v[2:], "tensorflow[and-cuda] pip metadata")
-    for p in jax["plugin"]:
-        m = re.match(r"(nvidia-cudnn-cu\d+)<10.0,>=(\d+\.\d+\.\d+\.\d+)$", p.get("cudnn", ""))
-        if m:
-            add_pip(m.group(1), m.group(2), "jax plugin pip metadata (lower bound)")
-    for row in colab:
-        for cell in filter(None, row["pip_cudnn"].split(";")):
-            cu, ver = cell.split("=")
-            add_pip(f"nvidia-cudnn-{cu}", ver, "googlecolab/backend-info pip-freeze")
-        for cell in filter(None, row["apt_cudnn"].split(";")):
-            pkg, ver = cell.split("=")
-            add_apt(pkg, ver, "googlecolab/backend-info apt list")
-    for line in gpu_machine.splitlines():
-        m = re.match(r"(libcudnn\d+(?:-cuda-\d+)?) (\S+) \w+ ok installed", line)
-        if m:
-            add_apt(
-                m.group(1), m.group(2), "GPU machine dpkg (tests/data/gpu_machine/facts_h200.txt)"
-            )
-        m = re.search(r"(nvidia_cudnn_cu\d+)-([\d.]+)\.dist-info/METADATA", line)
-        if m:
-            add_pip(
-                m.group(1).replace("_", "-"),
-                m.group(2),
-                "GPU machine dist-info (tests/data/gpu_machine/facts_h200.txt)",
-            )
-    # Version strings named in nvidia.toml (apt section, PyPI first/last versions).
-    add_apt(
-        "libcudnn9-cuda-13",
-        "9.20.0.48-1",
-        "nvidia.toml [[apt]] (download URL libcudnn9-cuda-13_9.20.0.48-1_amd64.deb)",
-    )
-    add_apt(
-        "libcudnn9-cuda-12",
-        "9.0.0.312-1",
-        "nvidia.toml [[apt]] (NVIDIA cuda image NV_CUDNN_PACKAGE libcudnn9-cuda-12=9.0.0.312-1)",
-    )
-    add_apt(
-        "libcudnn8",
-        "8.9.7.29-1+cuda12.2",
-        "nvidia.toml [[apt]] (apt listing 'libcudnn8/unknown,now 8.9.7.29-1+cuda12.2')",
-    )
-    # data/apt_cudnn.toml (scripts/refresh_apt.py): every libcudnn8 / libcudnn9-cuda-N version with its
-    # pip twin. One apt version per package and release: for libcudnn8 the newest CUDA build (+cudaX.Y).
-    best8: Dict[str, str] = {}
-    for row in apt_catalogue:
-        full = row["version"].split("-")[0]
-        if row["package"] == "libcudnn8":
-            if vkey(row["version"].split("+cuda")[-1]) <= vkey(
-                best8.get(full, "0").split("+cuda")[-1]
-            ):
-                continue
-            best8[full] = row["version"]
-        add_apt(row["package"], row["version"], "data/apt_cudnn.toml")
-        if row.get("pip") and row.get("pip_version"):
-            add_pip(row["pip"], row["pip_version"], "data/apt_cudnn.toml (pip twin)")
-    add_pip(
-        "nvidia-cudnn-cu12",
-        "9.28.0.42",
-        "nvidia.toml [[cudnn_pypi]] (latest nvidia-cudnn-cu12 on 2026-11-26)",
-    )
-    add_pip(
-        "nvidia-cudnn-cu13",
-        "9.28.1.4",
-        "nvidia.toml [[cudnn_pypi]] (latest nvidia-cudnn-cu13 on 2026-11-26)",
-    )
-    add_pip(
-        "nvidia-cudnn-cu12", "8.8.0.121", "nvidia.toml [[cudnn_pypi]] (first nvidia-cudnn-cu12)"
-    )
-    add_pip("nvidia-cudnn-cu11", "9.10.2.21", "nvidia.toml [[cudnn_pypi]] (last nvidia-cudnn-cu11)")
+    def frameworks(self, torch: Dict[str, Any], tf: Dict[str, Any], jax: Dict[str, Any]) -> None:
+        add_pip = self.add_pip
+        for d in torch["pypi_default"]:
+            add_pip(d["cudnn_package"], d["cudnn_pin"].lstrip("="), "torch pip metadata")
+        for p in torch["variant_pins"]:
+            for k, v in p.get("pins", {}).items():
+                if k.startswith("nvidia-cudnn"):
+                    add_pip(k, v, "torch build-matrix pins")
+        add_pip("nvidia-cudnn-cu12", TORCH_211_CU128["cudnn"], "torch 2.11.0+cu128 metadata")
+        for a in tf["and_cuda"]:
+            for k, v in a.get("pins", {}).items():
+                if k.startswith("nvidia-cudnn") and v.startswith("=="):
+                    add_pip(k, v[2:], "tensorflow[and-cuda] pip metadata")
+        for p in jax["plugin"]:
+            m = re.match(r"(nvidia-cudnn-cu\d+)<10.0,>=(\d+\.\d+\.\d+\.\d+)$", p.get("cudnn", ""))
+            if m:
+                add_pip(m.group(1), m.group(2), "jax plugin pip metadata (lower bound)")
 
+    def colab(self, colab: List[Dict[str, str]]) -> None:
+        for row in colab:
+            for cell in filter(None, row["pip_cudnn"].split(";")):
+                cu, ver = cell.split("=")
+                self.add_pip(f"nvidia-cudnn-{cu}", ver, "googlecolab/backend-info pip-freeze")
+            for cell in filter(None, row["apt_cudnn"].split(";")):
+                pkg, ver = cell.split("=")
+                self.add_apt(pkg, ver, "googlecolab/backend-info apt list")
+
+    def gpu_machine(self, text: str) -> None:
+        for line in text.splitlines():
+            m = re.match(r"(libcudnn\d+(?:-cuda-\d+)?) (\S+) \w+ ok installed", line)
+            if m:
+                self.add_apt(
+                    m.group(1),
+                    m.group(2),
+                    "GPU machine dpkg (tests/data/gpu_machine/facts_h200.txt)",
+                )
+            m = re.search(r"(nvidia_cudnn_cu\d+)-([\d.]+)\.dist-info/METADATA", line)
+            if m:
+                self.add_pip(
+                    m.group(1).replace("_", "-"),
+                    m.group(2),
+                    "GPU machine dist-info (tests/data/gpu_machine/facts_h200.txt)",
+                )
+
+    def nvidia_toml_apt(self) -> None:
+        """Version strings named in nvidia.toml (apt section)."""
+        self.add_apt(
+            "libcudnn9-cuda-13",
+            "9.20.0.48-1",
+            "nvidia.toml [[apt]] (download URL libcudnn9-cuda-13_9.20.0.48-1_amd64.deb)",
+        )
+        self.add_apt(
+            "libcudnn9-cuda-12",
+            "9.0.0.312-1",
+            "nvidia.toml [[apt]] (NVIDIA cuda image NV_CUDNN_PACKAGE libcudnn9-cuda-12=9.0.0.312-1)",
+        )
+        self.add_apt(
+            "libcudnn8",
+            "8.9.7.29-1+cuda12.2",
+            "nvidia.toml [[apt]] (apt listing 'libcudnn8/unknown,now 8.9.7.29-1+cuda12.2')",
+        )
+
+    def apt_catalogue(self, apt_catalogue: Sequence[Dict[str, str]]) -> None:
+        # data/apt_cudnn.toml (scripts/refresh_apt.py): every libcudnn8 / libcudnn9-cuda-N version with its
+        # pip twin. One apt version per package and release: for libcudnn8 the newest CUDA build (+cudaX.Y).
+        best8: Dict[str, str] = {}
+        for row in apt_catalogue:
+            full = row["version"].split("-")[0]
+            if row["package"] == "libcudnn8":
+                if vkey(row["version"].split("+cuda")[-1]) <= vkey(
+                    best8.get(full, "0").split("+cuda")[-1]
+                ):
+                    continue
+                best8[full] = row["version"]
+            self.add_apt(row["package"], row["version"], "data/apt_cudnn.toml")
+            if row.get("pip") and row.get("pip_version"):
+                self.add_pip(row["pip"], row["pip_version"], "data/apt_cudnn.toml (pip twin)")
+
+    def nvidia_toml_pypi(self) -> None:
+        """Version strings named in nvidia.toml ([[cudnn_pypi]]: first and last versions)."""
+        self.add_pip(
+            "nvidia-cudnn-cu12",
+            "9.28.0.42",
+            "nvidia.toml [[cudnn_pypi]] (latest nvidia-cudnn-cu12 on 2026-11-26)",
+        )
+        self.add_pip(
+            "nvidia-cudnn-cu13",
+            "9.28.1.4",
+            "nvidia.toml [[cudnn_pypi]] (latest nvidia-cudnn-cu13 on 2026-11-26)",
+        )
+        self.add_pip(
+            "nvidia-cudnn-cu12", "8.8.0.121", "nvidia.toml [[cudnn_pypi]] (first nvidia-cudnn-cu12)"
+        )
+        self.add_pip(
+            "nvidia-cudnn-cu11", "9.10.2.21", "nvidia.toml [[cudnn_pypi]] (last nvidia-cudnn-cu11)"
+        )
+
+
+def _named_releases(
+    torch: Dict[str, Any], tf: Dict[str, Any], nv: Dict[str, Any]
+) -> Dict[str, Tuple[set, List[str]]]:
     # cuDNN versions builds were made with that no pip/apt listing above shows: RELEASE.md's
     # per-variant cuDNN (torch) and the tested-build cuDNN major.minor (TensorFlow).
     named: Dict[str, Tuple[set, List[str]]] = {}
@@ -792,38 +848,62 @@ def cudnn_releases(
         e[1].append(
             f"tensorflow {t['tensorflow']} tested build (cuDNN {t['cudnn']}, CUDA {t['cuda']})"
         )
-    out: List[Dict[str, Any]] = []
-    for ver in sorted(set(pip) | set(apt) | set(named), key=vkey, reverse=True):
-        majors, lo, hi, msrc = _matrix(ver)
-        have = set(majors)
-        for dist in pip.get(ver, {}):
-            have.add(int(dist.rsplit("cu", 1)[1]))
-        for pkg, aver in apt.get(ver, {}).items():
-            m = re.search(r"cuda-(\d+)$", pkg) or re.search(r"\+cuda(\d+)", aver)
-            if m:
-                have.add(int(m.group(1)))
-        srcs = list(seen_src.get(ver, []))
-        if ver in named:
-            have |= named[ver][0]
-            srcs.append("builds made with it: " + ", ".join(named[ver][1]))
-        out.append(
-            {
-                "version": ver,
-                "cuda_majors": sorted(have),
-                "min_compute_capability": lo,
-                "max_compute_capability": hi,
-                "pip": dict(sorted(pip.get(ver, {}).items())),
-                "apt": dict(sorted(apt.get(ver, {}).items())),
-                "source": "support matrix: "
-                + msrc
-                + " (nvidia.toml [[cudnn]]); seen in: "
-                + "; ".join(srcs),
-                "note": ""
-                if pip.get(ver) or apt.get(ver)
-                else "no pip/apt version string read for this release (only builds name it)",
-            }
-        )
-    return out
+    return named
+
+
+def cudnn_releases(
+    torch: Dict[str, Any],
+    tf: Dict[str, Any],
+    jax: Dict[str, Any],
+    nv: Dict[str, Any],
+    colab: List[Dict[str, str]],
+    gpu_machine: str,
+    apt_catalogue: Sequence[Dict[str, str]] = (),
+) -> List[Dict[str, Any]]:
+    seen = _Seen()
+    seen.frameworks(torch, tf, jax)
+    seen.colab(colab)
+    seen.gpu_machine(gpu_machine)
+    seen.nvidia_toml_apt()
+    seen.apt_catalogue(apt_catalogue)
+    seen.nvidia_toml_pypi()
+    named = _named_releases(torch, tf, nv)
+    pip, apt = seen.pip, seen.apt
+    return [
+        _release_row(ver, seen, named)
+        for ver in sorted(set(pip) | set(apt) | set(named), key=vkey, reverse=True)
+    ]
+
+
+def _release_row(ver: str, seen: _Seen, named: Dict[str, Tuple[set, List[str]]]) -> Dict[str, Any]:
+    pip, apt = seen.pip, seen.apt
+    majors, lo, hi, msrc = _matrix(ver)
+    have = set(majors)
+    for dist in pip.get(ver, {}):
+        have.add(int(dist.rsplit("cu", 1)[1]))
+    for pkg, aver in apt.get(ver, {}).items():
+        m = re.search(r"cuda-(\d+)$", pkg) or re.search(r"\+cuda(\d+)", aver)
+        if m:
+            have.add(int(m.group(1)))
+    srcs = list(seen.src.get(ver, []))
+    if ver in named:
+        have |= named[ver][0]
+        srcs.append("builds made with it: " + ", ".join(named[ver][1]))
+    return {
+        "version": ver,
+        "cuda_majors": sorted(have),
+        "min_compute_capability": lo,
+        "max_compute_capability": hi,
+        "pip": dict(sorted(pip.get(ver, {}).items())),
+        "apt": dict(sorted(apt.get(ver, {}).items())),
+        "source": "support matrix: "
+        + msrc
+        + " (nvidia.toml [[cudnn]]); seen in: "
+        + "; ".join(srcs),
+        "note": ""
+        if pip.get(ver) or apt.get(ver)
+        else "no pip/apt version string read for this release (only builds name it)",
+    }
 
 
 def gpus(nv: Dict[str, Any], pci: Dict[str, Dict[str, Any]]) -> List[Dict[str, Any]]:
@@ -946,19 +1026,15 @@ def keep_refreshed(builds: List[Dict[str, Any]], existing: Optional[Path]) -> Li
 APT_CATALOGUE = True
 
 
-def generate(data_dir: Path, gpu_facts: Path, out_dir: Optional[Path] = None) -> Dict[str, str]:
-    torch = load(data_dir / "torch_builds.toml")
-    tf = load(data_dir / "tensorflow_builds.toml")
-    jax = load(data_dir / "jax_builds.toml")
-    nv = load(data_dir / "nvidia.toml")
-    with open(data_dir / "colab_images.csv", newline="") as fh:
-        colab = list(csv.DictReader(fh))
-    snapshots = sorted(p.name for p in (data_dir / "colab_snapshots").iterdir() if p.is_dir())
-    facts = gpu_facts.read_text() if gpu_facts.exists() else ""
-    probe_path = data_dir / "gpu_machine" / "probe_h200_cuda13.txt"
-    probe = probe_path.read_text() if probe_path.exists() else ""
+def _framework_files(
+    torch: Dict[str, Any],
+    tf: Dict[str, Any],
+    jax: Dict[str, Any],
+    probe: str,
+    out_dir: Optional[Path],
+) -> Dict[str, str]:
     floors: Dict[str, str] = {}
-    files = {
+    return {
         "torch.toml": write(
             Path(),
             "torch",
@@ -1000,6 +1076,19 @@ def generate(data_dir: Path, gpu_facts: Path, out_dir: Optional[Path] = None) ->
                 ),
             ],
         ),
+    }
+
+
+def _nvidia_file(
+    torch: Dict[str, Any],
+    tf: Dict[str, Any],
+    jax: Dict[str, Any],
+    nv: Dict[str, Any],
+    colab: List[Dict[str, str]],
+    facts: str,
+    data_dir: Path,
+) -> Dict[str, str]:
+    return {
         "nvidia.toml": write(
             Path(),
             "nvidia",
@@ -1032,31 +1121,50 @@ def generate(data_dir: Path, gpu_facts: Path, out_dir: Optional[Path] = None) ->
                 ),
             ],
         ),
-        "colab.toml": write(
-            Path(),
-            "colab",
-            "data/colab_images.csv",
-            [
-                (
-                    "Colab GPU runtime images: one per distinct state, plus release and snapshot commits",
-                    "colab_image",
-                    colab_images(colab, snapshots),
-                ),
-            ],
-        ),
-        "dependencies.toml": write(
-            Path(),
-            "dependencies",
-            "data/package_dependencies.toml",
-            [
-                (
-                    "What installing one package brings along (pip: setup.py / Requires-Dist; conda: the feedstock's meta.yaml)",
-                    "dependencies",
-                    load(data_dir / "package_dependencies.toml").get("dependencies", []),
-                ),
-            ],
-        ),
     }
+
+
+def generate(data_dir: Path, gpu_facts: Path, out_dir: Optional[Path] = None) -> Dict[str, str]:
+    torch = load(data_dir / "torch_builds.toml")
+    tf = load(data_dir / "tensorflow_builds.toml")
+    jax = load(data_dir / "jax_builds.toml")
+    nv = load(data_dir / "nvidia.toml")
+    with open(data_dir / "colab_images.csv", newline="") as fh:
+        colab = list(csv.DictReader(fh))
+    snapshots = sorted(p.name for p in (data_dir / "colab_snapshots").iterdir() if p.is_dir())
+    facts = gpu_facts.read_text() if gpu_facts.exists() else ""
+    probe_path = data_dir / "gpu_machine" / "probe_h200_cuda13.txt"
+    probe = probe_path.read_text() if probe_path.exists() else ""
+    files = _framework_files(torch, tf, jax, probe, out_dir)
+    files.update(_nvidia_file(torch, tf, jax, nv, colab, facts, data_dir))
+    files.update(
+        {
+            "colab.toml": write(
+                Path(),
+                "colab",
+                "data/colab_images.csv",
+                [
+                    (
+                        "Colab GPU runtime images: one per distinct state, plus release and snapshot commits",
+                        "colab_image",
+                        colab_images(colab, snapshots),
+                    ),
+                ],
+            ),
+            "dependencies.toml": write(
+                Path(),
+                "dependencies",
+                "data/package_dependencies.toml",
+                [
+                    (
+                        "What installing one package brings along (pip: setup.py / Requires-Dist; conda: the feedstock's meta.yaml)",
+                        "dependencies",
+                        load(data_dir / "package_dependencies.toml").get("dependencies", []),
+                    ),
+                ],
+            ),
+        }
+    )
     return files
 
 

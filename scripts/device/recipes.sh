@@ -13,7 +13,7 @@ echo "## validate"; python3 -m fixer recipes validate; echo "rc=$?"
 echo "## list"; python3 -m fixer recipes list
 echo "## load timing (fresh process x5)"
 for i in 1 2 3 4 5; do python3 -c "
-import time; t=time.perf_counter(); from fixer import recipes; a=time.perf_counter(); recipes.load(); b=time.perf_counter()
+import time; t=time.perf_counter(); from fixer import recipebook as recipes; a=time.perf_counter(); recipes.load(); b=time.perf_counter()
 print('import %.1f ms, load %.1f ms' % ((a-t)*1e3, (b-a)*1e3))"; done
 echo "## machine vs recipes"
 python3 - <<'PY'

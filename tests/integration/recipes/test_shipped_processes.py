@@ -27,7 +27,7 @@ def test_generated_files_are_current(shared_data):
 
 def test_load_in_a_fresh_process_does_not_import_packaging():
     code = (
-        "import sys; from fixer import recipes; before = 'packaging' in sys.modules; recipes.load(); "
+        "import sys; from fixer import recipebook; before = 'packaging' in sys.modules; recipebook.load(); "
         "print(before, 'packaging' in sys.modules)"
     )
     out = subprocess.run(
