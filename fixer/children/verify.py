@@ -485,7 +485,8 @@ class _Timing:
 # ---------------------------------------------------------------------------------------
 
 
-def run_torch(device: str, cc_override) -> None:
+def _torch_import():
+    """Import torch; emit "imported" and "built" (the cuDNN it was compiled with)."""
     t0 = time.perf_counter()
     import torch
 
@@ -497,63 +498,60 @@ def run_torch(device: str, cc_override) -> None:
         cuda_build=torch.version.cuda is not None,
         cuda=torch.version.cuda,
     )
-    built = None
-    source = None
     try:
         cv = torch._C._cudnn.getCompileVersion()  # (9, 19, 0): the cuDNN torch was compiled with
         built, source = "%d.%d.%d" % tuple(cv[:3]), "torch._C._cudnn.getCompileVersion()"
     except Exception:  # noqa: BLE001 - private API, absent in CPU builds and old versions
         built, source = _requires_pin(["torch"])
     emit("built", cudnn_built=built, source=source)
-    if torch.version.cuda is None and device != "cpu":
+    return torch
+
+
+def _torch_device(torch, device: str, cc_override):
+    """(compute capability, watchdog) of the device the cases run on, or None after a "nogpu"
+    record (a CPU-only build, no usable GPU)."""
+    if device == "cpu":
+        emit("device", name="cpu (test mode)", cc=None, cudnn_enabled=False, tf32_conv=False)
+        return cc_override, None
+    if torch.version.cuda is None:
         emit(
             "nogpu",
             reason="cpu-only-build",
             message="torch %s is a CPU-only build (torch.version.cuda is None)" % torch.__version__,
         )
-        return
-    if device != "cpu":
-        if not torch.cuda.is_available():
-            msg = "torch.cuda.is_available() is False"
-            try:
-                torch.cuda.init()
-            except Exception as exc:  # noqa: BLE001 - the real reason, e.g. "No CUDA GPUs are available"
-                msg = "%s: %s" % (type(exc).__name__, exc)
-            emit("nogpu", reason="no-device", message=msg)
-            return
-        cc = torch.cuda.get_device_capability(0)
-        emit(
-            "device",
-            name=torch.cuda.get_device_name(0),
-            cc="%d.%d" % cc,
-            cudnn_enabled=bool(torch.backends.cudnn.enabled),
-            tf32_conv=bool(torch.backends.cudnn.allow_tf32),
-        )
-        torch.backends.cudnn.enabled = True
-        # torch's default (no algorithm search): what users' code runs unless it opts in. Measured on
-        # the H200 (scripts/device/verify_jit.sh): with the search on, a freshly started machine JIT-
-        # compiled the runtime-compiled engines it tried (8.3 s beyond the import, 1.1 s without),
-        # and with engines_precompiled missing the search hid the wrong numbers the default gives.
-        torch.backends.cudnn.benchmark = False
-        loaded = loaded_cudnn()
-        emit("loaded", stage="after import", **loaded)  # kept even if the first conv crashes
-        watchdog = watchdog_for(loaded)
-    else:
-        cc, watchdog = cc_override, None
-        emit("device", name="cpu (test mode)", cc=None, cudnn_enabled=False, tf32_conv=False)
-    import torch.nn.functional as F
+        return None
+    if not torch.cuda.is_available():
+        msg = "torch.cuda.is_available() is False"
+        try:
+            torch.cuda.init()
+        except Exception as exc:  # noqa: BLE001 - the real reason, e.g. "No CUDA GPUs are available"
+            msg = "%s: %s" % (type(exc).__name__, exc)
+        emit("nogpu", reason="no-device", message=msg)
+        return None
+    cc = torch.cuda.get_device_capability(0)
+    emit(
+        "device",
+        name=torch.cuda.get_device_name(0),
+        cc="%d.%d" % cc,
+        cudnn_enabled=bool(torch.backends.cudnn.enabled),
+        tf32_conv=bool(torch.backends.cudnn.allow_tf32),
+    )
+    torch.backends.cudnn.enabled = True
+    # torch's default (no algorithm search): what users' code runs unless it opts in. Measured on
+    # the H200 (scripts/device/verify_jit.sh): with the search on, a freshly started machine JIT-
+    # compiled the runtime-compiled engines it tried (8.3 s beyond the import, 1.1 s without),
+    # and with engines_precompiled missing the search hid the wrong numbers the default gives.
+    torch.backends.cudnn.benchmark = False
+    loaded = loaded_cudnn()
+    emit("loaded", stage="after import", **loaded)  # kept even if the first conv crashes
+    return cc, watchdog_for(loaded)
 
-    dev = torch.device("cuda" if device != "cpu" else "cpu")
 
-    def sync():
-        if device != "cpu":
-            torch.cuda.synchronize()
-
-    timing = _Timing(watchdog)
+def _torch_inputs(torch, plan) -> list:
+    """(x, w, g) per case: seeded, rounded to the case's dtype on the host."""
     gen = torch.Generator().manual_seed(0)
-    plan = plan_cases("torch", cc)
     inputs = []
-    for dtype_name, layout, (name, xs, ws, stride, pad) in plan:
+    for dtype_name, _layout, (_name, xs, ws, stride, pad) in plan:
         dtype = getattr(torch, dtype_name)
         x = torch.randn(xs, generator=gen).to(dtype)
         w = (torch.randn(ws, generator=gen) / (ws[1] * ws[2] * ws[3]) ** 0.5).to(dtype)
@@ -564,66 +562,87 @@ def run_torch(device: str, cc_override) -> None:
             (xs[3] + 2 * pad - ws[3]) // stride + 1,
         )
         inputs.append((x, w, torch.randn(ys, generator=gen)))
+    return inputs
 
-    def reference(x, w, g, stride, pad):
-        """Float64 CPU forward and gradients from the same (rounded) inputs, and its ms."""
-        t = time.perf_counter()
-        xr = x.detach().double().requires_grad_()  # own copies: this runs on another thread
-        wr = w.detach().double().requires_grad_()
-        yr = F.conv2d(xr, wr, stride=stride, padding=pad)
-        (yr * g.detach().double()).sum().backward()
-        return (yr.detach(), xr.grad, wr.grad), (time.perf_counter() - t) * 1000
 
+def _torch_reference(x, w, g, stride, pad):
+    """Float64 CPU forward and gradients from the same (rounded) inputs, and its ms."""
+    import torch.nn.functional as F
+
+    t = time.perf_counter()
+    xr = x.detach().double().requires_grad_()  # own copies: this runs on another thread
+    wr = w.detach().double().requires_grad_()
+    yr = F.conv2d(xr, wr, stride=stride, padding=pad)
+    (yr * g.detach().double()).sum().backward()
+    return (yr.detach(), xr.grad, wr.grad), (time.perf_counter() - t) * 1000
+
+
+def _torch_case(torch, dev, timing, case, tensors, ref) -> None:
+    """Run one case on `dev` (forward and backward), compare with its reference, emit "case"."""
+    import torch.nn.functional as F
+
+    dtype_name, layout, (name, xs, ws, stride, pad) = case
+    x, w, g = tensors
+    fmt = torch.channels_last if layout == "NHWC" else torch.contiguous_format
+    # copy=True: with --device cpu .to() would hand back the very tensor the
+    # reference thread is reading, and requires_grad_() would change it under it.
+    xg = x.to(dev, copy=True).contiguous(memory_format=fmt).requires_grad_()
+    wg = w.to(dev, copy=True).contiguous(memory_format=fmt).requires_grad_()
+    gg = g.to(dev, copy=True)
+
+    def step():
+        xg.grad = None
+        wg.grad = None
+        y = F.conv2d(xg, wg, stride=stride, padding=pad)
+        (y.float() * gg).sum().backward()
+        if dev.type != "cpu":
+            torch.cuda.synchronize()
+        return y
+
+    first_ms, steady_ms, y = timing.run(step, name, dtype_name)
+    (yr, dxr, dwr), ref_ms = ref.result()
+    errs = {
+        "y": _rel_err_torch(y, yr),
+        "dx": _rel_err_torch(xg.grad, dxr),
+        "dw": _rel_err_torch(wg.grad, dwr),
+    }
+    record = _case_record(
+        name,
+        dtype_name,
+        layout,
+        errs,
+        TOLERANCE[dtype_name],
+        first_ms,
+        steady_ms,
+        xs,
+        ws,
+        stride,
+        pad,
+    )
+    emit("case", **record, ref_ms=round(ref_ms, 3))
+
+
+def run_torch(device: str, cc_override) -> None:
+    torch = _torch_import()
+    found = _torch_device(torch, device, cc_override)
+    if found is None:
+        return
+    cc, watchdog = found
+    dev = torch.device("cuda" if device != "cpu" else "cpu")
+    timing = _Timing(watchdog)
+    plan = plan_cases("torch", cc)
+    inputs = _torch_inputs(torch, plan)
     pool = _background()
     refs = [
-        pool.submit(reference, x, w, g, c[3], c[4]) for (x, w, g), (_, _, c) in zip(inputs, plan)
+        pool.submit(_torch_reference, x, w, g, c[3], c[4])
+        for (x, w, g), (_, _, c) in zip(inputs, plan)
     ]
-    for (dtype_name, layout, (name, xs, ws, stride, pad)), (x, w, g), ref in zip(
-        plan, inputs, refs
-    ):
-        stage = "conv %s %s %s" % (name, dtype_name, layout)
+    for case, tensors, ref in zip(plan, inputs, refs):
+        dtype_name, layout, (name, _xs, _ws, _stride, _pad) = case
         try:
-            fmt = torch.channels_last if layout == "NHWC" else torch.contiguous_format
-            # copy=True: with --device cpu .to() would hand back the very tensor the
-            # reference thread is reading, and requires_grad_() would change it under it.
-            xg = x.to(dev, copy=True).contiguous(memory_format=fmt).requires_grad_()
-            wg = w.to(dev, copy=True).contiguous(memory_format=fmt).requires_grad_()
-            gg = g.to(dev, copy=True)
-
-            def step():
-                xg.grad = None
-                wg.grad = None
-                y = F.conv2d(xg, wg, stride=stride, padding=pad)
-                (y.float() * gg).sum().backward()
-                sync()
-                return y
-
-            first_ms, steady_ms, y = timing.run(step, name, dtype_name)
-            (yr, dxr, dwr), ref_ms = ref.result()
-            errs = {
-                "y": _rel_err_torch(y, yr),
-                "dx": _rel_err_torch(xg.grad, dxr),
-                "dw": _rel_err_torch(wg.grad, dwr),
-            }
-            emit(
-                "case",
-                **_case_record(
-                    name,
-                    dtype_name,
-                    layout,
-                    errs,
-                    TOLERANCE[dtype_name],
-                    first_ms,
-                    steady_ms,
-                    xs,
-                    ws,
-                    stride,
-                    pad,
-                ),
-                ref_ms=round(ref_ms, 3),
-            )
+            _torch_case(torch, dev, timing, case, tensors, ref)
         except Exception as exc:  # noqa: BLE001 - every failure is a result
-            _error(stage, exc)
+            _error("conv %s %s %s" % (name, dtype_name, layout), exc)
     pool.shutdown(wait=False)
     # torch's own check of the runtime cuDNN: raises the "cuDNN version incompatibility" text.
     try:
@@ -668,15 +687,171 @@ def _inputs(rng, xs, ws, stride, pad):
     return x, w, g
 
 
-def run_jax(device: str, cc_override) -> None:
-    if device != "cpu":
-        # Without this, a CUDA backend that fails to initialise (cuDNN too old, no device) is only
-        # logged and JAX silently falls back to the CPU; with it, the real reason is raised.
-        os.environ.setdefault("JAX_PLATFORMS", "cuda,cpu")
-    t0 = time.perf_counter()
-    import jax
+#: XLA's autotuning levels (xla/debug_options_flags.cc, --xla_gpu_autotune_level: "0 = off;
+#: 1 = on; 2 = on+init; 3 = on+init+reinit; 4 = on+init+reinit+check", 4 the default). Level 1
+#: still times every candidate cuDNN engine for each conv (the engines a user's JAX would pick
+#: from get exercised) but skips filling buffers with random data, re-initialising them between
+#: candidates and cross-checking the candidates' results: the check compares the numbers with
+#: its own float64 CPU reference instead. On an H200 level 1 took 0.8-1.0 s less of verify's
+#: JAX check than the default (tests/data/gpu_machine/runs-2026-11-26/jax_autotune_levels.txt);
+#: scripts/device/jax_first_verify.sh measures it on a fresh process. A level the user set in
+#: XLA_FLAGS is kept.
+JAX_AUTOTUNE_LEVEL = "1"
+
+
+def _jax_settings() -> None:
+    """The switches JAX's check runs with, set before jax is imported (the check only; they
+    change no file and nothing of the user's own processes):
+    - JAX_PLATFORMS=cuda: without it, a CUDA backend that fails to initialise (cuDNN too old, no
+      device) is only logged and JAX silently falls back to the CPU; with it the real reason is
+      raised, and no CPU client is started (the reference is NumPy's);
+    - XLA_PYTHON_CLIENT_PREALLOCATE=false: JAX would otherwise take 75 % of the GPU's memory at
+      its first allocation ("GPU memory allocation", docs.jax.dev/en/latest/gpu_memory_allocation.html),
+      which fails next to a notebook kernel and beside the other checks running at the same time;
+    - --xla_gpu_autotune_level=JAX_AUTOTUNE_LEVEL in XLA_FLAGS (see there)."""
+    os.environ.setdefault("JAX_PLATFORMS", "cuda")
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "--xla_gpu_autotune_level" not in flags:
+        os.environ["XLA_FLAGS"] = (
+            flags + " --xla_gpu_autotune_level=" + JAX_AUTOTUNE_LEVEL
+        ).strip()
+
+
+def _jax_device(jax, device: str, cc_override, versions):
+    """(device, compute capability, watchdog) the cases run on, or None after a "nogpu" record."""
+    if device == "cpu":
+        emit("device", name="cpu (test mode)", cc=None, cudnn_enabled=False, tf32_conv=False)
+        return jax.devices("cpu")[0], cc_override, None
+    try:
+        gpus = jax.devices("gpu")
+    except Exception as exc:  # noqa: BLE001 - "Unknown backend: 'gpu' requested ..." and init errors
+        if versions is None and _jax_versions_module()[0] is None:
+            emit(
+                "nogpu",
+                reason="cpu-only-build",
+                message="no CUDA plugin for jax (%s: %s)" % (type(exc).__name__, exc),
+            )
+        else:
+            emit("nogpu", reason="no-device", message="%s: %s" % (type(exc).__name__, exc))
+        emit("loaded", stage="after failed GPU init", **loaded_cudnn())
+        return None
+    gpu = gpus[0]
+    loaded = loaded_cudnn()
+    emit("loaded", stage="after GPU init", **loaded)
+    cc = _parse_cc(getattr(gpu, "compute_capability", None))
+    emit(
+        "device",
+        name=getattr(gpu, "device_kind", str(gpu)),
+        cc="%d.%d" % cc if cc else None,
+        cudnn_enabled=True,
+        tf32_conv=True,
+    )
+    return gpu, cc, watchdog_for(loaded)
+
+
+def _jax_built(versions, plugin) -> None:
+    if versions is None:
+        emit("built", cudnn_built=None, source=None)
+        return
+    try:
+        emit(
+            "built",
+            cudnn_built=cudnn_version_from_int(int(versions.cudnn_build_version())),
+            source="%s._versions.cudnn_build_version()" % plugin,
+        )
+        emit("runtime", cudnn_reported=int(versions.cudnn_get_version()))
+    except Exception as exc:  # noqa: BLE001
+        _error("jax cuda versions", exc)
+
+
+def _jax_conv(jax, x, w, layout, stride, pad):
+    dn = ("NCHW", "OIHW", "NCHW") if layout == "NCHW" else ("NHWC", "HWIO", "NHWC")
+    return jax.lax.conv_general_dilated(
+        x, w, (stride, stride), [(pad, pad), (pad, pad)], dimension_numbers=dn
+    )
+
+
+def _jax_data(jax, gpu, selected, pool):
+    """Device inputs, CPU references (futures) and (layout, stride, pad) per case. Inputs are
+    rounded and laid out with NumPy on the host (jnp.bfloat16 is a NumPy dtype): a jnp
+    conversion per array would dispatch (and compile) an XLA op each."""
     import jax.numpy as jnp
     import numpy as np
+
+    rng = np.random.default_rng(0)
+    data, refs, params = [], [], []
+    for dtype_name, layout, (_name, xs, ws, stride, pad) in selected:
+        np_dtype = np.dtype(getattr(jnp, dtype_name))
+        x, w, g = _inputs(rng, xs, ws, stride, pad)
+        x = x.astype(np_dtype).astype(np.float32)  # rounded as the GPU sees them
+        w = w.astype(np_dtype).astype(np.float32)
+        refs.append(pool.submit(np_conv_reference, x, w, g, stride, pad))
+        if layout == "NHWC":
+            x, w, g = x.transpose(0, 2, 3, 1), w.transpose(2, 3, 1, 0), g.transpose(0, 2, 3, 1)
+        data.append(
+            [
+                jax.device_put(np.ascontiguousarray(x).astype(np_dtype), gpu),
+                jax.device_put(np.ascontiguousarray(w).astype(np_dtype), gpu),
+                jax.device_put(np.ascontiguousarray(g).astype(np.float32), gpu),
+            ]
+        )
+        params.append((layout, stride, pad))
+    return data, refs, params
+
+
+def _jax_program(jax, params):
+    """One jitted program: each case's conv and both gradients."""
+    import jax.numpy as jnp
+
+    def all_cases(args):
+        out = []
+        for (x, w, g), (layout, stride, pad) in zip(args, params):
+
+            def loss(x, w, g=g, layout=layout, stride=stride, pad=pad):
+                return jnp.sum(_jax_conv(jax, x, w, layout, stride, pad).astype(jnp.float32) * g)
+
+            out.append(
+                (_jax_conv(jax, x, w, layout, stride, pad),)
+                + tuple(jax.grad(loss, argnums=(0, 1))(x, w))
+            )
+        return out
+
+    return jax.jit(all_cases)
+
+
+def _jax_report(selected, outs, refs, first_ms, steady_ms) -> None:
+    import numpy as np
+
+    for (dtype_name, layout, (name, xs, ws, stride, pad)), (y, dx, dw), ref in zip(
+        selected, outs, refs
+    ):
+        ry, rdx, rdw = ref.result()
+        y, dx, dw = (np.asarray(a, dtype=np.float64) for a in (y, dx, dw))
+        if layout == "NHWC":
+            y, dx, dw = y.transpose(0, 3, 1, 2), dx.transpose(0, 3, 1, 2), dw.transpose(3, 2, 0, 1)
+        errs = {"y": _rel_err_np(y, ry), "dx": _rel_err_np(dx, rdx), "dw": _rel_err_np(dw, rdw)}
+        record = _case_record(
+            name,
+            dtype_name,
+            layout,
+            errs,
+            TOLERANCE[dtype_name],
+            first_ms,
+            steady_ms,
+            xs,
+            ws,
+            stride,
+            pad,
+        )
+        emit("case", **record, timing="all cases together")
+
+
+def run_jax(device: str, cc_override) -> None:
+    if device != "cpu":
+        _jax_settings()
+    t0 = time.perf_counter()
+    import jax
 
     emit(
         "imported",
@@ -687,94 +862,19 @@ def run_jax(device: str, cc_override) -> None:
         cuda=None,
     )
     versions, plugin = _jax_versions_module()
-    if device != "cpu":
-        try:
-            gpus = jax.devices("gpu")
-        except Exception as exc:  # noqa: BLE001 - "Unknown backend: 'gpu' requested ..." and init errors
-            if versions is None and _jax_versions_module()[0] is None:
-                emit(
-                    "nogpu",
-                    reason="cpu-only-build",
-                    message="no CUDA plugin for jax (%s: %s)" % (type(exc).__name__, exc),
-                )
-            else:
-                emit("nogpu", reason="no-device", message="%s: %s" % (type(exc).__name__, exc))
-            emit("loaded", stage="after failed GPU init", **loaded_cudnn())
-            return
-        gpu = gpus[0]
-        loaded = loaded_cudnn()
-        emit("loaded", stage="after GPU init", **loaded)
-        watchdog = watchdog_for(loaded)
-        cc = _parse_cc(getattr(gpu, "compute_capability", None))
-        emit(
-            "device",
-            name=getattr(gpu, "device_kind", str(gpu)),
-            cc="%d.%d" % cc if cc else None,
-            cudnn_enabled=True,
-            tf32_conv=True,
-        )
-    else:
-        gpu, cc, watchdog = jax.devices("cpu")[0], cc_override, None
-        emit("device", name="cpu (test mode)", cc=None, cudnn_enabled=False, tf32_conv=False)
-    if versions is not None:
-        try:
-            emit(
-                "built",
-                cudnn_built=cudnn_version_from_int(int(versions.cudnn_build_version())),
-                source="%s._versions.cudnn_build_version()" % plugin,
-            )
-            emit("runtime", cudnn_reported=int(versions.cudnn_get_version()))
-        except Exception as exc:  # noqa: BLE001
-            _error("jax cuda versions", exc)
-    else:
-        emit("built", cudnn_built=None, source=None)
-
-    def conv(x, w, layout, stride, pad):
-        dn = ("NCHW", "OIHW", "NCHW") if layout == "NCHW" else ("NHWC", "HWIO", "NHWC")
-        return jax.lax.conv_general_dilated(
-            x, w, (stride, stride), [(pad, pad), (pad, pad)], dimension_numbers=dn
-        )
-
-    rng = np.random.default_rng(0)
+    found = _jax_device(jax, device, cc_override, versions)
+    if found is None:
+        return
+    gpu, cc, watchdog = found
+    _jax_built(versions, plugin)
     # Every (dtype, shape) case goes into ONE jitted program: XLA compiles and autotunes once
     # (see plan_cases for which cases, and why).
     selected = plan_cases("jax", cc)
     stage = "conv (all cases in one XLA program)"
     pool = _background()
     try:
-        data, refs, params = [], [], []
-        for dtype_name, layout, (name, xs, ws, stride, pad) in selected:
-            # Inputs are rounded and laid out with NumPy on the host (jnp.bfloat16 is a NumPy
-            # dtype): a jnp conversion per array would dispatch (and compile) an XLA op each.
-            np_dtype = np.dtype(getattr(jnp, dtype_name))
-            x, w, g = _inputs(rng, xs, ws, stride, pad)
-            x = x.astype(np_dtype).astype(np.float32)  # rounded as the GPU sees them
-            w = w.astype(np_dtype).astype(np.float32)
-            refs.append(pool.submit(np_conv_reference, x, w, g, stride, pad))
-            if layout == "NHWC":
-                x, w, g = x.transpose(0, 2, 3, 1), w.transpose(2, 3, 1, 0), g.transpose(0, 2, 3, 1)
-            data.append(
-                [
-                    jax.device_put(np.ascontiguousarray(x).astype(np_dtype), gpu),
-                    jax.device_put(np.ascontiguousarray(w).astype(np_dtype), gpu),
-                    jax.device_put(np.ascontiguousarray(g).astype(np.float32), gpu),
-                ]
-            )
-            params.append((layout, stride, pad))
-
-        def all_cases(args):
-            out = []
-            for (x, w, g), (layout, stride, pad) in zip(args, params):
-
-                def loss(x, w, g=g, layout=layout, stride=stride, pad=pad):
-                    return jnp.sum(conv(x, w, layout, stride, pad).astype(jnp.float32) * g)
-
-                out.append(
-                    (conv(x, w, layout, stride, pad),) + tuple(jax.grad(loss, argnums=(0, 1))(x, w))
-                )
-            return out
-
-        fn = jax.jit(all_cases)
+        data, refs, params = _jax_data(jax, gpu, selected, pool)
+        fn = _jax_program(jax, params)
         if watchdog:
             watchdog.arm(stage)
         t = time.perf_counter()
@@ -788,36 +888,7 @@ def run_jax(device: str, cc_override) -> None:
         for _ in range(STEADY_REPEATS):
             jax.block_until_ready(fn(data))
         steady_ms = (time.perf_counter() - t) * 1000 / STEADY_REPEATS
-        outs = fn(data)
-        for (dtype_name, layout, (name, xs, ws, stride, pad)), (y, dx, dw), ref in zip(
-            selected, outs, refs
-        ):
-            ry, rdx, rdw = ref.result()
-            y, dx, dw = (np.asarray(a, dtype=np.float64) for a in (y, dx, dw))
-            if layout == "NHWC":
-                y, dx, dw = (
-                    y.transpose(0, 3, 1, 2),
-                    dx.transpose(0, 3, 1, 2),
-                    dw.transpose(3, 2, 0, 1),
-                )
-            errs = {"y": _rel_err_np(y, ry), "dx": _rel_err_np(dx, rdx), "dw": _rel_err_np(dw, rdw)}
-            emit(
-                "case",
-                **_case_record(
-                    name,
-                    dtype_name,
-                    layout,
-                    errs,
-                    TOLERANCE[dtype_name],
-                    first_ms,
-                    steady_ms,
-                    xs,
-                    ws,
-                    stride,
-                    pad,
-                ),
-                timing="all cases together",
-            )
+        _jax_report(selected, fn(data), refs, first_ms, steady_ms)
     except Exception as exc:  # noqa: BLE001
         _error(stage, exc)
     pool.shutdown(wait=False)
@@ -828,9 +899,9 @@ def run_jax(device: str, cc_override) -> None:
 # ---------------------------------------------------------------------------------------
 
 
-def run_tensorflow(device: str, cc_override) -> None:
+def _tf_import():
+    """Import TensorFlow; emit "imported" and "built" (its build info's cuDNN)."""
     t0 = time.perf_counter()
-    import numpy as np
     import tensorflow as tf
 
     info = {}
@@ -852,104 +923,118 @@ def run_tensorflow(device: str, cc_override) -> None:
         cudnn_built=str(built) if built else None,
         source="tf.sysconfig.get_build_info()['cudnn_version']",
     )
-    if device != "cpu":
-        if not tf.test.is_built_with_cuda():
-            emit(
-                "nogpu",
-                reason="cpu-only-build",
-                message="tensorflow %s is not built with CUDA" % tf.__version__,
-            )
-            return
-        gpus = tf.config.list_physical_devices("GPU")
-        if not gpus:
-            emit(
-                "nogpu",
-                reason="no-device",
-                message="tf.config.list_physical_devices('GPU') is empty",
-            )
-            return
-        for g in gpus:
-            try:
-                tf.config.experimental.set_memory_growth(g, True)
-            except Exception:  # noqa: BLE001
-                pass
-        details = {}
+    return tf
+
+
+def _tf_device(tf, device: str, cc_override):
+    """(device name, compute capability, watchdog), or None after a "nogpu" record."""
+    if device == "cpu":
+        emit("device", name="cpu (test mode)", cc=None, cudnn_enabled=False, tf32_conv=False)
+        return "/CPU:0", cc_override, None
+    if not tf.test.is_built_with_cuda():
+        emit(
+            "nogpu",
+            reason="cpu-only-build",
+            message="tensorflow %s is not built with CUDA" % tf.__version__,
+        )
+        return None
+    gpus = tf.config.list_physical_devices("GPU")
+    if not gpus:
+        emit("nogpu", reason="no-device", message="tf.config.list_physical_devices('GPU') is empty")
+        return None
+    for g in gpus:
         try:
-            details = tf.config.experimental.get_device_details(gpus[0])
+            tf.config.experimental.set_memory_growth(g, True)
         except Exception:  # noqa: BLE001
             pass
-        cc = tuple(details.get("compute_capability") or ()) or None
-        emit(
-            "device",
-            name=details.get("device_name", "GPU:0"),
-            cc="%d.%d" % cc if cc else None,
-            cudnn_enabled=True,
-            tf32_conv=bool(tf.config.experimental.tensor_float_32_execution_enabled()),
-        )
-        where = "/GPU:0"
-        loaded = loaded_cudnn()
-        emit("loaded", stage="after GPU init", **loaded)
-        watchdog = watchdog_for(loaded)
-    else:
-        cc, watchdog = cc_override, None
-        emit("device", name="cpu (test mode)", cc=None, cudnn_enabled=False, tf32_conv=False)
-        where = "/CPU:0"
+    details = {}
+    try:
+        details = tf.config.experimental.get_device_details(gpus[0])
+    except Exception:  # noqa: BLE001
+        pass
+    cc = tuple(details.get("compute_capability") or ()) or None
+    emit(
+        "device",
+        name=details.get("device_name", "GPU:0"),
+        cc="%d.%d" % cc if cc else None,
+        cudnn_enabled=True,
+        tf32_conv=bool(tf.config.experimental.tensor_float_32_execution_enabled()),
+    )
+    loaded = loaded_cudnn()
+    emit("loaded", stage="after GPU init", **loaded)
+    return "/GPU:0", cc, watchdog_for(loaded)
 
+
+def _tf_case(tf, where, timing, rng, dtype_name, layout, case) -> None:
+    """Run one case (forward and both gradients), compare with NumPy's float64, emit "case"."""
+    import numpy as np
+
+    name, xs, ws, stride, pad = case
+    dtype = getattr(tf, dtype_name)
+    x, w, g = _inputs(rng, xs, ws, stride, pad)
+    x = tf.cast(tf.cast(x, dtype), tf.float32).numpy()  # rounded as the GPU sees them
+    w = tf.cast(tf.cast(w, dtype), tf.float32).numpy()
+    ry, rdx, rdw = np_conv_reference(x, w, g, stride, pad)
+    if layout == "NHWC":
+        xa, ga = x.transpose(0, 2, 3, 1), g.transpose(0, 2, 3, 1)
+        pads = [[0, 0], [pad, pad], [pad, pad], [0, 0]]
+    else:
+        xa, ga = x, g
+        pads = [[0, 0], [0, 0], [pad, pad], [pad, pad]]
+    wa = w.transpose(2, 3, 1, 0)  # TF filters are HWIO in both layouts
+
+    def run():
+        xv = tf.constant(xa, dtype=dtype)
+        wv = tf.constant(wa, dtype=dtype)
+        with tf.GradientTape() as tape:
+            tape.watch([xv, wv])
+            y = tf.nn.conv2d(xv, wv, strides=stride, padding=pads, data_format=layout)
+            loss = tf.reduce_sum(tf.cast(y, tf.float32) * ga)
+        dx, dw = tape.gradient(loss, [xv, wv])
+        return y.numpy(), dx.numpy(), dw.numpy()  # .numpy() waits for the GPU
+
+    with tf.device(where):
+        first_ms, steady_ms, (y, dx, dw) = timing.run(run, name, dtype_name)
+    y, dx, dw = (np.asarray(a, dtype=np.float64) for a in (y, dx, dw))
+    if layout == "NHWC":
+        y, dx = y.transpose(0, 3, 1, 2), dx.transpose(0, 3, 1, 2)
+    dw = dw.transpose(3, 2, 0, 1)
+    errs = {"y": _rel_err_np(y, ry), "dx": _rel_err_np(dx, rdx), "dw": _rel_err_np(dw, rdw)}
+    emit(
+        "case",
+        **_case_record(
+            name,
+            dtype_name,
+            layout,
+            errs,
+            TOLERANCE[dtype_name],
+            first_ms,
+            steady_ms,
+            xs,
+            ws,
+            stride,
+            pad,
+        ),
+    )
+
+
+def run_tensorflow(device: str, cc_override) -> None:
+    import numpy as np
+
+    tf = _tf_import()
+    found = _tf_device(tf, device, cc_override)
+    if found is None:
+        return
+    where, cc, watchdog = found
     rng = np.random.default_rng(0)
     timing = _Timing(watchdog)
-    for dtype_name, layout, (name, xs, ws, stride, pad) in plan_cases("tensorflow", cc):
-        dtype = getattr(tf, dtype_name)
+    for dtype_name, layout, case in plan_cases("tensorflow", cc):
         if device == "cpu":
             layout = "NHWC"  # TensorFlow's NCHW convs exist on the GPU only
-        stage = "conv %s %s %s" % (name, dtype_name, layout)
         try:
-            x, w, g = _inputs(rng, xs, ws, stride, pad)
-            x = tf.cast(tf.cast(x, dtype), tf.float32).numpy()  # rounded as the GPU sees them
-            w = tf.cast(tf.cast(w, dtype), tf.float32).numpy()
-            ry, rdx, rdw = np_conv_reference(x, w, g, stride, pad)
-            if layout == "NHWC":
-                xa, ga = x.transpose(0, 2, 3, 1), g.transpose(0, 2, 3, 1)
-                pads = [[0, 0], [pad, pad], [pad, pad], [0, 0]]
-            else:
-                xa, ga = x, g
-                pads = [[0, 0], [0, 0], [pad, pad], [pad, pad]]
-            wa = w.transpose(2, 3, 1, 0)  # TF filters are HWIO in both layouts
-
-            def run():
-                xv = tf.constant(xa, dtype=dtype)
-                wv = tf.constant(wa, dtype=dtype)
-                with tf.GradientTape() as tape:
-                    tape.watch([xv, wv])
-                    y = tf.nn.conv2d(xv, wv, strides=stride, padding=pads, data_format=layout)
-                    loss = tf.reduce_sum(tf.cast(y, tf.float32) * ga)
-                dx, dw = tape.gradient(loss, [xv, wv])
-                return y.numpy(), dx.numpy(), dw.numpy()  # .numpy() waits for the GPU
-
-            with tf.device(where):
-                first_ms, steady_ms, (y, dx, dw) = timing.run(run, name, dtype_name)
-            y, dx, dw = (np.asarray(a, dtype=np.float64) for a in (y, dx, dw))
-            if layout == "NHWC":
-                y, dx = y.transpose(0, 3, 1, 2), dx.transpose(0, 3, 1, 2)
-            dw = dw.transpose(3, 2, 0, 1)
-            errs = {"y": _rel_err_np(y, ry), "dx": _rel_err_np(dx, rdx), "dw": _rel_err_np(dw, rdw)}
-            emit(
-                "case",
-                **_case_record(
-                    name,
-                    dtype_name,
-                    layout,
-                    errs,
-                    TOLERANCE[dtype_name],
-                    first_ms,
-                    steady_ms,
-                    xs,
-                    ws,
-                    stride,
-                    pad,
-                ),
-            )
+            _tf_case(tf, where, timing, rng, dtype_name, layout, case)
         except Exception as exc:  # noqa: BLE001
-            _error(stage, exc)
+            _error("conv %s %s %s" % (case[0], dtype_name, layout), exc)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1053,6 +1138,23 @@ def run_libs(paths, built) -> None:
 RUNNERS = {"torch": run_torch, "jax": run_jax, "tensorflow": run_tensorflow, "cupy": run_cupy}
 
 
+def _options(rest) -> tuple:
+    """(device, compute capability, --dlopen paths, --built version) from the options."""
+    device, cc, dlopen, built = "gpu", None, [], None
+    while rest:
+        opt = rest.pop(0)
+        val = rest.pop(0) if rest else None
+        if opt == "--device":
+            device = val or "gpu"
+        elif opt == "--cc":
+            cc = _parse_cc(val)
+        elif opt == "--dlopen":
+            dlopen.append(val)
+        elif opt == "--built":
+            built = val
+    return device, cc, dlopen, built
+
+
 def main(argv) -> int:
     _protect_stdout()
     try:
@@ -1069,19 +1171,8 @@ def main(argv) -> int:
             message="usage: verify.py FRAMEWORK [options]",
         )
         return 2
-    framework, rest = argv[0], list(argv[1:])
-    device, cc, dlopen, built = "gpu", None, [], None
-    while rest:
-        opt = rest.pop(0)
-        val = rest.pop(0) if rest else None
-        if opt == "--device":
-            device = val or "gpu"
-        elif opt == "--cc":
-            cc = _parse_cc(val)
-        elif opt == "--dlopen":
-            dlopen.append(val)
-        elif opt == "--built":
-            built = val
+    framework = argv[0]
+    device, cc, dlopen, built = _options(list(argv[1:]))
     t0 = time.perf_counter()
     emit(
         "start",
