@@ -24,7 +24,7 @@ import re
 import zipfile
 from configparser import ConfigParser
 from pathlib import Path
-from typing import List, Optional, Set, Tuple
+from typing import Any, List, Optional, Set, Tuple
 
 from fixer.errors import FixerError
 
@@ -118,26 +118,10 @@ def wheel_filename(name: str, version: str, tag: str) -> str:
     return f"{safe}-{version.replace('-', '_')}-{tag}.whl"
 
 
-def build_wheel_from_installed(
-    dist_info: "os.PathLike[str] | str",
-    out_dir: "os.PathLike[str] | str",
-    *,
-    prefix: Optional[str] = None,
-) -> Path:
-    """Pack the distribution whose metadata is `dist_info` into a wheel in `out_dir`; return it.
-
-    `prefix` is the environment prefix (sys.prefix) used to place files RECORD lists outside
-    site-packages; default: three levels above site-packages (prefix/lib/pythonX.Y/site-packages)."""
-    dist_info = Path(dist_info)
-    if not dist_info.name.endswith(".dist-info"):
-        raise WheelBuildError(f"{dist_info}: only .dist-info installs can be repacked")
-    site = dist_info.parent
-    prefix_path = Path(prefix) if prefix else site.parent.parent.parent
-    name, version = _metadata_name_version(dist_info)
-    tag, _purelib = _wheel_tags(dist_info)
-    scripts = _console_scripts(dist_info)
-    data_dir = f"{re.sub(r'[-_.]+', '_', name)}-{version}.data"
-    di_arc = f"{re.sub(r'[-_.]+', '_', name)}-{version}.dist-info"
+def _entries(
+    dist_info: Path, site: Path, prefix_path: Path, scripts: Any, data_dir: str, di_arc: str
+) -> List[Tuple[str, Path]]:
+    """(name in the wheel, file on disk) for every file RECORD lists that belongs in the wheel."""
     entries: List[Tuple[str, Path]] = []
     for rel in _read_record(dist_info):
         src = site / rel
@@ -163,16 +147,11 @@ def build_wheel_from_installed(
                 entries.append((f"{data_dir}/data/{inside.as_posix()}", real))
             continue
         entries.append((rel, src))
-    missing = [str(p) for _, p in entries if not p.is_file()]
-    if missing:
-        raise WheelBuildError(
-            f"{name} {version}: {len(missing)} file(s) its RECORD lists are missing, "
-            f"e.g. {missing[0]}; the installation is damaged"
-        )
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    target = out / wheel_filename(name, version, tag)
-    tmp = target.with_name(target.name + ".part")
+    return entries
+
+
+def _write_wheel(tmp: Path, entries: List[Tuple[str, Path]], di_arc: str, tag: str) -> None:
+    """The wheel's zip at `tmp`: every entry with its RECORD row, a WHEEL file if it had none."""
     record = io.StringIO()
     writer = csv.writer(record, lineterminator="\n")
     with zipfile.ZipFile(tmp, "w", allowZip64=True) as zf:
@@ -199,5 +178,39 @@ def build_wheel_from_installed(
             writer.writerow([f"{di_arc}/WHEEL", _record_hash(h), len(wheel_text)])
         writer.writerow([f"{di_arc}/RECORD", "", ""])
         zf.writestr(f"{di_arc}/RECORD", record.getvalue())
+
+
+def build_wheel_from_installed(
+    dist_info: "os.PathLike[str] | str",
+    out_dir: "os.PathLike[str] | str",
+    *,
+    prefix: Optional[str] = None,
+) -> Path:
+    """Pack the distribution whose metadata is `dist_info` into a wheel in `out_dir`; return it.
+
+    `prefix` is the environment prefix (sys.prefix) used to place files RECORD lists outside
+    site-packages; default: three levels above site-packages (prefix/lib/pythonX.Y/site-packages)."""
+    dist_info = Path(dist_info)
+    if not dist_info.name.endswith(".dist-info"):
+        raise WheelBuildError(f"{dist_info}: only .dist-info installs can be repacked")
+    site = dist_info.parent
+    prefix_path = Path(prefix) if prefix else site.parent.parent.parent
+    name, version = _metadata_name_version(dist_info)
+    tag, _purelib = _wheel_tags(dist_info)
+    scripts = _console_scripts(dist_info)
+    data_dir = f"{re.sub(r'[-_.]+', '_', name)}-{version}.data"
+    di_arc = f"{re.sub(r'[-_.]+', '_', name)}-{version}.dist-info"
+    entries = _entries(dist_info, site, prefix_path, scripts, data_dir, di_arc)
+    missing = [str(p) for _, p in entries if not p.is_file()]
+    if missing:
+        raise WheelBuildError(
+            f"{name} {version}: {len(missing)} file(s) its RECORD lists are missing, "
+            f"e.g. {missing[0]}; the installation is damaged"
+        )
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    target = out / wheel_filename(name, version, tag)
+    tmp = target.with_name(target.name + ".part")
+    _write_wheel(tmp, entries, di_arc, tag)
     os.replace(tmp, target)
     return target

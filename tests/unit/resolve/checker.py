@@ -45,64 +45,95 @@ def violations(
 ) -> List[str]:
     """Every rule the assignment breaks (empty: it is a valid stack)."""
     bad: List[str] = []
-    ccs = [g.compute_capability for g in env.gpus if g.compute_capability]
-    driver = env.driver.version
-    py = env.python.version if env.python else None
     if set(choices) != set(wanted(env, intent)):
         bad.append(f"frameworks {sorted(choices)} != wanted {wanted(env, intent)}")
     for f, (b, kept) in choices.items():
-        if env.gpus and not b.cuda:
-            bad.append(f"{f}: CPU build on a GPU machine")
-        if b.cuda and driver:
-            floor = recipes.min_driver(b.cuda)
-            if floor and nums(driver) < nums(floor):
-                bad.append(f"{f}: driver {driver} < {floor}")
-        if b.cuda:
-            for cc in ccs:
-                if not _kernels_ok(b, cc):
-                    bad.append(f"{f}: no kernels for {cc}")
-        if not kept and b.python and py and not SpecifierSet(b.python).contains(py):
-            bad.append(f"{f}: python {py} not in {b.python}")
-        want = intent.versions.get(f)
-        if want and not (b.version.split("+")[0] == want or b.version.startswith(want + ".")):
-            bad.append(f"{f}: version {b.version} != --{f} {want}")
-        if f in intent.keep and not kept:
-            bad.append(f"{f}: kept but changed")
-        if b.cuda and b.cudnn:
-            major = nums(b.cudnn)[0]
-            have = cudnn.get(major)
-            if have is None:
-                bad.append(f"{f}: no cuDNN {major}")
-                continue
-            ver, cm, _src, _dist = have
-            if nums(ver)[:1] != (major,) or nums(ver)[:2] < nums(b.cudnn)[:2]:
-                bad.append(f"{f}: cuDNN {ver} < built {b.cudnn}")
-            if cm is not None and cm != nums(b.cuda)[0]:
-                bad.append(f"{f}: cuDNN for CUDA {cm}, build is CUDA {b.cuda}")
-    if intent.cuda:
-        offered = [
-            f
-            for f in choices
-            if any(
-                x.cuda and (x.cuda == intent.cuda or x.cuda.startswith(intent.cuda + "."))
-                for x in recipes.builds_for(f)
-            )
-        ]
-        for f in offered:
-            c = choices[f][0].cuda or ""
-            if not (c == intent.cuda or c.startswith(intent.cuda + ".")):
-                bad.append(f"{f}: CUDA {c} != --cuda {intent.cuda}")
+        bad += _build_violations(env, intent, recipes, f, b, kept)
+        bad += _cudnn_of_build(f, b, cudnn)
+    bad += _cuda_asked(intent, recipes, choices)
+    bad += _cudnn_copies(env, intent, recipes, choices, cudnn)
+    return bad
+
+
+def _build_violations(
+    env: m.Environment, intent: m.Intent, recipes: m.Recipes, f: str, b: m.Build, kept: bool
+) -> List[str]:
+    """What one framework's build breaks: driver, kernels, Python, the asked version, --keep."""
+    bad: List[str] = []
+    ccs = [g.compute_capability for g in env.gpus if g.compute_capability]
+    driver = env.driver.version
+    py = env.python.version if env.python else None
+    if env.gpus and not b.cuda:
+        bad.append(f"{f}: CPU build on a GPU machine")
+    if b.cuda and driver:
+        floor = recipes.min_driver(b.cuda)
+        if floor and nums(driver) < nums(floor):
+            bad.append(f"{f}: driver {driver} < {floor}")
+    if b.cuda:
+        bad += [f"{f}: no kernels for {cc}" for cc in ccs if not _kernels_ok(b, cc)]
+    if not kept and b.python and py and not SpecifierSet(b.python).contains(py):
+        bad.append(f"{f}: python {py} not in {b.python}")
+    want = intent.versions.get(f)
+    if want and not (b.version.split("+")[0] == want or b.version.startswith(want + ".")):
+        bad.append(f"{f}: version {b.version} != --{f} {want}")
+    if f in intent.keep and not kept:
+        bad.append(f"{f}: kept but changed")
+    return bad
+
+
+def _cudnn_of_build(f: str, b: m.Build, cudnn: Dict[int, Cudnn]) -> List[str]:
+    """The cuDNN the build gets: its major, a minor at least the build's, the build's CUDA."""
+    if not (b.cuda and b.cudnn):
+        return []
+    major = nums(b.cudnn)[0]
+    have = cudnn.get(major)
+    if have is None:
+        return [f"{f}: no cuDNN {major}"]
+    bad: List[str] = []
+    ver, cm, _src, _dist = have
+    if nums(ver)[:1] != (major,) or nums(ver)[:2] < nums(b.cudnn)[:2]:
+        bad.append(f"{f}: cuDNN {ver} < built {b.cudnn}")
+    if cm is not None and cm != nums(b.cuda)[0]:
+        bad.append(f"{f}: cuDNN for CUDA {cm}, build is CUDA {b.cuda}")
+    return bad
+
+
+def _cuda_asked(
+    intent: m.Intent, recipes: m.Recipes, choices: Dict[str, Tuple[m.Build, bool]]
+) -> List[str]:
+    """--cuda: every framework offered in that CUDA gets it."""
+    if not intent.cuda:
+        return []
+    cuda = intent.cuda
+    offered = [
+        f
+        for f in choices
+        if any(
+            x.cuda and (x.cuda == cuda or x.cuda.startswith(cuda + "."))
+            for x in recipes.builds_for(f)
+        )
+    ]
+    bad: List[str] = []
+    for f in offered:
+        c = choices[f][0].cuda or ""
+        if not (c == cuda or c.startswith(cuda + ".")):
+            bad.append(f"{f}: CUDA {c} != --cuda {cuda}")
+    return bad
+
+
+def _cudnn_copies(
+    env: m.Environment,
+    intent: m.Intent,
+    recipes: m.Recipes,
+    choices: Dict[str, Tuple[m.Build, bool]],
+    cudnn: Dict[int, Cudnn],
+) -> List[str]:
+    """The cuDNN copies themselves: GPU range, --cudnn-from, one major per wheel, one conda major."""
+    bad: List[str] = []
+    ccs = [g.compute_capability for g in env.gpus if g.compute_capability]
     dists: Dict[str, int] = {}
     for major, (ver, _cm, src, dist) in cudnn.items():
-        rel = recipes.cudnn_release(ver)
-        if rel is not None:
-            for cc in ccs:
-                if rel.min_compute_capability and nums(cc) < nums(rel.min_compute_capability):
-                    bad.append(f"cuDNN {ver} needs SM >= {rel.min_compute_capability}, GPU is {cc}")
-                if rel.max_compute_capability and nums(cc) > nums(rel.max_compute_capability):
-                    bad.append(
-                        f"cuDNN {ver} supports SM <= {rel.max_compute_capability}, GPU is {cc}"
-                    )
+        bad += _cudnn_gpu_range(recipes, ver, ccs)
         if (
             intent.cudnn_from
             and src != intent.cudnn_from
@@ -118,6 +149,19 @@ def violations(
     if sum(1 for (_v, _c, src, _d) in cudnn.values() if src == "conda") > 1:
         # conda-forge has one `cudnn` package: one prefix holds one major of it
         bad.append("two cuDNN majors from conda (one `cudnn` package per prefix)")
+    return bad
+
+
+def _cudnn_gpu_range(recipes: m.Recipes, ver: str, ccs: List[str]) -> List[str]:
+    rel = recipes.cudnn_release(ver)
+    if rel is None:
+        return []
+    bad: List[str] = []
+    for cc in ccs:
+        if rel.min_compute_capability and nums(cc) < nums(rel.min_compute_capability):
+            bad.append(f"cuDNN {ver} needs SM >= {rel.min_compute_capability}, GPU is {cc}")
+        if rel.max_compute_capability and nums(cc) > nums(rel.max_compute_capability):
+            bad.append(f"cuDNN {ver} supports SM <= {rel.max_compute_capability}, GPU is {cc}")
     return bad
 
 
