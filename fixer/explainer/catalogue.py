@@ -17,6 +17,7 @@ from fixer.system.paths import recipes_dir
 from fixer.errors import RecipeError
 from fixer.model import FINDING_IDS, Environment, LibraryCopy
 from fixer.recipebook import _did_you_mean, _Lines
+from fixer.explainer.scan import Pattern, UnboundedPattern
 
 RULES_FILE = "errors.toml"
 SCHEMA_VERSION = 2
@@ -101,14 +102,14 @@ class Family:
     role: str
     stems: Tuple[str, ...]
     names: Tuple[str, ...]
-    symbols: Tuple["re.Pattern[str]", ...]
+    symbols: Tuple[Pattern, ...]
     missing: Optional[str]
     mismatch: Optional[str]
     damaged: Optional[str]
     cites: Tuple[str, ...]
     #: version-node names this family's libraries define (GLIBC_2.34, GLIBCXX_3.4.29): in "version `X' not
     #: found" the node, not the file name, says whose version is missing
-    nodes: Tuple["re.Pattern[str]", ...] = ()
+    nodes: Tuple[Pattern, ...] = ()
     check: str = ""  # how to see which versions the system's copy defines
 
 
@@ -117,7 +118,7 @@ class LoaderRule:
     """One wording of a failed library load."""
 
     kind: str
-    patterns: Tuple["re.Pattern[str]", ...]
+    patterns: Tuple[Pattern, ...]
     templates: Tuple[str, ...]
     cites: Tuple[str, ...]
     where: str = ""
@@ -137,16 +138,16 @@ class Rule:
 
     id: str
     title: str
-    patterns: Tuple["re.Pattern[str]", ...]
+    patterns: Tuple[Pattern, ...]
     fix: str
     cites: Tuple[str, ...]
     templates: Tuple[str, ...] = ()
     sources: Tuple[str, ...] = ()
     decisive: bool = False
     confidence: Optional[float] = None
-    requires: Tuple["re.Pattern[str]", ...] = ()
-    excludes: Tuple["re.Pattern[str]", ...] = ()
-    supports: Tuple["re.Pattern[str]", ...] = ()
+    requires: Tuple[Pattern, ...] = ()
+    excludes: Tuple[Pattern, ...] = ()
+    supports: Tuple[Pattern, ...] = ()
     when_env: Tuple[str, ...] = ()
     versions: Optional[Tuple[str, str]] = None  # (loaded group, built group)
     library: Optional[str] = None  # group naming the library of `versions` (else cuDNN)
@@ -364,13 +365,15 @@ def _strs(
 
 def _regexes(
     r: Dict[str, Any], k: str, kind: str, i: int, ctx: _Ctx, allow_empty: bool = True
-) -> Tuple["re.Pattern[str]", ...]:
+) -> Tuple[Pattern, ...]:
     out = []
     for p in _strs(r, k, kind, i, ctx, allow_empty):
         try:
-            out.append(re.compile(p, re.M))
+            out.append(Pattern(p, re.M))
         except re.error as exc:
             raise ctx.bad(kind, i, f"{k!r}: bad regular expression {p!r}: {exc}", k)
+        except UnboundedPattern as exc:
+            raise ctx.bad(kind, i, f"{k!r}: pattern {p[:60]!r}: {exc}", k)
     return tuple(out)
 
 
