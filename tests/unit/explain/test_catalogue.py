@@ -71,6 +71,9 @@ small = st.integers(1, 99999)
 def _symbol_prefix(fam: Family) -> str:
     """A literal symbol name the family's first symbol pattern accepts."""
     rx = fam.symbols[0].pattern.lstrip("^")
+    rx = re.sub(
+        r"\{0,\d+\}", "*", re.sub(r"\{1,\d+\}", "+", rx)
+    )  # bounded quantifiers read as * / +
     return rx.replace("[A-Z]", "G").replace(r"\d+", "5").replace("_*", "__").replace(r"\w*", "x")
 
 
