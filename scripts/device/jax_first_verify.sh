@@ -24,7 +24,7 @@ t = lambda e, i=-1: by[e][i]["t"] if e in by else float("nan")
 imp = by.get("imported", [{}])[-1]
 imp_t, dev_t, first_ms, done_t = t("imported"), t("device"), by.get("first", [{}])[0].get("ms", float("nan")), t("done")
 cases = [c.get("ok") for c in by.get("case", [])]
-errors = [e.get("message", "")[:120] for e in by.get("error", [])]
+errors = [e.get("message", "")[:120] for e in by.get("error", []) + by.get("nogpu", [])]
 print("%-26s import %5.2f s  backend %5.2f s  first program %5.2f s  beyond import %5.2f s  cases %s%s" % (
     label, imp.get("seconds", float("nan")), dev_t - imp_t, first_ms / 1000, done_t - imp_t,
     cases, ("  errors " + "; ".join(errors)) if errors else ""))
