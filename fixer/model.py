@@ -142,73 +142,85 @@ def _make_converter(tp: Any) -> Callable[[Any, str], Any]:
     if tp is Any:
         return lambda data, where: data
     if origin is typing.Union:
-        nullable = type(None) in args
-        inner = [a for a in args if a is not type(None)]
-
-        def union(data: Any, where: str) -> Any:
-            if data is None:
-                if nullable:
-                    return None
-                raise ValueError(f"{where}: null is not allowed")
-            return _converter(inner[0])(data, where)
-
-        return union
+        return _union_converter(args)
     if origin is Literal:
-
-        def literal(data: Any, where: str) -> Any:
-            if data not in args:
-                raise ValueError(f"{where}: {data!r} is not one of {', '.join(map(repr, args))}")
-            return data
-
-        return literal
+        return _literal_converter(args)
     if origin in (tuple, Tuple):
-        if len(args) == 2 and args[1] is Ellipsis:
-            item = args[0]
-
-            def variadic(data: Any, where: str) -> Any:
-                if not isinstance(data, (list, tuple)):
-                    raise ValueError(f"{where}: expected a list, got {type(data).__name__}")
-                conv = _converter(item)
-                return tuple(conv(v, f"{where}[{i}]") for i, v in enumerate(data))
-
-            return variadic
-
-        def fixed(data: Any, where: str) -> Any:
-            if not isinstance(data, (list, tuple)):
-                raise ValueError(f"{where}: expected a list, got {type(data).__name__}")
-            if len(args) != len(data):
-                raise ValueError(f"{where}: expected {len(args)} items, got {len(data)}")
-            return tuple(
-                _converter(a)(v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, data))
-            )
-
-        return fixed
+        return _tuple_converter(args)
     if origin in (dict, Dict, Mapping):
-        vt = args[1] if args else Any
-
-        def mapping(data: Any, where: str) -> Any:
-            if not isinstance(data, dict):
-                raise ValueError(f"{where}: expected an object, got {type(data).__name__}")
-            conv = _converter(vt)
-            return {str(k): conv(v, f"{where}.{k}") for k, v in data.items()}
-
-        return mapping
+        return _mapping_converter(args[1] if args else Any)
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         cls = tp
         return lambda data, where: from_dict(cls, data, where)
     if isinstance(tp, type):
-
-        def plain(data: Any, where: str) -> Any:
-            if tp is float and isinstance(data, int) and not isinstance(data, bool):
-                return float(data)
-            if not isinstance(data, tp):
-                raise ValueError(
-                    f"{where}: expected {tp.__name__}, got {type(data).__name__} {data!r}"
-                )
-            return data
-
-        return plain
+        return _plain_converter(tp)
     return lambda data, where: data
+
+
+def _union_converter(args: Tuple[Any, ...]) -> Callable[[Any, str], Any]:
+    nullable = type(None) in args
+    inner = [a for a in args if a is not type(None)]
+
+    def union(data: Any, where: str) -> Any:
+        if data is None:
+            if nullable:
+                return None
+            raise ValueError(f"{where}: null is not allowed")
+        return _converter(inner[0])(data, where)
+
+    return union
+
+
+def _literal_converter(args: Tuple[Any, ...]) -> Callable[[Any, str], Any]:
+    def literal(data: Any, where: str) -> Any:
+        if data not in args:
+            raise ValueError(f"{where}: {data!r} is not one of {', '.join(map(repr, args))}")
+        return data
+
+    return literal
+
+
+def _tuple_converter(args: Tuple[Any, ...]) -> Callable[[Any, str], Any]:
+    if len(args) == 2 and args[1] is Ellipsis:
+        item = args[0]
+
+        def variadic(data: Any, where: str) -> Any:
+            if not isinstance(data, (list, tuple)):
+                raise ValueError(f"{where}: expected a list, got {type(data).__name__}")
+            conv = _converter(item)
+            return tuple(conv(v, f"{where}[{i}]") for i, v in enumerate(data))
+
+        return variadic
+
+    def fixed(data: Any, where: str) -> Any:
+        if not isinstance(data, (list, tuple)):
+            raise ValueError(f"{where}: expected a list, got {type(data).__name__}")
+        if len(args) != len(data):
+            raise ValueError(f"{where}: expected {len(args)} items, got {len(data)}")
+        return tuple(_converter(a)(v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, data)))
+
+    return fixed
+
+
+def _mapping_converter(vt: Any) -> Callable[[Any, str], Any]:
+    def mapping(data: Any, where: str) -> Any:
+        if not isinstance(data, dict):
+            raise ValueError(f"{where}: expected an object, got {type(data).__name__}")
+        conv = _converter(vt)
+        return {str(k): conv(v, f"{where}.{k}") for k, v in data.items()}
+
+    return mapping
+
+
+def _plain_converter(tp: type) -> Callable[[Any, str], Any]:
+    def plain(data: Any, where: str) -> Any:
+        if tp is float and isinstance(data, int) and not isinstance(data, bool):
+            return float(data)
+        if not isinstance(data, tp):
+            raise ValueError(f"{where}: expected {tp.__name__}, got {type(data).__name__} {data!r}")
+        return data
+
+    return plain
 
 
 def _spec(cls: type) -> Tuple[Dict[str, Any], Dict[str, Callable[[Any, str], Any]], FrozenSet[str]]:
