@@ -13,10 +13,9 @@ Where each rule comes from:
 - Display names of the frameworks, requirement and pin parsing, and the Environment queries
   that diagnose and resolve both ask.
 
-The block between the RULES-FOR-CHILDREN markers is stdlib-only with builtin annotations: the
-scripts that run inside foreign interpreters (fixer/children/verify.py, fixer/children/deep.py)
-carry a copy generated from it (scripts/sync_rules.py writes it, tests/unit/test_rules.py
-checks it), because they cannot import this package.
+The rules the scripts that run inside foreign interpreters also need (cuDNN's sub-libraries,
+its version integers, its requirement strings) live in fixer/children/childrules.py, stdlib
+only; those scripts load it by path and this module imports it.
 """
 
 from __future__ import annotations
@@ -26,6 +25,12 @@ import os
 import re
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
+from fixer.children.childrules import (  # noqa: F401 - the rules the children share, re-exported
+    CUDNN_SUBLIBRARIES,
+    cudnn_requirement,
+    cudnn_sublibraries,
+    cudnn_version_from_int,
+)
 from fixer.system.paths import split_ld_preload
 from fixer.system.versions import (  # noqa: F401 - the requirement parsers, re-exported for rules' callers
     canonical_name,
@@ -46,83 +51,6 @@ from fixer.model import (
     LoadResolution,
     Recipes,
 )
-
-# RULES-FOR-CHILDREN BEGIN
-#: The sub-libraries of one cuDNN copy by major, without "lib" and ".so.N" (cuDNN 9 split the
-#: library into graph/engine parts; cuDNN 8 into infer/train halves).
-CUDNN_SUBLIBRARIES = {
-    9: (
-        "graph",
-        "ops",
-        "cnn",
-        "adv",
-        "heuristic",
-        "engines_precompiled",
-        "engines_runtime_compiled",
-    ),
-    8: ("ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train"),
-}
-
-
-def cudnn_sublibraries(major: int) -> "Tuple[str, ...]":
-    """The sub-library names of cuDNN `major` (a later major is assumed to keep 9's split)."""
-    return CUDNN_SUBLIBRARIES[9] if major >= 9 else CUDNN_SUBLIBRARIES.get(major, ())
-
-
-def cudnn_version_from_int(v: int) -> str:
-    """cudnnGetVersion() -> "9.19.0". cuDNN 9 changed CUDNN_VERSION from M*1000+m*100+p to
-    M*10000+m*100+p (cudnn_version.h of 8.9.7 and 9.0.0), so any value >= 90000 is in the new
-    form: 91900 -> "9.19.0", 8902 -> "8.9.2", 7104 -> "7.1.4"."""
-    if v >= 90000:
-        return "%d.%d.%d" % (v // 10000, (v % 10000) // 100, v % 100)
-    return "%d.%d.%d" % (v // 1000, (v % 1000) // 100, v % 100)
-
-
-_CUDNN_REQ = re.compile(
-    r"^\s*(nvidia-cudnn-cu(\d+))\s*(?:\[[^\]]*\])?\s*\(?([^;)]*)\)?\s*(?:;(.*))?$", re.I
-)
-
-
-def cudnn_requirement(
-    requires: "Sequence[str]", allow_extras: bool = False
-) -> "Tuple[Optional[str], Optional[str]]":
-    """(requirement string, cuDNN major.minor.patch it implies) from Requires-Dist lines.
-
-    "nvidia-cudnn-cu13==9.19.0.56; platform_system == "Linux"" -> ("nvidia-cudnn-cu13==9.19.0.56", "9.19.0")
-    "nvidia-cudnn-cu13<10.0,>=9.12.0.46; ... extra == "with-cuda"" -> (..., "9.12.0") (the lower bound)."""
-    for line in requires:
-        m = _CUDNN_REQ.match(line)
-        if not m:
-            continue
-        marker = m.group(4) or ""
-        if "extra" in marker and not allow_extras:
-            continue
-        spec = m.group(3).replace(" ", "")
-        req = m.group(1).lower() + spec
-        for clause in spec.split(","):
-            cm = re.match(r"^(==|>=|~=|===)(\d+(?:\.\d+)*)", clause)
-            if cm:
-                return req, ".".join((cm.group(2).split(".") + ["0", "0"])[:3])
-        return req, None
-    return None, None
-
-
-# RULES-FOR-CHILDREN END
-
-#: The scripts that run inside foreign interpreters and carry a copy of the block above.
-CHILD_SCRIPTS = ("children/verify.py", "children/deep.py")
-
-
-def child_block(text: Optional[str] = None) -> str:
-    """The RULES-FOR-CHILDREN block (markers included) of `text`, by default of this file."""
-    if text is None:
-        with open(__file__, encoding="utf-8") as fh:
-            text = fh.read()
-    begin, end = "# RULES-FOR-CHILDREN BEGIN", "# RULES-FOR-CHILDREN END"
-    i, j = text.find(begin), text.find(end)
-    if i < 0 or j < i:
-        return ""
-    return text[i : j + len(end)]
 
 
 def expected_cudnn_sonames(major: int) -> Tuple[str, ...]:

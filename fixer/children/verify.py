@@ -29,7 +29,6 @@ import re
 import sys
 import time
 import traceback
-from typing import Optional, Sequence, Tuple  # the annotations of the rules block
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # annotations only: threading is imported lazily where it is used
@@ -52,67 +51,26 @@ CASES = (
 TOLERANCE = {"float32": 1e-2, "float16": 2e-2, "bfloat16": 5e-2}
 STEADY_REPEATS = 5
 
-# RULES-FOR-CHILDREN BEGIN
-#: The sub-libraries of one cuDNN copy by major, without "lib" and ".so.N" (cuDNN 9 split the
-#: library into graph/engine parts; cuDNN 8 into infer/train halves).
-CUDNN_SUBLIBRARIES = {
-    9: (
-        "graph",
-        "ops",
-        "cnn",
-        "adv",
-        "heuristic",
-        "engines_precompiled",
-        "engines_runtime_compiled",
-    ),
-    8: ("ops_infer", "ops_train", "cnn_infer", "cnn_train", "adv_infer", "adv_train"),
-}
+
+def _load_childrules():
+    """fixer/children/childrules.py, the rules shared with the package, loaded by path (this
+    script runs in a foreign interpreter and cannot import the package)."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "childrules.py")
+    spec = importlib.util.spec_from_file_location("_colab_cudnn_fix_childrules", path)
+    if spec is None or spec.loader is None:
+        raise ImportError("cannot load " + path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def cudnn_sublibraries(major: int) -> "Tuple[str, ...]":
-    """The sub-library names of cuDNN `major` (a later major is assumed to keep 9's split)."""
-    return CUDNN_SUBLIBRARIES[9] if major >= 9 else CUDNN_SUBLIBRARIES.get(major, ())
-
-
-def cudnn_version_from_int(v: int) -> str:
-    """cudnnGetVersion() -> "9.19.0". cuDNN 9 changed CUDNN_VERSION from M*1000+m*100+p to
-    M*10000+m*100+p (cudnn_version.h of 8.9.7 and 9.0.0), so any value >= 90000 is in the new
-    form: 91900 -> "9.19.0", 8902 -> "8.9.2", 7104 -> "7.1.4"."""
-    if v >= 90000:
-        return "%d.%d.%d" % (v // 10000, (v % 10000) // 100, v % 100)
-    return "%d.%d.%d" % (v // 1000, (v % 1000) // 100, v % 100)
-
-
-_CUDNN_REQ = re.compile(
-    r"^\s*(nvidia-cudnn-cu(\d+))\s*(?:\[[^\]]*\])?\s*\(?([^;)]*)\)?\s*(?:;(.*))?$", re.I
-)
-
-
-def cudnn_requirement(
-    requires: "Sequence[str]", allow_extras: bool = False
-) -> "Tuple[Optional[str], Optional[str]]":
-    """(requirement string, cuDNN major.minor.patch it implies) from Requires-Dist lines.
-
-    "nvidia-cudnn-cu13==9.19.0.56; platform_system == "Linux"" -> ("nvidia-cudnn-cu13==9.19.0.56", "9.19.0")
-    "nvidia-cudnn-cu13<10.0,>=9.12.0.46; ... extra == "with-cuda"" -> (..., "9.12.0") (the lower bound)."""
-    for line in requires:
-        m = _CUDNN_REQ.match(line)
-        if not m:
-            continue
-        marker = m.group(4) or ""
-        if "extra" in marker and not allow_extras:
-            continue
-        spec = m.group(3).replace(" ", "")
-        req = m.group(1).lower() + spec
-        for clause in spec.split(","):
-            cm = re.match(r"^(==|>=|~=|===)(\d+(?:\.\d+)*)", clause)
-            if cm:
-                return req, ".".join((cm.group(2).split(".") + ["0", "0"])[:3])
-        return req, None
-    return None, None
-
-
-# RULES-FOR-CHILDREN END
+_rules = _load_childrules()
+CUDNN_SUBLIBRARIES = _rules.CUDNN_SUBLIBRARIES
+cudnn_sublibraries = _rules.cudnn_sublibraries
+cudnn_version_from_int = _rules.cudnn_version_from_int
+cudnn_requirement = _rules.cudnn_requirement
 _CUDNN_FILE = re.compile(r"^(libcudnn[a-z_]*)\.so(?:\.(\d+(?:\.\d+)*))?$")
 
 

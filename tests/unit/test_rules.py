@@ -73,12 +73,40 @@ def test_split_requirement_gives_the_canonical_name_and_the_exact_version(
     assert rules.requirement_name(req) == got[0]
 
 
-def test_the_child_scripts_carry_the_rules_block_unchanged():
-    block = rules.child_block()
-    assert "def cudnn_version_from_int" in block
-    for rel in rules.CHILD_SCRIPTS:
-        text = (ROOT / "fixer" / rel).read_text()
-        assert rules.child_block(text) == block, f"fixer/{rel}: run python scripts/sync_rules.py"
+CHILDREN = ROOT / "fixer" / "children"
+
+
+def test_the_children_share_one_rules_module_stdlib_only():
+    """The scripts that run in foreign interpreters load children/childrules.py by path (no
+    copy of a rule in them), and that module imports the standard library only."""
+    import ast
+    import sys
+
+    tree = ast.parse((CHILDREN / "childrules.py").read_text())
+    imported = {
+        (a.name if isinstance(n, ast.Import) else n.module or "").split(".")[0]
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+        for a in (n.names if isinstance(n, ast.Import) else [n])
+    }
+    assert imported <= set(sys.stdlib_module_names) | {"__future__"}, imported
+    shared = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    for script in ("verify.py", "deep.py"):
+        text = (CHILDREN / script).read_text()
+        assert '"childrules.py"' in text, script
+        defined = {n.name for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)}
+        assert not shared & defined, f"{script} defines its own copy of {shared & defined}"
+
+
+@settings(max_examples=examples(200))
+@given(st.integers(0, 200000))
+def test_the_children_read_cudnn_versions_as_the_package_does(value):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_childrules_test", CHILDREN / "childrules.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.cudnn_version_from_int(value) == rules.cudnn_version_from_int(value)
 
 
 def _damaged(copy: LibraryCopy, missing: bool, truncated: bool, mixed: bool) -> LibraryCopy:
