@@ -15,6 +15,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 try:
@@ -30,23 +31,29 @@ COMMANDS = {
     "plan": ["plan", "--json"],
     "plan-text": ["plan"],
     "plan-apt": ["plan", "--json", "--cudnn-from", "apt"],
-    "lock": ["lock", "--json", "-o", "-"],
+    "lock": ["lock", "--json", "-o", "stack.lock.toml"],
     "report": ["report", "--json"],
 }
 
 
 def run(args: list, stdin: str = "") -> str:
+    """Exit code and stdout of `python -m fixer ARGS` in an empty folder, with the file `lock -o`
+    wrote there appended."""
     env = dict(os.environ, COLUMNS="100", NO_COLOR="1", TERM="dumb")
-    proc = subprocess.run(
-        [sys.executable, "-m", "fixer", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    with tempfile.TemporaryDirectory() as cwd:
+        proc = subprocess.run(
+            [sys.executable, "-m", "fixer", *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+            cwd=cwd,
+        )
+        written = Path(cwd, "stack.lock.toml")
+        stdout = proc.stdout + (written.read_text() if written.exists() else "")
     # a lock's creation time is the one field that differs between two runs of the same tree
-    stdout = re.sub(r'("created": |created = )"[^"]*"', r'\1"(time)"', proc.stdout)
+    stdout = re.sub(r'("created": |created = )"[^"]*"', r'\1"(time)"', stdout)
     return f"exit {proc.returncode}\n{stdout}"
 
 
