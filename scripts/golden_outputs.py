@@ -40,6 +40,7 @@ def run(args: list, stdin: str = "") -> str:
     """Exit code and stdout of `python -m fixer ARGS` in an empty folder, with the file `lock -o`
     wrote there appended."""
     env = dict(os.environ, COLUMNS="100", NO_COLOR="1", TERM="dumb")
+    env["PYTHONPATH"] = os.environ.get("PYTHONPATH") or str(ROOT)  # this tree unless told
     with tempfile.TemporaryDirectory() as cwd:
         proc = subprocess.run(
             [sys.executable, "-m", "fixer", *args],
