@@ -4,9 +4,14 @@ beyond choosing words and colours; the JSON form is `doctor_json`."""
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Set, Tuple
 
 from fixer.model import ENVIRONMENT_SCHEMA, Environment, Finding, LoadResolution, to_dict
+from fixer.render.prose import say
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
 
 SEV_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 SEV_MARK = {"error": "✗", "warning": "!", "info": "i"}
@@ -75,6 +80,14 @@ def _load_for(env: Environment, consumer: str, library: str = "cudnn") -> Option
     return next((r for r in env.loads if r.consumer == consumer and r.library == library), None)
 
 
+def healthy_text(frameworks: int) -> str:
+    """The healthy verdict's words (doctor and report), true for exactly what was checked: with
+    no GPU framework installed nothing loads cuDNN, so no framework is said to load one."""
+    if frameworks:
+        return "Healthy: every framework loads a cuDNN it accepts."
+    return "Healthy: nothing wrong found; no GPU framework is installed, so nothing loads cuDNN."
+
+
 def render_doctor(
     env: Environment,
     findings: Sequence[Finding],
@@ -82,124 +95,147 @@ def render_doctor(
     exit_code: int,
     nothing_to_fix: bool = False,
 ) -> None:
-    from rich.text import Text
-
-    from fixer.render import out, print_table
+    """doctor's terminal output: the head, the frameworks, what --deep saw, the other cuDNN
+    copies, then the findings and the verdict."""
+    from fixer.render import out
 
     con = out()
+    _head(con, env)
+    _frameworks(con, env, findings)
+    _deep(con, env)
+    _other_copies(con, env)
+    con.print()
+    _findings(con, env, findings, healthy, nothing_to_fix)
+
+
+def _head(con: "Console", env: Environment) -> None:
+    from rich.text import Text
+
     rt = env.runtime
     py = env.python
-    head = f"[bold]colab-cudnn-fix doctor[/]  {rt.kind}"
+    head = Text("colab-cudnn-fix doctor", style="bold") + Text(f"  {rt.kind}")
     if rt.accelerator:
         head += f" ({rt.accelerator})"
     if rt.os_name:
         head += f", {rt.os_name}"
     if py:
         head += f", Python {py.version} ({py.executable})"
-    con.print(head)
-    con.print(f"  GPU     {_gpu_line(env)}", markup=False)
-    con.print(f"  driver  {_driver_line(env)}", markup=False)
+    say(con, head, indent="  ")
+    say(con, f"  GPU     {_gpu_line(env)}", indent="        ")
+    say(con, f"  driver  {_driver_line(env)}", indent="        ")
 
-    fws = env.frameworks
-    if fws:
-        rows = []
-        bad_fw = {fw for f in findings if f.severity != "info" for fw in f.frameworks}
-        where_lines = []
-        for fw in fws:
-            res = _load_for(env, fw.framework)
-            build = fw.version + (
-                f" ({fw.variant})" if fw.variant and fw.variant not in fw.version else ""
-            )
-            built = fw.cudnn or "-"
-            if fw.framework == "jax" and fw.cudnn:
-                built = f">= {fw.cudnn}"
-            if res is None:
-                loaded = "-"
-            elif res.path is None:
-                loaded = "not found"
-            else:
-                loaded = res.version or "?"
-                where_lines.append(
-                    f"  {fw.framework} loads {_short(res.path, env)} (via {res.via})"
-                )
-            if not fw.is_cuda_build:
-                mark = Text("cpu", style="yellow") if env.gpus else Text("-")
-            else:
-                mark = (
-                    Text("✗", style="bold red")
-                    if fw.framework in bad_fw
-                    else Text("✓", style="green")
-                )
-            rows.append((mark, Text(fw.framework), Text(build), Text(built), Text(loaded)))
-        print_table(con, ("", "framework", "build", "cuDNN built", "loads"), rows, boxed=False)
-        for line in where_lines:
-            con.print(line, markup=False, style="dim", soft_wrap=True)
-    elif py:
-        con.print("  no GPU framework installed in this interpreter", style="dim")
 
-    for v in env.runtime_views:  # doctor --deep: what the import showed
+def _framework_row(env: Environment, fw: Any, bad_fw: Set[str]) -> Tuple["Text", ...]:
+    from rich.text import Text
+
+    res = _load_for(env, fw.framework)
+    build = fw.version + (f" ({fw.variant})" if fw.variant and fw.variant not in fw.version else "")
+    built = fw.cudnn or "-"
+    if fw.framework == "jax" and fw.cudnn:
+        built = f">= {fw.cudnn}"
+    if res is None:
+        loaded = "-"
+    elif res.path is None:
+        loaded = "not found"
+    else:
+        loaded = res.version or "?"
+    if not fw.is_cuda_build:
+        mark = Text("cpu", style="yellow") if env.gpus else Text("-")
+    else:
+        mark = Text("✗", style="bold red") if fw.framework in bad_fw else Text("✓", style="green")
+    return (mark, Text(fw.framework), Text(build), Text(built), Text(loaded))
+
+
+def _frameworks(con: "Console", env: Environment, findings: Sequence[Finding]) -> None:
+    from fixer.render import print_table
+
+    if not env.frameworks:
+        if env.python:
+            con.print("  no GPU framework installed in this interpreter", style="dim")
+        return
+    bad_fw = {fw for f in findings if f.severity != "info" for fw in f.frameworks}
+    rows = [_framework_row(env, fw, bad_fw) for fw in env.frameworks]
+    print_table(con, ("", "framework", "build", "cuDNN built", "loads"), rows, boxed=False)
+    for fw in env.frameworks:
+        res = _load_for(env, fw.framework)
+        if res is not None and res.path is not None:
+            line = f"  {fw.framework} loads {_short(res.path, env)} (via {res.via})"
+            say(con, line, indent="    ", style="dim")
+
+
+def _deep(con: "Console", env: Environment) -> None:
+    """doctor --deep: what the import showed."""
+    for v in env.runtime_views:
         if v.error:
-            con.print(
-                f"  deep: {v.framework} "
-                + ("imported, then failed" if v.imported else "failed to import")
-                + f": {v.error.strip().splitlines()[0][:200] if v.error.strip() else v.error}",
-                markup=False,
-                style="red",
-                overflow="fold",
-            )
+            first = v.error.strip().splitlines()[0][:200] if v.error.strip() else v.error
+            did = "imported, then failed" if v.imported else "failed to import"
+            say(con, f"  deep: {v.framework} {did}: {first}", indent="    ", style="red")
         else:
             devices = f"{len(v.devices)} GPU(s)" if v.devices else "no GPU seen"
-            con.print(
+            say(
+                con,
                 f"  deep: {v.framework} {v.version or ''} imported"
                 + (f" in {v.seconds:.1f} s" if v.seconds is not None else "")
                 + (f", cuDNN {v.cudnn_runtime}" if v.cudnn_runtime else "")
                 + f", {devices}",
-                markup=False,
+                indent="    ",
                 style="dim",
             )
 
+
+def _other_copies(con: "Console", env: Environment) -> None:
+    """The cuDNN copies on disk that no framework loads."""
     loaded_dirs = {os.path.normpath(r.directory) for r in env.loads if r.directory}
-    others = [
-        c
-        for c in env.libraries
-        if c.library == "cudnn" and os.path.normpath(c.directory) not in loaded_dirs
-    ]
-    for c in others:
+    for c in env.libraries:
+        if c.library != "cudnn" or os.path.normpath(c.directory) in loaded_dirs:
+            continue
         state = "incomplete" if c.missing else "mixed versions" if c.mixed else "not loaded"
         pkg = f" ({c.package})" if c.package else ""
-        con.print(
-            f"  other cuDNN {c.version or '?'}  {c.origin}  {_short(c.directory, env)}{pkg}  [{state}]",
-            markup=False,
-            style="dim",
-            soft_wrap=True,
-        )
+        where = f"{c.origin}  {_short(c.directory, env)}{pkg}"
+        line = f"  other cuDNN {c.version or '?'}  {where}  [{state}]"
+        say(con, line, indent="    ", style="dim")
 
-    con.print()
+
+def _findings(
+    con: "Console",
+    env: Environment,
+    findings: Sequence[Finding],
+    healthy: bool,
+    nothing_to_fix: bool,
+) -> None:
+    from rich.text import Text
+
     if nothing_to_fix:
         con.print("[green]Nothing to fix:[/] no GPU here and nothing installed that needs one.")
         return
-    shown = [f for f in findings]
-    if not shown:
-        con.print("[bold green]Healthy:[/] every framework loads a cuDNN it accepts.")
+    if not findings:
+        verdict, rest = healthy_text(len(env.frameworks)).split(":", 1)
+        say(con, Text(verdict + ":", style="bold green") + Text(rest), indent="  ")
         return
-    for f in shown:
+    for f in findings:
         style = SEV_STYLE[f.severity]
-        con.print(
+        say(
+            con,
             Text(f"{SEV_MARK[f.severity]} {f.severity} ", style=style)
             .append(f"{f.id}", style="bold")
-            .append(f": {f.title}")
+            .append(f": {f.title}"),
+            indent="    ",
         )
         for e in f.evidence[:6]:
-            con.print(f"    {e}", markup=False, style="dim", soft_wrap=True)
-        if f.fix:  # never wrapped: a fix is often a command to copy
-            con.print(Text("    fix: ", style="bold").append(f.fix), soft_wrap=True)
+            say(con, f"    {e}", indent="  ", style="dim")
+        if f.fix:  # wrapped between words; a command in it stays whole (render.prose)
+            say(con, Text("    fix: ", style="bold").append(f.fix), indent="  ")
     con.print()
     if healthy:
         con.print("[green]Healthy[/] (notes above are informational).")
-    else:
-        n_err = sum(1 for f in findings if f.severity == "error")
-        n_warn = sum(1 for f in findings if f.severity == "warning")
-        con.print(
-            f"[bold red]{n_err} error(s)[/], [yellow]{n_warn} warning(s)[/].  "
-            "`colab-cudnn-fix plan` shows the changes that fix them."
-        )
+        return
+    n_err = sum(1 for f in findings if f.severity == "error")
+    n_warn = sum(1 for f in findings if f.severity == "warning")
+    say(
+        con,
+        Text(f"{n_err} error(s)", style="bold red")
+        + Text(", ")
+        + Text(f"{n_warn} warning(s)", style="yellow")
+        + Text(".  `colab-cudnn-fix plan` shows the changes that fix them."),
+        indent="",
+    )

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from fixer.render import out, styled
+from fixer.render.prose import say
 
 
 def _sure(c: float) -> str:
@@ -21,41 +22,55 @@ def _sure(c: float) -> str:
 def render_explain(result: Any, plan: Any, notes: Sequence[str], detected: bool) -> None:
     console = out()
     if not result.recognised:
-        console.print(
-            "[yellow]Not recognised:[/] none of the known error patterns appears in this text."
+        say(
+            console,
+            styled(
+                ("Not recognised:", "yellow"),
+                " none of the known error patterns appears in this text.",
+            ),
         )
-        console.print(
-            "Run `colab-cudnn-fix doctor` to look at the machine, or `colab-cudnn-fix verify` to test it."
+        say(
+            console,
+            "Run `colab-cudnn-fix doctor` to look at the machine, or `colab-cudnn-fix verify` to"
+            " test it.",
         )
     if getattr(result, "benign", False):
-        console.print(
-            "[green]Benign:[/] the recognised lines are harmless; the cause of a failure lies in another message."
+        say(
+            console,
+            styled(
+                ("Benign:", "green"),
+                " the recognised lines are harmless; the cause of a failure lies in another message.",
+            ),
         )
     elif getattr(result, "ambiguous", False):
-        console.print(
-            "[yellow]Ambiguous:[/] this text has more than one reading; the check under each one decides."
+        say(
+            console,
+            styled(
+                ("Ambiguous:", "yellow"),
+                " this text has more than one reading; the check under each one decides.",
+            ),
         )
     for i, f in enumerate(result.findings):
         label = (
             "cause" if i == 0 else ("or" if f.confidence >= 0.2 and f.id != "log-noise" else "also")
         )
         style = "bold green" if f.id == "log-noise" else ("bold red" if i == 0 else "bold yellow")
-        console.print(
+        say(
+            console,
             styled(
                 (label, style),
                 " ",
                 (f.id, "bold"),
                 f" ({_sure(f.confidence)}, {f.confidence:.2f}): {f.title}",
             ),
-            highlight=False,
         )
         for e in f.evidence[:6]:
-            console.print(styled("  ", (e, "dim")), highlight=False)
+            say(console, styled("  ", (e, "dim")))
         check = result.check_for(f.id) if hasattr(result, "check_for") else ""
         if check:
-            console.print(styled("  ", ("check:", "magenta"), f" {check}"), highlight=False)
+            say(console, styled("  ", ("check:", "magenta"), f" {check}"))
         if f.fix:
-            console.print(styled("  ", ("fix:", "cyan"), f" {f.fix}"), highlight=False)
+            say(console, styled("  ", ("fix:", "cyan"), f" {f.fix}"))
     if plan is not None:
         steps = getattr(plan, "steps", ())
         console.print()
@@ -67,12 +82,20 @@ def render_explain(result: Any, plan: Any, notes: Sequence[str], detected: bool)
             )
             for n, s in enumerate(steps, 1):
                 cmd = " ".join(s.argv) if s.argv else ""
-                console.print(f"  {n}. {s.summary}", markup=False, highlight=False)
+                say(console, f"  {n}. {s.summary}", indent="   ")
                 if cmd:
-                    console.print(styled("     ", (cmd, "dim")), highlight=False)
+                    # a command: whole on its line, never wrapped
+                    console.print(styled("     ", (cmd, "dim")), highlight=False, soft_wrap=True)
     elif not detected and result.recognised:
-        console.print(
-            "[dim](machine not inspected: drop --no-detect to see the copies involved and the plan)[/]"
+        say(
+            console,
+            styled(
+                (
+                    "(machine not inspected: drop --no-detect to see the copies involved and the"
+                    " plan)",
+                    "dim",
+                )
+            ),
         )
     for note in notes:
-        console.print(styled((f"note: {note}", "dim")), highlight=False)
+        say(console, styled((f"note: {note}", "dim")))

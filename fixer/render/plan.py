@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from fixer.model import Plan, Step, to_dict
 from fixer.pipeline import PlannedMachine
+from fixer.render.prose import say
 from fixer.render import out, print_json, print_table, styled
 
 #: Version of `plan --json`.
@@ -138,11 +139,11 @@ def show(view: PlannedMachine, as_json: bool = False) -> None:
 
     console = out()
     for name, value, default in _settings(view):
-        console.print(styled((f"{name:>14}: {value}", "dim" if default else "")), highlight=False)
+        say(console, styled((f"{name:>14}: {value}", "dim" if default else "")))
     console.print()
     errors = [f for f in plan.findings if f.severity == "error"]
     for f in errors:
-        console.print(styled(("found:", "red"), f" {f.id}: {f.title}"), highlight=False)
+        say(console, styled(("found:", "red"), f" {f.id}: {f.title}"))
     stack = plan.stack
     for c in stack.choices:
         verb = {"keep": "keep", "install": "install", "change": "change to"}[c.action]
@@ -151,7 +152,8 @@ def show(view: PlannedMachine, as_json: bool = False) -> None:
             + (f" ({c.build.variant})" if c.build.variant and "+" not in c.build.version else "")
             + (f" - {c.reason}" if c.action != "keep" else "")
         )
-        console.print(
+        say(
+            console,
             styled(
                 (c.framework, "bold"),
                 f": {text}",
@@ -160,35 +162,38 @@ def show(view: PlannedMachine, as_json: bool = False) -> None:
                     "yellow",
                 ),
             ),
-            highlight=False,
         )
     if stack.cudnn:
-        console.print(
-            styled(("cuDNN", "bold"), f": {stack.cudnn} from {stack.cudnn_from}"), highlight=False
-        )
+        say(console, styled(("cuDNN", "bold"), f": {stack.cudnn} from {stack.cudnn_from}"))
     if plan.nothing_to_do:
         console.print()
         if not plan.is_fix:
             _manual(plan)
         elif stack.choices:
-            console.print(
-                "[green]Nothing to do:[/] every framework fits this machine and loads the cuDNN it needs.",
-                markup=True,
+            say(
+                console,
+                styled(
+                    ("Nothing to do:", "green"),
+                    " every framework fits this machine and loads the cuDNN it needs.",
+                ),
             )
         elif view.env.frameworks:
-            console.print(
+            say(
+                console,
                 styled(
                     ("Nothing to do", "green"),
                     " on this machine for "
                     + ", ".join(f"{f.framework} {f.version}" for f in view.env.frameworks)
                     + ".",
                 ),
-                highlight=False,
             )
         else:
-            console.print(
-                "[green]Nothing to do:[/] no GPU framework is installed (--framework NAME plans one).",
-                markup=True,
+            say(
+                console,
+                styled(
+                    ("Nothing to do:", "green"),
+                    " no GPU framework is installed (--framework NAME plans one).",
+                ),
             )
         _notes(plan)
         return
@@ -211,14 +216,14 @@ def show(view: PlannedMachine, as_json: bool = False) -> None:
     )
     known, unknown = plan.download
     if known or unknown:
-        console.print(
+        say(
+            console,
             styled(
                 ("download", "bold"), f" (dependencies included): {download_text(known, unknown)}"
             ),
-            highlight=False,
         )
         for u in unknown:  # one per line: a "dependencies of" item names several packages
-            console.print(styled((f"  unknown: {u}", "dim")), highlight=False, soft_wrap=True)
+            say(console, styled((f"  unknown: {u}", "dim")), indent="    ")
     console.print("[bold]commands[/] (apply runs these; nothing has been changed):", markup=True)
     for i, s in enumerate(plan.steps, 1):
         console.print(f"# {i}. {s.kind}", style="dim", highlight=False)
@@ -236,11 +241,12 @@ def show(view: PlannedMachine, as_json: bool = False) -> None:
 def _manual(plan: Plan) -> None:
     from fixer.render.apply import show_manual
 
-    out().print(
-        "[red]This plan does not make the machine healthy[/] (simulated on the machine's model and "
-        "diagnosed again); apply will refuse it.",
-        markup=True,
-        highlight=False,
+    say(
+        out(),
+        styled(
+            ("This plan does not make the machine healthy", "red"),
+            " (simulated on the machine's model and diagnosed again); apply will refuse it.",
+        ),
     )
     show_manual(plan.manual, plan.drift)
 
@@ -250,7 +256,7 @@ def _notes(plan: Plan) -> None:
     if plan.notes:
         console.print()
         for n in plan.notes:
-            console.print(styled(("note:", "dim"), f" {n}"), highlight=False)
+            say(console, styled(("note:", "dim"), f" {n}"), indent="  ")
 
 
 def no_gpu_json(verdict: Any, plan: Optional[Plan] = None, command: str = "plan") -> Dict[str, Any]:
@@ -277,5 +283,5 @@ def show_no_gpu(
         print_json(no_gpu_json(verdict, plan, command))
         return
     console = out()
-    console.print(verdict.message, highlight=False, markup=False)
-    console.print(f"what to do: {verdict.hint}", highlight=False, markup=False)
+    say(console, verdict.message)
+    say(console, f"what to do: {verdict.hint}")

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence, Tuple
-
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Sequence, Tuple
 
 from fixer.system.versions import version_key
 from fixer.errors import RecipeError
 from fixer.model import Build, Recipes, to_dict
 from fixer.render import out, print_json, print_table, styled
+from fixer.render.prose import say
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def _framework_rows(recipes: Recipes) -> Dict[str, Dict[str, Any]]:
@@ -46,18 +49,17 @@ def summary(recipes: Recipes, as_json: bool = False) -> None:
     con = out()
     width = max((len(n) for n in rows), default=0)
     for name, r in rows.items():
-        con.print(
+        say(
+            con,
             f"{name:<{width}}  {r['versions']:>3} versions ({r['oldest']} .. {r['newest']}), "
-            f"{len(r['variants'])} variants ({', '.join(r['variants'])}), {r['builds']} builds"
+            f"{len(r['variants'])} variants ({', '.join(r['variants'])}), {r['builds']} builds",
+            indent=" " * (width + 4),
         )
     con.print(f"{'cudnn':<{width}}  {counts['cudnn_releases']:>3} releases")
     con.print(f"{'drivers':<{width}}  {counts['driver_floors']:>3} CUDA driver floors")
     con.print(f"{'gpus':<{width}}  {counts['gpus']:>3} GPU models")
     con.print(f"{'colab':<{width}}  {counts['colab_images']:>3} Colab images")
-    con.print(
-        styled((f"from {len(recipes.files)} files: {', '.join(recipes.files)}", "dim")),
-        highlight=False,
-    )
+    say(con, styled((f"from {len(recipes.files)} files: {', '.join(recipes.files)}", "dim")))
 
 
 def _sm_range(b: Build) -> str:
@@ -77,105 +79,132 @@ def _cudnn_pin(b: Build) -> str:
 
 
 def show(recipes: Recipes, selection: Tuple[str, Sequence[Any]], as_json: bool = False) -> None:
+    """`recipes show`: the selected records as a table; one framework release's builds also
+    with what each installs and where its facts come from."""
     kind, records = selection
     if as_json:
         print_json({"kind": kind, "records": [to_dict(r) for r in records]})
         return
     con = out()
     if kind == "builds":
-        print_table(
-            con,
-            ("version", "variant", "cuda", "cudnn", "python", "GPUs (SM)", "cuDNN pin", "index"),
-            [
-                (
-                    b.version,
-                    b.variant,
-                    b.cuda or "-",
-                    b.cudnn or "-",
-                    b.python,
-                    _sm_range(b),
-                    _cudnn_pin(b),
-                    (b.index_url or "PyPI").replace(
-                        "https://download.pytorch.org/whl/", "pytorch/"
-                    ),
-                )
-                for b in records
-            ],
-        )
+        print_table(con, _BUILD_HEADERS, [_build_row(b) for b in records])
         if len(records) == 1 or len({b.version for b in records}) == 1:
             for b in records:
-                con.print(
-                    styled(
-                        (f"{b.framework} {b.version} {b.variant}", "bold"),
-                        ": install "
-                        + " ".join(b.packages)
-                        + (f" --index-url {b.index_url}" if b.index_url else ""),
-                    ),
-                    highlight=False,
-                )
-                for label, value in (
-                    ("requires", ", ".join(b.requires)),
-                    ("companions", ", ".join(b.companions)),
-                    ("source", b.source),
-                    ("note", b.note),
-                ):
-                    if value:
-                        con.print(styled("  ", (f"{label}:", "dim"), f" {value}"), highlight=False)
+                _build_details(con, b)
         return
-    if kind == "cudnn":
-        headers: Tuple[str, ...] = ("version", "CUDA", "SM", "pip", "apt")
-        rows: List[Tuple[str, ...]] = [
-            (
-                c.version,
-                ", ".join(map(str, c.cuda_majors)),
-                f"{c.min_compute_capability or '?'}..{c.max_compute_capability or ''}",
-                ", ".join(f"{k}=={v}" for k, v in c.pip.items()),
-                ", ".join(f"{k}={v}" for k, v in c.apt.items()),
-            )
-            for c in records
-        ]
-    elif kind == "drivers":
-        headers = ("CUDA", "min driver", "kind")
-        rows = [
-            (
-                f.cuda,
-                f.min_driver,
-                "toolkit" if "." in f.cuda else "family (minor-version compatibility)",
-            )
-            for f in records
-        ]
-    elif kind == "gpus":
-        headers = ("name", "SM", "PCI ids")
-        rows = [(g.name, g.compute_capability, " ".join(g.pci_device_ids)) for g in records]
-    else:
-        headers = (
-            "date",
-            "commit",
-            "release",
-            "python",
-            "torch",
-            "tensorflow",
-            "jax",
-            "pip cuDNN",
-            "apt cuDNN",
-            "CUDA",
-        )
-        rows = [
-            (
-                i.date,
-                i.commit,
-                i.release or "",
-                i.python or "",
-                i.torch or "",
-                i.tensorflow or "",
-                i.jax or "",
-                i.pip_cudnn or "",
-                i.apt_cudnn or "",
-                i.cuda or "",
-            )
-            for i in records
-        ]
+    headers, rows = _TABLES.get(kind, _colab_table)(records)
     print_table(con, headers, rows)
+
+
+_BUILD_HEADERS = (
+    "version",
+    "variant",
+    "cuda",
+    "cudnn",
+    "python",
+    "GPUs (SM)",
+    "cuDNN pin",
+    "index",
+)
+
+
+def _build_row(b: Build) -> Tuple[str, ...]:
+    return (
+        b.version,
+        b.variant,
+        b.cuda or "-",
+        b.cudnn or "-",
+        b.python,
+        _sm_range(b),
+        _cudnn_pin(b),
+        (b.index_url or "PyPI").replace("https://download.pytorch.org/whl/", "pytorch/"),
+    )
+
+
+def _build_details(con: "Console", b: Build) -> None:
+    """What the build installs, its requirements and sources: prose, wrapped at the console's
+    width between words (render.prose)."""
+    index = f" --index-url {b.index_url}" if b.index_url else ""
+    head = f": install {' '.join(b.packages)}{index}"
+    say(con, styled((f"{b.framework} {b.version} {b.variant}", "bold"), head), indent="  ")
+    for label, value in (
+        ("requires", ", ".join(b.requires)),
+        ("companions", ", ".join(b.companions)),
+        ("source", b.source),
+        ("note", b.note),
+    ):
+        if value:
+            say(con, styled("  ", (f"{label}:", "dim"), f" {value}"), indent="  ")
+
+
+Table = Tuple[Tuple[str, ...], List[Tuple[str, ...]]]
+
+
+def _cudnn_table(records: Sequence[Any]) -> Table:
+    return ("version", "CUDA", "SM", "pip", "apt"), [
+        (
+            c.version,
+            ", ".join(map(str, c.cuda_majors)),
+            f"{c.min_compute_capability or '?'}..{c.max_compute_capability or ''}",
+            ", ".join(f"{k}=={v}" for k, v in c.pip.items()),
+            ", ".join(f"{k}={v}" for k, v in c.apt.items()),
+        )
+        for c in records
+    ]
+
+
+def _drivers_table(records: Sequence[Any]) -> Table:
+    return ("CUDA", "min driver", "kind"), [
+        (
+            f.cuda,
+            f.min_driver,
+            "toolkit" if "." in f.cuda else "family (minor-version compatibility)",
+        )
+        for f in records
+    ]
+
+
+def _gpus_table(records: Sequence[Any]) -> Table:
+    return ("name", "SM", "PCI ids"), [
+        (g.name, g.compute_capability, " ".join(g.pci_device_ids)) for g in records
+    ]
+
+
+def _colab_table(records: Sequence[Any]) -> Table:
+    headers = (
+        "date",
+        "commit",
+        "release",
+        "python",
+        "torch",
+        "tensorflow",
+        "jax",
+        "pip cuDNN",
+        "apt cuDNN",
+        "CUDA",
+    )
+    return headers, [
+        (
+            i.date,
+            i.commit,
+            i.release or "",
+            i.python or "",
+            i.torch or "",
+            i.tensorflow or "",
+            i.jax or "",
+            i.pip_cudnn or "",
+            i.apt_cudnn or "",
+            i.cuda or "",
+        )
+        for i in records
+    ]
+
+
+_TABLES: Dict[str, Callable[[Sequence[Any]], Table]] = {
+    "cudnn": _cudnn_table,
+    "drivers": _drivers_table,
+    "gpus": _gpus_table,
+}
 
 
 def validation(errors: Sequence[RecipeError], files: List[str], as_json: bool = False) -> None:

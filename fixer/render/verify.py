@@ -2,16 +2,22 @@
 and a table of its conv cases. No logic beyond formatting.
 
 Text from the machine (summaries, paths, error messages) is printed as plain text, never as
-markup, and no line is wrapped (soft_wrap; the terminal or the notebook folds long lines for
-the eye, a copy gives them back whole): a path or a command cut in two can't be copied. The case table goes through render.print_table (a list when the
-console is too narrow for it)."""
+markup. Prose wraps at the console's width between words, and a path or a command in it stays
+whole on one line (render.prose); a mapped path and the child's own output lines are printed as
+they are. The case table goes through render.print_table (a list when the console is too
+narrow for it)."""
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Tuple
 
 from fixer.model import CheckResult
 from fixer.render import out, print_table
+from fixer.render.prose import say
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
 
 _STYLE = {
     "passed": "bold green",
@@ -69,83 +75,97 @@ def case_rows(r: CheckResult) -> List[Tuple[Any, ...]]:
     ]
 
 
-def render_verify(results: Sequence[CheckResult]) -> None:
+def _line(*parts: Any) -> "Text":
+    """One line from (text, style) pairs or plain strings."""
     from rich.text import Text
 
+    t = Text()
+    for p in parts:
+        if isinstance(p, tuple):
+            t.append(p[0], style=p[1])
+        else:
+            t.append(p)
+    return t
+
+
+def render_verify(results: Sequence[CheckResult]) -> None:
+    """One block per framework, then the verdict."""
     console = out()
-
-    def line(*parts: Any) -> None:
-        """One line, never wrapped: (text, style) pairs or plain strings."""
-        t = Text()
-        for p in parts:
-            if isinstance(p, tuple):
-                t.append(p[0], style=p[1])
-            else:
-                t.append(p)
-        console.print(t, soft_wrap=True)
-
     if not results:
-        line(
-            ("No framework to verify", "yellow"),
-            " (none of torch, tensorflow, jax, cupy is installed in the target).",
+        say(
+            console,
+            _line(
+                ("No framework to verify", "yellow"),
+                " (none of torch, tensorflow, jax, cupy is installed in the target).",
+            ),
         )
         return
     for r in results:
-        head = [(r.status.upper(), _STYLE.get(r.status, "bold")), " ", (r.framework, "bold")]
-        if r.version:
-            head.append(f" {r.version}")
-        if r.device:
-            head.append(
-                f" on {r.device}"
-                + (f" (cc {r.compute_capability})" if r.compute_capability else "")
-            )
-        line(*head)
-        line(f"  {r.summary}")
-        line(f"  cuDNN loaded {r.cudnn_loaded or '-'}, built with {r.cudnn_built or '-'}")
-        own = (
-            (r.seconds - r.import_seconds)
-            if (r.seconds is not None and r.import_seconds is not None)
-            else None
-        )
-        line(
-            f"  time: import {_s(r.import_seconds)}, first conv {_s(r.first_seconds, digits=3)}, "
-            f"steady {_s(None if r.steady_seconds is None else r.steady_seconds * 1000, 'ms', 3)}, "
-            f"check {_s(own)} beyond import, child {_s(r.seconds)}"
-        )
-        if r.phases:
-            line(
-                (
-                    "  phases: "
-                    + ", ".join(f"{k.replace('_', ' ')} {v:.2f} s" for k, v in r.phases.items()),
-                    "dim",
-                )
-            )
-        for p in r.mapped:
-            line(("  mapped ", "dim"), p)
-        if r.cases:
-            print_table(
-                console,
-                CASE_HEADERS,
-                case_rows(r),
-                boxed=False,
-                whole=CASE_HEADERS,
-                styles={h: "right" for h in ("max error", "tolerance", "first ms", "steady ms")},
-            )
-        for f in r.findings:
-            line(("  " + f.id, "bold red"), f": {f.title}")
-            for e in f.evidence[:8]:
-                line((f"    {e}", "dim"))
-            if f.fix:  # often a command to copy
-                line(("    fix: ", "cyan"), f.fix)
-        for e in r.errors[:5]:
-            line(("  error ", "red"), clip(e))
-        if r.status != "passed" and r.output:
-            line(("  output tail:", "dim"))
-            for t in r.output.strip().splitlines()[-12:]:
-                line(t)
+        _block(console, r)
         console.print()
     bad = [r.framework for r in results if r.status != "passed"]
     if bad:
-        line(("verify failed", "bold red"), f" for {', '.join(bad)}")
+        say(console, _line(("verify failed", "bold red"), f" for {', '.join(bad)}"))
     else:
-        line(("verify passed", "bold green"), " for " + ", ".join(r.framework for r in results))
+        passed = " for " + ", ".join(r.framework for r in results)
+        say(console, _line(("verify passed", "bold green"), passed))
+
+
+def checking(framework: str) -> None:
+    """Said while verify checks `framework` (its child process is running)."""
+    console = out()
+    say(console, _line(("checking ", "dim"), (framework, "bold"), ("...", "dim")))
+
+
+def _block(console: "Console", r: CheckResult) -> None:
+    """One framework's result: head, summary, versions, timings, cases, findings, errors."""
+    head = [(r.status.upper(), _STYLE.get(r.status, "bold")), " ", (r.framework, "bold")]
+    if r.version:
+        head.append(f" {r.version}")
+    if r.device:
+        cc = f" (cc {r.compute_capability})" if r.compute_capability else ""
+        head.append(f" on {r.device}{cc}")
+    say(console, _line(*head))
+    say(console, f"  {r.summary}")
+    say(console, f"  cuDNN loaded {r.cudnn_loaded or '-'}, built with {r.cudnn_built or '-'}")
+    _timings(console, r)
+    for p in r.mapped:  # one path a line, whole
+        console.print(_line(("  mapped ", "dim"), p), soft_wrap=True)
+    if r.cases:
+        print_table(
+            console,
+            CASE_HEADERS,
+            case_rows(r),
+            boxed=False,
+            whole=CASE_HEADERS,
+            styles={h: "right" for h in ("max error", "tolerance", "first ms", "steady ms")},
+        )
+    for f in r.findings:
+        say(console, _line(("  " + f.id, "bold red"), f": {f.title}"), indent="    ")
+        for e in f.evidence[:8]:
+            say(console, f"    {e}", style="dim")
+        if f.fix:  # wrapped between words; a command in it stays whole (render.prose)
+            say(console, _line(("    fix: ", "cyan"), f.fix))
+    for e in r.errors[:5]:
+        say(console, _line(("  error ", "red"), clip(e)))
+    if r.status != "passed" and r.output:
+        console.print(_line(("  output tail:", "dim")), soft_wrap=True)
+        for t in r.output.strip().splitlines()[-12:]:  # the child's own lines, as they were
+            console.print(_line(t), soft_wrap=True)
+
+
+def _timings(console: "Console", r: CheckResult) -> None:
+    own = (
+        (r.seconds - r.import_seconds)
+        if (r.seconds is not None and r.import_seconds is not None)
+        else None
+    )
+    steady = None if r.steady_seconds is None else r.steady_seconds * 1000
+    say(
+        console,
+        f"  time: import {_s(r.import_seconds)}, first conv {_s(r.first_seconds, digits=3)}, "
+        f"steady {_s(steady, 'ms', 3)}, check {_s(own)} beyond import, child {_s(r.seconds)}",
+    )
+    if r.phases:
+        phases = ", ".join(f"{k.replace('_', ' ')} {v:.2f} s" for k, v in r.phases.items())
+        say(console, f"  phases: {phases}", style="dim")

@@ -10,7 +10,7 @@ import pytest
 
 from fixer.cli import main
 from fixer.recipebook import load
-from tests.helpers.output import whole_on_a_line
+from tests.helpers.output import units_whole, whole_on_a_line
 
 pytestmark = pytest.mark.smoke
 
@@ -41,7 +41,7 @@ def test_plan_commands_and_doctor_fixes_stay_whole(columns, capsys, monkeypatch)
     out = _out(capsys, monkeypatch, columns, "doctor", "--environment", "colab-2025-01-tf215")
     for f in findings:
         if f.get("fix"):
-            assert any(f["fix"] in line for line in out.splitlines()), f["fix"]
+            assert units_whole(out, f["fix"]), f["fix"]
     assert "…" not in out
 
 
@@ -92,13 +92,13 @@ def test_verify_recorded_on_the_gpu_machine_never_cuts_a_path_or_a_cell(
     assert code == (0 if all(r.status == "passed" for r in results) else 1)
     assert "…" not in out
     for r in results:
-        assert f"  {r.summary}" in out.splitlines(), r.summary
+        assert units_whole(out, r.summary), r.summary
         for p in r.mapped:
             assert f"  mapped {p}" in out.splitlines(), p
         for f in r.findings:
-            assert whole_on_a_line(out, f"  {f.id}: {f.title}")
+            assert units_whole(out, f"  {f.id}: {f.title}")
         for e in r.errors:
-            assert whole_on_a_line(out, clip(e))
+            assert units_whole(out, clip(e))
         for row in case_rows(r):
             for cell in row:
                 assert whole_on_a_line(out, getattr(cell, "plain", cell)), cell

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from fixer.model import CheckResult, Finding
 from tests.helpers.examples import examples
-from tests.helpers.output import whole_on_a_line, words_whole
+from tests.helpers.output import units_whole, whole_on_a_line, words_whole
 
 WIDTHS = st.sampled_from([60, 100])
 _CHARS = st.sampled_from(
@@ -31,6 +31,12 @@ word = st.text(_CHARS, min_size=1, max_size=40)
 prose = st.lists(word, min_size=1, max_size=12).map(" ".join)
 segment = st.one_of(word, st.lists(word, min_size=2, max_size=3).map(" ".join))  # "My Drive"
 path = st.lists(segment, min_size=1, max_size=10).map(lambda s: "/" + "/".join(s))
+# a command in prose ends at its clause's end (render.prose: ". ", " and ", " then "), so its
+# words never end a clause; paths in it have no space in their last component (render.prose)
+cmd_word = word.filter(lambda w: not w.endswith(".") and w not in ("and", "then"))
+cmd_path = st.tuples(st.lists(segment, max_size=6), cmd_word).map(
+    lambda t: "/" + "/".join([*t[0], t[1]])
+)
 command = st.tuples(
     st.sampled_from(
         [
@@ -39,8 +45,8 @@ command = st.tuples(
             "uv pip install --python /usr/bin/python3",
         ]
     ),
-    st.lists(st.tuples(word, word).map("==".join), min_size=1, max_size=6),
-    st.one_of(st.just(""), path.map(lambda p: "--find-links " + p)),
+    st.lists(st.tuples(cmd_word, cmd_word).map("==".join), min_size=1, max_size=6),
+    st.one_of(st.just(""), cmd_path.map(lambda p: "--find-links " + p)),
 ).map(lambda t: " ".join([t[0], *t[1], t[2]]).strip())
 
 
@@ -175,15 +181,15 @@ def test_verify_never_cuts_a_path_a_command_or_a_cell(
     text = render(width, lambda: render_verify(results))
     assert "…" not in text
     for r in results:
-        assert whole_on_a_line(text, r.summary)
+        assert units_whole(text, r.summary)
         for p in r.mapped:
             assert f"  mapped {p}" in text.splitlines()
         for f in r.findings:
-            assert whole_on_a_line(text, f"    fix: {f.fix}")
+            assert whole_on_a_line(text, f.fix)  # a generated command: whole on one line
             for e in f.evidence:
-                assert whole_on_a_line(text, e)
+                assert units_whole(text, e)
         for e in r.errors:
-            assert whole_on_a_line(text, clip(e))
+            assert units_whole(text, clip(e))
         if r.status != "passed":
             for line in r.output.strip().splitlines():
                 assert whole_on_a_line(text, line)
