@@ -15,6 +15,7 @@ from fixer.applier.results import ApplyResult, DistChange, RollbackResult
 from fixer.render import new_console, recording
 from fixer.render.apply import show_applied, show_rollback
 from tests.helpers.examples import examples
+from tests.helpers.output import units_whole
 
 # text that rich would read as markup: opening and closing tags, styles, links, escapes
 _MARKUP = st.sampled_from(
@@ -65,10 +66,10 @@ def test_explain_prints_log_text_verbatim(junk: str) -> None:
     result = fixer.explain(text, detect=False)
     shown = _render(result.show)
     assert result.explanation.findings and result.explanation.findings[0].id in shown
-    for f in result.explanation.findings:
-        assert f.title in shown
+    for f in result.explanation.findings:  # prose wraps between units (render.prose), verbatim
+        assert units_whole(shown, f.title)
         for e in f.evidence[:6]:
-            assert e in shown
+            assert units_whole(shown, e)
 
 
 @settings(max_examples=examples(40), deadline=None)
