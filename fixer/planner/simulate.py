@@ -723,35 +723,44 @@ def _apply_step(s: _State, step: Step) -> None:
         for name in step.packages:
             s.remove(name)
     elif step.kind == "pip-install":
-        deps = not (step.pip and step.pip.no_deps)
-        force = bool(step.pip and step.pip.reinstall)
-        before = {n: d.version for n, d in s.dists.items()}
-        reqs = [parse_requirement(text) for text in step.packages]
-        for r in reqs:
-            s.install(r, deps=deps, force=force)
-        if deps:
-            # pip resolves the whole Requires-Dist of what it installs: what a recorded source
-            # says it brings (recipes/dependencies.toml: jax[cuda12] -> jaxlib, the plugin -> its
-            # pjrt) is installed and priced; the rest is named where known and counted as unknown
-            seen = {r.name for r in reqs}
-            for r in reqs:
-                now = s.dists.get(r.name)
-                if now is None or force or before.get(r.name) != now.version:
-                    s.bring(r.name, r.extras, now.version if now else None, s.build_for(r), seen)
+        _pip_install(s, step)
     elif step.kind == "apt-install":
         for text in step.packages:
             pkg, _, ver = text.partition("=")
             s.apt_install(pkg, ver)
             s.system_dependencies("apt", pkg, ver)
     elif step.kind == "conda-install":
-        for text in step.packages:
-            r = parse_requirement(text)
-            if r.exact:
-                s.conda_install(r.name, r.exact)
-                s.system_dependencies("conda", r.name, r.exact)
-            else:
-                # condacolab's install(): it fetches a conda installer (Miniforge) of a size no recipe records
-                s.downloads.append(Download(f"conda, fetched by {r.name}.install()", None))
+        _conda_install(s, step)
+
+
+def _pip_install(s: _State, step: Step) -> None:
+    deps = not (step.pip and step.pip.no_deps)
+    force = bool(step.pip and step.pip.reinstall)
+    before = {n: d.version for n, d in s.dists.items()}
+    reqs = [parse_requirement(text) for text in step.packages]
+    for r in reqs:
+        s.install(r, deps=deps, force=force)
+    if not deps:
+        return
+    # pip resolves the whole Requires-Dist of what it installs: what a recorded source says it
+    # brings (recipes/dependencies.toml: jax[cuda12] -> jaxlib, the plugin -> its pjrt) is
+    # installed and priced; the rest is named where known and counted as unknown
+    seen = {r.name for r in reqs}
+    for r in reqs:
+        now = s.dists.get(r.name)
+        if now is None or force or before.get(r.name) != now.version:
+            s.bring(r.name, r.extras, now.version if now else None, s.build_for(r), seen)
+
+
+def _conda_install(s: _State, step: Step) -> None:
+    for text in step.packages:
+        r = parse_requirement(text)
+        if r.exact:
+            s.conda_install(r.name, r.exact)
+            s.system_dependencies("conda", r.name, r.exact)
+        else:
+            # condacolab's install(): it fetches a conda installer (Miniforge) of a size no recipe records
+            s.downloads.append(Download(f"conda, fetched by {r.name}.install()", None))
 
 
 def _result(s: _State, env: Environment, plan: Plan) -> Environment:
@@ -833,10 +842,30 @@ def check_plan(env: Environment, plan: Plan, recipes: Recipes) -> PlanCheck:
 
     after_env, per_step = _run(env, plan, recipes)
     after = tuple(diagnose(after_env, recipes))
-    unfixed = tuple(f for f in after if f.severity in ("error", "warning"))
+    unfixed = tuple(
+        f for f in after if f.severity in ("error", "warning") and in_scope(f, env, plan)
+    )
     return PlanCheck(
         after=after, unfixed=unfixed, drift=tuple(stack_drift(after_env, plan)), downloads=per_step
     )
+
+
+def in_scope(finding: Finding, env: Environment, plan: Plan) -> bool:
+    """A plan limited by --framework answers for the frameworks it plans: a finding about other
+    installed frameworks only (Finding.frameworks, none of them planned) is outside it. A
+    finding that names no framework, or one the plan planned, is always in scope."""
+    planned = _planned_only(env, plan)
+    if planned is None or not finding.frameworks:
+        return True
+    return bool(set(finding.frameworks) & planned)
+
+
+def _planned_only(env: Environment, plan: Plan) -> Optional[Set[str]]:
+    """The frameworks a plan limited by --framework plans (it chose builds for some, not for
+    every framework installed); None for a plan of the whole machine."""
+    planned = {c.framework for c in plan.stack.choices}
+    installed = {fb.framework for fb in env.frameworks}
+    return planned if planned and installed - planned else None
 
 
 def stack_drift(after: Environment, plan: Plan) -> List[str]:
@@ -857,11 +886,13 @@ def stack_drift(after: Environment, plan: Plan) -> List[str]:
                 out.append(f"{p.name} {now} is still installed after the plan, which removes it")
         elif now != p.version:
             out.append(f"{p.name} would be {now or 'absent'} after the plan, not {p.version}")
+    planned = _planned_only(after, plan)
     for major, choice in stack.cudnn_copies.items():
         chosen = choice.package.name if choice.package else None
         for ld in after.loads:
             if (
                 ld.consumer == "dlopen"
+                or (planned is not None and ld.consumer not in planned)
                 or ld.library != "cudnn"
                 or ld.soname != f"libcudnn.so.{major}"
                 or not ld.directory

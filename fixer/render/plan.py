@@ -130,13 +130,45 @@ def _settings(view: PlannedMachine) -> List[Tuple[str, str, bool]]:
     ]
 
 
+def cudnn_lines(plan: Plan) -> List[str]:
+    """What the plan does about each cuDNN major, in the words of its steps: the package, the
+    version and where it comes from, and the frameworks that map it (the chosen builds whose
+    cuDNN is of that major). tests/unit/plan/test_plan_scope.py checks every line against the
+    steps."""
+    from fixer.system.versions import version_key
+
+    stack = plan.stack
+    if not stack.cudnn_copies:
+        return [f"cuDNN: {stack.cudnn} from {stack.cudnn_from}"] if stack.cudnn else []
+    out: List[str] = []
+    for major in sorted(stack.cudnn_copies, key=lambda k: -int(k)):
+        copy = stack.cudnn_copies[major]
+        users = [
+            c.framework
+            for c in stack.choices
+            if c.build.cudnn and version_key(c.build.cudnn)[:1] == (int(major),)
+        ]
+        head = f"cuDNN {major}" + (f" for {', '.join(users)}" if users else "")
+        if copy.package is None:
+            out.append(f"{head}: keep the {copy.source} copy in {copy.directory}")
+            continue
+        name, version = copy.package.name, copy.package.version
+        pin = next((p for p in stack.pins if p.name == name and p.action != "remove"), None)
+        if pin is None or pin.action == "keep":
+            verb = "keep"
+        elif pin.installed == pin.version:
+            verb = "reinstall"
+        else:
+            verb = "install"
+        out.append(f"{head}: {verb} {name} {version} from {copy.source}")
+    return out
+
+
 def show(view: PlannedMachine, as_json: bool = False) -> None:
     plan = view.plan
     if as_json:
         print_json(plan_json(plan))
         return
-    from rich.text import Text
-
     console = out()
     for name, value, default in _settings(view):
         say(console, styled((f"{name:>14}: {value}", "dim" if default else "")))
@@ -144,8 +176,24 @@ def show(view: PlannedMachine, as_json: bool = False) -> None:
     errors = [f for f in plan.findings if f.severity == "error"]
     for f in errors:
         say(console, styled(("found:", "red"), f" {f.id}: {f.title}"))
-    stack = plan.stack
-    for c in stack.choices:
+    _show_choices(plan)
+    if plan.nothing_to_do:
+        _show_nothing(view)
+        return
+    _show_steps(plan)
+    if plan.restart_required:
+        console.print(
+            "[yellow]The notebook runtime must restart after these steps.[/]", markup=True
+        )
+    if not plan.is_fix:
+        console.print()
+        _manual(plan)
+    _notes(plan)
+
+
+def _show_choices(plan: Plan) -> None:
+    console = out()
+    for c in plan.stack.choices:
         verb = {"keep": "keep", "install": "install", "change": "change to"}[c.action]
         text = (
             f"{verb} {c.build.version}"
@@ -163,40 +211,50 @@ def show(view: PlannedMachine, as_json: bool = False) -> None:
                 ),
             ),
         )
-    if stack.cudnn:
-        say(console, styled(("cuDNN", "bold"), f": {stack.cudnn} from {stack.cudnn_from}"))
-    if plan.nothing_to_do:
-        console.print()
-        if not plan.is_fix:
-            _manual(plan)
-        elif stack.choices:
-            say(
-                console,
-                styled(
-                    ("Nothing to do:", "green"),
-                    " every framework fits this machine and loads the cuDNN it needs.",
-                ),
-            )
-        elif view.env.frameworks:
-            say(
-                console,
-                styled(
-                    ("Nothing to do", "green"),
-                    " on this machine for "
-                    + ", ".join(f"{f.framework} {f.version}" for f in view.env.frameworks)
-                    + ".",
-                ),
-            )
-        else:
-            say(
-                console,
-                styled(
-                    ("Nothing to do:", "green"),
-                    " no GPU framework is installed (--framework NAME plans one).",
-                ),
-            )
-        _notes(plan)
-        return
+    for line in cudnn_lines(plan):
+        head, _, rest = line.partition(": ")
+        say(console, styled((head, "bold"), f": {rest}"))
+
+
+def _show_nothing(view: PlannedMachine) -> None:
+    plan = view.plan
+    console = out()
+    console.print()
+    if not plan.is_fix:
+        _manual(plan)
+    elif plan.stack.choices:
+        say(
+            console,
+            styled(
+                ("Nothing to do:", "green"),
+                " every framework fits this machine and loads the cuDNN it needs.",
+            ),
+        )
+    elif view.env.frameworks:
+        say(
+            console,
+            styled(
+                ("Nothing to do", "green"),
+                " on this machine for "
+                + ", ".join(f"{f.framework} {f.version}" for f in view.env.frameworks)
+                + ".",
+            ),
+        )
+    else:
+        say(
+            console,
+            styled(
+                ("Nothing to do:", "green"),
+                " no GPU framework is installed (--framework NAME plans one).",
+            ),
+        )
+    _notes(plan)
+
+
+def _show_steps(plan: Plan) -> None:
+    from rich.text import Text
+
+    console = out()
     print_table(
         console,
         ("#", "step", "what and why", "download"),
@@ -228,14 +286,6 @@ def show(view: PlannedMachine, as_json: bool = False) -> None:
     for i, s in enumerate(plan.steps, 1):
         console.print(f"# {i}. {s.kind}", style="dim", highlight=False)
         console.print(command_text(s), highlight=False, markup=False, soft_wrap=True)
-    if plan.restart_required:
-        console.print(
-            "[yellow]The notebook runtime must restart after these steps.[/]", markup=True
-        )
-    if not plan.is_fix:
-        console.print()
-        _manual(plan)
-    _notes(plan)
 
 
 def _manual(plan: Plan) -> None:

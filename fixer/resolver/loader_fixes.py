@@ -6,7 +6,7 @@ The fixes are EnvFix values; fixer.planner.envfix turns them into the files a pl
 from __future__ import annotations
 
 import os.path as op
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, Optional, Set, Tuple
 
 from fixer.model import EnvFix, Environment, LoadResolution
 from fixer.rules import (
@@ -34,10 +34,12 @@ def env_fixes(
     chosen = [cand for ident, cand in mapping.items() if ident.kind == "cudnn"]
     for c in chosen:
         fixes += _consumer_fixes(env, provider, c, notebook)
-    fixes += cuda_lib_fixes(env, notebook)
+    # --framework limits the fixes to the loads of those frameworks; without it, every load
+    wanted = set(provider.frameworks) if provider.intent.frameworks else None
+    fixes += cuda_lib_fixes(env, notebook, wanted)
     for c in chosen:
         fixes += _stray_preload_fixes(env, c)
-    fixes += _foreign_fixes(env, notebook)
+    fixes += _foreign_fixes(env, notebook, wanted)
     uniq: Dict[Tuple[str, str], EnvFix] = {}
     for fx in fixes:
         uniq.setdefault((fx.kind, fx.value), fx)
@@ -108,11 +110,16 @@ def _stray_preload_fixes(env: Environment, c: CudnnCandidate) -> List[EnvFix]:
     ]
 
 
-def _foreign_fixes(env: Environment, notebook: bool) -> List[EnvFix]:
+def _foreign_fixes(
+    env: Environment, notebook: bool, wanted: Optional[Set[str]] = None
+) -> List[EnvFix]:
     """cuDNN sub-libraries of another copy that LD_PRELOAD forces in, or LD_LIBRARY_PATH lends,
-    to frameworks that load another cuDNN copy."""
+    to frameworks that load another cuDNN copy (of those `wanted`, when given)."""
     fixes: List[EnvFix] = []
     for path, _copy, mixes in foreign_cudnn_preloads(env):
+        mixes = [ld for ld in mixes if wanted is None or ld.consumer in wanted]
+        if not mixes:
+            continue
         fixes.append(
             EnvFix(
                 "ld-preload-drop",
@@ -122,6 +129,9 @@ def _foreign_fixes(env: Environment, notebook: bool) -> List[EnvFix]:
             )
         )
     for lender, subs, mixes in lent_cudnn_sublibraries(env):
+        mixes = [ld for ld in mixes if wanted is None or ld.consumer in wanted]
+        if not mixes:
+            continue
         fixes.append(
             EnvFix(
                 "ld-library-path-drop",
@@ -144,13 +154,15 @@ def _foreign_fixes(env: Environment, notebook: bool) -> List[EnvFix]:
     return fixes
 
 
-def cuda_lib_fixes(env: Environment, notebook: bool) -> List[EnvFix]:
+def cuda_lib_fixes(
+    env: Environment, notebook: bool, wanted: Optional[Set[str]] = None
+) -> List[EnvFix]:
     """A CUDA library older than the framework's build that wins over the framework's own copy
     (diagnosis: cuda-lib-mismatch) through LD_LIBRARY_PATH or LD_PRELOAD: drop that entry; in a
     notebook also preload the framework's own copy by path in new kernels."""
     fixes: List[EnvFix] = []
     for ld in older_cuda_libraries(env):
-        if not ld.intended:
+        if not ld.intended or (wanted is not None and ld.consumer not in wanted):
             continue
         fw = env.framework(ld.consumer)
         why = f"{ld.path} ({ld.library} {ld.version}) is older than the CUDA {fw.cuda if fw else '?'} {ld.consumer} was built with"

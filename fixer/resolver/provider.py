@@ -241,13 +241,15 @@ class StackProvider:
         }
 
     def _wanted_frameworks(self) -> List[str]:
+        """--framework NAME (repeatable) limits the stack to those frameworks: the plan touches
+        only what they need (issue 22: `--framework torch` must not plan TensorFlow's cuDNN).
+        Without it, every framework installed."""
+        if self.intent.frameworks:
+            return list(dict.fromkeys(self.intent.frameworks))
         out: List[str] = []
         for fb in self.env.frameworks:
             if fb.framework not in out:
                 out.append(fb.framework)
-        for f in self.intent.frameworks:
-            if f not in out:
-                out.append(f)
         return out
 
     # -- framework candidates ---------------------------------------------------------------

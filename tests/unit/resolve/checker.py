@@ -33,7 +33,11 @@ def _kernels_ok(b: m.Build, cc: str) -> bool:
 
 
 def wanted(env: m.Environment, intent: m.Intent) -> List[str]:
-    return list(dict.fromkeys([f.framework for f in env.frameworks] + list(intent.frameworks)))
+    """--framework names the frameworks to make work; without it, those installed (the CLI's
+    help for --framework: "Framework to make work (repeatable; default: those installed)")."""
+    if intent.frameworks:
+        return list(dict.fromkeys(intent.frameworks))
+    return list(dict.fromkeys(f.framework for f in env.frameworks))
 
 
 def violations(
