@@ -81,7 +81,9 @@ def machines(draw):
         libraries=[pcopy, acopy],
         loads=[
             load("torch", pcopy, major=9),
-            load("tensorflow", acopy, major=8, via="ld.so.cache", search=(("ld.so.cache", APT_DIR),)),
+            load(
+                "tensorflow", acopy, major=8, via="ld.so.cache", search=(("ld.so.cache", APT_DIR),)
+            ),
         ],
     )
     asked = draw(st.sampled_from(((), ("torch",), ("tensorflow",))))
@@ -115,9 +117,7 @@ def _plan(env, intent, recipes):
     return make_plan(env, stack)
 
 
-@settings(
-    max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(machines())
 def test_the_summary_names_exactly_what_the_steps_install(machine):
     plan = _plan(*machine)
@@ -132,9 +132,7 @@ def test_the_summary_names_exactly_what_the_steps_install(machine):
     assert said == _installed_by_steps(plan)
 
 
-@settings(
-    max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(machines())
 def test_framework_touches_only_its_closure(machine):
     env, intent, recipes = machine
@@ -150,9 +148,7 @@ def test_framework_touches_only_its_closure(machine):
     own = {split_requirement(r)[0] for r in build.packages + build.requires + build.companions}
     own.add(f)
     major = str(version_key(build.cudnn)[0]) if build.cudnn else None
-    cudnn_pkgs = {
-        c.package.name for k, c in stack.cudnn_copies.items() if k == major and c.package
-    }
+    cudnn_pkgs = {c.package.name for k, c in stack.cudnn_copies.items() if k == major and c.package}
     for p in stack.pins:
         if p.action == "keep":
             continue
