@@ -11,6 +11,7 @@ Domain words are named once here as Literals.
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 import typing
 from typing import Any, Callable, Dict, FrozenSet, Literal, Mapping, Optional, Tuple, Type, TypeVar
@@ -173,8 +174,8 @@ def _union_converter(args: Tuple[Any, ...]) -> Callable[[Any, str], Any]:
 
 def _literal_converter(args: Tuple[Any, ...]) -> Callable[[Any, str], Any]:
     def literal(data: Any, where: str) -> Any:
-        if data not in args:
-            raise ValueError(f"{where}: {data!r} is not one of {', '.join(map(repr, args))}")
+        if not isinstance(data, (str, int, float, bool, type(None))) or data not in args:
+            raise ValueError(f"{where}: {_short(data)} is not one of {', '.join(map(repr, args))}")
         return data
 
     return literal
@@ -207,7 +208,7 @@ def _mapping_converter(vt: Any) -> Callable[[Any, str], Any]:
         if not isinstance(data, dict):
             raise ValueError(f"{where}: expected an object, got {type(data).__name__}")
         conv = _converter(vt)
-        return {str(k): conv(v, f"{where}.{k}") for k, v in data.items()}
+        return {str(k): conv(v, f"{where}.{_short(str(k))}") for k, v in data.items()}
 
     return mapping
 
@@ -216,8 +217,14 @@ def _plain_converter(tp: type) -> Callable[[Any, str], Any]:
     def plain(data: Any, where: str) -> Any:
         if tp is float and isinstance(data, int) and not isinstance(data, bool):
             return float(data)
-        if not isinstance(data, tp):
-            raise ValueError(f"{where}: expected {tp.__name__}, got {type(data).__name__} {data!r}")
+        if not isinstance(data, tp) or (tp is int and isinstance(data, bool)):
+            raise ValueError(
+                f"{where}: expected {tp.__name__}, got {type(data).__name__} {_short(data)}"
+            )
+        if isinstance(data, str) and len(data) > MAX_TEXT:
+            raise ValueError(f"{where}: longer than {MAX_TEXT} characters ({len(data)})")
+        if isinstance(data, int) and abs(data) > MAX_INT:
+            raise ValueError(f"{where}: {_short(data)} is out of range")
         return data
 
     return plain
@@ -237,6 +244,54 @@ def _spec(cls: type) -> Tuple[Dict[str, Any], Dict[str, Callable[[Any, str], Any
     return spec
 
 
+#: Longest string and largest integer any field holds (a path is at most PATH_MAX 4096; an error
+#: text or probe detail a few KB). A value past them is hostile or corrupt, never a fact.
+MAX_TEXT = 64 * 1024
+MAX_INT = 2**63
+
+#: The grammar of fields that later code parses as numbers (fixer.system.versions.version_key,
+#: int()) or hands to an installer: by field name ("version", "cuda", ...) for every
+#: dataclass, or "Class.field". A version starts with a digit and has at most 64 characters of
+#: letters, digits and . + ~ : _ - (PEP 440, Debian Policy 5.6.12 and NVIDIA's driver and
+#: library versions are all of this form); a distribution name is a PEP 508 name.
+_VERSION_RX = r"[0-9][A-Za-z0-9.+~:_-]{0,63}"
+_GRAMMAR: Dict[str, Tuple[str, str]] = {
+    name: (_VERSION_RX, "a version (a digit first, at most 64 characters)")
+    for name in (
+        "version",
+        "cuda_version",
+        "cuda",
+        "cudnn",
+        "glibc",
+        "ptx",
+        "compute_capability",
+        "compute_capabilities",
+        "cudnn_runtime",
+    )
+}
+_GRAMMAR["Distribution.name"] = (
+    r"[A-Za-z0-9]([A-Za-z0-9._-]{0,126}[A-Za-z0-9])?",
+    "a distribution name (PEP 508)",
+)
+_GRAMMAR["Package.name"] = (
+    r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}",
+    "a package name (PEP 508, Debian Policy 5.6.1 or conda)",
+)
+
+
+def _short(data: Any) -> str:
+    text = repr(data)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check_grammar(grammar: Tuple[str, str], value: Any, where: str) -> None:
+    pattern, what = grammar
+    for i, v in enumerate(value if isinstance(value, tuple) else (value,)):
+        if isinstance(v, str) and not re.fullmatch(pattern, v):
+            at = f"{where}[{i}]" if isinstance(value, tuple) else where
+            raise ValueError(f"{at}: {_short(v)} is not {what}")
+
+
 def from_dict(cls: Type[T], data: Any, where: str = "$") -> T:
     """Rebuild a dataclass from `to_dict` output. Unknown keys are refused; missing keys
     take the field's default. Raises ValueError naming the path of a bad value."""
@@ -247,11 +302,15 @@ def from_dict(cls: Type[T], data: Any, where: str = "$") -> T:
     fields, converters, required = _spec(cls)
     unknown = sorted(set(data) - set(fields))
     if unknown:
-        raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)} for {cls.__name__}")
+        shown = ", ".join(_short(str(k)) for k in unknown[:3])
+        raise ValueError(f"{where}: unknown key(s) {shown} for {cls.__name__}")
     kwargs: Dict[str, Any] = {}
     for name in fields:
         if name in data:
             kwargs[name] = converters[name](data[name], f"{where}.{name}")
+            grammar = _GRAMMAR.get(name) or _GRAMMAR.get(f"{cls.__name__}.{name}")
+            if grammar is not None and kwargs[name] is not None:
+                _check_grammar(grammar, kwargs[name], f"{where}.{name}")
         elif name in required:
             raise ValueError(f"{where}: missing key {name!r} for {cls.__name__}")
     return cls(**kwargs)

@@ -465,6 +465,10 @@ class _Lines:
         return self._line_of(m.start()) if m else None
 
 
+#: The line finder, for other TOML inputs checked the same way (fixer.lockfile.format).
+TomlLines = _Lines
+
+
 # ---------------------------------------------------------------------------------------
 # loading
 # ---------------------------------------------------------------------------------------

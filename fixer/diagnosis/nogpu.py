@@ -11,6 +11,7 @@ else the driver / hardware hint.
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Optional, Sequence
 
 from fixer.model import Environment, Finding
@@ -42,32 +43,63 @@ def gpu_hint(env: Environment, hidden: bool = False, container: bool = False) ->
     return "Attach an NVIDIA GPU to this machine and install its driver, or install CPU builds of the frameworks."
 
 
+#: Probes that report what the driver itself sees, before CUDA_VISIBLE_DEVICES filters it
+#: (fixer.detection.gpu.assemble): NVML and nvidia-smi ignore the variable (NVIDIA's
+#: CUDA_VISIBLE_DEVICES applies to CUDA applications), and so do /proc/driver/nvidia/gpus and
+#: the PCI sysfs.
+DRIVER_PROBES = ("nvml", "nvidia-smi", "procfs gpus", "sysfs-pci")
+
+
+def hidden_by_cvd(env: Environment) -> Optional[str]:
+    """When CUDA_VISIBLE_DEVICES hides GPUs the driver sees, what detection recorded about it
+    ("CUDA_VISIBLE_DEVICES='-1': 0 of 1 GPU(s) visible"); else None. Read from the
+    CUDA_VISIBLE_DEVICES probe note, or, for an environment recorded without it, from the
+    variable being set while a driver probe counted GPUs."""
+    notes = [p.detail for p in env.probes if p.probe == "CUDA_VISIBLE_DEVICES"]
+    if notes:
+        return notes[0]
+    cvd = env.env.get("CUDA_VISIBLE_DEVICES")
+    if cvd is None or env.gpus:
+        return None
+    seen = [p for p in env.probes if p.probe in DRIVER_PROBES and p.ok]
+    counts = [re.match(r"(\d+) ", p.detail) for p in seen]
+    if any(m and int(m.group(1)) > 0 for m in counts):
+        return f"CUDA_VISIBLE_DEVICES={cvd!r} hides the GPU(s) the driver sees"
+    return None
+
+
 def no_gpu(env: Environment, findings: Sequence[Finding], wanted: bool = False) -> Optional[NoGpu]:
     """None when a GPU is visible; else the exit code and the words for doctor, plan and apply.
     `wanted`: the command was asked for a GPU framework (apply --framework torch on a CPU
-    machine), which needs a GPU as much as one installed."""
+    machine), which needs a GPU as much as one installed. GPUs the driver sees but
+    CUDA_VISIBLE_DEVICES hides are said to be hidden, never "no GPU on this runtime"."""
     if env.gpus:
         return None
     missing = [f for f in findings if f.id == "gpu-missing"]
     needed = any(f.severity == "error" for f in missing) or wanted
-    where = env.runtime.kind + (
-        f" {env.runtime.accelerator.upper()}" if env.runtime.accelerator else ""
-    )
-    if not needed:
-        return NoGpu(
-            0,
-            f"No NVIDIA GPU on this {where} runtime, and nothing installed needs one: nothing to fix.",
-            gpu_hint(env),
+    hidden = hidden_by_cvd(env)
+    if hidden:
+        what = f"No NVIDIA GPU is visible to CUDA programs: {hidden}"
+        hint = gpu_hint(env, hidden=True)
+    else:
+        where = env.runtime.kind + (
+            f" {env.runtime.accelerator.upper()}" if env.runtime.accelerator else ""
         )
-    hint = missing[0].fix if missing and missing[0].fix else gpu_hint(env)
+        what = f"No NVIDIA GPU on this {where} runtime"
+        hint = gpu_hint(env)
+    if not needed:
+        return NoGpu(0, f"{what}, and nothing installed needs one: nothing to fix.", hint)
+    if missing and missing[0].fix and not hidden:
+        hint = missing[0].fix
     fws = sorted({fw for f in missing for fw in f.frameworks})
     return NoGpu(
         3,
-        f"No NVIDIA GPU on this {where} runtime"
-        + (f", but {', '.join(fws)} need one" if fws else "")
+        what
+        + (f"; {', '.join(fws)} need one" if fws and hidden else "")
+        + (f", but {', '.join(fws)} need one" if fws and not hidden else "")
         + ": there is no GPU stack to repair, nothing was changed.",
         hint,
     )
 
 
-__all__ = ["COLAB_HINT", "KAGGLE_HINT", "NoGpu", "gpu_hint", "no_gpu"]
+__all__ = ["COLAB_HINT", "KAGGLE_HINT", "NoGpu", "gpu_hint", "hidden_by_cvd", "no_gpu"]

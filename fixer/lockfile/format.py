@@ -52,15 +52,13 @@ from __future__ import annotations
 import dataclasses
 import re
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
 
-from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
-
+from fixer.system import grammar
 from fixer.system.compat import tomllib
 from fixer.system.toml_write import quote, value
 from fixer.errors import UsageError
-from fixer.model import EnvFix
+from fixer.model import EnvFix, Recipes
 
 LOCK_VERSION = 2
 READABLE_VERSIONS = (1, 2)
@@ -182,154 +180,396 @@ def write_lock(lock: Lock, path: str) -> Path:
     return target
 
 
-def read_lock(path: str) -> Lock:
-    """Parse and check a lock file; any problem is a UsageError naming the file and key."""
+class _Bad(Exception):
+    """One problem in a lock: the key path ("package[2].name") and what is wrong with it."""
+
+    def __init__(self, key: str, msg: str) -> None:
+        super().__init__(f"{key}: {msg}")
+        self.key = key
+        self.msg = msg
+
+
+#: The largest lock this reads (a real one is a few KB: a stack has tens of packages).
+MAX_LOCK_BYTES = 4 * 1024 * 1024
+#: Most records of one kind, and most hashes of one package (a release has one file per
+#: platform and Python: tens, not thousands).
+MAX_RECORDS = 2000
+MAX_HASHES = 500
+
+#: Distributions a lock may never remove, whatever the recipes say: the installers and the
+#: tool itself (removing them would leave the machine without a way back).
+PROTECTED = frozenset({"pip", "setuptools", "wheel", "uv", "packaging", "colab-cudnn-fix"})
+
+#: Where a loader fix never points: temporary and per-process trees anyone can write to or that
+#: are not files at all. A loader fix names the directory of a cuDNN copy (pip's
+#: site-packages/nvidia/cudnn/lib, a conda prefix's lib, apt's /usr/lib/<triplet>, the CUDA
+#: toolkit's lib64): fixer.resolver.loader_fixes writes nothing else.
+_NEVER_UNDER = ("/tmp", "/var/tmp", "/dev", "/proc", "/sys", "/run")
+_LIB_DIR = re.compile(r"lib|lib64|lib32|[a-z0-9_]+-linux-gnu[a-z0-9_]*")
+
+
+def read_lock(path: str, recipes: Optional[Recipes] = None) -> Lock:
+    """Parse and check a lock file; any problem is a UsageError naming FILE:LINE and the key.
+    `recipes` (default: the recipes in effect) say which distributions [[remove]] may name."""
+    text = _read_text(path)
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except FileNotFoundError:
-        raise UsageError(f"--lock {path}: no such file")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"--lock {path}: cannot read it: {exc}")
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"--lock {path}: not TOML: {exc}")
-    return lock_from_dict(data, path)
+    try:
+        return _lock(data, recipes)
+    except _Bad as bad:
+        raise UsageError(f"{path}:{_line_of(text, bad.key)}: {bad.key}: {bad.msg}") from None
 
 
-def lock_from_dict(data: Dict[str, Any], where: str = "lock") -> Lock:
-    def bad(key: str, msg: str) -> UsageError:
-        return UsageError(f"{where}: {key}: {msg}")
+def _read_text(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_LOCK_BYTES + 1)
+    except FileNotFoundError:
+        raise UsageError(f"--lock {path}: no such file")
+    except OSError as exc:
+        raise UsageError(f"--lock {path}: cannot read it: {exc.strerror or exc}")
+    if len(raw) > MAX_LOCK_BYTES:
+        raise UsageError(f"--lock {path}: larger than {MAX_LOCK_BYTES // 1024 // 1024} MiB")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"--lock {path}: not UTF-8 text ({exc.reason} at byte {exc.start})")
 
-    if data.get("version") not in READABLE_VERSIONS:
-        raise bad(
+
+def _line_of(text: str, key: str) -> int:
+    """The line of `key` ("package[2].name", "requires.cuda", "indexes") in the lock's text."""
+    from fixer.recipebook import TomlLines
+
+    lines = TomlLines(text)
+    m = re.match(r"^([A-Za-z_]+)(?:\[(\d+)\])?(?:\.([A-Za-z0-9_-]+))?", key)
+    if m is None:
+        return 1
+    table, index, sub = m.group(1), m.group(2), m.group(3)
+    if index is not None:
+        kind = {"package": "package", "remove": "remove", "apt": "apt", "env_fix": "env_fix"}
+        n = int(index)
+        line = lines.key(kind.get(table, table), n, sub) if sub else lines.record(table, n)
+        return line or lines.top_key(table) or 1
+    if sub:
+        return lines.table(table) or 1
+    return lines.top_key(table) or lines.table(table) or 1
+
+
+def lock_from_dict(data: Any, where: str = "lock", recipes: Optional[Recipes] = None) -> Lock:
+    """A Lock from parsed TOML (or JSON) data; any problem is a UsageError "WHERE: KEY: what"."""
+    try:
+        return _lock(data, recipes)
+    except _Bad as bad:
+        raise UsageError(f"{where}: {bad.key}: {bad.msg}") from None
+
+
+_TOP_KEYS = (
+    "version",
+    "created",
+    "tool",
+    "cudnn",
+    "cudnn_from",
+    "indexes",
+    "allow_insecure_index",
+    "machine",
+    "requires",
+    "package",
+    "remove",
+    "apt",
+    "env_fix",
+)
+
+
+def _lock(data: Any, recipes: Optional[Recipes]) -> Lock:
+    if not isinstance(data, dict):
+        raise _Bad("$", "expected a table")
+    if data.get("version") not in READABLE_VERSIONS or isinstance(data.get("version"), bool):
+        raise _Bad(
             "version",
-            f"expected one of {READABLE_VERSIONS}, got {data.get('version')!r} "
+            f"expected one of {READABLE_VERSIONS}, got {_short(data.get('version'))} "
             "(a lock written by another version of colab-cudnn-fix?)",
         )
-    known = {
-        "version",
-        "created",
-        "tool",
-        "cudnn",
-        "cudnn_from",
-        "indexes",
-        "machine",
-        "requires",
-        "package",
-        "remove",
-        "apt",
-        "env_fix",
-    }
-    unknown = sorted(set(data) - known)
+    unknown = sorted(set(data) - set(_TOP_KEYS))
     if unknown:
-        raise bad(unknown[0], "unknown key")
+        raise _Bad(str(unknown[0])[:60], "unknown key")
+    allow = data.get("allow_insecure_index", False)
+    if not isinstance(allow, bool):
+        raise _Bad("allow_insecure_index", "expected true or false")
+    indexes = tuple(
+        _check("indexes", lambda u: grammar.index_url(u, allow_insecure=allow), x, i)
+        for i, x in enumerate(_list(data.get("indexes", []), "indexes"))
+    )
+    packages = _packages(data.get("package", []), allow)
+    lock = Lock(
+        version=LOCK_VERSION,
+        created=_text(data, "created", 64),
+        tool=_text(data, "tool", 128),
+        machine=_section(data, MachineFacts, "machine"),
+        requires=_section(data, LockRequires, "requires"),
+        indexes=indexes,
+        packages=packages,
+        remove=_removes(data.get("remove", []), recipes),
+        apt=_apt_pins(data.get("apt", [])),
+        env_fixes=_env_fixes(data.get("env_fix", [])),
+        cudnn=_opt(data, "cudnn", _CUDNN),
+        cudnn_from=_opt(data, "cudnn_from", _WORD),
+    )
+    _warn_insecure(lock)
+    return lock
 
-    def strs(v: Any, key: str) -> Tuple[str, ...]:
-        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-            raise bad(key, "expected a list of strings")
-        return tuple(v)
 
-    def section(cls: type, key: str) -> Any:
-        raw = data.get(key, {})
-        if not isinstance(raw, dict):
-            raise bad(key, "expected a table")
-        fields = {f.name: f for f in dataclasses.fields(cls)}
-        kw: Dict[str, Any] = {}
-        for k, v in raw.items():
-            if k not in fields:
-                raise bad(f"{key}.{k}", "unknown key")
-            kw[k] = (
-                strs(v, f"{key}.{k}")
-                if isinstance(v, list) or "Tuple" in str(fields[k].type)
-                else v
-            )
-            if not isinstance(kw[k], (str, tuple)):
-                raise bad(f"{key}.{k}", "expected a string")
-        return cls(**kw)
+def _warn_insecure(lock: Lock) -> None:
+    """A lock that allows a plain-http index gets a warning line after the command."""
+    from fixer.system.plugins import note
 
-    packages: List[LockedPackage] = []
-    for i, p in enumerate(data.get("package", [])):
+    urls = list(lock.indexes) + [p.index for p in lock.packages if p.index]
+    for url in dict.fromkeys(u for u in urls if grammar.insecure(u)):
+        note(
+            f"the lock allows the plain-http index {grammar.mask_url(url)}: what it serves can be "
+            "read and changed on the way (allow_insecure_index = true)"
+        )
+
+
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check(key: str, fn: Callable[[Any], Any], v: Any, i: Optional[int] = None) -> Any:
+    where = key if i is None else f"{key}[{i}]"
+    try:
+        return fn(v)
+    except ValueError as exc:
+        raise _Bad(where, str(exc)) from None
+
+
+def _list(v: Any, key: str, limit: int = MAX_RECORDS) -> List[Any]:
+    if not isinstance(v, list):
+        raise _Bad(key, f"expected a list, got {type(v).__name__}")
+    if len(v) > limit:
+        raise _Bad(key, f"more than {limit} entries")
+    return v
+
+
+def _regex(pattern: str, what: str) -> Callable[[Any], str]:
+    rx = re.compile(pattern)
+
+    def check(v: Any) -> str:
+        if not isinstance(v, str) or len(v) > 64 or not rx.fullmatch(v):
+            raise ValueError(f"expected {what}, got {_short(v)}")
+        return v
+
+    return check
+
+
+_CUDNN = _regex(r"\d{1,3}\.\d{1,3}\.\d{1,3}", 'a cuDNN version like "9.19.0"')
+_CUDA = _regex(r"\d{1,2}\.\d{1,2}", 'a CUDA version like "13.0"')
+_PY = _regex(r"3\.\d{1,3}", 'a Python version like "3.12"')
+_CC = _regex(r"\d{1,2}\.\d{1,2}", 'a compute capability like "9.0"')
+_ARCH = _regex(r"[a-z0-9_]{1,32}", 'an architecture like "x86_64"')
+_WORD = _regex(r"[a-z][a-z0-9-]{0,31}", 'a word like "pip"')
+_SHA256 = re.compile(r"sha256:[0-9a-f]{64}")
+
+#: [requires]: each key's grammar (a machine fact compared against what detection reads).
+_REQUIRES: Dict[str, Callable[[Any], str]] = {
+    "python": _PY,
+    "cuda": _CUDA,
+    "compute_capabilities": _CC,
+    "ptx": _CUDA,
+    "arch": _ARCH,
+}
+
+
+def _text(data: Mapping[str, Any], key: str, limit: int) -> str:
+    v = data.get(key, "")
+    return str(_check(key, lambda x: grammar.short_text(x, limit, "text"), v))
+
+
+def _opt(data: Mapping[str, Any], key: str, fn: Callable[[Any], str]) -> Optional[str]:
+    v = data.get(key)
+    return None if v is None else str(_check(key, fn, v))
+
+
+def _section(data: Mapping[str, Any], cls: type, key: str) -> Any:
+    """[machine] (free text facts, bounded) or [requires] (each key by its grammar)."""
+    raw = data.get(key, {})
+    if not isinstance(raw, dict):
+        raise _Bad(key, "expected a table")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    kw: Dict[str, Any] = {}
+    for k, v in raw.items():
+        if k not in fields:
+            raise _Bad(f"{key}.{str(k)[:60]}", "unknown key")
+        fn = _REQUIRES.get(k) if cls is LockRequires else None
+        one = fn or (lambda x: grammar.short_text(x, 256, "text"))
+        if "Tuple" in str(fields[k].type):
+            kw[k] = tuple(_check(f"{key}.{k}", one, x, i) for i, x in enumerate(_list(v, k, 64)))
+        else:
+            kw[k] = _check(f"{key}.{k}", one, v)
+    return cls(**kw)
+
+
+def _record(raw: Any, key: str, keys: Tuple[str, ...], required: Tuple[str, ...]) -> Dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise _Bad(key, "expected a table")
+    extra = sorted(set(raw) - set(keys))
+    if extra:
+        raise _Bad(f"{key}.{str(extra[0])[:60]}", "unknown key")
+    missing = [k for k in required if k not in raw]
+    if missing:
+        raise _Bad(key, f"needs {' and '.join(required)}")
+    return raw
+
+
+def _packages(raw: Any, allow_insecure: bool) -> Tuple[LockedPackage, ...]:
+    out: List[LockedPackage] = []
+    for i, p in enumerate(_list(raw, "package")):
         key = f"package[{i}]"
-        if (
-            not isinstance(p, dict)
-            or not isinstance(p.get("name"), str)
-            or not isinstance(p.get("version"), str)
-        ):
-            raise bad(key, "needs name and version strings")
-        try:
-            Version(p["version"])
-        except InvalidVersion:
-            raise bad(f"{key}.version", f"{p['version']!r} is not a version")
-        hashes = strs(p.get("hashes", []), f"{key}.hashes")
-        if not hashes or not all(re.match(r"^sha256:[0-9a-f]{64}$", h) for h in hashes):
-            raise bad(f"{key}.hashes", 'needs at least one "sha256:<64 hex digits>"')
-        extra = sorted(set(p) - {"name", "version", "index", "hashes"})
-        if extra:
-            raise bad(f"{key}.{extra[0]}", "unknown key")
-        packages.append(
+        p = _record(p, key, ("name", "version", "index", "hashes"), ("name", "version"))
+        hashes = tuple(_list(p.get("hashes", []), f"{key}.hashes", MAX_HASHES))
+        if not hashes or not all(isinstance(h, str) and _SHA256.fullmatch(h) for h in hashes):
+            raise _Bad(f"{key}.hashes", 'needs at least one "sha256:<64 hex digits>"')
+        index = p.get("index")
+        if index is not None:
+            _check(
+                f"{key}.index", lambda u: grammar.index_url(u, allow_insecure=allow_insecure), index
+            )
+        out.append(
             LockedPackage(
-                name=canonicalize_name(p["name"]),
-                version=p["version"],
-                index=p.get("index"),
+                name=_check(f"{key}.name", grammar.pip_name, p["name"]),
+                version=_check(f"{key}.version", grammar.pip_version, p["version"]),
+                index=index,
                 hashes=hashes,
             )
         )
-    fixes: List[EnvFix] = []
-    for i, fx in enumerate(data.get("env_fix", [])):
+    return tuple(out)
+
+
+def known_distributions(recipes: Recipes) -> FrozenSet[str]:
+    """Every pip distribution the recipes name (builds, their pins and companions, cuDNN
+    wheels, downloads, dependency sets): what a stack can install, so what a lock may remove."""
+    from fixer.rules import requirement_name
+    from fixer.system.versions import canonical_name
+
+    names: Set[str] = set()
+    for b in recipes.builds:
+        for req in b.packages + b.requires + b.companions:
+            names.add(canonical_name(requirement_name(req)))
+    for c in recipes.cudnn:
+        names.update(canonical_name(n) for n in c.pip)
+    names.update(canonical_name(d.distribution) for d in recipes.downloads)
+    for d in recipes.dependencies:
+        if d.manager == "pip":
+            for req in (d.package,) + d.brings + d.others:
+                names.add(canonical_name(requirement_name(req.split("[")[0])))
+    return frozenset(names - PROTECTED)
+
+
+def _removes(raw: Any, recipes: Optional[Recipes]) -> Tuple[str, ...]:
+    if recipes is None:
+        from fixer import recipebook
+
+        recipes = recipebook.load()
+    known = known_distributions(recipes)
+    out: List[str] = []
+    for i, r in enumerate(_list(raw, "remove")):
+        key = f"remove[{i}]"
+        name = _check(
+            f"{key}.name", grammar.pip_name, _record(r, key, ("name",), ("name",))["name"]
+        )
+        if name not in known:
+            raise _Bad(
+                f"{key}.name",
+                f"{name!r} is not a distribution the recipes know (a lock removes only GPU "
+                "libraries and framework builds the recipes name; never pip, setuptools or this tool)",
+            )
+        out.append(name)
+    return tuple(out)
+
+
+def _loader_dir(value: Any, what: str) -> str:
+    """A directory a loader fix may name: absolute and normal, a library directory (lib, lib64,
+    a multiarch triplet), outside temporary and pseudo file systems."""
+    path = grammar.abs_path(value, what)
+    if any(path == top or path.startswith(top + "/") for top in _NEVER_UNDER):
+        raise ValueError(f"{path!r}: a loader fix never points into {', '.join(_NEVER_UNDER)}")
+    if not _LIB_DIR.fullmatch(path.rsplit("/", 1)[-1]):
+        raise ValueError(
+            f"{path!r} is not a library directory (lib, lib64 or a multiarch triplet such as "
+            "x86_64-linux-gnu), where cuDNN copies live"
+        )
+    return path
+
+
+def _loader_file(value: Any, what: str) -> str:
+    path = grammar.abs_path(value, what)
+    _loader_dir(path.rsplit("/", 1)[0] or "/", what)
+    if not re.fullmatch(r"lib[A-Za-z0-9_+-]*\.so(\.\d{1,4}){0,4}", path.rsplit("/", 1)[-1]):
+        raise ValueError(f"{path!r} is not a shared library file (lib*.so[.N])")
+    return path
+
+
+def _env_fix_value(kind: str, value: Any) -> str:
+    """The value of one loader fix, by the grammar of its kind: what the tool itself writes."""
+    from fixer.planner.envfix import ENV_FILE
+
+    if kind in ("ld-library-path-drop", "ld-library-path-add", "ld-so-conf"):
+        if kind == "ld-library-path-drop":
+            return grammar.abs_path(value, "a directory")
+        return _loader_dir(value, "a library directory")
+    if kind == "ld-preload-drop":
+        return grammar.abs_path(value, "a library path")
+    if kind == "ipython-preload":
+        return _loader_file(value, "a library file")
+    if value != ENV_FILE:
+        raise ValueError(f"an env-file fix writes {ENV_FILE} only, got {_short(value)}")
+    return str(value)
+
+
+def _env_fixes(raw: Any) -> Tuple[EnvFix, ...]:
+    from fixer.model import from_dict
+
+    out: List[EnvFix] = []
+    for i, fx in enumerate(_list(raw, "env_fix", 64)):
+        key = f"env_fix[{i}]"
+        fx = _record(fx, key, ("kind", "value", "why"), ("kind", "value"))
         try:
-            from fixer.model import from_dict
-
-            fixes.append(from_dict(EnvFix, fx, f"{where}: env_fix[{i}]"))
+            fix = from_dict(EnvFix, fx, key)
         except ValueError as exc:
-            raise UsageError(str(exc))
-    apt = _apt_pins(data.get("apt", []), bad)
-    return Lock(
-        version=LOCK_VERSION,
-        created=str(data.get("created", "")),
-        tool=str(data.get("tool", "")),
-        machine=section(MachineFacts, "machine"),
-        requires=section(LockRequires, "requires"),
-        indexes=strs(data.get("indexes", []), "indexes"),
-        packages=tuple(packages),
-        remove=tuple(canonicalize_name(r["name"]) for r in data.get("remove", [])),
-        apt=apt,
-        env_fixes=tuple(fixes),
-        cudnn=data.get("cudnn"),
-        cudnn_from=data.get("cudnn_from"),
-    )
+            raise _Bad(key, str(exc).partition(": ")[2] or str(exc)) from None
+        kind = fix.kind
+        value = _check(f"{key}.value", lambda v: _env_fix_value(kind, v), fix.value)
+        why = _check(f"{key}.why", lambda v: grammar.short_text(v, 1024, "text"), fix.why)
+        out.append(EnvFix(fix.kind, value, why=why))
+    return tuple(out)
 
 
-def _apt_pins(raw: Any, bad: Callable[[str, str], UsageError]) -> Tuple[AptPin, ...]:
+def _apt_pins(raw: Any) -> Tuple[AptPin, ...]:
     """[[apt]] records (version 2), or version 1's [apt] table of package = "version"."""
     if isinstance(raw, dict):
-        if not all(isinstance(v, str) for v in raw.values()):
-            raise bad("apt", 'expected a table of package = "version"')
-        return tuple(AptPin(package=k, version=v) for k, v in raw.items())
-    if not isinstance(raw, list):
-        raise bad("apt", "expected [[apt]] records")
+        raw = [{"package": k, "version": v} for k, v in raw.items()]
     out: List[AptPin] = []
-    for i, a in enumerate(raw):
+    for i, a in enumerate(_list(raw, "apt")):
         key = f"apt[{i}]"
-        if (
-            not isinstance(a, dict)
-            or not isinstance(a.get("package"), str)
-            or not isinstance(a.get("version"), str)
-        ):
-            raise bad(key, "needs package and version strings")
-        extra = sorted(set(a) - {"package", "version", "hold", "sha256", "integrity"})
-        if extra:
-            raise bad(f"{key}.{extra[0]}", "unknown key")
+        a = _record(
+            a, key, ("package", "version", "hold", "sha256", "integrity"), ("package", "version")
+        )
         sha = a.get("sha256")
-        if sha is not None and not (isinstance(sha, str) and re.match(r"^[0-9a-f]{64}$", sha)):
-            raise bad(f"{key}.sha256", "expected 64 hex digits")
+        if sha is not None and not (isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{64}", sha)):
+            raise _Bad(f"{key}.sha256", "expected 64 hex digits")
         integrity = a.get("integrity", "sha256" if sha else "apt-signed-index")
         if integrity not in ("sha256", "apt-signed-index") or (integrity == "sha256" and not sha):
-            raise bad(f"{key}.integrity", 'expected "sha256" (with sha256) or "apt-signed-index"')
+            raise _Bad(f"{key}.integrity", 'expected "sha256" (with sha256) or "apt-signed-index"')
+        hold = a.get("hold", True)
+        if not isinstance(hold, bool):
+            raise _Bad(f"{key}.hold", "expected true or false")
         out.append(
             AptPin(
-                package=a["package"],
-                version=a["version"],
-                hold=bool(a.get("hold", True)),
+                package=_check(f"{key}.package", grammar.apt_name, a["package"]),
+                version=_check(f"{key}.version", grammar.apt_version, a["version"]),
+                hold=hold,
                 sha256=sha,
                 integrity=integrity,
             )

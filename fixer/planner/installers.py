@@ -10,9 +10,11 @@ pip is first on PATH". Index URLs go through `rewrite_index` so that `--index-mi
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Optional, Sequence, Tuple
+from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from fixer.errors import UsageError
 from fixer.model import PipOptions
+from fixer.system import grammar
 
 #: The default index pip and uv use when no --index-url is given.
 PYPI_SIMPLE = "https://pypi.org/simple"
@@ -24,6 +26,48 @@ PYPI_SIMPLE = "https://pypi.org/simple"
 PYTORCH_INDEX = "https://download.pytorch.org/whl"
 
 Argv = Tuple[str, ...]
+
+
+def _bad(what: str, exc: ValueError) -> UsageError:
+    return UsageError(f"{what}: {exc}; nothing was run")
+
+
+def _requirement(req: str) -> str:
+    """An exact requirement a plan installs: NAME[extras]==VERSION, or a bare NAME. Checked by
+    PEP 508 / PEP 440 before it reaches pip or uv."""
+    import re
+
+    m = re.fullmatch(r"([^\[=<>!~;@\s]+)(\[[A-Za-z0-9._,-]*\])?(?:==(\S+))?", req)
+    if m is None:
+        raise UsageError(f"pip requirement {req[:80]!r}: expected NAME==VERSION; nothing was run")
+    try:
+        grammar.pip_name(m.group(1))
+        if m.group(3) is not None:
+            grammar.pip_version(m.group(3))
+    except ValueError as exc:
+        raise _bad("pip requirement", exc)
+    return req
+
+
+def _apt_names(names: Iterable[str]) -> List[str]:
+    out = []
+    for n in names:
+        try:
+            out.append(grammar.apt_name(n))
+        except ValueError as exc:
+            raise _bad("apt package", exc)
+    return out
+
+
+def _pip_names(names: Iterable[str]) -> List[str]:
+    out = []
+    for n in names:
+        try:
+            grammar.pip_name(n)
+        except ValueError as exc:
+            raise _bad("pip distribution", exc)
+        out.append(n)
+    return out
 
 
 def choose(requested: str, uv: Optional[str]) -> str:
@@ -131,8 +175,8 @@ def pip_argv(
         argv += ["--find-links", d]
     for f in options.requirement_files:
         argv += ["-r", f]
-    argv += list(requirements)
-    return tuple(argv)
+    reqs = [_requirement(r) for r in requirements]
+    return tuple(argv + reqs)
 
 
 def pip_install(
@@ -183,12 +227,19 @@ def pip_uninstall(
         argv = [python, "-m", "pip", "uninstall", "-y"]
     if break_system_packages:
         argv.append("--break-system-packages")
-    return tuple(argv + list(names))
+    return tuple(argv + _pip_names(names))
 
 
 def apt_install(pkgs: Mapping[str, str]) -> Argv:
     """`apt-get install` of exact versions ({"libcudnn8": "8.9.7.29-1+cuda12.2"}); downgrades
-    allowed, since putting back an older cuDNN is a normal fix."""
+    allowed, since putting back an older cuDNN is a normal fix. Names and versions are checked
+    by Debian Policy's grammar (fixer.system.grammar) before anything reaches apt-get."""
+    for version in pkgs.values():
+        try:
+            grammar.apt_version(version)
+        except ValueError as exc:
+            raise _bad("apt version", exc)
+    names = _apt_names(pkgs)
     return (
         "apt-get",
         "install",
@@ -196,7 +247,7 @@ def apt_install(pkgs: Mapping[str, str]) -> Argv:
         "--no-install-recommends",
         "--allow-downgrades",
         "--allow-change-held-packages",
-        *[f"{k}={v}" for k, v in pkgs.items()],
+        *[f"{k}={pkgs[k]}" for k in names],
     )
 
 
@@ -207,22 +258,28 @@ def apt_update() -> Argv:
 
 def apt_policy(name: str) -> Argv:
     """The versions apt knows for `name` (its candidate and version table)."""
-    return ("apt-cache", "policy", name)
+    return ("apt-cache", "policy", *_apt_names([name]))
 
 
 def apt_hold(names: Sequence[str]) -> Argv:
     """Keep apt from moving the packages (`apt-get upgrade` would replace the cuDNN)."""
-    return ("apt-mark", "hold", *names)
+    return ("apt-mark", "hold", *_apt_names(names))
 
 
 def apt_unhold(names: Sequence[str]) -> Argv:
     """Undo apt_hold (rollback)."""
-    return ("apt-mark", "unhold", *names)
+    return ("apt-mark", "unhold", *_apt_names(names))
 
 
 def apt_remove(names: Sequence[str]) -> Argv:
     """Remove apt packages (rollback of an apt_install of a package that was not there)."""
-    return ("apt-get", "remove", "-y", "--allow-change-held-packages", *names)
+    return (
+        "apt-get",
+        "remove",
+        "-y",
+        "--allow-change-held-packages",
+        *_apt_names(names),
+    )
 
 
 def conda_install(

@@ -546,6 +546,8 @@ def load_environment(spec: str) -> Tuple[Environment, Tuple[Finding, ...], str]:
         raise UsageError(
             f"--environment {spec}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         )
+    except (ValueError, RecursionError) as exc:  # an integer of thousands of digits, deep nesting
+        raise UsageError(f"--environment {spec}: not JSON this tool reads ({str(exc)[:120]})")
     if not isinstance(data, dict) or "environment" not in data:
         raise UsageError(
             f"--environment {spec}: $: expected doctor --json output, an object with "

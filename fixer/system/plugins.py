@@ -61,6 +61,12 @@ def _problem(text: str) -> None:
             _PROBLEMS.append(text)
 
 
+def note(text: str) -> None:
+    """A warning line for stderr after the command, from any input reader (a lock that allows
+    a plain-http index): the same channel as broken plugins."""
+    _problem(text)
+
+
 def clear() -> None:
     with _LOCK:
         _PROBLEMS.clear()

@@ -3,6 +3,14 @@
 from __future__ import annotations
 
 from fixer.planner import installers as ins
+import pytest as _pytest
+from hypothesis import given as _given
+from hypothesis import settings as _settings
+from hypothesis import strategies as _st
+from fixer.errors import UsageError as _UsageError
+from fixer.planner import installers as _inst
+from tests.helpers.examples import examples as _examples
+from tests.helpers.hostile import OPTION_LIKE as _OPTION_LIKE
 
 PY = "/venv/bin/python"
 
@@ -151,4 +159,57 @@ def test_apt_and_conda():
         "/usr/bin/python3",
         "-c",
         "import condacolab; condacolab.install()",
+    )
+
+
+# --- every name and version is checked by its grammar before it reaches an installer (issue 21)
+
+
+@_pytest.mark.parametrize("name", _OPTION_LIKE + ("Libcudnn9", "a", "lib cudnn"))
+def test_apt_names_outside_debian_policy_never_reach_apt(name):
+    for build in (
+        lambda: _inst.apt_install({name: "9.19.0.56-1"}),
+        lambda: _inst.apt_hold([name]),
+        lambda: _inst.apt_unhold([name]),
+        lambda: _inst.apt_remove([name]),
+        lambda: _inst.apt_policy(name),
+    ):
+        with _pytest.raises(_UsageError, match="Debian Policy 5.6.1"):
+            build()
+
+
+@_pytest.mark.parametrize("version", ["", "-1", "1 2", "9" * 100, "1;x", "a1.0"])
+def test_apt_versions_outside_debian_policy_never_reach_apt(version):
+    with _pytest.raises(_UsageError):
+        _inst.apt_install({"libcudnn9-cuda-13": version})
+
+
+@_settings(max_examples=_examples(300))
+@_given(_st.text(max_size=30))
+def test_no_argument_after_the_options_starts_with_a_dash(word):
+    """Whatever word comes in, a built argv has it only as a checked package argument."""
+    for build in (
+        lambda: _inst.pip_argv("/usr/bin/python3", [word]),
+        lambda: _inst.pip_uninstall("/usr/bin/python3", [word]),
+        lambda: _inst.apt_install({word: "1.0-1"}),
+        lambda: _inst.apt_hold([word]),
+    ):
+        try:
+            argv = build()
+        except _UsageError as exc:
+            assert "\n" not in str(exc)
+            continue
+        assert argv[-1] == word or argv[-1] == f"{word}=1.0-1"
+        assert not word.startswith("-") and "\n" not in word and " " not in word
+
+
+def test_exact_requirements_pass():
+    argv = _inst.pip_argv("/py", ["torch==2.11.0+cu130", "jax[cuda12]==0.6.0", "numpy"])
+    assert argv[-3:] == ("torch==2.11.0+cu130", "jax[cuda12]==0.6.0", "numpy")
+    assert (
+        _inst.apt_install({"libcudnn8": "8.9.7.29-1+cuda12.2"})[-1]
+        == "libcudnn8=8.9.7.29-1+cuda12.2"
+    )
+    assert (
+        _inst.apt_install({"cudnn9": "1:9.1-1ubuntu1~22.04"})[-1] == "cudnn9=1:9.1-1ubuntu1~22.04"
     )

@@ -1,0 +1,196 @@
+"""The grammar of every name, version and URL that comes from a file the tool reads (locks,
+environment JSON, node files, plugin recipes, caches) and may end up in a command line. One
+home: the readers call these, and the argv builders (fixer.planner.installers) call them again
+before anything reaches pip, uv or apt-get.
+
+Each check returns the value (or its normal form) or raises ValueError with one sentence that
+says what was expected. Every string is bounded in length first, so that no later parser
+(int() of a version part, a regular expression) sees thousands of characters.
+
+Sources:
+- pip names: PEP 508 "Names" (https://peps.python.org/pep-0508/#names), the regex
+  `^([A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9])$` case-insensitive; packaging.utils.canonicalize_name
+  normalises them (PEP 503).
+- pip versions: PEP 440, parsed by packaging.version.Version.
+- apt package names: Debian Policy 4.7, 5.6.1 "Source" (which 5.6.7 "Package" refers to):
+  "at least two characters long", "only lower case letters (a-z), digits (0-9), plus (+) and
+  minus (-) signs, and periods (.)", "must start with an alphanumeric character".
+- apt versions: Debian Policy 4.7, 5.6.12 "Version": `[epoch:]upstream_version[-debian_revision]`;
+  epoch an unsigned integer; upstream_version alphanumerics and `. + - ~`, starting with a digit,
+  hyphens only when a debian_revision follows; debian_revision alphanumerics and `+ . ~`.
+- index URLs: pip's secure origins (pip src/pip/_internal/network/session.py, SECURE_ORIGINS, 24.x):
+  https, file, and http to localhost/127.0.0.0/8/::1 are secure; any other http is not.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from urllib.parse import urlsplit, urlunsplit
+
+#: Longest name, version and URL a file may hold. No real distribution, Debian package or
+#: version comes close (the longest names on PyPI are under 80 characters); bounded so that
+#: a hostile value cannot make a parser do unbounded work.
+MAX_NAME = 128
+MAX_VERSION = 64
+MAX_URL = 2048
+#: Longest path (Linux PATH_MAX, limits.h).
+MAX_PATH = 4096
+
+_PIP_NAME = re.compile(r"[A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9]", re.IGNORECASE)
+_APT_NAME = re.compile(r"[a-z0-9][a-z0-9+.-]+")
+_APT_VERSION = re.compile(r"(?:[0-9]{1,9}:)?[0-9][A-Za-z0-9.+~]*(?:-[A-Za-z0-9.+~]+)*")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _bounded(value: object, limit: int, what: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected {what} (a string), got {type(value).__name__}")
+    if len(value) > limit:
+        raise ValueError(f"{what} longer than {limit} characters ({len(value)})")
+    return value
+
+
+def _show(value: str) -> str:
+    return repr(value if len(value) <= 60 else value[:57] + "...")
+
+
+def pip_name(value: object) -> str:
+    """A PEP 508 distribution name, as PEP 503 normalises it ("Nvidia_CUDNN_cu13" ->
+    "nvidia-cudnn-cu13")."""
+    from fixer.system.versions import canonical_name
+
+    s = _bounded(value, MAX_NAME, "a distribution name")
+    if not _PIP_NAME.fullmatch(s):
+        raise ValueError(f"{_show(s)} is not a distribution name (PEP 508: letters, digits, . _ -)")
+    return canonical_name(s)
+
+
+def pip_version(value: object) -> str:
+    """A PEP 440 version, as written (its normal form is compared where it matters)."""
+    from packaging.version import InvalidVersion, Version
+
+    s = _bounded(value, MAX_VERSION, "a version")
+    try:
+        Version(s)
+    except (InvalidVersion, ValueError):
+        raise ValueError(f"{_show(s)} is not a version (PEP 440)") from None
+    if s != s.strip():
+        raise ValueError(f"{_show(s)} is not a version (PEP 440): spaces around it")
+    return s
+
+
+def apt_name(value: object) -> str:
+    """A Debian binary package name (Debian Policy 5.6.1)."""
+    s = _bounded(value, MAX_NAME, "an apt package name")
+    if not _APT_NAME.fullmatch(s):
+        raise ValueError(
+            f"{_show(s)} is not an apt package name (Debian Policy 5.6.1: lower case letters, "
+            "digits, + - ., starting with a letter or digit)"
+        )
+    return s
+
+
+def apt_version(value: object) -> str:
+    """A Debian version `[epoch:]upstream[-revision]` (Debian Policy 5.6.12)."""
+    s = _bounded(value, MAX_VERSION, "an apt version")
+    if not _APT_VERSION.fullmatch(s):
+        raise ValueError(
+            f"{_show(s)} is not an apt version (Debian Policy 5.6.12: "
+            "[epoch:]upstream_version[-debian_revision], starting with a digit)"
+        )
+    return s
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def index_url(value: object, *, allow_insecure: bool = False) -> str:
+    """A package index URL: https (or file, or http to this machine: pip's secure origins).
+    Plain http elsewhere only when `allow_insecure`; the caller warns then."""
+    s = _bounded(value, MAX_URL, "an index URL")
+    if _CONTROL.search(s) or " " in s:
+        raise ValueError(f"{_show(mask_url(s))} is not a URL: spaces or control characters")
+    try:
+        parts = urlsplit(s)
+        host = parts.hostname or ""
+    except ValueError as exc:
+        raise ValueError(f"{_show(mask_url(s))} is not a URL: {exc}") from None
+    if parts.scheme == "https" and host:
+        return s
+    if parts.scheme == "file" and parts.path.startswith("/"):
+        return s
+    if parts.scheme == "http" and host:
+        if _loopback(host) or allow_insecure:
+            return s
+        raise ValueError(
+            f"{_show(mask_url(s))}: plain http can be read and changed on the way; "
+            "use https (or allow it explicitly: allow_insecure_index = true in the lock)"
+        )
+    raise ValueError(f"{_show(mask_url(s))} is not an https index URL")
+
+
+def insecure(url: str) -> bool:
+    """True for a plain-http URL to another machine (the ones index_url refuses by default)."""
+    try:
+        parts = urlsplit(url)
+        return parts.scheme == "http" and not _loopback(parts.hostname or "")
+    except ValueError:
+        return False
+
+
+def mask_url(url: str) -> str:
+    """The URL with its userinfo (user:password@) replaced by "***@"; anything else as it is."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return re.sub(r"//[^/@\s]*@", "//***@", url)
+    if "@" not in parts.netloc:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, "***@" + host, parts.path, parts.query, parts.fragment))
+
+
+def abs_path(value: object, what: str = "a path") -> str:
+    """An absolute, normal path (no `.` or `..` components, no `//`), without control
+    characters, ':' (a search-path separator) or whitespace at its ends."""
+    s = _bounded(value, MAX_PATH, what)
+    if not s.startswith("/") or _CONTROL.search(s) or ":" in s or s != s.strip():
+        raise ValueError(
+            f"{_show(s)} is not {what}: absolute, without ':', control characters or spaces at its ends"
+        )
+    parts = s.split("/")[1:]
+    if s != "/" and (any(p in ("", ".", "..") for p in parts)):
+        raise ValueError(f"{_show(s)} is not {what} in normal form (no '.', '..' or '//')")
+    return s
+
+
+def short_text(value: object, limit: int, what: str) -> str:
+    """Free text of at most `limit` characters, without control characters other than tab."""
+    s = _bounded(value, limit, what)
+    if re.search(r"[\x00-\x08\x0a-\x1f\x7f]", s):
+        raise ValueError(f"{what} holds control characters")
+    return s
+
+
+__all__ = [
+    "MAX_NAME",
+    "MAX_PATH",
+    "MAX_URL",
+    "MAX_VERSION",
+    "abs_path",
+    "apt_name",
+    "apt_version",
+    "index_url",
+    "insecure",
+    "mask_url",
+    "pip_name",
+    "pip_version",
+    "short_text",
+]

