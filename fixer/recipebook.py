@@ -31,7 +31,7 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 from fixer.system.paths import cache_dir, recipes_dir, write_cache
 from fixer.system.versions import version_key
@@ -901,7 +901,25 @@ def _cache_key(files: Sequence[Path], extra_dirs: Sequence[str]) -> Tuple[Any, .
     return (tuple(str(d) for d in extra_dirs), tuple(stamp))
 
 
+#: Version of the disk cache's JSON (its "schema" key); a file of another version is ignored.
+CACHE_SCHEMA = 1
+#: Recipes attribute -> the record kind whose checkers re-validate it when read from the cache.
+_CACHED_TABLES = (
+    ("builds", "build"),
+    ("cudnn", "cudnn"),
+    ("driver_floors", "driver_floor"),
+    ("gpus", "gpu"),
+    ("colab_images", "colab_image"),
+    ("downloads", "download"),
+    ("dependencies", "dependencies"),
+)
+
+
 def _disk_cache_path(key: Tuple[Any, ...]) -> Path:
+    return cache_dir() / "recipes" / f"{_disk_cache_digest(key)}.json"
+
+
+def _disk_cache_digest(key: Tuple[Any, ...]) -> str:
     import hashlib
     import sys
 
@@ -910,10 +928,9 @@ def _disk_cache_path(key: Tuple[Any, ...]) -> Path:
     # The code that builds the value is part of the key too (a checkout edited in place keeps
     # its version number): this module's and the model's file stamps.
     code = tuple((f, os.stat(f).st_mtime_ns, os.stat(f).st_size) for f in (__file__, _model_file()))
-    digest = hashlib.sha256(
+    return hashlib.sha256(
         repr((key, code, __version__, sys.version_info[:2])).encode()
     ).hexdigest()[:24]
-    return cache_dir() / "recipes" / f"{digest}.pickle"
 
 
 def _model_file() -> str:
@@ -924,22 +941,96 @@ def _model_file() -> str:
 
 def _disk_cache_read(key: Tuple[Any, ...]) -> Optional[Recipes]:
     """Parsed recipes from an earlier process, when every file is unchanged (the key holds each
-    file's path, mtime and size). Parsing ~250 KB of TOML costs 50-85 ms; unpickling ~5 ms.
-    Any problem reading it just means parsing again."""
-    import pickle
+    file's path, mtime and size). The cache is JSON, read only when it is our own file that
+    nobody else can write (fixer.system.cachefile), and every record is checked again by the
+    same checkers as its TOML. Any problem just means parsing again."""
+    from fixer.system import cachefile
 
-    try:
-        with open(_disk_cache_path(key), "rb") as fh:
-            value = pickle.load(fh)
-    except Exception:  # noqa: BLE001 - absent, truncated, written by another version
+    path = _disk_cache_path(key)
+    data = cachefile.read_json(path)
+    if (
+        not isinstance(data, dict)
+        or data.get("schema") != CACHE_SCHEMA
+        or data.get("key") != _disk_cache_digest(key)
+        or not isinstance(data.get("recipes"), dict)
+    ):
         return None
-    return value if isinstance(value, Recipes) else None
+    return _recipes_from_cache(data["recipes"], str(path))
+
+
+def _recipes_from_cache(raw: Dict[str, Any], where: str) -> Optional[Recipes]:
+    """The Recipes a cache file holds, each record checked by its table's checkers (the same as
+    its TOML's); None at the first record that fails or is not of the cache's shape."""
+    kw: Dict[str, Any] = {}
+    seen: Dict[Tuple[int, Any], Any] = {}  # (checker, value) -> checked value: values repeat
+    for attr, kind in _CACHED_TABLES:
+        cls, fields = _TABLES[kind]
+        records = raw.get(attr)
+        if not isinstance(records, list):
+            return None
+        out = []
+        for rec in records:
+            obj = _cached_record(cls, fields, rec, seen)
+            if obj is None:
+                return None
+            out.append(obj)
+        kw[attr] = tuple(out)
+    files = raw.get("files")
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        return None
+    return Recipes(files=tuple(files), **kw)
+
+
+@functools.lru_cache(maxsize=None)
+def _required_of(cls: type) -> FrozenSet[str]:
+    kind = next(k for k, (c, _) in _TABLES.items() if c is cls)
+    return frozenset(k for k, f in _TABLES[kind][1].items() if f.required)
+
+
+def _cached_record(
+    cls: type, fields: Dict[str, _Field], rec: Any, seen: Dict[Tuple[int, Any], Any]
+) -> Any:
+    if not isinstance(rec, dict) or not set(rec) <= set(fields):
+        return None
+    kwargs: Dict[str, Any] = {}
+    for key, value in rec.items():
+        if value is None or value == "" or value == [] or value == {}:
+            continue  # the field's default, as a TOML that leaves the key out
+        f = fields[key]
+        memo = (id(f.check), tuple(value) if isinstance(value, list) else value)
+        try:
+            hit = seen.get(memo, seen) if not isinstance(value, dict) else seen
+        except TypeError:  # a list holding unhashable values
+            hit = seen
+        if hit is seen:
+            try:
+                hit = f.check(value)
+            except _Bad:
+                return None
+            if not isinstance(value, dict):
+                try:
+                    seen[memo] = hit
+                except TypeError:
+                    pass
+        kwargs[key] = hit
+    if not _required_of(cls) <= kwargs.keys():
+        return None
+    if cls is Build:
+        kwargs.setdefault("cuda", None)
+        kwargs.setdefault("cudnn", None)
+    try:
+        return cls(**kwargs)
+    except TypeError:
+        return None
 
 
 def _disk_cache_write(key: Tuple[Any, ...], recipes: Recipes) -> None:
-    import pickle
+    import json
 
-    write_cache(_disk_cache_path(key), pickle.dumps(recipes, protocol=pickle.HIGHEST_PROTOCOL))
+    from fixer.model import to_dict
+
+    payload = {"schema": CACHE_SCHEMA, "key": _disk_cache_digest(key), "recipes": to_dict(recipes)}
+    write_cache(_disk_cache_path(key), json.dumps(payload, separators=(",", ":")).encode())
 
 
 def _load_all(

@@ -9,10 +9,16 @@ Two groups (a distribution declares them in its entry_points.txt):
     my-check = my_package.checks:check       # check(env, recipes) -> iterable of fixer.Finding
 
 Recipe plugins are data: their files join the shipped recipes (added, never replacing a shipped
-file), and nothing of the plugin is imported. Check plugins are code: each runs in isolation,
-and whatever it raises or returns that is not a Finding makes it "broken": it is skipped and
-named in `problems()` (the CLI prints those as warning lines on stderr), so one broken plugin
-cannot take a command down. rapids-cli's `rapids_doctor_check` entry point works the same way.
+file), checked by the same checkers, and nothing of the plugin is imported. Check plugins are
+code, and each runs isolated: in a thread of its own with a deadline (CHECK_TIMEOUT), with every
+exception caught (BaseException: a plugin's sys.exit or KeyboardInterrupt is its own failure; a
+user's Ctrl-C reaches the main thread, which is waiting for it, and stops the command as
+always), and with what it prints to sys.stdout/sys.stderr captured (so `--json` output stays one
+JSON document). A plugin that fails, runs late, or returns anything that is not a Finding is
+"broken": it is skipped and named in `problems()` (the CLI prints those as warning lines on
+stderr), and it changes neither the exit code nor the JSON. A plugin that writes to file
+descriptor 1 directly (os.write) is beyond this capture. rapids-cli's `rapids_doctor_check`
+entry point works the same way.
 
 Discovery reads the `*.dist-info/entry_points.txt` files of the directories on sys.path
 (the same files importlib.metadata reads) and keeps the answer, in the process and on disk,
@@ -24,11 +30,12 @@ directory's mtime): a later process pays one stat per sys.path entry and one sma
 from __future__ import annotations
 
 import dataclasses
+import io
 import os
 import re
 import sys
 import threading
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 RECIPES_GROUP = "colab_cudnn_fix.recipes"
 CHECKS_GROUP = "colab_cudnn_fix.checks"
@@ -36,6 +43,10 @@ CHECKS_GROUP = "colab_cudnn_fix.checks"
 _LOCK = threading.Lock()
 _PROBLEMS: List[str] = []
 _CACHE: Dict[Tuple[Tuple[str, int], ...], Tuple["Plugin", ...]] = {}
+#: An entry point's object: "pkg.module" or "pkg.module:attr.attr" (Python identifiers).
+_VALUE = re.compile(r"[A-Za-z_][\w.]*(\s*:\s*[A-Za-z_][\w.]*)?")
+#: The most of one entry_points.txt that is read (a real one is a few hundred bytes).
+_MAX_ENTRY_POINTS = 1 << 20
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,16 +108,20 @@ def _dist_name(dist_info: str) -> str:
     return f"{name} {version}".strip()
 
 
-def discover(path: Optional[Sequence[str]] = None) -> Tuple[Plugin, ...]:
-    """Every colab_cudnn_fix.* entry point on `path` (default sys.path), first directory first."""
-    dirs = [d for d in (sys.path if path is None else path) if d and os.path.isdir(d)]
+def _stamp(dirs: Sequence[str]) -> Tuple[Tuple[str, int], ...]:
     key = []
     for d in dirs:
         try:
             key.append((d, os.stat(d).st_mtime_ns))
         except OSError:
             continue
-    k = tuple(key)
+    return tuple(key)
+
+
+def discover(path: Optional[Sequence[str]] = None) -> Tuple[Plugin, ...]:
+    """Every colab_cudnn_fix.* entry point on `path` (default sys.path), first directory first."""
+    dirs = [d for d in (sys.path if path is None else path) if d and os.path.isdir(d)]
+    k = _stamp(dirs)
     with _LOCK:
         hit = _CACHE.get(k)
     if hit is not None:
@@ -117,38 +132,46 @@ def discover(path: Optional[Sequence[str]] = None) -> Tuple[Plugin, ...]:
             _CACHE[k] = disk
         return disk
     found: List[Plugin] = []
-    seen = set()
-    for d, _m in key:
-        try:
-            names = sorted(os.listdir(d))
-        except OSError:
-            continue
-        for n in names:
-            if not n.endswith((".dist-info", ".egg-info")):
-                continue
-            try:
-                with open(
-                    os.path.join(d, n, "entry_points.txt"), encoding="utf-8", errors="replace"
-                ) as fh:
-                    text = fh.read()
-            except OSError:
-                continue
-            if "colab_cudnn_fix." not in text:
-                continue
-            dist = _dist_name(n)
-            if dist.split()[0] in seen:  # shadowed by an earlier sys.path entry, as importlib does
-                continue
-            seen.add(dist.split()[0])
-            for group, name, value in _parse_entry_points(text):
-                if group in (RECIPES_GROUP, CHECKS_GROUP):
-                    found.append(
-                        Plugin(group=group, name=name, value=value, distribution=dist, location=d)
-                    )
+    seen: Set[str] = set()
+    for d, _m in k:
+        found += _scan_dir(d, seen)
     result = tuple(found)
     with _LOCK:
         _CACHE[k] = result
     _disk_write(k, result)
     return result
+
+
+def _scan_dir(d: str, seen: Set[str]) -> List[Plugin]:
+    """The plugins of one sys.path directory (a distribution already seen earlier on the path
+    shadows this one, as importlib does)."""
+    try:
+        names = sorted(os.listdir(d))
+    except OSError:
+        return []
+    found: List[Plugin] = []
+    for n in names:
+        if not n.endswith((".dist-info", ".egg-info")):
+            continue
+        try:
+            with open(
+                os.path.join(d, n, "entry_points.txt"), encoding="utf-8", errors="replace"
+            ) as fh:
+                text = fh.read(_MAX_ENTRY_POINTS)
+        except OSError:
+            continue
+        if "colab_cudnn_fix." not in text:
+            continue
+        dist = _dist_name(n)
+        if dist.split()[0] in seen:
+            continue
+        seen.add(dist.split()[0])
+        for group, name, value in _parse_entry_points(text):
+            if group in (RECIPES_GROUP, CHECKS_GROUP):
+                found.append(
+                    Plugin(group=group, name=name, value=value, distribution=dist, location=d)
+                )
+    return found
 
 
 def _disk_path(key: Tuple[Tuple[str, int], ...]) -> Any:
@@ -161,14 +184,28 @@ def _disk_path(key: Tuple[Tuple[str, int], ...]) -> Any:
 
 def _disk_read(key: Tuple[Tuple[str, int], ...]) -> Optional[Tuple[Plugin, ...]]:
     """The plugins an earlier process found on the same directories, unchanged since (the key
-    holds each directory's mtime: installing or removing a distribution changes it)."""
-    import json
+    holds each directory's mtime: installing or removing a distribution changes it). Read only
+    from our own private cache file (fixer.system.cachefile), and each entry checked as
+    discovery would have made it: a known group, a location among the directories searched,
+    short names and an importable value; anything else means scanning again."""
+    from fixer.system import cachefile
 
-    try:
-        data = json.loads(_disk_path(key).read_text())
-        return tuple(Plugin(**d) for d in data)
-    except (OSError, ValueError, TypeError):
+    data = cachefile.read_json(_disk_path(key), limit=1 << 20)
+    if not isinstance(data, list):
         return None
+    dirs = {d for d, _ in key}
+    out = []
+    for d in data:
+        if not isinstance(d, dict) or set(d) != {f.name for f in dataclasses.fields(Plugin)}:
+            return None
+        if not all(isinstance(v, str) and len(v) <= 4096 for v in d.values()):
+            return None
+        if d["group"] not in (RECIPES_GROUP, CHECKS_GROUP) or d["location"] not in dirs:
+            return None
+        if not _VALUE.fullmatch(d["value"]):
+            return None
+        out.append(Plugin(**d))
+    return tuple(out)
 
 
 def _disk_write(key: Tuple[Tuple[str, int], ...], plugins: Tuple[Plugin, ...]) -> None:
@@ -207,27 +244,132 @@ def note_broken_recipes(plugin: Plugin, message: str) -> None:
     _problem(f"recipe plugin {plugin.name!r} of {plugin.distribution}: {message}; skipped")
 
 
-def run_checks(env: Any, recipes: Any, path: Optional[Sequence[str]] = None) -> Tuple[Any, ...]:
-    """The findings of every check plugin; a plugin that fails to import, raises, or returns
-    anything but fixer Findings is skipped and reported."""
+#: How long one check plugin may run (seconds) before it is reported as slow and skipped.
+CHECK_TIMEOUT = 10.0
+
+
+class _Routed:
+    """sys.stdout / sys.stderr while check plugins run: what a plugin's thread writes goes to
+    that plugin's buffer (shown in its problem line, never on the command's output, so --json
+    stays one JSON document); every other thread writes to the real stream."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.buffers: Dict[int, io.StringIO] = {}
+
+    def write(self, text: str) -> int:
+        buf = self.buffers.get(threading.get_ident())
+        return buf.write(text) if buf is not None else self.real.write(text)
+
+    def flush(self) -> None:
+        if threading.get_ident() not in self.buffers:
+            self.real.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+def _routed() -> Tuple[_Routed, _Routed]:
+    """The routing streams, installed while plugins run (and for as long as a plugin thread
+    that outlived its deadline is alive, which keeps writing into its own buffer, never into
+    the output of the command)."""
+    out, err = sys.stdout, sys.stderr
+    if not isinstance(out, _Routed):
+        out = _Routed(out)
+        sys.stdout = out
+    if not isinstance(err, _Routed):
+        err = _Routed(err)
+        sys.stderr = err
+    return out, err
+
+
+def _unroute(threads: Sequence[threading.Thread]) -> None:
+    """Put the real streams back once no plugin thread is left running."""
+    if any(t.is_alive() for t in threads):
+        return
+    if isinstance(sys.stdout, _Routed):
+        sys.stdout = sys.stdout.real
+    if isinstance(sys.stderr, _Routed):
+        sys.stderr = sys.stderr.real
+
+
+@dataclasses.dataclass
+class _Outcome:
+    got: Optional[List[Any]] = None
+    error: Optional[BaseException] = None
+    printed: str = ""
+
+
+def _call(p: Plugin, env: Any, recipes: Any, outcome: _Outcome) -> None:
+    """Import and call one check plugin in this (worker) thread; whatever it raises, SystemExit
+    and KeyboardInterrupt included, is its own failure: a user's Ctrl-C is delivered to the
+    main thread (Python runs signal handlers there only), which is waiting in join()."""
+    import importlib
+
+    out, err = sys.stdout, sys.stderr
+    buf = io.StringIO()
+    me = threading.get_ident()
+    if isinstance(out, _Routed):
+        out.buffers[me] = buf
+    if isinstance(err, _Routed):
+        err.buffers[me] = buf
+    module, _, attr = p.value.partition(":")
+    try:
+        fn: Any = importlib.import_module(module.strip())
+        for part in attr.strip().split(".") if attr else []:
+            fn = getattr(fn, part)
+        outcome.got = list(fn(env, recipes) or ())
+    except BaseException as exc:  # noqa: BLE001 - a plugin's failure is reported, never raised
+        outcome.error = exc
+    finally:
+        outcome.printed = buf.getvalue()
+
+
+_THREADS: List[threading.Thread] = []
+
+
+def _run_one(p: Plugin, env: Any, recipes: Any, timeout: float) -> Optional[List[Any]]:
+    """The plugin's results, or None when it failed or ran past `timeout` (reported)."""
+    where = f"check plugin {p.name!r} of {p.distribution}"
+    outcome = _Outcome()
+    _routed()
+    t = threading.Thread(
+        target=_call, args=(p, env, recipes, outcome), name=f"ccf-plugin-{p.name}", daemon=True
+    )
+    _THREADS.append(t)
+    t.start()
+    t.join(timeout)
+    printed = f" (it printed {outcome.printed[:200]!r})" if outcome.printed.strip() else ""
+    if t.is_alive():
+        _problem(f"{where} did not answer within {timeout:g} s; skipped")
+        return None
+    if outcome.error is not None:
+        exc = outcome.error
+        _problem(f"{where} failed: {type(exc).__name__}: {str(exc)[:300]}{printed}; skipped")
+        return None
+    return outcome.got
+
+
+def run_checks(
+    env: Any,
+    recipes: Any,
+    path: Optional[Sequence[str]] = None,
+    timeout: float = CHECK_TIMEOUT,
+) -> Tuple[Any, ...]:
+    """The findings of every check plugin. Each runs in a thread of its own with a deadline,
+    its prints captured and every exception caught (fixer.system.plugins docstring); a plugin
+    that fails to import, raises, exits, runs past `timeout` or returns anything but fixer
+    Findings is skipped and reported, and changes nothing else."""
     plugins = [p for p in discover(path) if p.group == CHECKS_GROUP]
     if not plugins:
         return ()
-    import importlib
-
     from fixer.model import FINDING_IDS, Finding
 
     out: List[Finding] = []
     for p in plugins:
         where = f"check plugin {p.name!r} of {p.distribution}"
-        module, _, attr = p.value.partition(":")
-        try:
-            fn: Any = importlib.import_module(module.strip())
-            for part in attr.strip().split(".") if attr else []:
-                fn = getattr(fn, part)
-            got = list(fn(env, recipes) or ())
-        except Exception as exc:  # noqa: BLE001 - a plugin's failure is reported, never raised
-            _problem(f"{where} failed: {type(exc).__name__}: {exc}; skipped")
+        got = _run_one(p, env, recipes, timeout)
+        if got is None:
             continue
         bad = [
             g
@@ -238,13 +380,15 @@ def run_checks(env: Any, recipes: Any, path: Optional[Sequence[str]] = None) -> 
         ]
         if bad:
             _problem(
-                f"{where} returned {bad[0]!r}, not a Finding with a known id and severity; skipped"
+                f"{where} returned {str(bad[0])[:200]!r}, not a Finding with a known id and "
+                "severity; skipped"
             )
             continue
         out += [
             dataclasses.replace(f, evidence=tuple(f.evidence) + (f"reported by {where}",))
             for f in got
         ]
+    _unroute(_THREADS)
     return tuple(out)
 
 
