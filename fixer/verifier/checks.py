@@ -186,27 +186,30 @@ def run_checks(
 ) -> Tuple[CheckResult, ...]:
     """One CheckResult per framework, in the order given (each framework once, however often it
     is named). The children run at the same time when the GPU's free memory holds them all
-    (concurrent_ok; `free_mib` -1: ask nvidia-smi, only when a GPU was detected or none was
-    given), else one after another. `script`/`args`: stand-in children (tests)."""
+    (concurrent_ok), else one after another. `free_mib` -1: ask nvidia-smi (when a real GPU was
+    detected, or no detection was given) while the first child starts (it runs first either way,
+    and a framework's import takes longer than the query, so the reading is taken before it
+    touches the GPU, or lower: on the safe side). `script`/`args`: stand-in children (tests)."""
     names = list(dict.fromkeys(frameworks))
+    if not names:
+        return ()
+
+    def start(framework: str) -> "_Started":
+        return start_check(
+            python, framework, timeout=timeout, script=script, args=args, environ=environ
+        )
+
+    # started here, in the calling thread (a Ctrl-C while one starts is held until it is known)
+    first = start(names[0])
     if free_mib == -1:
         real = not gpus or any(getattr(g, "source", "") != "override" for g in gpus)
         free_mib = free_gpu_mib(environ) if len(names) > 1 and real else None
     if not concurrent_ok(names, free_mib):
-        return tuple(
-            finish_check(
-                start_check(python, f, timeout=timeout, script=script, args=args, environ=environ)
-            )
-            for f in names
-        )
+        return (finish_check(first),) + tuple(finish_check(start(f)) for f in names[1:])
     from concurrent.futures import ThreadPoolExecutor
 
-    # started here, in the calling thread (a Ctrl-C while one starts is held until it is known);
     # each is read on its own thread, so none waits on a full pipe while another runs
-    started = [
-        start_check(python, f, timeout=timeout, script=script, args=args, environ=environ)
-        for f in names
-    ]
+    started = [first] + [start(f) for f in names[1:]]
     with ThreadPoolExecutor(len(started)) as pool:
         return tuple(pool.map(finish_check, started))
 
