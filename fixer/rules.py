@@ -330,11 +330,6 @@ def cudnn_relation(runtime: Optional[str], built: Optional[str]) -> Optional[str
     return "older" if r[:2] < b[:2] else "other-minor"
 
 
-def cudnn_major_minor(version: Optional[str]) -> Tuple[int, ...]:
-    """(major, minor) of a cuDNN version string."""
-    return version_key(version)[:2]
-
-
 def runs_on(cc: str, sass: Sequence[str], ptx: Optional[str]) -> bool:
     """SASS for X.Y runs on X.Z with Z >= Y; PTX for P is JIT-compiled on anything >= P."""
     tokens = [f"sm_{s.replace('.', '')}" for s in sass] + (
