@@ -83,7 +83,15 @@ def plan_for(
     loaded = rec.load(recipes)
     env, _recorded, where = machine(python, environment, environ)
     findings = tuple(diagnose(env, loaded))
-    plan = plan_machine(env, findings, intent, loaded, options, prepare_for_gpu=prepare_for_gpu)
+    plan = plan_machine(
+        env,
+        findings,
+        intent,
+        loaded,
+        options,
+        prepare_for_gpu=prepare_for_gpu,
+        live=not environment,
+    )
     return PlannedMachine(
         plan=plan,
         env=env,
@@ -121,9 +129,12 @@ def plan_machine(
     options: Optional[PlanOptions] = None,
     *,
     prepare_for_gpu: bool = False,
+    live: bool = False,
 ) -> Plan:
     """resolve + make_plan + the simulation check, for a machine already diagnosed (`options`:
-    PlanOptions() by default)."""
+    PlanOptions() by default). `live`: `env` is this machine (under options.root), so the
+    files that set a loader variable a fix drops are read and fixed there too
+    (fixer.planner.envsource); never for a described machine."""
     from fixer.model import Plan, PlanOptions
     from fixer.planner.steps import make_plan
 
@@ -131,7 +142,11 @@ def plan_machine(
     if no_gpu(env, findings) and not prepare_for_gpu:
         plan = Plan(findings=findings)
     else:
-        plan = make_plan(env, resolve(env, intent, recipes), options, findings=findings)
+        from fixer.planner.envsource import sources_for
+
+        stack = resolve(env, intent, recipes)
+        sources = sources_for(env, stack.env_fixes, options.root) if live else []
+        plan = make_plan(env, stack, options, findings=findings, sources=sources)
     return simulated(env, plan, recipes)
 
 

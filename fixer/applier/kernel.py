@@ -256,17 +256,128 @@ def recheck(v: KernelVerdict) -> KernelVerdict:
     )
 
 
+#: what a loader fix at each file reaches (fixer.planner.envsource names the kinds)
+_VAR_DROPS = ("ld-preload-drop", "ld-library-path-drop")
+
+
+def _file_reach(path: str) -> Tuple[str, ...]:
+    """The process kinds that read a file an env-fix step writes."""
+    from fixer.planner import envsource as es
+
+    if "/etc/profile.d/" in path:
+        return (es.LOGIN_SHELLS,)
+    if path.endswith("/etc/environment"):
+        return (es.LOGIN_SESSIONS, es.LOGIN_SHELLS)
+    if path.endswith("/kernel.json") or "/.ipython/" in path:
+        return (es.NEW_KERNELS,)
+    return ()
+
+
+def plan_reach(plan: Plan) -> Tuple[str, ...]:
+    """The process kinds for which every loader fix of `plan` holds once apply wrote its files:
+    the intersection over the fixes of what each reaches. An LD_PRELOAD / LD_LIBRARY_PATH entry
+    is gone for a kind only where a file that kind reads was fixed (our profile.d file, the
+    kernel spec or /etc/environment that set it); an ld.so.conf.d entry reaches every new
+    process once ldconfig runs (its step carries the ldconfig command); an IPython startup
+    preload reaches new kernels. A plan without loader fixes reaches every new process."""
+    from fixer.planner import envsource as es
+
+    fixes = plan.stack.env_fixes
+    if not fixes:
+        return (es.NEW_PROCESSES,)
+    files = [(f, s.argv) for s in plan.steps if s.kind == "env-fix" for f in s.files]
+    from_files = tuple(dict.fromkeys(k for f, _ in files for k in _file_reach(f)))
+    ldconfig = any(argv and "ld.so.conf" in f for f, argv in files)
+    order = (es.NEW_PROCESSES, es.NEW_KERNELS, es.LOGIN_SESSIONS, es.LOGIN_SHELLS)
+    kinds = set(order)
+    for fx in fixes:
+        if fx.kind in _VAR_DROPS:
+            reach = set(from_files) - {es.NEW_KERNELS} | (
+                {es.NEW_KERNELS} if any(f.endswith("/kernel.json") for f, _ in files) else set()
+            )
+            if fx.kind == "ld-library-path-drop" and any("/.ipython/" in f for f, _ in files):
+                reach.add(es.NEW_KERNELS)  # the startup file loads the intended copy by path
+        elif fx.kind == "ld-so-conf":
+            reach = set(order) if ldconfig else set()
+        elif fx.kind == "ipython-preload":
+            reach = {es.NEW_KERNELS}
+        else:
+            reach = set(from_files)
+        kinds &= reach
+    if es.NEW_PROCESSES in kinds:
+        return tuple(order)
+    return tuple(k for k in order if k in kinds)
+
+
+def claims_of(text: str) -> Tuple[str, ...]:
+    """The process kinds a verdict's words claim (the check run before a verdict is shown)."""
+    from fixer.planner import envsource as es
+
+    head = text.split(" only", 1)[0].split(";", 1)[0].split(":", 1)[0]
+    return tuple(
+        k
+        for k in (es.NEW_PROCESSES, es.NEW_KERNELS, es.LOGIN_SESSIONS, es.LOGIN_SHELLS)
+        if k in head
+    )
+
+
+def scope_words(kinds: Sequence[str]) -> str:
+    """ "fixed for new notebook kernels and new login shells only", checked: the words claim
+    exactly `kinds` (claims_of)."""
+    from fixer.planner import envsource as es
+
+    if not kinds:
+        text = "not fixed for any process yet"
+    elif es.NEW_PROCESSES in kinds:
+        text = FIXED_FOR_NEW
+    else:
+        text = "fixed for " + " and ".join(kinds) + " only"
+    if set(claims_of(text)) != (
+        set(kinds) if es.NEW_PROCESSES not in kinds else {es.NEW_PROCESSES}
+    ):
+        raise AssertionError(f"verdict {text!r} does not say exactly {kinds}")
+    return text
+
+
+_KEEPS = (
+    "the running kernel, its `!` cells and the processes they start keep the old "
+    "{what} until the kernel restarts"
+)
+TODO_SOURCE = (
+    "restart the runtime (Runtime → Restart session), or run `import fixer; fixer.apply()` in "
+    "a cell: it fixes the kernel's own environment for the processes it starts"
+)
+
+
 def child_verdict(kernel: Any, plan: Plan) -> KernelVerdict:
     """apply ran as a child of a notebook kernel (`!colab-cudnn-fix apply`) or outside any: the
-    kernel's own process cannot change from here."""
+    kernel's own process cannot change from here. The verdict names the process kinds the
+    plan's files reach (plan_reach), no more."""
+    kinds = plan_reach(plan)
+    label = scope_words(kinds)
+    what = " and ".join(
+        sorted(
+            {
+                "LD_PRELOAD" if f.kind == "ld-preload-drop" else "LD_LIBRARY_PATH"
+                for f in plan.stack.env_fixes
+                if f.kind in _VAR_DROPS
+            }
+        )
+    )
+    keeps = _KEEPS.format(what=what) if what else ""
     if kernel is None:
+        if not plan.stack.env_fixes:
+            return KernelVerdict(label, f"{label}: new shells, kernels and processes get the fix")
         return KernelVerdict(
-            FIXED_FOR_NEW, f"{FIXED_FOR_NEW}: new shells, kernels and processes get the fix"
+            label,
+            f"{label}"
+            + (f"; {keeps.replace('running kernel', 'running shell or kernel')}" if keeps else ""),
+            todo=TODO_SOURCE if keeps else None,
         )
     if kernel.loaded:
         return KernelVerdict(
-            FIXED_FOR_NEW,
-            f"{FIXED_FOR_NEW}: the notebook kernel (pid {kernel.pid}) already loaded "
+            label,
+            f"{label}: the notebook kernel (pid {kernel.pid}) already loaded "
             f"{os.path.basename(kernel.loaded[0])}",
             todo="restart the runtime (Runtime → Restart session), or rerun with --restart",
             loaded_before=tuple(kernel.loaded),
@@ -274,15 +385,16 @@ def child_verdict(kernel: Any, plan: Plan) -> KernelVerdict:
         )
     if plan.stack.env_fixes:
         return KernelVerdict(
-            FIXED_FOR_NEW,
-            f"{FIXED_FOR_NEW}: the notebook kernel (pid {kernel.pid}) has not loaded a "
-            "GPU library yet, but it keeps its old loader settings",
+            label,
+            f"{label}: the notebook kernel (pid {kernel.pid}) has not loaded a "
+            "GPU library yet, but it keeps its old loader settings"
+            + (f"; {keeps}" if keeps else ""),
             todo="in a cell run `import fixer; fixer.apply()` before importing a framework (it "
             "fixes the kernel in place), or restart the runtime",
         )
     return KernelVerdict(
-        FIXED_FOR_NEW,
-        f"{FIXED_FOR_NEW}; the notebook kernel (pid {kernel.pid}) has not loaded a GPU "
+        label,
+        f"{label}; the notebook kernel (pid {kernel.pid}) has not loaded a GPU "
         "library yet: import the frameworks now, no restart needed",
     )
 
@@ -332,6 +444,9 @@ __all__ = [
     "KernelVerdict",
     "Targets",
     "child_verdict",
+    "claims_of",
+    "plan_reach",
+    "scope_words",
     "fix_this_process",
     "fixes_this_process",
     "gpu_libraries_mapped",

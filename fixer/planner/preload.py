@@ -137,21 +137,13 @@ def stray_copies(intended: Sequence[str], mapped: Sequence[str]) -> List[Tuple[s
     return out
 
 
-def fix_process(
-    *,
-    cudnn: Sequence[str] = (),
-    files: Sequence[str] = (),
-    drop: Sequence[str] = (),
-    prepend: Sequence[str] = (),
-    preload_drop: Sequence[str] = (),
-    environ: Optional[MutableMapping[str, str]] = None,
-    loader: Optional[Callable[[str], object]] = None,
-) -> ProcessFix:
-    """Apply the loader fix to this process: LD_LIBRARY_PATH / LD_PRELOAD in `environ`
-    (default os.environ: what child processes and `!` cells inherit), then the CUDA library
-    `files` and the cuDNN families of `cudnn` (intended libcudnn.so.N paths) loaded by absolute
-    path, globally, dependencies first. Never raises for a library that cannot load."""
-    env = os.environ if environ is None else environ
+def _fix_environ(
+    env: MutableMapping[str, str],
+    drop: Sequence[str],
+    prepend: Sequence[str],
+    preload_drop: Sequence[str],
+) -> List[Tuple[str, Optional[str]]]:
+    """LD_LIBRARY_PATH and LD_PRELOAD in `env` rewritten; the variables changed."""
     changed: List[Tuple[str, Optional[str]]] = []
     if drop or prepend:
         new = rewrite_ld_library_path(env.get("LD_LIBRARY_PATH"), drop, prepend)
@@ -171,6 +163,25 @@ def fix_process(
             else:
                 env.pop("LD_PRELOAD", None)
             changed.append(("LD_PRELOAD", env.get("LD_PRELOAD")))
+    return changed
+
+
+def fix_process(
+    *,
+    cudnn: Sequence[str] = (),
+    files: Sequence[str] = (),
+    drop: Sequence[str] = (),
+    prepend: Sequence[str] = (),
+    preload_drop: Sequence[str] = (),
+    environ: Optional[MutableMapping[str, str]] = None,
+    loader: Optional[Callable[[str], object]] = None,
+) -> ProcessFix:
+    """Apply the loader fix to this process: LD_LIBRARY_PATH / LD_PRELOAD in `environ`
+    (default os.environ: what child processes and `!` cells inherit), then the CUDA library
+    `files` and the cuDNN families of `cudnn` (intended libcudnn.so.N paths) loaded by absolute
+    path, globally, dependencies first. Never raises for a library that cannot load."""
+    env = os.environ if environ is None else environ
+    changed = _fix_environ(env, drop, prepend, preload_drop)
     wanted: List[str] = [f for f in files if os.path.isfile(f)]
     for main in cudnn:
         wanted += [p for p in cudnn_family(main) if p not in wanted]

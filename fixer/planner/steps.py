@@ -11,7 +11,8 @@ Order, and why:
                    --no-deps, after them, so their == pin does not pull it back down)
 4. apt-install     exact version strings, then apt-mark hold so `apt upgrade` cannot move them
 5. conda-install   condacolab first on Colab when there is no conda yet
-6. env-fix         loader fixes, each with the exact file content it writes
+6. env-fix         loader fixes, each with the exact file content it writes; then the files that
+                   set a dropped LD_PRELOAD / LD_LIBRARY_PATH entry, written without it
 7. restart         when the running notebook kernel already mapped a library that changes
 8. verify          colab-cudnn-fix verify on the target interpreter
 """
@@ -24,6 +25,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from fixer.planner import installers
 from fixer.system.paths import under_root
 from fixer.planner.envfix import env_fix_steps
+from fixer.planner.envsource import Source
 from fixer.model import (
     Environment,
     Finding,
@@ -35,7 +37,7 @@ from fixer.model import (
     Step,
     StepKind,
 )
-from fixer.rules import requirement_name
+from fixer.system.versions import requirement_name
 
 #: Markers of each framework's native libraries in /proc/<kernel>/maps.
 _KERNEL_MARKERS: Dict[str, Tuple[str, ...]] = {
@@ -57,6 +59,10 @@ def _installer(env: Environment, options: PlanOptions) -> Tuple[str, str]:
 
 def _req(p: Pin) -> str:
     return f"{p.name}=={p.version}"
+
+
+def home_of(env: Environment) -> str:
+    return _home(env)
 
 
 def _home(env: Environment) -> str:
@@ -132,131 +138,22 @@ def make_plan(
     options: PlanOptions = PlanOptions(),
     *,
     findings: Sequence[Finding] = (),
+    sources: Sequence[Source] = (),
 ) -> Plan:
     """The steps from `env` to `stack`. A stack that changes nothing gives a Plan with no
-    steps (`nothing_to_do`)."""
+    steps (`nothing_to_do`). `sources`: the files on this machine that set an entry a loader
+    fix drops (fixer.planner.envsource.sources_for; none for a described machine)."""
     python = env.python.executable if env.python else "python3"
     chosen, uv = _installer(env, options)
     installer = installers.pip_tool(chosen)
     bsp = bool(env.python and env.python.externally_managed and not env.python.is_venv)
     pip = _Pip(python, installer, uv, options, bsp)
-    steps: List[Step] = []
     notes: List[str] = list(stack.notes)
-
     changing = [p for p in stack.pins if p.action != "keep" and p.manager == "pip"]
     if options.installer == "conda":
         _refuse_pip_under_conda(changing, stack)
-    removes = [p for p in changing if p.action == "remove"]
-    # A pip cuDNN wheel that goes because cuDNN now comes from apt or conda is removed after the
-    # framework installs: their dependencies (an == pin on that wheel) would bring it back.
-    late_removes = [
-        p
-        for p in removes
-        if p.name.startswith("nvidia-cudnn-")
-        and any(
-            c.action != "keep" and any(_dist(r) == p.name for r in c.build.requires)
-            for c in stack.choices
-        )
-    ]
-    removes = [p for p in removes if p not in late_removes]
-    # pip takes torch==2.5.1 as satisfied by 2.5.1+cpu: a build of the same version goes first
-    swaps = [
-        p
-        for p in changing
-        if p.action != "remove"
-        and p.installed
-        and p.installed != p.version
-        and p.installed.split("+")[0] == p.version.split("+")[0]
-    ]
-    stale = _stale_parts(env, stack)
-    removes += [
-        Pin(name, env_version, action="remove", installed=env_version, why=why)
-        for name, env_version, why in stale
-        if name not in {p.name for p in removes}
-    ]
-    if removes or swaps:
-        what = [f"{p.name} {p.version}" for p in removes] + [
-            f"{p.name} {p.installed}" for p in swaps
-        ]
-        why = (
-            removes[0].why
-            if removes
-            else f"{swaps[0].name} {swaps[0].version} has the same version number"
-        )
-        steps.append(
-            pip.uninstall(
-                "remove " + ", ".join(what) + ": " + why, [p.name for p in removes + swaps]
-            )
-        )
-
-    # pins with hashes (a lock's, fixer.lockfile.stack_from_lock) install together, each file's hash checked
-    hashed = [p for p in changing if p.action != "remove" and p.hashes]
-    if hashed:
-        steps.append(_hashed_step(pip, hashed))
-    framework_dists = {_dist(c.build.packages[0]) for c in stack.choices if c.build.packages}
-    cudnn_pins = [
-        p
-        for p in changing
-        if p.action != "remove" and p.name.startswith("nvidia-cudnn-") and not p.hashes
-    ]
-    groups: Dict[Optional[str], List[Pin]] = {}
-    for p in changing:
-        if p.action == "remove" or p in cudnn_pins or p.hashes:
-            continue
-        groups.setdefault(p.index_url, []).append(p)
-    # a cuDNN pin equal to what a changed framework itself pins rides along with it
-    late_cudnn: List[Pin] = []
-    for p in cudnn_pins:
-        hosts = [
-            c.build
-            for c in stack.choices
-            if c.action != "keep" and f"{p.name}=={p.version}" in c.build.requires
-        ]
-        if hosts and p.installed != p.version:
-            groups.setdefault(hosts[0].index_url, []).append(p)
-        else:
-            late_cudnn.append(p)
-    # the requirement exactly as the build spells it: jax[cuda12]==0.6.2 keeps its CUDA extra
-    spelled = {
-        (_dist(r), r.split("==", 1)[1].strip() if "==" in r else ""): r
-        for c in stack.choices
-        if c.action != "keep"
-        for r in c.build.packages
-    }
-
-    def req_text(p: Pin) -> str:
-        return spelled.get((p.name, p.version), _req(p))
-
-    for index_url, pins in sorted(groups.items(), key=lambda kv: (kv[0] is None, kv[0] or "")):
-        main = [p for p in pins if p.name in framework_dists] or pins
-        reqs = [req_text(p) for p in pins]
-        steps.append(
-            pip.install(
-                "pip-install",
-                "install "
-                + ", ".join(reqs)
-                + (f" from {index_url}" if index_url else " from PyPI")
-                + ": "
-                + main[0].why,
-                reqs,
-                index_url=index_url,
-            )
-        )
-    for p in late_cudnn:
-        reinstall = p.installed == p.version
-        steps.append(
-            pip.install(
-                "pip-install",
-                ("reinstall " if reinstall else "install ")
-                + _req(p)
-                + " (no dependencies): "
-                + p.why,
-                [_req(p)],
-                no_deps=True,
-                reinstall=reinstall,
-            )
-        )
-
+    steps, late_removes = _removal_steps(env, stack, pip, changing)
+    steps += _install_steps(stack, pip, changing)
     if late_removes:
         steps.append(
             pip.uninstall(
@@ -267,45 +164,11 @@ def make_plan(
                 [p.name for p in late_removes],
             )
         )
-
-    if stack.apt:
-        apt_pkgs = dict(stack.apt)
-        whys = [p.why for p in stack.pins if p.manager == "apt" and p.why]
-        specs = ", ".join(f"{k} {v}" for k, v in apt_pkgs.items())
-        steps.append(
-            Step(
-                kind="apt-update",
-                summary=f"refresh apt's package lists, only when `apt-cache policy` does not list {specs} "
-                "(apply checks first)",
-                argv=installers.apt_update(),
-                packages=tuple(f"{k}={v}" for k, v in apt_pkgs.items()),
-            )
-        )
-        steps.append(
-            Step(
-                kind="apt-install",
-                summary="install "
-                + ", ".join(f"{k}={v}" for k, v in apt_pkgs.items())
-                + " from the NVIDIA CUDA apt repository"
-                + (f": {whys[0]}" if whys else ""),
-                argv=installers.apt_install(apt_pkgs),
-                packages=tuple(f"{k}={v}" for k, v in apt_pkgs.items()),
-            )
-        )
-        steps.append(
-            Step(
-                kind="apt-hold",
-                summary="hold " + ", ".join(apt_pkgs) + " so that apt upgrade cannot replace them",
-                argv=installers.apt_hold(list(apt_pkgs)),
-                packages=tuple(apt_pkgs),
-            )
-        )
-
+    steps += _apt_steps(stack)
     if stack.conda:
         steps.extend(_conda_steps(env, stack, options, python, pip))
-
     steps.extend(env_fix_steps(stack.env_fixes, home=_home(env), root=options.root))
-
+    steps += source_steps(sources, options.root)
     restart = _restart_needed(env, stack)
     if restart and steps:
         steps.append(
@@ -333,6 +196,173 @@ def make_plan(
         notes=tuple(dict.fromkeys(notes)),
         installer=chosen,
     )
+
+
+def source_steps(sources: Sequence[Source], root: Optional[str]) -> List[Step]:
+    """The files that set an LD_PRELOAD / LD_LIBRARY_PATH entry a loader fix drops (a kernel
+    spec's env, /etc/environment, another /etc/profile.d script: fixer.planner.envsource.
+    sources_for read them), each written without it."""
+    return [
+        Step(
+            kind="env-fix",
+            summary=f"write {s.path} ({', '.join(s.reaches)} read it): "
+            + "; ".join(f"{v} without {e}" for v, e in s.drops),
+            files=(str(under_root(s.path, root)) if root else s.path,),
+            content=s.fixed,
+        )
+        for s in sources
+        if s.fixed is not None
+    ]
+
+
+def _removal_steps(
+    env: Environment, stack: Stack, pip: "_Pip", changing: Sequence[Pin]
+) -> Tuple[List[Step], List[Pin]]:
+    """The uninstall that goes first (and the cuDNN wheels to remove only after the installs)."""
+    steps: List[Step] = []
+    removes = [p for p in changing if p.action == "remove"]
+    # A pip cuDNN wheel that goes because cuDNN now comes from apt or conda is removed after the
+    # framework installs: their dependencies (an == pin on that wheel) would bring it back.
+    late_removes = [
+        p
+        for p in removes
+        if p.name.startswith("nvidia-cudnn-")
+        and any(
+            c.action != "keep" and any(_dist(r) == p.name for r in c.build.requires)
+            for c in stack.choices
+        )
+    ]
+    removes = [p for p in removes if p not in late_removes]
+    # pip takes torch==2.5.1 as satisfied by 2.5.1+cpu: a build of the same version goes first
+    swaps = [
+        p
+        for p in changing
+        if p.action != "remove"
+        and p.installed
+        and p.installed != p.version
+        and p.installed.split("+")[0] == p.version.split("+")[0]
+    ]
+    removes += [
+        Pin(name, env_version, action="remove", installed=env_version, why=why)
+        for name, env_version, why in _stale_parts(env, stack)
+        if name not in {p.name for p in removes}
+    ]
+    if removes or swaps:
+        what = [f"{p.name} {p.version}" for p in removes] + [
+            f"{p.name} {p.installed}" for p in swaps
+        ]
+        why = (
+            removes[0].why
+            if removes
+            else f"{swaps[0].name} {swaps[0].version} has the same version number"
+        )
+        steps.append(
+            pip.uninstall(
+                "remove " + ", ".join(what) + ": " + why, [p.name for p in removes + swaps]
+            )
+        )
+    return steps, late_removes
+
+
+def _install_steps(stack: Stack, pip: "_Pip", changing: Sequence[Pin]) -> List[Step]:
+    """Hashed pins together; the rest one step per index (a cuDNN pin equal to a changed
+    framework's own == pin rides along with it); other cuDNN pins after, without dependencies."""
+    steps: List[Step] = []
+    # pins with hashes (a lock's, fixer.lockfile.stack_from_lock) install together, each file's hash checked
+    hashed = [p for p in changing if p.action != "remove" and p.hashes]
+    if hashed:
+        steps.append(_hashed_step(pip, hashed))
+    framework_dists = {_dist(c.build.packages[0]) for c in stack.choices if c.build.packages}
+    cudnn_pins = [
+        p
+        for p in changing
+        if p.action != "remove" and p.name.startswith("nvidia-cudnn-") and not p.hashes
+    ]
+    groups: Dict[Optional[str], List[Pin]] = {}
+    for p in changing:
+        if p.action == "remove" or p in cudnn_pins or p.hashes:
+            continue
+        groups.setdefault(p.index_url, []).append(p)
+    late_cudnn: List[Pin] = []
+    for p in cudnn_pins:
+        hosts = [
+            c.build
+            for c in stack.choices
+            if c.action != "keep" and f"{p.name}=={p.version}" in c.build.requires
+        ]
+        if hosts and p.installed != p.version:
+            groups.setdefault(hosts[0].index_url, []).append(p)
+        else:
+            late_cudnn.append(p)
+    # the requirement exactly as the build spells it: jax[cuda12]==0.6.2 keeps its CUDA extra
+    spelled = {
+        (_dist(r), r.split("==", 1)[1].strip() if "==" in r else ""): r
+        for c in stack.choices
+        if c.action != "keep"
+        for r in c.build.packages
+    }
+    for index_url, pins in sorted(groups.items(), key=lambda kv: (kv[0] is None, kv[0] or "")):
+        main = [p for p in pins if p.name in framework_dists] or pins
+        reqs = [spelled.get((p.name, p.version), _req(p)) for p in pins]
+        steps.append(
+            pip.install(
+                "pip-install",
+                "install "
+                + ", ".join(reqs)
+                + (f" from {index_url}" if index_url else " from PyPI")
+                + ": "
+                + main[0].why,
+                reqs,
+                index_url=index_url,
+            )
+        )
+    for p in late_cudnn:
+        reinstall = p.installed == p.version
+        steps.append(
+            pip.install(
+                "pip-install",
+                ("reinstall " if reinstall else "install ")
+                + _req(p)
+                + " (no dependencies): "
+                + p.why,
+                [_req(p)],
+                no_deps=True,
+                reinstall=reinstall,
+            )
+        )
+    return steps
+
+
+def _apt_steps(stack: Stack) -> List[Step]:
+    if not stack.apt:
+        return []
+    apt_pkgs = dict(stack.apt)
+    whys = [p.why for p in stack.pins if p.manager == "apt" and p.why]
+    specs = ", ".join(f"{k} {v}" for k, v in apt_pkgs.items())
+    return [
+        Step(
+            kind="apt-update",
+            summary=f"refresh apt's package lists, only when `apt-cache policy` does not list {specs} "
+            "(apply checks first)",
+            argv=installers.apt_update(),
+            packages=tuple(f"{k}={v}" for k, v in apt_pkgs.items()),
+        ),
+        Step(
+            kind="apt-install",
+            summary="install "
+            + ", ".join(f"{k}={v}" for k, v in apt_pkgs.items())
+            + " from the NVIDIA CUDA apt repository"
+            + (f": {whys[0]}" if whys else ""),
+            argv=installers.apt_install(apt_pkgs),
+            packages=tuple(f"{k}={v}" for k, v in apt_pkgs.items()),
+        ),
+        Step(
+            kind="apt-hold",
+            summary="hold " + ", ".join(apt_pkgs) + " so that apt upgrade cannot replace them",
+            argv=installers.apt_hold(list(apt_pkgs)),
+            packages=tuple(apt_pkgs),
+        ),
+    ]
 
 
 def _hashed_step(pip: _Pip, pins: Sequence[Pin]) -> Step:
