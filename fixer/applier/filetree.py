@@ -89,6 +89,7 @@ _NO_LINK = {
     errno.EINVAL,
     errno.ENOTTY,
     errno.ETXTBSY,
+    errno.EFBIG,  # a clone past RLIMIT_FSIZE: a hard link writes no data
 }
 
 
