@@ -21,7 +21,7 @@ def _print_version(value: bool) -> None:
     if value:
         from fixer import __version__
 
-        typer.echo(f"colab-cudnn-fix {__version__}")
+        typer.echo(__version__)
         raise typer.Exit(0)
 
 

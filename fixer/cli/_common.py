@@ -38,7 +38,7 @@ def handle_errors(json_flag: str = "json") -> Callable[[F], F]:
                 render.error(exc, as_json=bool(kwargs.get(json_flag)), command=command)
                 raise typer.Exit(exc.exit_code)
             except KeyboardInterrupt:
-                from fixer.cli.entry import report_interrupt
+                from fixer.cli.interrupt import report_interrupt
 
                 report_interrupt([*command.split(), *(["--json"] if kwargs.get(json_flag) else [])])
                 raise typer.Exit(130)

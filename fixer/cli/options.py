@@ -20,19 +20,17 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-from fixer.cli.table import (  # noqa: F401, E402 - re-exported: the one table
-    INSTALLERS,
-    CUDNN_SOURCES,
-    OptionSpec,
-    OPTIONS,
-    INTENT,
+from fixer.cli.output import OUTPUT_FAILED
+from fixer.cli.table import (
+    DETECTING_COMMANDS,
+    ENVIRONMENT_OVERRIDES,
     EXIT_CODES,
     GENERAL_EXIT_CODES,
-    ENVIRONMENT_OVERRIDES,
-    DETECTING_COMMANDS,
+    OPTIONS,
+    OptionSpec,
 )
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _check_choice(key: str, spec: OptionSpec) -> Callable[[Any], Any]:
@@ -144,12 +142,20 @@ def help_text(command: Any, ctx: Any, name: str) -> str:
     lines.append("Options:")
     for p in opts:
         lines += _option_lines(p, width, name)
-    lines += _section(
-        "Exit codes", [(str(c), t) for c, t in EXIT_CODES.get(name, GENERAL_EXIT_CODES)], width
-    )
+    lines += _section("Exit codes", [(str(c), t) for c, t in exit_codes(name)], width)
     if name in DETECTING_COMMANDS:
         lines += _overrides(width)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def exit_codes(name: str) -> Tuple[Tuple[int, str], ...]:
+    """A command's exit codes as its help lists them: its own, then the one every command shares
+    when its output cannot be written (fixer.cli.output)."""
+    own = EXIT_CODES.get(name)
+    if own is None:
+        return GENERAL_EXIT_CODES
+    shared = dict(GENERAL_EXIT_CODES)
+    return tuple(sorted(own + ((OUTPUT_FAILED, shared[OUTPUT_FAILED]),), key=lambda r: r[0]))
 
 
 def _overrides(width: int) -> List[str]:

@@ -307,6 +307,7 @@ GENERAL_EXIT_CODES: Tuple[Tuple[int, str], ...] = (
     (1, "problems found, or a step failed (rolled back)"),
     (2, "bad usage or bad input (nothing changed)"),
     (3, "nothing detected (no GPU)"),
+    (4, "the output could not be written (a closed pipe, a full disk)"),
     (130, "interrupted"),
 )
 

@@ -1,22 +1,16 @@
-"""Detection's GPU probe child (`children/native.py gpu`: NVML and libcuda): its one command, when
-detection runs it, and its start ahead of the tool's own imports.
+"""Detection's GPU probe child (`children/native.py gpu`: NVML and libcuda): its one command, and
+when detection runs it.
 
-The probe loads libnvidia-ml and libcuda in a child process and asks NVML; on a freshly started GPU
-machine that can take longer than the rest of `doctor`. `doctor --json` (fixer.cli.fast) therefore
-starts it before importing the rest of the tool (`start_early`), and detect() asks for the same
-child with `start` and gets the one already running: fixer.system.proc.python_child hands out a child
-started early only when its command, environment and timeout are exactly those asked for (else it
-starts a new one, and the early one is stopped by `fixer.system.proc.drop_early` when the command ends).
-
-This module imports fixer.system.proc only when it starts the probe: it runs before anything else of the
-tool is imported, and `plan --environment` reads its variable names without starting a process.
+The probe loads libnvidia-ml and libcuda in a child process and asks NVML; detect() starts it
+first and reads the files while it runs. This module imports fixer.system.proc only when it starts
+the probe: `plan --environment` reads its variable names without starting a process.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Mapping, Optional
+from typing import TYPE_CHECKING, Mapping
 
 if TYPE_CHECKING:
     from fixer.system import proc as _proc
@@ -42,11 +36,8 @@ def needed(root: str, gpus_given: bool, driver_given: bool) -> bool:
     return root == "/" and not (gpus_given and driver_given)
 
 
-def start(
-    environ: Mapping[str, str], timeout: float = TIMEOUT, early: bool = False
-) -> "_proc.Child":
-    """The probe, started now (or the same one started early); `result()` waits for its JSON.
-    `early`: started ahead of the code that will ask for it (fixer.system.proc.python_child)."""
+def start(environ: Mapping[str, str], timeout: float = TIMEOUT) -> "_proc.Child":
+    """The probe, started now; `result()` waits for its JSON."""
     from fixer.system import proc as _proc
 
     return _proc.python_child(
@@ -56,15 +47,4 @@ def start(
         timeout=timeout,
         env=_proc.child_env(environ),
         label=LABEL,
-        early=early,
     )
-
-
-def start_early(environ: Optional[Mapping[str, str]] = None) -> bool:
-    """Start the probe that `doctor` on this machine will ask for, before the tool's own imports;
-    False when detection will not run it (the overrides give its answers)."""
-    environ = os.environ if environ is None else environ
-    if not needed("/", ENV_GPU in environ, bool(environ.get(ENV_DRIVER))):
-        return False
-    start(environ, TIMEOUT, early=True)
-    return True

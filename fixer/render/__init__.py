@@ -9,11 +9,9 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import sys
-from json.encoder import encode_basestring_ascii as _json_str  # json's own (C) string escaping
 from typing import (
     TYPE_CHECKING,
     Any,
-    Callable,
     Dict,
     Iterator,
     List,
@@ -30,9 +28,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
 
-_INF = float("inf")
-
-# rich is imported on first use: `doctor --json` and `plan --json` never need it (fast path).
+# rich is imported on first use: `doctor --json` and `plan --json` never need it.
 _out: Optional["Console"] = None
 _err: Optional["Console"] = None
 _recording: Optional["Console"] = None
@@ -202,84 +198,10 @@ def json_payload(value: Any, command: Optional[str] = None) -> Dict[str, Any]:
 
 
 def json_text(value: Any) -> str:
-    """`json.dumps(value, indent=2)`, character for character: every `--json` output's text.
+    """Every `--json` output's text: two spaces per level, ASCII only (json.dumps)."""
+    import json
 
-    json.dumps uses its C encoder only without `indent`; with it, the pure-Python encoder's
-    generators take about twice as long as this (doctor's payload is ~70 KB on a GPU machine).
-    Strings go through json's own escaping (C, ensure_ascii), numbers through the same reprs,
-    and the layout is json's: two spaces per level, ", " never at a line end, ": " after keys,
-    "[]" and "{}" for empty containers. A value json cannot encode raises the same TypeError."""
-    out: List[str] = []
-    _json_into(value, out.append, "\n")
-    return "".join(out)
-
-
-def _json_float(o: float) -> str:
-    if o != o:
-        return "NaN"
-    if o == _INF:
-        return "Infinity"
-    if o == -_INF:
-        return "-Infinity"
-    return float.__repr__(o)
-
-
-def _json_key(k: Any) -> str:
-    if isinstance(k, str):
-        return k
-    if isinstance(k, float):
-        return _json_float(k)
-    if k is True:
-        return "true"
-    if k is False:
-        return "false"
-    if k is None:
-        return "null"
-    if isinstance(k, int):
-        return int.__repr__(k)
-    raise TypeError(f"keys must be str, int, float, bool or None, not {k.__class__.__name__}")
-
-
-def _json_into(o: Any, put: Callable[[str], None], nl: str) -> None:
-    """Append `o`'s text at the indentation `nl` (a newline and the current indent)."""
-    if isinstance(o, str):
-        put(_json_str(o))
-    elif o is None:
-        put("null")
-    elif o is True:
-        put("true")
-    elif o is False:
-        put("false")
-    elif isinstance(o, int):
-        put(int.__repr__(o))
-    elif isinstance(o, float):
-        put(_json_float(o))
-    elif isinstance(o, (list, tuple)):
-        if not o:
-            put("[]")
-            return
-        inner = nl + "  "
-        sep = "[" + inner
-        for v in o:
-            put(sep)
-            sep = "," + inner
-            _json_into(v, put, inner)
-        put(nl + "]")
-    elif isinstance(o, dict):
-        if not o:
-            put("{}")
-            return
-        inner = nl + "  "
-        sep = "{" + inner
-        for k, v in o.items():
-            put(sep)
-            sep = "," + inner
-            put(_json_str(_json_key(k)))
-            put(": ")
-            _json_into(v, put, inner)
-        put(nl + "}")
-    else:
-        raise TypeError(f"Object of type {o.__class__.__name__} is not JSON serializable")
+    return json.dumps(value, indent=2)
 
 
 def write_json(payload: Dict[str, Any]) -> None:

@@ -34,7 +34,7 @@ def doctor_json(
 def print_doctor_json(
     env: Environment, findings: Sequence[Finding], healthy: bool, exit_code: int
 ) -> None:
-    """Plain json, no rich import: `doctor --json` is on the fast path."""
+    """`doctor --json`: plain json, no rich import."""
     from fixer.render import write_json
 
     write_json(doctor_json(env, findings, healthy, exit_code))

@@ -480,12 +480,6 @@ def child_env(environ: Mapping[str, str]) -> Dict[str, str]:
     return env
 
 
-#: Children started ahead of the code that asks for them (fixer.detection.gpu_probe.start_early), by
-#: (command, environment, timeout): python_child hands each out once, to the first call that
-#: asks for exactly that child; drop_early() stops those nobody asked for.
-_EARLY: "Dict[Tuple[Any, ...], Child]" = {}
-
-
 def python_child(
     python: str,
     script: str,
@@ -495,33 +489,14 @@ def python_child(
     timeout: float,
     env: Optional[Mapping[str, str]] = None,
     label: str = "",
-    early: bool = False,
 ) -> Child:
     """Start one of this package's stdlib-only scripts (a path) in interpreter `python`
-    (`isolated`: -I -S, no site-packages). A child with the same command, environment and
-    timeout started `early` is handed out instead of a new one (once); `early=True` starts one
-    to be handed out so."""
+    (`isolated`: -I -S, no site-packages)."""
     from fixer.system.paths import runnable_python
 
     flags = ["-I", "-S"] if isolated else []
     argv = (runnable_python(python), *flags, script, *args)
-    key = (argv, None if env is None else tuple(sorted(env.items())), timeout)
-    child = _EARLY.get(key) if early else _EARLY.pop(key, None)
-    if child is None:
-        child = Child(argv, timeout=timeout, env=env, label=label or os.path.basename(script))
-        if early:
-            _EARLY[key] = child
-    return child
-
-
-def drop_early() -> int:
-    """Stop and reap the children started early that nobody asked for; returns how many."""
-    n = 0
-    while _EARLY:
-        _key, child = _EARLY.popitem()
-        child.stop()
-        n += 1
-    return n
+    return Child(argv, timeout=timeout, env=env, label=label or os.path.basename(script))
 
 
 # ---------------------------------------------------------------------------------------

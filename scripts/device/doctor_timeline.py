@@ -4,7 +4,7 @@
     PYTHONPATH=$PWD python3 scripts/device/doctor_timeline.py [-n 15]
 
 Each run is a child `python3 scripts/device/doctor_timeline.py --child` that does what the console
-script does (fixer.cli.entry: start the GPU probe early, import, doctor, print) and stamps each phase
+script does (fixer.cli.entry: import, doctor, print) and stamps each phase
 with the time since its interpreter started (from /proc/self/stat). The parent prints, per
 phase, the median over the runs of its end time and of its own length. Phases inside detect()
 are stamped by wrapping the functions detect() calls through their module attributes."""
@@ -40,10 +40,6 @@ def child() -> None:
 
     stamp("interpreter + site (to the script's first line)")
     sys.argv = ["colab-cudnn-fix", "doctor", "--json"]
-    from fixer.detection.gpu_probe import start_early
-
-    start_early()
-    stamp("GPU probe started")
     from fixer.cli import table as _options  # noqa: F401
 
     stamp("import fixer.cli.table (fixer.model)")

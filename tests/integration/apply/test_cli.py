@@ -191,7 +191,7 @@ def test_restart_ends_the_notebook_kernel_that_loaded_cudnn(
 def test_interactive_asks_and_a_no_changes_nothing(gpu_machine, native_broken, index, sandbox):
     from typer.testing import CliRunner
 
-    from fixer.cli import app
+    from fixer.cli.commands import app
 
     before = state(native_broken, sandbox)
     args = [

@@ -34,39 +34,27 @@ from fixer.cli.entry import main
 sys.exit(main())
 """
 
-# from the first import of the tool to the renderer that prints the answer: the full CLI (a flag
-# given twice is left to it by the fast path; click takes it), and the typer-free fast path of
-# doctor --json (fixer.cli.fast)
+# from the first import of the tool to the renderer that prints the answer
 START_UP = [
-    (m, ("doctor", "--json", "--json"))
+    (m, argv)
+    for argv in (("doctor", "--json"),)
     for m in (
-        "fixer.cli",
+        "fixer.cli.commands",
         "typer",
         "fixer.model",
-        "fixer.detection",
-        "fixer.system.proc",
+        "fixer.cli.table",
         "fixer.cli.options",
         "fixer.cli.doctor",
-        "fixer.diagnosis.findings",
-        "fixer.render",
-    )
-]
-FAST_START_UP = [
-    (m, ("doctor", "--json"))
-    for m in (
-        "fixer.cli.fast",
-        "fixer.cli.table",
-        "fixer.model",
+        "fixer.api",
         "fixer.detection",
         "fixer.system.proc",
-        "fixer.api",
         "fixer.diagnosis.findings",
         "fixer.render",
     )
 ]
 
 
-@pytest.mark.parametrize("module,argv", START_UP + FAST_START_UP)
+@pytest.mark.parametrize("module,argv", START_UP)
 def test_ctrl_c_during_start_up_exits_130_without_a_traceback(module, argv, tmp_path):
     script = tmp_path / "entry.py"
     script.write_text(INTERRUPT_AT_IMPORT)

@@ -163,7 +163,7 @@ def test_fleet_report_groups_the_nodes_it_read(capsys, slurm):
 def _commands_with_json():
     import typer
 
-    from fixer.cli import app
+    from fixer.cli.commands import app
 
     def walk(cmd, path):
         for name, sub in getattr(cmd, "commands", {}).items():

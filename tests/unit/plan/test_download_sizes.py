@@ -254,7 +254,7 @@ def test_unknown_sizes_are_named_and_counted(capsys):
     in the text and in --json."""
     import json
 
-    from fixer.cli import app
+    from fixer.cli.commands import app
     from typer.testing import CliRunner
 
     plan = _plan("h200-healthy", m.Intent(versions={"torch": "2.10.0"}))
