@@ -1,14 +1,28 @@
 """colab-cudnn-fix: make the NVIDIA driver, CUDA runtime, cuDNN and PyTorch/TensorFlow/JAX agree.
 
 The public API is one function per command, each returning a result with `.to_dict()` (the
-command's --json payload), `.exit_code` and a rich rendering in notebooks:
+command's --json payload), `.exit_code` and a rendering in notebooks (`_repr_html_`):
 
-    fixer.doctor()  fixer.plan()  fixer.apply()  fixer.verify()  fixer.explain(text)
-    fixer.lock()    fixer.rollback()
+    fixer.doctor()            the machine's GPU stack and what is wrong with it
+    fixer.plan()              the steps that would fix it, as exact commands (changes nothing)
+    fixer.apply()             run them, journaled; rolled back on any failure
+    fixer.verify()            GPU convolutions per framework, checked against the CPU
+    fixer.explain(text)       why an error text happened, and the fix
+    fixer.lock()              the resolved stack with hashes, written to a file
+    fixer.rollback()          undo the last apply
+    fixer.report()            a summary to paste into a bug report (redacted)
+    fixer.debug()             everything the tool read, raw (redacted)
+    fixer.recipes(action)     the recipe data: "list", "show" WHAT, "validate"
+    fixer.fleet(action)       doctor on every GPU node of a Ray or Slurm cluster
+
+plan, apply and lock take what to make work as an `Intent` (or its keywords: framework=, torch=,
+tensorflow=, jax=, cuda=, cudnn_from=, keep=) and how to run the steps as `PlanOptions` (or
+installer=, find_links=, no_index=, index_mirror=, root=, restart=).
 
 The stages underneath are there too (fixer.detect(), fixer.diagnose(env, recipes),
 fixer.resolve(env, intent, recipes), fixer.load_recipes()). `import fixer` stays cheap: the
-functions, the model and the errors are imported on first use.
+functions, the model and the errors are imported on first use. No submodule of fixer has the
+name of a public function (importing it would replace the function).
 """
 
 from __future__ import annotations
@@ -23,17 +37,25 @@ if TYPE_CHECKING:  # imported on first use: fixer.model takes ~150 ms, and the C
     from fixer.api import (
         ApplyResult,
         CommandResult,
+        DebugResult,
         DoctorResult,
         ExplainResult,
+        FleetResult,
         LockResult,
         PlanResult,
+        RecipesResult,
+        ReportResult,
         RollbackResult,
         VerifyResult,
         apply,
+        debug,
         doctor,
         explain,
+        fleet,
         lock,
         plan,
+        recipes,
+        report,
         rollback,
         verify,
     )
@@ -55,6 +77,7 @@ if TYPE_CHECKING:  # imported on first use: fixer.model takes ~150 ms, and the C
         Finding,
         Intent,
         Plan,
+        PlanOptions,
         Recipes,
         Stack,
         Step,
@@ -78,6 +101,7 @@ _MODEL = (
     "Finding",
     "Intent",
     "Plan",
+    "PlanOptions",
     "Recipes",
     "Stack",
     "Step",
@@ -85,10 +109,14 @@ _MODEL = (
 _RESULTS = (
     "ApplyResult",
     "CommandResult",
+    "DebugResult",
     "DoctorResult",
     "ExplainResult",
+    "FleetResult",
     "LockResult",
     "PlanResult",
+    "RecipesResult",
+    "ReportResult",
     "RollbackResult",
     "VerifyResult",
 )
@@ -104,6 +132,10 @@ _API = {
     "explain": ("fixer.api", "explain"),
     "lock": ("fixer.api", "lock"),
     "rollback": ("fixer.api", "rollback"),
+    "report": ("fixer.api", "report"),
+    "debug": ("fixer.api", "debug"),
+    "recipes": ("fixer.api", "recipes"),
+    "fleet": ("fixer.api", "fleet"),
     "detect": ("fixer.detection", "detect"),
     "diagnose": ("fixer.diagnosis.findings", "diagnose"),
     "resolve": ("fixer.pipeline", "resolve"),
@@ -115,9 +147,9 @@ __all__ = ["__version__", *_API, *_RESULTS, *_MODEL, *_ERRORS]
 
 def __getattr__(name: str) -> "Any":
     """The public functions, the model, the errors and the results, each imported on first use
-    (no public name is also a submodule: the stages live in fixer.detection, fixer.diagnosis.findings,
-    fixer.resolver, fixer.planner.steps, fixer.applier, fixer.verifier.checks, fixer.explainer and
-    fixer.lockfile)."""
+    (no public name is also a submodule: the stages live in fixer.detection, fixer.diagnosis,
+    fixer.resolver, fixer.planner, fixer.applier, fixer.verifier, fixer.explainer, fixer.lockfile,
+    fixer.reporting and fixer.cluster)."""
     if name in _API:
         module, attr = _API[name]
         value = getattr(importlib.import_module(module), attr)

@@ -32,14 +32,10 @@ from typing import (
 )
 
 from fixer.errors import UsageError
-from fixer.model import CheckResult, Environment, Finding, to_dict
+from fixer.model import CheckResult, Environment, Finding, Intent, Plan, PlanOptions, to_dict
 
 if TYPE_CHECKING:
-    from fixer.model import (
-        Intent,
-        Plan,
-        PlanOptions,
-    )  # imported where used: doctor never plans (fixer.model)
+    from fixer.errors import FixerError
     from fixer.applier.kernel import KernelVerdict
     from fixer.applier.reporter import Reporter
     from fixer.applier.results import ApplyResult as _Applied, RollbackResult as _RolledBack
@@ -196,6 +192,8 @@ class ApplyResult(CommandResult):
         default_factory=dict
     )  # apply as a child: restart_decision
     _kernel: Any = None
+    #: the dry run: why apply would refuse this plan (fixer.pipeline.apply_refusal), or None
+    refusal: Optional["FixerError"] = None
 
     @property
     def restart(self) -> Dict[str, Any]:
@@ -251,7 +249,7 @@ class ApplyResult(CommandResult):
                 restart=self.restart_info(),
             )
         if self.outcome in ("dry-run", "declined"):
-            return plan_json(self.plan)
+            return dict(plan_json(self.plan), refusal=self._refusal_json())
         assert self.applied is not None
         return render.applied_json(
             self.applied,
@@ -273,7 +271,7 @@ class ApplyResult(CommandResult):
         elif self.outcome in ("nothing-to-do", "restart-needed"):
             render.show_nothing_to_do(restart=self.restart_info())
         elif self.outcome in ("dry-run", "declined"):
-            show_plan(self.plan, self.machine)
+            show_plan(self.plan, self.machine, self.refusal)
         else:
             assert self.applied is not None
             render.show_applied(
@@ -283,6 +281,15 @@ class ApplyResult(CommandResult):
                 verified_by=self.verified_by,
                 restart=self.restart_info() or {},
             )
+
+    def _refusal_json(self) -> Optional[Dict[str, Any]]:
+        if self.refusal is None:
+            return None
+        return {
+            "type": type(self.refusal).__name__,
+            "message": self.refusal.message,
+            "exit_code": self.refusal.exit_code,
+        }
 
     def restart_kernel(self) -> None:
         """Restart the notebook kernel when restart=True / --restart asked for it and it is needed
@@ -391,21 +398,95 @@ class RollbackResult(CommandResult):
         show_rollback(self.result, as_json=False)
 
 
-def show_plan(plan: Plan, machine: Optional["PlannedMachine"]) -> None:
-    """A plan as `plan` shows it; a plan from a lock file as its numbered commands."""
+def show_plan(
+    plan: Plan, machine: Optional["PlannedMachine"], refusal: Optional["FixerError"] = None
+) -> None:
+    """A plan as `plan` shows it, closed by apply's decision about it (`refusal`); a plan from a
+    lock file as its numbered commands."""
+    from fixer.render import plan as render
+
     if machine is not None:
-        from fixer.render import plan as render
-
-        render.show(machine)
+        render.show(machine, refusal=refusal.message if refusal else None, decided=True)
     else:
-        from fixer.render.plan import show_commands
-
-        show_commands(plan)
+        render.show_commands(plan)
+        if refusal is not None:
+            render.show_refusal(plan, refusal.message)
 
 
 # ---------------------------------------------------------------------------------------
 # option values -> model values (the checks every caller gets, CLI or not)
 # ---------------------------------------------------------------------------------------
+
+
+#: The keywords each typed value carries: API functions take the typed value (Intent, PlanOptions)
+#: or these keywords, never both; the CLI builds the typed values from its options.
+INTENT_KEYWORDS = ("framework", "torch", "tensorflow", "jax", "cuda", "cudnn_from", "keep")
+OPTION_KEYWORDS = ("installer", "find_links", "no_index", "index_mirror", "root", "restart")
+
+#: Where `lock` writes when no output is named (the CLI's -o default too).
+DEFAULT_LOCK_FILE = "stack.lock.toml"
+
+
+def typed_values(
+    intent: Optional[Intent],
+    options: Optional[PlanOptions],
+    keywords: Mapping[str, Any],
+    *,
+    local_paths: bool = True,
+) -> Tuple[Intent, PlanOptions]:
+    """(Intent, PlanOptions) from the typed values a caller gave, or from their keywords
+    (INTENT_KEYWORDS, OPTION_KEYWORDS), each checked by make_intent / make_options: a typed
+    value gets the same checks as keywords. TypeError for an unknown keyword or a keyword given
+    beside the typed value that carries it."""
+    unknown = sorted(set(keywords) - set(INTENT_KEYWORDS) - set(OPTION_KEYWORDS))
+    if unknown:
+        raise TypeError(f"unexpected keyword argument {unknown[0]!r}")
+    for value, names, label in (
+        (intent, INTENT_KEYWORDS, "intent"),
+        (options, OPTION_KEYWORDS, "options"),
+    ):
+        both = [k for k in names if k in keywords]
+        if value is not None and both:
+            raise TypeError(f"give {label}= or its keywords ({', '.join(both)}=), not both")
+    if intent is None:
+        intent = make_intent(**{k: keywords[k] for k in INTENT_KEYWORDS if k in keywords})
+    else:
+        intent = _checked_intent(intent)
+    if options is None:
+        option_keywords = {k: keywords[k] for k in OPTION_KEYWORDS if k in keywords}
+        options = make_options(**option_keywords, local_paths=local_paths)
+    else:
+        options = make_options(
+            options.installer,
+            options.find_links,
+            options.no_index,
+            [f"{a}={b}" for a, b in options.index_mirrors],
+            options.root,
+            options.restart,
+            local_paths=local_paths,
+        )
+    return intent, options
+
+
+def _checked_intent(intent: Intent) -> Intent:
+    """A caller's Intent through make_intent's checks."""
+    from fixer.model import FRAMEWORKS
+
+    other = sorted(set(intent.versions) - {"torch", "tensorflow", "jax"})
+    if other:
+        raise UsageError(
+            f"Intent.versions names {other[0]!r}: versions are given for "
+            f"torch, tensorflow or jax (frameworks: {', '.join(FRAMEWORKS)})"
+        )
+    return make_intent(
+        intent.frameworks,
+        intent.versions.get("torch"),
+        intent.versions.get("tensorflow"),
+        intent.versions.get("jax"),
+        intent.cuda,
+        intent.cudnn_from,
+        intent.keep,
+    )
 
 
 def make_intent(
@@ -493,11 +574,8 @@ def make_options(
     if root is not None and not os.path.isdir(root):
         raise UsageError(f"--root {root}: no such directory")
     return PlanOptions(
-        installer=installer,
-        find_links=tuple(
-            os.path.abspath(d) if "://" not in d else d  # type: ignore[arg-type]
-            for d in links
-        ),
+        installer=installer,  # type: ignore[arg-type]
+        find_links=tuple(os.path.abspath(d) if "://" not in d else d for d in links),
         no_index=no_index,
         index_mirrors=parse_mirrors(index_mirror),
         root=os.path.abspath(root) if root else None,
@@ -547,31 +625,24 @@ def doctor(
 
 
 def plan(
+    intent: Optional[Intent] = None,
+    options: Optional[PlanOptions] = None,
     *,
     environment: Optional[str] = None,
     python: Optional[str] = None,
     recipes: Many = None,
-    framework: Many = None,
-    torch: Optional[str] = None,
-    tensorflow: Optional[str] = None,
-    jax: Optional[str] = None,
-    cuda: Optional[str] = None,
-    cudnn_from: Optional[str] = None,
-    keep: Many = None,
-    installer: str = "auto",
-    find_links: Many = None,
-    no_index: bool = False,
-    index_mirror: Many = None,
     environ: Optional[Mapping[str, str]] = None,
+    **keywords: Any,
 ) -> PlanResult:
-    """The steps that make the machine's GPU stack consistent (`colab-cudnn-fix plan`). Changes nothing."""
+    """The steps that make the machine's GPU stack consistent (`colab-cudnn-fix plan`). Changes
+    nothing. What to make work is an `intent` (fixer.Intent) or its keywords (framework=,
+    torch=, tensorflow=, jax=, cuda=, cudnn_from=, keep=); how the steps run is `options`
+    (fixer.model.PlanOptions) or its keywords (installer=, find_links=, no_index=,
+    index_mirror=, root=, restart=)."""
     from fixer.diagnosis.nogpu import no_gpu
     from fixer.pipeline import plan_for
 
-    intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
-    options = make_options(
-        installer, find_links, no_index, index_mirror, local_paths=not environment
-    )
+    intent, options = typed_values(intent, options, keywords, local_paths=not environment)
     machine = plan_for(
         python=python,
         environment=environment,
@@ -591,26 +662,35 @@ def plan(
 # ---------------------------------------------------------------------------------------
 
 
+@dataclasses.dataclass(frozen=True)
+class _Request:
+    """One apply's settings, checked (apply's arguments, as one value for its phases)."""
+
+    intent: Intent
+    options: PlanOptions
+    dry_run: bool = False
+    python: Optional[str] = None
+    lock: Optional[str] = None
+    environment: Optional[str] = None
+    recipes: Tuple[str, ...] = ()
+    no_verify: bool = False
+    reporter: Optional["Reporter"] = None
+    confirm: Optional[Callable[["ApplyResult"], bool]] = None
+    environ: Optional[Mapping[str, str]] = None
+    prepare_for_gpu: bool = False
+    this_process: bool = False
+    condacolab_installer: Optional[str] = None
+
+
 def apply(
+    intent: Optional[Intent] = None,
+    options: Optional[PlanOptions] = None,
     *,
     dry_run: bool = False,
     python: Optional[str] = None,
     lock: Optional[str] = None,
-    find_links: Many = None,
-    no_index: bool = False,
-    index_mirror: Many = None,
-    installer: str = "auto",
-    root: Optional[str] = None,
-    restart: bool = False,
     environment: Optional[str] = None,
     recipes: Many = None,
-    framework: Many = None,
-    torch: Optional[str] = None,
-    tensorflow: Optional[str] = None,
-    jax: Optional[str] = None,
-    cuda: Optional[str] = None,
-    cudnn_from: Optional[str] = None,
-    keep: Many = None,
     no_verify: bool = False,
     resume: bool = False,
     reporter: Optional["Reporter"] = None,
@@ -619,10 +699,17 @@ def apply(
     prepare_for_gpu: bool = False,
     this_process: Optional[bool] = None,
     condacolab_installer: Optional[str] = None,
+    restart_now: bool = True,
+    **keywords: Any,
 ) -> ApplyResult:
     """Repair the GPU stack (`colab-cudnn-fix apply`): plan, run the steps journaled (rolled back
-    on any failure), then check the result. `confirm` is asked with the dry-run result before
+    on any failure), then check the result. `intent` / `options` (or their keywords, as for
+    plan()) say what to make work and how. `confirm` is asked with the dry-run result before
     anything changes (the CLI's --interactive); `reporter` receives the progress.
+
+    Refused before anything runs (the dry run says the same, apply_refusal): a plan for another
+    machine (`environment`) without `dry_run`; with `root` (a sandbox for the tool's own files)
+    apt and conda steps; a plan whose simulated result is not healthy (NotAFix, exit 1).
 
     In the process that will use the frameworks: `this_process` (default None: "this is a live
     IPython kernel", fixer.applier.kernel.fixes_this_process) applies the plan's loader fixes to
@@ -632,55 +719,39 @@ def apply(
     new processes" with what to do, checked on /proc/self/maps. True forces it (a plain Python
     process that imports the frameworks next), False never touches the caller (as the CLI).
 
-    restart=True restarts a notebook kernel that keeps another copy mapped, at the end;
-    resume=True goes on with the apply that stopped for condacolab's kernel restart (in a kernel
-    a plain apply() picks that journal up by itself). In a kernel, a plan that needs condacolab
-    runs condacolab.install() here (the kernel restarts); `condacolab_installer` installs
-    Miniforge from that URL instead of the internet (a mirror, an air-gapped site, tests)."""
+    restart=True restarts a notebook kernel that keeps another copy mapped, at the end (with
+    `restart_now=False` the caller does it, by result.restart_kernel(), after showing the
+    result: the CLI); resume=True goes on with the apply that stopped for condacolab's kernel
+    restart (in a kernel a plain apply() picks that journal up by itself). In a kernel, a plan
+    that needs condacolab runs condacolab.install() here (the kernel restarts);
+    `condacolab_installer` installs Miniforge from that URL instead of the internet (a mirror,
+    an air-gapped site, tests)."""
     from fixer.applier.kernel import fixes_this_process
+    from fixer.pipeline import check_request
 
-    in_process = fixes_this_process(this_process)
-    if in_process and not resume and not dry_run and _awaiting_restart(root):
+    intent, options = typed_values(intent, options, keywords)
+    check_request(environment=environment, dry_run=dry_run, lock=lock)
+    request = _Request(
+        intent=intent,
+        options=options,
+        dry_run=dry_run,
+        python=python,
+        lock=lock,
+        environment=environment,
+        recipes=_many(recipes),
+        no_verify=no_verify,
+        reporter=reporter,
+        confirm=confirm,
+        environ=environ,
+        prepare_for_gpu=prepare_for_gpu,
+        this_process=fixes_this_process(this_process),
+        condacolab_installer=condacolab_installer,
+    )
+    if request.this_process and not dry_run and _awaiting_restart(options.root):
         resume = True
-    if resume:
-        result = resume_apply(
-            root=root,
-            python=python,
-            no_verify=no_verify,
-            recipes=recipes,
-            reporter=reporter,
-            this_process=in_process,
-            restart=restart,
-        )
-    else:
-        result = _apply(
-            dry_run=dry_run,
-            python=python,
-            lock=lock,
-            find_links=find_links,
-            no_index=no_index,
-            index_mirror=index_mirror,
-            installer=installer,
-            root=root,
-            restart=restart,
-            environment=environment,
-            recipes=recipes,
-            framework=framework,
-            torch=torch,
-            tensorflow=tensorflow,
-            jax=jax,
-            cuda=cuda,
-            cudnn_from=cudnn_from,
-            keep=keep,
-            no_verify=no_verify,
-            reporter=reporter,
-            confirm=confirm,
-            environ=environ,
-            prepare_for_gpu=prepare_for_gpu,
-            this_process=in_process,
-            condacolab_installer=condacolab_installer,
-        )
-    result.restart_kernel()
+    result = _resume(request) if resume else _apply(request)
+    if restart_now:
+        result.restart_kernel()
     return result
 
 
@@ -689,184 +760,195 @@ def _awaiting_restart(root: Optional[str]) -> bool:
     from fixer.system.paths import state_dir
     from fixer.applier.journal import Journal
 
-    if root is not None and not os.path.isdir(root):
-        return False
-    last = Journal.last(state_dir(os.path.abspath(root) if root else None))
+    last = Journal.last(state_dir(root))
     return last is not None and last.status == "awaiting-restart"
 
 
-def _apply(
-    *,
-    dry_run: bool,
-    python: Optional[str],
-    lock: Optional[str],
-    find_links: Many,
-    no_index: bool,
-    index_mirror: Many,
-    installer: str,
-    root: Optional[str],
-    restart: bool,
-    environment: Optional[str],
-    recipes: Many,
-    framework: Many,
-    torch: Optional[str],
-    tensorflow: Optional[str],
-    jax: Optional[str],
-    cuda: Optional[str],
-    cudnn_from: Optional[str],
-    keep: Many,
-    no_verify: bool,
-    reporter: Optional["Reporter"],
-    confirm: Optional[Callable[["ApplyResult"], bool]],
-    environ: Optional[Mapping[str, str]],
-    prepare_for_gpu: bool = False,
-    this_process: bool = False,
-    condacolab_installer: Optional[str] = None,
-) -> ApplyResult:
-    """apply without the final kernel restart (the CLI shows the result first). Safe by default
-    (issue 10): another machine's plan (--environment) runs only into a --root sandbox, else it is
-    a dry run; no visible GPU changes nothing unless `prepare_for_gpu`; a plan whose simulated
-    result is not healthy is refused (NotAFix, exit 1), naming what the user must do.
-    `this_process`: apply runs in the process that will use the frameworks (see apply)."""
+def _apply(req: _Request) -> ApplyResult:
+    """apply's phases: the plan (or an answer without one), the one refusal decision shared with
+    the dry run, the confirmation, the journaled steps, and the check after."""
     from fixer.applier import apply_plan
-    from fixer.applier.colab import find_kernel
+    from fixer.pipeline import apply_refusal
+
+    planned = _planned(req)
+    if isinstance(planned, ApplyResult):
+        return planned
+    env, the_plan, findings, machine = planned
+    refusal = apply_refusal(
+        the_plan, root=req.options.root, prepare_for_gpu=req.prepare_for_gpu
+    )
+    if refusal is not None and not req.dry_run:
+        raise refusal
+    target = req.python or (env.python.executable if env.python else None) or sys.executable
+    if the_plan.nothing_to_do:
+        return _nothing_to_do(req, env, the_plan, findings, machine)
+    preview = ApplyResult(
+        outcome="dry-run", plan=the_plan, findings=findings, machine=machine, refusal=refusal
+    )
+    if req.dry_run:
+        return preview
+    if req.confirm is not None and not req.confirm(preview):
+        return dataclasses.replace(preview, outcome="declined", exit_code=1)
+    applied = apply_plan(the_plan, python=target, options=req.options, reporter=req.reporter)
+    done = ApplyResult(
+        outcome="applied", plan=the_plan, findings=findings, machine=machine, applied=applied
+    )
+    if applied.awaiting_restart:
+        return _awaiting_condacolab(req, done)
+    return _checked(req, done, target, env)
+
+
+def _planned(
+    req: _Request,
+) -> Union[ApplyResult, Tuple[Environment, Plan, Tuple[Finding, ...], Optional["PlannedMachine"]]]:
+    """(machine, plan, findings, the planned machine) for apply, from the lock file or the
+    pipeline; or the no-GPU answer when no GPU is visible (nothing changes)."""
     from fixer.diagnosis.nogpu import no_gpu
+    from fixer.pipeline import gpu_wanted, plan_for
 
-    if environment and not dry_run and not root:
-        raise UsageError(
-            f"--environment {environment}: that plan is for the machine the file describes, "
-            "not this one; add --dry-run to see it (apply changes only the machine it runs on)"
+    if req.lock:
+        env, the_plan = _lock_plan(req.lock, req.python, req.environment, req.options, req.environ)
+        return env, the_plan, (), None
+    machine = plan_for(
+        python=req.python,
+        environment=req.environment,
+        recipes=req.recipes,
+        intent=req.intent,
+        options=req.options,
+        environ=req.environ,
+        prepare_for_gpu=req.prepare_for_gpu,
+    )
+    env, the_plan, findings = machine.env, machine.plan, tuple(machine.plan.findings)
+    wanted = gpu_wanted(env, req.intent)
+    verdict = None if req.prepare_for_gpu else no_gpu(env, findings, wanted=wanted)
+    if verdict is not None:
+        return ApplyResult(
+            outcome="no-gpu",
+            plan=the_plan,
+            findings=findings,
+            machine=machine,
+            no_gpu=verdict,
+            exit_code=verdict.exit_code,
         )
-    intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
-    options = make_options(installer, find_links, no_index, index_mirror, root, restart)
-    machine: Optional["PlannedMachine"] = None
-    if lock:
-        env, the_plan = _lock_plan(lock, python, environment, options, environ)
-        findings: Tuple[Finding, ...] = ()
-    else:
-        from fixer.pipeline import blockers, gpu_wanted, plan_for
+    return env, the_plan, findings, machine
 
-        machine = plan_for(
-            python=python,
-            environment=environment,
-            recipes=_many(recipes),
-            intent=intent,
-            options=options,
-            environ=environ,
-            prepare_for_gpu=prepare_for_gpu,
-        )
-        env, the_plan, findings = machine.env, machine.plan, tuple(machine.plan.findings)
-        verdict = None if prepare_for_gpu else no_gpu(env, findings, wanted=gpu_wanted(env, intent))
-        if verdict is not None:
+
+def _nothing_to_do(
+    req: _Request,
+    env: Environment,
+    the_plan: Plan,
+    findings: Tuple[Finding, ...],
+    machine: Optional["PlannedMachine"],
+) -> ApplyResult:
+    """The machine needs nothing; the process apply runs in may still map another copy (a wrong
+    one loaded before, or the old file an earlier install replaced)."""
+    if req.this_process and not req.dry_run:
+        v = _fix_this_process(env, (), req.options.root, load=False)
+        if v.restart_needed:
             return ApplyResult(
-                outcome="no-gpu",
+                outcome="restart-needed",
                 plan=the_plan,
                 findings=findings,
                 machine=machine,
-                no_gpu=verdict,
-                exit_code=verdict.exit_code,
+                process=v,
+                restart_wanted=req.options.restart,
+                exit_code=1,
+                _kernel=_this_kernel(v),
             )
-        blocking = blockers(the_plan, prepare_for_gpu)
-        if (blocking or the_plan.drift) and not dry_run:
-            from fixer.errors import NotAFix
+    return ApplyResult(outcome="nothing-to-do", plan=the_plan, findings=findings, machine=machine)
 
-            raise NotAFix(blocking, the_plan.drift)
-    target = python or (env.python.executable if env.python else None) or sys.executable
-    if the_plan.nothing_to_do:
-        if this_process and not dry_run:
-            # the machine needs nothing; this process may still map another copy (a wrong one
-            # loaded before, or the old file an earlier install replaced)
-            v = _fix_this_process(env, (), options.root, load=False)
-            if v.restart_needed:
-                return ApplyResult(
-                    outcome="restart-needed",
-                    plan=the_plan,
-                    findings=findings,
-                    machine=machine,
-                    process=v,
-                    restart_wanted=options.restart,
-                    exit_code=1,
-                    _kernel=_this_kernel(v),
-                )
-        return ApplyResult(
-            outcome="nothing-to-do", plan=the_plan, findings=findings, machine=machine
-        )
-    preview = ApplyResult(outcome="dry-run", plan=the_plan, findings=findings, machine=machine)
-    if dry_run:
-        return preview
-    if confirm is not None and not confirm(preview):
-        return dataclasses.replace(preview, outcome="declined", exit_code=1)
-    applied = apply_plan(the_plan, python=target, options=options, reporter=reporter)
-    if applied.awaiting_restart:
-        # stopped before condacolab, which must run in the kernel: nothing to verify yet
-        if this_process:
-            from fixer.applier.kernel import in_live_kernel, run_condacolab
 
-            if in_live_kernel():
-                from fixer.system.paths import under_root
-                from fixer.planner.conda import CONDACOLAB_PREFIX
+def _awaiting_condacolab(req: _Request, done: ApplyResult) -> ApplyResult:
+    """Stopped before condacolab, which must run in the kernel: nothing to verify yet."""
+    assert done.applied is not None
+    if req.this_process:
+        from fixer.applier.kernel import in_live_kernel, run_condacolab
 
-                run_condacolab(
-                    str(under_root(CONDACOLAB_PREFIX, options.root)),
-                    root=options.root,
-                    installer_url=condacolab_installer,
-                )
-        return ApplyResult(
-            outcome="applied",
-            plan=the_plan,
-            findings=findings,
-            machine=machine,
-            applied=applied,
-            _restart=waiting_for_condacolab(applied.resume or "", this_process),
-        )
-    checks: Tuple[CheckResult, ...] = ()
-    findings_after: Tuple[Finding, ...] = ()
-    verified_by = ""
-    env_after: Optional[Environment] = None
-    if not no_verify:
-        checks, findings_after, verified_by, env_after = check_after_apply(
-            target, _many(recipes), the_plan.stack.env_fixes, environ
-        )
-    unhealthy = any(f.severity == "error" for f in findings_after) or any(
-        c.status in ("failed", "crashed", "timeout") for c in checks
+        if in_live_kernel():
+            from fixer.system.paths import under_root
+            from fixer.planner.conda import CONDACOLAB_PREFIX
+
+            run_condacolab(
+                str(under_root(CONDACOLAB_PREFIX, req.options.root)),
+                root=req.options.root,
+                installer_url=req.condacolab_installer,
+            )
+    return dataclasses.replace(
+        done, _restart=waiting_for_condacolab(done.applied.resume or "", req.this_process)
     )
-    if this_process:
-        if environment:
-            env_after = env  # a described machine (into a --root sandbox): its own model
-        fixes = the_plan.stack.env_fixes
+
+
+def _checked(
+    req: _Request,
+    done: ApplyResult,
+    target: str,
+    env: Optional[Environment],
+    wanted: Optional[bool] = None,
+) -> ApplyResult:
+    """The applied result with the check after it (unless no_verify) and where the fix reached:
+    this process (this_process) or new processes (the CLI). `wanted`: whether a restart may be
+    done (default: restart=True of the options)."""
+    from fixer.applier.colab import find_kernel
+
+    wanted = req.options.restart if wanted is None else wanted
+    fixes = done.plan.stack.env_fixes
+    env_after: Optional[Environment] = None
+    if not req.no_verify:
+        checks, findings_after, verified_by, env_after = check_after_apply(
+            target, req.recipes, fixes, req.environ
+        )
+        done = dataclasses.replace(
+            done, checks=checks, findings_after=findings_after, verified_by=verified_by
+        )
+    done = dataclasses.replace(done, exit_code=1 if _unhealthy(done) else 0)
+    if req.this_process:
+        if req.environment and env is not None:
+            env_after = env  # a described machine: its own model
         v = _fix_this_process(
-            env_after or _detect_after(target, fixes, environ),
+            env_after or _detect_after(target, fixes, req.environ),
             fixes,
-            options.root,
+            req.options.root,
             load=bool(fixes),
         )
-        return ApplyResult(
-            outcome="applied",
-            plan=the_plan,
-            findings=findings,
-            machine=machine,
-            applied=applied,
-            checks=checks,
-            findings_after=findings_after,
-            verified_by=verified_by,
-            process=v,
-            restart_wanted=options.restart,
-            exit_code=1 if unhealthy else 0,
-            _kernel=_this_kernel(v),
-        )
+        return dataclasses.replace(done, process=v, restart_wanted=wanted, _kernel=_this_kernel(v))
     kernel = find_kernel()
-    return ApplyResult(
-        outcome="applied",
-        plan=the_plan,
-        findings=findings,
-        machine=machine,
-        applied=applied,
-        checks=checks,
-        findings_after=findings_after,
-        verified_by=verified_by,
-        _restart=restart_decision(kernel, the_plan, options.restart),
-        exit_code=1 if unhealthy else 0,
+    return dataclasses.replace(
+        done,
+        _restart=restart_decision(kernel, done.plan, wanted),
         _kernel=kernel,
+    )
+
+
+def _unhealthy(done: ApplyResult) -> bool:
+    """What the check after apply found: an error finding, or a framework check that failed."""
+    return any(f.severity == "error" for f in done.findings_after) or any(
+        c.status in ("failed", "crashed", "timeout") for c in done.checks
+    )
+
+
+def _resume(req: _Request) -> ApplyResult:
+    """`apply --resume`: go on with the apply that stopped for condacolab's kernel restart
+    (`this_process`: and fix the calling process, the fresh kernel, with the journal's loader
+    fixes), then check as after any apply."""
+    from fixer.system.paths import state_dir
+    from fixer.applier.journal import Journal
+    from fixer.applier.transaction import resume_apply as resume_transaction
+    from fixer.model import EnvFix, Stack, from_dict
+
+    root = req.options.root
+    last = Journal.last(state_dir(root))
+    fixes = tuple(
+        from_dict(EnvFix, f, "$.env_fixes")
+        for f in (last.data.get("env_fixes", []) if last else [])
+    )
+    applied = resume_transaction(
+        root=root, python=req.python, reporter=req.reporter, verify=not req.no_verify
+    )
+    target = req.python or (last.data["python"] if last else sys.executable)
+    done = ApplyResult(outcome="applied", plan=Plan(stack=Stack(env_fixes=fixes)), applied=applied)
+    # the restart that --restart asks for is the first apply's; the fresh kernel is not restarted
+    return _checked(
+        dataclasses.replace(req, environ=None, environment=None), done, target, None, wanted=False
     )
 
 
@@ -897,74 +979,6 @@ def _detect_after(
 
     after = environ_after(fixes, os.environ if environ is None else environ)
     return detect(python, environ=after, overrides=overrides_from_env(after))
-
-
-def resume_apply(
-    *,
-    root: Optional[str],
-    python: Optional[str],
-    no_verify: bool,
-    recipes: Many,
-    reporter: Optional["Reporter"],
-    this_process: bool = False,
-    restart: bool = False,
-) -> ApplyResult:
-    """`apply --resume`: go on with the apply that stopped for condacolab's kernel restart
-    (`this_process`: and fix the calling process, the fresh kernel, with the journal's loader fixes)."""
-    from fixer.system.paths import state_dir
-    from fixer.applier.colab import find_kernel
-    from fixer.applier.journal import Journal
-    from fixer.applier.transaction import resume_apply as resume_transaction
-    from fixer.model import EnvFix, Plan, Stack, from_dict
-
-    if root is not None and not os.path.isdir(root):
-        raise UsageError(f"--root {root}: no such directory")
-    root = os.path.abspath(root) if root else None
-    last = Journal.last(state_dir(root))
-    fixes = tuple(
-        from_dict(EnvFix, f, "$.env_fixes")
-        for f in (last.data.get("env_fixes", []) if last else [])
-    )
-    applied = resume_transaction(root=root, python=python, reporter=reporter, verify=not no_verify)
-    target = python or (last.data["python"] if last else sys.executable)
-    checks: Tuple[CheckResult, ...] = ()
-    findings_after: Tuple[Finding, ...] = ()
-    verified_by = ""
-    env_after: Optional[Environment] = None
-    if not no_verify:
-        checks, findings_after, verified_by, env_after = check_after_apply(
-            target, _many(recipes), fixes
-        )
-    the_plan = Plan(stack=Stack(env_fixes=fixes))
-    unhealthy = any(f.severity == "error" for f in findings_after) or any(
-        c.status in ("failed", "crashed", "timeout") for c in checks
-    )
-    if this_process:
-        v = _fix_this_process(
-            env_after or _detect_after(target, fixes), fixes, root, load=bool(fixes)
-        )
-        return ApplyResult(
-            outcome="applied",
-            plan=the_plan,
-            applied=applied,
-            checks=checks,
-            findings_after=findings_after,
-            verified_by=verified_by,
-            process=v,
-            restart_wanted=restart,
-            exit_code=1 if unhealthy else 0,
-            _kernel=_this_kernel(v),
-        )
-    return ApplyResult(
-        outcome="applied",
-        plan=the_plan,
-        applied=applied,
-        checks=checks,
-        findings_after=findings_after,
-        verified_by=verified_by,
-        _restart=restart_decision(find_kernel(), the_plan, False),
-        exit_code=1 if unhealthy else 0,
-    )
 
 
 def _lock_plan(
@@ -1114,16 +1128,13 @@ def verify(
     environment: Optional[str] = None,
 ) -> VerifyResult:
     """Per framework, convolutions on the GPU checked against the CPU and the cuDNN files really
-    loaded, each in a child process of the target (`colab-cudnn-fix verify`). `environment`: a
-    `doctor --json` file whose frameworks are the ones checked, here."""
+    loaded, each in a child process of the target (`colab-cudnn-fix verify`). It runs this
+    machine's frameworks: `environment` (a machine a file describes) is refused (UsageError)."""
+    from fixer.pipeline import check_target
     from fixer.verifier.checks import passed, verify as run_verify
 
-    env = None
-    if environment:
-        from fixer.pipeline import machine
-
-        env = machine(environment=environment)[0]
-    results = tuple(run_verify(python, frameworks=_many(framework), timeout=timeout, env=env))
+    check_target("verify", environment)
+    results = tuple(run_verify(python, frameworks=_many(framework), timeout=timeout))
     ok = passed(results)
     return VerifyResult(results=results, passed=ok, exit_code=0 if ok else 1)
 
@@ -1195,29 +1206,23 @@ def explain(
 
 
 def lock(
+    intent: Optional[Intent] = None,
+    options: Optional[PlanOptions] = None,
     *,
-    output: str = "colab-cudnn-fix.lock.toml",
+    output: str = DEFAULT_LOCK_FILE,
     python: Optional[str] = None,
     environment: Optional[str] = None,
     recipes: Many = None,
-    find_links: Many = None,
-    no_index: bool = False,
-    index_mirror: Many = None,
-    framework: Many = None,
-    torch: Optional[str] = None,
-    tensorflow: Optional[str] = None,
-    jax: Optional[str] = None,
-    cuda: Optional[str] = None,
-    cudnn_from: Optional[str] = None,
-    keep: Many = None,
     environ: Optional[Mapping[str, str]] = None,
+    **keywords: Any,
 ) -> LockResult:
-    """Write the stack that fits the machine, with exact versions and hashes (`colab-cudnn-fix lock`)."""
+    """Write the stack that fits the machine, with exact versions and hashes (`colab-cudnn-fix
+    lock`). `intent` / `options` or their keywords, as for plan(); the options' index settings
+    (find_links, no_index, index_mirror) say where the hashes are read."""
     from fixer.lockfile import make_lock, write_lock
     from fixer.pipeline import plan_for
 
-    intent = make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
-    options = make_options("auto", find_links, no_index, index_mirror, None, False)
+    intent, options = typed_values(intent, options, keywords)
     machine = plan_for(
         python=python,
         environment=environment,
@@ -1252,20 +1257,254 @@ def rollback(
     )
 
 
+# ---------------------------------------------------------------------------------------
+# report, debug, recipes, fleet
+# ---------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(repr=False)
+class ReportResult(CommandResult):
+    """What `fixer.report()` returns: the report (redacted unless redact=False); `.markdown()` and
+    `.html()` are the texts `report` and `report --html` print."""
+
+    report: Dict[str, Any]
+    exit_code: int = 0
+    command: str = "report"
+
+    def _payload(self) -> Dict[str, Any]:
+        return self.report
+
+    def markdown(self) -> str:
+        from fixer.render.report import markdown
+
+        return markdown(self.report)
+
+    def html(self) -> str:
+        from fixer.render.report import html
+
+        return html(self.report)
+
+    def show(self) -> None:
+        from fixer.render.report import print_report
+
+        print_report(self.report, "markdown")
+
+    def _repr_html_(self) -> str:
+        return self.html()
+
+
+@dataclasses.dataclass(repr=False)
+class DebugResult(CommandResult):
+    """What `fixer.debug()` returns: everything the tool read, raw (redacted unless redact=False)."""
+
+    bundle: Dict[str, Any]
+    exit_code: int = 0
+    command: str = "debug"
+
+    def _payload(self) -> Dict[str, Any]:
+        return self.bundle
+
+    def show(self) -> None:
+        from fixer.render import write_json
+
+        write_json(self.to_dict())
+
+
+@dataclasses.dataclass(repr=False)
+class RecipesResult(CommandResult):
+    """What `fixer.recipes()` returns: the recipes listed, the records shown, or what validating
+    them found (`command`: "recipes list", "recipes show" or "recipes validate")."""
+
+    payload: Dict[str, Any]
+    command: str = "recipes list"
+    exit_code: int = 0
+    _show: Optional[Callable[[], None]] = None
+
+    def _payload(self) -> Dict[str, Any]:
+        return self.payload
+
+    def show(self) -> None:
+        assert self._show is not None
+        self._show()
+
+
+@dataclasses.dataclass(repr=False)
+class FleetResult(CommandResult):
+    """What `fixer.fleet()` returns: every node's answer grouped by finding and by stack
+    (`command`: "fleet doctor" or "fleet lock-check"); `.markdown()` is `--markdown`'s text."""
+
+    summary: Dict[str, Any]
+    command: str = "fleet doctor"
+    exit_code: int = 0
+
+    def _payload(self) -> Dict[str, Any]:
+        return self.summary
+
+    def markdown(self) -> str:
+        from fixer.render.fleet import markdown
+
+        return markdown(self.summary)
+
+    def show(self) -> None:
+        from fixer.render.fleet import render
+
+        render(self.summary, "table")
+
+
+def report(
+    *,
+    python: Optional[str] = None,
+    environment: Optional[str] = None,
+    lock: Optional[str] = None,
+    recipes: Many = None,
+    redact: bool = True,
+    environ: Optional[Mapping[str, str]] = None,
+) -> ReportResult:
+    """A summary for bug reports (`colab-cudnn-fix report`): GPU, driver, each framework's build
+    and GPU targets, the cuDNN that loads and why, and the findings; home and user paths
+    redacted unless `redact=False`. Exit code 0: the verdict is inside."""
+    from fixer.pipeline import examine
+    from fixer.reporting.report import Redaction, build_report
+
+    r = examine(python, lock=lock, recipes=_many(recipes), environment=environment, environ=environ)
+    value = build_report(
+        r.env,
+        r.findings,
+        healthy=r.healthy,
+        exit_code=r.exit_code,
+        redaction=Redaction.for_machine(os.environ if environ is None else environ)
+        if redact
+        else None,
+    )
+    return ReportResult(report=value)
+
+
+def debug(*, python: Optional[str] = None, redact: bool = True) -> DebugResult:
+    """Everything the tool reads, raw (`colab-cudnn-fix debug --json`): the files detection
+    parses, the environment variables it considers, command and probe outputs, the build
+    targets, the plugins; home and user paths redacted unless `redact=False`."""
+    from fixer.reporting.debug import bundle
+    from fixer.reporting.report import Redaction, redact as redacted
+
+    value = bundle(python)
+    if redact:
+        value = redacted(value, Redaction.for_machine(os.environ))
+    value["redacted"] = redact
+    return DebugResult(bundle=value)
+
+
+def recipes(
+    action: str = "list", what: Optional[str] = None, *, recipes: Many = None
+) -> RecipesResult:
+    """The recipe data (`colab-cudnn-fix recipes ACTION [WHAT]`): action "list" (one line per
+    framework, then the other tables), "show" (`what`: FRAMEWORK, FRAMEWORK==VERSION, or one
+    of cudnn, drivers, gpus, colab) or "validate" (every recipe file checked; exit code 2 when
+    a problem is found). `recipes`: extra recipe directories, as everywhere."""
+    from fixer import recipebook as rec
+    from fixer.render import recipes as render
+
+    extra = _many(recipes)
+    if action == "validate":
+        errors = rec.validate(extra)
+        try:
+            files = [str(f) for f in rec.recipe_files(extra)]
+        except Exception:  # a missing --recipes directory is already among the errors
+            files = []
+        return RecipesResult(
+            command="recipes validate",
+            payload=render.validation_json(errors, files),
+            exit_code=2 if errors else 0,
+            _show=lambda: render.validation(errors, files),
+        )
+    if action not in ("list", "show"):
+        raise UsageError(f"recipes {action!r}: choose list, show or validate")
+    loaded = rec.load(extra)
+    if action == "list":
+        return RecipesResult(
+            command="recipes list",
+            payload=render.summary_json(loaded),
+            _show=lambda: render.summary(loaded),
+        )
+    if not what:
+        raise UsageError(
+            "recipes show needs WHAT: FRAMEWORK[==VERSION], cudnn, drivers, gpus or colab"
+        )
+    selection = rec.select(loaded, what)
+    return RecipesResult(
+        command="recipes show",
+        payload=render.show_json(selection),
+        _show=lambda: render.show(loaded, selection),
+    )
+
+
+def fleet(
+    action: str = "doctor",
+    *,
+    ray: Optional[str] = None,
+    slurm: Optional[str] = None,
+    lock: Optional[str] = None,
+    python: Optional[str] = None,
+    timeout: float = 300.0,
+) -> FleetResult:
+    """doctor on every GPU node of a cluster, one report (`colab-cudnn-fix fleet ACTION`):
+    action "doctor" groups the nodes by finding and by stack, "lock-check" (needs `lock`) by
+    drift from the lock. One of `ray` (a Ray address: one task pinned to each GPU node; needs
+    the [fleet] extra) or `slurm` (the directory a job array's per-node `doctor --json` files
+    were written to; fixer.cluster.slurm.job_array_command writes that job array)."""
+    from fixer.cluster import summarize
+
+    if action not in ("doctor", "lock-check"):
+        raise UsageError(f"fleet {action!r}: choose doctor or lock-check")
+    if action == "lock-check" and not lock:
+        raise UsageError("fleet lock-check needs --lock FILE (a lock file written by `lock`)")
+    if action == "doctor" and lock:
+        raise UsageError(
+            "fleet doctor takes no lock file: the drift from one is fleet lock-check's"
+        )
+    if (ray is None) == (slurm is None):
+        raise UsageError("give one of --ray ADDRESS or --slurm DIR")
+    if slurm is not None:
+        from fixer.cluster import slurm as _slurm
+
+        results = _slurm.read_results(slurm)
+    else:
+        from fixer.cluster import ray_runner
+
+        results, _alive = ray_runner.run(ray, python=python, lock=lock, timeout=timeout)  # type: ignore[arg-type]
+        if not results:
+            raise UsageError(f"--ray {ray}: the cluster has no alive node with a GPU resource")
+    value = summarize(results, lock=lock)
+    return FleetResult(command=f"fleet {action}", summary=value, exit_code=int(value["exit_code"]))
+
+
 __all__ = [
     "ApplyResult",
     "CommandResult",
+    "DebugResult",
     "DoctorResult",
     "ExplainResult",
+    "FleetResult",
     "LockResult",
     "PlanResult",
+    "RecipesResult",
+    "ReportResult",
     "RollbackResult",
     "VerifyResult",
+    "DEFAULT_LOCK_FILE",
+    "INTENT_KEYWORDS",
+    "OPTION_KEYWORDS",
     "apply",
+    "debug",
     "doctor",
     "explain",
+    "fleet",
     "lock",
+    "make_intent",
+    "make_options",
     "plan",
+    "recipes",
+    "report",
     "rollback",
+    "typed_values",
     "verify",
 ]

@@ -11,7 +11,7 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Tuple
 
-from fixer.errors import UsageError
+from fixer.errors import FixerError, UsageError
 from fixer.model import Environment, Finding, Recipes
 
 if (
@@ -263,10 +263,10 @@ def examine(
     for d in recipes:
         if not os.path.isdir(d):
             raise UsageError(f"--recipes {d}: not a directory")
-    if environment and (python or deep):
+    check_target("doctor", environment, deep)
+    if environment and python:
         raise UsageError(
-            f"--environment excludes {'--python' if python else '--deep'}: the file describes "
-            "a machine that is not probed"
+            "--environment excludes --python: the file describes a machine that is not probed"
         )
     environ = os.environ if environ is None else environ
     loader = _RecipesLoader(recipes)
@@ -282,3 +282,62 @@ def examine(
     return Examined(
         env=env, findings=findings, exit_code=code, healthy=healthy, nothing_to_fix=nothing
     )
+
+
+# ---------------------------------------------------------------------------------------
+# what apply may do: --environment never changes a machine, --root is a sandbox
+# ---------------------------------------------------------------------------------------
+
+#: Steps that change the machine outside any prefix the tool can confine (the package manager's
+#: own database and the conda installation): refused with --root.
+SYSTEM_STEPS = ("apt-update", "apt-install", "apt-hold", "conda-install")
+
+
+def check_request(*, environment: Optional[str], dry_run: bool, lock: Optional[str]) -> None:
+    """The option contract apply checks before anything is read: a plan for the machine a
+    `doctor --json` file describes is never run here, whatever --root says (UsageError, exit 2)."""
+    if environment and not dry_run:
+        raise UsageError(
+            f"--environment {environment}: that plan is for the machine the file describes, "
+            "not this one; add --dry-run to see it (apply changes only the machine it runs on)"
+        )
+
+
+def check_target(command: str, environment: Optional[str], deep: bool = False) -> None:
+    """verify and `doctor --deep` run the frameworks of this machine: a machine a file describes
+    cannot be checked so (UsageError, exit 2)."""
+    if environment and (command == "verify" or deep):
+        what = "verify" if command == "verify" else "doctor --deep"
+        raise UsageError(
+            f"--environment {environment}: {what} runs the frameworks of the machine it runs on, "
+            "and the file describes another one; run it there"
+        )
+
+
+def apply_refusal(
+    plan: Plan,
+    *,
+    root: Optional[str],
+    prepare_for_gpu: bool = False,
+) -> Optional[FixerError]:
+    """The one decision whether apply runs `plan`, as the error apply raises (None: it runs).
+    The dry run reports it, apply raises it before any step; nothing else decides it.
+
+    - With `root` (a sandbox for the tool's own files) apt and conda steps are refused: they
+      change the package manager's database and prefix, which --root cannot confine
+      (UsageError, exit 2).
+    - A plan whose simulated result still shows an error or warning (`blockers`) or is not the
+      stack it chose (`drift`) is refused (NotAFix, exit 1)."""
+    from fixer.errors import NotAFix
+
+    if root is not None:
+        system = sorted({s.kind for s in plan.steps if s.kind in SYSTEM_STEPS})
+        if system:
+            return UsageError(
+                f"--root {root}: the plan has {', '.join(system)} steps, which change the machine "
+                "outside the sandbox; --root confines only the tool's own files"
+            )
+    blocking = blockers(plan, prepare_for_gpu)
+    if blocking or plan.drift:
+        return NotAFix(blocking, plan.drift)
+    return None

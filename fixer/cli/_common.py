@@ -46,3 +46,14 @@ def handle_errors(json_flag: str = "json") -> Callable[[F], F]:
         return wrapper  # type: ignore[return-value]
 
     return deco
+
+
+def write_result(result: Any, as_json: bool) -> int:
+    """A result of the API on stdout (its --json payload, or its terminal rendering); its exit code."""
+    if as_json:
+        from fixer.render import write_json
+
+        write_json(result.to_dict())
+    else:
+        result.show()
+    return int(result.exit_code)

@@ -18,7 +18,7 @@ import typer
 
 from fixer.errors import UsageError
 from fixer.cli._app import app
-from fixer.cli._common import handle_errors
+from fixer.cli._common import handle_errors, write_result
 from fixer.cli.options import command, option
 
 if TYPE_CHECKING:
@@ -55,59 +55,37 @@ def apply_command(
     resume: bool = option("resume"),
 ) -> None:
     """Repair the GPU stack: run the plan's steps, journaled; roll back on any failure."""
-    from fixer.api import _apply, resume_apply
+    from fixer import api
     from fixer.render import apply as render
 
     if dry_run and interactive:
         raise UsageError("--dry-run and --interactive exclude each other")
-
-    if resume:
-        result = resume_apply(
-            root=root,
-            python=python,
-            no_verify=no_verify,
-            recipes=recipes,
-            reporter=render.reporter_for(json, verbose),
-        )
-    else:
-        result = _apply(
-            dry_run=dry_run,
-            python=python,
-            lock=lock,
-            find_links=find_links,
-            no_index=no_index,
-            index_mirror=index_mirror,
-            installer=installer,
-            root=root,
-            restart=restart,
-            environment=environment,
-            recipes=recipes,
-            framework=framework,
-            torch=torch,
-            tensorflow=tensorflow,
-            jax=jax,
-            cuda=cuda,
-            cudnn_from=cudnn_from,
-            keep=keep,
-            no_verify=no_verify,
-            reporter=render.reporter_for(json, verbose),
-            confirm=_confirm if (interactive and not yes) else None,
-            environ=None,
-            prepare_for_gpu=prepare_for_gpu,
-        )
+    intent = api.make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
+    options = api.make_options(installer, find_links, no_index, index_mirror, root, restart)
+    result = api.apply(
+        intent,
+        options,
+        dry_run=dry_run,
+        python=python,
+        lock=lock,
+        environment=environment,
+        recipes=recipes,
+        no_verify=no_verify,
+        resume=resume,
+        reporter=render.reporter_for(json, verbose),
+        confirm=_confirm if (interactive and not yes) else None,
+        prepare_for_gpu=prepare_for_gpu,
+        this_process=False,
+        restart_now=False,
+    )
     if result.outcome == "declined":
         raise typer.Exit(result.exit_code)
-    if json:
-        from fixer.render import write_json
-
-        write_json(result.to_dict())
-    else:
-        result.show()
+    code = write_result(result, json)
     if result.restart.get("do"):
         sys.stdout.flush()
         sys.stderr.flush()
         result.restart_kernel()
-    raise typer.Exit(result.exit_code)
+    raise typer.Exit(code)
 
 
 def _confirm(preview: "ApplyResult") -> bool:

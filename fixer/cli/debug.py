@@ -20,15 +20,9 @@ def debug_command(
 ) -> None:
     """Everything the tool reads, raw: the files detection parses, the environment variables it considers,
     command and probe outputs, the build targets, the plugins; JSON (home and user paths redacted)."""
-    import os
+    from fixer import api
+    from fixer.render import write_json
 
-    from fixer.reporting.debug import bundle
-    from fixer.render import json_payload, write_json
-    from fixer.reporting.report import Redaction, redact
-
-    value = bundle(python)
-    if not no_redact:
-        value = redact(value, Redaction.for_machine(os.environ))
-    value["redacted"] = not no_redact
-    write_json(json_payload(value, "debug"))
-    raise typer.Exit(0)
+    result = api.debug(python=python, redact=not no_redact)
+    write_json(result.to_dict())
+    raise typer.Exit(result.exit_code)

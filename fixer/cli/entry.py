@@ -15,7 +15,7 @@ from fixer.cli.output import GuardedStdout, OutputFailed, output_failed
 def main() -> int:
     """The exit code of the command in sys.argv."""
     argv = sys.argv[1:]
-    sys.stdout = GuardedStdout(sys.stdout)  # type: ignore[assignment]
+    sys.stdout = GuardedStdout(sys.stdout)
     try:
         try:
             from fixer.cli.commands import main as run

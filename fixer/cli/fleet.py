@@ -7,13 +7,14 @@ job-array command instead).
 
 from __future__ import annotations
 
+import sys
 from typing import Optional
 
 import typer
 
 from fixer.errors import UsageError
 from fixer.cli._app import app
-from fixer.cli._common import handle_errors
+from fixer.cli._common import handle_errors, write_result
 from fixer.cli.options import command, option
 
 fleet_app = typer.Typer(
@@ -27,7 +28,7 @@ app.add_typer(fleet_app, name="fleet")
 
 
 def _fleet(
-    command: str,
+    action: str,
     ray: Optional[str],
     slurm: Optional[str],
     nodes: Optional[int],
@@ -38,47 +39,42 @@ def _fleet(
     markdown: bool,
     partition: Optional[str],
 ) -> None:
-    from fixer.cluster import summarize
-    from fixer.render import json_payload, write_json
-    from fixer.render.fleet import render
+    from fixer import api
 
-    if (ray is None) == (slurm is None):
-        raise UsageError("give one of --ray ADDRESS or --slurm DIR")
     if json and markdown:
         raise UsageError("--json and --markdown exclude each other: choose one output")
-    if slurm is not None:
-        from fixer.cluster import slurm as _slurm
+    if nodes is not None and slurm is not None and (action == "doctor" or lock):
+        _job_array(slurm, nodes, lock, python, partition, json)
+    if slurm is None and (nodes is not None or partition is not None):
+        raise UsageError("--nodes and --partition go with --slurm")
+    result = api.fleet(action, ray=ray, slurm=slurm, lock=lock, python=python, timeout=timeout)
+    if markdown:
+        from fixer.render.fleet import render
 
-        if nodes is not None:
-            if json:
-                raise UsageError(
-                    "--nodes prints the job-array command (a shell line, not JSON): drop --json, "
-                    "then read the results back with --slurm DIR --json"
-                )
-            import sys
+        render(result.summary, "markdown")
+        raise typer.Exit(result.exit_code)
+    raise typer.Exit(write_result(result, json))
 
-            sys.stdout.write(
-                _slurm.job_array_command(
-                    slurm, nodes, lock=lock, python=python, partition=partition
-                )
-                + "\n"
-            )
-            raise typer.Exit(0)
-        results = _slurm.read_results(slurm)
-    else:
-        if nodes is not None or partition is not None:
-            raise UsageError("--nodes and --partition go with --slurm")
-        from fixer.cluster import ray_runner
 
-        results, _alive = ray_runner.run(ray, python=python, lock=lock, timeout=timeout)  # type: ignore[arg-type]
-        if not results:
-            raise UsageError(f"--ray {ray}: the cluster has no alive node with a GPU resource")
-    value = summarize(results, lock=lock)
+def _job_array(
+    slurm: str,
+    nodes: int,
+    lock: Optional[str],
+    python: Optional[str],
+    partition: Optional[str],
+    json: bool,
+) -> None:
+    """`--slurm DIR --nodes N`: print the sbatch job-array command that writes the nodes' files."""
+    from fixer.cluster import slurm as _slurm
+
     if json:
-        write_json(json_payload(value, command))
-    else:
-        render(value, "markdown" if markdown else "table")
-    raise typer.Exit(value["exit_code"])
+        raise UsageError(
+            "--nodes prints the job-array command (a shell line, not JSON): drop --json, "
+            "then read the results back with --slurm DIR --json"
+        )
+    line = _slurm.job_array_command(slurm, nodes, lock=lock, python=python, partition=partition)
+    sys.stdout.write(line + "\n")
+    raise typer.Exit(0)
 
 
 @command(fleet_app, "doctor")
@@ -94,7 +90,7 @@ def fleet_doctor(
     markdown: bool = option("markdown"),
 ) -> None:
     """Run doctor on every GPU node and group the nodes by finding and by stack."""
-    _fleet("fleet doctor", ray, slurm, nodes, None, python, timeout, json, markdown, partition)
+    _fleet("doctor", ray, slurm, nodes, None, python, timeout, json, markdown, partition)
 
 
 @command(fleet_app, "lock-check")
@@ -111,6 +107,4 @@ def fleet_lock_check(
     markdown: bool = option("markdown"),
 ) -> None:
     """Run `doctor --lock FILE` on every GPU node and group the nodes by drift from the lock."""
-    if not lock:
-        raise UsageError("fleet lock-check needs --lock FILE (a lock file written by `lock`)")
-    _fleet("fleet lock-check", ray, slurm, nodes, lock, python, timeout, json, markdown, partition)
+    _fleet("lock-check", ray, slurm, nodes, lock, python, timeout, json, markdown, partition)

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import List, Optional
 
+import typer
+
 from fixer.cli._app import app
-from fixer.cli._common import handle_errors
+from fixer.cli._common import handle_errors, write_result
 from fixer.cli.options import command, option
 
 
@@ -33,27 +35,11 @@ def lock_command(
     keep: Optional[List[str]] = option("keep"),
 ) -> None:
     """Write the stack that fits this machine (exact versions, sha256 hashes, apt pins, loader fixes)."""
-    from fixer.api import lock
+    from fixer import api
 
-    result = lock(
-        output=output,
-        python=python,
-        environment=environment,
-        recipes=recipes,
-        find_links=find_links,
-        no_index=no_index,
-        index_mirror=index_mirror,
-        framework=framework,
-        torch=torch,
-        tensorflow=tensorflow,
-        jax=jax,
-        cuda=cuda,
-        cudnn_from=cudnn_from,
-        keep=keep,
+    intent = api.make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
+    options = api.make_options(find_links=find_links, no_index=no_index, index_mirror=index_mirror)
+    result = api.lock(
+        intent, options, output=output, python=python, environment=environment, recipes=recipes
     )
-    if json:
-        from fixer.render import write_json
-
-        write_json(result.to_dict())
-    else:
-        result.show()
+    raise typer.Exit(write_result(result, json))

@@ -12,7 +12,7 @@ from typing import List, Optional
 import typer
 
 from fixer.cli._app import app
-from fixer.cli._common import handle_errors
+from fixer.cli._common import handle_errors, write_result
 from fixer.cli.options import command, option
 
 
@@ -36,28 +36,11 @@ def plan_command(
     index_mirror: Optional[List[str]] = option("index_mirror"),
 ) -> None:
     """Show the steps that make this machine's GPU stack consistent, as exact commands."""
-    from fixer.api import plan
+    from fixer import api
 
-    result = plan(
-        python=python,
-        environment=environment,
-        recipes=recipes,
-        framework=framework,
-        torch=torch,
-        tensorflow=tensorflow,
-        jax=jax,
-        cuda=cuda,
-        cudnn_from=cudnn_from,
-        keep=keep,
-        installer=installer,
-        find_links=find_links,
-        no_index=no_index,
-        index_mirror=index_mirror,
+    intent = api.make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
+    options = api.make_options(
+        installer, find_links, no_index, index_mirror, local_paths=not environment
     )
-    if json:
-        from fixer.render import write_json
-
-        write_json(result.to_dict())
-    else:
-        result.show()
-    raise typer.Exit(result.exit_code)
+    result = api.plan(intent, options, python=python, environment=environment, recipes=recipes)
+    raise typer.Exit(write_result(result, json))

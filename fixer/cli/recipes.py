@@ -7,7 +7,7 @@ from typing import List, Optional
 import typer
 
 from fixer.cli._app import app
-from fixer.cli._common import handle_errors
+from fixer.cli._common import handle_errors, write_result
 from fixer.cli.options import CONTEXT, Group, command, option
 
 recipes_app = typer.Typer(
@@ -33,11 +33,9 @@ def list_command(
     recipes: Optional[List[str]] = option("recipes"), json: bool = option("json")
 ) -> None:
     """One line per framework: versions, variants and builds; then the other tables."""
-    from fixer import recipebook as rec
-    from fixer.render import recipes as render
+    from fixer import api
 
-    loaded = rec.load(tuple(recipes or ()))
-    render.summary(loaded, as_json=json)
+    raise typer.Exit(write_result(api.recipes("list", recipes=recipes), json))
 
 
 @command(recipes_app, "show")
@@ -48,11 +46,9 @@ def show_command(
     json: bool = option("json"),
 ) -> None:
     """The builds of a framework (optionally one version) as a table, or another table."""
-    from fixer import recipebook as rec
-    from fixer.render import recipes as render
+    from fixer import api
 
-    loaded = rec.load(tuple(recipes or ()))
-    render.show(loaded, rec.select(loaded, what), as_json=json)
+    raise typer.Exit(write_result(api.recipes("show", what, recipes=recipes), json))
 
 
 @command(recipes_app, "validate")
@@ -61,13 +57,6 @@ def validate_command(
     recipes: Optional[List[str]] = option("recipes"), json: bool = option("json")
 ) -> None:
     """Check every recipe file; print each problem as FILE:LINE. Exit 2 if there is any."""
-    from fixer import recipebook as rec
-    from fixer.render import recipes as render
+    from fixer import api
 
-    errors = rec.validate(tuple(recipes or ()))
-    try:
-        files = [str(f) for f in rec.recipe_files(tuple(recipes or ()))]
-    except Exception:  # a missing --recipes directory is already among the errors
-        files = []
-    render.validation(errors, files, as_json=json)
-    raise typer.Exit(2 if errors else 0)
+    raise typer.Exit(write_result(api.recipes("validate", recipes=recipes), json))

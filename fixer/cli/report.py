@@ -7,8 +7,7 @@ machine.
 
 from __future__ import annotations
 
-import os
-from typing import Optional
+from typing import List, Optional
 
 import typer
 
@@ -26,29 +25,23 @@ def report_command(
     python: Optional[str] = option("python"),
     environment: Optional[str] = option("environment"),
     lock: Optional[str] = option("lock"),
-    recipes: Optional[str] = option("recipes"),
+    recipes: Optional[List[str]] = option("recipes"),
 ) -> None:
     """A summary for bug reports: GPU, driver, each framework's build and GPU targets, the cuDNN that
     loads and why, and the findings; home and user paths redacted."""
+    from fixer import api
     from fixer.errors import UsageError
-    from fixer.pipeline import examine
-    from fixer.reporting.report import Redaction, build_report
     from fixer.render.report import print_report
 
     if html and json:
         raise UsageError("--html and --json exclude each other: choose one output")
-    r = examine(python, lock=lock, recipes=[recipes] if recipes else [], environment=environment)
-    value = build_report(
-        r.env,
-        r.findings,
-        healthy=r.healthy,
-        exit_code=r.exit_code,
-        redaction=None if no_redact else Redaction.for_machine(os.environ),
+    result = api.report(
+        python=python, environment=environment, lock=lock, recipes=recipes, redact=not no_redact
     )
     if json:
-        from fixer.render import json_payload, write_json
+        from fixer.render import write_json
 
-        write_json(json_payload(value, "report"))
+        write_json(result.to_dict())
     else:
-        print_report(value, "html" if html else "markdown")
-    raise typer.Exit(0)
+        print_report(result.report, "html" if html else "markdown")
+    raise typer.Exit(result.exit_code)

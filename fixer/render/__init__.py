@@ -169,6 +169,7 @@ def _apply_shape(body: Dict[str, Any]) -> Dict[str, Any]:
         "restart": body.get("restart"),
         "exit_code": body.get("exit_code"),
         "hint": body.get("hint"),
+        "refusal": body.get("refusal"),
     }
     if isinstance(plan, dict) and "nothing_to_do" not in plan:
         out["plan"] = dict(plan, nothing_to_do=out["nothing_to_do"])

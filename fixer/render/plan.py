@@ -164,7 +164,16 @@ def cudnn_lines(plan: Plan) -> List[str]:
     return out
 
 
-def show(view: PlannedMachine, as_json: bool = False) -> None:
+def show(
+    view: PlannedMachine,
+    as_json: bool = False,
+    *,
+    refusal: Optional[str] = None,
+    decided: bool = False,
+) -> None:
+    """The plan as `plan` shows it. `decided`: apply's refusal decision was made for it
+    (fixer.pipeline.apply_refusal; `refusal` its message, None when apply runs it), and the
+    closing words say that decision; otherwise they say whether the plan is a fix."""
     plan = view.plan
     if as_json:
         print_json(plan_json(plan))
@@ -185,10 +194,24 @@ def show(view: PlannedMachine, as_json: bool = False) -> None:
         console.print(
             "[yellow]The notebook runtime must restart after these steps.[/]", markup=True
         )
-    if not plan.is_fix:
+    if decided:
+        show_refusal(plan, refusal)
+    elif not plan.is_fix:
         console.print()
         _manual(plan)
     _notes(plan)
+
+
+def show_refusal(plan: Plan, refusal: Optional[str]) -> None:
+    """apply's decision about `plan` (fixer.pipeline.apply_refusal): nothing when it runs it,
+    else why it will refuse it, with what the user must do."""
+    from fixer.render.apply import show_manual
+
+    if refusal is None:
+        return
+    out().print()
+    say(out(), styled(("apply will refuse this plan:", "red"), f" {refusal}"))
+    show_manual(plan.manual, plan.drift)
 
 
 def _show_choices(plan: Plan) -> None:

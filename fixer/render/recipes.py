@@ -35,16 +35,29 @@ def _framework_rows(recipes: Recipes) -> Dict[str, Dict[str, Any]]:
     return out_rows
 
 
-def summary(recipes: Recipes, as_json: bool = False) -> None:
-    rows = _framework_rows(recipes)
-    counts = {
+def _counts(recipes: Recipes) -> Dict[str, int]:
+    return {
         "cudnn_releases": len(recipes.cudnn),
         "driver_floors": len(recipes.driver_floors),
         "gpus": len(recipes.gpus),
         "colab_images": len(recipes.colab_images),
     }
+
+
+def summary_json(recipes: Recipes) -> Dict[str, Any]:
+    """The `recipes list --json` object (before json_payload adds schema and command)."""
+    return {
+        "frameworks": _framework_rows(recipes),
+        **_counts(recipes),
+        "files": list(recipes.files),
+    }
+
+
+def summary(recipes: Recipes, as_json: bool = False) -> None:
+    rows = _framework_rows(recipes)
+    counts = _counts(recipes)
     if as_json:
-        print_json({"frameworks": rows, **counts, "files": list(recipes.files)})
+        print_json(summary_json(recipes))
         return
     con = out()
     width = max((len(n) for n in rows), default=0)
@@ -78,12 +91,18 @@ def _cudnn_pin(b: Build) -> str:
     return ", ".join(pins)
 
 
+def show_json(selection: Tuple[str, Sequence[Any]]) -> Dict[str, Any]:
+    """The `recipes show --json` object (before json_payload adds schema and command)."""
+    kind, records = selection
+    return {"kind": kind, "records": [to_dict(r) for r in records]}
+
+
 def show(recipes: Recipes, selection: Tuple[str, Sequence[Any]], as_json: bool = False) -> None:
     """`recipes show`: the selected records as a table; one framework release's builds also
     with what each installs and where its facts come from."""
     kind, records = selection
     if as_json:
-        print_json({"kind": kind, "records": [to_dict(r) for r in records]})
+        print_json(show_json(selection))
         return
     con = out()
     if kind == "builds":
@@ -207,18 +226,20 @@ _TABLES: Dict[str, Callable[[Sequence[Any]], Table]] = {
 }
 
 
+def validation_json(errors: Sequence[RecipeError], files: List[str]) -> Dict[str, Any]:
+    """The `recipes validate --json` object (before json_payload adds schema and command)."""
+    return {
+        "ok": not errors,
+        "files": files,
+        "errors": [
+            {"path": e.path, "line": e.line, "message": e.message, "hint": e.hint} for e in errors
+        ],
+    }
+
+
 def validation(errors: Sequence[RecipeError], files: List[str], as_json: bool = False) -> None:
     if as_json:
-        print_json(
-            {
-                "ok": not errors,
-                "files": files,
-                "errors": [
-                    {"path": e.path, "line": e.line, "message": e.message, "hint": e.hint}
-                    for e in errors
-                ],
-            }
-        )
+        print_json(validation_json(errors, files))
         return
     if not errors:
         out().print(f"[green]ok[/]: {len(files)} recipe files, no problems")

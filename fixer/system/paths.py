@@ -14,12 +14,14 @@ def split_ld_preload(value: Optional[str]) -> List[str]:
 
 
 def recipes_dir() -> Path:
-    """The recipes shipped with the package: fixer/recipes in a wheel, ../recipes in a checkout."""
+    """The recipes shipped with the package: fixer/recipe_data in a wheel (not fixer/recipes: a
+    directory of that name would import as a namespace package over the function
+    fixer.recipes), ../recipes in a checkout."""
     here = Path(__file__).resolve().parent.parent  # fixer/
-    for candidate in (here / "recipes", here.parent / "recipes"):
+    for candidate in (here / "recipe_data", here.parent / "recipes"):
         if candidate.is_dir():
             return candidate
-    return here / "recipes"
+    return here / "recipe_data"
 
 
 def under_root(path: str, root: Optional[str]) -> Path:

@@ -56,3 +56,48 @@ def test_the_stages_run_twice_too():
     env = fixer.detect()
     assert type(fixer.detect()) is type(env)
     assert fixer.diagnose(env, fixer.load_recipes()) == fixer.diagnose(env, fixer.load_recipes())
+
+
+# -- the dry run and the real apply share one refusal decision (issue 21, 9c) ----------------------
+
+GPU_MACHINE = {"COLAB_CUDNN_FIX_GPU": "Tesla T4:7.5", "COLAB_CUDNN_FIX_DRIVER": "580.65.06"}
+
+
+def _decline(preview):
+    return False  # the last moment before anything runs: say no
+
+
+@pytest.mark.parametrize(
+    "keywords",
+    [
+        {"framework": ["torch"]},
+        {"framework": ["torch"], "cudnn_from": "apt"},
+        {"framework": ["jax"], "cuda": "12.6"},
+        {"framework": ["torch", "tensorflow"]},
+        {},
+    ],
+)
+@pytest.mark.parametrize("sandboxed", [False, True])
+def test_what_the_dry_run_says_apply_would_refuse_is_what_apply_refuses(
+    keywords, sandboxed, clean_env, tmp_path
+):
+    """On this machine (a GPU given by the overrides: the edge), for each intent: the dry run's
+    `refusal`, and apply's answer when it is told no at the confirmation (the last moment before
+    anything runs): the same error, or none and apply asks."""
+    for k, v in GPU_MACHINE.items():
+        clean_env.setenv(k, v)
+    root = str(tmp_path) if sandboxed else None
+    try:
+        preview = fixer.apply(dry_run=True, root=root, **keywords)
+    except fixer.FixerError as exc:  # refused before any plan (no stack fits): apply the same
+        with pytest.raises(type(exc), match="^" + __import__("re").escape(exc.message) + "$"):
+            fixer.apply(root=root, confirm=_decline, **keywords)
+        return
+    if preview.outcome != "dry-run":
+        return
+    if preview.refusal is None:
+        assert fixer.apply(root=root, confirm=_decline, **keywords).outcome == "declined"
+    else:
+        with pytest.raises(type(preview.refusal)) as raised:
+            fixer.apply(root=root, confirm=_decline, **keywords)
+        assert raised.value.message == preview.refusal.message

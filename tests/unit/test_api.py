@@ -59,6 +59,33 @@ def test_doctor_and_explain_of_every_bundled_environment_equal_the_cli_payload(c
         assert result.to_dict() == payload and result.exit_code == code, name
 
 
+def test_no_public_name_is_an_importable_submodule_at_any_depth_of_the_walk():
+    """Every module pkgutil finds under fixer (walked to the bottom), and every file or directory
+    in the package folder: none is fixer.NAME for a public NAME, and importing each NAME as a
+    submodule fails, so nothing can replace the function."""
+    import importlib
+    import pkgutil
+    from pathlib import Path
+
+    public = set(fixer.__all__)
+    walked = {m.name for m in pkgutil.walk_packages(fixer.__path__, "fixer.")}
+    assert walked and not {f"fixer.{n}" for n in public} & walked
+    on_disk = {p.name.split(".")[0] for p in Path(fixer.__file__).parent.iterdir()}
+    assert not public & on_disk, public & on_disk
+    for name in sorted(public):
+        with pytest.raises(ImportError):
+            importlib.import_module(f"fixer.{name}")
+
+
+def test_report_after_importing_the_report_module():
+    """The bug of issue 23: `fixer.report(...)` after `import fixer.reporting.report` raised
+    "'module' object is not callable"."""
+    import fixer.reporting.report  # noqa: F401
+
+    result = fixer.report(environment=ENV)
+    assert result.exit_code == 0 and result.to_dict()["command"] == "report"
+
+
 def test_no_public_name_is_also_a_submodule():
     """Issue 9: `fixer.NAME` is a plain function, and no submodule fixer.NAME exists to replace it
     when imported (the bug was `fixer.detect(); fixer.detect()` -> 'module' object is not callable)."""
@@ -97,3 +124,48 @@ def test_results_render_for_notebooks_as_the_cli_prints(capsys):
     text = result.__rich__().plain
     first = next(line for line in printed.splitlines() if line.strip())
     assert first.strip() in text and first.split()[0] in html
+
+
+def test_report_recipes_and_their_payloads_equal_the_cli(capsys):
+    """fixer.report() and fixer.recipes(): to_dict() is the CLI's --json payload and
+    exit_code its exit code; the notebook rendering is there."""
+    for name in ("colab-2026-08", ENV):
+        code, payload = cli_json(capsys, "report", "--environment", name)
+        result = fixer.report(environment=name)
+        assert result.to_dict() == payload and result.exit_code == code, name
+        assert result._repr_html_().startswith("<")
+    cases = [
+        (("recipes", "list"), ("list",)),
+        (("recipes", "show", "torch==2.5"), ("show", "torch==2.5")),
+        (("recipes", "show", "cudnn"), ("show", "cudnn")),
+        (("recipes", "validate"), ("validate",)),
+    ]
+    for argv, args in cases:
+        code, payload = cli_json(capsys, *argv)
+        result = fixer.recipes(*args)
+        assert result.to_dict() == payload and result.exit_code == code, argv
+        assert "<" in result._repr_html_()
+
+
+def test_recipes_and_fleet_refuse_an_unknown_action():
+    with pytest.raises(fixer.UsageError, match="choose list, show or validate"):
+        fixer.recipes("delete")
+    with pytest.raises(fixer.UsageError, match="needs WHAT"):
+        fixer.recipes("show")
+    with pytest.raises(fixer.UsageError, match="choose doctor or lock-check"):
+        fixer.fleet("reboot", slurm=".")
+    with pytest.raises(fixer.UsageError, match="needs --lock"):
+        fixer.fleet("lock-check", slurm=".")
+
+
+def test_fleet_of_slurm_files_equals_the_cli(tmp_path, capsys):
+    """fixer.fleet(slurm=DIR) reads the nodes' doctor --json files as `fleet doctor --slurm` does."""
+    import json
+
+    for i, name in enumerate(("colab-2026-08", ENV, "h200-healthy")):
+        body = fixer.doctor(environment=name).to_dict()
+        (tmp_path / f"node{i}.json").write_text(json.dumps(body))
+    code, payload = cli_json(capsys, "fleet", "doctor", "--slurm", str(tmp_path))
+    result = fixer.fleet("doctor", slurm=str(tmp_path))
+    assert result.to_dict() == payload and result.exit_code == code
+    assert result.markdown() and "<" in result._repr_html_()

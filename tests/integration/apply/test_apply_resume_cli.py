@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from fixer.cli import main
 from tests.integration.apply.test_kernel_condacolab import (
     FAKE_INSTALLER,
@@ -16,6 +18,12 @@ from tests.integration.apply.test_kernel_condacolab import (
 from tests.helpers.stublibs import build_cudnn_copy
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="apply --environment FILE --root DIR with conda steps: refused since the option contract of "
+    "issue 21 (--environment needs --dry-run; --root refuses conda steps); the condacolab flow in a "
+    "sandbox must move to the stage level (fixer.pipeline.plan_for + fixer.applier.apply_plan)",
+)
 def test_cli_stops_before_condacolab_then_resume_finishes_and_rollback_undoes_it(
     tmp_path, capsys, monkeypatch
 ):

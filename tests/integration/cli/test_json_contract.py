@@ -53,8 +53,9 @@ CASES = [
     (["plan", "--environment", "colab-2026-08", "--torch", "9.9"], "plan"),
     (["plan", "--installer", "npm"], "plan"),
     (["apply", "--dry-run", "--environment", "colab-2025-01-tf215"], "apply"),
-    (["apply", "--environment", "colab-2026-08"], "apply"),  # nothing to do
-    (["apply", "--environment", "colab-2026-08-cpu"], "apply"),  # no GPU
+    (["apply", "--dry-run", "--environment", "colab-2026-08"], "apply"),  # nothing to do
+    (["apply", "--dry-run", "--environment", "colab-2026-08-cpu"], "apply"),  # no GPU
+    (["apply", "--environment", "colab-2026-08"], "apply"),  # refused: needs --dry-run
     (["apply", "--find-links", "/nonexistent"], "apply"),
     (["verify", "--python", "/bin/ls"], "verify"),
     (

@@ -41,12 +41,15 @@ def test_plan_on_a_colab_cpu_runtime_with_cuda_builds_exits_3_with_the_runtime_h
 
 
 def test_apply_on_a_colab_cpu_runtime_changes_nothing_and_exits_3(capsys, tmp_path):
-    code, text = _run(capsys, "apply", "--environment", CPU_ENV, "--root", str(tmp_path))
+    code, text = _run(
+        capsys, "apply", "--dry-run", "--environment", CPU_ENV, "--root", str(tmp_path)
+    )
     assert code == 3 and "Runtime → Change runtime type" in text
     code, text = _run(capsys, "apply", "--dry-run", "--environment", CPU_ENV)
     assert code == 3 and "Runtime → Change runtime type" in text
-    code, text = _run(capsys, "apply", "--environment", CPU_ENV)
-    assert code == 2 and "--dry-run" in text  # another machine's plan is never run on this one
+    for sandbox in ([], ["--root", str(tmp_path)]):  # another machine's plan never runs here
+        code, text = _run(capsys, "apply", "--environment", CPU_ENV, *sandbox)
+        assert code == 2 and "--dry-run" in text
     assert list(tmp_path.iterdir()) == []  # nothing written, not even a journal
 
 
