@@ -774,9 +774,7 @@ def _apply(req: _Request) -> ApplyResult:
     if isinstance(planned, ApplyResult):
         return planned
     env, the_plan, findings, machine = planned
-    refusal = apply_refusal(
-        the_plan, root=req.options.root, prepare_for_gpu=req.prepare_for_gpu
-    )
+    refusal = apply_refusal(the_plan, root=req.options.root, prepare_for_gpu=req.prepare_for_gpu)
     if refusal is not None and not req.dry_run:
         raise refusal
     target = req.python or (env.python.executable if env.python else None) or sys.executable

@@ -1,6 +1,6 @@
-"""The options table as plain data, importable without typer (the fast path of
-fixer.cli.fast parses the hot commands' argv with it). fixer.cli.options builds the typer
-options and the help from this same table."""
+"""Every option of every command, declared once as plain data (flags, value kind, choices, default,
+help), with each command's exit codes. fixer.cli.options makes each row a typer option that the
+commands reuse, and renders --help from the same rows."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from fixer.detection.gpu_probe import (
     ENV_DRIVER,
     ENV_GPU,
 )  # not through fixer.detection: plan --environment never loads detection
+from fixer.api import DEFAULT_LOCK_FILE
 from fixer.model import FRAMEWORKS, VERIFIABLE
 
 INSTALLERS: Tuple[str, ...] = ("auto", "pip", "uv", "conda")
@@ -175,7 +176,7 @@ OPTIONS: Dict[str, OptionSpec] = {
         ("-o", "--output"),
         "Where to write the lock file.",
         metavar="FILE",
-        default="stack.lock.toml",
+        default=DEFAULT_LOCK_FILE,
     ),
     "timeout": OptionSpec(
         ("--timeout",),

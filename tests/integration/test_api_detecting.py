@@ -43,13 +43,17 @@ def _untimed(value):
 def test_verify_equals_the_cli_payload_and_its_errors_the_cli_error(capsys):
     from fixer.errors import FixerError, error_payload
 
-    code, payload = cli_json(capsys, "verify", "--environment", "colab-2026-08")
-    result = fixer.verify(environment="colab-2026-08")
+    code, payload = cli_json(capsys, "verify", "--timeout", "30")
+    result = fixer.verify(timeout=30)
     assert _untimed(result.to_dict()) == _untimed(payload) and result.exit_code == code
-    code, payload = cli_json(capsys, "verify", "--python", "/nonexistent")
-    with pytest.raises(FixerError) as exc:
-        fixer.verify(python="/nonexistent")
-    assert error_payload(exc.value, "verify") == payload and exc.value.exit_code == code == 2
+    for kwargs, argv in (
+        ({"python": "/nonexistent"}, ["--python", "/nonexistent"]),
+        ({"environment": "colab-2026-08"}, ["--environment", "colab-2026-08"]),
+    ):
+        code, payload = cli_json(capsys, "verify", *argv)
+        with pytest.raises(FixerError) as exc:
+            fixer.verify(**kwargs)
+        assert error_payload(exc.value, "verify") == payload and exc.value.exit_code == code == 2
 
 
 def test_the_stages_run_twice_too():
