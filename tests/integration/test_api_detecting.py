@@ -41,7 +41,8 @@ def _untimed(value):
 
 
 def test_verify_equals_the_cli_payload_and_its_errors_the_cli_error(capsys):
-    from fixer.errors import FixerError, error_payload
+    from fixer.errors import FixerError
+    from fixer.render import error_payload
 
     code, payload = cli_json(capsys, "verify", "--timeout", "30")
     result = fixer.verify(timeout=30)
