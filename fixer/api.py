@@ -230,7 +230,7 @@ class ApplyResult(CommandResult):
         return self._restart or None
 
     def _payload(self) -> Dict[str, Any]:
-        return dict(self._body(), exit_code=self.exit_code)
+        return dict(self._body(), exit_code=self.exit_code, refusal=self._refusal_json())
 
     def _body(self) -> Dict[str, Any]:
         from fixer.render import apply as render
@@ -249,7 +249,7 @@ class ApplyResult(CommandResult):
                 restart=self.restart_info(),
             )
         if self.outcome in ("dry-run", "declined"):
-            return dict(plan_json(self.plan), refusal=self._refusal_json())
+            return plan_json(self.plan)
         assert self.applied is not None
         return render.applied_json(
             self.applied,
@@ -270,6 +270,10 @@ class ApplyResult(CommandResult):
             show_no_gpu(self.no_gpu, as_json=False, command="apply")
         elif self.outcome in ("nothing-to-do", "restart-needed"):
             render.show_nothing_to_do(restart=self.restart_info())
+            if self.refusal is not None:
+                from fixer.render.plan import show_refusal
+
+                show_refusal(self.plan, self.refusal.message)
         elif self.outcome in ("dry-run", "declined"):
             show_plan(self.plan, self.machine, self.refusal)
         else:
@@ -779,7 +783,8 @@ def _apply(req: _Request) -> ApplyResult:
         raise refusal
     target = req.python or (env.python.executable if env.python else None) or sys.executable
     if the_plan.nothing_to_do:
-        return _nothing_to_do(req, env, the_plan, findings, machine)
+        done = _nothing_to_do(req, env, the_plan, findings, machine)
+        return dataclasses.replace(done, refusal=refusal)
     preview = ApplyResult(
         outcome="dry-run", plan=the_plan, findings=findings, machine=machine, refusal=refusal
     )

@@ -98,10 +98,11 @@ def test_what_the_dry_run_says_apply_would_refuse_is_what_apply_refuses(
         with pytest.raises(type(exc), match="^" + __import__("re").escape(exc.message) + "$"):
             fixer.apply(root=root, confirm=_decline, **keywords)
         return
-    if preview.outcome != "dry-run":
+    if preview.outcome not in ("dry-run", "nothing-to-do"):
         return
     if preview.refusal is None:
-        assert fixer.apply(root=root, confirm=_decline, **keywords).outcome == "declined"
+        expected = "declined" if preview.outcome == "dry-run" else "nothing-to-do"
+        assert fixer.apply(root=root, confirm=_decline, **keywords).outcome == expected
     else:
         with pytest.raises(type(preview.refusal)) as raised:
             fixer.apply(root=root, confirm=_decline, **keywords)
