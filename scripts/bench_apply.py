@@ -505,7 +505,17 @@ def main() -> int:
     ap.add_argument("--mb", type=int, default=50, help="--dry: size of the stand-in cuDNN wheel")
     ap.add_argument("--python", default=shutil.which("python3") or sys.executable)
     ap.add_argument("--json", help="also write the numbers here")
+    ap.add_argument(
+        "--zip-backups",
+        action="store_true",
+        help="keep every backup in the compressed zip, as before issue 25 (the fallback for a "
+        "journal on another file system): the baseline to compare with",
+    )
     args = ap.parse_args()
+    if args.zip_backups:
+        import fixer.applier.filetree
+
+        fixer.applier.filetree.LINK_MIN = 1 << 62
     tmp = Path(tempfile.mkdtemp(prefix="bench-apply-"))
     aside: Optional[Path] = None
     try:
@@ -515,6 +525,7 @@ def main() -> int:
         else:
             python, wheels, watched, aside = gpu_setup(tmp, args.python)
             label = "cuDNN-only repair (truncated libcudnn_cnn.so.9) from a local wheelhouse"
+        label += ", backups zipped (--zip-backups)" if args.zip_backups else ""
         root = tmp / "root"
         root.mkdir()
         if args.dry:
