@@ -665,7 +665,9 @@ def _merged_loaded(records: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
 
 def _reported(v: Any) -> Optional[str]:
     if isinstance(v, int) and v > 0:
-        from fixer.rules import cudnn_version_from_int
+        from fixer.children.childrules import (
+            cudnn_version_from_int,
+        )  # its home (rules re-exports it)
 
         return cudnn_version_from_int(v)
     return None
