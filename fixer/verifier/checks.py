@@ -665,9 +665,8 @@ def _merged_loaded(records: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
 
 def _reported(v: Any) -> Optional[str]:
     if isinstance(v, int) and v > 0:
-        from fixer.children.childrules import (
-            cudnn_version_from_int,
-        )  # its home (rules re-exports it)
+        # its home (fixer.rules re-exports it)
+        from fixer.children.childrules import cudnn_version_from_int
 
         return cudnn_version_from_int(v)
     return None
