@@ -23,11 +23,11 @@ from typer.core import TyperCommand, TyperGroup
 from fixer.cli.output import OUTPUT_FAILED
 from fixer.cli.table import (
     DETECTING_COMMANDS,
-    ENVIRONMENT_OVERRIDES,
     EXIT_CODES,
     GENERAL_EXIT_CODES,
     OPTIONS,
     OptionSpec,
+    environment_overrides,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -162,7 +162,7 @@ def _overrides(width: int) -> List[str]:
     lines = [""] + _wrap(
         "Environment overrides (offline use; detection reads them instead of probing):", width, ""
     )
-    for var, text in ENVIRONMENT_OVERRIDES:
+    for var, text in environment_overrides():
         lines += [f"  {var}"] + _wrap(text, width, " " * 6)
     return lines
 

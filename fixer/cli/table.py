@@ -7,11 +7,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, Optional, Tuple
 
-from fixer.detection.gpu_probe import (
-    ENV_CUDA,
-    ENV_DRIVER,
-    ENV_GPU,
-)  # not through fixer.detection: plan --environment never loads detection
 from fixer.api import DEFAULT_LOCK_FILE
 from fixer.model import FRAMEWORKS, VERIFIABLE
 
@@ -312,10 +307,20 @@ GENERAL_EXIT_CODES: Tuple[Tuple[int, str], ...] = (
     (130, "interrupted"),
 )
 
+
 #: Environment variables the commands that detect read (see fixer.detection.overrides).
-ENVIRONMENT_OVERRIDES: Tuple[Tuple[str, str], ...] = (
-    (ENV_DRIVER, "driver version instead of probing, e.g. 580.65.06"),
-    (ENV_CUDA, "highest CUDA the driver supports, e.g. 13.0"),
-    (ENV_GPU, "GPUs instead of probing: NAME:CC[,NAME:CC...], e.g. 'Tesla T4:7.5', or none"),
-)
+def environment_overrides() -> Tuple[Tuple[str, str], ...]:
+    """The variables detection reads instead of probing, for --help. Imported when help is
+    rendered: importing fixer.detection (a package) costs about a quarter of `plan --json
+    --environment`'s start-up on a loaded 2-core machine, and no plan of a described machine
+    needs it."""
+    from fixer.detection.gpu_probe import ENV_CUDA, ENV_DRIVER, ENV_GPU
+
+    return (
+        (ENV_DRIVER, "driver version instead of probing, e.g. 580.65.06"),
+        (ENV_CUDA, "highest CUDA the driver supports, e.g. 13.0"),
+        (ENV_GPU, "GPUs instead of probing: NAME:CC[,NAME:CC...], e.g. 'Tesla T4:7.5', or none"),
+    )
+
+
 DETECTING_COMMANDS = ("doctor", "plan", "apply", "lock", "verify", "explain", "report", "debug")
