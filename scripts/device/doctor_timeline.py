@@ -42,7 +42,12 @@ def child() -> None:
     sys.argv = ["colab-cudnn-fix", "doctor", "--json"]
     from fixer.cli import table as _options  # noqa: F401
 
-    stamp("import fixer.cli.table (fixer.model)")
+    stamp("import fixer.cli.table (fixer.model, fixer.api)")
+    from fixer.cli import commands as _commands  # noqa: F401
+
+    stamp("import fixer.cli.commands (typer, every command)")
+    _commands._command()
+    stamp("typer builds the click command")
     from fixer import api, pipeline
     from fixer.render.doctor import print_doctor_json
     import fixer.detection as det
@@ -81,10 +86,6 @@ def child() -> None:
     print_doctor_json(result.environment, result.findings, result.healthy, result.exit_code)
     sys.stdout = real
     stamp("JSON printed")
-    from fixer.system.proc import drop_early
-
-    drop_early()
-    stamp("end")
     print(json.dumps(stamps))
 
 
