@@ -25,20 +25,20 @@ import os
 import re
 from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
-from fixer.children.childrules import (  # noqa: F401 - the rules the children share, re-exported
-    CUDNN_SUBLIBRARIES,
-    cudnn_requirement,
-    cudnn_sublibraries,
-    cudnn_version_from_int,
+from fixer.children.childrules import (  # the rules the children share, re-exported
+    CUDNN_SUBLIBRARIES as CUDNN_SUBLIBRARIES,
+    cudnn_requirement as cudnn_requirement,
+    cudnn_sublibraries as cudnn_sublibraries,
+    cudnn_version_from_int as cudnn_version_from_int,
 )
 from fixer.system.paths import split_ld_preload
-from fixer.system.versions import (  # noqa: F401 - the requirement parsers, re-exported for rules' callers
-    canonical_name,
+from fixer.system.versions import (  # the requirement parsers, re-exported for rules' callers
+    canonical_name as canonical_name,
     major_minor,
     older_minor,
-    requirement_name,
-    requirement_parts,
-    split_requirement,
+    requirement_name as requirement_name,
+    requirement_parts as requirement_parts,
+    split_requirement as split_requirement,
     version_key,
 )
 from fixer.model import (

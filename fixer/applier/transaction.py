@@ -424,9 +424,9 @@ def _prepare(
         if not (
             before.get(n) is None
             or before.get(n).editable  # type: ignore[union-attr]
-            or not before.get(n).dist_info.endswith(".dist-info")
+            or not before.get(n).dist_info.endswith(".dist-info")  # type: ignore[union-attr]
         )
-    ]  # type: ignore[union-attr]
+    ]
     manifests: Dict[str, Dict[str, Any]] = {}
     for name in names:
         dist = before.get(name)

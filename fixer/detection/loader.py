@@ -18,7 +18,7 @@ import os
 from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from fixer.system.paths import split_ld_preload
-from fixer.model import LibFile, LibraryCopy, LoadResolution, SearchDir
+from fixer.model import LibFile, LibraryCopy, LoadResolution, SearchDir, SearchVia
 from fixer.detection.elf import ElfInfo, expand_origin
 from fixer.detection.fs import MachineFS
 from fixer.detection.ldcache import LdCache
@@ -214,7 +214,7 @@ class _Walk:
         self.search: List[SearchDir] = []
         self.hit: List[str] = []
 
-    def add(self, via: str, path: str, directory: Optional[str]) -> None:
+    def add(self, via: SearchVia, path: str, directory: Optional[str]) -> None:
         self.candidates.append((via, path))
         if directory is not None:
             self.search.append(SearchDir(via, os.path.normpath(directory)))

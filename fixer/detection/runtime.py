@@ -110,11 +110,11 @@ def detect_runtime(
         ProbeNote("runtime", True, f"{kind} ({accelerator}){' image ' + image if image else ''}")
     )
     return Runtime(
-        kind=kind,
-        accelerator=accelerator,
+        kind=kind,  # type: ignore[arg-type]
+        accelerator=accelerator,  # type: ignore[arg-type]
         image=image,
         os_name=os_name,
-        arch=machine,  # type: ignore[arg-type]
+        arch=machine,
         glibc=glibc,
         in_notebook_kernel=in_kernel,
         kernel_pid=pid,

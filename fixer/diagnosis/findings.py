@@ -100,10 +100,10 @@ class _Diagnosis:
     ) -> None:
         self.findings.append(
             Finding(
-                id=id,
-                severity=severity,
+                id=id,  # type: ignore[arg-type]
+                severity=severity,  # type: ignore[arg-type]
                 title=title,
-                evidence=tuple(evidence),  # type: ignore[arg-type]
+                evidence=tuple(evidence),
                 fix=fix,
                 frameworks=tuple(frameworks),
             )
@@ -670,8 +670,8 @@ class _Diagnosis:
             if len(paths) < 2:
                 continue
             builds = {
-                r.consumer: self.built_cudnn(self.env.framework(r.consumer))
-                for r in group  # type: ignore[arg-type]
+                r.consumer: self.built_cudnn(self.env.framework(r.consumer))  # type: ignore[arg-type]
+                for r in group
                 if self.env.framework(r.consumer)
             }
             bad = []

@@ -235,9 +235,9 @@ def _match_rule(rule: Rule, text: str, env: Optional[Environment], cat: Catalogu
             hits.append(
                 Hit(
                     finding=Finding(
-                        id=a.id,
+                        id=a.id,  # type: ignore[arg-type]
                         severity="error",
-                        title=a.title,  # type: ignore[arg-type]
+                        title=a.title,
                         evidence=tuple(evidence[:1])
                         + (f"an alternative reading of this message ({rule.where})",),
                         fix=_FIX.get(a.id, ""),
@@ -352,9 +352,9 @@ def _loader_hits(text: str, cat: Catalogue) -> List[Hit]:
         hits.append(
             Hit(
                 finding=Finding(
-                    id=fid,
+                    id=fid,  # type: ignore[arg-type]
                     severity="error",
-                    title=title,  # type: ignore[arg-type]
+                    title=title,
                     evidence=tuple(ev) + tuple(f"source: {c}" for c in f.cites[:1]),
                     fix=fix,
                     confidence=round(conf, 3),

@@ -19,9 +19,9 @@ def lock_drift(lock: Lock, env: Environment, lock_path: str) -> Tuple[Finding, .
     for fid, reason in incompatibilities(lock, env):
         findings.append(
             Finding(
-                id=fid,
+                id=fid,  # type: ignore[arg-type]
                 severity="error",
-                title=f"lock {os.path.basename(lock_path)}: {reason}",  # type: ignore[arg-type]
+                title=f"lock {os.path.basename(lock_path)}: {reason}",
                 evidence=(lock_path,),
                 fix="make a new lock for this machine",
             )

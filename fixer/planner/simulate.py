@@ -452,8 +452,8 @@ class _State:
         ld = dataclasses.replace(
             ld,
             search=tuple(
-                SearchDir(v, os.path.normpath(d))
-                for v, d in order  # type: ignore[arg-type]
+                SearchDir(v, os.path.normpath(d))  # type: ignore[arg-type]
+                for v, d in order
                 if v != "default"
             ),
             ld_preload=tuple(
