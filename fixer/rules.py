@@ -551,7 +551,7 @@ def lent_cudnn_sublibraries(
     holds only some sub-libraries of the same major hands them to a framework whose libcudnn.so.N
     came from its own copy by path: on the GPU machine torch mapped the apt libcudnn_ops next to
     the pip libcudnn.so.9 that way and verify failed while the main library looked right
-    (scripts/device/damage_cycle.sh, case ld-ops; tests/data/gpu_machine/runs-2026-11-26b/kernel_fix.txt, case 1)."""
+    (scripts/device/damage_cycle.sh, case ld-ops; docs/measurements/runs-2026-11-26b/kernel_fix.txt, case 1)."""
     path = [same_dir(d) for d in (env.env.get("LD_LIBRARY_PATH") or "").split(":") if d.strip()]
     lent: Dict[str, Tuple[LibraryCopy, List[str], List[LoadResolution]]] = {}
     for ld in env.loads:

@@ -651,7 +651,7 @@ def _inputs(rng, xs, ws, stride, pad):
 #: from get exercised) but skips filling buffers with random data, re-initialising them between
 #: candidates and cross-checking the candidates' results: the check compares the numbers with
 #: its own float64 CPU reference instead. On an H200 level 1 took 0.8-1.0 s less of verify's
-#: JAX check than the default (tests/data/gpu_machine/runs-2026-11-26/jax_autotune_levels.txt);
+#: JAX check than the default (docs/measurements/runs-2026-11-26/jax_autotune_levels.txt);
 #: scripts/device/jax_first_verify.sh measures it on a fresh process. A level the user set in
 #: XLA_FLAGS is kept.
 JAX_AUTOTUNE_LEVEL = "1"

@@ -1,11 +1,11 @@
 """verify's results as recorded on the GPU machine, read back into CheckResult values.
 
-tests/data/gpu_machine/runs-2026-11-26/verify.txt is what scripts/device/verify.sh printed on
+tests/data/gpu_machine/recorded/verify_2026-11-26.txt is what scripts/device/verify.sh printed on
 an H200 for each scenario (healthy, pip cuDNN hidden, engines_precompiled missing, no GPU
 visible, mixed copies): per framework the status, finding ids and titles, cuDNN loaded and
 built, timings, case count (with "WRONG:" where numbers were wrong), summary, mapped
 directories and errors, then the `ls -la` of the pip cuDNN directory (the mapped file names).
-runs-2026-11-26b/verify_jit.txt holds torch's per-case rows (case, dtype, layout, first ms, ok,
+recorded/verify_jit_2026-11-26b.txt holds torch's per-case rows (case, dtype, layout, first ms, ok,
 max error) from the same machine: a torch result's cases are a recorded block with as many
 cases and the same outcome. Where nothing was recorded per case (JAX, CuPy), the cases are the
 child's own plan for the recorded GPU (fixer.children.verify.plan_cases), and the numbers that
@@ -21,8 +21,10 @@ from typing import Any, Dict, List, Tuple
 from fixer.model import CheckResult, Finding
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "gpu_machine"
-VERIFY = DATA / "runs-2026-11-26" / "verify.txt"
-JIT = DATA / "runs-2026-11-26b" / "verify_jit.txt"
+#: copies of docs/measurements/runs-2026-11-26/verify.txt and runs-2026-11-26b/verify_jit.txt
+#: (the measurement logs live in docs/measurements; the test reads only these fixtures)
+VERIFY = DATA / "recorded" / "verify_2026-11-26.txt"
+JIT = DATA / "recorded" / "verify_jit_2026-11-26b.txt"
 
 _RESULT = re.compile(
     r"^   (?P<fw>\S+)\s+(?P<status>passed|failed|crashed|timeout|skipped)\s+findings=(?P<ids>\S+) "

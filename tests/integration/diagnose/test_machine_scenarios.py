@@ -101,7 +101,7 @@ def test_rpath_beats_ld_library_path_for_the_main_library_but_not_its_sub_librar
     # torch's DT_RPATH finds the pip libcudnn.so.9 first, but that library dlopens its sub-libraries
     # by name, and for a caller with DT_RUNPATH the loader searches LD_LIBRARY_PATH first: on the GPU
     # machine an apt 9.14 family on LD_LIBRARY_PATH made torch report runtime (9, 14, 0) and map the
-    # apt sub-libraries next to the pip libcudnn.so.9 (tests/data/gpu_machine/runs-2026-11-26b/kernel_fix.txt, case 1)
+    # apt sub-libraries next to the pip libcudnn.so.9 (docs/measurements/runs-2026-11-26b/kernel_fix.txt, case 1)
     machine.h200(jax=False)
     build_cudnn_copy(machine.p("/opt/shadow/lib"), "9.14.0")
     machine.environ["LD_LIBRARY_PATH"] = "/opt/shadow/lib"

@@ -17,14 +17,16 @@ from fixer.cli import main
 from fixer.planner.steps import bundled_environments
 from tests.helpers.paths import REPO
 
+#: the README's plan lines and the reference's (docs/commands.md: every option shown)
 README = REPO / "README.md"
+DOCS = REPO / "docs" / "commands.md"
 
 
 def readme_plan_args() -> List[List[str]]:
     """The option lists of the README's `colab-cudnn-fix plan ...` example lines (synopsis
     lines with [brackets] and --environment/--python/--json are left out: the test supplies those)."""
     out: List[List[str]] = [[]]
-    for line in README.read_text().splitlines():
+    for line in (README.read_text() + DOCS.read_text()).splitlines():
         m = re.match(r"^\s+colab-cudnn-fix plan(.*?)(#.*)?$", line)
         if not m or "[" in m.group(1):
             continue
