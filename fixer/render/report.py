@@ -61,7 +61,9 @@ def _summary(value: Dict[str, Any]) -> str:
     n_err = sum(1 for f in findings if f["severity"] == "error")
     n_warn = sum(1 for f in findings if f["severity"] == "warning")
     if value.get("healthy"):
-        return "Healthy: every framework loads a cuDNN it accepts." + (
+        from fixer.render.doctor import healthy_text
+
+        return healthy_text(len(value.get("frameworks") or [])) + (
             " (Notes below are informational.)" if findings else ""
         )
     return f"{n_err} error(s), {n_warn} warning(s)."
@@ -95,10 +97,20 @@ def _machine_rows(value: Dict[str, Any]) -> List[List[str]]:
     return rows
 
 
+def made_by(value: Dict[str, Any]) -> str:
+    """Which tool recorded the machine: "v0.1.0" for a version of this tool (PEP 440 versions
+    begin with a digit), else its name: a bundled environment file says "recorded by
+    make_environments" (scripts/make_environments.py writes that as its tool_version)."""
+    made = str(value.get("tool_version") or "")
+    if not made:
+        return "version unknown"
+    return f"v{made}" if made[0].isdigit() else f"recorded by {made}"
+
+
 def markdown(value: Dict[str, Any]) -> str:
     """The report as GitHub-flavoured markdown (paste it into an issue)."""
     out: List[str] = [
-        f"### colab-cudnn-fix report (v{value.get('tool_version') or '?'})",
+        f"### colab-cudnn-fix report ({made_by(value)})",
         "",
         _summary(value),
         "",
@@ -217,7 +229,7 @@ def html(value: Dict[str, Any], title: str = "colab-cudnn-fix report") -> str:
     verdict_class = "ok" if value.get("healthy") else "bad"
     out = [
         f'<div class="ccf"><style>{_CSS}</style>',
-        f"<h3>{_e(title)} <span class='dim'>v{_e(value.get('tool_version'))}</span></h3>",
+        f"<h3>{_e(title)} <span class='dim'>{_e(made_by(value))}</span></h3>",
         f"<p class='{verdict_class}'>{_e(_summary(value))}</p>",
         _table(None, _machine_rows(value)),
     ]
