@@ -5,7 +5,9 @@ asks first), so it works in a Colab `!` cell where there is no TTY.
 
 Exit codes: 0 done, nothing to do, or healthy after the fix; 1 a step failed (the
 environment was rolled back), another apply holds the lock, or the stack is still unhealthy
-after applying; 2 bad usage or input (including a lock made for another machine); 3 no GPU
+after applying; 2 bad usage or input (including a lock made for another machine, and --interactive with no
+answer: standard input closed); 1 also when --interactive was answered no ("declined: nothing
+changed"); 3 no GPU
 (a CPU/TPU runtime: nothing to repair, nothing changed).
 """
 
@@ -79,6 +81,9 @@ def apply_command(
         restart_now=False,
     )
     if result.outcome == "declined":
+        from fixer.render import err
+
+        err().print("declined: nothing changed", highlight=False, markup=False)
         raise typer.Exit(result.exit_code)
     code = write_result(result, json)
     if result.restart.get("do"):
@@ -90,4 +95,29 @@ def apply_command(
 
 def _confirm(preview: "ApplyResult") -> bool:
     preview.show()
-    return bool(typer.confirm("Apply these steps?", default=False))
+    return ask("Apply these steps?")
+
+
+def ask(question: str) -> bool:
+    """y/yes True, n/no or an empty answer False (the default), anything else asks again.
+
+    Standard input at its end (closed, or `< /dev/null`) is no answer: a UsageError (exit 2,
+    nothing changed), not the "interrupted" of click's confirm, which reads EOF as Ctrl-C
+    (click/termui.py confirm: `except (KeyboardInterrupt, EOFError): raise Abort()`). Ctrl-C at
+    the prompt stays an interrupt (exit 130)."""
+    while True:
+        sys.stdout.write(f"{question} [y/N]: ")
+        sys.stdout.flush()
+        line = sys.stdin.readline()
+        if not line:
+            sys.stdout.write("\n")
+            raise UsageError(
+                "--interactive: no answer (standard input is closed); nothing changed",
+                hint="answer y or n at the prompt, or pass --yes to apply without asking "
+                "(--dry-run shows the plan)",
+            )
+        answer = line.strip().lower()
+        if answer in ("y", "yes"):
+            return True
+        if answer in ("", "n", "no"):
+            return False

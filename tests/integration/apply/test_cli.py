@@ -207,6 +207,13 @@ def test_interactive_asks_and_a_no_changes_nothing(gpu_machine, native_broken, i
     result = CliRunner().invoke(app, args, input="n\n")
     assert result.exit_code == 1
     assert "Apply these steps?" in result.output and "nvidia-cudnn-cu13==" in result.output
+    assert "declined: nothing changed" in result.output
+    assert state(native_broken, sandbox) == before
+    # standard input at its end: no answer, a usage error (exit 2), not "interrupted" (130)
+    result = CliRunner().invoke(app, args, input="")
+    assert result.exit_code == 2, result.output
+    assert "no answer (standard input is closed); nothing changed" in result.output
+    assert "interrupted" not in result.output
     assert state(native_broken, sandbox) == before
     result = CliRunner().invoke(app, args, input="y\n")
     assert result.exit_code == 0, result.output
