@@ -1223,8 +1223,10 @@ def lock(
     lock`). `intent` / `options` or their keywords, as for plan(); the options' index settings
     (find_links, no_index, index_mirror) say where the hashes are read."""
     from fixer.lockfile import make_lock, write_lock
+    from fixer.lockfile.format import check_output
     from fixer.pipeline import plan_for
 
+    check_output(output)  # before the machine is read or an index is asked
     intent, options = typed_values(intent, options, keywords)
     machine = plan_for(
         python=python,

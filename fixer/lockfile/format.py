@@ -168,11 +168,26 @@ def dumps(lock: Lock) -> str:
     return "\n".join(lines) + "\n"
 
 
+def check_output(path: str) -> Path:
+    """`-o PATH` before anything is done: its directory must exist already (lock creates no
+    directory: `-o /nonexistent/dir/x.toml` made folders at the file system's root), and PATH
+    must not be a directory. A UsageError (exit 2) otherwise."""
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"-o {path}: is a directory", hint="name the lock file to write")
+    if not target.parent.is_dir():
+        raise UsageError(
+            f"-o {path}: no such directory: {target.parent}",
+            hint="lock writes into an existing directory; create it first",
+        )
+    return target
+
+
 def write_lock(lock: Lock, path: str) -> Path:
-    """Write atomically (temporary file + fsync + rename)."""
+    """Write atomically (temporary file + fsync + rename) into an existing directory."""
     from fixer.applier.journal import atomic_write
 
-    target = Path(path)
+    target = check_output(path)
     try:
         atomic_write(target, dumps(lock).encode("utf-8"))
     except OSError as exc:
