@@ -112,6 +112,7 @@ class DoctorResult(CommandResult):
     nothing_to_fix: bool
     exit_code: int
     command: str = "doctor"
+    lock: Optional[str] = None  # doctor --lock FILE: the lock the machine was checked against
 
     def _payload(self) -> Dict[str, Any]:
         from fixer.render.doctor import doctor_json
@@ -127,6 +128,7 @@ class DoctorResult(CommandResult):
             self.healthy,
             self.exit_code,
             nothing_to_fix=self.nothing_to_fix,
+            lock=self.lock,
         )
 
     def _repr_html_(self) -> str:
@@ -620,6 +622,7 @@ def doctor(
         healthy=r.healthy,
         nothing_to_fix=r.nothing_to_fix,
         exit_code=r.exit_code,
+        lock=lock,
     )
 
 

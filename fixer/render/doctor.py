@@ -94,9 +94,11 @@ def render_doctor(
     healthy: bool,
     exit_code: int,
     nothing_to_fix: bool = False,
+    lock: Optional[str] = None,
 ) -> None:
     """doctor's terminal output: the head, the frameworks, what --deep saw, the other cuDNN
-    copies, then the findings and the verdict."""
+    copies, then the findings and the verdict; with `lock` (doctor --lock), whether the machine
+    drifted from it."""
     from fixer.render import out
 
     con = out()
@@ -106,6 +108,9 @@ def render_doctor(
     _other_copies(con, env)
     con.print()
     _findings(con, env, findings, healthy, nothing_to_fix)
+    if lock and not any(f.evidence[:1] == (lock,) for f in findings):
+        # every drift finding names the lock file first (fixer/lockfile/drift.py lock_drift)
+        say(con, f"no drift from {lock}", style="green")
 
 
 def _head(con: "Console", env: Environment) -> None:

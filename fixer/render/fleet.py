@@ -102,8 +102,9 @@ def render(value: Dict[str, Any], fmt: Literal["markdown", "table"]) -> None:
         )
     if value.get("lock"):
         for line, nodes in value["by_drift"].items():
+            # the line says "drift from lock: ..." itself (fixer/lockfile/drift.py titles)
             con.print(
-                Text("drift ", style="bold red").append(f"{line}: {', '.join(nodes)}"),
+                Text(line, style="bold red").append(f": {', '.join(nodes)}"),
                 soft_wrap=True,
             )
         if not value["by_drift"]:
