@@ -10,7 +10,8 @@ The rule (one home; every renderer's prose goes through `say`):
 - a command written in the prose (a program the tool's own steps and fixes run, followed by an
   option or one of its subcommands: "pip install --force-reinstall 'x==1'"; the program may be
   given by its path: "/usr/local/bin/uv pip install ...") is one unit, up to
-  the end of its clause (". ", "; ", ", ", " and ", " then ", a closing parenthesis or backtick).
+  the end of its clause (a word's final ". ", "; ", ", ", " and ", " then ", a closing
+  parenthesis or backtick).
   The programs are those of fixer/planner/installers.py's argv (pip, python -m pip, uv, apt-get,
   apt-mark, conda/mamba), the loader fixes (ldconfig, export) and the commands the findings
   and recipes name (colab-cudnn-fix, nvidia-smi). A word that only names a program ("pip
@@ -47,7 +48,7 @@ _SUBCOMMANDS = {
 _PROGRAM = "|".join(re.escape(p) for p in sorted(_SUBCOMMANDS, key=len, reverse=True))
 _COMMAND = re.compile(
     r"(?<!\S)(?:[^\s`'\"]*/)?(?P<prog>" + _PROGRAM + r") (?P<next>\S+)"
-    r"(?P<rest>.*?)(?=\.(?:\s|$)|; |, | and | then |\)|`|$)"
+    r"(?P<rest>.*?)(?=(?<=\S)\.(?:\s|$)|; |, | and | then |\)|`|$)"
 )
 _BACKTICKS = re.compile(r"`[^`]*`\S*")
 #: a path whose folder names hold a space ("/content/drive/My Drive/x.so"): it goes on past a

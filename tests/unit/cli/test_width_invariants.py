@@ -185,7 +185,7 @@ def test_verify_never_cuts_a_path_a_command_or_a_cell(
         for p in r.mapped:
             assert f"  mapped {p}" in text.splitlines()
         for f in r.findings:
-            assert whole_on_a_line(text, f.fix)  # a generated command: whole on one line
+            assert units_whole(text, f.fix)  # render.prose: a command is one unit to its clause end
             for e in f.evidence:
                 assert units_whole(text, e)
         for e in r.errors:
