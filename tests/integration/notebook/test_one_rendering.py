@@ -70,7 +70,9 @@ def test_each_result_cell_has_exactly_one_output(tmp_path, monkeypatch):
                 f"index_mirror={mirrors!r})",
                 [str(lock_out)],
             ),
-            ("fixer.verify(environment='colab-2025-01-tf215')", ["tensorflow"]),
+            ("fixer.report(environment='colab-2025-01-tf215')", ["libcudnn.so.8"]),
+            ("fixer.recipes('list')", ["torch", "Colab images"]),
+            ("fixer.recipes('show', 'cudnn')", ["nvidia-cudnn-cu12=="]),
             (f"fixer.rollback(root={str(tmp_path)!r})", ["roll"]),
         ]
         cells = _run(["import fixer"] + [c for c, _ in results], tmp_path)
