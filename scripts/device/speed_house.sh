@@ -6,6 +6,7 @@
 #   collect_env.
 # Run from the repository root:  bash scripts/device/speed_house.sh
 #   N=5          runs of each command (the first run of each is reported apart: a cold start)
+#   BASE_DIR=DIR the same with a tree already unpacked in DIR
 #   BASE=REV     also measure the tree at git revision REV (e.g. the commit before the change),
 #                interleaved with this one, so the two are compared on the same machine and run
 # Prints one table (also written to $OUT/speed_house.txt when OUT is set). What it must show: the
@@ -13,8 +14,8 @@
 set -u
 py=${PY:-python3}
 n=${N:-5}
-base_dir=""
-if [ -n "${BASE:-}" ]; then
+base_dir="${BASE_DIR:-}"   # or a folder that holds another tree's fixer/ (and recipes/)
+if [ -z "$base_dir" ] && [ -n "${BASE:-}" ]; then
     base_dir=$(mktemp -d)
     git archive "$BASE" | tar -x -C "$base_dir"
 fi
