@@ -158,6 +158,11 @@ class Rule:
     alternatives: Tuple[Alternative, ...] = ()
     frameworks: int = 0  # fires only when the text names this many GPU frameworks
     where: str = ""  # "errors.toml:123", for reports
+    #: the message is printed also when the versions are compatible (a warning, not a failed
+    #: check): a compatible pair is then benign. A failed check is never benign.
+    compatible_is_benign: bool = False
+    #: an [[evidence]] kind this reading needs to rank first (else it drops below its alternatives)
+    needs_evidence: str = ""
 
     @property
     def base(self) -> float:
@@ -166,12 +171,29 @@ class Rule:
         return BASE_DECISIVE if self.decisive else BASE_PLAIN
 
 
+#: What a line of evidence inside a paste shows (fixer.explainer.evidence reads it).
+EVIDENCE_KINDS = ("cudnn-present", "cudnn-loaded", "memory-pressure")
+
+
+@dataclasses.dataclass(frozen=True)
+class Evidence:
+    """One [[evidence]] table: output a user pastes beside an error (ldconfig -p, ls, pip list,
+    nvidia-smi) that shows what is on the machine; named groups `major`, `version`, `name`,
+    `used` / `total`."""
+
+    kind: str
+    patterns: Tuple[Pattern, ...]
+    cites: Tuple[str, ...]
+    where: str = ""
+
+
 @dataclasses.dataclass(frozen=True)
 class Catalogue:
     families: Tuple[Family, ...]
     loaders: Tuple[LoaderRule, ...]
     rules: Tuple[Rule, ...]
     path: str = RULES_FILE
+    evidence: Tuple[Evidence, ...] = ()
 
 
 # ---------------------------------------------------------------------------------------
@@ -219,7 +241,10 @@ _RULE_KEYS = {
     "benign",
     "frameworks",
     "note",
+    "compatible_is_benign",
+    "needs_evidence",
 }
+_EVIDENCE_KEYS = {"kind", "patterns", "cites", "note"}
 _FAMILY_KEYS = {
     "name",
     "role",
@@ -303,12 +328,12 @@ def parse_catalogue(text: str, path: str = RULES_FILE) -> Catalogue:
             path=path,
             line=lines.top_key("schema") or 1,
         )
-    tops = ["schema", "family", "loader", "rule"]
+    tops = ["schema", "family", "loader", "rule", "evidence"]
     for top in doc:
         if top not in tops:
             raise RecipeError(
                 f"unknown table or key {top!r}{_did_you_mean(top, tops)}; "
-                "an error catalogue holds `schema`, [[family]], [[loader]] and [[rule]] tables",
+                "an error catalogue holds `schema`, [[family]], [[loader]], [[rule]] and [[evidence]] tables",
                 path=path,
                 line=lines.record(top, 0) or lines.top_key(top),
             )
@@ -319,7 +344,8 @@ def parse_catalogue(text: str, path: str = RULES_FILE) -> Catalogue:
     families = tuple(_family(f, i, ctx) for i, f in enumerate(_list(doc, "family", ctx)))
     loaders = tuple(_loader(r, i, ctx) for i, r in enumerate(_list(doc, "loader", ctx)))
     rules = tuple(_rule(r, i, ctx) for i, r in enumerate(raw))
-    return Catalogue(families=families, loaders=loaders, rules=rules, path=path)
+    evidence = tuple(_evidence(r, i, ctx) for i, r in enumerate(_list(doc, "evidence", ctx)))
+    return Catalogue(families=families, loaders=loaders, rules=rules, path=path, evidence=evidence)
 
 
 class _Ctx:
@@ -479,31 +505,42 @@ def _loader(r: Any, i: int, ctx: _Ctx) -> LoaderRule:
     )
 
 
-def _rule(r: Any, i: int, ctx: _Ctx) -> Rule:
-    kind = "rule"
-    _keys(r, _RULE_KEYS, ("id", "title", "patterns", "fix", "cites"), kind, i, ctx)
-    rid = _finding_id(r["id"], "id", kind, i, ctx)
-    patterns = _regexes(r, "patterns", kind, i, ctx, allow_empty=False)
-    groups = set().union(*(p.groupindex for p in patterns))
+def _number(r: Dict[str, Any], key: str, kind: str, i: int, ctx: _Ctx) -> Optional[float]:
+    v = r.get(key)
+    if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1):
+        raise ctx.bad(kind, i, f"{key!r} must be a number in (0, 1]", key)
+    return None if v is None else float(v)
+
+
+def _rule_flags(r: Dict[str, Any], kind: str, i: int, ctx: _Ctx) -> str:
+    """Checks title, fix, the booleans and severity; returns the severity."""
     for k in ("title", "fix"):
         if not isinstance(r[k], str) or not r[k].strip():
             raise ctx.bad(kind, i, f"{k!r} must be a non-empty string", k)
-    for k in ("decisive", "benign"):
+    for k in ("decisive", "benign", "compatible_is_benign"):
         if k in r and not isinstance(r[k], bool):
             raise ctx.bad(kind, i, f"{k!r} must be true or false", k)
-    conf = r.get("confidence")
-    if conf is not None and (
-        isinstance(conf, bool) or not isinstance(conf, (int, float)) or not 0 < conf <= 1
-    ):
-        raise ctx.bad(kind, i, "'confidence' must be a number in (0, 1]", "confidence")
     severity = r.get("severity", "error")
     if severity not in ("error", "warning", "info"):
         raise ctx.bad(
             kind, i, f"'severity' {severity!r} must be error, warning or info", "severity"
         )
-    cites = _cites(r, kind, i, ctx)
-    sources = _strs(r, "sources", kind, i, ctx)
-    for s in sources:
+    fws = r.get("frameworks", 0)
+    if isinstance(fws, bool) or not isinstance(fws, int) or fws < 0:
+        raise ctx.bad(
+            kind,
+            i,
+            "'frameworks' must be a whole number (how many GPU frameworks the text must name)",
+            "frameworks",
+        )
+    if not isinstance(r.get("check", ""), str):
+        raise ctx.bad(kind, i, "'check' must be a string", "check")
+    return str(severity)
+
+
+def _rule_context(r: Dict[str, Any], kind: str, i: int, ctx: _Ctx) -> Tuple[str, ...]:
+    """sources (URLs) and when_env (known machine facts); returns when_env."""
+    for s in _strs(r, "sources", kind, i, ctx):
         if not s.startswith(("https://", "http://")):
             raise ctx.bad(kind, i, f"source {s!r} is not a URL", "sources")
     when_env = _strs(r, "when_env", kind, i, ctx)
@@ -516,6 +553,13 @@ def _rule(r: Any, i: int, ctx: _Ctx) -> Rule:
                 + ", ".join(sorted(FACTS)),
                 "when_env",
             )
+    return when_env
+
+
+def _rule_groups(
+    r: Dict[str, Any], groups: set, kind: str, i: int, ctx: _Ctx
+) -> Tuple[Optional[Tuple[str, str]], Optional[str], Optional[str]]:
+    """versions, library and distinct_dirs: each names a group the patterns capture."""
     versions = None
     if "versions" in r:
         v = r["versions"]
@@ -533,36 +577,25 @@ def _rule(r: Any, i: int, ctx: _Ctx) -> Rule:
                     kind, i, f"'versions' names group {g!r}, which no pattern captures", "versions"
                 )
         versions = (v["loaded"], v["built"])
-    library = r.get("library")
-    if library is not None and (not isinstance(library, str) or library not in groups):
-        raise ctx.bad(
-            kind, i, f"'library' must name a group the patterns capture, got {library!r}", "library"
-        )
-    distinct = r.get("distinct_dirs")
-    if distinct is not None and (not isinstance(distinct, str) or distinct not in groups):
-        raise ctx.bad(
-            kind,
-            i,
-            f"'distinct_dirs' must name a group the patterns capture, got {distinct!r}",
-            "distinct_dirs",
-        )
+    named: Dict[str, Optional[str]] = {}
+    for key in ("library", "distinct_dirs"):
+        val = r.get(key)
+        if val is not None and (not isinstance(val, str) or val not in groups):
+            raise ctx.bad(
+                kind, i, f"{key!r} must name a group the patterns capture, got {val!r}", key
+            )
+        named[key] = val
     known = groups | {"loaded", "built", "dirs"}
     for k in ("title", "fix"):
         for _, field, _, _ in string.Formatter().parse(r[k]):
             if field is not None and field not in known:
                 raise ctx.bad(kind, i, f"{k!r} uses {{{field}}}, which no pattern captures", k)
-    fws = r.get("frameworks", 0)
-    if isinstance(fws, bool) or not isinstance(fws, int) or fws < 0:
-        raise ctx.bad(
-            kind,
-            i,
-            "'frameworks' must be a whole number (how many GPU frameworks the text must name)",
-            "frameworks",
-        )
-    check = r.get("check", "")
-    if not isinstance(check, str):
-        raise ctx.bad(kind, i, "'check' must be a string", "check")
-    alts = []
+    return versions, named["library"], named["distinct_dirs"]
+
+
+def _alternatives(
+    r: Dict[str, Any], base: float, kind: str, i: int, ctx: _Ctx
+) -> Tuple[Alternative, ...]:
     raw_alts = r.get("alternatives", [])
     if not isinstance(raw_alts, list):
         raise ctx.bad(
@@ -571,6 +604,7 @@ def _rule(r: Any, i: int, ctx: _Ctx) -> Rule:
             "'alternatives' must be a list of { id, confidence, title, check }",
             "alternatives",
         )
+    alts = []
     for a in raw_alts:
         if not isinstance(a, dict) or set(a) != {"id", "confidence", "title", "check"}:
             raise ctx.bad(
@@ -582,11 +616,6 @@ def _rule(r: Any, i: int, ctx: _Ctx) -> Rule:
             raise ctx.bad(
                 kind, i, "an alternative's confidence must be a number in (0, 1]", "alternatives"
             )
-        base = (
-            float(conf)
-            if conf is not None
-            else (BASE_DECISIVE if r.get("decisive") else BASE_PLAIN)
-        )
         if c > base:
             raise ctx.bad(
                 kind,
@@ -598,16 +627,31 @@ def _rule(r: Any, i: int, ctx: _Ctx) -> Rule:
         alts.append(
             Alternative(id=aid, confidence=float(c), title=str(a["title"]), check=str(a["check"]))
         )
+    return tuple(alts)
+
+
+def _rule(r: Any, i: int, ctx: _Ctx) -> Rule:
+    kind = "rule"
+    _keys(r, _RULE_KEYS, ("id", "title", "patterns", "fix", "cites"), kind, i, ctx)
+    rid = _finding_id(r["id"], "id", kind, i, ctx)
+    patterns = _regexes(r, "patterns", kind, i, ctx, allow_empty=False)
+    groups = set().union(*(p.groupindex for p in patterns))
+    severity = _rule_flags(r, kind, i, ctx)
+    conf = _number(r, "confidence", kind, i, ctx)
+    cites = _cites(r, kind, i, ctx)
+    when_env = _rule_context(r, kind, i, ctx)
+    versions, library, distinct = _rule_groups(r, groups, kind, i, ctx)
+    base = conf if conf is not None else (BASE_DECISIVE if r.get("decisive") else BASE_PLAIN)
     return Rule(
         id=rid,
         title=r["title"],
         patterns=patterns,
         fix=r["fix"],
         cites=cites,
-        sources=sources,
+        sources=_strs(r, "sources", kind, i, ctx),
         templates=_templates(r, kind, i, ctx),
         decisive=bool(r.get("decisive", False)),
-        confidence=float(conf) if conf is not None else None,
+        confidence=conf,
         requires=_regexes(r, "requires", kind, i, ctx),
         excludes=_regexes(r, "excludes", kind, i, ctx),
         supports=_regexes(r, "supports", kind, i, ctx),
@@ -617,8 +661,39 @@ def _rule(r: Any, i: int, ctx: _Ctx) -> Rule:
         distinct_dirs=distinct,
         severity=severity,
         benign=bool(r.get("benign", False)),
-        check=check,
-        alternatives=tuple(alts),
-        frameworks=fws,
+        compatible_is_benign=bool(r.get("compatible_is_benign", False)),
+        needs_evidence=_needs_evidence(r, kind, i, ctx),
+        check=str(r.get("check", "")),
+        alternatives=_alternatives(r, base, kind, i, ctx),
+        frameworks=int(r.get("frameworks", 0)),
         where=f"{os.path.basename(ctx.path)}:{ctx.lines.record('rule', i) or '?'}",
+    )
+
+
+def _needs_evidence(r: Dict[str, Any], kind: str, i: int, ctx: _Ctx) -> str:
+    v = r.get("needs_evidence", "")
+    if v and v not in EVIDENCE_KINDS:
+        raise ctx.bad(
+            kind,
+            i,
+            f"'needs_evidence' must be one of {', '.join(EVIDENCE_KINDS)}",
+            "needs_evidence",
+        )
+    return str(v)
+
+
+def _evidence(r: Any, i: int, ctx: _Ctx) -> Evidence:
+    _keys(r, _EVIDENCE_KEYS, ("kind", "patterns", "cites"), "evidence", i, ctx)
+    if r["kind"] not in EVIDENCE_KINDS:
+        raise ctx.bad(
+            "evidence",
+            i,
+            f"kind {r['kind']!r} must be one of {', '.join(EVIDENCE_KINDS)}",
+            "kind",
+        )
+    return Evidence(
+        kind=str(r["kind"]),
+        patterns=_regexes(r, "patterns", "evidence", i, ctx, False),
+        cites=_cites(r, "evidence", i, ctx),
+        where=f"{os.path.basename(ctx.path)}:{ctx.lines.record('evidence', i) or '?'}",
     )

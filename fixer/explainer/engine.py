@@ -20,9 +20,17 @@ from fixer.system.versions import version_key
 from fixer.model import Environment, Finding, LibraryCopy, Recipes
 from fixer.rules import cudnn_relation, decode_cudnn_version
 from fixer.explainer.catalogue import FACTS, Catalogue, Rule, cudnn_copies
-from fixer.explainer.loader import family_by_name, find_failures, finding_of, line_at as _line_at
+from fixer.explainer.evidence import apply_evidence, read_evidence
+from fixer.explainer.hits import MAX, Hit
+from fixer.explainer.scan import Pattern, join_wrapped
+from fixer.explainer.loader import (
+    LoadFailure,
+    family_by_name,
+    find_failures,
+    finding_of,
+    line_at as _line_at,
+)
 
-MAX = 0.99
 #: frameworks as a text names them (imports, paths, package names)
 _FRAMEWORK_WORDS = {
     "torch": r"\bimport torch|\btorch\w*[/\\.]|\bPyTorch\b|\btorch\w*\b",
@@ -45,19 +53,6 @@ _LOADER_CONFIDENCE = {
     "damaged": 0.86,
     "wrapper": 0.8,
 }
-
-
-@dataclasses.dataclass
-class Hit:
-    finding: Finding
-    decisive: bool
-    offset: int
-    where: str
-    check: str = ""
-    benign: bool = False
-    alternative_of: Optional[str] = None
-    captures: Dict[str, str] = dataclasses.field(default_factory=dict)
-    absent: bool = False  # says a driver/GPU is not there at all (not damaged, not mismatched)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,7 +98,8 @@ def _version_outcome(
     rule: Rule, captures: Dict[str, str], cat: Catalogue
 ) -> Tuple[Optional[str], str]:
     """(finding id, title) that the captured versions decide, or (None, "") to keep the rule.
-    "benign" when the pair is compatible."""
+    "benign" only for a message printed whatever the pair (compatible_is_benign) when the pair
+    is compatible: a check that the framework printed as failed is never benign."""
     assert rule.versions is not None
     raw_lo, raw_bu = captures.get(rule.versions[0], ""), captures.get(rule.versions[1], "")
     if captures.get("min"):
@@ -117,20 +113,27 @@ def _version_outcome(
         if not lo_n or not bu_n:
             return None, ""
         captures["loaded"], captures["built"] = raw_lo, raw_bu
-        return (
-            (None, "")
-            if lo_n < bu_n
-            else ("benign", f"{fam.name} {raw_lo} is not older than the {raw_bu} JAX needs")
-        )
+        if lo_n < bu_n or not rule.compatible_is_benign:
+            return None, ""
+        return "benign", f"{fam.name} {raw_lo} is not older than the {raw_bu} JAX needs"
     lo, bu = _norm(raw_lo), _norm(raw_bu)
     if not lo or not bu:
         return None, ""
     captures["loaded"], captures["built"] = lo, bu
+    return _cudnn_outcome(rule, lo, bu)
+
+
+def _cudnn_outcome(rule: Rule, lo: str, bu: str) -> Tuple[Optional[str], str]:
     rel = cudnn_relation(lo, bu)
-    if rel == "ok":
+    if rel == "ok" and rule.compatible_is_benign:
         return "benign", (
             f"cuDNN {lo} satisfies a build against {bu} (same major, minor not older): "
             "this pair is fine, the cause lies elsewhere"
+        )
+    if rel == "ok":
+        return None, (
+            f"The framework's own check failed for cuDNN {lo} against its build's {bu}: its check "
+            "is stricter than the major/minor rule (a failed check is never harmless)"
         )
     if rel == "other-major":
         return "cudnn-major-mismatch", (
@@ -145,33 +148,73 @@ def _version_outcome(
     return None, ""
 
 
-def _match_rule(rule: Rule, text: str, env: Optional[Environment], cat: Catalogue) -> List[Hit]:
+def _applies(rule: Rule, text: str, env: Optional[Environment]) -> bool:
     if any(p.search(text) for p in rule.excludes):
-        return []
+        return False
     if not all(p.search(text) for p in rule.requires):
-        return []
-    if rule.frameworks and len(frameworks_in(text, env)) < rule.frameworks:
-        return []
-    matches = [m for p in rule.patterns for m in p.finditer(text)]
-    if not matches:
-        return []
-    matches.sort(key=lambda m: m.start())
-    last = matches[-1]
+        return False
+    return not (rule.frameworks and len(frameworks_in(text, env)) < rule.frameworks)
+
+
+def _captures(matches: Sequence["re.Match[str]"]) -> Dict[str, str]:
     captures: Dict[str, str] = {}
     for m in reversed(matches):  # the last occurrence's values: errors come last
         for k, v in m.groupdict().items():
             if v is not None and k not in captures:
                 captures[k] = v
-    rid = rule.id
-    title_override = ""
-    benign = rule.benign
+    return captures
+
+
+def _distinct_dirs(rule: Rule, matches: Sequence["re.Match[str]"]) -> List[str]:
+    paths: List[str] = []
+    for m in matches:
+        p = m.groupdict().get(rule.distinct_dirs or "")
+        if p and p not in paths:
+            paths.append(p)
+    return sorted({os.path.dirname(p) for p in paths})
+
+
+def _env_confidence(rule: Rule, conf: float, env: Optional[Environment]) -> float:
+    if env is None or not rule.when_env:
+        return conf
+    values = []
+    for f in rule.when_env:
+        v = FACTS[f.lstrip("!")](env)
+        values.append(None if v is None else (not v if f.startswith("!") else v))
+    if any(v is False for v in values):
+        return conf * 0.5
+    if all(v is True for v in values):
+        return conf + 0.25
+    return conf
+
+
+def _evidence_lines(text: str, matches: Sequence["re.Match[str]"]) -> List[str]:
+    evidence: List[str] = []
+    for m in reversed(matches):
+        line = _line_at(text, m.start())
+        if line not in evidence:
+            evidence.append(line)
+        if len(evidence) >= 3:
+            break
+    return evidence
+
+
+_BENIGN_FIX = (
+    "Nothing to fix here: this line is benign. The cause of a failure lies in another message; "
+    "paste the error (the last E/F line or the Traceback) to explain it."
+)
+
+
+def _match_rule(rule: Rule, text: str, env: Optional[Environment], cat: Catalogue) -> List[Hit]:
+    if not _applies(rule, text, env):
+        return []
+    matches = sorted((m for p in rule.patterns for m in p.finditer(text)), key=lambda m: m.start())
+    if not matches:
+        return []
+    captures = _captures(matches)
+    rid, benign, title_override = rule.id, rule.benign, ""
     if rule.distinct_dirs:
-        paths: List[str] = []
-        for m in matches:
-            p = m.groupdict().get(rule.distinct_dirs)
-            if p and p not in paths:
-                paths.append(p)
-        dirs = sorted({os.path.dirname(p) for p in paths})
+        dirs = _distinct_dirs(rule, matches)
         if len(dirs) < 2:
             return []
         captures["dirs"] = ", ".join(dirs)
@@ -182,190 +225,168 @@ def _match_rule(rule: Rule, text: str, env: Optional[Environment], cat: Catalogu
         elif outcome:
             rid = outcome
     conf = rule.base + 0.1 * sum(1 for p in rule.supports if p.search(text))
-    if env is not None and rule.when_env:
-        values = []
-        for f in rule.when_env:
-            v = FACTS[f.lstrip("!")](env)
-            values.append(None if v is None else (not v if f.startswith("!") else v))
-        if any(v is False for v in values):
-            conf *= 0.5
-        elif all(v is True for v in values):
-            conf += 0.25
-    title = title_override or _fmt(rule.title, captures)
+    conf = _env_confidence(rule, conf, env)
     fix = _fmt(rule.fix, captures)
     if benign:
         conf = min(conf, 0.9)
-        fix = (
-            (
-                "Nothing to fix here: this line is benign. The cause of a failure lies in another message; "
-                "paste the error (the last E/F line or the Traceback) to explain it."
-            )
-            if rule.versions
-            else fix
-        )
-    evidence: List[str] = []
-    for m in reversed(matches):
-        line = _line_at(text, m.start())
-        if line not in evidence:
-            evidence.append(line)
-        if len(evidence) >= 3:
-            break
+        fix = _BENIGN_FIX if rule.versions else fix
+    evidence = _evidence_lines(text, matches)
     finding = Finding(
         id=rid,  # type: ignore[arg-type]
         severity="info" if benign else rule.severity,  # type: ignore[arg-type]
-        title=title,
+        title=title_override or _fmt(rule.title, captures),
         evidence=tuple(evidence) + tuple(f"source: {s}" for s in rule.cites[:1]),
         fix=fix,
         confidence=round(min(MAX, conf), 3),
     )
-    hits = [
+    offset = matches[-1].start()
+    hit = Hit(
+        finding=finding,
+        decisive=rule.decisive,
+        offset=offset,
+        where=rule.where,
+        check=rule.check,
+        benign=benign,
+        captures=captures,
+        absent=any(a.id == "gpu-missing" for a in rule.alternatives),
+        needs=rule.needs_evidence,
+        alt_best=max((a.confidence for a in rule.alternatives), default=0.0),
+    )
+    if rid != rule.id or benign:
+        return [hit]
+    return [hit] + _alternative_hits(rule, evidence[:1], offset)
+
+
+def _alternative_hits(rule: Rule, first: Sequence[str], offset: int) -> List[Hit]:
+    return [
         Hit(
-            finding=finding,
-            decisive=rule.decisive,
-            offset=last.start(),
+            finding=Finding(
+                id=a.id,  # type: ignore[arg-type]
+                severity="error",
+                title=a.title,
+                evidence=tuple(first) + (f"an alternative reading of this message ({rule.where})",),
+                fix=_FIX.get(a.id, ""),
+                confidence=round(min(MAX, a.confidence), 3),
+            ),
+            decisive=False,
+            offset=offset,
             where=rule.where,
-            check=rule.check,
-            benign=benign,
-            captures=captures,
-            absent=any(a.id == "gpu-missing" for a in rule.alternatives),
+            check=a.check,
+            alternative_of=rule.id,
         )
+        for a in rule.alternatives
     ]
-    if rid == rule.id and not benign:
-        for a in rule.alternatives:
-            hits.append(
-                Hit(
-                    finding=Finding(
-                        id=a.id,  # type: ignore[arg-type]
-                        severity="error",
-                        title=a.title,
-                        evidence=tuple(evidence[:1])
-                        + (f"an alternative reading of this message ({rule.where})",),
-                        fix=_FIX.get(a.id, ""),
-                        confidence=round(min(MAX, a.confidence), 3),
-                    ),
-                    decisive=False,
-                    offset=last.start(),
-                    where=rule.where,
-                    check=a.check,
-                    alternative_of=rule.id,
-                )
-            )
-    return hits
+
+
+def _plugin_hits(f: LoadFailure) -> List[Hit]:
+    """A framework's CUDA plug-in failed to load and the text does not say which dependency:
+    LoadLibrary error 126 / dlopen of the plug-in fails for a missing cuDNN or CUDA library."""
+    plugin = f.library
+    assert plugin is not None
+    return [
+        Hit(
+            finding=Finding(
+                id="cudnn-missing",
+                severity="error",
+                title=f"{plugin.name} (a framework's CUDA plug-in) could not be loaded: a library it depends on, most often cuDNN, is missing",
+                evidence=(f.line,) + tuple(f"source: {c}" for c in f.cites[:1]),
+                fix=_FIX["cudnn-missing"],
+                confidence=0.6,
+            ),
+            decisive=False,
+            offset=f.offset,
+            where=f.where,
+            check=f"ldd {plugin.name} | grep 'not found' (Windows: a dependency walker on {plugin.name})",
+        ),
+        Hit(
+            finding=Finding(
+                id="cuda-lib-missing",
+                severity="error",
+                title=f"{plugin.name} could not be loaded: a CUDA library it depends on (cuBLAS, cudart, cuFFT) is missing",
+                evidence=(f.line, f"an alternative reading of this message ({f.where})"),
+                fix=_FIX["cuda-lib-missing"],
+                confidence=0.5,
+            ),
+            decisive=False,
+            offset=f.offset,
+            where=f.where,
+            check=f"ldd {plugin.name} | grep 'not found'",
+            alternative_of="cudnn-missing",
+        ),
+    ]
+
+
+def _loader_title(f: LoadFailure, fid: str) -> Tuple[str, str]:
+    """(title, check) of a failed load."""
+    lib = f.library
+    check = _LOADER_CHECK.get(fid, "")
+    if fid == "system-runtime-too-old" and f.provider is not None:
+        rt = f.provider
+        needer = f.needer.describe() if f.needer else "a library"
+        need = f.node or (f"{f.symbol}'s version" if f.symbol else "a newer version")
+        have = f" ({lib.text})" if lib is not None and lib.family is rt else ""
+        return (
+            f"{needer} needs {need} from {rt.name}, which this system's {rt.name}{have} does not "
+            f"define: the system's C/C++ runtime ({rt.name}) is older than the one the library was built "
+            "for (not a cuDNN or CUDA mismatch)"
+        ), rt.check or check
+    if f.kind in ("symbol", "version"):
+        needer = f.needer.describe() if f.needer else "a library"
+        prov = f.provider.name if f.provider else "its provider"
+        why = "two cuDNN releases are mixed" if fid == "cudnn-mixed" else "an older copy was loaded"
+        return (
+            f"{needer} needs {f.symbol or 'a symbol'} from {prov}, which the loaded {prov} lacks: {why}"
+        ), check
+    what = {
+        "missing": "cannot be found by the dynamic loader",
+        "wrapper": "could not be loaded",
+        "damaged": f"is damaged or of the wrong kind ({f.detail})" if f.detail else "is damaged",
+        "symbol": "lacks a symbol",
+        "version": "lacks a symbol version",
+    }[f.kind]
+    return f"{lib.describe() if lib else 'A library'} {what}", check
+
+
+def _loader_hit(f: LoadFailure, fid: str) -> Hit:
+    lib = f.library
+    conf = _LOADER_CONFIDENCE[f.kind] - (0.1 if f.inner else 0.0)  # an inner dlerror is read too
+    title, check = _loader_title(f, fid)
+    ev = [f.line]
+    if lib is not None and lib.windows:
+        ev.append(
+            "a Windows library name: colab-cudnn-fix repairs Linux machines (Colab, Kaggle, WSL, "
+            "containers); on Windows put the DLL's directory on PATH"
+        )
+    captures: Dict[str, str] = {}
+    if lib is not None and lib.role == "cudnn":
+        captures = {"major": (lib.version or "").split(".")[0], "part": lib.part, "name": lib.name}
+    return Hit(
+        finding=Finding(
+            id=fid,  # type: ignore[arg-type]
+            severity="error",
+            title=title,
+            evidence=tuple(ev) + tuple(f"source: {c}" for c in f.cites[:1]),
+            fix=_FIX.get(fid, ""),
+            confidence=round(conf, 3),
+        ),
+        decisive=not f.inner,
+        offset=f.offset,
+        where=f.where,
+        check=check,
+        absent=f.kind in ("missing", "wrapper"),
+        captures=captures,
+    )
 
 
 def _loader_hits(text: str, cat: Catalogue) -> List[Hit]:
-    failures = find_failures(text, cat)
     hits: List[Hit] = []
-    for f in failures:
+    for f in find_failures(text, cat):
         fid = finding_of(f)
-        if (
-            fid is None
-            and f.kind == "wrapper"
-            and not f.inner
-            and f.library is not None
-            and f.library.role == "framework"
-        ):
-            # a framework's CUDA plug-in failed to load and the text does not say which dependency:
-            # LoadLibrary error 126 / dlopen of the plug-in fails for a missing cuDNN or CUDA library
-            plugin = f.library
-            hits.append(
-                Hit(
-                    finding=Finding(
-                        id="cudnn-missing",
-                        severity="error",
-                        title=f"{plugin.name} (a framework's CUDA plug-in) could not be loaded: a library it depends on, most often cuDNN, is missing",
-                        evidence=(f.line,) + tuple(f"source: {c}" for c in f.cites[:1]),
-                        fix=_FIX["cudnn-missing"],
-                        confidence=0.6,
-                    ),
-                    decisive=False,
-                    offset=f.offset,
-                    where=f.where,
-                    check=f"ldd {plugin.name} | grep 'not found' (Windows: a dependency walker on {plugin.name})",
-                )
-            )
-            hits.append(
-                Hit(
-                    finding=Finding(
-                        id="cuda-lib-missing",
-                        severity="error",
-                        title=f"{plugin.name} could not be loaded: a CUDA library it depends on (cuBLAS, cudart, cuFFT) is missing",
-                        evidence=(f.line, f"an alternative reading of this message ({f.where})"),
-                        fix=_FIX["cuda-lib-missing"],
-                        confidence=0.5,
-                    ),
-                    decisive=False,
-                    offset=f.offset,
-                    where=f.where,
-                    check=f"ldd {plugin.name} | grep 'not found'",
-                    alternative_of="cudnn-missing",
-                )
-            )
-            continue
-        if fid is None:
-            continue
         lib = f.library
-        conf = _LOADER_CONFIDENCE[f.kind]
-        if f.inner:
-            conf -= 0.1  # its own dlerror names the real failure, read by the other loader tables
-        what = {
-            "missing": "cannot be found by the dynamic loader",
-            "wrapper": "could not be loaded",
-            "damaged": f"is damaged or of the wrong kind ({f.detail})"
-            if f.detail
-            else "is damaged",
-            "symbol": f"lacks the symbol {f.symbol}" if f.symbol else "lacks a symbol",
-            "version": "lacks a symbol version",
-        }[f.kind]
-        check = _LOADER_CHECK.get(fid, "")
-        if fid == "system-runtime-too-old" and f.provider is not None:
-            rt = f.provider
-            needer = f.needer.describe() if f.needer else "a library"
-            need = f.node or (f"{f.symbol}'s version" if f.symbol else "a newer version")
-            have = f" ({lib.text})" if lib is not None and lib.family is rt else ""
-            title = (
-                f"{needer} needs {need} from {rt.name}, which this system's {rt.name}{have} does not "
-                f"define: the system's C/C++ runtime ({rt.name}) is older than the one the library was built "
-                "for (not a cuDNN or CUDA mismatch)"
-            )
-            check = rt.check or check
-        elif f.kind in ("symbol", "version"):
-            needer = f.needer.describe() if f.needer else "a library"
-            prov = f.provider.name if f.provider else "its provider"
-            title = (
-                f"{needer} needs {f.symbol or 'a symbol'} from {prov}, which the loaded {prov} lacks: "
-                + (
-                    "two cuDNN releases are mixed"
-                    if fid == "cudnn-mixed"
-                    else "an older copy was loaded"
-                )
-            )
-        else:
-            title = f"{lib.describe() if lib else 'A library'} {what}"
-        fix = _FIX.get(fid, "")
-        ev = [f.line]
-        if lib is not None and lib.windows:
-            ev.append(
-                "a Windows library name: colab-cudnn-fix repairs Linux machines (Colab, Kaggle, WSL, "
-                "containers); on Windows put the DLL's directory on PATH"
-            )
-        hits.append(
-            Hit(
-                finding=Finding(
-                    id=fid,  # type: ignore[arg-type]
-                    severity="error",
-                    title=title,
-                    evidence=tuple(ev) + tuple(f"source: {c}" for c in f.cites[:1]),
-                    fix=fix,
-                    confidence=round(conf, 3),
-                ),
-                decisive=not f.inner,
-                offset=f.offset,
-                where=f.where,
-                check=check,
-                absent=f.kind in ("missing", "wrapper"),
-            )
-        )
+        if fid is None and f.kind == "wrapper" and not f.inner and lib and lib.role == "framework":
+            hits.extend(_plugin_hits(f))
+        elif fid is not None:
+            hits.append(_loader_hit(f, fid))
     return hits
 
 
@@ -665,6 +686,160 @@ def relevant_lines(text: str) -> str:
     return out
 
 
+def _colab_no_gpu(hits: List[Hit], text: str, colab_cpu: bool) -> List[Hit]:
+    """No driver on Colab: the runtime has no GPU (Colab's GPU runtimes come with the driver)."""
+    driver = [h for h in hits if h.finding.id == "driver-missing" and h.absent]
+    if not driver or not (_COLAB_TEXT.search(text) or colab_cpu):
+        return hits
+    hits = [h for h in hits if h.finding.id != "gpu-missing"]
+    hits.append(
+        Hit(
+            finding=Finding(
+                id="gpu-missing",
+                severity="error",
+                title="This Colab runtime has no GPU (Colab's GPU runtimes come with the NVIDIA driver)",
+                evidence=(
+                    driver[0].finding.evidence[0],
+                    "Colab: the runtime was started without a GPU",
+                ),
+                fix="On Colab: Runtime → Change runtime type → a GPU (T4 or better), then rerun.",
+                confidence=0.95 if colab_cpu else 0.92,
+            ),
+            decisive=True,
+            offset=driver[0].offset,
+            where=driver[0].where,
+            check="Colab: Runtime → Change runtime type shows 'CPU'; nvidia-smi is missing",
+        )
+    )
+    return hits
+
+
+def _merge_extra(ranked: List[Hit], extra: List[Hit]) -> List[Hit]:
+    for e in extra:
+        ranked = [
+            h
+            for h in ranked
+            if not (h.finding.id == e.finding.id and h.finding.confidence <= e.finding.confidence)
+        ]
+        if all(h.finding.id != e.finding.id for h in ranked):
+            idx = next(
+                (
+                    i
+                    for i, h in enumerate(ranked)
+                    if h.finding.id in ("cudnn-too-old", "cudnn-major-mismatch")
+                ),
+                len(ranked),
+            )
+            ranked.insert(idx, e)
+    return ranked
+
+
+#: A framework's own files in a line: the framework whose failure that line reports.
+_FRAMEWORK_PATHS = {
+    "torch": re.compile(r"torch[/\.]|PyTorch|c10|ATen"),
+    "tensorflow": re.compile(r"tensorflow[/\.]|TensorFlow|tf2tensorrt"),
+    "jax": re.compile(r"jax(?:lib)?[/\._]|JAX|XlaRuntimeError"),
+    "paddle": re.compile(r"paddle[/\.]|Paddle"),
+    "onnxruntime": re.compile(r"onnxruntime"),
+    "ctranslate2": re.compile(r"ctranslate2|faster_whisper"),
+}
+
+
+def _framework_of(f: Finding, fws: Sequence[str]) -> Optional[str]:
+    """The framework whose failure a finding's own lines name, when exactly one does."""
+    lines = [e for e in f.evidence[:3] if not e.startswith(("source:", "decided by:"))]
+    named = [fw for fw in fws if any(_FRAMEWORK_PATHS[fw].search(e) for e in lines)]
+    return named[0] if len(named) == 1 else None
+
+
+def _several_frameworks(findings: List[Finding], fws: Sequence[str]) -> None:
+    """With several frameworks in the paste, the top finding says whose failure it is."""
+    if len(fws) < 2 or not findings:
+        return
+    top = findings[0]
+    owner = _framework_of(top, [fw for fw in fws if fw in _FRAMEWORK_PATHS])
+    others = ", ".join(fws)
+    belongs = (
+        f"the cause belongs to {owner}'s failure (its own line above names it); frameworks in this "
+        f"paste: {others}"
+        if owner
+        else f"frameworks in this paste: {others}; the lines do not say whose failure this is"
+    )
+    fix = top.fix
+    if top.id in ("cudnn-too-old", "cudnn-major-mismatch", "cudnn-shadowed"):
+        fix += (
+            f" With {others} in one process, the framework imported first decides which cuDNN copy "
+            "all of them use: one cuDNN of the shared major at least as new as every build serves all "
+            "(or import the one with the newest requirement first)."
+        )
+    findings[0] = dataclasses.replace(top, evidence=top.evidence + (belongs,), fix=fix)
+
+
+def _with_machine(
+    findings: List[Finding], env: Environment, recipes: Optional[Recipes], notes: List[str]
+) -> List[Finding]:
+    machine, note = _diagnose(env, recipes)
+    if note:
+        notes.append(note)
+    for m in machine:
+        same = next((i for i, f in enumerate(findings) if f.id == m.id), None)
+        if same is not None:
+            f = findings[same]
+            findings[same] = dataclasses.replace(
+                f,
+                evidence=f.evidence
+                + tuple(e for e in m.evidence if e not in f.evidence)
+                + ("confirmed on this machine",),
+                confidence=round(min(MAX, f.confidence + 0.1 + (0.3 if same > 0 else 0)), 3),
+                fix=f.fix or m.fix,
+            )
+        else:
+            findings.append(
+                dataclasses.replace(
+                    m,
+                    confidence=round(min(m.confidence, 0.35), 3),
+                    evidence=m.evidence + ("found on this machine (not named by the text)",),
+                )
+            )
+    findings.sort(key=lambda f: -f.confidence)
+    return findings
+
+
+def _notes(findings: Sequence[Finding], colab_cpu: bool, windows: bool, notes: List[str]) -> bool:
+    """Adds the notes; returns whether only benign lines were recognised."""
+    if colab_cpu and any(f.id in ("gpu-missing", "driver-missing") for f in findings):
+        notes.append("this is a Colab runtime without a GPU: Runtime → Change runtime type → a GPU")
+    if windows:
+        notes.append(
+            "this text comes from Windows (DLL names / Windows paths): colab-cudnn-fix inspects and repairs "
+            "Linux machines only (Colab, Kaggle, Linux VMs and containers, WSL); the explanation of the "
+            "message still holds"
+        )
+    benign = bool(findings) and all(f.id == "log-noise" for f in findings)
+    if benign:
+        notes.append(
+            "only benign lines were recognised: the failure, if any, is reported by another message"
+        )
+    return benign
+
+
+def _catalogue_patterns(cat: Catalogue) -> List[Pattern]:
+    out: List[Pattern] = [p for r in cat.rules for p in r.patterns]
+    return out + [p for lr in cat.loaders for p in lr.patterns]
+
+
+def _text_hits(
+    text: str, cat: Catalogue, env: Optional[Environment], rules: Optional[Sequence[Rule]]
+) -> List[Hit]:
+    hits: List[Hit] = []
+    for r in tuple(rules) if rules is not None else cat.rules:
+        hits.extend(_match_rule(r, text, env, cat))
+    if rules is None:
+        hits.extend(_loader_hits(text, cat))
+        hits = apply_evidence(hits, read_evidence(text, cat))
+    return hits
+
+
 def analyze_text(
     text: str,
     cat: Catalogue,
@@ -675,124 +850,23 @@ def analyze_text(
 ) -> Explanation:
     if len(text) > LARGE_TEXT:
         text = relevant_lines(text)
-    rule_list = tuple(rules) if rules is not None else cat.rules
-    hits: List[Hit] = []
-    for r in rule_list:
-        hits.extend(_match_rule(r, text, env, cat))
-    if rules is None:
-        hits.extend(_loader_hits(text, cat))
-    fws = frameworks_in(text, env)
-    windows = bool(_WINDOWS_TEXT.search(text))
-    on_colab_text = bool(_COLAB_TEXT.search(text))
+    text = join_wrapped(text, _catalogue_patterns(cat))
     colab_cpu = colab_without_gpu(env)
-    driver = [h for h in hits if h.finding.id == "driver-missing" and h.absent]
-    if driver and (on_colab_text or colab_cpu):
-        # no driver on Colab: the runtime has no GPU (Colab's GPU runtimes come with the driver)
-        hits = [h for h in hits if h.finding.id != "gpu-missing"]
-        hits.append(
-            Hit(
-                finding=Finding(
-                    id="gpu-missing",
-                    severity="error",
-                    title="This Colab runtime has no GPU (Colab's GPU runtimes come with the NVIDIA driver)",
-                    evidence=(
-                        driver[0].finding.evidence[0],
-                        "Colab: the runtime was started without a GPU",
-                    ),
-                    fix="On Colab: Runtime → Change runtime type → a GPU (T4 or better), then rerun.",
-                    confidence=0.95 if colab_cpu else 0.92,
-                ),
-                decisive=True,
-                offset=driver[0].offset,
-                where=driver[0].where,
-                check="Colab: Runtime → Change runtime type shows 'CPU'; nvidia-smi is missing",
-            )
-        )
-    ranked = rank(hits)
-    ranked = _lower_layer_first(ranked)
+    hits = _colab_no_gpu(_text_hits(text, cat, env, rules), text, colab_cpu)
+    ranked = _lower_layer_first(rank(hits))
     out_notes: List[str] = list(notes)
     if env is not None:
         ranked = _env_rerank(ranked, env)
-        extra = _with_environment(ranked, env)
-        for e in extra:
-            ranked = [
-                h
-                for h in ranked
-                if not (
-                    h.finding.id == e.finding.id and h.finding.confidence <= e.finding.confidence
-                )
-            ]
-            if all(h.finding.id != e.finding.id for h in ranked):
-                idx = next(
-                    (
-                        i
-                        for i, h in enumerate(ranked)
-                        if h.finding.id in ("cudnn-too-old", "cudnn-major-mismatch")
-                    ),
-                    len(ranked),
-                )
-                ranked.insert(idx, e)
+        ranked = _merge_extra(ranked, _with_environment(ranked, env))
     findings = [h.finding for h in ranked]
     checks = [(h.finding.id, h.check) for h in ranked if h.check]
-    if (
-        fws
-        and len(fws) >= 2
-        and findings
-        and findings[0].id in ("cudnn-too-old", "cudnn-major-mismatch", "cudnn-shadowed")
-    ):
-        top = findings[0]
-        others = ", ".join(fws)
-        findings[0] = dataclasses.replace(
-            top,
-            evidence=top.evidence + (f"frameworks in this process: {others}",),
-            fix=top.fix
-            + (
-                f" With {others} in one process, the framework imported first decides which cuDNN copy "
-                "all of them use: one cuDNN of the shared major at least as new as every build serves all "
-                "(or import the one with the newest requirement first)."
-            ),
-        )
+    fws = frameworks_in(text, env)
+    _several_frameworks(findings, fws)
     recognised = bool(findings)
     if env is not None:
-        machine, note = _diagnose(env, recipes)
-        if note:
-            out_notes.append(note)
-        for m in machine:
-            same = next((i for i, f in enumerate(findings) if f.id == m.id), None)
-            if same is not None:
-                f = findings[same]
-                findings[same] = dataclasses.replace(
-                    f,
-                    evidence=f.evidence
-                    + tuple(e for e in m.evidence if e not in f.evidence)
-                    + ("confirmed on this machine",),
-                    confidence=round(min(MAX, f.confidence + 0.1 + (0.3 if same > 0 else 0)), 3),
-                    fix=f.fix or m.fix,
-                )
-            else:
-                findings.append(
-                    dataclasses.replace(
-                        m,
-                        confidence=round(min(m.confidence, 0.35), 3),
-                        evidence=m.evidence + ("found on this machine (not named by the text)",),
-                    )
-                )
-        findings.sort(key=lambda f: -f.confidence)
-    if colab_cpu and any(f.id in ("gpu-missing", "driver-missing") for f in findings):
-        out_notes.append(
-            "this is a Colab runtime without a GPU: Runtime → Change runtime type → a GPU"
-        )
-    if windows:
-        out_notes.append(
-            "this text comes from Windows (DLL names / Windows paths): colab-cudnn-fix inspects and repairs "
-            "Linux machines only (Colab, Kaggle, Linux VMs and containers, WSL); the explanation of the "
-            "message still holds"
-        )
-    benign = bool(findings) and all(f.id == "log-noise" for f in findings)
-    if benign:
-        out_notes.append(
-            "only benign lines were recognised: the failure, if any, is reported by another message"
-        )
+        findings = _with_machine(findings, env, recipes, out_notes)
+    windows = bool(_WINDOWS_TEXT.search(text))
+    benign = _notes(findings, colab_cpu, windows, out_notes)
     ambiguous = (
         len(findings) >= 2
         and findings[1].confidence >= findings[0].confidence - 0.15

@@ -19,11 +19,12 @@ do not rescan the same run.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import importlib
 import re
 import sys
-from typing import Any, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 _NEW = sys.version_info >= (3, 11)  # sre_parse / sre_constants became re._parser / re._constants
 _sre: Any = importlib.import_module("re._parser" if _NEW else "sre_parse")
@@ -118,10 +119,70 @@ def width_of(source: str, flags: int = 0) -> int:
     return hi
 
 
+def _runs(items: Any, out: List[str]) -> None:
+    run: List[str] = []
+    for op, av in items:
+        name = _op_name(op)
+        if name == "LITERAL":
+            run.append(chr(av))
+            continue
+        if run:
+            out.append("".join(run))
+            run = []
+        if name == "SUBPATTERN":
+            _runs(av[-1], out)
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+            _runs(av[2], out)
+        elif name == "BRANCH":
+            for alt in av[1]:
+                _runs(alt, out)
+    if run:
+        out.append("".join(run))
+
+
+#: A literal this long that a line break splits is a wrapped message, not two lines.
+MIN_WRAPPED = 5
+
+
+def literals_of(source: str, flags: int = 0) -> Tuple[str, ...]:
+    """Every run of literal text in the pattern of at least MIN_WRAPPED characters (ASCII-lowered)."""
+    out: List[str] = []
+    _runs(_sre.parse(source, flags), out)
+    keep = (_ascii_lower(r).decode("ascii") for r in out if len(r) >= MIN_WRAPPED and "\n" not in r)
+    return tuple(dict.fromkeys(k for k in keep if "\n" not in k))
+
+
+def join_wrapped(text: str, patterns: Iterable["Pattern"]) -> str:
+    """The text with the line breaks removed that fall inside a known message's literal text: a
+    terminal or a notebook that wraps a long line mid-word ("Loaded runtime CuDNN libr\nary: ...")
+    splits a literal that no pattern would otherwise find. Only breaks inside such a literal go;
+    every other line stays as it was. Linear: one find per literal over the text without breaks."""
+    if "\n" not in text:
+        return text
+    low = _lowered(text)
+    breaks = [i for i, c in enumerate(low) if c == 10] if len(low) < 1_000_000 else []
+    if not breaks:
+        return text
+    flat = low.replace(b"\n", b"")
+    cut = [p - j for j, p in enumerate(breaks)]  # a break's position in the flat text
+    drop = set()
+    for lit in {x for p in patterns for x in p.literals}:
+        needle = lit.encode("ascii")
+        pos = flat.find(needle)
+        while pos >= 0:
+            lo = bisect.bisect_right(cut, pos)
+            hi = bisect.bisect_left(cut, pos + len(needle))
+            drop.update(breaks[lo:hi])
+            pos = flat.find(needle, pos + 1)
+    if not drop:
+        return text
+    return "".join(c for i, c in enumerate(text) if i not in drop)
+
+
 class Pattern:
     """A compiled catalogue pattern: `re.Pattern`'s search / finditer / match, linear in the text."""
 
-    __slots__ = ("rx", "pattern", "anchors", "width", "groupindex")
+    __slots__ = ("rx", "pattern", "anchors", "width", "groupindex", "literals")
 
     def __init__(self, source: str, flags: int = re.M) -> None:
         self.rx = re.compile(source, flags)
@@ -129,6 +190,7 @@ class Pattern:
         self.width = width_of(source, flags)
         self.anchors = anchors_of(source, flags)
         self.groupindex = self.rx.groupindex
+        self.literals = literals_of(source, flags)
 
     def __repr__(self) -> str:
         return f"Pattern({self.pattern!r})"

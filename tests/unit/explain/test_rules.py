@@ -76,9 +76,13 @@ def test_log_noise_alone_is_the_cause_and_never_outranks_a_real_one():
     assert noise.confidence < mixed[0].confidence
 
 
-def test_loaded_newer_than_built_is_not_a_too_old_cudnn():
+def test_a_check_printed_as_failed_is_never_benign():
+    """TensorFlow/XLA print this only when their own check failed (issue 22): even when the pair
+    looks compatible by the major/minor rule, the text is a failure, not a harmless line."""
     text = "Loaded runtime CuDNN library: 9.3.0 but source was compiled with: 9.1.0."
-    assert "cudnn-too-old" not in ids(text)
+    found = explain(text)
+    assert found[0].id != "log-noise" and found[0].severity != "info"
+    assert "check failed" in found[0].title
 
 
 def test_other_major_is_major_mismatch():

@@ -1,0 +1,227 @@
+"""The evidence inside a paste decides between readings (issue 22): ldconfig -p output, file
+lists, pip / dpkg lists and nvidia-smi pasted beside an error show what is on the machine.
+
+- A text that needs cuDNN N while the listings show only other majors: cudnn-major-mismatch
+  (the copy is there, of the wrong major), not cudnn-missing.
+- A cuDNN sub-library that failed to load: a listing of the copy's directory that holds
+  libcudnn.so.N but not that sub-library makes it cudnn-incomplete; one that holds it makes it a
+  search-path problem (cudnn-missing); with no listing both stay, with the check that decides.
+- A reading that needs evidence (cuDNN's INTERNAL_ERROR / NOT_INITIALIZED read as memory) ranks
+  first only with that evidence, and never above a cuDNN that failed to load.
+
+Every decision names the line that decided it. Lines that report a failure are not evidence of
+what is present."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Dict, List, Optional, Sequence
+
+from fixer.explainer.catalogue import Catalogue
+from fixer.explainer.hits import MAX, Hit
+from fixer.explainer.loader import line_at
+
+#: A line that reports a failure names what is missing, not what is present.
+_FAILURE = re.compile(
+    r"cannot open|not found|could not|couldn.t|unable to|no such file|failed|error|missing|"
+    r"please make sure|not in|is not",
+    re.I,
+)
+_CUDNN_LOAD_FAILURES = ("cudnn-missing", "cudnn-incomplete", "cudnn-major-mismatch")
+
+
+@dataclasses.dataclass(frozen=True)
+class Seen:
+    """One line of evidence."""
+
+    kind: str
+    line: str
+    offset: int
+    major: Optional[int] = None
+    name: str = ""
+    share: Optional[float] = None  # memory in use / total, from nvidia-smi
+
+
+def _major(g: Dict[str, Optional[str]]) -> Optional[int]:
+    if g.get("major"):
+        return int(g["major"] or 0)
+    v = g.get("version") or ""
+    if v.isdigit():  # cudnnGetVersion: 8907 -> 8, 90100 -> 9
+        return int(v) // 1000 if int(v) < 10000 else int(v) // 10000
+    return None
+
+
+def read_evidence(text: str, cat: Catalogue) -> List[Seen]:
+    """Every evidence line in the text, in text order."""
+    out: List[Seen] = []
+    for ev in cat.evidence:
+        for p in ev.patterns:
+            for m in p.finditer(text):
+                line = line_at(text, m.start())
+                if ev.kind != "memory-pressure" and _FAILURE.search(line):
+                    continue
+                g = m.groupdict()
+                share = None
+                if g.get("used") and g.get("total") and int(g["total"] or 0) > 0:
+                    share = int(g["used"] or 0) / int(g["total"] or 1)
+                    if share < 0.9:
+                        continue
+                out.append(
+                    Seen(ev.kind, line, m.start(), _major(g), (g.get("name") or "").strip(), share)
+                )
+    out.sort(key=lambda s: s.offset)
+    return out
+
+
+def _wanted_major(h: Hit) -> Optional[int]:
+    for key in ("major", "cudnn"):
+        v = h.captures.get(key, "")
+        if v.isdigit():
+            return int(v)
+    return None
+
+
+def _with(h: Hit, **changes: object) -> None:
+    h.finding = dataclasses.replace(h.finding, **changes)  # type: ignore[arg-type]
+
+
+def _major_mismatch(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
+    present = [s for s in seen if s.kind == "cudnn-present" and s.major is not None]
+    if not present:
+        return []
+    extra: List[Hit] = []
+    for h in hits:
+        want = _wanted_major(h)
+        if h.finding.id != "cudnn-missing" or h.alternative_of or want is None:
+            continue
+        same = [s for s in present if s.major == want]
+        if same:
+            _with(
+                h,
+                evidence=h.finding.evidence
+                + (
+                    f"decided by: {same[0].line} (cuDNN {want} is on disk: its directory is not "
+                    "on the loader's search path)",
+                ),
+            )
+            continue
+        majors = sorted({s.major for s in present if s.major is not None})
+        extra.append(
+            Hit(
+                finding=dataclasses.replace(
+                    h.finding,
+                    id="cudnn-major-mismatch",
+                    title=(
+                        f"The build needs cuDNN {want}, but this paste shows only cuDNN "
+                        f"{', '.join(map(str, majors))} on the machine"
+                    ),
+                    evidence=(h.finding.evidence[0], f"decided by: {present[0].line}"),
+                    fix=(
+                        f"Install cuDNN {want} beside the other major (the nvidia-cudnn wheel of "
+                        f"major {want} for this CUDA, or apt's libcudnn{want}), or install a "
+                        f"framework build made for cuDNN {majors[-1]}. `colab-cudnn-fix plan` "
+                        "picks one."
+                    ),
+                    confidence=round(min(MAX, h.finding.confidence + 0.04), 3),
+                ),
+                decisive=True,
+                offset=h.offset,
+                where=h.where,
+                check="ldconfig -p | grep libcudnn and pip list | grep cudnn: the cuDNN majors present",
+            )
+        )
+    return extra
+
+
+def _sub_library(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
+    extra: List[Hit] = []
+    listed = {s.name.rsplit("/", 1)[-1] for s in seen if s.kind == "cudnn-present"}
+    for h in hits:
+        part, want = h.captures.get("part", ""), _wanted_major(h)
+        if h.finding.id != "cudnn-missing" or not part or h.alternative_of:
+            continue
+        lib = h.captures.get("name", "")
+        main = f"libcudnn.so.{want}" if want is not None else "libcudnn.so"
+        if any(n.startswith(main) for n in listed) and lib:
+            has_part = any(n.startswith(lib.split(".so")[0] + ".so") for n in listed)
+            line = next(s.line for s in seen if s.name.rsplit("/", 1)[-1].startswith(main))
+            if not has_part:
+                _with(
+                    h,
+                    id="cudnn-incomplete",
+                    title=f"{main} is there, but its sub-library {lib} is not: an incomplete cuDNN copy",
+                    evidence=h.finding.evidence + (f"decided by: {line} (no {lib} beside it)",),
+                    confidence=round(min(MAX, h.finding.confidence + 0.02), 3),
+                    fix="Reinstall the cuDNN copy whole (pip install --force-reinstall the nvidia-cudnn wheel of the same version).",
+                )
+                continue
+        extra.append(
+            Hit(
+                finding=dataclasses.replace(
+                    h.finding,
+                    id="cudnn-incomplete",
+                    title=f"The cuDNN copy that loaded lacks its sub-library {lib or part}",
+                    evidence=(
+                        h.finding.evidence[0],
+                        "an alternative reading: libcudnn itself loaded",
+                    ),
+                    confidence=round(h.finding.confidence - 0.15, 3),
+                    fix="Reinstall the cuDNN copy whole (pip install --force-reinstall the nvidia-cudnn wheel of the same version).",
+                ),
+                decisive=False,
+                offset=h.offset,
+                where=h.where,
+                check=(
+                    f"ls the cuDNN lib directory: {main} beside a missing {lib or part} means an "
+                    "incomplete copy; both present means the directory is not on the search path"
+                ),
+                alternative_of="cudnn-missing",
+            )
+        )
+    return extra
+
+
+def _needs(hits: List[Hit], seen: Sequence[Seen]) -> None:
+    kinds = {s.kind: s for s in seen}
+    failed_load = max(
+        (
+            h.finding.confidence
+            for h in hits
+            if h.finding.id in _CUDNN_LOAD_FAILURES and not h.alternative_of and not h.needs
+        ),
+        default=None,
+    )
+    for h in hits:
+        if not h.needs:
+            continue
+        if failed_load is not None:
+            _with(
+                h,
+                confidence=round(min(h.finding.confidence, failed_load - 0.1), 3),
+                evidence=h.finding.evidence
+                + ("ranked below the cuDNN that failed to load, named in the same paste",),
+            )
+        elif h.needs in kinds:
+            _with(
+                h,
+                confidence=round(min(MAX, h.finding.confidence + 0.2), 3),
+                evidence=h.finding.evidence + (f"decided by: {kinds[h.needs].line}",),
+            )
+        else:
+            _with(
+                h,
+                confidence=round(max(0.05, min(h.finding.confidence, h.alt_best - 0.02)), 3),
+                evidence=h.finding.evidence
+                + (
+                    f"the paste shows no {h.needs.replace('-', ' ')}: nvidia-smi's memory in use "
+                    "while it runs would decide for it",
+                ),
+            )
+
+
+def apply_evidence(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
+    """The hits, with the decisions the paste's own evidence makes (see the module's doc)."""
+    extra = _major_mismatch(hits, seen) + _sub_library(hits, seen)
+    _needs(hits, seen)
+    return hits + extra
