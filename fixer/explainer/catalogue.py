@@ -10,7 +10,7 @@ import re
 import string
 import threading
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from fixer.system.compat import tomllib
 from fixer.system.paths import recipes_dir
@@ -557,7 +557,7 @@ def _rule_context(r: Dict[str, Any], kind: str, i: int, ctx: _Ctx) -> Tuple[str,
 
 
 def _rule_groups(
-    r: Dict[str, Any], groups: set, kind: str, i: int, ctx: _Ctx
+    r: Dict[str, Any], groups: Set[str], kind: str, i: int, ctx: _Ctx
 ) -> Tuple[Optional[Tuple[str, str]], Optional[str], Optional[str]]:
     """versions, library and distinct_dirs: each names a group the patterns capture."""
     versions = None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from fixer.explainer.catalogue import Catalogue, Family
 
@@ -156,67 +156,84 @@ def line_at(text: str, offset: int) -> str:
     return line if len(line) <= 300 else line[:297] + "..."
 
 
+_INNER = re.compile(
+    r"cannot open shared object file|undefined symbol|not found \(required by|file too short|"
+    r"invalid ELF header|wrong ELF class"
+)
+
+
+def _libraries(g: Dict[str, Optional[str]], fams: Sequence[Family]) -> List[Optional[Library]]:
+    if g.get("libs"):
+        for piece in (g.get("libs") or "").split(","):
+            lib = parse_library(piece, fams)
+            # cuDNN 9 lists one library's names, most specific first: the first one names it
+            return [lib] if lib is not None else []
+        return []
+    if g.get("lib"):
+        return [parse_library(g["lib"] or "", fams)]
+    return []
+
+
+def _provider(
+    kind: str,
+    node: Optional[str],
+    sym: Optional[str],
+    libs: List[Optional[Library]],
+    fams: Sequence[Family],
+) -> Optional[Family]:
+    """The family that should provide a symbol or version: the node's namespace decides, then
+    the symbol's name, then the library named."""
+    if kind not in ("symbol", "version"):
+        return None
+    provider = family_of_node(node, fams) if node else None
+    if provider is None and sym:
+        provider = family_of_symbol(sym, fams)
+    if provider is None and libs and libs[0] is not None:
+        provider = libs[0].family
+    return provider
+
+
+def _failures_of(
+    rule: Any, m: "re.Match[str]", text: str, fams: Sequence[Family]
+) -> List[LoadFailure]:
+    g: Dict[str, Optional[str]] = m.groupdict()
+    libs = _libraries(g, fams)
+    needer = parse_library(g["needer"] or "", fams) if g.get("needer") else None
+    sym = g.get("sym")
+    node = (g.get("verlib") or "").strip() or None
+    provider = _provider(rule.kind, node, sym, libs, fams)
+    if rule.kind in ("symbol", "version") and not libs and node:
+        verlib = parse_library(node, fams)
+        libs = [verlib] if verlib is not None else []
+    err = g.get("err") or g.get("why") or ""
+    inner = bool(rule.kind == "wrapper" and err and _INNER.search(err))
+    return [
+        LoadFailure(
+            kind=rule.kind,
+            library=lib,
+            needer=needer,
+            symbol=sym,
+            provider=provider,
+            detail=err.strip(),
+            offset=m.start(),
+            line=line_at(text, m.start()),
+            where=rule.where,
+            cites=rule.cites,
+            inner=inner,
+            node=node,
+        )
+        for lib in libs or [None]
+        if not (lib is None and needer is None and not sym)
+    ]
+
+
 def find_failures(text: str, cat: Catalogue) -> List[LoadFailure]:
     """Every failed load the catalogue's loader wordings find in the text, in text order."""
-    fams = cat.families
     out: List[LoadFailure] = []
     for rule in cat.loaders:
         for rx in rule.patterns:
             for m in rx.finditer(text):
-                g: Dict[str, Optional[str]] = m.groupdict()
-                libs: List[Optional[Library]] = []
-                if g.get("libs"):
-                    for piece in (g.get("libs") or "").split(","):
-                        lib = parse_library(piece, fams)
-                        if lib is not None:
-                            libs.append(lib)
-                        break  # cuDNN 9 lists one library's names, most specific first
-                elif g.get("lib"):
-                    libs.append(parse_library(g["lib"] or "", fams))
-                needer = parse_library(g["needer"] or "", fams) if g.get("needer") else None
-                sym = g.get("sym")
-                node = (g.get("verlib") or "").strip() or None
-                verlib = parse_library(node, fams) if node else None
-                provider = None
-                if rule.kind in ("symbol", "version"):
-                    node_fam = family_of_node(node, fams) if node else None
-                    if node_fam is not None:
-                        provider = node_fam  # the node's namespace decides whose version is missing
-                    elif sym:
-                        provider = family_of_symbol(sym, fams)
-                    if provider is None and libs and libs[0] is not None:
-                        provider = libs[0].family
-                    if not libs and verlib is not None:
-                        libs = [verlib]
-                err = g.get("err") or g.get("why") or ""
-                inner = bool(
-                    rule.kind == "wrapper"
-                    and err
-                    and re.search(
-                        r"cannot open shared object file|undefined symbol|not found \(required by|file too short|"
-                        r"invalid ELF header|wrong ELF class",
-                        err,
-                    )
-                )
-                for lib in libs or [None]:
-                    if lib is None and needer is None and not sym:
-                        continue
-                    out.append(
-                        LoadFailure(
-                            kind=rule.kind,
-                            library=lib,
-                            needer=needer,
-                            symbol=sym,
-                            provider=provider,
-                            detail=err.strip(),
-                            offset=m.start(),
-                            line=line_at(text, m.start()),
-                            where=rule.where,
-                            cites=rule.cites,
-                            inner=inner,
-                            node=node,
-                        )
-                    )
+                out.extend(_failures_of(rule, m, text, cat.families))
     out.sort(key=lambda f: f.offset)
     return out
 
