@@ -11,7 +11,11 @@ from fixer.system.compat import tomllib
 from fixer.explainer import explain
 from fixer.model import FINDING_IDS
 
-CASES = tomllib.loads((Path(__file__).parent / "cases.toml").read_text(encoding="utf-8"))["case"]
+ALL = tomllib.loads((Path(__file__).parent / "cases.toml").read_text(encoding="utf-8"))["case"]
+#: the table the catalogue was developed against
+CASES = [c for c in ALL if "set" not in c]
+#: held-out sets: collected after the patterns were written, measured apart, never fitted
+HELD_OUT = [c for c in ALL if "set" in c]
 REPOS = (
     "pytorch/",
     "tensorflow/tensorflow",
@@ -29,10 +33,10 @@ def _top(case):
 
 
 def test_the_table_is_real_and_large_enough():
-    assert len(CASES) >= 40
-    urls = [c["url"] for c in CASES]
+    assert len(CASES) >= 40 and len(HELD_OUT) >= 30
+    urls = [c["url"] for c in ALL]
     assert len(set(urls)) == len(urls), "duplicate report"
-    for c in CASES:
+    for c in ALL:
         assert c["cause"] in FINDING_IDS, c
         assert c["confirmed_by"] in ("maintainer", "user-fix", "report", "version-check"), c
         assert c["how"].strip() and c["error"].strip(), c
@@ -44,6 +48,17 @@ def test_ranked_first_for_at_least_90_percent():
     rate = hits / len(CASES)
     print(
         f"explain ranks the confirmed cause first for {hits}/{len(CASES)} real cases ({rate:.1%})"
+    )
+    assert rate >= 0.9
+
+
+def test_held_out_rate():
+    """The held-out reports (issue 22): measured, printed, and guarded at the rate measured when
+    they were collected (27 of 30); their misses are not fitted."""
+    hits = sum(_top(c) == c["cause"] for c in HELD_OUT)
+    rate = hits / len(HELD_OUT)
+    print(
+        f"held-out: explain ranks the confirmed cause first for {hits}/{len(HELD_OUT)} ({rate:.1%})"
     )
     assert rate >= 0.9
 
