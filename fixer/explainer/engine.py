@@ -736,12 +736,12 @@ def _merge_extra(ranked: List[Hit], extra: List[Hit]) -> List[Hit]:
 
 #: A framework's own files in a line: the framework whose failure that line reports.
 _FRAMEWORK_PATHS = {
-    "torch": re.compile(r"torch[/\.]|PyTorch|c10|ATen"),
-    "tensorflow": re.compile(r"tensorflow[/\.]|TensorFlow|tf2tensorrt"),
-    "jax": re.compile(r"jax(?:lib)?[/\._]|JAX|XlaRuntimeError"),
-    "paddle": re.compile(r"paddle[/\.]|Paddle"),
-    "onnxruntime": re.compile(r"onnxruntime"),
-    "ctranslate2": re.compile(r"ctranslate2|faster_whisper"),
+    "torch": re.compile(r"\btorch[/\.]|\bPyTorch\b|\bc10\b|\bATen\b"),
+    "tensorflow": re.compile(r"\btensorflow[/\.]|\bTensorFlow\b|\btf2tensorrt\b"),
+    "jax": re.compile(r"\bjax(?:lib)?[/\._]|\bJAX\b|\bXlaRuntimeError\b"),
+    "paddle": re.compile(r"\bpaddle[/\.]|\bPaddle\b"),
+    "onnxruntime": re.compile(r"\bonnxruntime\b"),
+    "ctranslate2": re.compile(r"\bctranslate2\b|\bfaster_whisper\b"),
 }
 
 

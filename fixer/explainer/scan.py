@@ -141,7 +141,7 @@ def _runs(items: Any, out: List[str]) -> None:
 
 
 #: A literal this long that a line break splits is a wrapped message, not two lines.
-MIN_WRAPPED = 5
+MIN_WRAPPED = 3
 
 
 def literals_of(source: str, flags: int = 0) -> Tuple[str, ...]:
