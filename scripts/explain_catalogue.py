@@ -50,13 +50,16 @@ def main(argv: List[str]) -> int:
         tables.append(
             (lr.where, f"loader {lr.kind}", len(lr.patterns), len(lr.templates), _cites(lr.cites))
         )
+    for ev in cat.evidence:
+        tables.append((ev.where, f"evidence {ev.kind}", len(ev.patterns), 0, _cites(ev.cites)))
     families = [(f"family {f.name}", len(f.stems), _cites(f.cites)) for f in cat.families]
 
     patterns = sum(t[2] for t in tables)
     templates = sum(t[3] for t in tables)
     print(
-        f"catalogue: {len(cat.rules)} rules, {len(cat.loaders)} loader wordings, {len(cat.families)} library "
-        f"families, {patterns} message patterns, {templates} templates"
+        f"catalogue: {len(cat.rules)} rules, {len(cat.loaders)} loader wordings, {len(cat.evidence)} "
+        f"evidence tables, {len(cat.families)} library families, {patterns} message patterns, "
+        f"{templates} templates"
     )
     rules_line = sum(1 for r in cat.rules if any(c.lines for c in _cites(r.cites)))
     loaders_line = sum(1 for lr in cat.loaders if any(c.lines for c in _cites(lr.cites)))

@@ -85,17 +85,22 @@ def _growth(p: Pattern, anchor: str, reps: int) -> tuple:
 def test_dense_anchors_grow_linearly():
     """Four times the input takes about four times the time (a quadratic pattern: 16x): the
     minimum of several runs, judged only above 50 ms and measured again before it counts, so
-    that a busy machine does not decide."""
+    that a busy machine does not decide; and the densest megabyte under two seconds."""
     bad = []
     for where, p in PATTERNS:
         for a in p.anchors[:1]:
             t1, t2 = _growth(p, a, 2)
-            if (t2 > 0.05 and t2 > 8 * t1) or t2 * 2.5 > 1.0:
-                t1, t2 = _growth(p, a, 5)
-                if t2 > 0.05 and t2 > 8 * t1:
-                    bad.append((where, a, round(t1, 4), round(t2, 4)))
-                if t2 * 2.5 > 1.0:  # 1 MB of the densest input under a second
-                    bad.append((where, a, "per MB", round(t2 * 2.5, 3)))
+            for reps in (
+                5,
+                9,
+                0,
+            ):  # measured again before it counts: a busy machine does not decide
+                if not ((t2 > 0.05 and t2 > 8 * t1) or t2 * 2.5 > 2.0):
+                    break
+                if not reps:
+                    bad.append((where, a, round(t1, 4), round(t2, 4), "per MB", round(t2 * 2.5, 3)))
+                    break
+                t1, t2 = _growth(p, a, reps)
     assert not bad, bad
 
 
