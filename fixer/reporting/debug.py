@@ -2,6 +2,8 @@
 detectors parse, the environment variables they consider, the raw output of the commands and
 child probes they run, the build targets read from the frameworks' libraries, the plugins
 found, and the Environment detection made of all that. Reads, never writes; never prints.
+Environment variables come from the allowlist of fixer.system.redact (REPORTABLE_ENV), both
+the considered ones and the detected Environment's, and the CLI redacts the whole bundle.
 """
 
 from __future__ import annotations
@@ -61,7 +63,8 @@ def bundle(
     """The debug bundle as plain JSON-ready data."""
     from fixer import __version__
     from fixer.system import plugins
-    from fixer.detection import ENV_KEYS, SECRET_WORDS, detect, overrides_from_env
+    from fixer.detection import detect, overrides_from_env
+    from fixer.system.redact import reportable_env
     from fixer.detection.fatbin import build_targets
     from fixer.detection.gpu import SMI_FIELDS
     from fixer.detection.gpu_probe import start as start_gpu_probe
@@ -73,14 +76,7 @@ def bundle(
     for pattern in TEXT_GLOBS:
         for p in sorted(glob.glob(pattern)):
             files[p] = _read(p)
-    considered = {k: environ[k] for k in ENV_KEYS if k in environ}
-    considered.update(
-        {
-            k: v
-            for k, v in environ.items()
-            if k.startswith(("COLAB_", "KAGGLE_")) and not any(w in k.upper() for w in SECRET_WORDS)
-        }
-    )
+    considered = reportable_env(environ)
     data, err = native.result()
     targets = {}
     for fw in env.frameworks:
@@ -92,7 +88,7 @@ def bundle(
         "tool_version": __version__,
         "tool_python": sys.executable,
         "argv": list(sys.argv),
-        "environment_variables": dict(sorted(considered.items())),
+        "environment_variables": considered,
         "files": files,
         "commands": {
             "nvidia-smi": _run(
@@ -106,5 +102,5 @@ def bundle(
             "found": plugins.names(plugins.discover()),
             "problems": list(plugins.problems()),
         },
-        "environment": to_dict(env),
+        "environment": {**to_dict(env), "env": reportable_env(env.env)},
     }
