@@ -55,6 +55,10 @@ REPORTABLE_ENV = (
     "JAX_SKIP_CUDA_CONSTRAINTS_CHECK",
     "TF_CPP_MIN_LOG_LEVEL",
     "TF_FORCE_GPU_ALLOW_GROWTH",
+    # the tool's own overrides of detection (fixer.detection.overrides): facts, not secrets
+    "COLAB_CUDNN_FIX_GPU",
+    "COLAB_CUDNN_FIX_DRIVER",
+    "COLAB_CUDNN_FIX_CUDA",
     # which runtime this is (Colab: the image tag and the accelerator; Kaggle: the kernel type)
     "COLAB_GPU",
     "COLAB_RELEASE_TAG",
