@@ -58,6 +58,52 @@ def stack_text(doctor: Dict[str, Any]) -> str:
     return stack_text_from_key(_stack_key(doctor))
 
 
+def checked_doctor(data: Any, where: str) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
+    """(payload, None) when `data` is `doctor --json` output this tool reads (its environment
+    and findings rebuilt by fixer.model.from_dict, every field of its grammar), else (None,
+    "WHERE: $.path: what is wrong"): a node's answer is untrusted data."""
+    from fixer.model import Environment, Finding, from_dict
+
+    if not isinstance(data, dict) or "environment" not in data or "findings" not in data:
+        return None, f"{where}: not `doctor --json` output"
+    try:
+        from_dict(Environment, data["environment"], "$.environment")
+        if not isinstance(data["findings"], list):
+            raise ValueError("$.findings: expected a list")
+        for i, f in enumerate(data["findings"]):
+            from_dict(Finding, f, f"$.findings[{i}]")
+        if not isinstance(data.get("healthy", False), bool):
+            raise ValueError("$.healthy: expected true or false")
+        code = data.get("exit_code", 0)
+        if code is not None and (
+            not isinstance(code, int) or isinstance(code, bool) or not 0 <= code <= 255
+        ):
+            raise ValueError("$.exit_code: expected an exit code 0-255")
+    except (ValueError, RecursionError) as exc:
+        return None, f"{where}: {str(exc)[:300]}"
+    return data, None
+
+
+_SEVERITIES = ["error", "warning", "info"]
+
+
+def _is_drift(f: Dict[str, Any]) -> bool:
+    return DRIFT_PREFIX in f.get("title", "") or f.get("title", "").startswith("lock ")
+
+
+def _add_findings(
+    by_finding: Dict[str, Dict[str, Any]], node: str, plain: List[Dict[str, Any]]
+) -> None:
+    for f in plain:
+        g = by_finding.setdefault(f["id"], {"severity": f["severity"], "nodes": [], "titles": []})
+        if node not in g["nodes"]:
+            g["nodes"].append(node)
+        if f["title"] not in g["titles"]:
+            g["titles"].append(f["title"])
+        if _SEVERITIES.index(f["severity"]) < _SEVERITIES.index(g["severity"]):
+            g["severity"] = f["severity"]
+
+
 def summarize(results: Sequence[NodeResult], lock: Optional[str] = None) -> Dict[str, Any]:
     """The fleet report as plain data (`fleet ... --json`):
 
@@ -65,7 +111,10 @@ def summarize(results: Sequence[NodeResult], lock: Optional[str] = None) -> Dict
     - by_finding: finding id -> severity, the nodes that have it, the distinct titles;
     - by_drift: with a lock, each drift line -> the nodes that show it; nodes_without_drift;
     - stacks: the distinct stacks, each with its nodes (one entry: every node runs the same stack);
-    - failed: nodes whose check did not come back, with the reason.
+    - failed: nodes whose check did not come back (or came back malformed), with the reason.
+
+    Node files (Slurm) are checked when read (checked_doctor); Ray results come back from the
+    tool's own task.
     """
     nodes: List[Dict[str, Any]] = []
     by_finding: Dict[str, Dict[str, Any]] = {}
@@ -73,52 +122,47 @@ def summarize(results: Sequence[NodeResult], lock: Optional[str] = None) -> Dict
     stacks: Dict[Tuple[str, ...], List[str]] = {}
     failed = []
     for r in sorted(results, key=lambda r: r.node):
-        if r.doctor is None:
+        doctor = r.doctor
+        if doctor is None:
             failed.append({"node": r.node, "node_id": r.node_id, "error": r.error or "no answer"})
             continue
-        findings = r.doctor.get("findings") or []
+        findings = doctor.get("findings") or []
         drift = [
             f["title"].split(": ", 1)[-1] if f["title"].startswith("lock ") else f["title"]
             for f in findings
-            if DRIFT_PREFIX in f.get("title", "") or f.get("title", "").startswith("lock ")
+            if _is_drift(f)
         ]
-        plain = [
-            f
-            for f in findings
-            if not (DRIFT_PREFIX in f.get("title", "") or f.get("title", "").startswith("lock "))
-        ]
-        for f in plain:
-            g = by_finding.setdefault(
-                f["id"], {"severity": f["severity"], "nodes": [], "titles": []}
-            )
-            if r.node not in g["nodes"]:
-                g["nodes"].append(r.node)
-            if f["title"] not in g["titles"]:
-                g["titles"].append(f["title"])
-            if ["error", "warning", "info"].index(f["severity"]) < [
-                "error",
-                "warning",
-                "info",
-            ].index(g["severity"]):
-                g["severity"] = f["severity"]
+        plain = [f for f in findings if not _is_drift(f)]
+        _add_findings(by_finding, r.node, plain)
         for line in drift:
             by_drift.setdefault(line, []).append(r.node)
-        stacks.setdefault(_stack_key(r.doctor), []).append(r.node)
+        stacks.setdefault(_stack_key(doctor), []).append(r.node)
         nodes.append(
             {
                 "node": r.node,
                 "node_id": r.node_id,
                 "address": r.address,
-                "exit_code": r.doctor.get("exit_code"),
-                "healthy": bool(r.doctor.get("healthy")),
+                "exit_code": doctor.get("exit_code"),
+                "healthy": bool(doctor.get("healthy")),
                 "findings": sorted({f["id"] for f in plain}),
                 "drift": drift,
-                "stack": stack_text(r.doctor),
+                "stack": stack_text(doctor),
             }
         )
+    return _report(results, lock, nodes, by_finding, by_drift, stacks, failed)
+
+
+def _report(
+    results: Sequence[NodeResult],
+    lock: Optional[str],
+    nodes: List[Dict[str, Any]],
+    by_finding: Dict[str, Dict[str, Any]],
+    by_drift: Dict[str, List[str]],
+    stacks: Dict[Tuple[str, ...], List[str]],
+    failed: List[Dict[str, Any]],
+) -> Dict[str, Any]:
     ordered = sorted(
-        by_finding.items(),
-        key=lambda kv: (["error", "warning", "info"].index(kv[1]["severity"]), kv[0]),
+        by_finding.items(), key=lambda kv: (_SEVERITIES.index(kv[1]["severity"]), kv[0])
     )
     unhealthy = [n["node"] for n in nodes if not n["healthy"]]
     return {

@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
-from typing import List, Optional
+import stat
+from typing import Any, List, Optional
 
 from fixer.errors import UsageError
-from fixer.cluster import NodeResult
+from fixer.cluster import NodeResult, checked_doctor
+
+#: A node name as a host name may spell it (RFC 1123 labels); others are shown escaped.
+_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9.-]{0,252}")
 
 
 def job_array_command(
@@ -54,8 +59,25 @@ def job_array_command(
     )
 
 
+#: The largest node file read (a doctor --json is tens to hundreds of KB).
+MAX_NODE_FILE = 16 * 1024 * 1024
+
+
+def _read_node_file(path: str) -> Any:
+    """The JSON of one node file, opened without following a symlink and bounded in size."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise ValueError("not a regular file")
+        raw = fh.read(MAX_NODE_FILE + 1)
+    if len(raw) > MAX_NODE_FILE:
+        raise ValueError(f"larger than {MAX_NODE_FILE // 1024 // 1024} MiB")
+    return json.loads(raw.decode("utf-8"))
+
+
 def read_results(directory: str) -> List[NodeResult]:
-    """One NodeResult per DIR/<host>.json; a file that is not doctor --json output is that node's error."""
+    """One NodeResult per DIR/<host>.json; a file that is not doctor --json output (checked field
+    by field: fixer.cluster.checked_doctor) is that node's error, naming FILE and the JSON path."""
     if not os.path.isdir(directory):
         raise UsageError(f"--slurm {directory}: not a directory")
     out = []
@@ -63,21 +85,21 @@ def read_results(directory: str) -> List[NodeResult]:
         if not name.endswith(".json"):
             continue
         host = name[:-5]
+        if not _HOST.fullmatch(host):
+            host = repr(host)[1:-1][:64]
         path = os.path.join(directory, name)
         try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except (OSError, ValueError) as exc:
+            data = _read_node_file(path)
+        except (OSError, ValueError, RecursionError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             out.append(
-                NodeResult(node=host, node_id=name, error=f"{path}: not readable JSON ({exc})")
+                NodeResult(
+                    node=host, node_id=name, error=f"{path}: not readable JSON ({reason[:200]})"
+                )
             )
             continue
-        if not isinstance(data, dict) or "environment" not in data or "findings" not in data:
-            out.append(
-                NodeResult(node=host, node_id=name, error=f"{path}: not `doctor --json` output")
-            )
-            continue
-        out.append(NodeResult(node=host, node_id=name, doctor=data))
+        doctor, error = checked_doctor(data, path)
+        out.append(NodeResult(node=host, node_id=name, doctor=doctor, error=error))
     if not out:
         raise UsageError(
             f"--slurm {directory}: no node results (*.json) yet; run the job array first "
