@@ -122,7 +122,9 @@ def _hook(event: str, args: Tuple[Any, ...]) -> None:
         return
     if event in _EVENTS:
         _Watch.events.append((event, repr(args)[:200]))
-    elif event == "open" and len(args) >= 2:
+    elif (
+        event == "open" and len(args) >= 2 and not isinstance(args[0], int)
+    ):  # an fd: opened before
         mode, flags = args[1], args[2] if len(args) > 2 else 0
         writes = (isinstance(mode, str) and any(c in mode for c in _WRITE_FLAGS)) or (
             isinstance(flags, int) and flags & 0o3

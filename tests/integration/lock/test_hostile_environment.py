@@ -1,0 +1,98 @@
+"""Environment JSON (`--environment FILE`, doctor --json output) is untrusted data: a hostile
+value in any field (tests/helpers/hostile.py) gives a plan, or exit 2 with one line naming the
+file and the JSON path; never a traceback, and nothing runs or is written. The crashes of issue
+21 (a framework CUDA of "x", a version of thousands of digits) are among the generated values."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from pathlib import Path
+from typing import Any, List, Tuple
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fixer.planner.steps import environments_dir
+from tests.helpers.examples import examples
+from tests.helpers.hostile import nothing_happens, values
+
+GOOD = json.loads(Path(environments_dir(), "colab-2026-08.json").read_text())
+
+
+def _paths(value: Any, prefix: Tuple[Any, ...] = ()) -> List[Tuple[Any, ...]]:
+    out = [prefix] if prefix else []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out += _paths(v, prefix + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value[:2]):
+            out += _paths(v, prefix + (i,))
+    return out
+
+
+FIELDS = [p for p in _paths(GOOD) if p[0] in ("environment", "findings", "schema")]
+
+
+def _set(data: Any, path: Tuple[Any, ...], v: Any) -> Any:
+    data = copy.deepcopy(data)
+    cur = data
+    for p in path[:-1]:
+        cur = cur[p]
+    cur[path[-1]] = v
+    return data
+
+
+def _plan(capsys, path: Path) -> Tuple[int, str, str]:
+    from fixer.cli import main
+
+    code = main(["plan", "--environment", str(path), "--json"])
+    got = capsys.readouterr()
+    return code, got.out, got.err
+
+
+@settings(
+    max_examples=examples(500),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(field=st.sampled_from(FIELDS), hostile=values())
+def test_a_hostile_environment_field_plans_or_exits_2(tmp_path, capsys, field, hostile) -> None:
+    try:
+        text = json.dumps(_set(GOOD, field, hostile))
+    except ValueError:
+        text = json.dumps(_set(GOOD, field, 0))
+    f = tmp_path / "env.json"
+    f.write_text(text)
+    with nothing_happens() as happened:
+        code, out, err = _plan(capsys, f)
+    assert "Traceback" not in out + err
+    assert code in (0, 1, 2, 3), (code, out[-500:], err[-500:])
+    if code == 2:
+        doc = json.loads(out)
+        assert str(f) in json.dumps(doc)
+    cache = os.environ.get("XDG_CACHE_HOME", "~/.cache")
+    assert [e for e in happened if cache not in e[1]] == []  # only the tool's own caches
+
+
+@pytest.mark.parametrize(
+    "path, value",
+    [
+        (("environment", "frameworks", 0, "cuda"), "x"),
+        (("environment", "driver", "version"), "9" * 5000),
+        (("environment", "frameworks", 0, "version"), "1." + "0" * 5000),
+        (("environment", "gpus", 0, "compute_capability"), "x.y"),
+        (("environment", "python", "distributions", 0, "name"), "-oDPkg::Pre-Invoke::=x"),
+    ],
+)
+def test_the_crashes_of_issue_21_exit_2_with_one_line(tmp_path, capsys, path, value) -> None:
+    f = tmp_path / "env.json"
+    f.write_text(json.dumps(_set(GOOD, path, value)))
+    from fixer.cli import main
+
+    code = main(["plan", "--environment", str(f)])
+    got = capsys.readouterr()
+    assert code == 2 and "Traceback" not in got.err
+    lines = [ln for ln in got.err.splitlines() if ln.startswith("error:")]
+    assert len(lines) == 1 and str(f) in lines[0] and "$.environment." in lines[0]
