@@ -84,9 +84,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if not os.environ.get("COLAB_CUDNN_FIX_TEST_CACHE"):
         os.environ["COLAB_CUDNN_FIX_TEST_CACHE"] = "1"
         os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="fixer-test-cache-")
-    # The per-interpreter apply locks go to a throw-away folder too (fixer.system.paths.lock_dir).
-    if not os.environ.get("COLAB_CUDNN_FIX_LOCK_DIR"):
-        os.environ["COLAB_CUDNN_FIX_LOCK_DIR"] = tempfile.mkdtemp(prefix="fixer-test-locks-")
+    # The per-interpreter apply locks live in the private state directory (fixer.system.paths.lock_dir),
+    # which tests point into a sandbox (--root or XDG_STATE_HOME).
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 from typing import List, Optional, Sequence
 
@@ -20,7 +21,7 @@ from fixer.planner.envfix import (  # noqa: F401 - re-exported for the apply pac
     ipython_startup_content,
     ld_so_conf_content,
 )
-from fixer.applier.journal import atomic_write
+from fixer.system import fsgate
 
 #: The loader cache that ldconfig (run without -C) rewrites: apply backs it up with the step's files.
 LD_SO_CACHE = "/etc/ld.so.cache"
@@ -47,22 +48,22 @@ def target_path(path: str, root: Optional[str]) -> Path:
 
 
 def write_managed(path: Path, content: Optional[str]) -> bool:
-    """Write (or with None remove) one managed file atomically. Returns whether anything changed
-    (idempotent: the same content twice changes nothing the second time)."""
+    """Write (or with None remove) one managed file atomically, through the gate
+    (fixer.system.fsgate: only the loader-fix files the apply registered, never through a
+    symlink). Returns whether anything changed (idempotent: the same content twice changes
+    nothing the second time)."""
     if content is None:
-        if path.exists() or path.is_symlink():
-            path.unlink()
-            return True
-        return False
+        return fsgate.remove(path)
     data = content.encode("utf-8")
-    if path.is_file() and not path.is_symlink():
+    st = fsgate.lstat(path)
+    if st is not None and stat.S_ISREG(st.st_mode):
         try:
-            if path.read_bytes() == data:
+            if fsgate.read_bytes(path) == data:
                 return False
         except OSError:
             pass
     mode = 0o755 if path.suffix == ".sh" else 0o644
-    atomic_write(path, data, mode=mode)
+    fsgate.write_bytes(path, data, mode)
     return True
 
 

@@ -1,21 +1,21 @@
 """One apply (or rollback) at a time: fcntl locks on files.
 
 Two locks, always taken in this order:
-- `TargetLock(python)`: one per target interpreter, keyed by its real path, in one directory
-  that every user and every `--root` agrees on (fixer.system.paths.lock_dir). Two applies on the same
-  interpreter are serialized whatever their state directories. The installer a step runs
-  inherits this lock's descriptor, so the lock stays held until the installer is gone too,
-  even when the apply itself was killed.
+- `TargetLock(python, base)`: one per target environment, keyed by its real path, in the lock
+  directory inside the private state directory (fixer.system.paths.lock_dir). The installer a
+  step runs inherits this lock's descriptor, so the lock stays held until the installer is gone
+  too, even when the apply itself was killed.
 - `ApplyLock(state_dir)`: guards the journal directory.
 
+Both live in the private state directory (0700, checked on every use): no other user can hold,
+replace or read them. Lock files are 0600, opened through fixer.system.fsgate (O_NOFOLLOW).
 The kernel drops a lock when the last process holding it dies, even by SIGKILL, so a crash
-never leaves a stale lock. The holder writes who it is (pid, command, start time) into the
-file, and a second apply names it in the LockHeld error.
+never leaves a stale lock. The holder writes its pid, command name (not its arguments, which can
+hold credentials) into the file, and a second apply names it in LockHeld.
 """
 
 from __future__ import annotations
 
-import datetime
 import errno
 import fcntl
 import hashlib
@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional
 
 from fixer.errors import LockHeld, UsageError
+from fixer.system import fsgate
 
 LOCK_NAME = "apply.lock"
 
@@ -36,18 +37,13 @@ class ApplyLock:
 
     def __init__(self, state_dir: Path, command: Optional[str] = None) -> None:
         self.path = Path(state_dir) / LOCK_NAME
-        if command is None:
-            prog = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
-            if prog in ("__main__.py", "-c", "-m"):
-                prog = "colab-cudnn-fix" if prog == "__main__.py" else f"python {prog}"
-            command = " ".join([prog, *sys.argv[1:]])
-        self.command = command
+        self.command = command if command is not None else command_name()
         self._fd: Optional[int] = None
 
     def _open(self) -> int:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            return os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+            fsgate.private_dir(self.path.parent, what="lock directory")  # checked on every use
+            return fsgate.open_lock(self.path)
         except PermissionError as exc:
             raise UsageError(
                 f"cannot create the lock file {self.path}: {exc.strerror}",
@@ -75,11 +71,7 @@ class ApplyLock:
                     _describe(holder, self.path),
                     hint="wait for it to finish; a crashed apply releases the lock by itself",
                 )
-        info = {
-            "pid": os.getpid(),
-            "command": self.command,
-            "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        }
+        info = {"pid": os.getpid(), "command": self.command}
         try:
             os.ftruncate(fd, 0)
             os.pwrite(fd, json.dumps(info).encode() + b"\n", 0)
@@ -114,6 +106,14 @@ class ApplyLock:
         self.release()
 
 
+def command_name() -> str:
+    """This process's command name, without its arguments (argv can hold an index URL's token)."""
+    prog = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else "python"
+    if prog in ("__main__.py", "-c", "-m", ""):
+        return "colab-cudnn-fix"
+    return prog[:64]
+
+
 def target_key(python: str) -> str:
     """What identifies the environment an interpreter installs into, whatever path names it: the
     real path of its virtual environment (the directory holding pyvenv.cfg; a venv's bin/python
@@ -129,45 +129,12 @@ def target_key(python: str) -> str:
 class TargetLock(ApplyLock):
     """The lock of one target environment: `<lock_dir>/<sha256 of target_key(python)>.lock`."""
 
-    def __init__(
-        self, python: str, command: Optional[str] = None, base: Optional[Path] = None
-    ) -> None:
-        from fixer.system.paths import lock_dir
-
+    def __init__(self, python: str, base: Path, command: Optional[str] = None) -> None:
         key = target_key(python)
-        directory = Path(base) if base is not None else lock_dir()
+        directory = Path(base)
         super().__init__(directory, command)
         self.python = key
         self.path = directory / (hashlib.sha256(key.encode()).hexdigest()[:32] + ".lock")
-
-    def _open(self) -> int:
-        directory = self.path.parent
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-            if directory.stat().st_uid == os.geteuid():
-                os.chmod(directory, 0o1777)  # shared by every user, like /tmp itself
-        except OSError:
-            pass
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o666)
-            try:
-                if os.fstat(fd).st_uid == os.geteuid():
-                    os.fchmod(fd, 0o666)
-            except OSError:
-                pass
-            return fd
-        except PermissionError:
-            try:  # another user's lock file: a read-only descriptor locks just as well
-                return os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW)
-            except OSError as exc:
-                raise UsageError(
-                    f"cannot open the lock file {self.path} of {self.python}: {exc.strerror}"
-                )
-        except OSError as exc:
-            raise UsageError(
-                f"cannot create the lock file {self.path} of {self.python}: {exc.strerror}",
-                hint="set COLAB_CUDNN_FIX_LOCK_DIR to a writable directory shared by every user",
-            )
 
 
 def _read_holder(fd: int) -> Dict[str, Any]:
@@ -186,11 +153,11 @@ def _describe(holder: Dict[str, Any], path: Path) -> str:
 
     if isinstance(pid, int) and not alive(pid):
         return (
-            f"the apply pid {pid} ({holder.get('command', '?')}, started {holder.get('started', '?')}) is gone, "
+            f"the apply pid {pid} ({holder.get('command', '?')}) is gone, "
             f"but an installer it started still runs and holds the lock {path}; "
             "`colab-cudnn-fix rollback` stops it and restores the state before that apply"
         )
     return (
         f"another apply is running: pid {holder.get('pid', '?')} "
-        f"({holder.get('command', '?')}), started {holder.get('started', '?')}; lock file {path}"
+        f"({holder.get('command', '?')}); lock file {path}"
     )

@@ -56,7 +56,7 @@ import dataclasses
 import errno
 import hashlib
 import os
-import shutil
+import secrets
 import stat
 import zipfile
 from pathlib import Path
@@ -64,6 +64,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from fixer.applier.journal import fsync_dir, unlink_quietly
+from fixer.system import fsgate
 
 MANIFEST_VERSION = 1
 
@@ -112,11 +113,14 @@ def is_leftover(name: str) -> bool:
 # ---------------------------------------------------------------------------------------
 
 
-def record_paths(dist_info: str) -> List[str]:
+def record_paths(dist_info: str, prefixes: Sequence[str] = ()) -> List[str]:
     """Absolute paths of the files a .dist-info's RECORD lists, plus the compiled caches of
-    its .py files (which pip removes with them), existing ones only, sorted."""
+    its .py files (which pip removes with them), existing ones only, sorted. A row that is
+    absolute or leaves the environment (`prefixes`: its prefix; the site directory always counts)
+    raises fixer.system.fsgate.PathRefused (fsgate.record_row: pip's own rules)."""
     di = Path(dist_info)
     site = di.parent
+    inside = [str(site), *prefixes]
     paths: Set[str] = set()
     record = di / "RECORD"
     rows: List[str] = []
@@ -126,7 +130,7 @@ def record_paths(dist_info: str) -> List[str]:
     else:  # no RECORD (damaged install): at least the dist-info itself
         rows = [f"{di.name}/{p.name}" for p in di.iterdir()] if di.is_dir() else []
     for rel in rows:
-        p = os.path.normpath(rel if os.path.isabs(rel) else os.path.join(site, rel))
+        p = fsgate.record_row(str(site), rel, inside)
         paths.add(p)
         if p.endswith(".py"):
             cache = os.path.join(os.path.dirname(p), "__pycache__")
@@ -142,14 +146,16 @@ def record_paths(dist_info: str) -> List[str]:
 
 def _file_entry(path: str, with_hash: bool = True) -> Dict[str, Any]:
     st = os.lstat(path)
+    owner = {"uid": st.st_uid, "gid": st.st_gid}
     if stat.S_ISLNK(st.st_mode):
-        return {"path": path, "kind": "symlink", "target": os.readlink(path)}
+        return {"path": path, "kind": "symlink", "target": os.readlink(path), **owner}
     entry: Dict[str, Any] = {
         "path": path,
         "kind": "file",
         "size": st.st_size,
         "mode": stat.S_IMODE(st.st_mode),
         "mtime_ns": st.st_mtime_ns,
+        **owner,
     }
     if with_hash:
         entry["sha256"] = sha256_of(path)
@@ -176,16 +182,28 @@ def _dirs_of(paths: Iterable[str], stop: str) -> List[str]:
 
 def dir_entry(path: str) -> Dict[str, Any]:
     st = os.lstat(path)
-    return {"path": path, "mode": stat.S_IMODE(st.st_mode), "entries": sorted(os.listdir(path))}
+    return {
+        "path": path,
+        "mode": stat.S_IMODE(st.st_mode),
+        "uid": st.st_uid,
+        "gid": st.st_gid,
+        "entries": sorted(os.listdir(path)),
+    }
 
 
 def record(
-    dist_info: str, *, name: str = "", version: str = "", hashes: bool = True
+    dist_info: str,
+    *,
+    name: str = "",
+    version: str = "",
+    hashes: bool = True,
+    prefixes: Sequence[str] = (),
 ) -> Dict[str, Any]:
-    """The manifest of the distribution whose metadata directory is `dist_info` (see module doc)."""
+    """The manifest of the distribution whose metadata directory is `dist_info` (see module doc);
+    `prefixes`: the environment its RECORD rows must stay in (record_paths)."""
     di = os.path.normpath(str(dist_info))
     site = os.path.dirname(di)
-    files = record_paths(di)
+    files = record_paths(di, prefixes)
     dirs = _dirs_of(files, site)
     return {
         "version": MANIFEST_VERSION,
@@ -210,10 +228,10 @@ def _clone(src: str, dst: str) -> None:
 
     fin = os.open(src, os.O_RDONLY | os.O_NOFOLLOW)
     try:
-        fout = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        fout = fsgate.create_new(dst, 0o600)
         try:
             fcntl.ioctl(fout, FICLONE, fin)
-            os.fchmod(fout, stat.S_IMODE(os.fstat(fin).st_mode))
+            fsgate.fchmod(fout, stat.S_IMODE(os.fstat(fin).st_mode))
             os.fsync(fout)
         except BaseException:
             os.close(fout)
@@ -244,14 +262,14 @@ class _Linker:
                 self.clone = False
         if self.link:
             try:
-                os.link(src, dst, follow_symlinks=False)
+                fsgate.link(src, dst)
             except OSError as exc:
                 if exc.errno not in _NO_LINK:
                     raise
                 self.link = exc.errno not in (errno.EXDEV, errno.EOPNOTSUPP, errno.ENOSYS)
                 return None
             if not stat.S_ISREG(os.lstat(dst).st_mode):  # not the file recorded: never keep it
-                os.unlink(dst)
+                fsgate.remove(dst)
                 return None
             return "link"
         return None
@@ -273,7 +291,7 @@ def _link_all(entries: Sequence[Tuple[int, Dict[str, Any]]], stash: Path) -> Lis
         if not (linker.clone or linker.link):
             break
         if not stash.is_dir():
-            stash.mkdir(mode=0o700)
+            fsgate.make_dirs(stash, 0o700)
         how = linker.keep(entry["path"], str(stash / str(slot)))
         if how is not None:
             kept.append((slot, how))
@@ -315,34 +333,30 @@ def backup(
         if e["kind"] == "file" and not (skip_wheel and e.get("wheel_path"))
     ]
     big = [(slot, e) for slot, e in todo if e["size"] >= LINK_MIN]
-    tmp = archive.with_name(archive.name + ".part")
-    try:
-        kept = dict(_link_all(big, stash))
-        with ThreadPoolExecutor(HASH_THREADS) as pool:
-            hashes = {
-                slot: pool.submit(_hash_checked, manifest["files"][slot], str(stash / str(slot)))
-                for slot in kept
-            }
-            _write_zip(tmp, [e for slot, e in todo if slot not in kept], compresslevel)
-            for slot, future in hashes.items():
-                manifest["files"][slot].update(sha256=future.result(), kept=kept[slot], slot=slot)
-        if kept:
-            fsync_dir(stash)
-        os.replace(tmp, archive)
-    except BaseException:
-        unlink_quietly(tmp)
-        raise
+    kept = dict(_link_all(big, stash))
+    with ThreadPoolExecutor(HASH_THREADS) as pool:
+        hashes = {
+            slot: pool.submit(_hash_checked, manifest["files"][slot], str(stash / str(slot)))
+            for slot in kept
+        }
+        _write_zip(archive, [e for slot, e in todo if slot not in kept], compresslevel)
+        for slot, future in hashes.items():
+            manifest["files"][slot].update(sha256=future.result(), kept=kept[slot], slot=slot)
+    if kept:
+        fsync_dir(stash)
     return archive.stat().st_size
 
 
-def _write_zip(tmp: Path, entries: Sequence[Dict[str, Any]], compresslevel: int) -> None:
-    with zipfile.ZipFile(
-        tmp, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=compresslevel, allowZip64=True
-    ) as zf:
+def _write_zip(archive: Path, entries: Sequence[Dict[str, Any]], compresslevel: int) -> None:
+    """The zip at `archive`, 0600, through the gate (a fresh temporary file, fsynced, renamed)."""
+    with (
+        fsgate.atomic_file(archive, 0o600) as out,
+        zipfile.ZipFile(
+            out, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=compresslevel, allowZip64=True
+        ) as zf,
+    ):
         for entry in entries:
             _zip_entry(zf, entry)
-    with open(tmp, "rb+") as f:
-        os.fsync(f.fileno())
 
 
 # ---------------------------------------------------------------------------------------
@@ -377,7 +391,7 @@ def _file_problems(entry: Dict[str, Any], digest: Optional[str]) -> List[str]:
             return [f"{p}: not a symlink (was -> {entry['target']})"]
         if os.readlink(p) != entry["target"]:
             return [f"{p}: symlink -> {os.readlink(p)} (was -> {entry['target']})"]
-        return []
+        return _owner_differs(p, st, entry)
     if not stat.S_ISREG(st.st_mode):
         return [f"{p}: not a regular file"]
     out = []
@@ -385,13 +399,20 @@ def _file_problems(entry: Dict[str, Any], digest: Optional[str]) -> List[str]:
         out.append(f"{p}: content differs (sha256)")
     if stat.S_IMODE(st.st_mode) != entry["mode"]:
         out.append(f"{p}: mode {stat.S_IMODE(st.st_mode):o} (was {entry['mode']:o})")
-    return out
+    return out + _owner_differs(p, st, entry)
+
+
+def _owner_differs(p: str, st: os.stat_result, entry: Dict[str, Any]) -> List[str]:
+    """The owner line of a path whose record has one (manifests of this tool since issue 21)."""
+    if "uid" not in entry or (st.st_uid, st.st_gid) == (entry["uid"], entry.get("gid")):
+        return []
+    return [f"{p}: owner {st.st_uid}:{st.st_gid} (was {entry['uid']}:{entry.get('gid')})"]
 
 
 def _dir_problems(d: Dict[str, Any], recorded: Set[str]) -> List[str]:
     """How the directory `d` differs from its record: added names, lost names, its mode."""
     path = d["path"]
-    if not os.path.isdir(path):
+    if not os.path.isdir(path) or os.path.islink(path):
         return [f"{path}/: directory missing"]
     out = []
     now = set(os.listdir(path))
@@ -402,10 +423,11 @@ def _dir_problems(d: Dict[str, Any], recorded: Set[str]) -> List[str]:
         full = os.path.join(path, name)
         if full not in recorded:
             out.append(f"{full}: missing (not a file of the distribution: cannot be restored)")
-    mode = stat.S_IMODE(os.lstat(path).st_mode)
+    st = os.lstat(path)
+    mode = stat.S_IMODE(st.st_mode)
     if mode != d["mode"]:
         out.append(f"{path}/: mode {mode:o} (was {d['mode']:o})")
-    return out
+    return out + _owner_differs(path + "/", st, d)
 
 
 def _same_size_files(manifest: Dict[str, Any]) -> List[str]:
@@ -450,17 +472,58 @@ class RestoreReport:
     remaining: List[str] = dataclasses.field(default_factory=list)  # check() after the restore
 
 
-def _remove(path: str, report: RestoreReport) -> None:
+def _ancestors(paths: Iterable[str]) -> Set[str]:
+    out: Set[str] = set()
+    for p in paths:
+        d = os.path.dirname(p)
+        while d not in out and d != os.path.dirname(d):
+            out.add(d)
+            d = os.path.dirname(d)
+    return out
+
+
+@dataclasses.dataclass
+class _Guard:
+    """Paths rollback must not remove or write (fixer.applier.threeway decides: what appeared
+    after the apply, and what changed since it unless --force), and the directories holding them."""
+
+    protect: Set[str]
+    holding: Set[str]
+
+    @classmethod
+    def of(cls, protect: Iterable[str]) -> "_Guard":
+        keep = set(protect)
+        return cls(keep, _ancestors(keep))
+
+
+def _remove(path: str, report: RestoreReport, guard: Optional[_Guard] = None) -> None:
+    """Remove `path` through the gate (never through a symlink); a directory holding a protected
+    path loses only the rest."""
+    if guard is not None and path in guard.protect:
+        return
     try:
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path)
-        elif os.path.lexists(path):
-            os.unlink(path)
-        else:
+        if guard is not None and path in guard.holding and os.path.isdir(path):
+            for name in sorted(os.listdir(path)):
+                _remove(os.path.join(path, name), report, guard)
             return
-        report.removed.append(path)
+        if fsgate.remove(path):
+            report.removed.append(path)
     except OSError as exc:
         report.errors.append(f"cannot remove {path}: {exc.strerror or exc}")
+
+
+def _prune(removed: Iterable[str], keep: Set[str], report: RestoreReport) -> None:
+    """Directories the removals left empty (a fresh install's `nvidia/cudnn/lib`), deepest first,
+    below a recorded directory and not recorded themselves (restore recreates those)."""
+    for d in sorted(_ancestors(removed), key=lambda p: -p.count(os.sep)):
+        if d in keep or not os.path.isdir(d) or os.path.islink(d):
+            continue
+        if any(d.startswith(k + os.sep) for k in keep) and not os.listdir(d):
+            try:
+                if fsgate.remove_empty_dir(d):
+                    report.removed.append(d)
+            except OSError as exc:
+                report.errors.append(f"cannot remove {d}/: {exc.strerror or exc}")
 
 
 def _matches(entry: Dict[str, Any], digest: Optional[str] = None) -> bool:
@@ -478,8 +541,18 @@ def _matches(entry: Dict[str, Any], digest: Optional[str] = None) -> bool:
 
 
 def _finish_file(tmp: str, entry: Dict[str, Any]) -> None:
-    os.chmod(tmp, entry["mode"])
-    os.utime(tmp, ns=(entry["mtime_ns"], entry["mtime_ns"]))
+    fsgate.chmod(tmp, entry["mode"])
+    fsgate.utime(tmp, entry["mtime_ns"])
+
+
+def _set_owner(entry: Dict[str, Any]) -> None:
+    """The recorded owner of the path itself (a restored file is created by this process)."""
+    uid, gid = entry.get("uid"), entry.get("gid")
+    if not isinstance(uid, int) or not isinstance(gid, int):
+        return
+    st = os.lstat(entry["path"])
+    if (st.st_uid, st.st_gid) != (uid, gid):
+        fsgate.chown(entry["path"], uid, gid)
 
 
 def _write_back(
@@ -493,24 +566,26 @@ def _write_back(
     beside it, checked against the recorded sha256, then renamed over whatever is there."""
     p = entry["path"]
     parent = os.path.dirname(p)
-    tmp = os.path.join(parent, f".ccf-restore-{os.getpid()}-{os.path.basename(p)}")
+    tmp = os.path.join(parent, f".ccf-restore-{secrets.token_hex(6)}-{os.path.basename(p)[:64]}")
     if os.path.isdir(p) and not os.path.islink(p):
-        shutil.rmtree(p)
+        fsgate.remove(p)
+    if entry["kind"] == "symlink":
+        fsgate.symlink(entry["target"], p)
+        _set_owner(entry)
+        return
     try:
-        if entry["kind"] == "symlink":
-            os.symlink(entry["target"], tmp)
-        elif kept is not None:
+        if kept is not None:
             if not stat.S_ISREG(os.lstat(kept).st_mode) or sha256_of(str(kept)) != entry["sha256"]:
                 raise OSError(f"the backup of {p} is damaged (sha256 differs)")
-            os.link(kept, tmp, follow_symlinks=False)
-            _finish_file(tmp, entry)
+            fsgate.link(kept, tmp)
         else:
             _extract(entry, zf, arcname, tmp)
-            _finish_file(tmp, entry)
-        os.replace(tmp, p)
+        _finish_file(tmp, entry)
+        fsgate.rename(tmp, p)
     except BaseException:
         unlink_quietly(tmp)
         raise
+    _set_owner(entry)
 
 
 def _extract(
@@ -520,7 +595,7 @@ def _extract(
     if zf is None:
         raise OSError(f"no backup holds {p}")
     h = hashlib.sha256()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    fd = fsgate.create_new(tmp, 0o600)
     with zf.open(arcname or p.lstrip("/")) as fin, os.fdopen(fd, "wb") as fout:
         for chunk in iter(lambda: fin.read(_CHUNK), b""):
             h.update(chunk)
@@ -546,6 +621,7 @@ def _sweep(
     items: Sequence[Tuple[Dict[str, Any], Optional[Path]]],
     remove: Iterable[str],
     report: RestoreReport,
+    guard: Optional[_Guard] = None,
 ) -> List[Dict[str, Any]]:
     """Take away what the apply added: the new versions' files (`remove`), then anything new in
     the recorded directories (pip's `~` copies, files a killed extraction left), deepest first.
@@ -555,27 +631,35 @@ def _sweep(
         keep.update(e["path"] for e in manifest["files"])
         keep.update(d["path"] for d in manifest["dirs"])
     for path in sorted(set(remove) - keep, key=lambda p: (-p.count(os.sep), p)):
-        _remove(path, report)
+        _remove(path, report, guard)
     dirs = sorted(
         {d["path"]: d for m, _ in items for d in m["dirs"]}.values(),
         key=lambda d: d["path"].count(os.sep),
     )
     for d in reversed(dirs):
-        if not os.path.isdir(d["path"]):
+        if not os.path.isdir(d["path"]) or os.path.islink(d["path"]):
             continue
         for name in sorted(set(os.listdir(d["path"])) - set(d["entries"])):
-            _remove(os.path.join(d["path"], name), report)
+            _remove(os.path.join(d["path"], name), report, guard)
+    _prune(report.removed, {d["path"] for d in dirs}, report)
     return dirs
 
 
-def _recreate_dirs(dirs: Sequence[Dict[str, Any]], report: RestoreReport) -> None:
+def _recreate_dirs(
+    dirs: Sequence[Dict[str, Any]], report: RestoreReport, guard: Optional[_Guard] = None
+) -> None:
     for d in dirs:
+        if guard is not None and d["path"] in guard.protect:
+            continue  # changed since the apply (a symlink put in its place): left alone
         try:
-            if os.path.lexists(d["path"]) and not os.path.isdir(d["path"]):
-                os.unlink(d["path"])
-            os.makedirs(d["path"], exist_ok=True)
+            if os.path.islink(d["path"]) or (
+                os.path.lexists(d["path"]) and not os.path.isdir(d["path"])
+            ):
+                fsgate.remove(d["path"])
+            fsgate.make_dirs(d["path"], d["mode"])
             if stat.S_IMODE(os.lstat(d["path"]).st_mode) != d["mode"]:
-                os.chmod(d["path"], d["mode"])
+                fsgate.chmod(d["path"], d["mode"])
+            _set_owner(d)
         except OSError as exc:
             report.errors.append(f"cannot recreate {d['path']}/: {exc.strerror or exc}")
 
@@ -644,14 +728,14 @@ class _Sources:
 
 
 def _fix_metadata(entry: Dict[str, Any]) -> None:
-    """Mode and mtime of a file whose content is already right."""
-    if entry["kind"] != "file":
-        return
-    st = os.lstat(entry["path"])
-    if stat.S_IMODE(st.st_mode) != entry["mode"]:
-        os.chmod(entry["path"], entry["mode"])
-    if st.st_mtime_ns != entry["mtime_ns"]:
-        os.utime(entry["path"], ns=(entry["mtime_ns"], entry["mtime_ns"]))
+    """Mode, mtime and owner of a file whose content is already right."""
+    if entry["kind"] == "file":
+        st = os.lstat(entry["path"])
+        if stat.S_IMODE(st.st_mode) != entry["mode"]:
+            fsgate.chmod(entry["path"], entry["mode"])
+        if st.st_mtime_ns != entry["mtime_ns"]:
+            fsgate.utime(entry["path"], entry["mtime_ns"])
+    _set_owner(entry)
 
 
 def _restore_files(
@@ -659,6 +743,7 @@ def _restore_files(
     archive: Optional[Path],
     wheel: Optional[Callable[[Dict[str, Any]], Path]],
     report: RestoreReport,
+    guard: Optional[_Guard] = None,
 ) -> None:
     try:
         sources = _Sources(manifest, archive, wheel, report)
@@ -668,6 +753,8 @@ def _restore_files(
     try:
         digests = _hashes(_same_size_files(manifest))
         for entry in manifest["files"]:
+            if guard is not None and entry["path"] in guard.protect:
+                continue  # changed since the apply (kept unless --force) or not the apply's
             try:
                 if _matches(entry, digests.get(entry["path"])):
                     _fix_metadata(entry)
@@ -685,19 +772,22 @@ def restore(
     *,
     remove: Iterable[str] = (),
     wheel: Optional[Callable[[Dict[str, Any]], Path]] = None,
+    protect: Iterable[str] = (),
 ) -> RestoreReport:
     """Put the manifests' files back exactly (see the module doc), then check them.
 
     `items`: (manifest, archive or None); `remove`: paths the apply added (files of the versions
     installed now) that no manifest holds; `wheel(manifest)`: the index's wheel of a manifest
     whose files are not all in its backup (fetched only when one is needed; raises OSError with
-    the reason when it cannot be had). Never raises for a single file: what fails is in
-    `errors`, and what differs afterwards in `remaining`."""
+    the reason when it cannot be had); `protect`: paths never removed or written (what appeared
+    after the apply, what changed since it: fixer.applier.threeway decides). Never raises for a
+    single file: what fails is in `errors`, and what differs afterwards in `remaining`."""
     report = RestoreReport()
-    dirs = _sweep(items, remove, report)  # 1. what the apply added
-    _recreate_dirs(dirs, report)  # 2. directories, shallowest first
+    guard = _Guard.of(protect)
+    dirs = _sweep(items, remove, report, guard)  # 1. what the apply added
+    _recreate_dirs(dirs, report, guard)  # 2. directories, shallowest first
     for manifest, archive in items:  # 3. files
-        _restore_files(manifest, archive, wheel, report)
+        _restore_files(manifest, archive, wheel, report, guard)
     for manifest, _ in items:  # 4. check: every byte against the recorded hashes
         report.remaining.extend(check(manifest))
     return report

@@ -12,7 +12,7 @@ Layout in the state directory (fixer.system.paths.state_dir):
     journal/<id>/files/<n>          backups of other files before they are overwritten (env files)
     journal/<id>/apply.log          every command and its whole output
 
-journal.json (version 2; version 1 journals are still read):
+journal.json (version 3; older journals are refused as damaged: rollback them with the tool that wrote them):
     {"version": 2, "id", "created", "pid", "python", "root",
      "status": "prepared" | "applying" | "done" | "failed" | "abandoned" | "rolling-back" | "rolled-back"
                | "rollback-incomplete",
@@ -23,8 +23,12 @@ journal.json (version 2; version 1 journals are still read):
      "sources": {"index_urls": [...], "extra_index_urls": [...], "find_links": [...], "no_index": bool,
                  "break_system_packages": bool},         gathered from the steps' Step.pip (fixer.applier.sources)
      "apt_before": {package: version or null}, "apt_held": [package...],
-     "files": [{"path", "existed", "backup", "mode", "sha256"}],   backup relative to the journal dir
+     "files": [FileRecord: {"path", "before": PathState, "backup", "created_dirs", "after": PathState}],
+                                                          backup relative to the journal dir
      "ldconfig": null | ["ldconfig", ...],
+     "after_state": null | "after.json": what the apply left (fixer.applier.threeway.capture),
+                                                          written when it finished; rollback restores
+                                                          a path only while it still equals this
      "steps": [{"kind", "summary", "argv", "status": "pending"|"running"|"done"|"failed", "rc", "seconds"}],
      "error": null | text, "rollback": null | {...result...}, "notes": [...],
      "env_fixes": [EnvFix as to_dict writes it],   the plan's loader fixes (a resumed apply fixes the new kernel)
@@ -45,17 +49,20 @@ raises JournalWriteFailed.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from fixer.errors import JournalDamaged, JournalWriteFailed
+from fixer.system import fsgate, grammar
 
-JOURNAL_VERSION = 2
-_READABLE = (1, 2)
+JOURNAL_VERSION = 3
+_READABLE = (3,)
 
 #: Statuses of a journal whose apply (or rollback) did not finish ("awaiting-restart": it waits for
 #: `apply --resume` after a kernel restart, and its backups must stay).
@@ -67,29 +74,15 @@ _REQUIRED = {"id": str, "status": str, "python": str, "steps": list}
 
 
 def atomic_write(path: Path, data: bytes, mode: Optional[int] = None) -> None:
-    """Write `data` to `path` via a temporary file in the same directory + fsync + os.replace."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644 if mode is None else mode)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        unlink_quietly(tmp)
-        raise
-    fsync_dir(path.parent)
+    """Write `data` to `path` through the gate (fixer.system.fsgate.write_bytes: a fresh
+    temporary file, fsync, os.replace, the directory fsynced), 0600 unless `mode` says otherwise."""
+    fsgate.write_bytes(path, data, 0o600 if mode is None else mode)
 
 
 def unlink_quietly(path: "os.PathLike[str] | str") -> None:
     """Remove a temporary file on the way out of a failed write; it may not exist."""
     try:
-        os.unlink(path)
+        fsgate.remove(path)
     except OSError:
         pass
 
@@ -105,6 +98,33 @@ def fsync_dir(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+#: A URL in a line of text (a command line, installer output), and the userinfo of one
+#: (`https://user:token@host/`: what pip accepts as a credential in an index URL,
+#: pip/_internal/utils/misc.py split_auth_from_netloc). Bounded: no nested quantifiers.
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]{0,30}://[^ \t\r\n\"'<>]{1,4096}")
+_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]{0,30}://)[^/@ \t\r\n]{1,2048}@")
+
+
+def mask_credentials(text: str) -> str:
+    """`text` with the userinfo of every URL in it replaced by ***@ (fixer.system.grammar.mask_url,
+    the one home of that rule; then a plain scan for what urlsplit would not parse): the journal
+    and the log keep no password or token (an `--index-mirror https://user:pass@host/...`)."""
+    if "@" not in text:
+        return text
+    text = _URL.sub(lambda m: grammar.mask_url(m.group(0)), text)
+    return _USERINFO.sub(lambda m: m.group(1) + "***@", text)
+
+
+def _masked(value: Any) -> Any:
+    if isinstance(value, str):
+        return mask_credentials(value)
+    if isinstance(value, dict):
+        return {k: _masked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v) for v in value]
+    return value
 
 
 # -- checksummed JSON ------------------------------------------------------------------------
@@ -182,13 +202,14 @@ class Journal:
     def create(cls, state_dir: Path, *, python: str, root: Optional[str]) -> "Journal":
         """A new journal in status "prepared". JournalWriteFailed when the state directory
         cannot take it (nothing has changed on the machine yet)."""
+        fsgate.private_dir(state_dir)  # 0700, this user's, not a symlink: checked on every use
         now = datetime.datetime.now(datetime.timezone.utc)
         jid = now.strftime("%Y%m%dT%H%M%S") + f"-{now.microsecond:06d}-{os.getpid()}"
         base = Path(state_dir) / "journal"
         directory = base / jid
         try:
             for sub in ("files", "manifests", "backups"):
-                (directory / sub).mkdir(parents=True, exist_ok=True)
+                fsgate.make_dirs(directory / sub, 0o700)
         except OSError as exc:
             raise JournalWriteFailed(
                 f"cannot create the journal directory {directory}: {exc.strerror or exc}"
@@ -239,7 +260,7 @@ class Journal:
                 f"{', '.join(map(str, _READABLE))})",
                 path=str(path),
             )
-        if version >= 2 and b'"checksum"' not in raw:
+        if b'"checksum"' not in raw:
             raise JournalDamaged(f"{path}: no checksum", path=str(path))
         for key, kind in _REQUIRED.items():
             if not isinstance(data.get(key), kind):
@@ -249,12 +270,6 @@ class Journal:
                     hint="`colab-cudnn-fix rollback --force` restores from what the journal "
                     "still holds",
                 )
-        if (
-            version == 1
-            and data.get("status") not in ("prepared", "abandoned")
-            and not isinstance(data.get("before"), dict)
-        ):
-            raise JournalDamaged(f"{path}: field 'before' is missing", path=str(path))
         return cls(directory, data)
 
     @classmethod
@@ -305,6 +320,8 @@ class Journal:
             ):
                 found.setdefault(p.name[: -len(suffix)], f"{sub}/{p.name}")
             data[key] = found
+        if "after_state" not in data and (directory / "after.json").is_file():
+            data["after_state"] = "after.json"
         journal = cls(directory, data, damaged)
         journal.forced = True
         if not data.get("python"):
@@ -363,14 +380,129 @@ class Journal:
     def log_path(self) -> Path:
         return self.dir / "apply.log"
 
+    # -- typed fields (each key of journal.json has one reader here) --------------------------
+
+    @property
+    def python(self) -> str:
+        return str(self.data.get("python") or "")
+
+    @property
+    def installer(self) -> str:
+        return str(self.data.get("installer") or "pip")
+
+    @property
+    def sources(self) -> Dict[str, Any]:
+        value = self.data.get("sources")
+        return dict(value) if isinstance(value, dict) else {}
+
+    @property
+    def apt_before(self) -> Dict[str, Optional[str]]:
+        """Package -> version before the apply (None: not installed); entries that are not a
+        Debian package name and version (Policy 5.6.1, 5.6.12) are dropped as damage: they
+        would reach apt-get's command line."""
+        value = self.data.get("apt_before")
+        out: Dict[str, Optional[str]] = {}
+        for pkg, version in value.items() if isinstance(value, dict) else ():
+            try:
+                out[grammar.apt_name(pkg)] = (
+                    None if version is None else grammar.apt_version(version)
+                )
+            except ValueError as exc:
+                self._damage(f"apt_before: {exc}")
+        return out
+
+    @property
+    def apt_held(self) -> Tuple[str, ...]:
+        held = self.data.get("apt_held")
+        return tuple(p for p in (held if isinstance(held, list) else ()) if _is_apt_name(p))
+
+    @property
+    def ldconfig(self) -> Optional[List[str]]:
+        """The ldconfig command the apply ran: only the tool's own (fixer.applier.envfix.ldconfig_argv),
+        never another command a damaged journal names."""
+        value = self.data.get("ldconfig")
+        if value is None or value == []:
+            return None
+        if value != ["ldconfig"]:
+            self._damage(f"ldconfig: {value!r:.100} is not the tool's ldconfig command")
+            return None
+        return ["ldconfig"]
+
+    @property
+    def files(self) -> Tuple["FileRecord", ...]:
+        """The file records; one that cannot be read is left out and named in `damaged`."""
+        value = self.data.get("files")
+        out: List[FileRecord] = []
+        for r in value if isinstance(value, list) else ():
+            try:
+                out.append(FileRecord.from_dict(r))
+            except JournalDamaged as exc:
+                self._damage(exc.message)
+        return tuple(out)
+
+    @property
+    def notes(self) -> List[str]:
+        value = self.data.get("notes")
+        return [str(n) for n in value] if isinstance(value, list) else []
+
+    @property
+    def steps(self) -> List[Dict[str, Any]]:
+        """The step records, mutable: _run_steps updates them in place and saves."""
+        return list(self.data["steps"])
+
+    @property
+    def child(self) -> Optional["ChildRecord"]:
+        return ChildRecord.from_dict(self.data.get("child"))
+
+    @property
+    def resume(self) -> Optional["ResumeRecord"]:
+        return ResumeRecord.from_dict(self.data.get("resume"))
+
+    @property
+    def env_fixes(self) -> List[Dict[str, Any]]:
+        value = self.data.get("env_fixes")
+        return [f for f in value if isinstance(f, dict)] if isinstance(value, list) else []
+
+    @property
+    def backups(self) -> Dict[str, str]:
+        """name -> backups/<name>.zip (a path inside the journal directory, or left out)."""
+        value = self.data.get("backups")
+        items = value.items() if isinstance(value, dict) else ()
+        return {str(k): str(v) for k, v in items if _inside(v)}
+
+    @property
+    def index_copies(self) -> Dict[str, Dict[str, Any]]:
+        value = self.data.get("index_copies")
+        items = value.items() if isinstance(value, dict) else ()
+        return {str(k): v for k, v in items if isinstance(v, dict)}
+
+    def add_note(self, text: str) -> None:
+        """Append a note and save."""
+        self.data["notes"] = self.notes + [text]
+        self.save()
+
+    def after_state(self) -> Optional[Dict[str, Any]]:
+        """What the apply left (after.json), or None when it did not finish."""
+        rel = self.data.get("after_state")
+        if not isinstance(rel, str):
+            return None
+        try:
+            return self.read_part(rel)
+        except JournalDamaged as exc:
+            if not self.forced:
+                raise
+            self.damaged.append(exc.message)
+            return None
+
     def set(self, **values: Any) -> None:
         """Update fields and save (fsynced) at once."""
         self.data.update(values)
         self.save()
 
     def save(self) -> None:
+        """Write journal.json (checksummed, 0600), credentials in URLs masked."""
         self.data["version"] = JOURNAL_VERSION
-        write_checked(self.dir / "journal.json", self.data)
+        write_checked(self.dir / "journal.json", _masked(self.data))
 
     def write_part(self, name: str, data: Dict[str, Any]) -> str:
         """Write a checksummed side file (before.json, manifests/<n>.json); return its relative path."""
@@ -378,12 +510,17 @@ class Journal:
         return name
 
     def read_part(self, name: str) -> Dict[str, Any]:
+        """A side file of this journal; `name` must stay inside its directory."""
+        if not _inside(name):
+            raise JournalDamaged(f"{self.dir}: {name!r:.100} is not a file of this journal")
         return read_checked(self.dir / name)
 
+    def _damage(self, what: str) -> None:
+        if what not in self.damaged:
+            self.damaged.append(what)
+
     def before(self) -> Optional[Dict[str, Any]]:
-        """The target's distributions before the apply (before.json; inside journal.json in version 1)."""
-        if isinstance(self.data.get("before"), dict):
-            return dict(self.data["before"])
+        """The target's distributions before the apply (before.json)."""
         if (self.dir / "before.json").exists():
             try:
                 return self.read_part("before.json")
@@ -394,7 +531,8 @@ class Journal:
         return None
 
     def manifests(self) -> Iterator[Dict[str, Any]]:
-        for name, rel in sorted(self.data.get("manifests", {}).items()):
+        value = self.data.get("manifests")
+        for name, rel in sorted((value if isinstance(value, dict) else {}).items()):
             try:
                 yield self.read_part(rel)
             except JournalDamaged as exc:
@@ -405,8 +543,168 @@ class Journal:
     def log(self, text: str) -> None:
         """Append to apply.log (not fsynced per line: it is for people, the JSON is the truth).
         A full disk does not stop anything here: the log is best effort."""
+        text = mask_credentials(text)
         try:
-            with open(self.log_path, "a", encoding="utf-8") as f:
-                f.write(text if text.endswith("\n") else text + "\n")
+            fsgate.append_text(self.log_path, text if text.endswith("\n") else text + "\n")
         except OSError:
             pass
+
+
+def _is_apt_name(value: Any) -> bool:
+    try:
+        grammar.apt_name(value)
+        return True
+    except ValueError:
+        return False
+
+
+def _inside(rel: Any) -> bool:
+    """A relative path that stays inside the journal directory (no `..`, not absolute)."""
+    return (
+        isinstance(rel, str)
+        and bool(rel)
+        and not rel.startswith("/")
+        and "\0" not in rel
+        and ".." not in rel.split("/")
+    )
+
+
+# -- records -----------------------------------------------------------------------------------
+
+
+def _int(value: Any) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str(value: Any) -> Optional[str]:
+    return value if isinstance(value, str) else None
+
+
+@dataclasses.dataclass(frozen=True)
+class PathState:
+    """One path as the apply saw it: its type ("absent", "file", "symlink", "dir", "other"),
+    mode, owner, and content (sha256 and size of a file, target of a symlink)."""
+
+    kind: str = "absent"
+    mode: Optional[int] = None
+    uid: Optional[int] = None
+    gid: Optional[int] = None
+    sha256: Optional[str] = None
+    size: Optional[int] = None
+    target: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, d: Any) -> "PathState":
+        if not isinstance(d, dict):
+            return cls()
+        kind = d.get("kind")
+        return cls(
+            kind=kind if kind in ("file", "symlink", "dir", "other") else "absent",
+            mode=_int(d.get("mode")),
+            uid=_int(d.get("uid")),
+            gid=_int(d.get("gid")),
+            sha256=_str(d.get("sha256")),
+            size=_int(d.get("size")),
+            target=_str(d.get("target")),
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+
+    @property
+    def exists(self) -> bool:
+        return self.kind != "absent"
+
+    def differences(self, now: "PathState") -> List[str]:
+        """How `now` differs from this state, in words ([] when equal)."""
+        if now.kind != self.kind:
+            was = f"{self.kind} -> {self.target}" if self.kind == "symlink" else self.kind
+            return [f"{now.kind} (was {was})"]
+        out: List[str] = []
+        if self.kind == "symlink" and now.target != self.target:
+            out.append(f"symlink -> {now.target} (was -> {self.target})")
+        if self.kind == "file" and (now.sha256, now.size) != (self.sha256, self.size):
+            out.append("content differs (sha256)")
+        if self.mode is not None and now.mode != self.mode and self.kind != "symlink":
+            out.append(f"mode {now.mode or 0:o} (was {self.mode:o})")
+        if self.uid is not None and (now.uid, now.gid) != (self.uid, self.gid):
+            out.append(f"owner {now.uid}:{now.gid} (was {self.uid}:{self.gid})")
+        return out
+
+
+@dataclasses.dataclass(frozen=True)
+class FileRecord:
+    """A file the apply writes outside a distribution (a loader fix, the loader cache, a hashed
+    requirements file): its state before, its backup, the directories writing it creates, and
+    what the apply left there (None until it finished)."""
+
+    path: str
+    before: PathState
+    backup: Optional[str] = None
+    created_dirs: Tuple[str, ...] = ()
+    after: Optional[PathState] = None
+
+    @property
+    def existed(self) -> bool:
+        return self.before.exists
+
+    @classmethod
+    def from_dict(cls, d: Any) -> "FileRecord":
+        if not isinstance(d, dict) or not isinstance(d.get("path"), str) or not d["path"]:
+            raise JournalDamaged(f"a file record is not an object with a path: {d!r:.200}")
+        after = d.get("after")
+        return cls(
+            path=d["path"],
+            before=PathState.from_dict(d.get("before")),
+            backup=d["backup"] if _inside(d.get("backup")) else None,
+            created_dirs=tuple(x for x in d.get("created_dirs") or () if isinstance(x, str)),
+            after=PathState.from_dict(after) if isinstance(after, dict) else None,
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "path": self.path,
+            "before": self.before.to_dict(),
+            "backup": self.backup,
+            "created_dirs": list(self.created_dirs),
+            "after": self.after.to_dict() if self.after is not None else None,
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class ChildRecord:
+    """The installer a step runs now (a later rollback stops it first)."""
+
+    pid: int
+    pgid: Optional[int] = None
+    start: Optional[int] = None
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Optional["ChildRecord"]:
+        if not isinstance(d, dict) or _int(d.get("pid")) is None:
+            return None
+        return cls(pid=d["pid"], pgid=_int(d.get("pgid")), start=_int(d.get("start")))
+
+
+@dataclasses.dataclass(frozen=True)
+class ResumeRecord:
+    """Where an apply that waits for a kernel restart goes on."""
+
+    next: int
+    steps: Tuple[Dict[str, Any], ...]
+    reason: str = ""
+    command: str = ""
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Optional["ResumeRecord"]:
+        if not isinstance(d, dict) or _int(d.get("next")) is None:
+            return None
+        steps = d.get("steps")
+        if not isinstance(steps, list) or not all(isinstance(x, dict) for x in steps):
+            return None
+        return cls(
+            next=d["next"],
+            steps=tuple(steps),
+            reason=str(d.get("reason") or ""),
+            command=str(d.get("command") or ""),
+        )

@@ -33,6 +33,7 @@ import os
 import sys
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from fixer.system import fsgate
 from fixer.system.paths import under_root
 from fixer.planner.preload import ProcessFix, cudnn_family, fix_process, mapped_files, stray_copies
 from fixer.model import EnvFix, Environment, Plan
@@ -426,7 +427,8 @@ def run_condacolab(
         def sandboxed_open(file: Any, *args: Any, **kwargs: Any) -> Any:
             if isinstance(file, str) and file.startswith("/etc/"):
                 file = str(under_root(file, root))
-                os.makedirs(os.path.dirname(file), exist_ok=True)
+                with fsgate.allowed([os.path.dirname(file)], why="condacolab in a --root sandbox"):
+                    fsgate.make_dirs(os.path.dirname(file))
             return real_open(file, *args, **kwargs)
 
         condacolab.open = sandboxed_open

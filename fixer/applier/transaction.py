@@ -22,31 +22,31 @@ what that check says, not what the versions say.
 
 from __future__ import annotations
 
-import hashlib
-import os
-import shutil
+import contextlib
+import dataclasses
 import signal
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, List, NoReturn, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
-from fixer.planner import installers
-from fixer.system.paths import state_dir
-from fixer.system.proc import ignore_signals, process_start_time, restore_signals, stop_recorded
-from fixer.errors import FixerError, JournalWriteFailed, NoSpace, StepFailed, UsageError
-from fixer.model import Plan, PlanOptions, Step
-from fixer.applier import envfix, filetree, indexcopy
+from fixer.applier import envfix, filetree, prepare, threeway, undo
 from fixer.applier.filelock import ApplyLock, TargetLock
-from fixer.applier.journal import UNFINISHED, WAITING, Journal, atomic_write
+from fixer.applier.journal import UNFINISHED, WAITING, Journal
+from fixer.applier.prepare import backup_set, ldconfig_of, req_name, unrooted
 from fixer.applier.reporter import Reporter, default_reporter
-from fixer.applier.results import ApplyResult, DistChange, RollbackResult, StepOutcome
+from fixer.applier.results import ApplyResult, RollbackResult, StepOutcome
 from fixer.applier.runner import CommandResult, Runner, run_command
 from fixer.applier.snapshot import TargetSnapshot, read_target, snapshot_from_dict, snapshot_to_dict
-from fixer.applier.sources import install_exact_argv, sources_of
+from fixer.errors import FixerError, JournalWriteFailed, StepFailed, UsageError
+from fixer.model import Plan, PlanOptions, Step
+from fixer.planner import installers
+from fixer.system import fsgate
+from fixer.system.paths import lock_dir, private_state_dir
+from fixer.system.proc import ignore_signals, process_start_time, restore_signals, stop_recorded
 
 #: Seconds a command of each kind may run (a torch download on a slow link takes long).
 TIMEOUTS = {
@@ -58,11 +58,9 @@ TIMEOUTS = {
     "conda-install": 3600.0,
     "env-fix": 120.0,
 }
-RESTORE_TIMEOUT = 3600.0
+RESTORE_TIMEOUT = undo.RESTORE_TIMEOUT
 #: Journals whose backups are kept (the newest ones); older backups go after a successful apply.
 KEEP_BACKUPS = 1
-#: Free space kept in reserve beyond what the backups and downloads need.
-SPACE_MARGIN = 64 << 20
 
 _UNFINISHED = UNFINISHED
 
@@ -105,7 +103,9 @@ def apply_plan(
     (rolled_back=True) after restoring the previous state when anything goes wrong, LockHeld
     when another apply runs on the same interpreter or state directory, UsageError when the last
     apply was interrupted and not rolled back, JournalDamaged when its journal cannot be read,
-    JournalWriteFailed / NoSpace (nothing changed) when the journal or backups do not fit.
+    JournalWriteFailed / NoSpace (nothing changed) when the journal or backups do not fit,
+    PathRefused (exit 2, nothing changed) when the plan would write outside what it may touch
+    or the state directory is not private.
 
     `verify` is kept for callers; the check after the steps always runs (the GPU check is the
     caller's, see fixer.cli.apply)."""
@@ -113,74 +113,85 @@ def apply_plan(
     rep = default_reporter(reporter)
     run: Runner = runner or run_command
     started = time.monotonic()
-    active = [s for s in plan.steps if s.kind not in ("verify",)]
     if plan.nothing_to_do:
         return ApplyResult(
             changed=False,
             notes=("nothing to do: the environment already matches the plan",),
             restart_required=plan.restart_required,
         )
-    state = state_dir(options.root)
+    state = private_state_dir(options.root)
     # signal handlers first: no state is written before a SIGTERM can be turned into a rollback
     old_handlers = _catch_signals()
     journal: Optional[Journal] = None
     locks: List[ApplyLock] = []
+    scope = contextlib.ExitStack()
     try:
-        locks.append(TargetLock(python).acquire())
+        locks.append(TargetLock(python, lock_dir(options.root)).acquire())
         locks.append(ApplyLock(state).acquire())
-        last = Journal.latest(state)
-        if last is not None and last.status in _UNFINISHED + WAITING:
-            if last.status == "awaiting-restart":
-                raise UsageError(
-                    f"the previous apply (journal {last.id}) waits for a kernel restart; nothing was "
-                    "changed now",
-                    hint=RESUME_HINT + ", or `colab-cudnn-fix rollback` to undo it",
-                )
-            raise UsageError(
-                f"the previous apply (journal {last.id}) did not finish (status {last.status}); "
-                "nothing was changed now",
-                hint="run `colab-cudnn-fix rollback` to restore the state before it, then apply again",
-            )
+        _refuse_unfinished(Journal.latest(state))
+        before = read_target(python)
+        scope.enter_context(prepare.confine(plan.steps, before, options.root, state))
         journal = Journal.create(state, python=python, root=options.root)
         rep.phase(f"journal {journal.dir}")
-        before = _prepare(journal, plan, python, options, rep, run)
+        prepare.prepare(journal, plan, before, options, rep, run)
         journal.set(status="applying")
+        restart = plan.restart_required or any(s.kind == "restart" for s in plan.steps)
+        active = [s for s in plan.steps if s.kind not in ("verify",)]
         return _finish(
-            journal,
-            active,
-            0,
-            before,
-            python,
-            options,
-            rep,
-            run,
-            started,
-            plan.restart_required or any(s.kind == "restart" for s in plan.steps),
-            locks,
+            journal, active, 0, before, python, options, rep, run, started, restart, locks
         )
     except BaseException as exc:
         if journal is None or journal.status in ("prepared",):
-            if journal is not None:
-                _try_set(journal, status="abandoned", error=_describe(exc))
-            if isinstance(exc, JournalWriteFailed):
-                raise JournalWriteFailed(
-                    f"{exc.message}; the apply stopped before changing anything",
-                    hint="free some disk space (or lift the file-size limit) and apply again",
-                )
-            if isinstance(exc, (KeyboardInterrupt, _Terminated)):
-                raise StepFailed(
-                    f"{_describe(exc)} before any change; nothing was changed", rolled_back=True
-                )
-            raise
-        _roll_back_after(exc, journal, python, rep, run)
+            _unchanged(exc, journal)
+        assert journal is not None
+        _roll_back_after(exc, journal, python, rep, run, options.root)
     finally:
+        scope.close()
         for lock in reversed(locks):
             lock.release()
         restore_signals(old_handlers)
 
 
+def _refuse_unfinished(last: Optional[Journal]) -> None:
+    """UsageError when the newest journal's apply did not finish (nothing changed now)."""
+    if last is None or last.status not in UNFINISHED + WAITING:
+        return
+    if last.status == "awaiting-restart":
+        raise UsageError(
+            f"the previous apply (journal {last.id}) waits for a kernel restart; nothing was "
+            "changed now",
+            hint=RESUME_HINT + ", or `colab-cudnn-fix rollback` to undo it",
+        )
+    raise UsageError(
+        f"the previous apply (journal {last.id}) did not finish (status {last.status}); "
+        "nothing was changed now",
+        hint="run `colab-cudnn-fix rollback` to restore the state before it, then apply again",
+    )
+
+
+def _unchanged(exc: BaseException, journal: Optional[Journal]) -> NoReturn:
+    """The apply stopped before changing anything: journal it abandoned, say so, re-raise."""
+    if journal is not None:
+        _try_set(journal, status="abandoned", error=_describe(exc))
+    if isinstance(exc, JournalWriteFailed):
+        raise JournalWriteFailed(
+            f"{exc.message}; the apply stopped before changing anything",
+            hint="free some disk space (or lift the file-size limit) and apply again",
+        )
+    if isinstance(exc, (KeyboardInterrupt, _Terminated)):
+        raise StepFailed(
+            f"{_describe(exc)} before any change; nothing was changed", rolled_back=True
+        )
+    raise exc
+
+
 def _roll_back_after(
-    exc: BaseException, journal: Journal, python: str, rep: Reporter, run: Runner
+    exc: BaseException,
+    journal: Journal,
+    python: str,
+    rep: Reporter,
+    run: Runner,
+    root: Optional[str] = None,
 ) -> NoReturn:
     """Restore the state before the apply (signals ignored meanwhile), then raise StepFailed
     saying what went wrong and whether the check after the restore found everything as before."""
@@ -189,7 +200,7 @@ def _roll_back_after(
     _try_set(journal, error=reason)
     shielded = ignore_signals()
     try:
-        result = _restore(journal, python, rep, run)
+        result = _restore(journal, python, rep, run, root=root)
     finally:
         restore_signals(shielded)
     if result.status == "rolled-back":
@@ -234,33 +245,13 @@ def _finish(
     restart_required: bool,
     locks: Sequence[ApplyLock] = (),
 ) -> ApplyResult:
-    """Run steps[start:], check (always: --no-verify skips only the health checks), journal "done"
-    (or "awaiting-restart" at a step that needs a fresh kernel). Raises on failure; the caller
-    rolls back."""
+    """Run steps[start:], check (always: --no-verify skips only the health checks), record what
+    the apply left (threeway.capture) and journal "done" (or "awaiting-restart" at a step that
+    needs a fresh kernel). Raises on failure; the caller rolls back."""
     try:
         outcomes = _run_steps(journal, steps, options, rep, run, start=start, locks=locks)
     except _Pause as pause:
-        from fixer.model import to_dict
-
-        journal.set(
-            status="awaiting-restart",
-            resume={
-                "next": pause.index,
-                "steps": [to_dict(s) for s in steps],
-                "reason": pause.reason,
-                "command": RESUME_HINT,
-            },
-        )
-        return ApplyResult(
-            changed=True,
-            journal=str(journal.dir),
-            log=str(journal.log_path),
-            files=tuple(f["path"] for f in journal.data["files"]),
-            notes=tuple(journal.data.get("notes", ())) + (pause.reason,),
-            seconds=time.monotonic() - started,
-            awaiting_restart=True,
-            resume=RESUME_HINT,
-        )
+        return _paused(journal, steps, pause, started)
     rep.phase("checking the result")
     problems = _post_check(steps, python, options)
     if problems:
@@ -270,8 +261,9 @@ def _finish(
         )
     after = read_target(python)
     repaired = _repaired(journal, before, after)
+    _record_after(journal, before, after)
     journal.set(status="done", after=snapshot_to_dict(after))
-    notes = list(journal.data.get("notes", ()))
+    notes = journal.notes
     pruned = prune_backups(journal.dir.parent.parent, keep=KEEP_BACKUPS)
     if pruned:
         notes.append(
@@ -280,8 +272,8 @@ def _finish(
     return ApplyResult(
         changed=True,
         steps=outcomes,
-        distributions=_diff(before, after),
-        files=tuple(f["path"] for f in journal.data["files"]),
+        distributions=undo.diff(before, after),
+        files=tuple(f.path for f in journal.files),
         repaired=tuple(repaired),
         journal=str(journal.dir),
         log=str(journal.log_path),
@@ -289,6 +281,53 @@ def _finish(
         notes=tuple(notes),
         seconds=time.monotonic() - started,
     )
+
+
+def _paused(
+    journal: Journal, steps: Sequence[Step], pause: "_Pause", started: float
+) -> ApplyResult:
+    from fixer.model import to_dict
+
+    journal.set(
+        status="awaiting-restart",
+        resume={
+            "next": pause.index,
+            "steps": [to_dict(s) for s in steps],
+            "reason": pause.reason,
+            "command": RESUME_HINT,
+        },
+    )
+    return ApplyResult(
+        changed=True,
+        journal=str(journal.dir),
+        log=str(journal.log_path),
+        files=tuple(f.path for f in journal.files),
+        notes=tuple(journal.notes) + (pause.reason,),
+        seconds=time.monotonic() - started,
+        awaiting_restart=True,
+        resume=RESUME_HINT,
+    )
+
+
+def _record_after(journal: Journal, before: TargetSnapshot, after: TargetSnapshot) -> None:
+    """after.json: what the apply left on every path it touched (rollback's three-way check),
+    and each file record's state after."""
+    before_data = journal.before() or {}
+    bv = before.versions()
+    changed = []
+    for d in after.dists:
+        if d.dist_info and (bv.get(d.name) != d.version) and not d.editable:
+            try:
+                changed += filetree.record_paths(d.dist_info, prepare.target_dirs(after))
+            except fsgate.PathRefused:
+                continue
+            changed.append(d.dist_info)
+    state = threeway.capture(list(journal.manifests()), before_data.get("site_dirs") or [], changed)
+    rel = journal.write_part("after.json", state)
+    files = [
+        dataclasses.replace(r, after=threeway.state_of(r.path)).to_dict() for r in journal.files
+    ]
+    journal.set(after_state=rel, files=files)
 
 
 def resume_apply(
@@ -309,61 +348,55 @@ def resume_apply(
     rep = default_reporter(reporter)
     run: Runner = runner or run_command
     started = time.monotonic()
-    state = state_dir(root)
+    state = private_state_dir(root)
     old_handlers = _catch_signals()
     journal: Optional[Journal] = None
     locks: List[ApplyLock] = []
+    scope = contextlib.ExitStack()
     target = python or ""
     try:
         locks.append(ApplyLock(state).acquire())
-        journal = Journal.latest(state)
-        if journal is None or journal.status != "awaiting-restart":
-            what = (
-                "no apply recorded"
-                if journal is None
-                else f"the last apply (journal {journal.id}) is {journal.status}"
-            )
-            raise UsageError(
-                f"--resume: nothing to resume: {what}", hint="run `colab-cudnn-fix apply`"
-            )
-        info = journal.data.get("resume")
-        before_data = journal.before()
-        if (
-            not isinstance(info, dict)
-            or not isinstance(info.get("steps"), list)
-            or before_data is None
-        ):
-            raise UsageError(
-                f"journal {journal.dir}: no resume record; nothing was changed now",
-                hint="`colab-cudnn-fix rollback` undoes the part already done",
-            )
-        steps = [from_dict(Step, d, f"$.resume.steps[{i}]") for i, d in enumerate(info["steps"])]
-        target = python or journal.data["python"]
-        locks.insert(0, TargetLock(target).acquire())
-        before = snapshot_from_dict(before_data)
-        rep.phase(f"resuming journal {journal.dir} at step {info['next'] + 1}/{len(steps)}")
+        journal, info, before = _resumable(Journal.latest(state))
+        steps = [from_dict(Step, d, f"$.resume.steps[{i}]") for i, d in enumerate(info.steps)]
+        target = python or journal.python
+        locks.insert(0, TargetLock(target, lock_dir(root)).acquire())
+        scope.enter_context(prepare.confine(steps, read_target(target), root, state))
+        rep.phase(f"resuming journal {journal.dir} at step {info.next + 1}/{len(steps)}")
         journal.set(status="applying")
+        restart = any(s.kind == "restart" for s in steps)
+        options = PlanOptions(root=root)
         return _finish(
-            journal,
-            steps,
-            int(info["next"]),
-            before,
-            target,
-            PlanOptions(root=root),
-            rep,
-            run,
-            started,
-            any(s.kind == "restart" for s in steps),
-            locks,
+            journal, steps, info.next, before, target, options, rep, run, started, restart, locks
         )
     except BaseException as exc:
         if journal is None or journal.status != "applying":
             raise
-        _roll_back_after(exc, journal, target or journal.data["python"], rep, run)
+        _roll_back_after(exc, journal, target or journal.python, rep, run, root)
     finally:
+        scope.close()
         for lock in reversed(locks):
             lock.release()
         restore_signals(old_handlers)
+
+
+def _resumable(journal: Optional[Journal]) -> Tuple[Journal, Any, TargetSnapshot]:
+    """The journal waiting for a restart, its resume record and its snapshot before; UsageError
+    (nothing changed) when there is none."""
+    if journal is None or journal.status != "awaiting-restart":
+        what = (
+            "no apply recorded"
+            if journal is None
+            else f"the last apply (journal {journal.id}) is {journal.status}"
+        )
+        raise UsageError(f"--resume: nothing to resume: {what}", hint="run `colab-cudnn-fix apply`")
+    info = journal.resume
+    before_data = journal.before()
+    if info is None or before_data is None:
+        raise UsageError(
+            f"journal {journal.dir}: no resume record; nothing was changed now",
+            hint="`colab-cudnn-fix rollback` undoes the part already done",
+        )
+    return journal, info, snapshot_from_dict(before_data)
 
 
 def _describe(exc: BaseException) -> str:
@@ -376,222 +409,6 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror:
         return f"{exc.strerror}" + (f": {exc.filename}" if exc.filename else "")
     return f"{type(exc).__name__}: {exc}"
-
-
-def backup_set(plan: Plan, before: TargetSnapshot) -> List[str]:
-    """The installed distributions the plan can change: those its steps name, and, for an install
-    that brings dependencies (no --no-deps), everything they require, transitively."""
-    names: List[str] = []
-    for step in plan.steps:
-        if step.kind not in ("pip-install", "pip-uninstall", "conda-install"):
-            continue
-        named = [n for n in (_req_name(spec) for spec in step.packages) if n]
-        if step.kind == "pip-install" and not (step.pip and step.pip.no_deps):
-            named = before.closure(named)
-        for n in named:
-            if n not in names and before.get(n) is not None:
-                names.append(n)
-    return names
-
-
-def _prepare(
-    journal: Journal, plan: Plan, python: str, options: PlanOptions, rep: Reporter, run: Runner
-) -> TargetSnapshot:
-    """Record everything the plan can touch. Nothing on the machine changes here."""
-    before = read_target(python)
-    notes: List[str] = []
-    before_data = snapshot_to_dict(before)
-    # the listings of site-packages (and of a venv's own root, where uv keeps its .lock): whatever
-    # appears there during the apply and was not there before is the apply's, and rollback removes it
-    sites = sorted({d.site_packages for d in before.dists if d.dist_info.endswith(".dist-info")})
-    if before.prefix and os.path.isfile(os.path.join(before.prefix, "pyvenv.cfg")):
-        sites.append(before.prefix)
-    before_data["site_dirs"] = [filetree.dir_entry(s) for s in sites if os.path.isdir(s)]
-    journal.write_part("before.json", before_data)
-    journal.set(
-        installer=plan.installer,
-        sources=sources_of(plan.steps, options),
-        steps=[
-            {"kind": s.kind, "summary": s.summary, "argv": list(s.argv), "status": "pending"}
-            for s in plan.steps
-            if s.kind != "verify"
-        ],
-    )
-    # every file of the distributions the plan can change, recorded and backed up
-    names = [
-        n
-        for n in backup_set(plan, before)
-        if not (
-            before.get(n) is None
-            or before.get(n).editable  # type: ignore[union-attr]
-            or not before.get(n).dist_info.endswith(".dist-info")  # type: ignore[union-attr]
-        )
-    ]
-    manifests: Dict[str, Dict[str, Any]] = {}
-    for name in names:
-        dist = before.get(name)
-        assert dist is not None
-        manifests[name] = filetree.record(
-            dist.dist_info, name=name, version=dist.version, hashes=False
-        )
-    # the exact wheels the plan's index still serves (fixer.applier.indexcopy): their files need no local copy
-    sources = journal.data.get("sources", {})
-    urls = (
-        []
-        if sources.get("no_index")
-        else list(sources.get("index_urls", [])) + list(sources.get("extra_index_urls", []))
-    )
-    copies: Dict[str, Dict[str, Any]] = {}
-    vouched: Dict[str, int] = {}
-    for name, manifest in manifests.items():
-        copy = (
-            indexcopy.find(manifest["dist_info"], name, manifest["dist_version"], urls)
-            if urls
-            else None
-        )
-        if copy is not None:
-            rep.phase(
-                f"checking {name} {manifest['dist_version']} against {copy['filename']} on {copy['index']}"
-            )
-            vouched[name] = indexcopy.mark(manifest)
-            copies[name] = copy
-    local = indexcopy.keep_local(journal.dir, sum(vouched.values())) if vouched else True
-    _check_space(journal, plan, manifests, before, 0 if local else sum(vouched.values()))
-    recorded: Dict[str, str] = {}
-    backups: Dict[str, str] = {}
-    for name, manifest in manifests.items():
-        rep.phase(f"backing up {name} {manifest['dist_version']} ({len(manifest['files'])} files)")
-        try:
-            filetree.backup(manifest, journal.dir / "backups" / f"{name}.zip", skip_wheel=not local)
-        except OSError as exc:
-            raise JournalWriteFailed(
-                f"cannot back up {name} into {journal.dir / 'backups'}: {exc.strerror or exc}"
-            )
-        backups[name] = f"backups/{name}.zip"
-        if name in copies:
-            copies[name]["local"] = local
-        recorded[name] = journal.write_part(f"manifests/{name}.json", manifest)
-    # files the plan writes (and the loader cache an ldconfig step rewrites)
-    files: List[Dict[str, Any]] = []
-    for step in plan.steps:
-        touched = list(step.files)
-        if _ldconfig_of(step, options.root) is not None:
-            touched.append(str(envfix.target_path(envfix.LD_SO_CACHE, options.root)))
-        for path in touched:
-            real = envfix.target_path(path, options.root)
-            if any(f["path"] == str(real) for f in files):
-                continue
-            rec: Dict[str, Any] = {
-                "path": str(real),
-                "existed": False,
-                "backup": None,
-                "mode": None,
-                "sha256": None,
-                "created_dirs": _missing_parents(real),
-            }
-            if real.is_file() or real.is_symlink():
-                data = real.read_bytes()
-                backup = journal.dir / "files" / str(len(files))
-                try:
-                    atomic_write(backup, data)
-                except OSError as exc:
-                    raise JournalWriteFailed(
-                        f"cannot back up {real} into {backup}: {exc.strerror or exc}"
-                    )
-                rec.update(
-                    existed=True,
-                    backup=str(backup.relative_to(journal.dir)),
-                    mode=real.stat().st_mode & 0o7777,
-                    sha256=hashlib.sha256(data).hexdigest(),
-                )
-            files.append(rec)
-    # apt package versions the plan changes
-    apt_before: Dict[str, Optional[str]] = {}
-    for step in plan.steps:
-        if step.kind in ("apt-install", "apt-hold"):
-            for spec in step.packages:
-                pkg = spec.split("=", 1)[0]
-                if pkg not in apt_before:
-                    apt_before[pkg] = _dpkg_version(pkg, run)
-    held: List[str] = []
-    if any(s.kind in ("apt-install", "apt-hold") for s in plan.steps):
-        res = run(["apt-mark", "showhold"], timeout=60)
-        held = res.output.split() if res.rc == 0 else []
-    if any(s.kind == "conda-install" for s in plan.steps):
-        notes.append("conda package changes outside site-packages are not rolled back")
-    from fixer.model import to_dict
-
-    # the loader fixes, for a resume after a kernel restart (it fixes the new kernel with them)
-    if copies and not local:
-        notes.append(
-            f"not kept locally (the index serves the same wheels; less than {indexcopy.KEEP_LOCAL_FACTOR}x "
-            f"their size free): {', '.join(c['filename'] for c in copies.values())}"
-        )
-    journal.set(
-        manifests=recorded,
-        backups=backups,
-        index_copies=copies,
-        files=files,
-        apt_before=apt_before,
-        apt_held=held,
-        notes=notes,
-        env_fixes=[to_dict(f) for f in plan.stack.env_fixes],
-    )
-    return before
-
-
-def _check_space(
-    journal: Journal,
-    plan: Plan,
-    manifests: Dict[str, Dict[str, Any]],
-    before: TargetSnapshot,
-    from_index: int = 0,
-) -> None:
-    """NoSpace unless the journal's disk holds the backups (at most their uncompressed size, less
-    `from_index` bytes the index keeps for us) and the target's disk holds the downloads twice
-    (the download, then the unpacked files)."""
-    backup_bytes = sum(
-        e.get("size", 0) for m in manifests.values() for e in m["files"] if e["kind"] == "file"
-    )
-    backup_bytes = max(0, backup_bytes - from_index)
-    download = sum(
-        s.download_bytes or 0
-        for s in plan.steps
-        if s.kind in ("pip-install", "conda-install", "apt-install")
-    )
-    target = before.dists[0].site_packages if before.dists else (before.prefix or "/")
-    demands: Dict[int, Tuple[str, int]] = {}
-    for path, amount in ((str(journal.dir), backup_bytes), (target, 2 * download)):
-        try:
-            dev = os.stat(path).st_dev
-        except OSError:
-            continue
-        where, total = demands.get(dev, (path, SPACE_MARGIN))
-        demands[dev] = (where, total + amount)
-    for where, amount in demands.values():
-        free = shutil.disk_usage(where).free
-        if amount > free:
-            raise NoSpace(
-                f"not enough free disk for this apply on the filesystem of {where}: it needs about "
-                f"{_mb(amount)} (backups of the distributions it changes {_mb(backup_bytes)}, downloads "
-                f"{_mb(download)} twice, {_mb(SPACE_MARGIN)} reserve) and {_mb(free)} is free; "
-                "nothing was changed",
-                hint="free some disk space (Colab: delete files under /content or /root/.cache/pip)",
-            )
-
-
-def _missing_parents(path: Path) -> List[str]:
-    """The directories above `path` that do not exist yet (deepest first): writing it creates them."""
-    out: List[str] = []
-    d = path.parent
-    while not d.exists() and d != d.parent:
-        out.append(str(d))
-        d = d.parent
-    return out
-
-
-def _mb(n: int) -> str:
-    return f"{n / (1 << 20):.0f} MB"
 
 
 def _repaired(journal: Journal, before: TargetSnapshot, after: TargetSnapshot) -> List[str]:
@@ -625,38 +442,19 @@ def prune_backups(state: Path, keep: int = KEEP_BACKUPS) -> int:
         gone = False
         for sub in ("backups", "wheels", "downloads"):
             if (directory / sub).is_dir() and any((directory / sub).iterdir()):
-                shutil.rmtree(directory / sub, ignore_errors=True)
+                try:
+                    fsgate.remove(directory / sub)
+                except OSError:
+                    continue
                 gone = True
         pruned += gone
     return pruned
 
 
-def _ldconfig_of(step: Step, root: Optional[str]) -> Optional[List[str]]:
-    """The ldconfig command that carrying out `step` runs, or None. Read from the step's kind and
-    the files it writes, never from its argv's words: an env-fix step that writes an ld.so.conf file
-    runs the plan's own follow-up command (Step.argv, from fixer.planner.envfix.env_fix_steps) or, when the
-    plan carried none (made without root), envfix.ldconfig_argv (only as root, never in a --root sandbox)."""
-    if step.kind != "env-fix" or not envfix.needs_ldconfig(
-        [_unrooted(p, root) for p in step.files]
-    ):
-        return None
-    return list(step.argv) if step.argv else envfix.ldconfig_argv(root)
-
-
-def _req_name(spec: str) -> Optional[str]:
-    from fixer.rules import requirement_name
-
-    return requirement_name(spec) or None
-
-
-def _dpkg_version(pkg: str, run: Runner) -> Optional[str]:
-    res = run(["dpkg-query", "-W", "-f=${Status} ${Version}", pkg], timeout=60)
-    if res.rc != 0:
-        return None
-    text = res.output.strip()
-    if "installed" not in text.split(" ")[:3] or "not-installed" in text:
-        return None
-    return text.split()[-1]
+#: kept for callers and tests that read them here
+_ldconfig_of = ldconfig_of
+_req_name = req_name
+_unrooted = unrooted
 
 
 def _run_steps(
@@ -740,27 +538,7 @@ def _execute(
         return _run_tracked(journal, run, argv, timeout, on_output, locks)
 
     if step.kind == "env-fix":
-        start = time.monotonic()
-        changed = []
-        for path in step.files:
-            real = envfix.target_path(path, options.root)
-            if envfix.write_managed(real, step.content):
-                changed.append(str(real))
-        journal.log("wrote " + (", ".join(changed) if changed else "nothing (already in place)"))
-        ldconfig = _ldconfig_of(step, options.root)
-        if ldconfig is not None:
-            journal.set(ldconfig=ldconfig)
-            return call(ldconfig, TIMEOUTS["env-fix"])
-        if step.argv:
-            return call(step.argv, TIMEOUTS["env-fix"])
-        if envfix.needs_ldconfig([_unrooted(p, options.root) for p in step.files]):
-            _note(
-                journal,
-                rep,
-                "ldconfig not run (--root sandbox or not root): the ld.so.conf.d entry takes "
-                "effect at the next ldconfig",
-            )
-        return CommandResult(rc=0, output="", seconds=time.monotonic() - start)
+        return _write_env_fix(journal, step, options, rep, call)
     if step.files and step.content is not None:
         # a file the command reads (apply --lock: the hashed requirements file); journaled like any other
         for path in step.files:
@@ -768,17 +546,49 @@ def _execute(
     if step.kind == "restart":
         _note(journal, rep, step.summary)
         return CommandResult(rc=0)
-    if step.kind == "apt-update":
-        missing = [spec for spec in step.packages if not _apt_knows(spec, run)]
-        if not missing:
-            journal.log(
-                "apt-cache policy lists " + ", ".join(step.packages) + ": no apt-get update needed"
-            )
-            return CommandResult(rc=0)
-        journal.log("apt-cache policy does not list " + ", ".join(missing) + ": apt-get update")
+    if step.kind == "apt-update" and not _apt_update_needed(journal, step, run):
+        return CommandResult(rc=0)
     if not step.argv:
         return CommandResult(rc=0)
     return call(step.argv, TIMEOUTS.get(step.kind, 3600.0))
+
+
+def _write_env_fix(
+    journal: Journal, step: Step, options: PlanOptions, rep: Reporter, call: Any
+) -> CommandResult:
+    """Write an env-fix step's files (through the gate), then its ldconfig or follow-up command."""
+    start = time.monotonic()
+    changed = []
+    for path in step.files:
+        real = envfix.target_path(path, options.root)
+        if envfix.write_managed(real, step.content):
+            changed.append(str(real))
+    journal.log("wrote " + (", ".join(changed) if changed else "nothing (already in place)"))
+    ldconfig = ldconfig_of(step, options.root)
+    if ldconfig is not None:
+        journal.set(ldconfig=ldconfig)
+        return call(ldconfig, TIMEOUTS["env-fix"])  # type: ignore[no-any-return]
+    if step.argv:
+        return call(step.argv, TIMEOUTS["env-fix"])  # type: ignore[no-any-return]
+    if envfix.needs_ldconfig([unrooted(p, options.root) for p in step.files]):
+        _note(
+            journal,
+            rep,
+            "ldconfig not run (--root sandbox or not root): the ld.so.conf.d entry takes "
+            "effect at the next ldconfig",
+        )
+    return CommandResult(rc=0, output="", seconds=time.monotonic() - start)
+
+
+def _apt_update_needed(journal: Journal, step: Step, run: Runner) -> bool:
+    missing = [spec for spec in step.packages if not _apt_knows(spec, run)]
+    if not missing:
+        journal.log(
+            "apt-cache policy lists " + ", ".join(step.packages) + ": no apt-get update needed"
+        )
+        return False
+    journal.log("apt-cache policy does not list " + ", ".join(missing) + ": apt-get update")
+    return True
 
 
 def _run_tracked(
@@ -816,18 +626,8 @@ def _apt_knows(spec: str, run: Runner) -> bool:
     )
 
 
-def _unrooted(path: str, root: Optional[str]) -> str:
-    """The system path a (possibly sandboxed) file stands for: /etc/... for ROOT/etc/..."""
-    if root:
-        r = os.path.normpath(os.path.abspath(root))
-        if path.startswith(r + os.sep):
-            return path[len(r) :]
-    return path
-
-
 def _note(journal: Journal, rep: Reporter, text: str) -> None:
-    journal.data.setdefault("notes", []).append(text)
-    journal.save()
+    journal.add_note(text)
     rep.note(text)
 
 
@@ -837,31 +637,42 @@ def _post_check(steps: Sequence[Step], python: str, options: PlanOptions) -> Lis
     snap = read_target(python)
     for step in steps:
         if step.kind == "pip-install":
-            for spec in step.packages:
-                try:
-                    req = Requirement(spec)
-                except InvalidRequirement:
-                    continue
-                dist = snap.get(req.name)
-                if dist is None:
-                    problems.append(f"{req.name} is not installed")
-                    continue
-                if req.specifier and not _satisfies(dist.version, req):
-                    problems.append(f"{req.name} is {dist.version}, not {req.specifier}")
+            problems += _installed_as_asked(step, snap)
         elif step.kind == "pip-uninstall":
             for spec in step.packages:
-                name = _req_name(spec)
+                name = req_name(spec)
                 if name and snap.get(name) is not None:
                     problems.append(f"{name} is still installed")
         elif step.kind == "env-fix":
-            for path in step.files:
-                real = envfix.target_path(path, options.root)
-                if step.content is None:
-                    if real.exists():
-                        problems.append(f"{real} still exists")
-                elif not real.is_file() or real.read_text(encoding="utf-8") != step.content:
-                    problems.append(f"{real} does not hold the intended content")
+            problems += _written_as_asked(step, options)
     return problems
+
+
+def _installed_as_asked(step: Step, snap: TargetSnapshot) -> List[str]:
+    out: List[str] = []
+    for spec in step.packages:
+        try:
+            req = Requirement(spec)
+        except InvalidRequirement:
+            continue
+        dist = snap.get(req.name)
+        if dist is None:
+            out.append(f"{req.name} is not installed")
+        elif req.specifier and not _satisfies(dist.version, req):
+            out.append(f"{req.name} is {dist.version}, not {req.specifier}")
+    return out
+
+
+def _written_as_asked(step: Step, options: PlanOptions) -> List[str]:
+    out: List[str] = []
+    for path in step.files:
+        real = envfix.target_path(path, options.root)
+        if step.content is None:
+            if real.exists():
+                out.append(f"{real} still exists")
+        elif not real.is_file() or real.read_text(encoding="utf-8") != step.content:
+            out.append(f"{real} does not hold the intended content")
+    return out
 
 
 def _satisfies(version: str, req: Requirement) -> bool:
@@ -879,16 +690,6 @@ def _satisfies(version: str, req: Requirement) -> bool:
         elif not spec.contains(v, prereleases=True):
             return False
     return True
-
-
-def _diff(before: TargetSnapshot, after: TargetSnapshot) -> Tuple[DistChange, ...]:
-    b, a = before.versions(), after.versions()
-    out = [
-        DistChange(name=n, before=b.get(n), after=a.get(n))
-        for n in sorted(set(b) | set(a))
-        if b.get(n) != a.get(n)
-    ]
-    return tuple(out)
 
 
 # ---------------------------------------------------------------------------------------
@@ -924,298 +725,91 @@ def rollback(
     runner: Optional[Runner] = None,
     force: bool = False,
 ) -> RollbackResult:
-    """Undo the newest apply from its journal. Harmless to run twice (the second does nothing).
+    """Undo the newest apply from its journal, three-way (fixer.applier.undo): a path is restored
+    only while it still holds what the apply left; one changed since is listed and kept (unless
+    `force`); what appeared after the apply is never removed. Harmless to run twice.
 
     JournalDamaged (exit 2) when the newest journal cannot be read; with `force`, restores from
     whatever it still holds (its manifests and backups, before.json). An installer the journal
     names that still runs is stopped (SIGINT, then harder) and waited for first."""
     rep = default_reporter(reporter)
     run: Runner = runner or run_command
-    state = state_dir(root)
+    state = private_state_dir(root)
+    locks = lock_dir(root)  # both checked on every use (private, not a symlink)
     shielded = ignore_signals()
     try:
         with ApplyLock(state):
             journal = Journal.latest(state, force=force)
-            if journal is None:
-                return RollbackResult(
-                    status="nothing-to-do", notes=(f"no apply recorded in {state}",)
-                )
-            if journal.status == "rolled-back" and not journal.forced:
-                return RollbackResult(
-                    journal=str(journal.dir),
-                    status="nothing-to-do",
-                    notes=(f"the last apply (journal {journal.id}) was already rolled back",),
-                )
-            if journal.status in ("prepared", "abandoned") and not journal.forced:
-                _try_set(journal, status="rolled-back")
-                return RollbackResult(
-                    journal=str(journal.dir),
-                    status="nothing-to-do",
-                    notes=(f"the last apply (journal {journal.id}) changed nothing",),
-                )
-            target = python or journal.data.get("python") or ""
+            done = _nothing_to_undo(journal, state)
+            if done is not None:
+                return done
+            assert journal is not None
+            target = python or journal.python
             if not target:
                 raise UsageError(
                     f"journal {journal.dir} does not say which interpreter it changed",
                     hint="pass --python PATH",
                 )
             _stop_child(journal, rep)
-            target_lock = TargetLock(target).acquire(wait=60.0)
+            target_lock = TargetLock(target, locks).acquire(wait=60.0)
             try:
-                return _restore(journal, target, rep, run)
+                return _restore(journal, target, rep, run, force=force, root=root)
             finally:
                 target_lock.release()
     finally:
         restore_signals(shielded)
 
 
+def _nothing_to_undo(journal: Optional[Journal], state: Path) -> Optional[RollbackResult]:
+    if journal is None:
+        return RollbackResult(status="nothing-to-do", notes=(f"no apply recorded in {state}",))
+    if journal.status == "rolled-back" and not journal.forced:
+        return RollbackResult(
+            journal=str(journal.dir),
+            status="nothing-to-do",
+            notes=(f"the last apply (journal {journal.id}) was already rolled back",),
+        )
+    if journal.status in ("prepared", "abandoned") and not journal.forced:
+        _try_set(journal, status="rolled-back")
+        return RollbackResult(
+            journal=str(journal.dir),
+            status="nothing-to-do",
+            notes=(f"the last apply (journal {journal.id}) changed nothing",),
+        )
+    return None
+
+
 def _stop_child(journal: Journal, rep: Reporter) -> Optional[str]:
     """Stop (SIGINT, then harder) and wait for the installer the journal says is running."""
-    child = journal.data.get("child")
-    if not isinstance(child, dict) or not isinstance(child.get("pid"), int):
+    child = journal.child
+    if child is None:
         return None
-    pid = child["pid"]
-    sig = stop_recorded(pid, child.get("start"), child.get("pgid"))
+    sig = stop_recorded(child.pid, child.start, child.pgid)
     note = None
     if sig:
-        note = (
-            f"stopped the installer the apply had left running (pid {pid}, {sig}) before restoring"
-        )
+        note = f"stopped the installer the apply had left running (pid {child.pid}, {sig}) before restoring"
         rep.phase(note)
-        journal.data.setdefault("notes", []).append(note)
+        journal.data["notes"] = journal.notes + [note]
     _try_set(journal, child=None)
     return note
 
 
-def _restore(journal: Journal, python: str, rep: Reporter, run: Runner) -> RollbackResult:
+def _restore(
+    journal: Journal,
+    python: str,
+    rep: Reporter,
+    run: Runner,
+    *,
+    force: bool = False,
+    root: Optional[str] = None,
+) -> RollbackResult:
+    """Journal "rolling-back", stop a recorded installer, undo (fixer.applier.undo), journal the
+    outcome."""
     _try_set(journal, status="rolling-back")
     _stop_child(journal, rep)
-    before_data = journal.before()
-    before = snapshot_from_dict(before_data) if before_data else None
-    commands: List[Tuple[str, ...]] = []
-    notes: List[str] = list(
-        journal.damaged and [f"journal damaged: {d}" for d in journal.damaged] or []
-    )
-    failures: List[str] = []
-
-    def do(argv: Sequence[str], what: str) -> None:
-        commands.append(tuple(argv))
-        journal.log(f"== rollback: {what}\n$ {' '.join(argv)}")
-        rep.phase(f"rollback: {what}")
-        res = run(argv, timeout=RESTORE_TIMEOUT, on_output=journal.log)
-        if res.rc != 0:
-            failures.append(f"{what} failed (exit {res.rc}): {res.output.strip()[-300:]}")
-
-    # 1. files first: they need no network and nothing else depends on them
-    restored_files: List[str] = []
-    for rec in reversed(journal.data.get("files", [])):
-        path = Path(rec["path"])
-        try:
-            if rec["existed"]:
-                data = (journal.dir / rec["backup"]).read_bytes()
-                if not path.is_file() or path.read_bytes() != data:
-                    atomic_write(path, data, mode=rec.get("mode"))
-                    restored_files.append(str(path))
-            elif path.exists() or path.is_symlink():
-                path.unlink()
-                restored_files.append(str(path))
-            for d in rec.get("created_dirs", ()):  # directories the apply created for it, if empty
-                if os.path.isdir(d) and not os.listdir(d):
-                    os.rmdir(d)
-        except OSError as exc:
-            failures.append(f"cannot restore {path}: {exc}")
-    if journal.data.get("ldconfig") and restored_files:
-        do(journal.data["ldconfig"], "ldconfig")
-
-    # 2. distributions: what the apply added goes; dependencies it changed without a record are
-    #    reinstalled by version (before the file-level restore sweeps the directories)
-    manifests = list(journal.manifests())
-    recorded = {m["name"] for m in manifests}
-    try:
-        now: Optional[TargetSnapshot] = read_target(python)
-    except UsageError as exc:
-        now = None
-        failures.append(str(exc))
-    remove: List[str] = []
-    unverified: List[str] = []
-    editable: Set[str] = set()
-    if now is not None:
-        bv = before.versions() if before else {}
-        nv = now.versions()
-        editable = ({d.name for d in before.dists if d.editable} if before else set()) | {
-            d.name for d in now.dists if d.editable
-        }
-        added = [n for n in nv if before is not None and n not in bv and n not in editable]
-        for n in sorted(added) + sorted(recorded):
-            d = now.get(n)
-            if d is not None and d.dist_info:
-                remove += filetree.record_paths(d.dist_info) + [d.dist_info]
-        remove += list(now.leftovers)
-        changed = sorted(
-            n for n in bv if nv.get(n) != bv[n] and n not in editable and n not in recorded
-        )
-        if changed and before is not None:
-            tool = installers.pip_tool(
-                journal.data.get("installer") or "pip"
-            )  # the plan's (Plan.installer)
-            wheels = journal.data.get("wheels", {})  # journals of version 1
-            sources = journal.data.get("sources", {})
-            offline = [n for n in changed if n in wheels]
-            online = [n for n in changed if n not in wheels]
-            if offline:
-                reqs = [f"{n}=={bv[n]}" for n in offline]
-                do(
-                    install_exact_argv(
-                        python,
-                        reqs,
-                        tool=tool,
-                        sources=sources,
-                        wheels_dir=str(journal.wheels_dir),
-                        offline=True,
-                    ),
-                    f"reinstall {', '.join(reqs)} from the journal's wheels",
-                )
-            if online:
-                reqs = [_pinned(before, n) for n in online]
-                do(
-                    install_exact_argv(python, reqs, tool=tool, sources=sources),
-                    f"reinstall {', '.join(reqs)}",
-                )
-            unverified = changed
-
-    # 3. recorded distributions, file by file
-    items: List[Tuple[Dict[str, Any], Optional[Path]]] = []
-    backups = journal.data.get("backups", {})
-    for m in manifests:
-        rel = backups.get(m["name"])
-        items.append((m, journal.dir / rel if rel else None))
-    if before_data and before_data.get("site_dirs"):
-        items.append(({"name": "", "files": [], "dirs": before_data["site_dirs"]}, None))
-    if items or remove:
-        rep.phase(f"rollback: restoring {sum(len(m['files']) for m, _ in items)} recorded files")
-    copies = journal.data.get("index_copies", {})
-
-    def wheel(manifest: Dict[str, Any]) -> Path:
-        copy = copies.get(manifest["name"])
-        if not copy:
-            raise OSError(
-                f"{manifest['name']}: its backup lacks files and no index copy is recorded"
-            )
-        rep.phase(f"rollback: fetching {copy['filename']} from {copy['url']}")
-        try:
-            return indexcopy.fetch(copy, journal.dir / "downloads")
-        except FixerError as exc:
-            raise OSError(
-                f"cannot restore {manifest['name']} {manifest['dist_version']}: the journal keeps no local "
-                f"copy of its files and {exc.message}; run rollback again when {copy['url']} answers"
-            )
-
-    report = filetree.restore(items, remove=remove, wheel=wheel)
-    failures.extend(report.errors)
-
-    # 4. apt
-    apt_before: Dict[str, Optional[str]] = journal.data.get("apt_before", {})
-    if apt_before:
-        installs = {p: v for p, v in apt_before.items() if v and _dpkg_version(p, run) != v}
-        removals = [
-            p for p, v in apt_before.items() if v is None and _dpkg_version(p, run) is not None
-        ]
-        if installs:
-            do(
-                installers.apt_install(installs),
-                "apt reinstall " + ", ".join(f"{p}={v}" for p, v in installs.items()),
-            )
-        if removals:
-            do(installers.apt_remove(removals), f"apt remove {', '.join(removals)}")
-        held_before = set(journal.data.get("apt_held", []))
-        res = run(["apt-mark", "showhold"], timeout=60)
-        held_now = set(res.output.split()) if res.rc == 0 else set()
-        unhold = sorted((held_now - held_before) & set(apt_before))
-        rehold = sorted((held_before - held_now) & set(apt_before))
-        if unhold:
-            do(installers.apt_unhold(unhold), f"apt-mark unhold {', '.join(unhold)}")
-        if rehold:
-            do(installers.apt_hold(rehold), f"apt-mark hold {', '.join(rehold)}")
-
-    # 5. check: versions, every recorded file's hash, no installer leftovers, the other files
-    remaining: List[str] = list(report.remaining)
-    try:
-        after: Optional[TargetSnapshot] = read_target(python)
-    except UsageError as exc:
-        after = None
-        remaining.append(str(exc))
-    if after is not None:
-        if before is not None:
-            remaining += [
-                f"{c.name}: {c.after or 'absent'} (was {c.before or 'absent'})"
-                for c in _diff(before, after)
-                if c.name not in editable
-            ]
-        remaining += [
-            f"{p}: leftover of an interrupted installer"
-            for p in after.leftovers
-            if not any(p in r for r in remaining)
-        ]
-    for rec in journal.data.get("files", []):
-        path = Path(rec["path"])
-        if rec["existed"]:
-            if not path.is_file() or hashlib.sha256(path.read_bytes()).hexdigest() != rec["sha256"]:
-                remaining.append(f"{path} differs from its backup")
-        elif path.exists():
-            remaining.append(f"{path} still exists")
-        for d in rec.get("created_dirs", ()):
-            if os.path.isdir(d) and not os.listdir(d):
-                remaining.append(f"{d}/: empty directory the apply created")
-    if before is None:
-        remaining.append(
-            "the journal's record of the distributions before the apply is lost: versions not checked"
-        )
-    if remaining:
-        remaining += [
-            f for f in failures if f not in remaining
-        ]  # what did not work explains what is left
-    checked = sum(len(m["files"]) for m in manifests)
-    status = "rollback-incomplete" if remaining else "rolled-back"
-    exact = not remaining and not unverified
-    result = RollbackResult(
-        journal=str(journal.dir),
-        status=status,
-        distributions=_diff(now, before) if (now is not None and before is not None) else (),
-        files=tuple(restored_files),
-        exact=exact,
-        remaining=tuple(remaining),
-        commands=tuple(commands),
-        notes=tuple(notes + list(journal.data.get("notes", ()))),
-        restored=tuple(report.restored),
-        removed=tuple(report.removed),
-        checked_files=checked,
-        unverified=tuple(unverified),
-    )
-    _try_set(
-        journal,
-        status=status,
-        rollback={
-            "exact": exact,
-            "remaining": remaining,
-            "unverified": unverified,
-            "commands": [list(c) for c in commands],
-        },
-    )
+    result = undo.restore(journal, python, rep, run, force=force, root=root)
+    _try_set(journal)
     return result
 
 
-def _pinned(before: TargetSnapshot, name: str) -> str:
-    """`name==version`, or `name @ file://...` when it was installed from a local file that still exists."""
-    dist = before.get(name)
-    assert dist is not None
-    url = (dist.direct_url or {}).get("url", "")
-    if (
-        url.startswith("file://")
-        and "archive_info" in (dist.direct_url or {})
-        and os.path.isfile(url[7:])
-    ):
-        return f"{name} @ {url}"
-    return f"{name}=={dist.version}"
-
-
-__all__ = ["RESUME_HINT", "TIMEOUTS", "apply_plan", "resume_apply", "rollback"]
+__all__ = ["RESUME_HINT", "TIMEOUTS", "apply_plan", "backup_set", "resume_apply", "rollback"]

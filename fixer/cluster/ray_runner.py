@@ -15,6 +15,7 @@ import socket
 from typing import Any, Dict, List, Optional, Tuple
 
 from fixer.errors import UsageError
+from fixer.system import fsgate
 from fixer.cluster import NodeResult
 
 WORKER_ENV = {"RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES": "1"}
@@ -30,18 +31,15 @@ def _import_ray() -> Any:
 
 def node_doctor(python: Optional[str], lock_text: Optional[str], lock_name: str) -> Dict[str, Any]:
     """What one node answers (runs inside the Ray worker): host, the doctor JSON payload."""
-    import tempfile
-
     from fixer.pipeline import examine
     from fixer.render.doctor import doctor_json
 
     lock_path = None
     try:
         if lock_text is not None:
-            d = tempfile.mkdtemp(prefix="ccf-fleet-")
-            lock_path = os.path.join(d, lock_name)
-            with open(lock_path, "w", encoding="utf-8") as fh:
-                fh.write(lock_text)
+            d = fsgate.temp_dir(prefix="ccf-fleet-")
+            lock_path = os.path.join(d, os.path.basename(lock_name) or "lock.toml")
+            fsgate.write_bytes(lock_path, lock_text.encode("utf-8"), 0o600, durable=False)
         r = examine(python, lock=lock_path)
         payload = doctor_json(r.env, r.findings, r.healthy, r.exit_code)
         if lock_path:  # the lock's temporary path means nothing to the reader: name the lock
@@ -50,9 +48,10 @@ def node_doctor(python: Optional[str], lock_text: Optional[str], lock_name: str)
         return {"host": socket.gethostname(), "doctor": payload}
     finally:
         if lock_path:
-            import shutil
-
-            shutil.rmtree(os.path.dirname(lock_path), ignore_errors=True)
+            try:
+                fsgate.remove(os.path.dirname(lock_path))
+            except OSError:
+                pass
 
 
 def _check_reachable(address: str, timeout: float) -> None:

@@ -184,12 +184,15 @@ def check_output(path: str) -> Path:
 
 
 def write_lock(lock: Lock, path: str) -> Path:
-    """Write atomically (temporary file + fsync + rename) into an existing directory."""
-    from fixer.applier.journal import atomic_write
+    """Write atomically (temporary file + fsync + rename) into an existing directory, through
+    the gate: the one file the user named with -o is allowed (fixer.system.fsgate; never written
+    through a symlink's target)."""
+    from fixer.system import fsgate
 
     target = check_output(path)
     try:
-        atomic_write(target, dumps(lock).encode("utf-8"))
+        with fsgate.allowed(files=[target], why="-o"):
+            fsgate.write_bytes(target, dumps(lock).encode("utf-8"), 0o644)
     except OSError as exc:
         raise UsageError(f"-o {path}: cannot write it: {exc.strerror or exc}")
     return target

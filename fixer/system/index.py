@@ -367,10 +367,7 @@ def fetch_metadata(
         if isinstance(meta, dict) and meta.get("sha256"):
             if hashlib.sha256(body).hexdigest() != str(meta["sha256"]).lower():
                 if cache_dir is not None:
-                    try:
-                        _cache_path(Path(cache_dir), url, "*/*").unlink()
-                    except OSError:
-                        pass
+                    _drop_cache(_cache_path(Path(cache_dir), url, "*/*"))
                 return None
         return body.decode("utf-8", errors="replace")
     except _Offline:
@@ -442,13 +439,9 @@ def download_file(
     """Download `url` to `dest` (streamed, through a `.part` file) and check its sha256.
     Raises Unreachable (naming the URL) when the index cannot be reached, FixerError when it
     answers with an error or with bytes whose sha256 is not `sha256`."""
-    import os
-
     import requests
 
     dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(dest.name + ".part")
     own = session is None
     session = session or _session()
     try:
@@ -456,34 +449,51 @@ def download_file(
         for attempt in range(RETRIES + 1):
             if attempt:
                 time.sleep(min(0.2 * (2 ** (attempt - 1)), 1.0))
-            h = hashlib.sha256()
             try:
-                with session.get(url, timeout=timeout, stream=True) as resp:
-                    if resp.status_code >= 500 or resp.status_code == 429:
-                        last = f"HTTP {resp.status_code}"
-                        continue
-                    if resp.status_code != 200:
-                        raise FixerError(f"{url} answered HTTP {resp.status_code}")
-                    with open(tmp, "wb") as f:
-                        for chunk in resp.iter_content(1 << 20):
-                            h.update(chunk)
-                            f.write(chunk)
+                got = _fetch_to(session, url, dest, sha256, timeout)
             except requests.exceptions.RequestException as exc:
                 last = f"{type(exc).__name__}: {exc}"
                 continue
-            if h.hexdigest() != sha256.lower():
-                tmp.unlink()
-                raise FixerError(
-                    f"{url}: the downloaded file's sha256 is {h.hexdigest()}, not {sha256} "
-                    "(the index no longer serves the same file)"
-                )
-            os.replace(tmp, dest)
-            return dest
+            if got is None:
+                return dest
+            last = got
         raise Unreachable(
             f"cannot reach {url}: {last}", hint="check the network and run the command again"
         )
     finally:
-        if tmp.exists():
-            tmp.unlink()
         if own:
             session.close()
+
+
+def _fetch_to(session: Any, url: str, dest: Path, sha256: str, timeout: Any) -> Optional[str]:
+    """One GET of `url` into `dest` through the gate (fixer.system.fsgate.atomic_file: a fresh
+    temporary file renamed over `dest` only when its sha256 is right). None when done; the
+    status ("HTTP 503") on a 5xx or 429, worth another try."""
+    from fixer.system import fsgate
+
+    with session.get(url, timeout=timeout, stream=True) as resp:
+        if resp.status_code >= 500 or resp.status_code == 429:
+            return f"HTTP {resp.status_code}"
+        if resp.status_code != 200:
+            raise FixerError(f"{url} answered HTTP {resp.status_code}")
+        h = hashlib.sha256()
+        with fsgate.atomic_file(dest, 0o600) as f:
+            for chunk in resp.iter_content(1 << 20):
+                h.update(chunk)
+                f.write(chunk)
+            if h.hexdigest() != sha256.lower():
+                raise FixerError(
+                    f"{url}: the downloaded file's sha256 is {h.hexdigest()}, not {sha256} "
+                    "(the index no longer serves the same file)"
+                )
+    return None
+
+
+def _drop_cache(path: Path) -> None:
+    """Remove a cache entry that failed its check (best effort, through the gate)."""
+    from fixer.system import fsgate
+
+    try:
+        fsgate.remove(path)
+    except OSError:
+        pass

@@ -44,15 +44,22 @@ def state_dir(root: Optional[str] = None) -> Path:
     return Path(base) / "colab-cudnn-fix"
 
 
-#: Where the per-interpreter apply locks live: one directory every user and every --root agrees
-#: on (not $TMPDIR, which can differ per user). COLAB_CUDNN_FIX_LOCK_DIR moves it (tests do).
-LOCK_DIR = "/tmp/colab-cudnn-fix-locks"
+def private_state_dir(root: Optional[str] = None) -> Path:
+    """state_dir(root), created 0700 and checked on every use (fixer.system.fsgate.private_dir:
+    a directory, not a symlink, owned by this user, not writable by others); PathRefused (exit 2)
+    otherwise. The journal, the apply log, the backups and the locks live here, nowhere shared."""
+    from fixer.system import fsgate
+
+    return fsgate.private_dir(state_dir(root))
 
 
-def lock_dir(environ: Optional["os._Environ[str]"] = None) -> Path:
-    """The directory of the per-interpreter apply locks (fixer.applier.filelock.TargetLock)."""
-    env = os.environ if environ is None else environ
-    return Path(env.get("COLAB_CUDNN_FIX_LOCK_DIR") or LOCK_DIR)
+def lock_dir(root: Optional[str] = None) -> Path:
+    """The directory of the per-interpreter apply locks (fixer.applier.filelock.TargetLock): in
+    the private state directory (a lock in a shared /tmp directory could be held, spoofed or
+    replaced by any user)."""
+    from fixer.system import fsgate
+
+    return fsgate.private_dir(private_state_dir(root) / "locks", what="lock directory")
 
 
 def cache_dir() -> Path:
@@ -63,24 +70,16 @@ def cache_dir() -> Path:
 
 
 def write_cache(path: Path, data: bytes) -> None:
-    """Best-effort atomic write of a cache file (temporary file in the same directory, then
-    os.replace). A read-only home or a full disk just means no cache: never an error.
-    (The journal, which must be durable, uses fixer.applier.journal.atomic_write instead.)"""
-    import tempfile
+    """Best-effort atomic write of a cache file through the gate (fixer.system.fsgate), into the
+    private cache directory (0700, this user's, checked). A read-only home, a full disk or a cache
+    directory that is not private just means no cache: never an error."""
+    from fixer.system import fsgate
 
-    tmp = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=".tmp-")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
+        fsgate.private_dir(cache_dir(), what="cache directory")
+        fsgate.write_bytes(path, data, 0o600, durable=False)
     except OSError:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        pass
 
 
 def runnable_python(python: str) -> str:

@@ -37,7 +37,7 @@ shadow=$work/shadow; mkdir -p "$shadow"
 for f in "$apt_dir"/libcudnn*.so.9*; do ln -s "$f" "$shadow/"; done
 export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
 # the tool's per-interpreter lock and its caches go into the work folder too
-export COLAB_CUDNN_FIX_LOCK_DIR=$work/locks XDG_CACHE_HOME=$work/cache KAPPLY_APT=$apt_dir
+export XDG_CACHE_HOME=$work/cache KAPPLY_APT=$apt_dir
 echo "python: $py; repo: $(git rev-parse --short HEAD 2>/dev/null); apt cuDNN: $(ls "$apt_dir"/libcudnn.so.9.* 2>/dev/null)"
 
 cat > "$work/probe.py" <<'EOF'

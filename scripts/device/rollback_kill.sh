@@ -27,7 +27,7 @@ signals=${*:-SIGKILL SIGTERM}
 py=$(command -v python3)
 repo=$PWD
 W=/tmp/ccf-kill; rm -rf "$W"; mkdir -p "$W/wh" "$W/locks"
-export PYTHONPATH=$repo COLAB_CUDNN_FIX_LOCK_DIR=$W/locks PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
+export PYTHONPATH=$repo PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
        PIP_CONFIG_FILE=/dev/null PYTHONUNBUFFERED=1
 date; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null
 ver=$($py -c "import importlib.metadata as m; print(m.version('nvidia-cudnn-cu13'))") || {

@@ -46,9 +46,7 @@ def test_second_lock_names_the_holder_and_sigkill_frees_it(tmp_path):
     with pytest.raises(LockHeld) as info:
         ApplyLock(tmp_path).acquire()
     msg = info.value.message
-    assert (
-        f"pid {holder.pid}" in msg and "colab-cudnn-fix apply --yes" in msg and "started 20" in msg
-    )
+    assert f"pid {holder.pid}" in msg and "colab-cudnn-fix apply --yes" in msg
     holder.kill()
     holder.wait()
     with ApplyLock(tmp_path) as lock:  # the kernel dropped the dead holder's lock
@@ -155,13 +153,21 @@ def test_env_fix_steps_write_idempotently_under_root(tmp_path):
         (envfix.LD_SO_CONF,),
         ("/root/.ipython/profile_default/startup/00-colab-cudnn-fix.py",),
     ]
-    for s in steps:
-        path = envfix.target_path(s.files[0], str(tmp_path))
-        assert str(path).startswith(str(tmp_path))
-        assert envfix.target_path(str(path), str(tmp_path)) == path  # already rooted: unchanged
-        assert envfix.write_managed(path, s.content) is True
-        assert envfix.write_managed(path, s.content) is False  # idempotent
-        assert envfix.is_managed(path)
+    from fixer.applier.prepare import plan_files
+    from fixer.system import fsgate
+
+    # the gate allows exactly the loader-fix files of the steps (fixer.applier.prepare.confine)
+    allowed = plan_files(steps, str(tmp_path))
+    with fsgate.allowed(files=allowed):
+        for s in steps:
+            path = envfix.target_path(s.files[0], str(tmp_path))
+            assert str(path).startswith(str(tmp_path))
+            assert envfix.target_path(str(path), str(tmp_path)) == path  # already rooted
+            assert envfix.write_managed(path, s.content) is True
+            assert envfix.write_managed(path, s.content) is False  # idempotent
+            assert envfix.is_managed(path)
+    with pytest.raises(fsgate.PathRefused):  # outside the block: nothing is allowed
+        envfix.write_managed(envfix.target_path(steps[0].files[0], str(tmp_path)), "x")
     assert (tmp_path / "etc/ld.so.conf.d/00-colab-cudnn-fix.conf").read_text().splitlines()[
         1
     ] == "/opt/venv/nvidia/cudnn/lib"
