@@ -1,10 +1,14 @@
 """examples/colab_quickstart.ipynb runs top to bottom on a real local kernel (nbclient): here the
-no-GPU path (every command says so, nothing changes) and the bundled environments' plans."""
+no-GPU path (every command says so, nothing changes) and the bundled environments' plans. Its
+saved outputs are a real run's (scripts/regenerate_notebook.py): one output per cell, and the
+cells that show a bundled environment hold exactly what a fresh run shows."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import sys
 
 import pytest
@@ -17,11 +21,34 @@ pytest.importorskip("ipykernel")
 NOTEBOOK = REPO / "examples" / "colab_quickstart.ipynb"
 
 
-def test_notebook_is_stored_with_outputs_cleared():
+def _text(output) -> str:
+    """What a person reads in an output: a stream's text, or the HTML's text (tags dropped)."""
+    if output.get("output_type") == "stream":
+        return "".join(output.get("text", ""))
+    data = output.get("data", {})
+    if "text/html" in data:
+        return html.unescape(re.sub(r"<[^>]+>", "", "".join(data["text/html"])))
+    return "".join(data.get("text/plain", ""))
+
+
+def _kinds(outputs) -> list:
+    """The outputs' types, consecutive stream chunks counted once (the kernel sends a `!` cell's
+    text in as many messages as it flushes)."""
+    kinds: list = []
+    for o in outputs:
+        kind = (o["output_type"], o.get("name"))
+        if not (kinds and kind == kinds[-1] and kind[0] == "stream"):
+            kinds.append(kind)
+    return kinds
+
+
+def test_saved_outputs_are_one_per_cell():
     nb = json.loads(NOTEBOOK.read_text(encoding="utf-8"))
-    for cell in nb["cells"]:
-        if cell["cell_type"] == "code":
-            assert cell["outputs"] == [] and cell["execution_count"] is None
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert sum(len(c["outputs"]) for c in code) > 0, "run scripts/regenerate_notebook.py"
+    for cell in code:
+        assert len(_kinds(cell["outputs"])) <= 1, "".join(cell["source"])
+        assert all(o["output_type"] != "error" for o in cell["outputs"])
 
 
 def test_notebook_runs_top_to_bottom_on_a_local_kernel(tmp_path, monkeypatch):
@@ -39,13 +66,16 @@ def test_notebook_runs_top_to_bottom_on_a_local_kernel(tmp_path, monkeypatch):
     )
     client.execute()
     text = "\n".join(
-        "".join(o.get("text", ""))
-        if o.get("output_type") == "stream"
-        else json.dumps(o.get("data", {}))
-        for cell in nb.cells
-        if cell.cell_type == "code"
-        for o in cell.outputs
+        _text(o) for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs
     )
+    # one output per cell, as saved; a bundled environment's cell shows what is saved
+    saved = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+    for fresh, old in zip(nb.cells, saved):
+        if fresh.cell_type != "code":
+            continue
+        assert _kinds(fresh.outputs) == _kinds(old["outputs"]), fresh.source
+        if "environment=" in fresh.source:
+            assert [_text(o) for o in fresh.outputs] == [_text(o) for o in old["outputs"]]
     assert "Traceback" not in text
     # doctor / apply / fixer.apply() in the kernel: no GPU, nothing to fix, nothing changed
     assert "no nvidia gpu" in text.lower()
