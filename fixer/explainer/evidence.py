@@ -22,6 +22,9 @@ from fixer.explainer.catalogue import Catalogue
 from fixer.explainer.hits import MAX, Hit
 from fixer.explainer.loader import line_at
 
+#: More lines of one kind decide nothing more (a log that repeats a listing 10^5 times).
+MAX_SEEN = 50
+
 #: A line that reports a failure names what is missing, not what is present.
 _FAILURE = re.compile(
     r"cannot open|not found|could not|couldn.t|unable to|no such file|failed|error|missing|"
@@ -57,7 +60,9 @@ def read_evidence(text: str, cat: Catalogue) -> List[Seen]:
     out: List[Seen] = []
     for ev in cat.evidence:
         for p in ev.patterns:
-            for m in p.finditer(text):
+            for n, m in enumerate(p.finditer(text)):
+                if n >= MAX_SEEN:
+                    break
                 line = line_at(text, m.start())
                 if ev.kind != "memory-pressure" and _FAILURE.search(line):
                     continue

@@ -148,12 +148,20 @@ class LoadFailure:
     )
 
 
+#: Evidence shows at most this much of a line, around the match.
+LINE_CUT = 300
+
+
 def line_at(text: str, offset: int) -> str:
-    """The line around an offset, stripped and cut to 300 characters (for evidence)."""
-    start = text.rfind("\n", 0, offset) + 1
-    end = text.find("\n", offset)
-    line = text[start : end if end >= 0 else len(text)].strip()
-    return line if len(line) <= 300 else line[:297] + "..."
+    """The line around an offset, stripped and cut to LINE_CUT characters (for evidence). Only
+    LINE_CUT characters either side are searched for the line's ends, so that many matches on one
+    very long line cost linear time, not the line's length each."""
+    lo, hi = max(0, offset - LINE_CUT), min(len(text), offset + LINE_CUT)
+    nl = text.rfind("\n", lo, offset)
+    start = nl + 1 if nl >= 0 else lo
+    end = text.find("\n", offset, hi)
+    line = text[start : end if end >= 0 else hi].strip()
+    return line if len(line) <= LINE_CUT else line[: LINE_CUT - 3] + "..."
 
 
 _INNER = re.compile(

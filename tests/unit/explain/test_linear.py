@@ -163,3 +163,22 @@ def test_windows_find_exactly_what_the_whole_text_search_finds(pieces, which):
     _, p = PATTERNS[which % len(PATTERNS)]
     text = "".join(pieces)
     assert [m.span() for m in p.finditer(text)] == [m.span() for m in p.rx.finditer(text)]
+
+
+def _analyze_time(text: str) -> float:
+    t = time.perf_counter()
+    analyze(text)
+    return time.perf_counter() - t
+
+
+def test_the_whole_explain_is_linear_on_a_repeated_prefix():
+    """Every stage (rules, loader wordings, evidence, the lines quoted) on one line that repeats a
+    library prefix: four times the input, about four times the time (quadratic: 16x)."""
+    unit = "libcudnn.so.8: "
+    small, large = unit * (500_000 // len(unit)), unit * (2_000_000 // len(unit))
+    analyze(small)
+    for _ in range(3):
+        t1, t2 = min(_analyze_time(small) for _ in range(2)), _analyze_time(large)
+        if t2 < 8 * t1 + 0.2:
+            break
+    assert t2 < 8 * t1 + 0.2, (t1, t2)
