@@ -77,6 +77,59 @@ def gpu_nodes(ray: Any) -> List[Dict[str, Any]]:
     ]
 
 
+def _read_lock_text(lock: Optional[str]) -> Optional[str]:
+    if not lock:
+        return None
+    try:
+        with open(lock, encoding="utf-8") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise UsageError(f"--lock {lock}: cannot read it: {exc.strerror or exc}")
+
+
+def _connect(ray: Any, address: str, timeout: float) -> bool:
+    """Connect to the cluster unless this process already is; True when connected here."""
+    if ray.is_initialized():
+        return False
+    _check_reachable(address, min(timeout, 10.0))
+    try:
+        ray.init(
+            address=address,
+            logging_level="ERROR",
+            log_to_driver=False,
+            runtime_env={"env_vars": dict(WORKER_ENV)},
+        )
+    except Exception as exc:  # noqa: BLE001 - ConnectionError, ValueError, RuntimeError from Ray
+        raise UsageError(
+            f"--ray {address}: cannot connect to the Ray cluster: {type(exc).__name__}: {exc}"
+        )
+    return True
+
+
+def _node_name(n: Dict[str, Any], host: Optional[str] = None) -> str:
+    return f"{host or n.get('NodeManagerHostname', '?')} ({n['NodeID'][:8]})"
+
+
+def _answer(ray: Any, ref: Any, n: Dict[str, Any]) -> NodeResult:
+    """One node's result from its finished task (the task's failure is that node's error)."""
+    try:
+        got = ray.get(ref)
+        return NodeResult(
+            node=_node_name(n, got["host"]),
+            node_id=n["NodeID"],
+            address=n.get("NodeManagerAddress", ""),
+            doctor=got["doctor"],
+        )
+    except Exception as exc:  # noqa: BLE001 - the task's failure is that node's result
+        text = str(exc).strip()
+        return NodeResult(
+            node=_node_name(n),
+            node_id=n["NodeID"],
+            address=n.get("NodeManagerAddress", ""),
+            error=f"{type(exc).__name__}: {text.splitlines()[-1] if text else ''}",
+        )
+
+
 def run(
     address: str,
     *,
@@ -90,28 +143,8 @@ def run(
     ray = _import_ray()
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    lock_text = None
-    if lock:
-        try:
-            with open(lock, encoding="utf-8") as fh:
-                lock_text = fh.read()
-        except OSError as exc:
-            raise UsageError(f"--lock {lock}: cannot read it: {exc.strerror or exc}")
-    connected_here = False
-    if not ray.is_initialized():
-        _check_reachable(address, min(timeout, 10.0))
-        try:
-            ray.init(
-                address=address,
-                logging_level="ERROR",
-                log_to_driver=False,
-                runtime_env={"env_vars": dict(WORKER_ENV)},
-            )
-            connected_here = True
-        except Exception as exc:  # noqa: BLE001 - ConnectionError, ValueError, RuntimeError from Ray
-            raise UsageError(
-                f"--ray {address}: cannot connect to the Ray cluster: {type(exc).__name__}: {exc}"
-            )
+    lock_text = _read_lock_text(lock)
+    connected_here = _connect(ray, address, timeout)
     try:
         alive = [n for n in ray.nodes() if n.get("Alive")]
         nodes = alive if all_nodes else gpu_nodes(ray)
@@ -124,34 +157,13 @@ def run(
             ).remote(python, lock_text, os.path.basename(lock) if lock else "")
             pending[ref] = n
         ready, not_ready = ray.wait(list(pending), num_returns=len(pending), timeout=timeout)
-        out: List[NodeResult] = []
-        for ref in ready:
-            n = pending[ref]
-            try:
-                got = ray.get(ref)
-                out.append(
-                    NodeResult(
-                        node=f"{got['host']} ({n['NodeID'][:8]})",
-                        node_id=n["NodeID"],
-                        address=n.get("NodeManagerAddress", ""),
-                        doctor=got["doctor"],
-                    )
-                )
-            except Exception as exc:  # noqa: BLE001 - the task's failure is that node's result
-                out.append(
-                    NodeResult(
-                        node=f"{n.get('NodeManagerHostname', '?')} ({n['NodeID'][:8]})",
-                        node_id=n["NodeID"],
-                        address=n.get("NodeManagerAddress", ""),
-                        error=f"{type(exc).__name__}: {str(exc).strip().splitlines()[-1] if str(exc).strip() else ''}",
-                    )
-                )
+        out = [_answer(ray, ref, pending[ref]) for ref in ready]
         for ref in not_ready:
             n = pending[ref]
             ray.cancel(ref, force=True)
             out.append(
                 NodeResult(
-                    node=f"{n.get('NodeManagerHostname', '?')} ({n['NodeID'][:8]})",
+                    node=_node_name(n),
                     node_id=n["NodeID"],
                     address=n.get("NodeManagerAddress", ""),
                     error=f"no answer within {timeout:g} s",

@@ -107,6 +107,71 @@ def made_by(value: Dict[str, Any]) -> str:
     return f"v{made}" if made[0].isdigit() else f"recorded by {made}"
 
 
+def _md_row(cells: Sequence[Any]) -> str:
+    return "| " + " | ".join(_md_cell(x) for x in cells) + " |"
+
+
+def _md_frameworks(fws: List[Dict[str, Any]]) -> List[str]:
+    out = [
+        "",
+        "#### Frameworks",
+        "",
+        "| framework | version | built with | GPU targets | cuDNN that loads | why |",
+        "|---|---|---|---|---|---|",
+    ]
+    for fw in fws:
+        targets = fw.get("kernels") or ""
+        if targets and fw.get("kernels_from"):
+            targets += f" (read from {fw['kernels_from']})"
+        why = (fw.get("cudnn_loads") or {}).get("why")
+        out.append(
+            _md_row(
+                (
+                    fw["framework"],
+                    f"{fw['distribution']} {fw['version']}",
+                    _build_text(fw),
+                    targets or None,
+                    _loads_text(fw),
+                    why,
+                )
+            )
+        )
+    return out
+
+
+def _copy_state(c: Dict[str, Any]) -> str:
+    if c.get("missing"):
+        return "missing " + ", ".join(c["missing"])
+    return "mixed versions" if c.get("mixed") else "complete"
+
+
+def _md_copies(copies: List[Dict[str, Any]]) -> List[str]:
+    out = [
+        "",
+        "#### cuDNN copies on disk",
+        "",
+        "| version | from | directory | state |",
+        "|---|---|---|---|",
+    ]
+    for c in copies:
+        origin = c["origin"] + (f" ({_package(c['package'])})" if c.get("package") else "")
+        out.append(_md_row((c.get("version"), origin, c["directory"], _copy_state(c))))
+    return out
+
+
+def _md_findings(findings: List[Dict[str, Any]]) -> List[str]:
+    out = ["", "#### Findings", ""]
+    if not findings:
+        out.append("None.")
+    for f in findings:
+        out.append(f"- **{f['severity']}** `{f['id']}`: {f['title']}")
+        for e in f.get("evidence") or []:
+            out.append(f"  - {e}")
+        if f.get("fix"):
+            out.append(f"  - fix: {f['fix']}")
+    return out
+
+
 def markdown(value: Dict[str, Any]) -> str:
     """The report as GitHub-flavoured markdown (paste it into an issue)."""
     out: List[str] = [
@@ -117,68 +182,11 @@ def markdown(value: Dict[str, Any]) -> str:
     ]
     out += ["| | |", "|---|---|"]
     out += [f"| {k} | {_md_cell(v)} |" for k, v in _machine_rows(value)]
-    fws = value.get("frameworks") or []
-    if fws:
-        out += [
-            "",
-            "#### Frameworks",
-            "",
-            "| framework | version | built with | GPU targets | cuDNN that loads | why |",
-            "|---|---|---|---|---|---|",
-        ]
-        for fw in fws:
-            targets = fw.get("kernels") or ""
-            if targets and fw.get("kernels_from"):
-                targets += f" (read from {fw['kernels_from']})"
-            why = (fw.get("cudnn_loads") or {}).get("why")
-            out.append(
-                "| "
-                + " | ".join(
-                    _md_cell(x)
-                    for x in (
-                        fw["framework"],
-                        f"{fw['distribution']} {fw['version']}",
-                        _build_text(fw),
-                        targets or None,
-                        _loads_text(fw),
-                        why,
-                    )
-                )
-                + " |"
-            )
-    copies = value.get("cudnn_copies") or []
-    if copies:
-        out += [
-            "",
-            "#### cuDNN copies on disk",
-            "",
-            "| version | from | directory | state |",
-            "|---|---|---|---|",
-        ]
-        for c in copies:
-            state = (
-                ("missing " + ", ".join(c["missing"]))
-                if c.get("missing")
-                else "mixed versions"
-                if c.get("mixed")
-                else "complete"
-            )
-            origin = c["origin"] + (f" ({_package(c['package'])})" if c.get("package") else "")
-            out.append(
-                "| "
-                + " | ".join(_md_cell(x) for x in (c.get("version"), origin, c["directory"], state))
-                + " |"
-            )
-    findings = value.get("findings") or []
-    out += ["", "#### Findings", ""]
-    if not findings:
-        out.append("None.")
-    for f in findings:
-        out.append(f"- **{f['severity']}** `{f['id']}`: {f['title']}")
-        for e in f.get("evidence") or []:
-            out.append(f"  - {e}")
-        if f.get("fix"):
-            out.append(f"  - fix: {f['fix']}")
+    if value.get("frameworks"):
+        out += _md_frameworks(value["frameworks"])
+    if value.get("cudnn_copies"):
+        out += _md_copies(value["cudnn_copies"])
+    out += _md_findings(value.get("findings") or [])
     env = value.get("environment_variables") or {}
     if env:
         out += (
@@ -186,15 +194,12 @@ def markdown(value: Dict[str, Any]) -> str:
             + [f"{k}={v}" for k, v in env.items()]
             + ["```"]
         )
+    redacted = (
+        "; home directory shown as ~, user names as &lt;user&gt;" if value.get("redacted") else ""
+    )
     out += [
         "",
-        "<sub>Made by `colab-cudnn-fix report`"
-        + (
-            "; home directory shown as ~, user names as &lt;user&gt;"
-            if value.get("redacted")
-            else ""
-        )
-        + ". No framework was imported.</sub>",
+        f"<sub>Made by `colab-cudnn-fix report`{redacted}. No framework was imported.</sub>",
         "",
     ]
     return "\n".join(out)
