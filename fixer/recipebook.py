@@ -681,6 +681,21 @@ def _check_duplicates(
 
 
 def _cross_check(tables: Dict[str, List[Tuple[Any, _Loc]]], errs: _Collector) -> None:
+    """Contradictions between records: duplicates, PCI ids, each cuDNN release against itself,
+    each build against the driver floors and cuDNN releases."""
+    _cross_duplicates(tables, errs)
+    _cross_pci(tables.get("gpu", []), errs)
+    floor_by = {f.cuda: (f, loc) for f, loc in tables.get("driver_floor", [])}
+    cudnns = tables.get("cudnn", [])
+    rel_by = {c.version: (c, loc) for c, loc in cudnns}
+    for c, loc in cudnns:
+        _cross_cudnn(c, loc, errs)
+        _cross_cudnn_apt(c, loc, errs)
+    for b, loc in tables.get("build", []):
+        _cross_build(b, loc, floor_by, rel_by, errs)
+
+
+def _cross_duplicates(tables: Dict[str, List[Tuple[Any, _Loc]]], errs: _Collector) -> None:
     builds = tables.get("build", [])
     cudnns = tables.get("cudnn", [])
     floors = tables.get("driver_floor", [])
@@ -706,6 +721,8 @@ def _cross_check(tables: Dict[str, List[Tuple[Any, _Loc]]], errs: _Collector) ->
         images, lambda i: (i.date, i.commit), lambda i: f"Colab image {i.date} {i.commit}", errs
     )
 
+
+def _cross_pci(gpus: List[Tuple[Any, _Loc]], errs: _Collector) -> None:
     pci_seen: Dict[str, Tuple[GpuModel, _Loc]] = {}
     for g, loc in gpus:
         for pid in g.pci_device_ids:
@@ -723,163 +740,187 @@ def _cross_check(tables: Dict[str, List[Tuple[Any, _Loc]]], errs: _Collector) ->
                 )
             pci_seen.setdefault(pid, (g, loc))
 
-    floor_by = {f.cuda: (f, loc) for f, loc in floors}
 
-    rel_by = {c.version: (c, loc) for c, loc in cudnns}
-    for c, loc in cudnns:
-        major = c.version.split(".")[0]
-        if (
-            c.min_compute_capability
-            and c.max_compute_capability
-            and version_key(c.min_compute_capability) > version_key(c.max_compute_capability)
-        ):
+def _cross_cudnn(c: CudnnRelease, loc: _Loc, errs: _Collector) -> None:
+    if (
+        c.min_compute_capability
+        and c.max_compute_capability
+        and version_key(c.min_compute_capability) > version_key(c.max_compute_capability)
+    ):
+        errs.add(
+            f"cuDNN {c.version}: min_compute_capability {c.min_compute_capability} is above "
+            f"max_compute_capability {c.max_compute_capability}",
+            loc.path,
+            loc.at("min_compute_capability"),
+        )
+    for dist, ver in c.pip.items():
+        cu = int(dist.rsplit("cu", 1)[1])
+        if ".".join(ver.split(".")[:3]) != c.version:
             errs.add(
-                f"cuDNN {c.version}: min_compute_capability {c.min_compute_capability} is above "
-                f"max_compute_capability {c.max_compute_capability}",
+                f"cuDNN {c.version}: pip {dist}=={ver} is another release",
                 loc.path,
-                loc.at("min_compute_capability"),
+                loc.at("pip"),
             )
-        for dist, ver in c.pip.items():
-            cu = int(dist.rsplit("cu", 1)[1])
-            if ".".join(ver.split(".")[:3]) != c.version:
-                errs.add(
-                    f"cuDNN {c.version}: pip {dist}=={ver} is another release",
-                    loc.path,
-                    loc.at("pip"),
-                )
-            if cu not in c.cuda_majors:
-                errs.add(
-                    f"cuDNN {c.version}: pip {dist} is a CUDA {cu} build but cuda_majors is {list(c.cuda_majors)}",
-                    loc.path,
-                    loc.at("pip"),
-                )
-        for pkg, ver in c.apt.items():
-            if not ver.startswith(c.version + ".") and not ver.startswith(c.version + "-"):
-                errs.add(
-                    f"cuDNN {c.version}: apt {pkg}={ver} is another release",
-                    loc.path,
-                    loc.at("apt"),
-                )
-            m = re.match(r"libcudnn(\d+)", pkg)
-            if m and m.group(1) != major:
-                errs.add(
-                    f"cuDNN {c.version}: apt package {pkg} is for cuDNN {m.group(1)}",
-                    loc.path,
-                    loc.at("apt"),
-                )
-            m = re.search(r"-cuda-(\d+)$", pkg) or re.search(r"\+cuda(\d+)\.", ver)
-            if m and int(m.group(1)) not in c.cuda_majors:
-                errs.add(
-                    f"cuDNN {c.version}: apt {pkg}={ver} is a CUDA {m.group(1)} build but cuda_majors is "
-                    f"{list(c.cuda_majors)}",
-                    loc.path,
-                    loc.at("apt"),
-                )
+        if cu not in c.cuda_majors:
+            errs.add(
+                f"cuDNN {c.version}: pip {dist} is a CUDA {cu} build but cuda_majors is {list(c.cuda_majors)}",
+                loc.path,
+                loc.at("pip"),
+            )
 
-    for b, loc in builds:
-        name = f"{b.framework} {b.version} ({b.variant})"
-        nvidia_reqs = [
-            r for r in b.requires if requirement_name(r).startswith(("nvidia-", "cuda-"))
-        ]
-        cudnn_reqs = [r for r in b.requires if requirement_name(r).startswith("nvidia-cudnn")]
-        if b.cuda is None:
-            if b.cudnn is not None:
+
+def _cross_cudnn_apt(c: CudnnRelease, loc: _Loc, errs: _Collector) -> None:
+    major = c.version.split(".")[0]
+    for pkg, ver in c.apt.items():
+        if not ver.startswith(c.version + ".") and not ver.startswith(c.version + "-"):
+            errs.add(
+                f"cuDNN {c.version}: apt {pkg}={ver} is another release",
+                loc.path,
+                loc.at("apt"),
+            )
+        m = re.match(r"libcudnn(\d+)", pkg)
+        if m and m.group(1) != major:
+            errs.add(
+                f"cuDNN {c.version}: apt package {pkg} is for cuDNN {m.group(1)}",
+                loc.path,
+                loc.at("apt"),
+            )
+        m = re.search(r"-cuda-(\d+)$", pkg) or re.search(r"\+cuda(\d+)\.", ver)
+        if m and int(m.group(1)) not in c.cuda_majors:
+            errs.add(
+                f"cuDNN {c.version}: apt {pkg}={ver} is a CUDA {m.group(1)} build but cuda_majors is "
+                f"{list(c.cuda_majors)}",
+                loc.path,
+                loc.at("apt"),
+            )
+
+
+_Rows = Dict[str, Tuple[Any, _Loc]]
+
+
+def _cross_build(b: Build, loc: _Loc, floor_by: _Rows, rel_by: _Rows, errs: _Collector) -> None:
+    name = f"{b.framework} {b.version} ({b.variant})"
+    nvidia_reqs = [r for r in b.requires if requirement_name(r).startswith(("nvidia-", "cuda-"))]
+    cudnn_reqs = [r for r in b.requires if requirement_name(r).startswith("nvidia-cudnn")]
+    if b.cuda is None:
+        _cross_cpu_build(b, name, nvidia_reqs, loc, errs)
+        return
+    major = b.cuda.split(".")[0]
+    if major not in floor_by and b.cuda not in floor_by:
+        errs.add(
+            f"{name}: CUDA {b.cuda} has no [[driver_floor]] (neither family {major!r} nor toolkit {b.cuda!r})",
+            loc.path,
+            loc.at("cuda"),
+            hint="add a [[driver_floor]] row with its source",
+        )
+    if (
+        b.ptx
+        and b.compute_capabilities
+        and version_key(b.ptx) < max(version_key(c) for c in b.compute_capabilities)
+    ):
+        errs.add(
+            f"{name}: ptx {b.ptx} is below its highest SASS target {b.compute_capabilities[-1]}",
+            loc.path,
+            loc.at("ptx"),
+        )
+    if b.cudnn is not None:
+        rel = rel_by.get(b.cudnn)
+        if rel is None:
+            errs.add(
+                f"{name}: cudnn {b.cudnn} has no [[cudnn]] release row",
+                loc.path,
+                loc.at("cudnn"),
+                hint="add a [[cudnn]] row (version, cuda_majors, pip/apt versions, source)",
+            )
+        elif int(major) not in rel[0].cuda_majors:
+            errs.add(
+                f"{name}: cuDNN {b.cudnn} has no CUDA {major} build ([[cudnn]] at {rel[1].path}:{rel[1].line} "
+                f"lists CUDA {list(rel[0].cuda_majors)})",
+                loc.path,
+                loc.at("cudnn"),
+            )
+    elif cudnn_reqs:
+        errs.add(
+            f"{name}: requires {cudnn_reqs[0]} but cudnn is not set", loc.path, loc.at("cudnn")
+        )
+    for req in cudnn_reqs:
+        _cross_cudnn_requirement(b, name, req, rel_by, loc, errs)
+
+
+def _cross_cpu_build(
+    b: Build, name: str, nvidia_reqs: List[str], loc: _Loc, errs: _Collector
+) -> None:
+    if b.cudnn is not None:
+        errs.add(
+            f"{name}: cudnn {b.cudnn} is set but cuda is not (a build without CUDA uses no cuDNN)",
+            loc.path,
+            loc.at("cudnn"),
+        )
+    if nvidia_reqs:
+        errs.add(
+            f"{name}: has no cuda but requires NVIDIA libraries ({nvidia_reqs[0]})",
+            loc.path,
+            loc.at("requires"),
+        )
+    if b.compute_capabilities or b.ptx:
+        errs.add(
+            f"{name}: has no cuda but lists GPU kernels",
+            loc.path,
+            loc.at("compute_capabilities"),
+        )
+
+
+def _cross_cudnn_requirement(
+    b: Build, name: str, req: str, rel_by: _Rows, loc: _Loc, errs: _Collector
+) -> None:
+    major = (b.cuda or "").split(".")[0]
+    dist = requirement_name(req)
+    req_cu = dist.rsplit("cu", 1)[1] if re.search(r"-cu\d+$", dist) else None
+    if req_cu is not None and req_cu != major:
+        errs.add(
+            f"{name}: requires {dist} (a CUDA {req_cu} cuDNN) but the build is CUDA {b.cuda}",
+            loc.path,
+            loc.at("requires"),
+        )
+    if b.cudnn is None:
+        return
+    _cross_cudnn_pin(b, name, req, dist, rel_by, loc, errs)
+
+
+def _cross_cudnn_pin(
+    b: Build, name: str, req: str, dist: str, rel_by: _Rows, loc: _Loc, errs: _Collector
+) -> None:
+    if b.cudnn is None:
+        return
+    spec = _spec_part(req)
+    eq = re.fullmatch(r"\s*===?\s*([\d.]+)\s*", spec)
+    if eq:
+        pinned = eq.group(1)
+        if ".".join(pinned.split(".")[:3]) != b.cudnn:
+            errs.add(
+                f"{name}: requires {req} but cudnn says {b.cudnn}: the pin is what pip installs, "
+                f'set cudnn = "{".".join(pinned.split(".")[:3])}"',
+                loc.path,
+                loc.at("cudnn"),
+            )
+        rel = rel_by.get(b.cudnn)
+        if rel and dist in rel[0].pip and rel[0].pip[dist] != pinned:
+            errs.add(
+                f"{name}: requires {dist}=={pinned} but [[cudnn]] {b.cudnn} says {dist} is {rel[0].pip[dist]} "
+                f"({rel[1].path}:{rel[1].line})",
+                loc.path,
+                loc.at("requires"),
+            )
+    else:
+        lows = re.findall(r">=?\s*([\d.]+)", spec)
+        for low in lows:
+            if cudnn_compatible(low, b.cudnn) is False:
                 errs.add(
-                    f"{name}: cudnn {b.cudnn} is set but cuda is not (a build without CUDA uses no cuDNN)",
-                    loc.path,
-                    loc.at("cudnn"),
-                )
-            if nvidia_reqs:
-                errs.add(
-                    f"{name}: has no cuda but requires NVIDIA libraries ({nvidia_reqs[0]})",
+                    f"{name}: requires {req}, which admits cuDNN {low}, below the cuDNN {b.cudnn} "
+                    "it was built with (runtime needs the same major and an equal or newer minor)",
                     loc.path,
                     loc.at("requires"),
                 )
-            if b.compute_capabilities or b.ptx:
-                errs.add(
-                    f"{name}: has no cuda but lists GPU kernels",
-                    loc.path,
-                    loc.at("compute_capabilities"),
-                )
-            continue
-        major = b.cuda.split(".")[0]
-        if major not in floor_by and b.cuda not in floor_by:
-            errs.add(
-                f"{name}: CUDA {b.cuda} has no [[driver_floor]] (neither family {major!r} nor toolkit {b.cuda!r})",
-                loc.path,
-                loc.at("cuda"),
-                hint="add a [[driver_floor]] row with its source",
-            )
-        if (
-            b.ptx
-            and b.compute_capabilities
-            and version_key(b.ptx) < max(version_key(c) for c in b.compute_capabilities)
-        ):
-            errs.add(
-                f"{name}: ptx {b.ptx} is below its highest SASS target {b.compute_capabilities[-1]}",
-                loc.path,
-                loc.at("ptx"),
-            )
-        if b.cudnn is not None:
-            rel = rel_by.get(b.cudnn)
-            if rel is None:
-                errs.add(
-                    f"{name}: cudnn {b.cudnn} has no [[cudnn]] release row",
-                    loc.path,
-                    loc.at("cudnn"),
-                    hint="add a [[cudnn]] row (version, cuda_majors, pip/apt versions, source)",
-                )
-            elif int(major) not in rel[0].cuda_majors:
-                errs.add(
-                    f"{name}: cuDNN {b.cudnn} has no CUDA {major} build ([[cudnn]] at {rel[1].path}:{rel[1].line} "
-                    f"lists CUDA {list(rel[0].cuda_majors)})",
-                    loc.path,
-                    loc.at("cudnn"),
-                )
-        elif cudnn_reqs:
-            errs.add(
-                f"{name}: requires {cudnn_reqs[0]} but cudnn is not set", loc.path, loc.at("cudnn")
-            )
-        for req in cudnn_reqs:
-            dist = requirement_name(req)
-            req_cu = dist.rsplit("cu", 1)[1] if re.search(r"-cu\d+$", dist) else None
-            if req_cu is not None and req_cu != major:
-                errs.add(
-                    f"{name}: requires {dist} (a CUDA {req_cu} cuDNN) but the build is CUDA {b.cuda}",
-                    loc.path,
-                    loc.at("requires"),
-                )
-            if b.cudnn is None:
-                continue
-            spec = _spec_part(req)
-            eq = re.fullmatch(r"\s*===?\s*([\d.]+)\s*", spec)
-            if eq:
-                pinned = eq.group(1)
-                if ".".join(pinned.split(".")[:3]) != b.cudnn:
-                    errs.add(
-                        f"{name}: requires {req} but cudnn says {b.cudnn}: the pin is what pip installs, "
-                        f'set cudnn = "{".".join(pinned.split(".")[:3])}"',
-                        loc.path,
-                        loc.at("cudnn"),
-                    )
-                rel = rel_by.get(b.cudnn)
-                if rel and dist in rel[0].pip and rel[0].pip[dist] != pinned:
-                    errs.add(
-                        f"{name}: requires {dist}=={pinned} but [[cudnn]] {b.cudnn} says {dist} is {rel[0].pip[dist]} "
-                        f"({rel[1].path}:{rel[1].line})",
-                        loc.path,
-                        loc.at("requires"),
-                    )
-            else:
-                lows = re.findall(r">=?\s*([\d.]+)", spec)
-                for low in lows:
-                    if cudnn_compatible(low, b.cudnn) is False:
-                        errs.add(
-                            f"{name}: requires {req}, which admits cuDNN {low}, below the cuDNN {b.cudnn} "
-                            "it was built with (runtime needs the same major and an equal or newer minor)",
-                            loc.path,
-                            loc.at("requires"),
-                        )
 
 
 # ---------------------------------------------------------------------------------------
