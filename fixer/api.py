@@ -823,6 +823,7 @@ def _planned(
         options=req.options,
         environ=req.environ,
         prepare_for_gpu=req.prepare_for_gpu,
+        hash_records=True,  # apply's before-check: every wheel's library files by sha256
     )
     env, the_plan, findings = machine.env, machine.plan, tuple(machine.plan.findings)
     wanted = gpu_wanted(env, req.intent)
@@ -984,7 +985,7 @@ def _detect_after(
     from fixer.planner.envfix import environ_after
 
     after = environ_after(fixes, os.environ if environ is None else environ)
-    return detect(python, environ=after, overrides=overrides_from_env(after))
+    return detect(python, environ=after, overrides=overrides_from_env(after), hash_records=True)
 
 
 def _lock_plan(
@@ -1008,7 +1009,9 @@ def _lock_plan(
         from fixer.detection import detect, overrides_from_env
 
         env = detect(
-            python, overrides=overrides_from_env(os.environ if environ is None else environ)
+            python,
+            overrides=overrides_from_env(os.environ if environ is None else environ),
+            hash_records=True,  # apply's before-check, as without --lock
         )
     check_compatible(lock_file, env, lock_path)
     if python and env.python and env.python.executable != python:
@@ -1034,7 +1037,7 @@ def check_after_apply(
     from fixer.verifier.checks import verify as run_verify
 
     after = environ_after(env_fixes, os.environ if environ is None else environ)
-    env = detect(python, environ=after, overrides=overrides_from_env(after))
+    env = detect(python, environ=after, overrides=overrides_from_env(after), hash_records=True)
     findings = tuple(diagnose(env, load(tuple(recipes))))
     how = ["detect + diagnose"]
     checks: Tuple[CheckResult, ...] = ()

@@ -50,6 +50,8 @@ FindingId = Literal[
     "log-noise",
     "pip-conflict",
     "import-failed",  # doctor --deep: a framework fails to import (or to see the GPU) for a reason explain does not know
+    "files-modified",  # library files of a pip wheel differ from its RECORD (size; with --deep, sha256)
+    "pip-leftovers",  # entries pip moved aside (~...) and an interrupted run left in site-packages
 ]
 FINDING_IDS: Tuple[str, ...] = typing.get_args(FindingId)
 
@@ -78,6 +80,7 @@ StepKind = Literal[
     "env-fix",
     "restart",
     "verify",
+    "cleanup",  # remove pip's moved-aside leftovers (journalled; rollback puts them back)
 ]
 CheckStatus = Literal["passed", "failed", "crashed", "timeout", "skipped"]
 
@@ -404,6 +407,9 @@ class LibFile:
     version: Optional[str] = None  # version of this file when it can be told
     size: Optional[int] = None
     valid_elf: bool = True
+    # how the file differs from its wheel's RECORD row ("size 123 bytes, RECORD 456"; with
+    # --deep "sha256 differs from RECORD"); None when it matches or no RECORD lists it
+    differs: Optional[str] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -554,6 +560,9 @@ class Environment:
     )  # LD_LIBRARY_PATH, LD_PRELOAD, CUDA_VISIBLE_DEVICES, ...
     runtime_views: Tuple[RuntimeView, ...] = ()
     probes: Tuple[ProbeNote, ...] = ()
+    # entries an interrupted pip run left moved aside in site-packages or site-packages/nvidia
+    # (pip's AdjacentTempDirectory names: "~" + the original name's tail)
+    pip_leftovers: Tuple[str, ...] = ()
 
     def framework(self, name: str) -> Optional[FrameworkBuild]:
         for f in self.frameworks:

@@ -37,10 +37,13 @@ def machine(
     python: Optional[str] = None,
     environment: Optional[str] = None,
     environ: Optional[Mapping[str, str]] = None,
+    *,
+    hash_records: bool = False,
 ) -> Tuple[Environment, Tuple[Finding, ...], str]:
     """(Environment, findings recorded with it, where it came from). `environment` is a
     `doctor --json` file or a bundled name; otherwise this machine is detected, honouring the
-    COLAB_CUDNN_FIX_* overrides in `environ` (default: os.environ), as doctor does."""
+    COLAB_CUDNN_FIX_* overrides in `environ` (default: os.environ), as doctor does; with
+    `hash_records` (apply) each wheel's library files are hashed against its RECORD."""
     if environment:
         if python:
             raise UsageError(
@@ -51,7 +54,11 @@ def machine(
         return load_environment(environment)
     from fixer.detection import detect, overrides_from_env
 
-    env = detect(python, overrides=overrides_from_env(os.environ if environ is None else environ))
+    env = detect(
+        python,
+        overrides=overrides_from_env(os.environ if environ is None else environ),
+        hash_records=hash_records,
+    )
     return env, (), "this machine" + (f" ({python})" if python else "")
 
 
@@ -64,6 +71,7 @@ def plan_for(
     options: Optional[PlanOptions] = None,
     environ: Optional[Mapping[str, str]] = None,
     prepare_for_gpu: bool = False,
+    hash_records: bool = False,
 ) -> PlannedMachine:
     """Machine -> findings -> stack -> plan, simulated and diagnosed again (fixer.planner.simulate):
     what the result would still show is on the plan (`after`, `manual`, `drift`). A machine
@@ -81,7 +89,7 @@ def plan_for(
             intent, cudnn_from="conda"
         )  # conda installs what it can: cuDNN
     loaded = rec.load(recipes)
-    env, _recorded, where = machine(python, environment, environ)
+    env, _recorded, where = machine(python, environment, environ, hash_records=hash_records)
     findings = tuple(diagnose(env, loaded))
     plan = plan_machine(
         env,

@@ -380,11 +380,23 @@ def unloadable_files(copy: LibraryCopy) -> List[str]:
     return [f.name for f in copy.files if not f.valid_elf]
 
 
+def modified_files(copy: LibraryCopy) -> List[str]:
+    """Files of the copy that differ from their wheel's RECORD row (size, or sha256 when
+    detection hashed them): another release's file under the same name, or a damaged one."""
+    return [f.name for f in copy.files if f.differs]
+
+
 def is_complete(copy: LibraryCopy) -> bool:
     """A cuDNN (or CUDA library) copy is complete when every file it should have is present,
-    every file is a loadable ELF object, and all are of one version. An incomplete copy loads
-    but fails ("unable to find an engine") or computes wrong numbers: it needs a reinstall."""
-    return not copy.missing and not unloadable_files(copy) and not copy.mixed
+    every file is a loadable ELF object that matches its package's record, and all are of one
+    version. An incomplete copy loads but fails ("unable to find an engine",
+    CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH) or computes wrong numbers: it needs a reinstall."""
+    return (
+        not copy.missing
+        and not unloadable_files(copy)
+        and not copy.mixed
+        and not modified_files(copy)
+    )
 
 
 def is_usable(copy: LibraryCopy) -> bool:

@@ -216,6 +216,38 @@ def record(
     }
 
 
+def record_tree(top: str, site: str, *, name: str) -> Dict[str, Any]:
+    """The manifest of a tree that no RECORD lists (pip's moved-aside leftovers, see
+    fixer.applier.leftovers): every file and symlink under `top` (symlinks not followed), hashed,
+    and the directories holding them up to `site`."""
+    top = os.path.normpath(top)
+    files: List[str] = []
+    walked: Set[str] = set()
+    if os.path.isdir(top) and not os.path.islink(top):
+        for dirpath, dirnames, filenames in os.walk(top):
+            walked.add(dirpath)  # empty directories too
+            files += [os.path.join(dirpath, n) for n in filenames]
+            files += [
+                os.path.join(dirpath, n)
+                for n in dirnames
+                if os.path.islink(os.path.join(dirpath, n))
+            ]
+    else:
+        files.append(top)
+    files.sort()
+    return {
+        "version": MANIFEST_VERSION,
+        "name": name,
+        "dist_version": "",
+        "dist_info": top,
+        "site": site,
+        "files": [_file_entry(p, True) for p in files],
+        "dirs": [
+            dir_entry(d) for d in sorted(set(_dirs_of(files, site)) | walked) if os.path.isdir(d)
+        ],
+    }
+
+
 def stash_dir(archive: Path) -> Path:
     """Where backup() keeps the linked or cloned files of `archive`: `<archive>.links/`, beside it."""
     archive = Path(archive)
@@ -827,6 +859,7 @@ __all__ = [
     "leftovers_in",
     "record",
     "record_paths",
+    "record_tree",
     "restore",
     "sha256_of",
     "stash_dir",

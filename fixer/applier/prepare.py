@@ -19,7 +19,7 @@ import shutil
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from fixer.applier import envfix, filetree, indexcopy, threeway
+from fixer.applier import envfix, filetree, indexcopy, leftovers, threeway
 from fixer.applier.journal import FileRecord, Journal, atomic_write
 from fixer.applier.reporter import Reporter
 from fixer.applier.runner import Runner
@@ -87,7 +87,7 @@ def plan_files(steps: Sequence[Step], root: Optional[str]) -> List[str]:
     """Every file the steps write, and the loader cache an ldconfig step rewrites."""
     out: List[str] = []
     for step in steps:
-        touched = list(step.files)
+        touched = list(step.files) if step.kind != "cleanup" else []  # those: _record_leftovers
         if ldconfig_of(step, root) is not None:
             touched.append(str(envfix.target_path(envfix.LD_SO_CACHE, root)))
         for path in touched:
@@ -150,6 +150,7 @@ def prepare(
     _check_space(journal, plan, manifests, before, 0 if local else vouched)
     recorded, backups = _backup_dists(journal, manifests, copies, local, rep)
     notes: List[str] = []
+    _record_leftovers(journal, plan, before, recorded, backups, notes)
     if any(s.kind == "conda-install" for s in plan.steps):
         notes.append("conda package changes outside site-packages are not rolled back")
     if copies and not local:
@@ -229,6 +230,34 @@ def _index_copies(
             copies[name] = copy
     local = indexcopy.keep_local(journal.dir, vouched) if vouched else True
     return copies, local, vouched
+
+
+def _record_leftovers(
+    journal: Journal,
+    plan: Plan,
+    before: TargetSnapshot,
+    recorded: Dict[str, str],
+    backups: Dict[str, str],
+    notes: List[str],
+) -> None:
+    """pip's leftovers that a cleanup step removes (fixer.applier.leftovers): each checked,
+    recorded and backed up like a distribution's files, so that rollback restores them."""
+    wanted = [p for s in plan.steps if s.kind == "cleanup" for p in s.files]
+    if not wanted:
+        return
+    gone, refused = leftovers.checked(wanted, {d.site_packages for d in before.dists})
+    notes.extend(refused)
+    for name, manifest in leftovers.manifests(gone).items():
+        try:
+            filetree.backup(manifest, journal.dir / "backups" / f"{name}.zip")
+        except OSError as exc:
+            raise JournalWriteFailed(
+                f"cannot back up {manifest['dist_info']} into {journal.dir / 'backups'}: "
+                f"{exc.strerror or exc}"
+            )
+        backups[name] = f"backups/{name}.zip"
+        recorded[name] = journal.write_part(f"manifests/{name}.json", manifest)
+    journal.set(leftovers=gone)
 
 
 def _backup_dists(

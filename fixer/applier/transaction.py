@@ -33,7 +33,7 @@ from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
-from fixer.applier import envfix, filetree, prepare, threeway, undo
+from fixer.applier import envfix, filetree, leftovers, prepare, threeway, undo
 from fixer.applier.filelock import ApplyLock, TargetLock
 from fixer.applier.journal import UNFINISHED, WAITING, Journal
 from fixer.applier.prepare import backup_set, ldconfig_of, req_name, unrooted
@@ -537,6 +537,10 @@ def _execute(
     def call(argv: Sequence[str], timeout: float) -> CommandResult:
         return _run_tracked(journal, run, argv, timeout, on_output, locks)
 
+    if step.kind == "cleanup":
+        removed = leftovers.remove(journal.data.get("leftovers", []))
+        journal.log("removed " + (", ".join(removed) if removed else "nothing (already gone)"))
+        return CommandResult(rc=0)
     if step.kind == "env-fix":
         return _write_env_fix(journal, step, options, rep, call)
     if step.files and step.content is not None:

@@ -444,10 +444,11 @@ def _check_versions(u: _Undo, before: Optional[TargetSnapshot]) -> List[str]:
             for c in diff(before, after)
             if c.name not in u.editable and c.name not in later
         ]
+    had = set(before.leftovers) if before is not None else set()  # a cleanup step's, put back
     out += [
         f"{p}: leftover of an interrupted installer"
         for p in after.leftovers
-        if not any(p in r for r in out)
+        if p not in had and not any(p in r for r in out)
     ]
     return out
 

@@ -90,8 +90,12 @@ def detect(
     environ: Optional[Mapping[str, str]] = None,
     overrides: Optional[Overrides] = None,
     timeout: float = _gpu_probe.TIMEOUT,
+    hash_records: Optional[bool] = None,
 ) -> Environment:
     """The whole stack of the machine under `root` as seen by interpreter `python`.
+
+    Each wheel-owned library file is compared with its RECORD row: by size always, and by sha256
+    with `hash_records` (default: `deep`; apply's before and after checks pass True).
 
     Raises UsageError when `python` is given and is not a usable interpreter."""
     environ = dict(os.environ if environ is None else environ)
@@ -123,7 +127,13 @@ def detect(
         if f.framework == "torch"
     ]
     copies, _owners = _libs.scan(
-        pyenv, environ, fs, cache.directories() if cache else (), fw_dirs, notes
+        pyenv,
+        environ,
+        fs,
+        cache.directories() if cache else (),
+        fw_dirs,
+        notes,
+        hashes=deep if hash_records is None else hash_records,
     )
 
     cudnn_children = _start_cudnn_versions(copies, deep, fs, environ, timeout)
@@ -159,6 +169,7 @@ def detect(
         env=_env_subset(environ),
         runtime_views=views,
         probes=tuple(notes),
+        pip_leftovers=_libs.pip_leftovers(pyenv, fs),
     )
 
 

@@ -7,6 +7,8 @@ the same directories are seen as library copies and again as loader search steps
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
 from typing import Dict, List, Optional
 
@@ -79,3 +81,17 @@ class MachineFS:
             return os.path.getsize(self.R(path))
         except OSError:
             return None
+
+    def record_hash(self, path: str) -> Optional[str]:
+        """The file's sha256 in a wheel RECORD's spelling ("sha256=" + urlsafe base64 without
+        padding, PEP 376 / the binary distribution format), or None when it cannot be read. Opened
+        with O_NOFOLLOW: a symlink is no file of the record's."""
+        h = hashlib.sha256()
+        try:
+            fd = os.open(self.R(path), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(fd, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+        except OSError:
+            return None
+        return "sha256=" + base64.urlsafe_b64encode(h.digest()).rstrip(b"=").decode("ascii")

@@ -53,6 +53,7 @@ class PipFile:
     dist: str
     version: str
     size: Optional[int]
+    hash: Optional[str] = None  # "sha256=<urlsafe b64>" as RECORD writes it
 
 
 @dataclasses.dataclass
@@ -64,6 +65,9 @@ class Owners:
     pip_dir_dist: Dict[str, Tuple[str, str]]  # lib dir -> (dist, version)
     dpkg: Dict[str, str]  # real machine path -> package
     dpkg_versions: Dict[str, str]  # package -> version
+    hashes: bool = (
+        False  # compare each wheel-owned file's sha256 with RECORD too (doctor --deep, apply)
+    )
 
 
 def read_pip_owners(
@@ -98,7 +102,8 @@ def read_pip_owners(
                 continue
             path = os.path.normpath(os.path.join(d.location, parts[0]))
             size = int(parts[2]) if parts[2].strip().isdigit() else None
-            owned[path] = PipFile(d.name, d.version, size)
+            digest = parts[1].strip() if parts[1].startswith("sha256=") else None
+            owned[path] = PipFile(d.name, d.version, size, digest)
             lib_dir = os.path.dirname(path)
             expected.setdefault(lib_dir, []).append(os.path.basename(path))
             dir_dist.setdefault(lib_dir, (d.name, d.version))
@@ -144,33 +149,76 @@ def candidate_dirs(
 ) -> "OrderedDict[str, str]":
     """Directories to scan, in a stable order, each with an origin hint (first hint wins)."""
     out: "OrderedDict[str, str]" = OrderedDict()
+    sources = (
+        _pip_dirs(python, fs),
+        frameworks_lib_dirs,
+        _env_dirs(env),
+        ((d, "system") for d in cache_dirs),
+        ((d, "system") for d in DEFAULT_DIRS),
+        _toolkit_dirs(fs),
+    )
+    for source in sources:
+        for d, origin in source:
+            if d and d.startswith("/") and os.path.normpath(d) not in out:
+                out[os.path.normpath(d)] = origin
+    return out
 
-    def add(d: str, origin: str) -> None:
-        if d and d.startswith("/") and os.path.normpath(d) not in out:
-            out[os.path.normpath(d)] = origin
 
-    for sp in python.site_packages if python else ():
-        for sub in fs.listdir(os.path.join(sp, "nvidia")) or []:
-            add(os.path.join(sp, "nvidia", sub, "lib"), "pip")
-    for d, origin in frameworks_lib_dirs:
-        add(d, origin)
-    for p in split_ld_preload(env.get("LD_PRELOAD")):
-        if p.startswith("/"):
-            add(os.path.dirname(p), "ld-library-path")
-    for d in env.get("LD_LIBRARY_PATH", "").split(":"):
-        add(d, "ld-library-path")
+def _pip_dirs(python: Optional[PythonEnv], fs: MachineFS) -> List[Tuple[str, str]]:
+    """site-packages/nvidia/*/lib of every site-packages the target sees."""
+    return [
+        (os.path.join(sp, "nvidia", sub, "lib"), "pip")
+        for sp in (python.site_packages if python else ())
+        for sub in fs.listdir(os.path.join(sp, "nvidia")) or []
+    ]
+
+
+def _env_dirs(env: Mapping[str, str]) -> List[Tuple[str, str]]:
+    """The directories LD_PRELOAD's files live in, LD_LIBRARY_PATH's, and $CONDA_PREFIX/lib."""
+    out = [
+        (os.path.dirname(p), "ld-library-path")
+        for p in split_ld_preload(env.get("LD_PRELOAD"))
+        if p.startswith("/")
+    ]
+    out += [(d, "ld-library-path") for d in env.get("LD_LIBRARY_PATH", "").split(":")]
     if env.get("CONDA_PREFIX"):
-        add(os.path.join(env["CONDA_PREFIX"], "lib"), "conda")
-    for d in cache_dirs:
-        add(d, "system")
-    for d in DEFAULT_DIRS:
-        add(d, "system")
+        out.append((os.path.join(env["CONDA_PREFIX"], "lib"), "conda"))
+    return out
+
+
+def _toolkit_dirs(fs: MachineFS) -> List[Tuple[str, str]]:
+    """/usr/local/cuda*/lib64 and their targets/*/lib."""
+    out: List[Tuple[str, str]] = []
     for name in fs.listdir("/usr/local") or []:
         if name.startswith("cuda"):
-            add(f"/usr/local/{name}/lib64", "cuda-toolkit")
-            for t in fs.listdir(f"/usr/local/{name}/targets") or []:
-                add(f"/usr/local/{name}/targets/{t}/lib", "cuda-toolkit")
+            out.append((f"/usr/local/{name}/lib64", "cuda-toolkit"))
+            out += [
+                (f"/usr/local/{name}/targets/{t}/lib", "cuda-toolkit")
+                for t in fs.listdir(f"/usr/local/{name}/targets") or []
+            ]
     return out
+
+
+#: The first character of every name pip's AdjacentTempDirectory gives an entry it moves aside
+#: while it uninstalls ("~" + LEADING_CHARS + the original name's tail: ~vidia_cudnn_cu13-...,
+#: nvidia/~udnn). pypa/pip src/pip/_internal/utils/temp_dir.py AdjacentTempDirectory
+#: ._generate_names @ 26.2.1, used by req/req_uninstall.py StashedUninstallPathSet
+#: ._get_directory_stash. No distribution or import package name starts with it.
+PIP_STASH_PREFIX = "~"
+
+
+def pip_leftovers(python: Optional[PythonEnv], fs: MachineFS) -> Tuple[str, ...]:
+    """Entries pip moved aside and an interrupted run left behind: "~..." directly in each
+    site-packages the target sees and in its nvidia/ namespace directory."""
+    out: List[str] = []
+    for sp in python.site_packages if python else ():
+        for d in (sp, os.path.join(sp, "nvidia")):
+            out += [
+                os.path.join(d, n)
+                for n in sorted(fs.listdir(d) or [])
+                if n.startswith(PIP_STASH_PREFIX)
+            ]
+    return tuple(dict.fromkeys(out))
 
 
 def _origin(
@@ -219,10 +267,11 @@ def scan(
     cache_dirs: Iterable[str],
     frameworks_lib_dirs: Iterable[Tuple[str, str]],
     notes: List[ProbeNote],
+    hashes: bool = False,
 ) -> Tuple[List[_Copy], Owners]:
     pip, pip_expected, pip_dir_dist = read_pip_owners(python, fs, notes)
     dpkg, dpkg_versions = read_dpkg_owners(fs)
-    owners = Owners(pip, pip_expected, pip_dir_dist, dpkg, dpkg_versions)
+    owners = Owners(pip, pip_expected, pip_dir_dist, dpkg, dpkg_versions, hashes)
     dirs = candidate_dirs(python, env, fs, cache_dirs, frameworks_lib_dirs)
     for lib_dir, exp in pip_expected.items():
         if lib_dir not in dirs:
@@ -324,16 +373,13 @@ def _make_copy(
         pf = owners.pip.get(real) or owners.pip.get(os.path.normpath(path))
         size = fs.size(real)
         info = fs.elf(path)
+        own = owners.pip.get(real)
+        differs = record_difference(own, real, size, fs, owners.hashes) if own else None
         if pf is not None:
             pip_dists[Package(pf.dist, pf.version)] += 1
             # the wheel's version only for the wheel's own file: wheels ship no symlinks, so a link
             # that leads out of the wheel's files is someone else's file (ask the library itself)
-            if (
-                version is None
-                and (pf.size is None or pf.size == size)
-                and lib == "cudnn"
-                and owners.pip.get(real) is not None
-            ):
+            if version is None and differs is None and lib == "cudnn" and own is not None:
                 version = _v3(pf.version)
         pkg = owners.dpkg.get(real) or owners.dpkg.get(path)
         if pkg:
@@ -344,6 +390,7 @@ def _make_copy(
             version=version,
             size=size,
             valid_elf=info.valid,
+            differs=differs,
         )
     c = _Copy(lib, major, directory, real_dir, files)
     if pip_dists:
@@ -360,6 +407,21 @@ def _make_copy(
         c.cuda_major = int(cm.group(1)) if cm else None
     _settle_version(c, fs)
     return c
+
+
+def record_difference(
+    pf: PipFile, path: str, size: Optional[int], fs: MachineFS, hashes: bool
+) -> Optional[str]:
+    """How a wheel's file differs from its RECORD row (PEP 376: path, sha256, size), or None:
+    the size always (one stat), the sha256 only when `hashes` (doctor --deep, apply's checks),
+    since cuDNN's files are hundreds of megabytes."""
+    if pf.size is not None and size is not None and size != pf.size:
+        return f"size {size} bytes, RECORD {pf.size}"
+    if hashes and pf.hash:
+        digest = fs.record_hash(path)
+        if digest is not None and digest != pf.hash:
+            return "sha256 differs from RECORD (same size)"
+    return None
 
 
 def _settle_version(c: _Copy, fs: MachineFS) -> None:

@@ -38,6 +38,7 @@ from fixer.rules import (
     driver_cuda,
     foreign_cudnn_preloads,
     lent_cudnn_sublibraries,
+    modified_files,
     gpu_compute_capability,
     older_cuda_libraries,
     pick_cuda_variant,
@@ -156,6 +157,8 @@ class _Diagnosis:
         self.cudnn_conflict()
         self.unused_copies()
         self.cuda_libs()
+        self.modified_copies()
+        self.leftovers()
         self.pip_conflicts()
         self.deep_views()
 
@@ -561,7 +564,7 @@ class _Diagnosis:
                 else f"Restore the missing files or remove {c.directory} from the search path."
             )
             self.add("cudnn-incomplete", sev, title, ev, fix, frameworks)
-        if c.mixed:
+        if c.mixed and not _explained_by_record(c):
             expected, odd, rest = mixed_files(c)
             odd_words = ", ".join(f"{f.name} is {f.version}" for f in odd)
             self.add(
@@ -585,6 +588,60 @@ class _Diagnosis:
                 ),
                 frameworks,
             )
+
+    def modified_copies(self) -> None:
+        """files-modified: a wheel's library files that differ from its RECORD (another release's
+        file under the same name, a damaged one). Its fix is a reinstall of the same version."""
+        for c in self.env.libraries:
+            names = modified_files(c)
+            if not names or c.package is None:
+                continue
+            users = sorted(
+                {
+                    ld.consumer
+                    for ld in self.env.loads
+                    if ld.consumer != "dlopen"
+                    and ld.directory
+                    and os.path.normpath(ld.directory) == os.path.normpath(c.directory)
+                }
+            )
+            own = ".".join(str(x) for x in version_key(c.package.version)[:3])
+            ev = [
+                f"{f.name}: {f.differs}"
+                + (
+                    f"; it is cuDNN {f.version}, not {own}"
+                    if c.library == "cudnn" and f.version and f.version != own
+                    else ""
+                )
+                for f in c.files
+                if f.differs
+            ]
+            self.add(
+                "files-modified",
+                "error" if users else "warning",
+                f"{len(names)} file(s) of {c.package} in {c.directory} are not the ones its "
+                f"RECORD lists: {', '.join(names)}",
+                [*ev, f"{c.directory} ({c.package})"],
+                f"Reinstall the same version: pip install --force-reinstall --no-deps "
+                f"'{c.package.requirement}'.",
+                users,
+            )
+
+    def leftovers(self) -> None:
+        """pip-leftovers: entries pip moved aside ("~...") while it uninstalled, left by a run that
+        was interrupted; pip warns "Ignoring invalid distribution" about them on every run."""
+        left = self.env.pip_leftovers
+        if not left:
+            return
+        self.add(
+            "pip-leftovers",
+            "warning",
+            f"{len(left)} entr{'y' if len(left) == 1 else 'ies'} an interrupted pip run moved "
+            "aside remain in site-packages",
+            list(left),
+            "Remove them (apply does, journalled; rollback puts them back). pip names what it "
+            "moves aside '~' + the original name's tail (pip's AdjacentTempDirectory).",
+        )
 
     def cudnn_arch(self, res: LoadResolution, fw: FrameworkBuild) -> None:
         if not res.version:
@@ -892,6 +949,13 @@ class _Diagnosis:
 
 def _short(v: str) -> str:
     return ".".join(v.split(".")[:2])
+
+
+def _explained_by_record(c: LibraryCopy) -> bool:
+    """Every file of another version in the copy also differs from its wheel's RECORD: the
+    files-modified finding names them, with the release they are."""
+    _, odd, _ = mixed_files(c)
+    return bool(odd) and all(f.differs for f in odd)
 
 
 def mixed_files(c: LibraryCopy) -> Tuple[str, List[LibFile], List[LibFile]]:

@@ -641,7 +641,10 @@ def _satisfies(version: str, spec: str) -> bool:
 def _complete(c: LibraryCopy, version: Optional[str], package: Optional[Package]) -> LibraryCopy:
     files = tuple(
         dataclasses.replace(
-            f, valid_elf=True, version=version if c.library == "cudnn" else f.version
+            f,
+            valid_elf=True,
+            version=version if c.library == "cudnn" else f.version,
+            differs=None,  # a (re)installed wheel's files are its RECORD's
         )
         for f in c.files
     )
@@ -812,6 +815,8 @@ def _result(s: _State, env: Environment, plan: Plan) -> Environment:
         loads=tuple(loads),
         env=s.environ,
         runtime_views=views,
+        # a cleanup step removes exactly what detection listed as pip's leftovers
+        pip_leftovers=() if any(st.kind == "cleanup" for st in plan.steps) else env.pip_leftovers,
     )
 
 

@@ -37,7 +37,8 @@ from fixer.model import (
     Step,
     StepKind,
 )
-from fixer.system.versions import requirement_name
+from fixer.rules import modified_files
+from fixer.system.versions import canonical_name, requirement_name
 
 #: Markers of each framework's native libraries in /proc/<kernel>/maps.
 _KERNEL_MARKERS: Dict[str, Tuple[str, ...]] = {
@@ -167,6 +168,9 @@ def make_plan(
     steps += _apt_steps(stack)
     if stack.conda:
         steps.extend(_conda_steps(env, stack, options, python, pip))
+
+    steps.extend(_reinstall_modified(env, stack, pip, steps))
+    steps[:0] = _cleanup_leftovers(env)
     steps.extend(env_fix_steps(stack.env_fixes, home=_home(env), root=options.root))
     steps += source_steps(sources, options.root)
     restart = _restart_needed(env, stack)
@@ -362,6 +366,53 @@ def _apt_steps(stack: Stack) -> List[Step]:
             argv=installers.apt_hold(list(apt_pkgs)),
             packages=tuple(apt_pkgs),
         ),
+    ]
+
+
+def _reinstall_modified(
+    env: Environment, stack: Stack, pip: _Pip, steps: Sequence[Step]
+) -> List[Step]:
+    """A reinstall of the same version (pip --force-reinstall --no-deps, uv --reinstall
+    --no-deps: fixer.planner.installers) for each wheel whose library files differ from its
+    RECORD (the files-modified finding) and that no step before already installs or removes."""
+    touched = {_dist(r) for st in steps for r in st.packages} | {
+        p.name for p in stack.pins if p.action == "remove"
+    }
+    reqs: List[str] = []
+    for c in env.libraries:
+        pkg = c.package
+        if c.origin != "pip" or pkg is None or not pkg.version or not modified_files(c):
+            continue
+        if canonical_name(pkg.name) in touched or pkg.requirement in reqs:
+            continue
+        reqs.append(pkg.requirement)
+    if not reqs:
+        return []
+    return [
+        pip.install(
+            "pip-install",
+            "reinstall "
+            + ", ".join(reqs)
+            + " (no dependencies): files differ from the wheel's RECORD (files-modified)",
+            reqs,
+            no_deps=True,
+            reinstall=True,
+        )
+    ]
+
+
+def _cleanup_leftovers(env: Environment) -> List[Step]:
+    """One step that removes what an interrupted pip run moved aside (the pip-leftovers finding):
+    apply journals each entry before it goes, and rollback puts it back."""
+    if not env.pip_leftovers:
+        return []
+    return [
+        Step(
+            kind="cleanup",
+            summary="remove what an interrupted pip run moved aside: "
+            + ", ".join(env.pip_leftovers),
+            files=tuple(env.pip_leftovers),
+        )
     ]
 
 

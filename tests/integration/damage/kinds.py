@@ -62,6 +62,8 @@ FILE_KINDS = (
     "symlink-other-copy",
     "sublib-other-release",
     "record-mismatch",
+    "replaced-file",  # a real file of another release under the same name (no symlink)
+    "replaced-same-size",  # the same, of exactly the original size: only the sha256 tells
 )
 OTHER_KINDS = (
     "dist-info-version",
@@ -75,6 +77,7 @@ OTHER_KINDS = (
     "cpu-only",
     "driver-too-old",
     "gpu-too-old",
+    "pip-leftovers",  # what an interrupted pip upgrade leaves moved aside (~vidia_..., nvidia/~udnn)
 )
 KINDS = FILE_KINDS + OTHER_KINDS
 
@@ -137,12 +140,52 @@ def damage_file(lib: Path, d: Damage, other_copy: Path) -> None:
         if f.exists() or f.is_symlink():
             f.unlink()
         f.symlink_to(other_copy / d.target)
+    elif d.kind in ("replaced-file", "replaced-same-size"):
+        replace_with_other_release(f, other_copy / d.target, same_size=d.kind.endswith("size"))
     elif d.kind in ("sublib-other-release", "record-mismatch"):
         # record-mismatch: the file is of another size than RECORD says (the RECORD is left as it
         # was), and of another release; sublib-other-release: the same file swapped in
         if f.exists() or f.is_symlink():
             f.unlink()
         other_release_stub(f, d.target)
+
+
+def replace_with_other_release(f: Path, other: Path, *, same_size: bool) -> None:
+    """`f` becomes a copy of `other` (a file of another release: its cudnnGetVersion says so),
+    of another size than `f` unless `same_size`.
+    `same_size`: the copy is made exactly as long as the file it replaces (a smaller one padded
+    with zero bytes after its last section, which the loader never reads; a longer one first
+    rebuilt without the padding other_release_stub adds), so that only a hash tells them apart."""
+    size = f.stat().st_size if f.exists() else 0
+    data = other.resolve().read_bytes()
+    if same_size and len(data) > size:
+        tmp = f.parent / (f.name + ".other")
+        build_stub(tmp, soname=f.name, exports={"cudnnGetVersion": cudnn_version_number(OLD)})
+        data = tmp.read_bytes()
+        tmp.unlink()
+    if same_size:
+        assert len(data) <= size, f"{other}: {len(data)} bytes, more than {f}'s {size}"
+        data += b"\0" * (size - len(data))
+    elif len(data) == size:  # another release's file is of another size (the stubs may not be)
+        data += b"\0" * 4096
+    if f.exists() or f.is_symlink():
+        f.unlink()
+    f.write_bytes(data)
+    f.chmod(0o755)
+
+
+def pip_leftovers(site: Path, dist_glob: str, folder: Path) -> List[Path]:
+    """What pip leaves when an upgrade of the wheel is killed after it moved the old files aside
+    and before it committed (pip's StashedUninstallPathSet with AdjacentTempDirectory names):
+    `~` + the name's tail for the dist-info and for the package folder."""
+    made = []
+    for d in sorted(site.glob(dist_glob))[:1]:
+        made.append(site / ("~" + d.name[1:]))
+        shutil.copytree(d, made[-1], symlinks=True)
+    if folder.is_dir():
+        made.append(folder.parent / ("~" + folder.name[1:]))
+        shutil.copytree(folder, made[-1], symlinks=True)
+    return made
 
 
 def set_dist_version(dist_info: Path, version: str) -> Path:
@@ -185,6 +228,8 @@ __all__ = [
     "other_release_stub",
     "remove_dist",
     "set_dist_version",
+    "pip_leftovers",
+    "replace_with_other_release",
     "ld_so_conf",
     "applies",
 ]

@@ -41,6 +41,7 @@ from tests.integration.damage.kinds import (
     Damage,
     damage_file,
     old_copy,
+    pip_leftovers,
     remove_dist,
     set_dist_version,
 )
@@ -52,7 +53,13 @@ TORCH = "2.11.0+cu130"
 CUDNN = "9.19.0.56"
 #: the kinds that live inside the venv or its process environment (the loader paths under
 #: /etc and the default directories need a machine root: the model layer covers them)
-REAL_KINDS = FILE_KINDS + ("dist-info-version", "wheel-uninstalled", "ld-preload", "cpu-only")
+REAL_KINDS = FILE_KINDS + (
+    "dist-info-version",
+    "wheel-uninstalled",
+    "ld-preload",
+    "cpu-only",
+    "pip-leftovers",
+)
 OVERRIDES = {
     "COLAB_CUDNN_FIX_DRIVER": "580.159.04",
     "COLAB_CUDNN_FIX_CUDA": "13.0",
@@ -174,13 +181,18 @@ def do_damage(
             environ["LD_PRELOAD"] = str(other / d.target)
         elif d.kind == "cpu-only":
             uv_install(python, index, "torch==2.11.0+cpu", no_deps=True)
+        elif d.kind == "pip-leftovers":
+            pip_leftovers(site, "nvidia_cudnn_cu13-*.dist-info", lib.parent)
 
 
-def doctor(python: str, environ: Mapping[str, str]) -> list:
+def doctor(python: str, environ: Mapping[str, str], *, hashes: bool = False) -> list:
+    """doctor's findings (errors and warnings); `hashes`: as --deep and apply's checks compare
+    each wheel's library files with its RECORD, by sha256 too."""
     env = detect(
         python,
         environ=environ,
         overrides=Overrides(driver_version="580.159.04", cuda_version="13.0", gpus=_h200()),
+        hash_records=hashes,
     )
     return [f for f in diagnose(env, RECIPES) if f.severity in ("error", "warning")]
 
@@ -204,8 +216,9 @@ def run_case(
             k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")
         }
         do_damage(python, damages, world["other"], environ, index)  # type: ignore[arg-type]
-        # 1. doctor flags it
-        assert doctor(python, environ), f"doctor found nothing wrong after {labels}"
+        # 1. doctor flags it (a file of the recorded size only by its hash: --deep)
+        deep = any(d.kind == "replaced-same-size" for d in damages)
+        assert doctor(python, environ, hashes=deep), f"doctor found nothing wrong after {labels}"
         before = (tree(Path(tmp) / "venv"), sandbox_tree(sandbox))
         # 3. apply (real pip/uv into the venv, loader fixes into the sandbox)
         for k in ("LD_PRELOAD", "LD_LIBRARY_PATH"):
@@ -236,13 +249,14 @@ def run_case(
         # 2. the plan it ran was a fix when simulated
         assert report["plan"]["manual"] == [] and report["plan"]["drift"] == [], report["plan"]
         fixes = [from_dict(EnvFix, f) for f in report["plan"]["stack"]["env_fixes"]]
-        after = doctor(python, environ_after(fixes, environ))
+        after = doctor(python, environ_after(fixes, environ), hashes=True)
         assert after == [], (
             f"{labels}: after apply doctor still finds {[(f.id, f.title) for f in after]}"
         )
         # 4. rollback restores every file, byte for byte
-        assert main(["rollback", "--root", str(sandbox), "--json"]) == 0
+        code = main(["rollback", "--root", str(sandbox), "--json"])
         back = json.loads(capsys.readouterr().out)
+        assert code == 0, f"{labels}: rollback exited {code}: {back}"
         now = (tree(Path(tmp) / "venv"), sandbox_tree(sandbox))
         diff = sorted(
             {k for k in set(now[0]) | set(before[0]) if now[0].get(k) != before[0].get(k)}
@@ -274,6 +288,13 @@ def real_damage() -> st.SearchStrategy[Damage]:
 @given(damages=st.lists(real_damage(), min_size=1, max_size=2, unique_by=lambda d: d.kind))
 def test_real_pip_apply_then_rollback(world, damages, monkeypatch, capsys):
     run_case(world, damages, monkeypatch, capsys)
+
+
+@pytest.mark.parametrize("kind", ["replaced-file", "replaced-same-size", "pip-leftovers"])
+def test_record_damage_is_found_fixed_and_rolled_back(world, kind, monkeypatch, capsys):
+    """Issue 22's kinds, each once on the sub-library the GPU machine's LSTM failed on (adv):
+    doctor -> apply -> doctor healthy -> rollback byte-identical."""
+    run_case(world, [Damage(kind, "libcudnn_adv.so.9")], monkeypatch, capsys)
 
 
 def test_rollback_restored_every_case_byte_for_byte():
