@@ -385,113 +385,144 @@ class _Diagnosis:
             if res.library != "cudnn" or res.consumer == "dlopen":
                 continue
             fw = self.env.framework(res.consumer)
-            if fw is None:
-                continue
-            built = self.built_cudnn(fw)
-            name = _name(fw.framework)
+            if fw is not None:
+                self.cudnn_load(res, fw)
+
+    def cudnn_load(self, res: LoadResolution, fw: FrameworkBuild) -> None:
+        """The findings of one framework's libcudnn.so.N: not found, broken, shadowed, of another
+        major or an older minor, built for another CUDA, then its copy's and its kernels'."""
+        built = self.built_cudnn(fw)
+        name = _name(fw.framework)
+        fix_pkg = self.reinstall_hint(fw, built)
+        if res.path is None:
             want = (
                 f"cuDNN >= {built} (major {built.split('.')[0]})"
                 if built and "." in built
                 else f"cuDNN {res.soname}"
             )
-            fix_pkg = self.reinstall_hint(fw, built)
-            if res.path is None:
-                self.add(
-                    "cudnn-missing",
-                    "error",
-                    f"{name} {fw.version} cannot find {res.soname}",
-                    [f"{name} needs {want}", *res.steps],
-                    fix_pkg,
-                    [fw.framework],
-                )
-                continue
-            where = f"{res.path} (via {res.via})"
-            if res.error:
-                if res.via in ("LD_LIBRARY_PATH", "LD_PRELOAD"):
-                    self.add(
-                        "cudnn-shadowed",
-                        "error",
-                        f"A broken {res.soname} on {res.via} is found first by {name}",
-                        [res.error, *res.steps],
-                        f"Remove {res.directory} from {res.via} (or the broken file).",
-                        [fw.framework],
-                    )
-                else:
-                    self.add(
-                        "cudnn-incomplete",
-                        "error",
-                        f"The {res.soname} {name} loads is not a usable library",
-                        [res.error],
-                        fix_pkg,
-                        [fw.framework],
-                    )
-                continue
-            if res.intended:
-                self.add(
-                    "cudnn-shadowed",
-                    "warning" if cudnn_compatible(res.version, built) is not False else "error",
-                    f"{res.via} puts another cuDNN ahead of the one {name} points at",
-                    [
-                        f"loads {where}" + (f", cuDNN {res.version}" if res.version else ""),
-                        f"intended: {res.intended}",
-                        *res.steps,
-                    ],
-                    f"Remove {res.directory} from {res.via} (or unset {res.via}) so {name} loads {os.path.dirname(res.intended)}.",
-                    [fw.framework],
-                )
-            relation = cudnn_relation(res.version, built)
-            if relation not in (None, "ok") and built:
-                if relation == "other-major":
-                    self.add(
-                        "cudnn-major-mismatch",
-                        "error",
-                        f"{name} {fw.version} was built with cuDNN {built} but loads cuDNN {res.version}",
-                        [
-                            f"loads {where}",
-                            f"built with cuDNN {built}"
-                            + (f" ({fw.cudnn_requirement})" if fw.cudnn_requirement else ""),
-                        ],
-                        fix_pkg,
-                        [fw.framework],
-                    )
-                else:
-                    self.add(
-                        "cudnn-too-old",
-                        "error",
-                        f"{name} {fw.version} needs cuDNN >= {_short(built)} but loads {res.version}",
-                        [
-                            f"loads {where}",
-                            f"built with cuDNN {built}"
-                            + (f" ({fw.cudnn_requirement})" if fw.cudnn_requirement else ""),
-                            *[f"not chosen: {s}" for s in res.shadowed[:3]],
-                        ],
-                        fix_pkg,
-                        [fw.framework],
-                    )
-            copy = self.copy_at(res.directory, soname=res.soname)
-            fw_cuda = version_key(fw.cuda)[0] if fw.cuda else None
-            if (
-                copy is not None
-                and copy.cuda_major
-                and fw_cuda
-                and copy.cuda_major != fw_cuda
-                and copy.origin != "bundled"
-            ):
-                self.add(
-                    "cudnn-major-mismatch",
-                    "error",
-                    f"{name} {fw.version} (CUDA {fw.cuda}) loads a cuDNN built for CUDA {copy.cuda_major}",
-                    [
-                        f"loads {where}"
-                        + (f", cuDNN {res.version}" if res.version else "")
-                        + (f" ({copy.package})" if copy.package else ""),
-                        f"{name} was built with CUDA {fw.cuda}; a cuDNN build needs the CUDA major it was built for",
-                    ],
-                    fix_pkg,
-                    [fw.framework],
-                )
-            self.copy_findings(copy, [fw.framework], loaded=True)
-            self.cudnn_arch(res, fw)
+            self.add(
+                "cudnn-missing",
+                "error",
+                f"{name} {fw.version} cannot find {res.soname}",
+                [f"{name} needs {want}", *res.steps],
+                fix_pkg,
+                [fw.framework],
+            )
+            return
+        if res.error:
+            self.load_error(res, fw, fix_pkg)
+            return
+        where = f"{res.path} (via {res.via})"
+        if res.intended:
+            self.add(
+                "cudnn-shadowed",
+                "warning" if cudnn_compatible(res.version, built) is not False else "error",
+                f"{res.via} puts another cuDNN ahead of the one {name} points at",
+                [
+                    f"loads {where}" + (f", cuDNN {res.version}" if res.version else ""),
+                    f"intended: {res.intended}",
+                    *res.steps,
+                ],
+                f"Remove {res.directory} from {res.via} (or unset {res.via}) so {name} loads {os.path.dirname(res.intended)}.",
+                [fw.framework],
+            )
+        self.version_relation(res, fw, built, where, fix_pkg)
+        copy = self.copy_at(res.directory, soname=res.soname)
+        self.copy_cuda_major(res, fw, copy, where, fix_pkg)
+        self.copy_findings(copy, [fw.framework], loaded=True)
+        self.cudnn_arch(res, fw)
+
+    def load_error(self, res: LoadResolution, fw: FrameworkBuild, fix_pkg: str) -> None:
+        """A libcudnn.so.N found but not loadable: on LD_LIBRARY_PATH/LD_PRELOAD it shadows the
+        framework's own copy; elsewhere the copy itself is broken."""
+        name = _name(fw.framework)
+        if res.via in ("LD_LIBRARY_PATH", "LD_PRELOAD"):
+            self.add(
+                "cudnn-shadowed",
+                "error",
+                f"A broken {res.soname} on {res.via} is found first by {name}",
+                [res.error or "", *res.steps],
+                f"Remove {res.directory} from {res.via} (or the broken file).",
+                [fw.framework],
+            )
+        else:
+            self.add(
+                "cudnn-incomplete",
+                "error",
+                f"The {res.soname} {name} loads is not a usable library",
+                [res.error or ""],
+                fix_pkg,
+                [fw.framework],
+            )
+
+    def version_relation(
+        self,
+        res: LoadResolution,
+        fw: FrameworkBuild,
+        built: Optional[str],
+        where: str,
+        fix_pkg: str,
+    ) -> None:
+        """cudnn-major-mismatch or cudnn-too-old when the loaded cuDNN fails the build's rule
+        (rules.cudnn_relation: COMPAT_RULES)."""
+        relation = cudnn_relation(res.version, built)
+        if relation in (None, "ok") or not built:
+            return
+        name = _name(fw.framework)
+        built_line = f"built with cuDNN {built}" + (
+            f" ({fw.cudnn_requirement})" if fw.cudnn_requirement else ""
+        )
+        if relation == "other-major":
+            self.add(
+                "cudnn-major-mismatch",
+                "error",
+                f"{name} {fw.version} was built with cuDNN {built} but loads cuDNN {res.version}",
+                [f"loads {where}", built_line],
+                fix_pkg,
+                [fw.framework],
+            )
+            return
+        self.add(
+            "cudnn-too-old",
+            "error",
+            f"{name} {fw.version} needs cuDNN >= {_short(built)} but loads {res.version}",
+            [f"loads {where}", built_line, *[f"not chosen: {s}" for s in res.shadowed[:3]]],
+            fix_pkg,
+            [fw.framework],
+        )
+
+    def copy_cuda_major(
+        self,
+        res: LoadResolution,
+        fw: FrameworkBuild,
+        copy: Optional[LibraryCopy],
+        where: str,
+        fix_pkg: str,
+    ) -> None:
+        """A loaded cuDNN copy built for another CUDA major than the framework."""
+        fw_cuda = version_key(fw.cuda)[0] if fw.cuda else None
+        if (
+            copy is None
+            or not copy.cuda_major
+            or not fw_cuda
+            or copy.cuda_major == fw_cuda
+            or copy.origin == "bundled"
+        ):
+            return
+        name = _name(fw.framework)
+        self.add(
+            "cudnn-major-mismatch",
+            "error",
+            f"{name} {fw.version} (CUDA {fw.cuda}) loads a cuDNN built for CUDA {copy.cuda_major}",
+            [
+                f"loads {where}"
+                + (f", cuDNN {res.version}" if res.version else "")
+                + (f" ({copy.package})" if copy.package else ""),
+                f"{name} was built with CUDA {fw.cuda}; a cuDNN build needs the CUDA major it was built for",
+            ],
+            fix_pkg,
+            [fw.framework],
+        )
 
     def reinstall_hint(self, fw: FrameworkBuild, built: Optional[str]) -> str:
         req = fw.cudnn_requirement
