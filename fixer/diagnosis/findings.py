@@ -595,7 +595,7 @@ class _Diagnosis:
                 else f"Restore the missing files or remove {c.directory} from the search path."
             )
             self.add("cudnn-incomplete", sev, title, ev, fix, frameworks)
-        if c.mixed and not _explained_by_record(c):
+        if c.mixed:
             expected, odd, rest = mixed_files(c)
             odd_words = ", ".join(f"{f.name} is {f.version}" for f in odd)
             self.add(
@@ -980,13 +980,6 @@ class _Diagnosis:
 
 def _short(v: str) -> str:
     return ".".join(v.split(".")[:2])
-
-
-def _explained_by_record(c: LibraryCopy) -> bool:
-    """Every file of another version in the copy also differs from its wheel's RECORD: the
-    files-modified finding names them, with the release they are."""
-    _, odd, _ = mixed_files(c)
-    return bool(odd) and all(f.differs for f in odd)
 
 
 def mixed_files(c: LibraryCopy) -> Tuple[str, List[LibFile], List[LibFile]]:

@@ -141,7 +141,8 @@ def damage_file(lib: Path, d: Damage, other_copy: Path) -> None:
             f.unlink()
         f.symlink_to(other_copy / d.target)
     elif d.kind in ("replaced-file", "replaced-same-size"):
-        replace_with_other_release(f, other_copy / d.target, same_size=d.kind.endswith("size"))
+        src = other_copy if other_copy.is_absolute() else lib / other_copy  # relative: to `lib`
+        replace_with_other_release(f, src / d.target, same_size=d.kind.endswith("size"))
     elif d.kind in ("sublib-other-release", "record-mismatch"):
         # record-mismatch: the file is of another size than RECORD says (the RECORD is left as it
         # was), and of another release; sublib-other-release: the same file swapped in

@@ -20,6 +20,7 @@ from tests.integration.damage.kinds import (
     damage_file,
     ld_so_conf,
     old_copy,
+    pip_leftovers,
     remove_dist,
     set_dist_version,
 )
@@ -96,6 +97,8 @@ def damaged(root: Path, base: Base, damages: Sequence[Damage]) -> Tuple[FakeMach
                 set_dist_version(di, "9.14.0.64" if base.cuda >= 13 else "9.1.0.70")
         elif d.kind == "wheel-uninstalled":
             remove_dist(m.p(SITE), "nvidia_cudnn_cu*.dist-info", pip_lib.parent)
+        elif d.kind == "pip-leftovers":
+            pip_leftovers(m.p(SITE), "nvidia_cudnn_cu*.dist-info", pip_lib.parent)
         elif d.kind == "ld-preload":
             lib = other / d.target
             m.environ["LD_PRELOAD"] = "/" + str(lib.relative_to(m.root))
@@ -135,8 +138,9 @@ def damaged(root: Path, base: Base, damages: Sequence[Damage]) -> Tuple[FakeMach
     return m, ov
 
 
-def detect(m: FakeMachine, ov: Overrides) -> Environment:
-    return m.detect(overrides=ov)
+def detect(m: FakeMachine, ov: Overrides, hashes: bool = False) -> Environment:
+    """doctor's detection; `hashes`: as --deep and apply's checks, each wheel file's sha256 too."""
+    return m.detect(overrides=ov, hash_records=hashes)
 
 
 def _drop_main(pip_lib: Path) -> None:
