@@ -502,6 +502,20 @@ class _Collector:
         self.errors.append(err)
 
 
+def _tomls(p: Path) -> List[Path]:
+    """The *.toml files of the recipe directory `p`, sorted. A directory that cannot be listed is
+    a RecipeError: Path.glob swallows the PermissionError and yields nothing, so `recipes
+    validate` said "ok" for a directory it never read."""
+    try:
+        names = sorted(e.name for e in os.scandir(p) if e.name.endswith(".toml"))
+    except OSError as exc:
+        raise RecipeError(
+            f"recipe directory {str(p)!r} cannot be read: {exc.strerror or exc} (--recipes)",
+            path=str(p),
+        )
+    return [p / n for n in names]
+
+
 def recipe_files(extra_dirs: Sequence[str] = (), plugin_dirs: Sequence[str] = ()) -> List[Path]:
     """The recipe files in effect: the shipped ones, each replaced by a same-named file from the
     extra directories (later directories win), plus the extra directories' new files, plus every
@@ -515,7 +529,7 @@ def recipe_files(extra_dirs: Sequence[str] = (), plugin_dirs: Sequence[str] = ()
             raise RecipeError(
                 f"recipe directory {d!r} does not exist or is not a directory (--recipes)", path=d
             )
-        for f in sorted(p.glob("*.toml")):
+        for f in _tomls(p):
             if f.name not in NOT_RECIPES:
                 chosen[f.name] = f
     return [chosen[k] for k in sorted(chosen)] + [
