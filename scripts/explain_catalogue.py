@@ -12,7 +12,7 @@ import collections
 import re
 import sys
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -40,10 +40,13 @@ def _cites(texts: Sequence[str]) -> List[Cite]:
     return out
 
 
+Table = Tuple[str, str, int, int, List[Cite]]
+
+
 def main(argv: List[str]) -> int:
     cat = load_catalogue()
     md = "--markdown" in argv
-    tables: List[Tuple[str, str, int, int, List[Cite]]] = []
+    tables: List[Table] = []
     for r in cat.rules:
         tables.append((r.where, f"rule {r.id}", len(r.patterns), len(r.templates), _cites(r.cites)))
     for lr in cat.loaders:
@@ -53,7 +56,14 @@ def main(argv: List[str]) -> int:
     for ev in cat.evidence:
         tables.append((ev.where, f"evidence {ev.kind}", len(ev.patterns), 0, _cites(ev.cites)))
     families = [(f"family {f.name}", len(f.stems), _cites(f.cites)) for f in cat.families]
+    _summary(cat, tables)
+    _by_source(tables, md)
+    print()
+    _tables(tables, families, md)
+    return 0
 
+
+def _summary(cat: Any, tables: List[Table]) -> None:
     patterns = sum(t[2] for t in tables)
     templates = sum(t[3] for t in tables)
     print(
@@ -71,6 +81,8 @@ def main(argv: List[str]) -> int:
         f"{sum(1 for c in all_cites if not c.lines)} at a release)"
     )
 
+
+def _by_source(tables: List[Table], md: bool) -> None:
     by_source: Dict[str, List[int]] = collections.defaultdict(lambda: [0, 0, 0, 0])
     for _, _, n_pat, _, cites in tables:
         seen = set()
@@ -94,23 +106,24 @@ def main(argv: List[str]) -> int:
             if md
             else f"  {src:28s} {nl:3d} line  {nr:3d} release  {nt:3d} tables  {np_:3d} patterns"
         )
-    print()
+
+
+def _tables(tables: List[Table], families: List[Tuple[str, int, List[Cite]]], md: bool) -> None:
     if md:
         print("| where | what | patterns | templates | cites |\n|---|---|---|---|---|")
         for w, what, p, t, cites in tables:
             print(f"| {w} | {what} | {p} | {t} | {'<br>'.join(c.short() for c in cites)} |")
         for what, n, cites in families:
             print(f"|  | {what} | {n} stems |  | {'<br>'.join(c.short() for c in cites)} |")
-    else:
-        for w, what, p, t, cites in tables:
-            print(f"{w:18s} {what}  ({p} patterns, {t} templates)")
-            for c in cites:
-                print(f"    {c.short()}")
-        for what, n, cites in families:
-            print(f"{'':18s} {what}  ({n} stems)")
-            for c in cites:
-                print(f"    {c.short()}")
-    return 0
+        return
+    for w, what, p, t, cites in tables:
+        print(f"{w:18s} {what}  ({p} patterns, {t} templates)")
+        for c in cites:
+            print(f"    {c.short()}")
+    for what, n, cites in families:
+        print(f"{'':18s} {what}  ({n} stems)")
+        for c in cites:
+            print(f"    {c.short()}")
 
 
 if __name__ == "__main__":
