@@ -231,6 +231,76 @@ def env_fix_steps(
         for f in fixes
         if f.kind == "ipython-preload" and not _is_other_library(f.value)
     ]
+    cudnn_dir = cudnn_dir or (preload[0] if preload else (conf[0] if conf else None))
+    why: Dict[str, str] = {f.kind: f.why for f in fixes if f.why}
+    steps: List[Step] = []
+    env_step = _env_file_step(fixes, drop, add, is_root)
+    if env_step is not None:
+        steps.append(env_step)
+    if conf and is_root:
+        steps.append(_ld_so_conf_step(conf, why, root))
+    preload_files = sorted(
+        dict.fromkeys(
+            f.value for f in fixes if f.kind == "ipython-preload" and _is_other_library(f.value)
+        ),
+        key=_preload_rank,
+    )
+    if preload or preload_files or drop or add:
+        steps.append(_ipython_step(fixes, cudnn_dir, drop, add, preload_files, why, home))
+    if root:
+        steps = [
+            dataclasses.replace(s, files=tuple(str(under_root(f, root)) for f in s.files))
+            for s in steps
+        ]
+    return tuple(steps)
+
+
+def _env_file_step(
+    fixes: Sequence[EnvFix], drop: Sequence[str], add: Sequence[str], is_root: bool
+) -> Optional[Step]:
+    preload_drop = [f.value for f in fixes if f.kind == "ld-preload-drop"]
+    env_files = [f.value for f in fixes if f.kind == "env-file"]
+    if not (drop or add or preload_drop or env_files):
+        return None
+    path = env_files[0] if env_files else ENV_FILE
+    if not is_root and path.startswith("/etc/"):
+        return None
+    what = [
+        f"LD_LIBRARY_PATH without {', '.join(drop)}" if drop else "",
+        f"{', '.join(add)} first" if add else "",
+        f"LD_PRELOAD without {', '.join(preload_drop)}" if preload_drop else "",
+    ]
+    return Step(
+        kind="env-fix",
+        summary=f"write {path} (new login shells, e.g. a terminal; notebook kernels and Colab's `!` cells never read it): "
+        + "; ".join(w for w in what if w),
+        files=(path,),
+        content=env_file_content(drop, add, preload_drop),
+    )
+
+
+def _ld_so_conf_step(conf: Sequence[str], why: Mapping[str, str], root: Optional[str]) -> Step:
+    argv = () if root or not (hasattr(os, "geteuid") and os.geteuid() == 0) else ("ldconfig",)
+    return Step(
+        kind="env-fix",
+        summary=f"write {LD_SO_CONF} ({', '.join(conf)})"
+        + (" and run ldconfig" if argv else "; ldconfig runs later (not root, or a sandbox)")
+        + (f": {why['ld-so-conf']}" if "ld-so-conf" in why else ""),
+        argv=argv,
+        files=(LD_SO_CONF,),
+        content=ld_so_conf_content(conf),
+    )
+
+
+def _ipython_step(
+    fixes: Sequence[EnvFix],
+    cudnn_dir: Optional[str],
+    drop: Sequence[str],
+    add: Sequence[str],
+    preload_files: Sequence[str],
+    why: Mapping[str, str],
+    home: Optional[str],
+) -> Step:
     preload_mains = [
         f.value
         for f in fixes
@@ -238,75 +308,21 @@ def env_fix_steps(
         and not _is_other_library(f.value)
         and re.search(r"/libcudnn\.so\.\d+$", f.value)
     ]
-    preload_files = sorted(
-        dict.fromkeys(
-            f.value for f in fixes if f.kind == "ipython-preload" and _is_other_library(f.value)
-        ),
-        key=_preload_rank,
+    path = expand_home(IPYTHON_STARTUP, home)
+    what = (
+        [f"{', '.join(os.path.basename(f) for f in preload_files)} by path"]
+        if preload_files
+        else []
+    ) + ([f"cuDNN from {cudnn_dir}"] if cudnn_dir else [])
+    does = (
+        f"preload {' and '.join(what)} in new kernels"
+        if what
+        else "fix LD_LIBRARY_PATH in new kernels"
     )
-    preload_drop = [f.value for f in fixes if f.kind == "ld-preload-drop"]
-    env_files = [f.value for f in fixes if f.kind == "env-file"]
-    cudnn_dir = cudnn_dir or (preload[0] if preload else (conf[0] if conf else None))
-    why: Dict[str, str] = {f.kind: f.why for f in fixes if f.why}
-    steps: List[Step] = []
-    if drop or add or preload_drop or env_files:
-        path = env_files[0] if env_files else ENV_FILE
-        if is_root or not path.startswith("/etc/"):
-            what = [
-                f"LD_LIBRARY_PATH without {', '.join(drop)}" if drop else "",
-                f"{', '.join(add)} first" if add else "",
-                f"LD_PRELOAD without {', '.join(preload_drop)}" if preload_drop else "",
-            ]
-            steps.append(
-                Step(
-                    kind="env-fix",
-                    summary=f"write {path} (new login shells, e.g. a terminal; notebook kernels and Colab's `!` cells never read it): "
-                    + "; ".join(w for w in what if w),
-                    files=(path,),
-                    content=env_file_content(drop, add, preload_drop),
-                )
-            )
-    if conf and is_root:
-        argv = () if root or not (hasattr(os, "geteuid") and os.geteuid() == 0) else ("ldconfig",)
-        steps.append(
-            Step(
-                kind="env-fix",
-                summary=f"write {LD_SO_CONF} ({', '.join(conf)})"
-                + (
-                    " and run ldconfig"
-                    if argv
-                    else "; ldconfig runs later (not root, or a sandbox)"
-                )
-                + (f": {why['ld-so-conf']}" if "ld-so-conf" in why else ""),
-                argv=argv,
-                files=(LD_SO_CONF,),
-                content=ld_so_conf_content(conf),
-            )
-        )
-    if preload or preload_files or drop or add:
-        path = expand_home(IPYTHON_STARTUP, home)
-        what = (
-            [f"{', '.join(os.path.basename(f) for f in preload_files)} by path"]
-            if preload_files
-            else []
-        ) + ([f"cuDNN from {cudnn_dir}"] if cudnn_dir else [])
-        does = (
-            f"preload {' and '.join(what)} in new kernels"
-            if what
-            else "fix LD_LIBRARY_PATH in new kernels"
-        )
-        steps.append(
-            Step(
-                kind="env-fix",
-                summary=f"write {path}: {does}"
-                + (f" ({why['ipython-preload']})" if "ipython-preload" in why else ""),
-                files=(path,),
-                content=ipython_startup_content(cudnn_dir, drop, add, preload_files, preload_mains),
-            )
-        )
-    if root:
-        steps = [
-            dataclasses.replace(s, files=tuple(str(under_root(f, root)) for f in s.files))
-            for s in steps
-        ]
-    return tuple(steps)
+    return Step(
+        kind="env-fix",
+        summary=f"write {path}: {does}"
+        + (f" ({why['ipython-preload']})" if "ipython-preload" in why else ""),
+        files=(path,),
+        content=ipython_startup_content(cudnn_dir, drop, add, preload_files, preload_mains),
+    )

@@ -183,6 +183,41 @@ def show_applied(
 ) -> None:
     console = out()
     console.print()
+    _show_changes(result)
+    for n in result.notes:
+        console.print(styled(("note:", "yellow"), f" {n}"), highlight=False)
+    for check in checks:
+        colour = {"passed": "green", "skipped": "dim"}.get(check.status, "red")
+        console.print(
+            styled(f"verify {check.framework}: ", (check.status, colour), f" {check.summary}"),
+            highlight=False,
+        )
+    errors = [f for f in findings_after if f.severity == "error"]
+    if verified_by and errors:
+        console.print(
+            styled(("still wrong after apply", "red"), f" ({verified_by}):"), highlight=False
+        )
+        for finding in errors:
+            console.print(f"  {finding.id}: {finding.title}", highlight=False, markup=False)
+    elif verified_by:
+        console.print(styled(("healthy", "green"), f" ({verified_by})"), highlight=False)
+    if restart.get("message"):
+        colour = "green" if restart.get("verdict") == "fixed in this kernel" else "yellow"
+        console.print(styled((restart["message"], colour)), highlight=False)
+    console.print(
+        styled(
+            (
+                f"journal {result.journal}; log {result.log}; undo with `colab-cudnn-fix rollback`",
+                "dim",
+            )
+        ),
+        highlight=False,
+    )
+
+
+def _show_changes(result: ApplyResult) -> None:
+    """What apply changed: distributions, files written, files repaired in place."""
+    console = out()
     if result.distributions:
         console.print("[bold]changed[/]", markup=True)
         for c in result.distributions:
@@ -204,37 +239,6 @@ def show_applied(
             console.print(f"  ... and {len(result.repaired) - 20} more", highlight=False)
     if not result.distributions and not result.files and not result.repaired:
         console.print("nothing changed (every step found its work already done)")
-    for n in result.notes:
-        console.print(styled(("note:", "yellow"), f" {n}"), highlight=False)
-    if checks:
-        for check in checks:
-            colour = {"passed": "green", "skipped": "dim"}.get(check.status, "red")
-            console.print(
-                styled(f"verify {check.framework}: ", (check.status, colour), f" {check.summary}"),
-                highlight=False,
-            )
-    errors = [f for f in findings_after if f.severity == "error"]
-    if verified_by:
-        if errors:
-            console.print(
-                styled(("still wrong after apply", "red"), f" ({verified_by}):"), highlight=False
-            )
-            for finding in errors:
-                console.print(f"  {finding.id}: {finding.title}", highlight=False, markup=False)
-        else:
-            console.print(styled(("healthy", "green"), f" ({verified_by})"), highlight=False)
-    if restart.get("message"):
-        colour = "green" if restart.get("verdict") == "fixed in this kernel" else "yellow"
-        console.print(styled((restart["message"], colour)), highlight=False)
-    console.print(
-        styled(
-            (
-                f"journal {result.journal}; log {result.log}; undo with `colab-cudnn-fix rollback`",
-                "dim",
-            )
-        ),
-        highlight=False,
-    )
 
 
 def show_rollback(result: RollbackResult, as_json: bool) -> None:
