@@ -837,6 +837,12 @@ def _wheel_names(zf: zipfile.ZipFile) -> Dict[str, str]:
     return out
 
 
+def matches(entry: Dict[str, Any]) -> bool:
+    """The path of a manifest entry holds exactly what the entry records (type, size, sha256;
+    a symlink's target)."""
+    return _matches(entry)
+
+
 def leftovers_in(directories: Iterable[str]) -> List[str]:
     """pip's moved-aside entries (`~...`) directly inside `directories`."""
     out: List[str] = []
@@ -857,6 +863,7 @@ __all__ = [
     "dir_entry",
     "is_leftover",
     "leftovers_in",
+    "matches",
     "record",
     "record_paths",
     "record_tree",

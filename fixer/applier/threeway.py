@@ -23,6 +23,7 @@ import os
 import stat
 from typing import Any, Dict, Iterable, List, Optional, Set
 
+from fixer.applier import filetree
 from fixer.applier.journal import PathState
 from fixer.system import fsgate
 
@@ -127,19 +128,23 @@ class Decision:
 def decide(
     after: Optional[Dict[str, Any]],
     candidates: Iterable[str],
-    before_paths: Set[str],
+    before_paths: Dict[str, Dict[str, Any]],
     force: bool = False,
-    dirs: Iterable[str] = (),
+    dirs: Optional[Dict[str, Dict[str, Any]]] = None,
 ) -> Decision:
     """Sort every path rollback would remove or write (`candidates`, directories walked) by the
-    three states. `before_paths`: the paths the manifests record (their before state); `dirs`:
+    three states. `before_paths`: the manifests' entries by path (their before state); `dirs`:
     the recorded directories, each compared itself (one replaced by a symlink is changed)."""
     out = Decision(force=force)
     if after is None:
         return out
     left_dirs = after.get("dirs")
     if isinstance(left_dirs, dict):
-        out.changed += [d for d in dirs if d in left_dirs and signature(d) != left_dirs[d]]
+        out.changed += [
+            d
+            for d, entry in (dirs or {}).items()
+            if d in left_dirs and signature(d) != left_dirs[d] and not _dir_as_before(d, entry)
+        ]
     sigs = after.get("signatures")
     if not isinstance(sigs, dict):
         sigs = {}
@@ -154,15 +159,33 @@ def decide(
             if left is _MISSING:
                 if now is not None and p not in before_paths:
                     out.later.append(p)
-                elif now is not None and p in before_paths:
+                elif now is not None and not _as_before(p, now, before_paths):
                     out.changed.append(p)  # the apply saw no such file here: someone made it since
-            elif now != left:
+            elif now != left and not _as_before(p, now, before_paths):
                 out.changed.append(p)
     out.later = _tops(out.later)
     return out
 
 
 _MISSING = object()
+
+
+def _dir_as_before(path: str, entry: Dict[str, Any]) -> bool:
+    """A recorded directory is there as before: a real directory (not a symlink), its mode."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and stat.S_IMODE(st.st_mode) == entry.get("mode")
+
+
+def _as_before(path: str, now: Optional[List[Any]], before: Dict[str, Dict[str, Any]]) -> bool:
+    """`path` already holds its state before the apply (an earlier rollback that stopped half way
+    put it back, or removed what the apply added): nothing for this rollback to keep."""
+    entry = before.get(path)
+    if entry is None:
+        return now is None
+    return now is not None and filetree.matches(entry)
 
 
 def _tops(paths: List[str]) -> List[str]:

@@ -200,8 +200,8 @@ def _undo_dists(
         _reinstall_changed(u, before, bv, nv, recorded, after_versions)
     items = _items(u.journal, manifests, before_data)
     candidates = _candidates(items, remove)
-    before_paths = {e["path"] for m, _ in items for e in m["files"]}
-    dirs = [d["path"] for m, _ in items for d in m["dirs"]]
+    before_paths = {e["path"]: e for m, _ in items for e in m["files"]}
+    dirs = {d["path"]: d for m, _ in items for d in m["dirs"]}
     decision = threeway.decide(after, candidates, before_paths, u.force, dirs)
     u.kept.extend(decision.later)
     if not u.force:
