@@ -115,40 +115,58 @@ def old_copy(directory: Path, cuda: int = 13, version: str = OLD) -> Path:
     return build_cudnn_copy(directory, version, cudart=cuda * 1000)
 
 
+def _unlink(f: Path) -> None:
+    if f.exists() or f.is_symlink():
+        f.unlink()
+
+
+def _truncate(f: Path) -> None:
+    if f.exists():
+        data = f.read_bytes()
+        f.unlink()
+        f.write_bytes(data[: max(64, len(data) // 3)])
+
+
+def _rewrite(f: Path, data: bytes) -> None:
+    _unlink(f)
+    f.write_bytes(data)
+
+
+def _symlink_other(f: Path, d: "Damage", other_copy: Path) -> None:
+    _unlink(f)
+    f.symlink_to(other_copy / d.target)
+
+
+def _replaced(lib: Path, f: Path, d: "Damage", other_copy: Path) -> None:
+    src = other_copy if other_copy.is_absolute() else lib / other_copy  # relative: to `lib`
+    replace_with_other_release(f, src / d.target, same_size=d.kind.endswith("size"))
+
+
+def _other_release(f: Path, d: "Damage") -> None:
+    # record-mismatch: the file is of another size than RECORD says (the RECORD is left as it
+    # was), and of another release; sublib-other-release: the same file swapped in
+    _unlink(f)
+    other_release_stub(f, d.target)
+
+
 def damage_file(lib: Path, d: Damage, other_copy: Path) -> None:
     """A file damage on the cuDNN copy in `lib` (nothing when another damage removed the copy)."""
     if not lib.is_dir():
         return
     f = lib / d.target
-    if d.kind == "file-missing":
-        if f.exists() or f.is_symlink():
-            f.unlink()
-    elif d.kind == "file-truncated":
-        if f.exists():
-            data = f.read_bytes()
-            f.unlink()
-            f.write_bytes(data[: max(64, len(data) // 3)])
-    elif d.kind == "file-not-elf":
-        if f.exists() or f.is_symlink():
-            f.unlink()
-        f.write_text("this is not a shared library\n")
-    elif d.kind == "file-empty":
-        if f.exists() or f.is_symlink():
-            f.unlink()
-        f.write_bytes(b"")
-    elif d.kind == "symlink-other-copy":
-        if f.exists() or f.is_symlink():
-            f.unlink()
-        f.symlink_to(other_copy / d.target)
-    elif d.kind in ("replaced-file", "replaced-same-size"):
-        src = other_copy if other_copy.is_absolute() else lib / other_copy  # relative: to `lib`
-        replace_with_other_release(f, src / d.target, same_size=d.kind.endswith("size"))
-    elif d.kind in ("sublib-other-release", "record-mismatch"):
-        # record-mismatch: the file is of another size than RECORD says (the RECORD is left as it
-        # was), and of another release; sublib-other-release: the same file swapped in
-        if f.exists() or f.is_symlink():
-            f.unlink()
-        other_release_stub(f, d.target)
+    kinds = {
+        "file-missing": lambda: _unlink(f),
+        "file-truncated": lambda: _truncate(f),
+        "file-not-elf": lambda: _rewrite(f, b"this is not a shared library\n"),
+        "file-empty": lambda: _rewrite(f, b""),
+        "symlink-other-copy": lambda: _symlink_other(f, d, other_copy),
+        "replaced-file": lambda: _replaced(lib, f, d, other_copy),
+        "replaced-same-size": lambda: _replaced(lib, f, d, other_copy),
+        "sublib-other-release": lambda: _other_release(f, d),
+        "record-mismatch": lambda: _other_release(f, d),
+    }
+    if d.kind in kinds:
+        kinds[d.kind]()
 
 
 def replace_with_other_release(f: Path, other: Path, *, same_size: bool) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from fixer.detection import Overrides
 from fixer.model import Environment
@@ -86,48 +86,16 @@ def damaged(root: Path, base: Base, damages: Sequence[Damage]) -> Tuple[FakeMach
     gpus: Optional[str] = None
     pip_lib = m.p(PIP_CUDNN)
     other = m.p(MULTIARCH) if base.apt else old_copy(m.p(OLD_DIR), base.cuda, OLD_FOR[base.cuda])
-    cache_first = []
+    cache_first: List[str] = []
     for d in damages:
-        if d.kind in FILE_KINDS:
-            damage_file(pip_lib, d, _rel(other, pip_lib))
-        elif d.kind == "dist-info-version":
-            for di in m.p(SITE).glob(
-                "nvidia_cudnn_cu*.dist-info"
-            ):  # says an older release than its files
-                set_dist_version(di, "9.14.0.64" if base.cuda >= 13 else "9.1.0.70")
-        elif d.kind == "wheel-uninstalled":
-            remove_dist(m.p(SITE), "nvidia_cudnn_cu*.dist-info", pip_lib.parent)
-        elif d.kind == "pip-leftovers":
-            pip_leftovers(m.p(SITE), "nvidia_cudnn_cu*.dist-info", pip_lib.parent)
-        elif d.kind == "ld-preload":
-            lib = other / d.target
-            m.environ["LD_PRELOAD"] = "/" + str(lib.relative_to(m.root))
-        elif d.kind == "ld-library-path":
-            old_copy(m.p("/opt/cudnn-ldpath/lib"), base.cuda, OLD_FOR[base.cuda])
-            m.environ["LD_LIBRARY_PATH"] = "/opt/cudnn-ldpath/lib:" + m.environ["LD_LIBRARY_PATH"]
-        elif d.kind == "ld-so-conf":
-            old_copy(m.p("/opt/cudnn-conf/lib"), base.cuda, OLD_FOR[base.cuda])
-            ld_so_conf(m.root, "/opt/cudnn-conf/lib")
-            cache_first.append("/opt/cudnn-conf/lib")
-            _drop_main(pip_lib)
-        elif d.kind == "default-dir":
-            old_copy(
-                m.p(MULTIARCH), base.cuda, OLD_FOR[base.cuda]
-            )  # a copy no package owns, in a default directory
-            _drop_main(pip_lib)
-        elif d.kind == "older-cuda-lib":
-            m.cuda_toolkit("12.1.105", "12.1.3.1")
-            m.environ["LD_LIBRARY_PATH"] = (
-                "/usr/local/cuda-12.1/lib64:" + m.environ["LD_LIBRARY_PATH"]
-            )
-        elif d.kind == "two-majors":
-            tensorflow_cudnn8(m, root)
-        elif d.kind == "cpu-only":
-            _cpu_torch(m)
-        elif d.kind == "driver-too-old":
+        if d.kind == "driver-too-old":
             driver = OLD_DRIVER[base.cuda]
         elif d.kind == "gpu-too-old":
             gpus = d.target
+        elif d.kind in FILE_KINDS:
+            damage_file(pip_lib, d, _rel(other, pip_lib))
+        elif not _damage_dist(m, base, d, pip_lib):
+            _damage_loader(m, base, d, pip_lib, other, cache_first)
     m.cache_dirs = cache_first + m.cache_dirs
     m.ld_cache()
     ov = Overrides(
@@ -136,6 +104,51 @@ def damaged(root: Path, base: Base, damages: Sequence[Damage]) -> Tuple[FakeMach
         gpus=_gpu_override(gpus) if gpus else None,
     )
     return m, ov
+
+
+def _damage_dist(m: FakeMachine, base: Base, d: Damage, pip_lib: Path) -> bool:
+    """A damage to the installed distributions; False for a kind that is not one."""
+    if d.kind == "dist-info-version":
+        for di in m.p(SITE).glob(
+            "nvidia_cudnn_cu*.dist-info"
+        ):  # says an older release than its files
+            set_dist_version(di, "9.14.0.64" if base.cuda >= 13 else "9.1.0.70")
+    elif d.kind == "wheel-uninstalled":
+        remove_dist(m.p(SITE), "nvidia_cudnn_cu*.dist-info", pip_lib.parent)
+    elif d.kind == "pip-leftovers":
+        pip_leftovers(m.p(SITE), "nvidia_cudnn_cu*.dist-info", pip_lib.parent)
+    elif d.kind == "two-majors":
+        tensorflow_cudnn8(m, m.root.parent)
+    elif d.kind == "cpu-only":
+        _cpu_torch(m)
+    else:
+        return False
+    return True
+
+
+def _damage_loader(
+    m: FakeMachine, base: Base, d: Damage, pip_lib: Path, other: Path, cache_first: List[str]
+) -> None:
+    """A damage to what the loader finds first: LD_PRELOAD, LD_LIBRARY_PATH, ld.so.conf, a default
+    directory, an older CUDA library."""
+    if d.kind == "ld-preload":
+        lib = other / d.target
+        m.environ["LD_PRELOAD"] = "/" + str(lib.relative_to(m.root))
+    elif d.kind == "ld-library-path":
+        old_copy(m.p("/opt/cudnn-ldpath/lib"), base.cuda, OLD_FOR[base.cuda])
+        m.environ["LD_LIBRARY_PATH"] = "/opt/cudnn-ldpath/lib:" + m.environ["LD_LIBRARY_PATH"]
+    elif d.kind == "ld-so-conf":
+        old_copy(m.p("/opt/cudnn-conf/lib"), base.cuda, OLD_FOR[base.cuda])
+        ld_so_conf(m.root, "/opt/cudnn-conf/lib")
+        cache_first.append("/opt/cudnn-conf/lib")
+        _drop_main(pip_lib)
+    elif d.kind == "default-dir":
+        # a copy no package owns, in a default directory
+        old_copy(m.p(MULTIARCH), base.cuda, OLD_FOR[base.cuda])
+        _drop_main(pip_lib)
+    elif d.kind == "older-cuda-lib":
+        m.cuda_toolkit("12.1.105", "12.1.3.1")
+        m.environ["LD_LIBRARY_PATH"] = "/usr/local/cuda-12.1/lib64:" + m.environ["LD_LIBRARY_PATH"]
 
 
 def detect(m: FakeMachine, ov: Overrides, hashes: bool = False) -> Environment:
