@@ -48,6 +48,8 @@ class _Undo:
         self.restored_files: List[str] = []
         self.unverified: List[str] = []
         self.editable: Set[str] = set()
+        #: the target as the final check read it after the rollback (what the rollback left)
+        self.final: Optional[TargetSnapshot] = None
 
     def do(self, argv: Sequence[str], what: str) -> bool:
         self.commands.append(tuple(argv))
@@ -436,6 +438,7 @@ def _check_versions(u: _Undo, before: Optional[TargetSnapshot]) -> List[str]:
         after = read_target(u.python)
     except UsageError as exc:
         return [str(exc)]
+    u.final = after
     out: List[str] = []
     later = {k.split(" ", 1)[0] for k in u.kept}
     if before is not None:
@@ -500,7 +503,9 @@ def _result(
     result = RollbackResult(
         journal=str(u.journal.dir),
         status=status,
-        distributions=diff(now, before) if (now is not None and before is not None) else (),
+        # what the rollback changed, read back by the final check: a distribution it kept (one
+        # that appeared after the apply) is not listed as removed
+        distributions=diff(now, u.final) if (now is not None and u.final is not None) else (),
         files=tuple(u.restored_files),
         exact=exact,
         remaining=tuple(u.remaining),

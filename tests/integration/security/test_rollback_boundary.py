@@ -98,6 +98,8 @@ def test_later_package_and_files_survive_rollback_and_cudnn_comes_back(
     assert sorted(freeze.replace("later-pkg==1.0\n", "").split()) == sorted(freeze_before.split())
     assert back.status == "rolled-back" and back.exact, back.remaining
     assert any("later_pkg" in n or "later-pkg" in n for n in back.notes), back.notes
+    # what rollback says it changed is what it changed: the later package is not "removed"
+    assert all(c.name != "later-pkg" for c in back.distributions), back.distributions
 
 
 def test_an_applied_file_edited_since_is_kept_until_force(broken, index, sandbox):
