@@ -1,4 +1,4 @@
-"""Error types. Each carries the exit code the CLI maps it to (DESIGN.md, Conventions).
+"""Error types. Each carries the exit code the CLI maps it to (docs/design.md, Conventions).
 
 0 healthy or done, 1 problems found or a step failed (rolled back), 2 bad usage or bad
 input, 3 nothing could be detected (no GPU).

@@ -1,6 +1,6 @@
 """Load and check the recipes: recipes/*.toml -> model.Recipes.
 
-Recipes are the only place versions live (DESIGN.md). Each file starts with `schema = 1` and
+Recipes are the only place versions live (docs/design.md). Each file starts with `schema = 1` and
 holds arrays of tables, one per record kind:
 
     [[build]]         one installable framework build (model.Build)

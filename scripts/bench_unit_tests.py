@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How long `pytest tests/unit` takes (issue 9: under 30 s).
+"""How long `pytest tests/unit` takes.
 
     python scripts/bench_unit_tests.py                 # one run of this checkout
     python scripts/bench_unit_tests.py -n 3 --json

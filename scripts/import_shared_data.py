@@ -111,7 +111,7 @@ def load(path: Path) -> Dict[str, Any]:
 # torch 2.11.0+cu128 Requires-Dist, read from real pip output and a dist-info METADATA export in
 # public repositories (code index: pip log "Requirement already satisfied: nvidia-cudnn-cu12==9.19.0.56
 # ... (from torch)" on a Colab image with torch 2.11.0+cu128; a project note quoting
-# torch-2.11.0+cu128.dist-info/METADATA). It contradicts RELEASE.md's 9.17.1.4, like cu130 (compat.md 6),
+# torch-2.11.0+cu128.dist-info/METADATA). It contradicts RELEASE.md's 9.17.1.4, like cu130 (data/research/compat.md 6),
 # and matches colab_snapshots/2026-08-19_a724079 (torch 2.11.0+cu128 with nvidia-cudnn-cu12 9.19.0.56).
 TORCH_211_CU128 = {
     "cudnn": "9.19.0.56",
@@ -124,7 +124,7 @@ TORCH_211_CU128 = {
         "nvidia-nvshmem-cu12": "==3.4.5",
     },
     "source": "torch 2.11.0+cu128 Requires-Dist as printed by pip ('Requirement already satisfied: nvidia-cudnn-cu12==9.19.0.56 ... (from torch)') and quoted from its dist-info METADATA in public repositories (code index); googlecolab/backend-info a724079 pip-freeze (torch 2.11.0+cu128 next to nvidia-cudnn-cu12 9.19.0.56)",
-    "note": "RELEASE.md row 2.11 says CUDA 12.8 (CUDNN 9.17.1.4); the wheel metadata pins 9.19.0.56 (trust the metadata, compat.md 6).",
+    "note": "RELEASE.md row 2.11 says CUDA 12.8 (CUDNN 9.17.1.4); the wheel metadata pins 9.19.0.56 (trust the metadata, data/research/compat.md 6).",
 }
 
 PCI_SOURCE = "pci.ids (The PCI ID Repository, https://pci-ids.ucw.cz), vendor 10de, as found in public copies via the code index"
@@ -594,7 +594,7 @@ def jax_builds_from_probe(
                 "companions": [f"jaxlib=={ver}", f"{pkg}=={ver}", f"jax-cuda{major}-pjrt=={ver}"],
                 "source": f"{pkg} {ver} Requires-Dist as installed on the GPU machine ({source})",
                 "note": (
-                    "cudnn = lower bound of the plugin's cuDNN requirement | python: JAX 0.7+ needs >=3.11 (compat.md 6; "
+                    "cudnn = lower bound of the plugin's cuDNN requirement | python: JAX 0.7+ needs >=3.11 (data/research/compat.md 6; "
                     "the machine runs it on 3.12) | companions: jaxlib/pjrt of the same version, as installed there "
                     "| not in the research data (it ends at 0.10.2)"
                 ),

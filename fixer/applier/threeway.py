@@ -1,4 +1,4 @@
-"""Rollback undoes only what apply did: the three-way decision (DESIGN.md, "Safety model").
+"""Rollback undoes only what apply did: the three-way decision (docs/design.md, "Safety model").
 
 For every path an apply touched the journal keeps three states: what it was before (the
 manifests, the file records), what the apply left there (`capture`, written to after.json when

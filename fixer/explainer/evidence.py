@@ -1,4 +1,4 @@
-"""The evidence inside a paste decides between readings (issue 22): ldconfig -p output, file
+"""The evidence inside a paste decides between readings: ldconfig -p output, file
 lists, pip / dpkg lists and nvidia-smi pasted beside an error show what is on the machine.
 
 - A text that needs cuDNN N while the listings show only other majors: cudnn-major-mismatch

@@ -1,4 +1,4 @@
-"""The domain as a provider for the solver: the rules of DESIGN.md over one machine.
+"""The domain as a provider for the solver: the rules of docs/design.md over one machine.
 
 The machine enters as pinned virtual candidates, like conda's `__cuda`: DRIVER (a driver
 version: a build of CUDA X.Y needs the driver floor of that CUDA family), GPU (the compute
@@ -167,7 +167,7 @@ def _variant_of(fb: FrameworkBuild) -> Optional[str]:
 
 
 class StackProvider:
-    """The rules of DESIGN.md as a provider. Built once per resolve from the machine facts,
+    """The rules of docs/design.md as a provider. Built once per resolve from the machine facts,
     the intent and the recipes; answers the solver's questions without I/O."""
 
     def __init__(self, env: Environment, intent: Intent, recipes: Recipes) -> None:
@@ -242,7 +242,7 @@ class StackProvider:
 
     def _wanted_frameworks(self) -> List[str]:
         """--framework NAME (repeatable) limits the stack to those frameworks: the plan touches
-        only what they need (issue 22: `--framework torch` must not plan TensorFlow's cuDNN).
+        only what they need.
         Without it, every framework installed."""
         if self.intent.frameworks:
             return list(dict.fromkeys(self.intent.frameworks))

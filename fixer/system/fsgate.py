@@ -1,4 +1,4 @@
-"""The one gate for every change the tool makes to the file system (DESIGN.md, "Safety model").
+"""The one gate for every change the tool makes to the file system (docs/design.md, "Safety model").
 
 Every write, remove, chmod, chown, rename, mkdir and symlink of the tool goes through a function of
 this module; a test walks the code (tests/unit/test_fsgate_only.py) so that no other module calls

@@ -1,6 +1,6 @@
 """verify: prove, per framework, that the GPU stack really works, in a child process.
 
-A conv that runs is not proof (issue 5): on the GPU machine torch convolved on an older
+A conv that runs is not proof: on the GPU machine torch convolved on an older
 apt cuDNN without any error, and a copy lacking libcudnn_engines_precompiled returned
 silently wrong numbers for a small shape. So each framework gets a child process of the
 target interpreter (fixer/children/verify.py, run by path) that convolves forward and

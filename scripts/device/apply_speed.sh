@@ -1,9 +1,9 @@
 #!/bin/bash
-# Issue 25 on a freshly started GPU machine: a cuDNN-only repair from a local wheelhouse, end to
+# On a freshly started GPU machine: a cuDNN-only repair from a local wheelhouse, end to
 # end, split into backup, install, check and the rest, with its rollback checked byte for byte
 # (scripts/bench_apply.py; the machine's pip cuDNN is put back at the end and compared). The
 # first run is the one to quote (fresh machine); then the same with every backup zipped as before
-# issue 25 (--zip-backups), for the difference the linked backups make.
+# (--zip-backups), for the difference the linked backups make.
 # Budgets: apply without the check < 10 s; the check (torch + JAX + CuPy) < 6 s; rollback exact.
 # Usage, from the repo root on the GPU machine:  bash scripts/device/apply_speed.sh
 set -u

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 21, verdict 9b: with CUDA_VISIBLE_DEVICES hiding every GPU the driver sees, doctor, plan
+# With CUDA_VISIBLE_DEVICES hiding every GPU the driver sees, doctor, plan
 # and apply --dry-run say the GPU is hidden by CUDA_VISIBLE_DEVICES, never "No NVIDIA GPU on this
 # ... CPU runtime". Runs from the repo root on the GPU machine (driver 580, torch installed).
 # Prints, per value of the variable, each command's exit code and its verdict line, then PASS/FAIL.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 10 on the GPU machine: each breakage of data/gpu_machine/device_break.sh and
+# On the GPU machine: each breakage of data/gpu_machine/device_break.sh and
 # scripts/device/verify.sh, plus a truncated sub-library and a sub-library taken from another
 # release (the apt 9.14 copy's), goes doctor -> apply (offline: a wheelhouse built from the
 # installed files, --find-links --no-index) -> verify (in the environment a new shell gets) ->

@@ -1,5 +1,5 @@
 #!/bin/bash
-# What installs bring (issue 10, item 5), checked on the GPU machine. Read-only, no network, ~10 s.
+# What installs bring, checked on the GPU machine. Read-only, no network, ~10 s.
 #  1. For every installed distribution recipes/dependencies.toml has a pip record for (jax[cudaNN],
 #     jaxlib, jax-cudaNN-plugin, jax-cudaNN-pjrt at the installed version), the wheel's real
 #     Requires-Dist (markers evaluated for this machine, the cudaNN / with-cuda extras taken) is

@@ -1,5 +1,5 @@
 #!/bin/bash
-# explain on texts the real emitters print on the GPU machine (issue 12): each scenario breaks
+# explain on texts the real emitters print on the GPU machine: each scenario breaks
 # cuDNN for one process only (environment variables, a copy under /tmp; nothing on the machine is
 # changed), runs torch's own check or a conv, and pipes what torch printed into explain, once with
 # --no-detect and once with detection. Prints one line per run:

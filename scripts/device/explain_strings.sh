@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 12: checks the catalogue's cuDNN 9 / NVRTC in-library wording against the real binaries on
+# Checks the catalogue's cuDNN 9 / NVRTC in-library wording against the real binaries on
 # the GPU machine (pip cuDNN 9.19 and apt cuDNN 9.14; the catalogue cites cuDNN 9.24.0.43, read on
 # the workstation). Reads files only; changes nothing. For every wording it prints one line:
 #   FOUND|MISSING  <copy>  <library>  "<wording>"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # An LD_PRELOAD of another cuDNN's sub-library, set where users set it, fixed where it is set
-# (issue 22 item 3): the apt cuDNN 9.14's libcudnn_*.so.9 forced in next to the pip cuDNN 9.19
+# The apt cuDNN 9.14's libcudnn_*.so.9 forced in next to the pip cuDNN 9.19
 # torch loads. Two sources, each inside a --root sandbox (nothing outside it is written):
 #   A. a Jupyter kernel spec's env (SANDBOX/usr/local/share/jupyter/kernels/preload-test,
 #      a directory jupyter_core.paths.jupyter_path("kernels") lists);

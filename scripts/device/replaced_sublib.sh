@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 22 item 2 on the GPU machine: one sub-library of the pip nvidia-cudnn-cu13 (9.19) is
+# On the GPU machine: one sub-library of the pip nvidia-cudnn-cu13 (9.19) is
 # replaced by the apt cuDNN 9.14 file of the same name (a real file, no symlink: a RECORD
 # mismatch). Shown, in order:
 #   1. before the repair: a torch LSTM (cuDNN RNN: libcudnn_adv) and a conv, each in a child;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 14 on the real GPU machine (no internet): a real apply of the ~1 GB nvidia-cudnn-cu13 wheel,
+# On the real GPU machine (no internet): a real apply of the ~1 GB nvidia-cudnn-cu13 wheel,
 # killed between pip's uninstall and its install, then `colab-cudnn-fix rollback`: the venv must be
 # byte-identical to before (pip freeze --all + sha256 and mode of every file and directory).
 #

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 21 on the GPU machine: rollback undoes only what apply did (three-way).
+# On the GPU machine: rollback undoes only what apply did (three-way).
 #
 # In a throw-away venv (--system-site-packages: torch, JAX from the machine) with its own copy of
 # the machine's nvidia-cudnn-cu13 (installed from a wheelhouse built from the installed files with

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 9 item 2 on the GPU machine: detection records each load's search as data
+# On the GPU machine: detection records each load's search as data
 # (LoadResolution.search, .ld_preload), and the later stages read that, never the words.
 # For each case (healthy; an LD_LIBRARY_PATH folder with a full cuDNN copy shadowing torch's;
 # LD_PRELOAD of the apt libcudnn.so.9; the pip cuDNN hidden) it runs `doctor --json` and checks,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 24 item 6, the speed budget re-set: on a freshly started GPU machine, the median wall time
+# The speed budget re-set: on a freshly started GPU machine, the median wall time
 # of each command in a fresh process, measured beside `python -m torch.utils.collect_env` in the
 # same run (the yardstick: what a user would otherwise run), with the ratio to it.
 #   budget: doctor --json median <= 0.3 s, plan --json <= 0.4 s; every command >= 15x faster than

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Where verify's time goes on a freshly started machine (issue 10 item 8). Run it as the FIRST
+# Where verify's time goes on a freshly started machine. Run it as the FIRST
 # command after the machine starts: run 1 is the cold one users see. Then: warm; the page cache
 # of the GPU libraries dropped (posix_fadvise DONTNEED on every file under the frameworks' and
 # nvidia's library folders); the CUDA JIT cache disabled; and a cold page cache with the

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Where verify's own time goes, per framework (the < 3 s budget of issue 5): the child's
+# Where verify's own time goes, per framework: the child's
 # timeline ("t" on every record), torch per-case costs, JAX compile stages and variants.
 # Usage (repo root, GPU machine): bash scripts/device/verify_profile.sh   -> $OUT/verify_profile.txt
 set -u

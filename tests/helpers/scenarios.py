@@ -1,4 +1,4 @@
-"""The breakages users meet (issue 3), as environments on real Colab images or small
+"""The breakages users meet, as environments on real Colab images or small
 machines. Shared by the resolver tests, the plan tests and scripts/bench_plan.py."""
 
 from __future__ import annotations

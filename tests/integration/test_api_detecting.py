@@ -63,7 +63,7 @@ def test_the_stages_run_twice_too():
     assert fixer.diagnose(env, fixer.load_recipes()) == fixer.diagnose(env, fixer.load_recipes())
 
 
-# -- the dry run and the real apply share one refusal decision (issue 21, 9c) ----------------------
+# -- the dry run and the real apply share one refusal decision ----------------------
 
 GPU_MACHINE = {"COLAB_CUDNN_FIX_GPU": "Tesla T4:7.5", "COLAB_CUDNN_FIX_DRIVER": "580.65.06"}
 

@@ -1,6 +1,6 @@
 """API functions take typed values (fixer.Intent, fixer.PlanOptions) or their keywords, never both,
 and both give the same answer as the CLI (which builds the typed values). apply's option
-contracts (issue 21): --environment never changes a machine, --root is a sandbox; the dry run
+contracts: --environment never changes a machine, --root is a sandbox; the dry run
 names the refusal that apply raises, from one decision (fixer.pipeline.apply_refusal)."""
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def test_the_lock_default_has_one_home():
     assert inspect.signature(fixer.lock).parameters["output"].default == fixer.api.DEFAULT_LOCK_FILE
 
 
-# -- option contracts (issue 21) ---------------------------------------------------------------
+# -- option contracts ---------------------------------------------------------------
 
 
 @pytest.mark.parametrize("environment", ENVIRONMENTS)

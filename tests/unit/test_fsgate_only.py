@@ -1,4 +1,4 @@
-"""Every change the tool makes to the file system goes through fixer.system.fsgate (issue 21, item 1).
+"""Every change the tool makes to the file system goes through fixer.system.fsgate.
 
 The test walks the syntax tree of every module of the package and fails on any call of an
 os/shutil/pathlib/tempfile mutator, or an open() for writing, outside the gate. Calls on the

@@ -129,7 +129,7 @@ def test_target_lock_is_per_environment_whatever_the_state_directory(tmp_path, v
         ApplyLock(tmp_path / "a").acquire().release()
     finally:
         first.release()
-    # private: no other user can hold, replace or read the locks (issue 21)
+    # private: no other user can hold, replace or read the locks
     assert oct(os.stat(base).st_mode & 0o7777) == oct(0o700)
     assert all(oct(p.stat().st_mode & 0o7777) == oct(0o600) for p in base.iterdir())
 

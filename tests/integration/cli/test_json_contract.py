@@ -132,7 +132,7 @@ def test_apply_has_one_shape_whatever_happened(capsys):
     outcomes = set()
     for argv in (
         ["apply", "--dry-run", "--environment", "colab-2025-01-tf215"],
-        # another machine's plan only with --dry-run (issue 10): apply never runs it here
+        # another machine's plan only with --dry-run: apply never runs it here
         ["apply", "--dry-run", "--environment", "colab-2026-08"],
         ["apply", "--dry-run", "--environment", "colab-2026-08-cpu"],
     ):

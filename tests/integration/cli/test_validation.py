@@ -124,7 +124,7 @@ def test_doctor_and_explain_take_environment_and_verify_refuses_it(capsys):
     )
     body = json.loads(capsys.readouterr().out)
     assert body["detected"] is True and body["plan"] is not None
-    # verify runs this machine's frameworks: a described machine is refused (issue 21)
+    # verify runs this machine's frameworks: a described machine is refused
     code = main(["verify", "--environment", "colab-2025-01-tf215", "--json", "--timeout", "30"])
     body = json.loads(capsys.readouterr().out)
     assert code == 2 and "verify runs the frameworks" in body["error"]["message"]

@@ -2,7 +2,7 @@
 done to healthy fake machines (compiled stub libraries, dist-info, dpkg, ld.so.cache), then real
 detection, diagnosis, resolution, planning and the plan's simulation.
 
-The invariant (issue 10): doctor flags the damage; the plan either fixes it (its simulated result
+The invariant: doctor flags the damage; the plan either fixes it (its simulated result
 is healthy and is the stack it chose) or refuses, naming under "cannot fix automatically" what the
 user must do. Only the hardware (a driver or a GPU too old for every build) may be refused; any
 damage to files, packages or the loader must be repaired."""

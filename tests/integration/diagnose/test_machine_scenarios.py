@@ -226,7 +226,7 @@ def test_cpu_machine_without_gpu_frameworks_is_clean(machine):
 
 
 def test_colab_cpu_runtime_with_cuda_torch_says_change_runtime_type(machine):
-    # issue 11: CUDA builds on a Colab CPU runtime are exit 3 with Colab's own menu path
+    # CUDA builds on a Colab CPU runtime are exit 3 with Colab's own menu path
     machine.pip_cuda_libs(13)
     machine.pip_cudnn()
     machine.torch()

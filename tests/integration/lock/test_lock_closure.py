@@ -1,4 +1,4 @@
-"""A complete lock (issue 22, item 5): on a machine with torch + JAX + the CUDA runtime wheels,
+"""A complete lock: on a machine with torch + JAX + the CUDA runtime wheels,
 the lock names the dependency closure of every framework, with extras and plugins, each pinned
 and hashed, and `doctor --lock` (check_drift) reports drift in any of them.
 

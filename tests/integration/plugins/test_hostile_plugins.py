@@ -1,4 +1,4 @@
-"""Check plugins cannot break the tool (issue 21, item 7). Real plugin distributions, built as
+"""Check plugins cannot break the tool. Real plugin distributions, built as
 wheels here and installed by real pip into a throw-away venv, each doing what a buggy or hostile
 check can: `sys.exit(0)` (once made a broken machine's doctor exit 0), `raise KeyboardInterrupt`,
 `sys.exit` at import, printing onto stdout (once corrupted `--json`), and sleeping past the

@@ -1,4 +1,4 @@
-"""A journal is untrusted input (issue 21): whatever its fields say, rollback changes nothing
+"""A journal is untrusted input: whatever its fields say, rollback changes nothing
 outside the target environment and the loader-fix files the tool writes, runs no command but
 its own (apt-get/apt-mark with Debian package names, pip, `ldconfig`), and ends with a result
 or a FixerError, never a traceback. Hostile values are generated for every field of

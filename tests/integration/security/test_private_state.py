@@ -1,4 +1,4 @@
-"""Private state (issue 21, item 5): the state directory, its locks, journal, log and backups are
+"""Private state: the state directory, its locks, journal, log and backups are
 this user's alone, checked on every use; nothing lives in a shared /tmp location; credentials in
 URLs are masked in the journal and the log. And the gate itself: symlinks, `..` and paths
 outside the allowed roots are refused (item 1)."""

@@ -1,4 +1,4 @@
-"""What doctor --lock and fleet lock-check say about drift (issue 23).
+"""What doctor --lock and fleet lock-check say about drift.
 
 - doctor --lock FILE says "no drift from FILE" exactly when no finding comes from the lock (every
   drift finding names the lock file first: fixer/lockfile/drift.py), on every bundled machine,

@@ -53,7 +53,7 @@ def test_ranked_first_for_at_least_90_percent():
 
 
 def test_held_out_rate():
-    """The held-out reports (issue 22): measured, printed, and guarded at the rate measured when
+    """The held-out reports: measured, printed, and guarded at the rate measured when
     they were collected (27 of 30); their misses are not fitted."""
     hits = sum(_top(c) == c["cause"] for c in HELD_OUT)
     rate = hits / len(HELD_OUT)

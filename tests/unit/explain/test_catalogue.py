@@ -129,7 +129,7 @@ def _expected_for_versions(
     rule: Rule, loaded: Tuple[int, int, int], built: Tuple[int, int, int]
 ) -> str:
     rel = cudnn_relation(".".join(map(str, loaded)), ".".join(map(str, built)))
-    if rel == "ok":  # a check printed as failed is never benign (issue 22)
+    if rel == "ok":  # a check printed as failed is never benign
         return "log-noise" if rule.compatible_is_benign else rule.id
     if rel == "other-major":
         return "cudnn-major-mismatch"

@@ -1,4 +1,4 @@
-"""The evidence inside a paste decides between readings (issue 22), and the line that decided is
+"""The evidence inside a paste decides between readings, and the line that decided is
 named: generated majors, directories and wrap points."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""explain is linear in its input (issue 21 item 8): every catalogue pattern is bounded (the loader
+"""explain is linear in its input: every catalogue pattern is bounded (the loader
 refuses `*` / `+`) and anchored on a literal every match contains, and each one is timed on
 adversarial lines: 1 MB without newlines, long base64, and its own anchor repeated densely (a
 repeated prefix), where a backtracking pattern would be quadratic."""

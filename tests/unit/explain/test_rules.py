@@ -77,7 +77,7 @@ def test_log_noise_alone_is_the_cause_and_never_outranks_a_real_one():
 
 
 def test_a_check_printed_as_failed_is_never_benign():
-    """TensorFlow/XLA print this only when their own check failed (issue 22): even when the pair
+    """TensorFlow/XLA print this only when their own check failed: even when the pair
     looks compatible by the major/minor rule, the text is a failure, not a harmless line."""
     text = "Loaded runtime CuDNN library: 9.3.0 but source was compiled with: 9.1.0."
     found = explain(text)

@@ -1,4 +1,4 @@
-"""--cudnn-from conda on Colab (issue 11): condacolab's prefix, one spec per cuDNN major, the
+"""--cudnn-from conda on Colab: condacolab's prefix, one spec per cuDNN major, the
 loader pointed at the conda copy; --installer conda refuses what conda cannot install."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def test_tf215_from_conda_keeps_torchs_pip_cudnn9_and_adds_cudnn8_under_usr_loca
     fixes = {(f["kind"], f["value"]) for f in plan["stack"]["env_fixes"]}
     assert ("ld-so-conf", "/usr/local/lib") in fixes
     assert ("ipython-preload", "/usr/local/lib/libcudnn.so.8") in fixes
-    # simulated healthy (plan simulation, issue 10)
+    # simulated healthy
     sim = plan["simulation"]
     assert sim.get("healthy") is True, sim
 

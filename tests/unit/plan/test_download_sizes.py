@@ -1,4 +1,4 @@
-"""Download sizes include dependencies (issue 10, item 5), stated as an invariant over generated
+"""Download sizes include dependencies, stated as an invariant over generated
 plans: a step's known bytes are the sum of the recorded sizes of exactly the distributions the
 simulation says that step brings onto the machine (fixer.planner.simulate.simulate, read before and
 after the step: what is new or at another version, plus what a forced reinstall names), and

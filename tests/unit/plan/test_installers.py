@@ -162,7 +162,7 @@ def test_apt_and_conda():
     )
 
 
-# --- every name and version is checked by its grammar before it reaches an installer (issue 21)
+# --- every name and version is checked by its grammar before it reaches an installer
 
 
 @_pytest.mark.parametrize("name", _OPTION_LIKE + ("Libcudnn9", "a", "lib cudnn"))

@@ -1,4 +1,4 @@
-"""What a plan says and what it touches (issue 22, item 4), over generated machines with torch
+"""What a plan says and what it touches, over generated machines with torch
 (pip cuDNN) and TensorFlow (apt cuDNN) installed side by side, either or both broken:
 
 - the summary names exactly what the steps install: every "install/reinstall X V" line of

@@ -1,4 +1,4 @@
-"""The plans the project shows are fixes when simulated (issue 10): every bundled environment's
+"""The plans the project shows are fixes when simulated: every bundled environment's
 plan, and every `colab-cudnn-fix plan` command line of the README run against each bundled
 environment. Each is simulated on the machine's model and diagnosed again (fixer.planner.simulate); a
 plan may instead refuse (no stack fits: exit 1 with the clash; no GPU: exit 3), but a plan that

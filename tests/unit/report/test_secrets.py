@@ -1,4 +1,4 @@
-"""Reports are safe to paste (issue 21, item 6): secrets generated into every string field of
+"""Reports are safe to paste: secrets generated into every string field of
 what a report shows (the machine, frameworks, cuDNN copies and loads, findings, environment
 variables) never come out, in markdown, HTML or JSON, nor in the notebook HTML. The secrets:
 tokens in variables Colab and Kaggle set (any name outside the allowlist), `user:token@` in URLs,

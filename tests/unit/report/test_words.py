@@ -1,4 +1,4 @@
-"""The words of doctor's and report's verdicts claim exactly what was checked (issue 23).
+"""The words of doctor's and report's verdicts claim exactly what was checked.
 
 - With no GPU framework installed, a healthy machine is never said to have "every framework"
   load a cuDNN it accepts: nothing loads cuDNN there.

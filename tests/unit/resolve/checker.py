@@ -1,4 +1,4 @@
-"""An independent checker of the rules, written from compat.md without the resolver's code:
+"""An independent checker of the rules, written from data/research/compat.md without the resolver's code:
 used by the property tests on every stack the resolver returns, and by a brute-force search
 over small recipe sets."""
 

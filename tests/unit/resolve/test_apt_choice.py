@@ -1,4 +1,4 @@
-"""Which new apt (or conda) cuDNN the plan installs (issue 22, item 4): the twin of a copy on
+"""Which new apt (or conda) cuDNN the plan installs: the twin of a copy on
 disk (the same release built for the CUDA major the framework needs) when one exists, else the
 newest release that fits; never merely the oldest acceptable one. No framework pins an apt
 package, so the smallest step up has no reason behind it."""

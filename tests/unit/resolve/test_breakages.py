@@ -1,4 +1,4 @@
-"""The breakages users meet (issue 3), with the real recipes; each plan's commands checked
+"""The breakages users meet, with the real recipes; each plan's commands checked
 literally."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Each rule of DESIGN.md / compat.md, on tiny recipes built in code."""
+"""Each rule of docs/design.md / data/research/compat.md, on tiny recipes built in code."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The wheel-index rule (issue 10, item 6): of a release's CUDA variants (cu126, cu128, ...;
+"""The wheel-index rule: of a release's CUDA variants (cu126, cu128, ...;
 jax[cuda12]/[cuda13]) install the highest whose CUDA is no newer than the driver's and whose
 kernels run on the GPU; only when none does, one that runs by minor-version compatibility (same
 CUDA major, driver at least that major's minimum, SASS for the GPU since the older driver cannot
