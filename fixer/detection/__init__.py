@@ -121,19 +121,8 @@ def detect(
     pyenv, pnotes = finish_probe(probe, target, explicit, fs.unR)
     notes += pnotes
     frameworks = detect_frameworks(pyenv, fs.R)
-    fw_dirs = [
-        (os.path.join(f.location, "torch", "lib"), "bundled")
-        for f in frameworks
-        if f.framework == "torch"
-    ]
-    copies, _owners = _libs.scan(
-        pyenv,
-        environ,
-        fs,
-        cache.directories() if cache else (),
-        fw_dirs,
-        notes,
-        hashes=deep if hash_records is None else hash_records,
+    copies = _scan_copies(
+        pyenv, frameworks, environ, fs, cache, notes, deep if hash_records is None else hash_records
     )
 
     cudnn_children = _start_cudnn_versions(copies, deep, fs, environ, timeout)
@@ -171,6 +160,28 @@ def detect(
         probes=tuple(notes),
         pip_leftovers=_libs.pip_leftovers(pyenv, fs),
     )
+
+
+def _scan_copies(
+    pyenv: Optional[PythonEnv],
+    frameworks: Sequence[FrameworkBuild],
+    environ: Mapping[str, str],
+    fs: MachineFS,
+    cache: Any,
+    notes: List[ProbeNote],
+    hashes: bool,
+) -> Any:
+    """Every library copy on the machine (fixer.detection.libraries.scan), torch's bundled
+    lib folder included."""
+    fw_dirs = [
+        (os.path.join(f.location, "torch", "lib"), "bundled")
+        for f in frameworks
+        if f.framework == "torch"
+    ]
+    copies, _owners = _libs.scan(
+        pyenv, environ, fs, cache.directories() if cache else (), fw_dirs, notes, hashes=hashes
+    )
+    return copies
 
 
 def _start_cudnn_versions(
