@@ -375,7 +375,20 @@ def _run_case(
         if watcher is not None:
             watcher.join(timeout=30)
     outcome.marked = mark.is_file()
+    _roll_back_and_look(outcome, env, sandbox, mark, tmp, t, venv)
+    return outcome
 
+
+def _roll_back_and_look(
+    outcome: "Outcome",
+    env: Dict[str, str],
+    sandbox: Path,
+    mark: Path,
+    tmp: Path,
+    t: Template,
+    venv: Path,
+) -> None:
+    """The rollback after the fault, and what the machine looks like after it."""
     env_rb = {k: v for k, v in env.items() if not k.startswith("CCF_") and k != "LD_PRELOAD"}
     rb = subprocess.run(
         [sys.executable, "-m", "fixer", "rollback", "--root", str(sandbox), "--json"],
@@ -396,7 +409,6 @@ def _run_case(
         time.sleep(2.0)
         outcome.later = _fingerprint(venv, sandbox)
         outcome.live += [f"2 s later: {p}" for p in _processes_under(tmp)]
-    return outcome
 
 
 def _processes_under(tmp: Path) -> List[str]:

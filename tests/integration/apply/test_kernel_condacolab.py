@@ -116,23 +116,7 @@ def test_condacolab_restart_and_resume_in_a_real_kernel(tmp_path, monkeypatch):
     installer.write_text(FAKE_INSTALLER.replace("PAYLOAD", str(payload)))
     python = _kernel_venv(tmp_path)
     env_file = _environment(tmp_path, python)
-    spec_dir = tmp_path / "jupyter" / "kernels" / "ccf"
-    spec_dir.mkdir(parents=True)
-    (spec_dir / "kernel.json").write_text(
-        json.dumps(
-            {
-                "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-                "display_name": "ccf",
-                "language": "python",
-                "env": {
-                    "PYTHONPATH": str(_fake_google_colab(tmp_path)),
-                    "COLAB_CUDNN_FIX_GPU": "Tesla T4:7.5",
-                    "COLAB_CUDNN_FIX_DRIVER": "550.54.15",
-                    "COLAB_CUDNN_FIX_CUDA": "12.4",
-                },
-            }
-        )
-    )
+    _kernel_spec(tmp_path, python)
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
     work = tmp_path / "content"
     work.mkdir()
@@ -190,6 +174,11 @@ def test_condacolab_restart_and_resume_in_a_real_kernel(tmp_path, monkeypatch):
         result = json.loads(out.split("RESULT ", 1)[1])
     finally:
         km.shutdown_kernel(now=True)
+    _assert_resumed(result, prefix, sandbox)
+
+
+def _assert_resumed(result: dict, prefix: Path, sandbox: Path) -> None:
+    """The kernel after the restart: fixed in it, the journal done, condacolab's prefix loaded."""
     assert result["verdict"] == "fixed in this kernel"
     assert (
         result["payload"]["restart"]["verdict"] == "fixed in this kernel"
@@ -207,3 +196,25 @@ def test_condacolab_restart_and_resume_in_a_real_kernel(tmp_path, monkeypatch):
         "/usr/local/lib"
     ]
     assert (sandbox / "root/.ipython/profile_default/startup/00-colab-cudnn-fix.py").is_file()
+
+
+def _kernel_spec(tmp_path: Path, python: Path) -> None:
+    """A kernel spec `ccf` under tmp_path/jupyter: the venv's python, Colab's google.colab stand-in
+    and the overrides that stand for a T4."""
+    spec_dir = tmp_path / "jupyter" / "kernels" / "ccf"
+    spec_dir.mkdir(parents=True)
+    (spec_dir / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "ccf",
+                "language": "python",
+                "env": {
+                    "PYTHONPATH": str(_fake_google_colab(tmp_path)),
+                    "COLAB_CUDNN_FIX_GPU": "Tesla T4:7.5",
+                    "COLAB_CUDNN_FIX_DRIVER": "550.54.15",
+                    "COLAB_CUDNN_FIX_CUDA": "12.4",
+                },
+            }
+        )
+    )
