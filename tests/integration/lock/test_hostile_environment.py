@@ -53,6 +53,18 @@ def _plan(capsys, path: Path) -> Tuple[int, str, str]:
     return code, got.out, got.err
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _caches_made(tmp_path_factory) -> None:
+    """One plan of the good machine first: the tool's own caches (recipes, plugins) are written
+    then, through the file-system gate's directory fds (paths the audit hook sees relative), so
+    that what the hostile plans below do is all there is to see."""
+    from fixer.cli import main
+
+    f = tmp_path_factory.mktemp("good") / "env.json"
+    f.write_text(json.dumps(GOOD))
+    main(["plan", "--environment", str(f), "--json"])
+
+
 @settings(
     max_examples=examples(500),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
