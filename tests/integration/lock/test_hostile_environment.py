@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, List, Tuple
 
@@ -53,6 +54,20 @@ def _plan(capsys, path: Path) -> Tuple[int, str, str]:
     return code, got.out, got.err
 
 
+def _in_caches(event: Tuple[str, str]) -> bool:
+    """A write of the tool's own caches: named by its path, or (written by the file-system gate
+    through directory fds, so the audit hook sees a bare name) a name that is in the cache folder
+    now, a temporary one (".NAME.HEX.tmp") included."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "colab-cudnn-fix"
+    if str(cache) in event[1]:
+        return True
+    m = re.match(r"^\(?'([^'/]+)'", event[1])
+    if not m:
+        return False
+    name = re.sub(r"^\.(.*)\.[0-9a-f]+\.tmp$", r"\1", m.group(1))
+    return cache.is_dir() and any(p.name == name for p in cache.rglob("*"))
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _caches_made(tmp_path_factory) -> None:
     """One plan of the good machine first: the tool's own caches (recipes, plugins) are written
@@ -84,8 +99,7 @@ def test_a_hostile_environment_field_plans_or_exits_2(tmp_path, capsys, field, h
     if code == 2:
         doc = json.loads(out)
         assert str(f) in json.dumps(doc)
-    cache = os.environ.get("XDG_CACHE_HOME", "~/.cache")
-    assert [e for e in happened if cache not in e[1]] == []  # only the tool's own caches
+    assert [e for e in happened if not _in_caches(e)] == []  # only the tool's own caches
 
 
 @pytest.mark.parametrize(
