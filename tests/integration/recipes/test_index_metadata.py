@@ -76,11 +76,17 @@ def test_missing_version_or_metadata_is_none(index, tmp_path):
     )  # 404
 
 
-def test_cache_serves_the_second_call(index, tmp_path):
+def test_cache_serves_the_second_call(index, tmp_path, monkeypatch):
+    # the cache is written only into the tool's private cache directory (through the gate,
+    # fixer.system.fsgate): here $XDG_CACHE_HOME/colab-cudnn-fix/index under tmp_path
+    from fixer.system.index import default_cache_dir
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    cache = default_cache_dir()
     url = index.url + "/whl/cu126"
-    first = fetch_requires(url, "torch", "2.11.0+cu126", python_tag="cp312", cache_dir=tmp_path)
+    first = fetch_requires(url, "torch", "2.11.0+cu126", python_tag="cp312", cache_dir=cache)
     hits = dict(index.hits)
-    second = fetch_requires(url, "torch", "2.11.0+cu126", python_tag="cp312", cache_dir=tmp_path)
+    second = fetch_requires(url, "torch", "2.11.0+cu126", python_tag="cp312", cache_dir=cache)
     assert first == second and index.hits == hits
 
 
