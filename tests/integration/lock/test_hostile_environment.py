@@ -61,6 +61,8 @@ def _in_caches(event: Tuple[str, str]) -> bool:
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "colab-cudnn-fix"
     if str(cache) in event[1]:
         return True
+    if event[0] == "os.chmod" and re.match(r"^\(\d+, ", event[1]):
+        return True  # a chmod of an open fd: the file's own open event is judged above
     m = re.match(r"^\(?'([^'/]+)'", event[1])
     if not m:
         return False
