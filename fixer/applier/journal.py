@@ -214,27 +214,7 @@ class Journal:
             raise JournalWriteFailed(
                 f"cannot create the journal directory {directory}: {exc.strerror or exc}"
             )
-        data: Dict[str, Any] = {
-            "version": JOURNAL_VERSION,
-            "id": jid,
-            "created": now.isoformat(timespec="seconds"),
-            "pid": os.getpid(),
-            "python": python,
-            "root": root,
-            "status": "prepared",
-            "child": None,
-            "manifests": {},
-            "backups": {},
-            "sources": {},
-            "apt_before": {},
-            "apt_held": [],
-            "files": [],
-            "ldconfig": None,
-            "steps": [],
-            "error": None,
-            "rollback": None,
-            "notes": [],
-        }
+        data = _fresh(jid, os.getpid(), python, root, "prepared", now.isoformat(timespec="seconds"))
         journal = cls(directory, data)
         journal.save()
         try:
@@ -287,26 +267,7 @@ class Journal:
         except (OSError, ValueError, UnicodeDecodeError) as exc:
             damaged.append(f"journal.json: {exc}")
             data = {}
-        stub: Dict[str, Any] = {
-            "version": JOURNAL_VERSION,
-            "id": directory.name,
-            "pid": None,
-            "python": "",
-            "root": None,
-            "status": "applying",
-            "child": None,
-            "manifests": {},
-            "backups": {},
-            "sources": {},
-            "apt_before": {},
-            "apt_held": [],
-            "files": [],
-            "ldconfig": None,
-            "steps": [],
-            "error": None,
-            "rollback": None,
-            "notes": [],
-        }
+        stub = _fresh(directory.name, None, "", None, "applying")
         for key, default in stub.items():
             if key not in data or (key in _REQUIRED and not isinstance(data[key], _REQUIRED[key])):
                 data[key] = default
@@ -708,3 +669,36 @@ class ResumeRecord:
             reason=str(d.get("reason") or ""),
             command=str(d.get("command") or ""),
         )
+
+
+def _fresh(
+    jid: str,
+    pid: Optional[int],
+    python: str,
+    root: Optional[str],
+    status: str,
+    created: Optional[str] = None,
+) -> Dict[str, Any]:
+    """A journal's record with nothing done yet: the one shape a new journal is written in and a
+    damaged one is completed to."""
+    return {
+        "version": JOURNAL_VERSION,
+        "id": jid,
+        **({"created": created} if created is not None else {}),
+        "pid": pid,
+        "python": python,
+        "root": root,
+        "status": status,
+        "child": None,
+        "manifests": {},
+        "backups": {},
+        "sources": {},
+        "apt_before": {},
+        "apt_held": [],
+        "files": [],
+        "ldconfig": None,
+        "steps": [],
+        "error": None,
+        "rollback": None,
+        "notes": [],
+    }
