@@ -45,16 +45,33 @@ def vjp_program(params):
     return jax.jit(all_cases)
 
 
-fn = vjp_program(params) if variant == "vjp" else child._jax_program(jax, params)
-t = time.perf_counter()
-lowered = fn.lower(data)
-t_lower = time.perf_counter() - t
-t = time.perf_counter()
-compiled = lowered.compile()
-t_compile = time.perf_counter() - t
-t = time.perf_counter()
-outs = jax.block_until_ready(compiled(data))
-t_run = time.perf_counter() - t
+if variant == "split":
+    # one program per case, lowered and compiled in one thread each (XLA releases the GIL)
+    from concurrent.futures import ThreadPoolExecutor
+
+    fns = [child._jax_program(jax, [p]) for p in params]
+    t = time.perf_counter()
+    lows = [f.lower([d]) for f, d in zip(fns, data)]
+    t_lower = time.perf_counter() - t
+    t = time.perf_counter()
+    with ThreadPoolExecutor(len(lows)) as ex:
+        comps = list(ex.map(lambda lw: lw.compile(), lows))
+    t_compile = time.perf_counter() - t
+    t = time.perf_counter()
+    outs = [jax.block_until_ready(c([d]))[0] for c, d in zip(comps, data)]
+    t_run = time.perf_counter() - t
+    compiled = comps[0]
+else:
+    fn = vjp_program(params) if variant == "vjp" else child._jax_program(jax, params)
+    t = time.perf_counter()
+    lowered = fn.lower(data)
+    t_lower = time.perf_counter() - t
+    t = time.perf_counter()
+    compiled = lowered.compile()
+    t_compile = time.perf_counter() - t
+    t = time.perf_counter()
+    outs = jax.block_until_ready(compiled(data))
+    t_run = time.perf_counter() - t
 ok = []
 for (dtype_name, layout, case), (y, dx, dw), ref in zip(selected, outs, refs):
     ry, rdx, rdw = ref.result()
