@@ -19,9 +19,10 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
-from fixer.system import proc as _proc
+from fixer.system import fsgate, proc as _proc
+from fixer.system.paths import cache_dir
 from fixer.system.versions import version_key
-from fixer.errors import UsageError
+from fixer.errors import FixerError, UsageError
 from fixer.model import VERIFIABLE, CheckResult, Environment, Finding
 from fixer.rules import cudnn_relation
 
@@ -115,13 +116,36 @@ def installed_frameworks(python: str, timeout: float = 30.0) -> Tuple[str, ...]:
 def child_env(base: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
     """The child's environment: the caller's, plus settings that keep a check from taking
     the whole GPU (JAX preallocates 75% and TF all of it by default: a notebook kernel
-    holding memory would make the check fail with out-of-memory)."""
+    holding memory would make the check fail with out-of-memory), and the bytecode cache
+    (bytecode_env) where the caller's environment turns bytecode off."""
     e = dict(os.environ if base is None else base)
     e.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
     e.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")
     e.setdefault("PYTHONUNBUFFERED", "1")
     e.setdefault("PYTHONFAULTHANDLER", "1")
-    return e
+    return bytecode_env(e)
+
+
+def bytecode_env(e: Dict[str, str]) -> Dict[str, str]:
+    """With PYTHONDONTWRITEBYTECODE set (Docker images often set it, the GPU machine does) and
+    no .pyc shipped, every check child compiles the framework's sources again: on the GPU machine
+    3.3 s of torch's 5.5 s import (docs/measurements/runs-2026-11-27/torch_import_why.txt).
+    The child then writes its bytecode into this tool's own private cache instead
+    (PYTHONPYCACHEPREFIX, docs.python.org/3/using/cmdline.html#envvar-PYTHONPYCACHEPREFIX:
+    bytecode goes to a mirror tree there, never beside the sources; the user's wish not to
+    have .pyc files written into their environment holds). The cache is 0700 and this user's
+    (fsgate.private_dir): a planted .pyc would run as this user. A prefix the user set is kept;
+    a cache that cannot be made private means the child runs as before."""
+    if not e.get("PYTHONDONTWRITEBYTECODE") or e.get("PYTHONPYCACHEPREFIX"):
+        return e
+    try:
+        fsgate.private_dir(cache_dir(), what="cache directory")
+        prefix = fsgate.private_dir(cache_dir() / "bytecode", what="bytecode cache")
+    except (OSError, FixerError):
+        return e
+    out = {k: v for k, v in e.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    out["PYTHONPYCACHEPREFIX"] = str(prefix)
+    return out
 
 
 #: GPU memory (MiB) one framework's check may use at its peak, with room to spare: its CUDA

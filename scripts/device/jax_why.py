@@ -19,7 +19,6 @@ label = sys.argv[1]
 variant = sys.argv[2] if len(sys.argv) > 2 else "grad"
 t0 = time.perf_counter()
 import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 t_import = time.perf_counter() - t0
@@ -84,8 +83,18 @@ hlo = compiled.as_text() or ""
 print(
     "%-30s import %.2f backend %.2f data %.2f lower %.2f compile %.2f run %.2f | beyond import %.2f"
     " | kernels: fusions %d convs %d | ok %s"
-    % (label, t_import, t_backend, t_data, t_lower, t_compile, t_run,
-       t_backend + t_data + t_lower + t_compile + t_run,
-       hlo.count("fusion("), hlo.count("custom-call") , ok),
+    % (
+        label,
+        t_import,
+        t_backend,
+        t_data,
+        t_lower,
+        t_compile,
+        t_run,
+        t_backend + t_data + t_lower + t_compile + t_run,
+        hlo.count("fusion("),
+        hlo.count("custom-call"),
+        ok,
+    ),
     flush=True,
 )
