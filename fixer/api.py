@@ -772,6 +772,28 @@ def _awaiting_restart(root: Optional[str]) -> bool:
 
 
 def _apply(req: _Request) -> ApplyResult:
+    """apply, with the check's bytecode warming beside it (_warm), stopped however apply ends."""
+    from fixer.verifier.checks import finish_warm
+
+    warm = _warm(req)
+    try:
+        return _apply_warming(req, warm)
+    finally:
+        finish_warm(warm, grace=0)
+
+
+def _warm(req: _Request) -> Optional[Any]:
+    """The bytecode warm-up for the check after a real apply (fixer.verifier.checks.warm_bytecode),
+    started before detection so that it has the whole apply to run; None when nothing will be
+    checked here."""
+    from fixer.verifier.checks import warm_bytecode
+
+    if req.dry_run or req.no_verify or req.environment:
+        return None
+    return warm_bytecode(req.python or sys.executable, req.environ)
+
+
+def _apply_warming(req: _Request, warm: Optional[Any]) -> ApplyResult:
     """apply's phases: the plan (or an answer without one), the one refusal decision shared with
     the dry run, the confirmation, the journaled steps, and the check after."""
     from fixer.applier import apply_plan
@@ -801,7 +823,7 @@ def _apply(req: _Request) -> ApplyResult:
     )
     if applied.awaiting_restart:
         return _awaiting_condacolab(req, done)
-    return _checked(req, done, target, env)
+    return _checked(req, done, target, env, warm=warm)
 
 
 def _planned(
@@ -891,16 +913,21 @@ def _checked(
     target: str,
     env: Optional[Environment],
     wanted: Optional[bool] = None,
+    warm: Optional[Any] = None,
 ) -> ApplyResult:
     """The applied result with the check after it (unless no_verify) and where the fix reached:
     this process (this_process) or new processes (the CLI). `wanted`: whether a restart may be
-    done (default: restart=True of the options)."""
+    done (default: restart=True of the options). `warm`: the bytecode warm-up, given its last
+    moments before the check starts (fixer.verifier.checks.finish_warm)."""
     from fixer.applier.colab import find_kernel
 
     wanted = req.options.restart if wanted is None else wanted
     fixes = done.plan.stack.env_fixes
     env_after: Optional[Environment] = None
     if not req.no_verify:
+        from fixer.verifier.checks import finish_warm
+
+        finish_warm(warm)
         checks, findings_after, verified_by, env_after = check_after_apply(
             target, req.recipes, fixes, req.environ
         )

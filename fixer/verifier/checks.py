@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
@@ -136,16 +137,75 @@ def bytecode_env(e: Dict[str, str]) -> Dict[str, str]:
     have .pyc files written into their environment holds). The cache is 0700 and this user's
     (fsgate.private_dir): a planted .pyc would run as this user. A prefix the user set is kept;
     a cache that cannot be made private means the child runs as before."""
-    if not e.get("PYTHONDONTWRITEBYTECODE") or e.get("PYTHONPYCACHEPREFIX"):
-        return e
-    try:
-        fsgate.private_dir(cache_dir(), what="cache directory")
-        prefix = fsgate.private_dir(cache_dir() / "bytecode", what="bytecode cache")
-    except (OSError, FixerError):
+    prefix = _bytecode_prefix(e)
+    if prefix is None:
         return e
     out = {k: v for k, v in e.items() if k != "PYTHONDONTWRITEBYTECODE"}
     out["PYTHONPYCACHEPREFIX"] = str(prefix)
     return out
+
+
+def _bytecode_prefix(e: Mapping[str, str]) -> Optional[Path]:
+    """The private bytecode cache the children of environment `e` use, or None (bytecode_env)."""
+    if not e.get("PYTHONDONTWRITEBYTECODE") or e.get("PYTHONPYCACHEPREFIX"):
+        return None
+    try:
+        fsgate.private_dir(cache_dir(), what="cache directory")
+        return fsgate.private_dir(cache_dir() / "bytecode", what="bytecode cache")
+    except (OSError, FixerError):
+        return None
+
+
+#: What warm_bytecode compiles: the frameworks verify runs and the big pure-Python packages they
+#: import at once (the importable top-level names; a missing one is skipped).
+WARM_PACKAGES = ("torch", "jax", "jaxlib", "cupy", "cupy_backends", "tensorflow", "keras", "numpy")
+
+_WARM = """
+import compileall, importlib.util, sys
+for name in sys.argv[1:]:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        continue
+    for d in (spec.submodule_search_locations or []) if spec else []:
+        compileall.compile_dir(d, quiet=2, workers=0)
+"""
+
+#: How long a check waits for an unfinished warm_bytecode before stopping it (what it has not
+#: compiled yet, the check's children compile themselves, as without it).
+WARM_GRACE_SECONDS = 2.0
+
+
+def warm_bytecode(
+    python: str, environ: Optional[Mapping[str, str]] = None
+) -> Optional[_proc.Child]:
+    """Where the checks would compile the frameworks' sources (bytecode_env: bytecode turned off,
+    no .pyc shipped), compile them into the bytecode cache now, in one child of the target
+    interpreter using every core (compileall, workers=0), while apply detects, backs up and
+    installs. On a freshly started GPU machine the first post-apply check compiled torch's
+    sources in its own child (3.3 s of its 5.5 s import). Returns the running child (stop it
+    with finish_warm before the check), or None when the checks would not use the cache. It
+    writes only into the private cache; py_compile writes each file atomically, and a .pyc is
+    checked against its source's size and mtime when imported, so a file the installer replaces
+    meanwhile is compiled again by the check, never used stale."""
+    env = child_env(environ)
+    if _bytecode_prefix({**(os.environ if environ is None else environ)}) is None:
+        return None
+    child = _proc.Child(
+        [python, "-W", "ignore", "-c", _WARM, *WARM_PACKAGES], timeout=600.0, env=env, stop=_STOP
+    )
+    return None if child.error else child
+
+
+def finish_warm(child: Optional[_proc.Child], grace: float = WARM_GRACE_SECONDS) -> None:
+    """Let warm_bytecode's child finish for up to `grace` seconds, then stop it."""
+    if child is None or child.proc is None:
+        return
+    try:
+        child.proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+    child.stop()
 
 
 #: GPU memory (MiB) one framework's check may use at its peak, with room to spare: its CUDA

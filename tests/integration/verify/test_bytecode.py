@@ -86,3 +86,43 @@ def test_a_cache_that_is_not_private_is_not_used(tmp_path, monkeypatch):
     (cache / "colab-cudnn-fix").symlink_to(target)
     e = child_env({"PYTHONDONTWRITEBYTECODE": "1"})
     assert "PYTHONPYCACHEPREFIX" not in e and not any(target.iterdir())
+
+
+def test_warm_bytecode_compiles_the_frameworks_into_the_cache_beside_apply(tmp_path, monkeypatch):
+    from fixer.verifier.checks import finish_warm, warm_bytecode
+
+    site = tmp_path / "site"
+    for name in ("numpy", "jax"):  # stand-ins under names warm_bytecode compiles
+        (site / name / "sub").mkdir(parents=True)
+        (site / name / "__init__.py").write_text("X = 1\n")
+        (site / name / "sub" / "__init__.py").write_text("Y = 2\n")
+    (site / "numpy" / "broken.py").write_text("def (:\n")  # a syntax error is skipped quietly
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    environ = {"PATH": os.environ["PATH"], "PYTHONPATH": str(site)}
+    assert warm_bytecode(sys.executable, environ) is None  # bytecode on: nothing to warm
+    environ["PYTHONDONTWRITEBYTECODE"] = "1"
+    child = warm_bytecode(sys.executable, environ)
+    assert child is not None
+    finish_warm(child, grace=60)
+    assert child.proc is not None and child.proc.returncode == 0
+    prefix = cache / "colab-cudnn-fix" / "bytecode"
+    compiled = {p.relative_to(prefix).parts[-3:] for p in _pycs(prefix)}
+    assert {c[:-1] for c in compiled} >= {("site", "numpy"), ("numpy", "sub"), ("site", "jax")}
+    assert not _pycs(site)
+    before = _pycs(prefix)
+    again = _import_module(site, environ, "numpy.sub")
+    assert again.returncode == 0, again.stderr
+    assert {p: t for p, t in _pycs(prefix).items() if "numpy" in p.parts} == {
+        p: t for p, t in before.items() if "numpy" in p.parts
+    }, "a check child reads what the warm-up compiled"
+
+
+def _import_module(site: Path, environ: dict, module: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", f"import {module}"],
+        env=child_env({**environ, "PYTHONPATH": str(site)}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
