@@ -10,7 +10,8 @@ Each takes keyword arguments that mirror the command's options (`environment=`, 
 
 Errors are raised (fixer.errors: UsageError exit 2, Unsatisfiable exit 1, ...); the CLI turns
 them into its error output. The orchestration lives here (apply with a lock file, the check
-after apply, the restart decision), never in the CLI. Nothing here prints, except `.show()`.
+after apply, the restart decision), never in the CLI. Nothing here prints, except `.show()`
+and, in a notebook kernel, apply's progress (one output of the cell, updated in place).
 """
 
 from __future__ import annotations
@@ -817,13 +818,29 @@ def _apply_warming(req: _Request, warm: Optional[Any]) -> ApplyResult:
         return preview
     if req.confirm is not None and not req.confirm(preview):
         return dataclasses.replace(preview, outcome="declined", exit_code=1)
-    applied = apply_plan(the_plan, python=target, options=req.options, reporter=req.reporter)
+    reporter = req.reporter or _notebook_reporter()
+    if reporter is not None:
+        reporter.starting(the_plan)
+    applied = apply_plan(the_plan, python=target, options=req.options, reporter=reporter)
+    req = dataclasses.replace(req, reporter=reporter)
     done = ApplyResult(
         outcome="applied", plan=the_plan, findings=findings, machine=machine, applied=applied
     )
     if applied.awaiting_restart:
         return _awaiting_condacolab(req, done)
     return _checked(req, done, target, env, warm=warm)
+
+
+def _notebook_reporter() -> Optional["Reporter"]:
+    """In a notebook kernel, apply's progress as ONE output of the cell, updated in place
+    (fixer.render.apply.notebook_reporter); elsewhere None (the library logs, never prints)."""
+    from fixer.applier.kernel import in_live_kernel
+
+    if not in_live_kernel():
+        return None
+    from fixer.render.apply import notebook_reporter
+
+    return notebook_reporter()
 
 
 def _planned(
@@ -929,7 +946,11 @@ def _checked(
 
         finish_warm(warm)
         checks, findings_after, verified_by, env_after = check_after_apply(
-            target, req.recipes, fixes, req.environ
+            target,
+            req.recipes,
+            fixes,
+            req.environ,
+            checking=req.reporter.checking if req.reporter is not None else None,
         )
         done = dataclasses.replace(
             done, checks=checks, findings_after=findings_after, verified_by=verified_by
@@ -1052,11 +1073,13 @@ def check_after_apply(
     recipes: Sequence[str],
     env_fixes: Sequence[Any] = (),
     environ: Optional[Mapping[str, str]] = None,
+    checking: Optional[Callable[[Sequence[str]], None]] = None,
 ) -> Tuple[Tuple[CheckResult, ...], Tuple[Finding, ...], str, Environment]:
     """The deepest check available after apply: a fresh detect + diagnose, and the GPU conv test
     (fixer.verify) when a real GPU is there. Both run in the environment a new shell gets once
     the plan's loader fixes are in place (this process keeps its old LD_LIBRARY_PATH). Returns
-    the checks, the findings, how it checked, and the machine it detected."""
+    the checks, the findings, how it checked, and the machine it detected. `checking` hears
+    which frameworks the GPU check runs, and () when it ended (Reporter.checking)."""
     from fixer.detection import detect, overrides_from_env
     from fixer.diagnosis.findings import diagnose
     from fixer.planner.envfix import environ_after
@@ -1070,7 +1093,9 @@ def check_after_apply(
     checks: Tuple[CheckResult, ...] = ()
     if any(g.source != "override" for g in env.gpus):
         # a real GPU (not one named by COLAB_CUDNN_FIX_GPU for an offline plan): run the conv test
-        checks = tuple(run_verify(python, env=env, environ=after))
+        checks = _with_checking(
+            checking, _frameworks_of(env), run_verify, python, env=env, environ=after
+        )
         how.append("GPU convolution check")
     return (
         checks,
@@ -1078,6 +1103,33 @@ def check_after_apply(
         " + ".join(how) + (", in the environment of a new shell" if env_fixes else ""),
         env,
     )
+
+
+def _frameworks_of(env: Environment) -> Tuple[str, ...]:
+    """The frameworks verify checks on `env`: its detected ones, in VERIFIABLE order (the rule
+    of fixer.verifier.checks.verify given an Environment); () when it found none (verify then
+    asks the interpreter)."""
+    from fixer.model import VERIFIABLE
+
+    names = {b.framework for b in env.frameworks}
+    return tuple(f for f in VERIFIABLE if f in names)
+
+
+def _with_checking(
+    checking: Optional[Callable[[Sequence[str]], None]],
+    names: Sequence[str],
+    run: Callable[..., Sequence[CheckResult]],
+    *args: Any,
+    **kwargs: Any,
+) -> Tuple[CheckResult, ...]:
+    """run(*args, **kwargs), with `checking(names)` said before and `checking(())` after."""
+    if checking is None:
+        return tuple(run(*args, **kwargs))
+    checking(tuple(names))
+    try:
+        return tuple(run(*args, **kwargs))
+    finally:
+        checking(())
 
 
 def restart_decision(kernel: Any, the_plan: Plan, wanted: bool) -> Dict[str, Any]:
@@ -1162,17 +1214,34 @@ def verify(
     framework: Many = None,
     timeout: float = 120.0,
     environment: Optional[str] = None,
+    checking: Optional[Callable[[Sequence[str]], None]] = None,
 ) -> VerifyResult:
     """Per framework, convolutions on the GPU checked against the CPU and the cuDNN files really
     loaded, each in a child process of the target (`colab-cudnn-fix verify`). It runs this
-    machine's frameworks: `environment` (a machine a file describes) is refused (UsageError)."""
+    machine's frameworks: `environment` (a machine a file describes) is refused (UsageError).
+    `checking` hears which frameworks are checked while the checks run, and () when they ended
+    (the CLI shows it: fixer.render.progress.checking_text)."""
     from fixer.pipeline import check_target
     from fixer.verifier.checks import passed, verify as run_verify
 
     check_target("verify", environment)
-    results = tuple(run_verify(python, frameworks=_many(framework), timeout=timeout))
+    names = _many(framework)
+    if checking is not None and not names:
+        names = _installed(python)
+    results = _with_checking(checking, names, run_verify, python, frameworks=names, timeout=timeout)
     ok = passed(results)
     return VerifyResult(results=results, passed=ok, exit_code=0 if ok else 1)
+
+
+def _installed(python: Optional[str]) -> Tuple[str, ...]:
+    """The frameworks verify would check in `python` (checks.installed_frameworks); () for a
+    path that is no executable file (verify itself then says what is wrong with it)."""
+    from fixer.verifier.checks import installed_frameworks
+
+    target = python or sys.executable
+    if not (os.path.isfile(target) and os.access(target, os.X_OK)):
+        return ()
+    return installed_frameworks(target)
 
 
 def explain(

@@ -6,9 +6,9 @@ The default reporter writes to stdlib logging; fixer.render.apply has the rich o
 from __future__ import annotations
 
 import logging
-from typing import Optional
+from typing import Optional, Sequence
 
-from fixer.model import Step
+from fixer.model import Plan, Step
 from fixer.applier.runner import CommandResult
 
 log = logging.getLogger("fixer.applier")
@@ -16,6 +16,9 @@ log = logging.getLogger("fixer.applier")
 
 class Reporter:
     """Base class with no-op hooks; subclass and override what you need."""
+
+    def starting(self, plan: Plan) -> None:
+        """`plan` is about to run (its download total: `plan.download`)."""
 
     def phase(self, text: str) -> None:
         """A stage of the transaction: journaling, backing up, rolling back, verifying."""
@@ -31,6 +34,9 @@ class Reporter:
 
     def note(self, text: str) -> None:
         """Something a person should read (a skipped action, a restart notice)."""
+
+    def checking(self, frameworks: Sequence[str]) -> None:
+        """The check after apply runs these frameworks' GPU checks now; () when they ended."""
 
 
 class LoggingReporter(Reporter):

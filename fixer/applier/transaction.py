@@ -33,7 +33,7 @@ from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
-from fixer.applier import envfix, filetree, leftovers, prepare, threeway, undo
+from fixer.applier import envfix, filetree, leftovers, prepare, progress, threeway, undo
 from fixer.applier.filelock import ApplyLock, TargetLock
 from fixer.applier.journal import UNFINISHED, WAITING, Journal
 from fixer.applier.prepare import backup_set, ldconfig_of, req_name, unrooted
@@ -614,7 +614,13 @@ def _run_tracked(
         )
 
     keep = [lock.fileno() for lock in locks if isinstance(lock, TargetLock)]
-    return run_command(argv, timeout=timeout, on_output=on_output, on_start=on_start, keep_fds=keep)
+    # a pip that can count its bytes for the progress display does (PIP_PROGRESS_BAR=raw)
+    env = None
+    if progress.is_pip_install(argv):
+        env = progress.installer_env(argv, progress.pip_version_in(journal.before()))
+    return run_command(
+        argv, timeout=timeout, on_output=on_output, on_start=on_start, keep_fds=keep, env=env
+    )
 
 
 def _apt_knows(spec: str, run: Runner) -> bool:

@@ -3,7 +3,7 @@ mapped cuDNN files and versions) per framework, each in a child process of the t
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 import typer
 
@@ -24,8 +24,28 @@ def verify_command(
     """Prove the GPU stack works: per framework, convs on the GPU checked against the CPU, and the
     cuDNN files really loaded. Exit 0 only when every framework passes."""
     from fixer.api import verify
+    from fixer.render import err, out
+    from fixer.render.progress import ConsoleBoard, checking_source
 
-    result = verify(python=python, framework=framework, timeout=timeout, environment=environment)
+    # which frameworks it checks, while it checks them (stderr with --json: stdout is the JSON)
+    board = ConsoleBoard(err() if json else out())
+
+    def checking(frameworks: Sequence[str]) -> None:
+        if frameworks:
+            board.begin(checking_source(frameworks))
+        else:
+            board.end()
+
+    try:
+        result = verify(
+            python=python,
+            framework=framework,
+            timeout=timeout,
+            environment=environment,
+            checking=checking,
+        )
+    finally:
+        board.close()
     if json:
         from fixer.render import write_json
 

@@ -8,15 +8,25 @@ stderr and stdout carries one JSON document.
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, Optional, Sequence
+import time
+from typing import Any, Callable, Dict, Optional, Sequence
 
 from rich.console import Console
 
+from fixer.applier.progress import InstallWatch
 from fixer.applier.reporter import Reporter
 from fixer.applier.results import APPLY_SCHEMA, ApplyResult, RollbackResult
 from fixer.applier.runner import CommandResult
 from fixer.model import CheckResult, Finding, Plan, Step, to_dict
 from fixer.render import err, out, print_json, styled
+from fixer.render.plan import download_text
+from fixer.render.progress import (
+    Board,
+    ConsoleBoard,
+    NotebookBoard,
+    checking_source,
+    install_source,
+)
 
 #: Installer output lines worth showing while a step runs (downloads, what gets installed).
 _PROGRESS = re.compile(
@@ -27,50 +37,79 @@ _PROGRESS = re.compile(
 
 
 class ConsoleReporter(Reporter):
-    """Step lines with a counter; the installer's download/install lines dimmed beneath."""
+    """Step lines with a counter; the installer's download/install lines dimmed beneath, and a
+    live progress line while a step's command runs (fixer.render.progress: bytes, rate, time
+    left, a heartbeat when the command is silent). `board`: where it all goes (default: the
+    console; a NotebookBoard in a notebook kernel: one output, updated in place)."""
 
-    def __init__(self, console: Optional[Console] = None, verbose: bool = False) -> None:
+    def __init__(
+        self,
+        console: Optional[Console] = None,
+        verbose: bool = False,
+        board: Optional[Board] = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.console = console or out()
         self.verbose = verbose
+        self.board = board or ConsoleBoard(self.console)
+        self.clock = clock
+        self.watch: Optional[InstallWatch] = None
+
+    def starting(self, plan: Plan) -> None:
+        known, unknown = plan.download
+        text = download_text(known, unknown)
+        if text:
+            self.board.say(styled(("to download", "bold"), f" (dependencies included): {text}"))
 
     def phase(self, text: str) -> None:
-        self.console.print(styled((text, "dim")), highlight=False)
+        self.board.say(styled((text, "dim")))
 
     def step_started(self, index: int, total: int, step: Step) -> None:
-        self.console.print(
-            styled((f"[{index}/{total}]", "bold"), f" {step.summary}"), highlight=False
-        )
+        self.board.say(styled((f"[{index}/{total}]", "bold"), f" {step.summary}"))
         if step.argv:
-            self.console.print(
-                f"      $ {' '.join(step.argv)}",
-                style="dim",
-                markup=False,
-                highlight=False,
-                soft_wrap=True,
+            self.board.say(styled((f"      $ {' '.join(step.argv)}", "dim")))
+            self.watch = InstallWatch(
+                self.clock(),
+                expected=step.download_bytes,
+                unknown=step.download_unknown,
+                packages=step.packages,
             )
+            self.board.begin(install_source(self.watch, self.clock))
 
     def step_output(self, index: int, line: str) -> None:
+        if self.watch is not None:
+            self.watch.line(line, self.clock())
+            self.board.changed()
         if self.verbose or _PROGRESS.search(line):
-            self.console.print(f"      {line}", style="dim", markup=False, highlight=False)
+            self.board.say(styled((f"      {line}", "dim")))
 
     def step_finished(self, index: int, step: Step, result: CommandResult) -> None:
+        self.board.end()
+        self.watch = None
         if result.rc == 0:
-            self.console.print(
-                f"      [green]ok[/] ({result.seconds:.1f} s)", markup=True, highlight=False
-            )
+            self.board.say(styled("      ", ("ok", "green"), f" ({result.seconds:.1f} s)"))
         else:
-            self.console.print(
-                f"      [red]failed[/] (exit {result.rc})", markup=True, highlight=False
-            )
+            self.board.say(styled("      ", ("failed", "red"), f" (exit {result.rc})"))
             for line in result.output.strip().splitlines()[-15:]:
-                self.console.print(f"      {line}", markup=False, highlight=False)
+                self.board.say(styled(f"      {line}"))
 
     def note(self, text: str) -> None:
-        self.console.print(styled(("note:", "yellow"), f" {text}"), highlight=False)
+        self.board.say(styled(("note:", "yellow"), f" {text}"))
+
+    def checking(self, frameworks: Sequence[str]) -> None:
+        if frameworks:
+            self.board.begin(checking_source(frameworks, self.clock))
+        else:
+            self.board.end()
 
 
 def reporter_for(as_json: bool, verbose: bool = False) -> ConsoleReporter:
     return ConsoleReporter(err() if as_json else out(), verbose=verbose)
+
+
+def notebook_reporter(verbose: bool = False) -> ConsoleReporter:
+    """apply's progress in a notebook kernel: ONE output, updated in place (NotebookBoard)."""
+    return ConsoleReporter(verbose=verbose, board=NotebookBoard())
 
 
 def nothing_to_do_json(

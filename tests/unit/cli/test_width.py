@@ -86,6 +86,11 @@ def test_verify_recorded_on_the_gpu_machine_never_cuts_a_path_or_a_cell(
     results = dict(_recorded())[scenario]
     # The GPU edge: the children's results, as recorded on the H200 (tests/helpers/gpu_records.py).
     monkeypatch.setattr("fixer.verifier.checks.verify", lambda *a, **k: list(results))
+    # the frameworks the target has (verify names them while it checks): the recorded ones
+    monkeypatch.setattr(
+        "fixer.verifier.checks.installed_frameworks",
+        lambda *a, **k: tuple(r.framework for r in results),
+    )
     monkeypatch.setenv("COLUMNS", str(columns))
     code = main(["verify"])
     out = capsys.readouterr().out
