@@ -82,16 +82,18 @@ def progress_text(snap: "Snapshot") -> "Text":
 
 
 def _bytes_line(snap: "Snapshot") -> "Text":
+    """ "downloading torch: 1.2 GB of 2.9 GB, 41.0 MB/s, 41 s left  [#######.............]": the
+    numbers first, so a narrow terminal that crops the line loses the bar, not them."""
     of = f" of {size(snap.expected)}" if snap.expected else ""
     more = f" + {len(snap.unknown)} of unknown size" if snap.unknown else ""
-    rate = f"  {size(snap.rate)}/s" if snap.rate else ""
-    eta = f"  about {duration(snap.eta)} left" if snap.eta is not None else ""
+    rate = f", {size(snap.rate)}/s" if snap.rate else ""
+    eta = f", {duration(snap.eta)} left" if snap.eta is not None else ""
     return styled(
-        f"downloading {_what(snap)}  ",
-        (bar(snap.done, snap.expected), "cyan"),
-        f"  {size(snap.done)}{of}{more}",
+        f"downloading {_what(snap)}: {size(snap.done)}{of}{more}",
         (rate, "dim"),
         (eta, "bold"),
+        "  ",
+        (f"[{bar(snap.done, snap.expected)}]", "cyan"),
     )
 
 
