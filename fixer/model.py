@@ -376,6 +376,9 @@ class Distribution:
     installer: Optional[str] = None  # INSTALLER file: "pip", "uv", "conda", ...
     requires: Tuple[str, ...] = ()  # Requires-Dist lines, verbatim
     editable: bool = False
+    # the version the dist-info folder's name gives, when it is not METADATA's (a hand-edited
+    # or half-upgraded install): what uv takes as installed (fixer.system.versions.NAMED_VERSION)
+    named_version: Optional[str] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -869,7 +872,7 @@ class PipOptions:
     find_links: Tuple[str, ...] = ()
     no_index: bool = False
     no_deps: bool = False
-    reinstall: bool = False  # pip --force-reinstall, uv --reinstall
+    reinstall: bool = False  # pip --force-reinstall, uv --reinstall-package NAME
     break_system_packages: bool = False
     requirement_files: Tuple[str, ...] = ()  # -r FILE (the lock's hash-checked requirements)
     require_hashes: bool = False

@@ -103,6 +103,10 @@ def scan(entry, seen, dists, errors):
         if RELEVANT.match(key) or version is None:
             read_metadata(rec, path, meta_name, errors)
             key = rec["name"]
+            if version and rec["version"] != version:
+                # the folder's name says another version than METADATA: uv reads the installed
+                # version from the name, pip from METADATA (fixer.system.versions.NAMED_VERSION)
+                rec["named_version"] = version
         if not rec["version"]:
             errors.append("%s: no version in its name or metadata; skipped" % path)
             continue

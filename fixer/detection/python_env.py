@@ -13,6 +13,7 @@ from fixer.system import proc as _proc
 from fixer.system.proc import Child, child_env
 from fixer.errors import UsageError
 from fixer.model import Distribution, ProbeNote, PythonEnv
+from fixer.system.versions import same_version
 
 
 def check_interpreter(python: str) -> str:
@@ -113,6 +114,15 @@ def finish_probe(
     ] + [ProbeNote("dist-info", False, e) for e in data.get("errors", [])]
 
 
+def _named_version(d: Mapping[str, Any]) -> Optional[str]:
+    """The dist-info folder name's version when it is not METADATA's by PEP 440 (the probe
+    reports it when the two strings differ; "9.19.0.56" and "9.19.0.056" are one version)."""
+    named = d.get("named_version")
+    if not isinstance(named, str) or not named:
+        return None
+    return None if same_version(str(d.get("version")), named) else named
+
+
 def parse_probe(data: Mapping[str, Any], map_path: Callable[[str], str] = lambda p: p) -> PythonEnv:
     """The probe's JSON as a PythonEnv; `map_path` turns host paths into machine paths (a fake
     machine tree under --root whose interpreter lives inside the tree)."""
@@ -124,6 +134,7 @@ def parse_probe(data: Mapping[str, Any], map_path: Callable[[str], str] = lambda
             installer=d.get("installer"),
             requires=tuple(d.get("requires") or ()),
             editable=bool(d.get("editable")),
+            named_version=_named_version(d),
         )
         for d in data.get("distributions", [])
     )

@@ -158,6 +158,7 @@ class _Diagnosis:
         self.unused_copies()
         self.cuda_libs()
         self.modified_copies()
+        self.renamed_distributions()
         self.leftovers()
         self.pip_conflicts()
         self.deep_views()
@@ -656,6 +657,32 @@ class _Diagnosis:
                 f"Reinstall the same version: pip install --force-reinstall --no-deps "
                 f"'{c.package.requirement}'.",
                 users,
+            )
+
+    def renamed_distributions(self) -> None:
+        """files-modified: a distribution whose dist-info folder is named for another version than
+        its METADATA says (Distribution.named_version). Its METADATA is not the file its RECORD
+        lists, and the two installers disagree about what is installed: pip reads METADATA, uv
+        the folder's name (fixer.system.versions.installer_skips). The files are the ones the
+        installer wrote under that name: the fix reinstalls that version."""
+        if self.env.python is None:
+            return
+        for d in self.env.python.distributions:
+            if not d.named_version:
+                continue
+            req = f"{d.name}=={d.named_version}"
+            self.add(
+                "files-modified",
+                "warning",
+                f"{d.name}: METADATA says {d.version} but its dist-info folder is named for "
+                f"{d.named_version}",
+                [
+                    f"{d.location}: {d.name}-{d.named_version}.dist-info, METADATA Version: "
+                    f"{d.version}",
+                    f"pip takes {d.name} as {d.version}, uv as {d.named_version}",
+                ],
+                f"Reinstall the version the folder names: pip install --force-reinstall --no-deps "
+                f"'{req}'.",
             )
 
     def leftovers(self) -> None:

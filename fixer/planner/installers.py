@@ -15,6 +15,7 @@ from typing import Iterable, List, Mapping, Optional, Sequence, Tuple
 from fixer.errors import UsageError
 from fixer.model import PipOptions
 from fixer.system import grammar
+from fixer.system.versions import requirement_name
 
 #: The default index pip and uv use when no --index-url is given.
 PYPI_SIMPLE = "https://pypi.org/simple"
@@ -158,8 +159,13 @@ def pip_argv(
         argv = [python, "-m", "pip", "install", "--no-input"]
     if options.no_deps:
         argv.append("--no-deps")
-    if options.reinstall:
-        argv.append("--reinstall" if installer == "uv" else "--force-reinstall")
+    if options.reinstall and installer == "uv":
+        # only the named packages (uv's --reinstall would reinstall every package of the
+        # resolution: docs.astral.sh/uv/reference/cli `uv pip install --reinstall-package`)
+        for r in requirements:
+            argv += ["--reinstall-package", requirement_name(r)]
+    elif options.reinstall:
+        argv.append("--force-reinstall")
     if options.break_system_packages:
         argv.append("--break-system-packages")
     if options.require_hashes:

@@ -29,7 +29,7 @@ import re
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from fixer.system.paths import split_ld_preload
-from fixer.system.versions import canonical_name, version_key
+from fixer.system.versions import canonical_name, requirement_name, version_key
 from fixer.rules import expected_cudnn_sonames, requirement_parts, same_dir
 from fixer.model import (
     Build,
@@ -877,20 +877,10 @@ def stack_drift(after: Environment, plan: Plan) -> List[str]:
     """Where the simulated machine differs from the stack the plan chose: a pinned version pip
     would leave elsewhere, a framework that loads another cuDNN copy than the chosen one (e.g.
     a pip wheel brought back by an install after --cudnn-from apt removed it)."""
-    out: List[str] = []
     stack = plan.stack
     if not plan.steps:
-        return out
-    have = {d.name: d.version for d in (after.python.distributions if after.python else ())}
-    for p in stack.pins:
-        if p.manager != "pip":
-            continue
-        now = have.get(canonical_name(p.name))
-        if p.action == "remove":
-            if now is not None:
-                out.append(f"{p.name} {now} is still installed after the plan, which removes it")
-        elif now != p.version:
-            out.append(f"{p.name} would be {now or 'absent'} after the plan, not {p.version}")
+        return []
+    out = _pin_drift(after, plan)
     planned = _planned_only(after, plan)
     for major, choice in stack.cudnn_copies.items():
         chosen = choice.package.name if choice.package else None
@@ -928,6 +918,33 @@ def stack_drift(after: Environment, plan: Plan) -> List[str]:
                     f"({copy.package or copy.origin}), not the {choice} the plan chose"
                 )
     return list(dict.fromkeys(out))
+
+
+def _pin_drift(after: Environment, plan: Plan) -> List[str]:
+    """The pinned versions the simulated machine does not have after the plan."""
+    out: List[str] = []
+    have = {d.name: d.version for d in (after.python.distributions if after.python else ())}
+    # what the plan reinstalls on purpose to repair a record (files-modified): a dist-info folder
+    # named for another version than its METADATA comes back as the version the name gives
+    repaired = {
+        requirement_name(r): r.split("==", 1)[1]
+        for st in plan.steps
+        if st.pip is not None and st.pip.reinstall
+        for r in st.packages
+        if "==" in r
+    }
+    for p in plan.stack.pins:
+        if p.manager != "pip":
+            continue
+        now = have.get(canonical_name(p.name))
+        if p.action == "remove":
+            if now is not None:
+                out.append(f"{p.name} {now} is still installed after the plan, which removes it")
+        elif p.action == "keep" and now is not None and repaired.get(canonical_name(p.name)) == now:
+            continue
+        elif now != p.version:
+            out.append(f"{p.name} would be {now or 'absent'} after the plan, not {p.version}")
+    return out
 
 
 __all__ = [

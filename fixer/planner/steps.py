@@ -38,7 +38,7 @@ from fixer.model import (
     StepKind,
 )
 from fixer.rules import modified_files
-from fixer.system.versions import canonical_name, requirement_name
+from fixer.system.versions import canonical_name, installer_skips, requirement_name, same_version
 
 #: Markers of each framework's native libraries in /proc/<kernel>/maps.
 _KERNEL_MARKERS: Dict[str, Tuple[str, ...]] = {
@@ -154,7 +154,7 @@ def make_plan(
     if options.installer == "conda":
         _refuse_pip_under_conda(changing, stack)
     steps, late_removes = _removal_steps(env, stack, pip, changing)
-    steps += _install_steps(stack, pip, changing)
+    steps += _install_steps(env, stack, pip, changing)
     if late_removes:
         steps.append(
             pip.uninstall(
@@ -268,10 +268,24 @@ def _removal_steps(
     return steps, late_removes
 
 
-def _install_steps(stack: Stack, pip: "_Pip", changing: Sequence[Pin]) -> List[Step]:
+def _install_steps(
+    env: Environment, stack: Stack, pip: "_Pip", changing: Sequence[Pin]
+) -> List[Step]:
     """Hashed pins together; the rest one step per index (a cuDNN pin equal to a changed
-    framework's own == pin rides along with it); other cuDNN pins after, without dependencies."""
+    framework's own == pin rides along with it); other cuDNN pins after, without dependencies,
+    and so is every pin the installer would take as installed already (a forced reinstall:
+    fixer.system.versions.installer_skips)."""
     steps: List[Step] = []
+    named = _named_versions(env)
+    skipped = [
+        p
+        for p in changing
+        if p.action != "remove"
+        and not p.hashes
+        and installer_skips(p.installed, named.get(p.name), p.version)
+        and not p.name.startswith("nvidia-cudnn-")
+    ]
+    changing = [p for p in changing if p not in skipped]
     # pins with hashes (a lock's, fixer.lockfile.stack_from_lock) install together, each file's hash checked
     hashed = [p for p in changing if p.action != "remove" and p.hashes]
     if hashed:
@@ -294,7 +308,7 @@ def _install_steps(stack: Stack, pip: "_Pip", changing: Sequence[Pin]) -> List[S
             for c in stack.choices
             if c.action != "keep" and f"{p.name}=={p.version}" in c.build.requires
         ]
-        if hosts and p.installed != p.version:
+        if hosts and not installer_skips(p.installed, named.get(p.name), p.version):
             groups.setdefault(hosts[0].index_url, []).append(p)
         else:
             late_cudnn.append(p)
@@ -320,21 +334,46 @@ def _install_steps(stack: Stack, pip: "_Pip", changing: Sequence[Pin]) -> List[S
                 index_url=index_url,
             )
         )
-    for p in late_cudnn:
-        reinstall = p.installed == p.version
-        steps.append(
-            pip.install(
-                "pip-install",
-                ("reinstall " if reinstall else "install ")
-                + _req(p)
-                + " (no dependencies): "
-                + p.why,
-                [_req(p)],
-                no_deps=True,
-                reinstall=reinstall,
-            )
-        )
+    # a cuDNN wheel from PyPI (the frameworks' own == pin names the same file there); a
+    # skipped pin from the index the stack chose for it
+    steps += [_alone(pip, p, named.get(p.name), None) for p in late_cudnn]
+    steps += [_alone(pip, p, named.get(p.name), p.index_url) for p in skipped]
     return steps
+
+
+def _alone(pip: "_Pip", p: Pin, named: Optional[str], index_url: Optional[str]) -> Step:
+    """One pin installed by itself without dependencies, forced when the installer would take
+    it as installed already (fixer.system.versions.installer_skips)."""
+    reinstall = installer_skips(p.installed, named, p.version)
+    return pip.install(
+        "pip-install",
+        ("reinstall " if reinstall else "install ")
+        + _req(p)
+        + " (no dependencies): "
+        + _skip_reason(p, named)
+        + p.why,
+        [_req(p)],
+        index_url=index_url,
+        no_deps=True,
+        reinstall=reinstall,
+    )
+
+
+def _named_versions(env: Environment) -> Dict[str, str]:
+    """Distribution -> the version its dist-info folder's name gives, where METADATA says
+    another (Distribution.named_version)."""
+    if env.python is None:
+        return {}
+    return {d.name: d.named_version for d in env.python.distributions if d.named_version}
+
+
+def _skip_reason(p: Pin, named: Optional[str]) -> str:
+    if named is None or same_version(p.installed, p.version):
+        return ""
+    return (
+        f"its dist-info folder is named for {named} while METADATA says {p.installed}, "
+        "so the installer would take it as installed; "
+    )
 
 
 def _apt_steps(stack: Stack) -> List[Step]:
@@ -372,18 +411,23 @@ def _apt_steps(stack: Stack) -> List[Step]:
 def _reinstall_modified(
     env: Environment, stack: Stack, pip: _Pip, steps: Sequence[Step]
 ) -> List[Step]:
-    """A reinstall of the same version (pip --force-reinstall --no-deps, uv --reinstall
+    """A reinstall of the same version (pip --force-reinstall --no-deps, uv --reinstall-package
     --no-deps: fixer.planner.installers) for each wheel whose library files differ from its
-    RECORD (the files-modified finding) and that no step before already installs or removes."""
+    RECORD, or whose dist-info folder is named for another version than its METADATA (then of
+    the version the name gives): the files-modified finding; none that a step before already
+    installs or removes."""
     touched = {_dist(r) for st in steps for r in st.packages} | {
         p.name for p in stack.pins if p.action == "remove"
     }
-    reqs: List[str] = []
+    # a dist-info folder named for another version than its METADATA: the version it names
+    named = _named_versions(env)
+    reqs: List[str] = [f"{d}=={v}" for d, v in named.items() if d not in touched]
     for c in env.libraries:
         pkg = c.package
         if c.origin != "pip" or pkg is None or not pkg.version or not modified_files(c):
             continue
-        if canonical_name(pkg.name) in touched or pkg.requirement in reqs:
+        name = canonical_name(pkg.name)
+        if name in touched or name in named or pkg.requirement in reqs:
             continue
         reqs.append(pkg.requirement)
     if not reqs:
@@ -393,7 +437,13 @@ def _reinstall_modified(
             "pip-install",
             "reinstall "
             + ", ".join(reqs)
-            + " (no dependencies): files differ from the wheel's RECORD (files-modified)",
+            + " (no dependencies): "
+            + (
+                "its dist-info folder is named for that version while METADATA says another; "
+                if any(requirement_name(r) in named for r in reqs)
+                else ""
+            )
+            + "files differ from the wheel's RECORD (files-modified)",
             reqs,
             no_deps=True,
             reinstall=True,

@@ -66,6 +66,25 @@ def same_version(a: Optional[str], b: str) -> bool:
         return a == b
 
 
+def installer_skips(installed: Optional[str], named: Optional[str], wanted: str) -> bool:
+    """True when pip or uv would take `NAME==wanted` as already installed and install nothing, so
+    that only a forced reinstall (pip --force-reinstall, uv --reinstall-package NAME) replaces
+    the copy: `installed` is METADATA's version, `named` the dist-info folder's name's when the
+    two disagree (Distribution.named_version).
+
+    NAMED_VERSION, the installed version each installer reads:
+    - pip, from METADATA's Version (pip/_internal/metadata/importlib/_dists.py, pip 24.x
+      `Distribution.version` -> importlib.metadata), and it skips a requirement whose installed
+      version satisfies it (pip/_internal/req/req_install.py `check_if_exists`; resolution/
+      resolvelib/factory.py `_iter_found_candidates` keeps the installed candidate unless
+      --force-reinstall);
+    - uv, from the folder's name (astral-sh/uv crates/uv-distribution-types/src/installed.rs
+      `InstalledDist::try_from_path`: "Try to parse a distribution from a `.dist-info`
+      directory name"), and `uv pip install` leaves a satisfied requirement alone unless
+      --reinstall / --reinstall-package (docs.astral.sh/uv/reference/cli, `uv pip install`)."""
+    return same_version(installed, wanted) or (named is not None and same_version(named, wanted))
+
+
 # requirement strings
 
 _REQ = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9_.\-]*)\s*(\[[^\]]*\])?\s*(?:===?\s*([^\s;,]+))?")

@@ -53,11 +53,11 @@ TORCH = "2.11.0+cu130"
 CUDNN = "9.19.0.56"
 #: the kinds that live inside the venv or its process environment (the loader paths under
 #: /etc and the default directories need a machine root: the model layer covers them)
-#: Left out for now: "dist-info-version" (METADATA says 9.14.0.64 in a dist-info folder named
-#: for 9.19.0.56). The plan installs ==9.19.0.56 without --reinstall, and uv, which takes the
-#: installed version from the folder's name, does nothing; apply's post-check then refuses and
-#: rolls back (exit 1, machine unchanged). The model layer still covers the kind.
+#: "dist-info-version": METADATA says 9.14.0.64 in a dist-info folder named for 9.19.0.56; uv
+#: takes the installed version from the name, so only a forced reinstall replaces it
+#: (fixer.system.versions.installer_skips).
 REAL_KINDS = FILE_KINDS + (
+    "dist-info-version",
     "wheel-uninstalled",
     "ld-preload",
     "cpu-only",
@@ -293,7 +293,9 @@ def test_real_pip_apply_then_rollback(world, damages, monkeypatch, capsys):
     run_case(world, damages, monkeypatch, capsys)
 
 
-@pytest.mark.parametrize("kind", ["replaced-file", "replaced-same-size", "pip-leftovers"])
+@pytest.mark.parametrize(
+    "kind", ["replaced-file", "replaced-same-size", "pip-leftovers", "dist-info-version"]
+)
 def test_record_damage_is_found_fixed_and_rolled_back(world, kind, monkeypatch, capsys):
     """Issue 22's kinds, each once on the sub-library the GPU machine's LSTM failed on (adv):
     doctor -> apply -> doctor healthy -> rollback byte-identical."""

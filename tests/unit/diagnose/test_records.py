@@ -1,7 +1,7 @@
 """Files against their record, and pip's leftovers, over generated damage of the bundled healthy
 GPU machine (h200-healthy): for any set of a wheel's library files that differ from its RECORD,
 doctor names exactly those files (files-modified), the plan reinstalls the same version with
---force-reinstall --no-deps (uv: --reinstall --no-deps), and the simulated result is healthy;
+--force-reinstall --no-deps (uv: --reinstall-package NAME --no-deps), and the simulated result is healthy;
 for any leftovers, doctor says pip-leftovers and the plan's cleanup step removes exactly them."""
 
 from __future__ import annotations
@@ -69,7 +69,10 @@ def test_modified_files_are_named_and_reinstalled_at_the_same_version(env, insta
     assert steps, [s.summary for s in plan.steps]
     argv = steps[0].argv
     assert "--no-deps" in argv
-    assert ("--reinstall" if installer == "uv" else "--force-reinstall") in argv
+    if installer == "uv":
+        assert argv[argv.index("--reinstall-package") + 1] == c.package.name
+    else:
+        assert "--force-reinstall" in argv
     assert check_plan(env, plan, RECIPES).healthy
 
 
@@ -98,4 +101,59 @@ def test_leftovers_are_found_and_cleaned_by_one_step(templates) -> None:
     plan = plan_machine(env, tuple(findings), Intent(), RECIPES, PlanOptions())
     cleanup = [s for s in plan.steps if s.kind == "cleanup"]
     assert len(cleanup) == 1 and cleanup[0].files == left and cleanup[0].argv == ()
+    assert check_plan(env, plan, RECIPES).healthy
+
+
+#: the distributions a framework of h200-healthy pins with == (torch's Requires-Dist)
+PINNED = ("nvidia-cudnn-cu13", "nvidia-nccl-cu13", "nvidia-cusparselt-cu13", "triton")
+
+
+@st.composite
+def renamed(draw: st.DrawFn) -> tuple:
+    """METADATA says another version than the dist-info folder's name (which stays the healthy
+    one): what a hand-edited or half-upgraded install leaves."""
+    name = draw(st.sampled_from(PINNED))
+    d = next(d for d in HEALTHY.python.distributions if d.name == name)
+    parts = [int(x) for x in d.version.split(".")]
+    i = draw(st.integers(0, len(parts) - 1))
+    parts[i] = draw(st.integers(0, 99).filter(lambda x: x != parts[i]))
+    meta = ".".join(str(x) for x in parts)
+    dists = tuple(
+        dataclasses.replace(x, version=meta, named_version=d.version) if x is d else x
+        for x in HEALTHY.python.distributions
+    )
+    libs = tuple(
+        dataclasses.replace(c, package=dataclasses.replace(c.package, version=meta))
+        if c.package is not None and c.package.name == name
+        else c
+        for c in HEALTHY.libraries
+    )
+    python = dataclasses.replace(HEALTHY.python, distributions=dists)
+    return dataclasses.replace(HEALTHY, python=python, libraries=libs), name, d.version
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(renamed(), st.sampled_from(["pip", "uv"]))
+def test_an_install_the_installer_would_skip_is_forced(case, installer) -> None:
+    """Every pip step that installs NAME==V while the machine's NAME is V by METADATA (pip's
+    view) or by its dist-info folder's name (uv's) forces the reinstall of exactly NAME
+    (fixer.system.versions.installer_skips); the simulated result is healthy."""
+    env, name, named = case
+    findings = diagnose(env, RECIPES)
+    plan = plan_machine(env, tuple(findings), Intent(), RECIPES, PlanOptions(installer=installer))
+    have = {d.name: (d.version, d.named_version) for d in env.python.distributions}
+    for s in plan.steps:
+        if s.kind != "pip-install" or s.pip is None:
+            continue
+        for req in s.packages:
+            n, _, v = req.partition("==")
+            if n in have and v and v in have[n]:
+                assert s.pip.reinstall, (req, s.argv)
+                if installer == "uv":
+                    assert s.argv[s.argv.index("--reinstall-package") + 1] == n, s.argv
+                else:
+                    assert "--force-reinstall" in s.argv, s.argv
+    # doctor names it; the plan reinstalls the version the folder names; the result is healthy
+    assert any(f.id == "files-modified" and name in f.title for f in findings)
+    assert any(f"{name}=={named}" in s.packages and s.pip.reinstall for s in plan.steps if s.pip)
     assert check_plan(env, plan, RECIPES).healthy

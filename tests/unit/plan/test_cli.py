@@ -44,7 +44,8 @@ def test_json_schema(capsys):
         "--python",
         "/opt/torch/.venv/bin/python3",
         "--no-deps",
-        "--reinstall",
+        "--reinstall-package",
+        "nvidia-cudnn-cu13",
         "nvidia-cudnn-cu13==9.19.0.56",
     ]
     assert data["plan"]["stack"]["cudnn_runtime"] == {"9": "9.19.0.56"}

@@ -50,7 +50,7 @@ def _brought(machines: List[Dict[str, str]], plan: m.Plan, k: int) -> Set[Tuple[
     before, after = machines[k], machines[k + 1]
     step = plan.steps[k]
     out = {(n, v) for n, v in after.items() if before.get(n) != v}
-    if "--force-reinstall" in step.argv or "--reinstall" in step.argv:
+    if step.pip is not None and step.pip.reinstall:
         for text in step.packages:
             name, _extras, _spec, exact = requirement_parts(text)
             if exact and after.get(name) == exact:
