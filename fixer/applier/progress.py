@@ -102,6 +102,7 @@ class Snapshot:
     eta: Optional[float]  # seconds left for `expected` at `rate`
     unknown: Tuple[str, ...] = ()  # what the step downloads at a size nobody knows
     counted: bool = True  # the installer reports bytes as they come (pip raw); uv does not
+    download_seconds: Optional[float] = None  # from its first byte report to its last
 
     @property
     def is_silent(self) -> bool:
@@ -136,6 +137,8 @@ class InstallWatch:
         self.current: Optional[_File] = None
         self.counted = False
         self._samples: List[Tuple[float, int]] = [(now, 0)]
+        self._first_byte: Optional[float] = None  # when the first byte report came
+        self._last_byte: Optional[float] = None  # and the last
 
     # -- reading -----------------------------------------------------------------------
 
@@ -155,6 +158,8 @@ class InstallWatch:
         if not self.counted:  # the rate counts from the first byte report, not the step's start
             self._samples = [(now, self.done)]
             self.counted = True
+            self._first_byte = now
+        self._last_byte = now
         if self.current is None:
             self.current = _File(self.package, total or None)
         self.action = "downloading"
@@ -273,6 +278,11 @@ class InstallWatch:
             eta=eta,
             unknown=self.unknown,
             counted=self.counted,
+            download_seconds=(
+                self._last_byte - self._first_byte
+                if self._first_byte is not None and self._last_byte is not None
+                else None
+            ),
         )
 
 

@@ -106,17 +106,13 @@ def bar(done: int, total: Optional[int], width: int = 20) -> str:
 
 
 def summary_text(snap: "Snapshot") -> Optional["Text"]:
-    """What stays once the step ends: how much came down, how fast (None: nothing counted)."""
+    """What stays once the step ends: how much came down, in how long, how fast (the time of the
+    byte reports when the installer counted them; else the whole step's). None: nothing counted."""
     if not snap.done:
         return None
-    rate = snap.done / snap.elapsed if snap.elapsed > 0 else None
-    return styled(
-        (
-            f"      downloaded {size(snap.done)} in {duration(snap.elapsed)}"
-            + (f" ({size(rate)}/s)" if rate else ""),
-            "dim",
-        )
-    )
+    took = snap.download_seconds if snap.download_seconds else snap.elapsed
+    rate = f" ({size(snap.done / took)}/s)" if took > 0 else ""
+    return styled((f"      downloaded {size(snap.done)} in {duration(took)}{rate}", "dim"))
 
 
 # ---------------------------------------------------------------------------------------

@@ -114,6 +114,7 @@ def test_pip_rate_and_time_left_follow_the_bytes(spec, gap):
         watch.line(f"Progress {total * k // chunks} of {total}", k * gap)
     snap = watch.snapshot(chunks * gap)
     assert snap.done == total and snap.eta == 0
+    assert snap.download_seconds == chunks * gap
     if chunks * gap > 0:
         pace = total / (chunks * gap)
         assert snap.rate is not None
@@ -234,6 +235,7 @@ snapshots = st.builds(
     eta=st.one_of(st.none(), st.floats(0, 10**7)),
     unknown=st.lists(names, max_size=3).map(tuple),
     counted=st.booleans(),
+    download_seconds=st.one_of(st.none(), st.floats(0, 10**6)),
 )
 
 
