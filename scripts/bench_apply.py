@@ -28,7 +28,7 @@ Phases are taken from apply's progress hooks (fixer.applier.reporter.Reporter) a
 fixer.api.check_after_apply and fixer.verifier.checks.verify in this process:
     backup    the first "backing up" phase to the first step (record, hash, link or zip)
     install   the installer steps (pip-install / pip-uninstall), as the journal timed them
-    check     check_after_apply: fresh detect + diagnose, and the GPU conv checks (verify)
+    check     check_after_apply: fresh detect + diagnose, beside the GPU conv checks (verify)
     rest      everything else: the import of fixer, detection, planning, journal, locks, the
               post-step version check
 Rollback: `rollback()`'s wall time, its own verdict (exact), and the sha256 of every file under

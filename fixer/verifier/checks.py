@@ -160,15 +160,18 @@ def _bytecode_prefix(e: Mapping[str, str]) -> Optional[Path]:
 #: import at once (the importable top-level names; a missing one is skipped).
 WARM_PACKAGES = ("torch", "jax", "jaxlib", "cupy", "cupy_backends", "tensorflow", "keras", "numpy")
 
+#: A package's own test suites (directories test/ and tests/) are never imported by its import:
+#: warm_bytecode skips them.
 _WARM = """
-import compileall, importlib.util, sys
+import compileall, importlib.util, re, sys
+skip = re.compile(r"[/\\\\]tests?[/\\\\]")
 for name in sys.argv[1:]:
     try:
         spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):
         continue
     for d in (spec.submodule_search_locations or []) if spec else []:
-        compileall.compile_dir(d, quiet=2, workers=0)
+        compileall.compile_dir(d, quiet=2, workers=0, rx=skip)
 """
 
 #: How long a check waits for an unfinished warm_bytecode before stopping it (what it has not

@@ -97,6 +97,8 @@ def test_warm_bytecode_compiles_the_frameworks_into_the_cache_beside_apply(tmp_p
         (site / name / "__init__.py").write_text("X = 1\n")
         (site / name / "sub" / "__init__.py").write_text("Y = 2\n")
     (site / "numpy" / "broken.py").write_text("def (:\n")  # a syntax error is skipped quietly
+    (site / "numpy" / "tests").mkdir()  # a package's own test suite is not imported: skipped
+    (site / "numpy" / "tests" / "test_core.py").write_text("Z = 3\n")
     cache = tmp_path / "cache"
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
     environ = {"PATH": os.environ["PATH"], "PYTHONPATH": str(site)}
@@ -109,6 +111,7 @@ def test_warm_bytecode_compiles_the_frameworks_into_the_cache_beside_apply(tmp_p
     prefix = cache / "colab-cudnn-fix" / "bytecode"
     compiled = {p.relative_to(prefix).parts[-3:] for p in _pycs(prefix)}
     assert {c[:-1] for c in compiled} >= {("site", "numpy"), ("numpy", "sub"), ("site", "jax")}
+    assert not any("tests" in c for c in compiled)
     assert not _pycs(site)
     before = _pycs(prefix)
     again = _import_module(site, environ, "numpy.sub")
