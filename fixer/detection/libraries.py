@@ -328,7 +328,44 @@ def scan(
             copies.append(
                 _make_copy(lib, major, directory, real_dir, by_soname, hint, fs, owners, env)
             )
+    name_foreign_files(copies, fs, hashes)
     return copies, owners
+
+
+def name_foreign_files(copies: List[_Copy], fs: MachineFS, hashes: bool) -> None:
+    """Say which release a file that differs from its RECORD looks like, from the copies beside
+    it on the machine: a file of the same soname and size in another copy (the apt copy whose
+    file was copied over the wheel's) is named in `differs`; with `hashes` (doctor --deep,
+    apply's checks) only one of the same sha256, and then the file takes that copy's version.
+    A claim of exactly that scope: "the size of" when only sizes were compared."""
+    others: Dict[Tuple[str, int], List[Tuple[_Copy, str, LibFile]]] = {}
+    for c in copies:
+        for soname, f in c.files.items():
+            if not f.differs and f.size:
+                others.setdefault((soname, f.size), []).append((c, soname, f))
+    for c in copies:
+        for soname, f in list(c.files.items()):
+            if not f.differs or not f.size:
+                continue
+            mine = fs.real(os.path.join(c.directory, soname))
+            for o, o_soname, of in others.get((soname, f.size), []):
+                theirs = fs.real(os.path.join(o.directory, o_soname))
+                if o is c or theirs == mine:
+                    continue
+                owner = f" ({o.package})" if o.package else ""
+                if not hashes:
+                    c.files[soname] = dataclasses.replace(
+                        f, differs=f"{f.differs}; the size of {theirs}{owner}"
+                    )
+                    break
+                digest = fs.record_hash(mine)
+                if digest is not None and digest == fs.record_hash(theirs):
+                    c.files[soname] = dataclasses.replace(
+                        f,
+                        differs=f"{f.differs}; the same bytes as {theirs}{owner}",
+                        version=f.version or of.version or o.version,
+                    )
+                    break
 
 
 def _families_from_names(names: Iterable[str]) -> List[Tuple[str, int]]:

@@ -648,11 +648,18 @@ class _Diagnosis:
                 for f in c.files
                 if f.differs
             ]
+            # which release each foreign file looks like (cudnnGetVersion, or the same bytes as
+            # another copy's file: fixer.detection.libraries.name_foreign_files)
+            looks = {
+                f.name: f" (cuDNN {f.version})"
+                for f in c.files
+                if f.differs and c.library == "cudnn" and f.version and f.version != own
+            }
             self.add(
                 "files-modified",
                 "error" if users else "warning",
                 f"{len(names)} file(s) of {c.package} in {c.directory} are not the ones its "
-                f"RECORD lists: {', '.join(names)}",
+                f"RECORD lists: {', '.join(n + looks.get(n, '') for n in names)}",
                 [*ev, f"{c.directory} ({c.package})"],
                 f"Reinstall the same version: pip install --force-reinstall --no-deps "
                 f"'{c.package.requirement}'.",
