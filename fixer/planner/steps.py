@@ -277,12 +277,16 @@ def _install_steps(
     fixer.system.versions.installer_skips)."""
     steps: List[Step] = []
     named = _named_versions(env)
+    # a pin uv takes as installed by its folder's name while METADATA says another version (one
+    # at its installed version rides along in its group: the install brings its extras)
     skipped = [
         p
         for p in changing
         if p.action != "remove"
         and not p.hashes
-        and installer_skips(p.installed, named.get(p.name), p.version)
+        and p.name in named
+        and not same_version(p.installed, p.version)
+        and installer_skips(p.installed, named[p.name], p.version)
         and not p.name.startswith("nvidia-cudnn-")
     ]
     changing = [p for p in changing if p not in skipped]

@@ -33,9 +33,7 @@ from tests.integration.damage.test_real import world  # noqa: F401 - the fixture
 pytestmark = pytest.mark.integration
 
 SPEC = "/usr/local/share/jupyter/kernels/py/kernel.json"
-#: /etc/environment is left out for now: after its fix, doctor in the emulated new login
-#: session still saw the LD_PRELOAD (under investigation, see the closing report)
-SOURCES = ("kernel-spec", "profile-d")
+SOURCES = ("kernel-spec", "etc-environment", "profile-d")
 FILES = {
     "kernel-spec": SPEC,
     "etc-environment": "/etc/environment",
@@ -60,7 +58,11 @@ def _write_source(sandbox: Path, source: str, bad: str) -> Path:
 
 
 def _pam(sandbox: Path, environ: Dict[str, str]) -> Dict[str, str]:
-    """A new login session: pam_env's /etc/environment over the base environment."""
+    """A new login session: pam_env's /etc/environment over `environ`, the environment the
+    session starts from. That is never the running process's: login(1) and sshd(8) build a new
+    environment for the session (sshd(8) "LOGIN PROCESS": it "sets up basic environment"), and
+    pam_env(8) adds the KEY=VALUE lines of /etc/environment to it; a variable that only
+    /etc/environment set is gone from a new session once the line is."""
     out = dict(environ)
     path = sandbox / "etc/environment"
     if path.is_file():
@@ -132,7 +134,7 @@ def test_doctor_agrees_with_the_verdict_for_the_kinds_it_names(
         server = base if source == "kernel-spec" else damaged
         environs = {
             es.NEW_KERNELS: _new_kernel(sandbox, server),
-            es.LOGIN_SESSIONS: _pam(sandbox, base if source != "etc-environment" else damaged),
+            es.LOGIN_SESSIONS: _pam(sandbox, base),
             es.LOGIN_SHELLS: _login_shell(sandbox, damaged if source == "kernel-spec" else base),
         }
         assert claims, message
