@@ -332,9 +332,9 @@ def plan_cases(framework: str, cc) -> list:
     """[(dtype, layout, case)] the child runs: float32 NCHW on every shape, then each reduced
     precision the GPU supports in NHWC (channels-last, where mixed precision runs in practice).
 
-    JAX compiles everything as one XLA program and autotunes every conv in it (forward and
-    both gradients): each reduced precision added 0.7-1.0 s on an H200 and each float32 shape
-    0.33-0.49 s (scripts/device/jax_cases.py, jax_variants.sh). To stay within 3 s beyond the
+    JAX compiles everything as one XLA program (each conv forward and both gradients); when it
+    autotuned every conv in it (level 1, before JAX_AUTOTUNE_LEVEL was 0), each reduced
+    precision added 0.7-1.0 s on an H200 and each float32 shape 0.33-0.49 s (scripts/device/jax_cases.py, jax_variants.sh). To stay within 3 s beyond the
     import on the slower H200 machines too, JAX runs float32 on the small shape and the
     16-channel one (not the 224x224 stem: stride 2 is torch's and TensorFlow's to cover) and
     the one reduced precision its users train in, on the 16-channel shape: bfloat16 where the
@@ -646,15 +646,19 @@ def _inputs(rng, xs, ws, stride, pad):
 
 
 #: XLA's autotuning levels (xla/debug_options_flags.cc, --xla_gpu_autotune_level: "0 = off;
-#: 1 = on; 2 = on+init; 3 = on+init+reinit; 4 = on+init+reinit+check", 4 the default). Level 1
-#: still times every candidate cuDNN engine for each conv (the engines a user's JAX would pick
-#: from get exercised) but skips filling buffers with random data, re-initialising them between
-#: candidates and cross-checking the candidates' results: the check compares the numbers with
-#: its own float64 CPU reference instead. On an H200 level 1 took 0.8-1.0 s less of verify's
-#: JAX check than the default (docs/measurements/runs-2026-11-26/jax_autotune_levels.txt);
-#: scripts/device/jax_first_verify.sh measures it on a fresh process. A level the user set in
-#: XLA_FLAGS is kept.
-JAX_AUTOTUNE_LEVEL = "1"
+#: 1 = on; 2 = on+init; 3 = on+init+reinit; 4 = on+init+reinit+check", 4 the default). The check
+#: runs level 0: each conv runs the engine cuDNN's heuristics rank first, as torch does with
+#: cudnn.benchmark off (its default). Autotuning would add nothing the check can report: XLA's
+#: conv autotuner marks an engine whose launch fails DISQUALIFIED and "simply skips" it
+#: (xla/service/gpu/autotuning/conv_algorithm_picker.cc, openxla/xla@0be8dac, "three tiers of
+#: errors" and AutotuneOneConvRunner), so a broken engine never fails an autotuned program, at any
+#: level; level 0 runs the heuristic's engine and reports its failure. Every cuDNN sub-library
+#: is mapped after the first conv at level 0 as at level 1 (the engine libraries included), and
+#: the results are compared with the check's own float64 CPU reference. Level 1 cost 2.2-2.9 s
+#: beyond the import against 0.8-0.9 s at level 0, and 2.4 s as the first JAX process on a freshly
+#: started H100 (docs/measurements/runs-2026-11-27b/jax_level.txt, scripts/device/jax_level.sh).
+#: A level the user set in XLA_FLAGS is kept.
+JAX_AUTOTUNE_LEVEL = "0"
 
 
 def _jax_settings() -> None:
@@ -840,7 +844,13 @@ def run_jax(device: str, cc_override) -> None:
         first_ms = (time.perf_counter() - t) * 1000
         if watchdog:
             watchdog.disarm()
-        emit("first", ms=first_ms, case="all cases", dtype="all", includes="XLA compile + autotune")
+        emit(
+            "first",
+            ms=first_ms,
+            case="all cases",
+            dtype="all",
+            includes="XLA compile (autotuning as XLA_FLAGS says)",
+        )
         emit("loaded", stage="after first conv", **loaded_cudnn())
         t = time.perf_counter()
         for _ in range(STEADY_REPEATS):

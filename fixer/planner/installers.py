@@ -170,6 +170,16 @@ def pip_argv(
         argv.append("--break-system-packages")
     if options.require_hashes:
         argv.append("--require-hashes")
+    argv += _pip_sources(options)
+    for f in options.requirement_files:
+        argv += ["-r", f]
+    reqs = [_requirement(r) for r in requirements]
+    return tuple(argv + reqs)
+
+
+def _pip_sources(options: PipOptions) -> List[str]:
+    """The options that say where pip/uv finds packages: indexes, or none, and find-links."""
+    argv: List[str] = []
     if options.no_index:
         argv.append("--no-index")
     else:
@@ -179,10 +189,7 @@ def pip_argv(
             argv += ["--extra-index-url", extra]
     for d in options.find_links:
         argv += ["--find-links", d]
-    for f in options.requirement_files:
-        argv += ["-r", f]
-    reqs = [_requirement(r) for r in requirements]
-    return tuple(argv + reqs)
+    return argv
 
 
 def pip_install(

@@ -130,7 +130,7 @@ def child_env(base: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
 def bytecode_env(e: Dict[str, str]) -> Dict[str, str]:
     """With PYTHONDONTWRITEBYTECODE set (Docker images often set it, the GPU machine does) and
     no .pyc shipped, every check child compiles the framework's sources again: on the GPU machine
-    3.3 s of torch's 5.5 s import (docs/measurements/runs-2026-11-27/torch_import_why.txt).
+    3.3 s of torch's 5.5 s import (docs/measurements/runs-2026-11-27b/jax_torch_why.txt).
     The child then writes its bytecode into this tool's own private cache instead
     (PYTHONPYCACHEPREFIX, docs.python.org/3/using/cmdline.html#envvar-PYTHONPYCACHEPREFIX:
     bytecode goes to a mirror tree there, never beside the sources; the user's wish not to
