@@ -12,13 +12,33 @@ from __future__ import annotations
 
 import os
 import socket
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from fixer.errors import UsageError
 from fixer.system import fsgate
 from fixer.cluster import NodeResult
 
 WORKER_ENV = {"RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES": "1"}
+
+# Ray's token authentication (Ray >= 2.52; docs.ray.io/en/latest/ray-security/token-auth.html:
+# on by default for new local clusters from 2.59, for every cluster from 2.61). The client side,
+# read in ray 2.60.0:
+# - the mode comes from the environment only: RAY_AUTH_MODE=token (python/ray/_private/
+#   authentication/authentication_token_setup.py, ensure_token_if_auth_enabled). ray.init with an
+#   explicit address does NOT turn it on by itself (python/ray/_private/worker.py, ray.init: only a
+#   local cluster found automatically does), so a client without RAY_AUTH_MODE=token sends no
+#   token at all;
+# - the token, first found wins (docs.ray.io/en/master/ray-core/internals/token-authentication.html,
+#   "Token Sources and Precedence"): RAY_AUTH_TOKEN, the file RAY_AUTH_TOKEN_PATH names (unreadable
+#   or empty: Ray aborts the process), ~/.ray/auth_token;
+# - a missing or wrong token: the GCS answers gRPC UNAUTHENTICATED and ray._raylet.GcsClient raises
+#   ray.exceptions.AuthenticationError("RPC error: InvalidAuthToken: Authentication token is missing
+#   or incorrect"), at once; ray.init instead retries for its whole timeout and then raises a
+#   ConnectionError that does not say why (recorded: tests/data/ray/auth_errors.json).
+AUTH_MODE_VAR = "RAY_AUTH_MODE"
+AUTH_TOKEN_VAR = "RAY_AUTH_TOKEN"
+AUTH_TOKEN_PATH_VAR = "RAY_AUTH_TOKEN_PATH"
+DEFAULT_TOKEN_FILE = os.path.join("~", ".ray", "auth_token")
 
 
 def _import_ray() -> Any:
@@ -69,6 +89,82 @@ def _check_reachable(address: str, timeout: float) -> None:
         )
 
 
+def _gcs_address(address: str) -> Optional[str]:
+    """The GCS HOST:PORT that `address` names, or None (Ray Client's ray://, "auto")."""
+    host, sep, port = address.rpartition(":")
+    return address if sep and host and port.isdigit() and "://" not in address else None
+
+
+def token_source(environ: Mapping[str, str], home: str) -> Optional[str]:
+    """Where Ray would take this client's token from (its own order), or None when nowhere.
+    A RAY_AUTH_TOKEN_PATH that cannot be read is bad input: Ray would abort the process."""
+    if environ.get(AUTH_TOKEN_VAR, "").strip():
+        return AUTH_TOKEN_VAR
+    named = environ.get(AUTH_TOKEN_PATH_VAR)
+    if named:
+        try:
+            with open(named, encoding="utf-8") as fh:
+                if not fh.read().strip():
+                    raise UsageError(f"{AUTH_TOKEN_PATH_VAR} {named}: the file is empty")
+        except OSError as exc:
+            raise UsageError(
+                f"{AUTH_TOKEN_PATH_VAR} {named}: cannot read it: {exc.strerror or exc}"
+            )
+        return named
+    default = os.path.join(home, ".ray", "auth_token")
+    return DEFAULT_TOKEN_FILE if os.path.isfile(default) else None
+
+
+def token_fix(mode_is_token: bool, source: Optional[str]) -> str:
+    """What to set so that Ray sends the cluster's token (the variables Ray documents)."""
+    if not mode_is_token and source is None:
+        fix = f"set {AUTH_MODE_VAR}=token and {AUTH_TOKEN_VAR} to the cluster's token"
+    elif not mode_is_token:
+        fix = f"set {AUTH_MODE_VAR}=token, so that Ray sends the token from {source}"
+    elif source is None:
+        fix = f"set {AUTH_TOKEN_VAR} to the cluster's token"
+    else:
+        fix = f"the token from {source} is not the cluster's: set {AUTH_TOKEN_VAR} to it"
+    return fix + " (`ray get-auth-token` on the head node prints it)"
+
+
+def _mode_is_token(ray: Any, environ: Mapping[str, str]) -> bool:
+    """Ray's own reading of the mode where it has one, else RAY_AUTH_MODE."""
+    raylet = getattr(ray, "_raylet", None)
+    get_mode = getattr(raylet, "get_authentication_mode", None)
+    modes = getattr(raylet, "AuthenticationMode", None)
+    if get_mode is not None and modes is not None and hasattr(modes, "TOKEN"):
+        return bool(get_mode() == modes.TOKEN)
+    return environ.get(AUTH_MODE_VAR, "").lower() == "token"
+
+
+def check_token(ray: Any, address: str, environ: Mapping[str, str], home: str) -> None:
+    """Before ray.init: a cluster that refuses this client's token is named at once, with the
+    fix, instead of after ray.init's retries with a ConnectionError that does not say why."""
+    gcs = _gcs_address(address)
+    client = getattr(getattr(ray, "_raylet", None), "GcsClient", None)
+    auth_error = getattr(getattr(ray, "exceptions", None), "AuthenticationError", None)
+    if gcs is None or client is None or auth_error is None:
+        return  # Ray Client, "auto", or a Ray without token authentication (< 2.52)
+    mode_is_token = _mode_is_token(ray, environ)
+    source = token_source(environ, home)
+    if mode_is_token and source is None:  # Ray's GcsClient aborts the process in this state
+        raise UsageError(
+            f"--ray {address}: {AUTH_MODE_VAR}=token but no Ray token is set: "
+            + token_fix(True, None)
+        )
+    try:
+        client(address=gcs)
+    except auth_error as exc:
+        said = str(getattr(exc, "message", "") or exc).split(". ")[0].strip().rstrip(".")
+        raise UsageError(
+            f"--ray {address}: the Ray cluster refused this client ({said}): "
+            + token_fix(mode_is_token, source)
+        )
+    except Exception:  # noqa: BLE001 - any other failure is ray.init's to report, as before
+        return
+
+
 def gpu_nodes(ray: Any) -> List[Dict[str, Any]]:
     return [
         n
@@ -92,6 +188,7 @@ def _connect(ray: Any, address: str, timeout: float) -> bool:
     if ray.is_initialized():
         return False
     _check_reachable(address, min(timeout, 10.0))
+    check_token(ray, address, os.environ, os.path.expanduser("~"))
     try:
         ray.init(
             address=address,
