@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import re
 import sys
 from typing import (
     TYPE_CHECKING,
@@ -96,17 +97,44 @@ def record(show: Callable[[], None], width: int = NOTEBOOK_WIDTH) -> "Console":
 
 #: A recording as an HTML fragment for a notebook's output area: a <pre> only (rich's default
 #: is a whole page whose <style> sets the page's body colours), laid out as rich's own Jupyter
-#: display does (rich/jupyter.py JUPYTER_HTML_FORMAT); a line longer than the area scrolls,
-#: never wraps, so a command copied from it is whole.
+#: display does (rich/jupyter.py JUPYTER_HTML_FORMAT), except that a line longer than the area
+#: wraps at a space instead of scrolling sideways (white-space: pre-wrap; CSS Text Module Level
+#: 3, section 3), never inside a word (word-break: normal, against JupyterLab's
+#: `.jp-OutputArea-output pre {word-break: break-all}`; and _keep_words_whole). A wrap is the
+#: browser's layout only: the text holds no newline there, so a command copied from it is whole.
+#: A word wider than the area alone scrolls (overflow-x). Checked in Chromium's layout:
+#: scripts/notebook_screenshot.py, tests/integration/notebook/test_layout.py.
 _HTML_FORMAT = (
-    '<pre style="white-space:pre;overflow-x:auto;line-height:normal;'
+    '<pre style="white-space:pre-wrap;word-break:normal;overflow-x:auto;line-height:normal;'
     "font-family:Menlo,'DejaVu Sans Mono',consolas,'Courier New',monospace\">{code}</pre>\n"
 )
+
+#: Inside a word, Unicode line breaking (UAX #14, Unicode 15.1) still lets a browser wrap after
+#: some characters: of ASCII's, after "-" (class HY, LB21), "/" (SY, LB13 forbids a break only
+#: before it), "|" (BA), "}" (CL), "!" and "?" (EX); and around many non-ASCII ones (dashes,
+#: ideographs, spaces of other widths). Between letters, digits and the other ASCII marks it never
+#: does (LB23-LB30: "=", "+", ".", ":", "(", ")", quotes...). So a word holding one of those
+#: characters is marked to stay on one line (white-space: nowrap); a line still wraps between
+#: words, whose spaces lie outside these spans.
+_TAG_OR_TEXT = re.compile(r"(<[^>]*>)|([^<]+)")
+_BREAKABLE_WORD = re.compile(r"[^\s<]*(?:[-/|}!?]|[^\x00-\x7f\s])[^\s<]*")
+_WHOLE = '<span style="white-space:nowrap">{}</span>'
+
+
+def _keep_words_whole(code: str) -> str:
+    """`code` (rich's HTML of a recording: text and <span> tags) with every word that a browser
+    could break inside wrapped in a nowrap span; tags and the text's characters unchanged."""
+
+    def text(piece: str) -> str:
+        return _BREAKABLE_WORD.sub(lambda m: _WHOLE.format(m.group(0)), piece)
+
+    return _TAG_OR_TEXT.sub(lambda m: m.group(1) or text(m.group(2)), code)
 
 
 def recorded_html(console: "Console") -> str:
     """What `console` recorded (record()), as the HTML fragment a notebook shows."""
-    return str(console.export_html(inline_styles=True, code_format=_HTML_FORMAT))
+    code = str(console.export_html(inline_styles=True, code_format="{code}"))
+    return _HTML_FORMAT.format(code=_keep_words_whole(code))
 
 
 def out() -> "Console":
