@@ -198,6 +198,12 @@ class Timeline:
     def note(self, text: str) -> None:
         pass
 
+    def starting(self, plan: Any) -> None:
+        pass
+
+    def checking(self, frameworks: Any) -> None:
+        pass
+
     def backup_seconds(self) -> float:
         start = next((t for t, text in self.marks if text.startswith("backing up")), None)
         end = next((t for t, text in self.marks if text.startswith("step ")), None)
