@@ -47,6 +47,7 @@ NEW_PROCESSES = "new processes"
 PROFILE_D = "/etc/profile.d"
 ETC_ENVIRONMENT = "/etc/environment"
 SYSTEM_JUPYTER_PATH = ("/usr/local/share/jupyter", "/usr/share/jupyter")
+NOTEBOOK_LIMIT = 64 << 20  # a notebook with its saved outputs; a bigger one is not rewritten
 
 _EXPORT = re.compile(r"^(\s*(?:export\s+)?)([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 
@@ -55,7 +56,8 @@ _EXPORT = re.compile(r"^(\s*(?:export\s+)?)([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 class Source:
     """One place that sets loader variables with entries a fix drops."""
 
-    kind: str  # "kernel-spec", "etc-environment", "profile-d", "kernel-environ", "in-process"
+    kind: str  # "kernel-spec", "notebook", "etc-environment", "profile-d", "kernel-environ",
+    #            "in-process"
     drops: Tuple[Tuple[str, str], ...]  # (variable, entry) it sets
     path: str = ""  # the file (as on the machine, not under --root); "" for a process
     fixed: Optional[str] = None  # the file's content without them (None: no file fix)
@@ -66,6 +68,7 @@ class Source:
         """The process kinds that get the fixed value once the file is written."""
         return {
             "kernel-spec": (NEW_KERNELS,),
+            "notebook": (NEW_KERNELS,),
             "etc-environment": (LOGIN_SESSIONS, LOGIN_SHELLS),
             "profile-d": (LOGIN_SHELLS,),
         }.get(self.kind, ())
@@ -190,6 +193,8 @@ def _fixed(
     for variable, entry in drops:
         if kind == "kernel-spec":
             new = _fix_spec(text, variable, entry)
+        elif kind == "notebook":
+            new = _fix_notebook(text, variable, entry)
         else:
             new = _fix_assignments(text, variable, entry, quoted_only=kind == "profile-d")
         if new is not None:
@@ -254,6 +259,75 @@ def process_sources(
     return out
 
 
+#: IPython's %env magic (IPython/core/magics/osm.py, OSMagics.env, IPython 8.x): `%env VAR=value`
+#: or `%env VAR value` sets os.environ[VAR] in the kernel; a `$name`/`{expr}` in the value is
+#: expanded by IPython first (kept here as written: only a literal entry is matched)
+_ENV_MAGIC = re.compile(r"^(\s*%env\s+)([A-Za-z_][A-Za-z0-9_]*)(\s*=\s*|\s+)(.*?)(\s*)$")
+
+
+def notebook_path(environ: Mapping[str, str]) -> Optional[str]:
+    """The notebook a kernel runs: JPY_SESSION_NAME, which jupyter_server puts into every
+    kernel's environment (jupyter_server/services/sessions/sessionmanager.py, v2.x,
+    SessionManager.get_kernel_env: {**os.environ, "JPY_SESSION_NAME": path}); its `!` cells and
+    the processes they start inherit it. An .ipynb path only (Colab's is its Drive id: no file)."""
+    path = environ.get("JPY_SESSION_NAME", "")
+    if not path.endswith(".ipynb"):
+        return None
+    if not path.startswith("/"):
+        home = environ.get("HOME", "")
+        path = os.path.join(home, path) if home.startswith("/") else ""
+    return os.path.normpath(path) if path else None
+
+
+def _fix_magic_line(line: str, variable: str, entry: str) -> Optional[str]:
+    """A `%env VARIABLE=value` line without `entry` ("" when nothing is left), else None."""
+    body = line[:-1] if line.endswith("\n") else line
+    m = _ENV_MAGIC.match(body)
+    if not m or m.group(2) != variable:
+        return None
+    raw = m.group(4)
+    quote = raw[0] if raw[:1] in ("'", '"') and raw.endswith(raw[0]) and len(raw) > 1 else ""
+    value = raw[1:-1] if quote else raw
+    if not _has(variable, value, entry):
+        return None
+    left = _without(variable, value, entry)
+    end = "\n" if line.endswith("\n") else ""
+    return f"{m.group(1)}{variable}{m.group(3)}{quote}{left}{quote}{end}" if left else ""
+
+
+def _fix_notebook(text: str, variable: str, entry: str) -> Optional[str]:
+    """An .ipynb without `entry` in its code cells' `%env VARIABLE=...` lines (a line left
+    empty is dropped), written as nbformat writes (nbformat/v4/nbjson.py, nbformat 5.x:
+    indent=1, sort_keys=True, ensure_ascii=False, a final newline); None when none holds it."""
+    try:
+        nb = json.loads(text)
+    except ValueError:
+        return None
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list):
+        return None
+    changed = False
+    for cell in cells:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        src = cell.get("source")
+        lines = src.splitlines(keepends=True) if isinstance(src, str) else src
+        if not isinstance(lines, list) or not all(isinstance(x, str) for x in lines):
+            continue
+        out: List[str] = []
+        for line in lines:
+            new = _fix_magic_line(line, variable, entry)
+            changed |= new is not None
+            if new is None:
+                out.append(line)
+            elif new:
+                out.append(new)
+        cell["source"] = "".join(out) if isinstance(src, str) else out
+    if not changed:
+        return None
+    return json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
 def find_sources(
     drops: Sequence[Tuple[str, str]],
     *,
@@ -263,11 +337,16 @@ def find_sources(
     home: Optional[str] = None,
     own: str = "",
 ) -> List[Source]:
-    """Every file (kernel specs, /etc/environment, profile.d scripts other than `own`) that
-    sets a (variable, entry) of `drops`, each with its content without all of them."""
+    """Every file (kernel specs, /etc/environment, profile.d scripts other than `own`, the
+    notebook the kernel runs: notebook_path) that sets a (variable, entry) of `drops`, each
+    with its content without all of them."""
     out: List[Source] = []
-    for kind, path in _candidates(kernel_dirs(environ, prefix, home), root, own):
-        text = _read(path, root)
+    candidates = _candidates(kernel_dirs(environ, prefix, home), root, own)
+    notebook = notebook_path(environ)
+    if notebook:
+        candidates.append(("notebook", notebook))
+    for kind, path in candidates:
+        text = _read(path, root, NOTEBOOK_LIMIT if kind == "notebook" else 1 << 20)
         if text is None:
             continue
         fixed, held = _fixed(kind, text, drops)
@@ -290,9 +369,42 @@ def sources_for(env: Any, fixes: Sequence[Any], root: Optional[str]) -> List[Sou
     if not drops:
         return []
     prefix = env.python.prefix if env.python else None
-    return find_sources(
+    files = find_sources(
         drops, environ=env.env, root=root, prefix=prefix, home=home_of(env), own=ENV_FILE
     )
+    if root:  # a sandbox: no process of it runs here
+        return files
+    pid = env.runtime.kernel_pid
+    return files + process_sources(
+        drops,
+        os.environ,
+        kernel_pid=pid,
+        kernel_environ=read_environ(pid) if pid and pid != os.getpid() else None,
+        started_with=read_environ("self") if pid == os.getpid() else None,
+    )
+
+
+def process_notes(sources: Sequence[Source]) -> List[str]:
+    """What no file fixes, said with the exact step: the running kernel's own environment (set
+    at its start) and a value set inside it after it started (%env, os.environ)."""
+    out: List[str] = []
+    for s in sources:
+        what = ", ".join(f"{v}={e}" for v, e in s.drops)
+        if s.kind == "kernel-environ":
+            out.append(
+                f"the running notebook kernel (pid {s.pid}) was started with {what}: no file "
+                "changes a running process; restart the runtime (Runtime → Restart session), or "
+                "run `import fixer; fixer.apply()` in a cell (it takes it out of the kernel's "
+                "os.environ, for the processes the kernel starts)"
+            )
+        elif s.kind == "in-process":
+            out.append(
+                f"this kernel (pid {s.pid}) set {what} after it started (%env or os.environ): "
+                "run `import fixer; fixer.apply()` in a cell of this kernel (it takes it out of "
+                "os.environ), or restart the runtime; the notebook's own %env line is fixed in "
+                "its file when the kernel names it (JPY_SESSION_NAME)"
+            )
+    return out
 
 
 def reach(sources: Sequence[Source], wrote_profile: bool) -> Tuple[str, ...]:
@@ -316,6 +428,8 @@ __all__ = [
     "Source",
     "find_sources",
     "kernel_dirs",
+    "notebook_path",
+    "process_notes",
     "process_sources",
     "reach",
     "sources_for",

@@ -142,6 +142,15 @@ def pip_options(
     )
 
 
+def _reinstall_flags(requirements: Sequence[str], installer: str) -> List[str]:
+    """pip's --force-reinstall; uv's --reinstall-package NAME for each requirement: only the named
+    packages (uv's --reinstall would reinstall every package of the resolution:
+    docs.astral.sh/uv/reference/cli, `uv pip install --reinstall-package`)."""
+    if installer != "uv":
+        return ["--force-reinstall"]
+    return [x for r in requirements for x in ("--reinstall-package", requirement_name(r))]
+
+
 def pip_argv(
     python: str,
     requirements: Sequence[str],
@@ -159,13 +168,8 @@ def pip_argv(
         argv = [python, "-m", "pip", "install", "--no-input"]
     if options.no_deps:
         argv.append("--no-deps")
-    if options.reinstall and installer == "uv":
-        # only the named packages (uv's --reinstall would reinstall every package of the
-        # resolution: docs.astral.sh/uv/reference/cli `uv pip install --reinstall-package`)
-        for r in requirements:
-            argv += ["--reinstall-package", requirement_name(r)]
-    elif options.reinstall:
-        argv.append("--force-reinstall")
+    if options.reinstall:
+        argv += _reinstall_flags(requirements, installer)
     if options.break_system_packages:
         argv.append("--break-system-packages")
     if options.require_hashes:

@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from fixer.planner import installers
 from fixer.system.paths import under_root
 from fixer.planner.envfix import env_fix_steps
-from fixer.planner.envsource import Source
+from fixer.planner.envsource import Source, process_notes
 from fixer.model import (
     Environment,
     Finding,
@@ -173,6 +173,7 @@ def make_plan(
     steps[:0] = _cleanup_leftovers(env)
     steps.extend(env_fix_steps(stack.env_fixes, home=_home(env), root=options.root))
     steps += source_steps(sources, options.root)
+    notes += process_notes(sources)
     restart = _restart_needed(env, stack)
     if restart and steps:
         steps.append(

@@ -158,3 +158,61 @@ def test_a_verdict_names_exactly_what_the_files_reach(kinds, extra, is_root, ker
     assert set(claims_of(v.message)) <= ({es.NEW_PROCESSES} | set(reach))
     if es.NEW_PROCESSES not in reach:
         assert "new processes" not in v.message.split(" only", 1)[0]
+
+
+@st.composite
+def notebooks(draw):
+    """A notebook whose code cells may set LD_PRELOAD with %env (both spellings IPython takes,
+    quoted or not), among other lines and cells."""
+    keep = draw(st.lists(st.sampled_from(OTHERS), unique=True, max_size=2))
+    at = draw(st.integers(0, len(keep)))
+    value = ":".join(keep[:at] + [BAD] + keep[at:])
+    form = draw(
+        st.sampled_from(("%env LD_PRELOAD={}", "%env LD_PRELOAD {}", '%env LD_PRELOAD="{}"'))
+    )
+    other = draw(st.sampled_from(("import torch", "%env A=1", "!nvidia-smi", "x = 1")))
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": [f"%env LD_PRELOAD={BAD}\n"]},
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "metadata": {},
+            "outputs": [],
+            "source": [other + "\n", form.format(value) + "\n", "print(1)"],
+        },
+    ]
+    draw(st.randoms()).shuffle(cells)
+    return {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, keep
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(notebooks())
+def test_a_notebook_env_line_is_fixed_in_the_notebook(case):
+    """The notebook the kernel runs (JPY_SESSION_NAME) is found; its fixed text is a notebook
+    whose %env lines no longer hold the entry, whose other entries and other lines and cells
+    are as they were, and which holds nothing more to fix."""
+    nb, keep = case
+    text = json.dumps(nb, indent=1)
+    fixed, held = es._fixed("notebook", text, [("LD_PRELOAD", BAD)])
+    assert held == [("LD_PRELOAD", BAD)] and fixed is not None
+    new = json.loads(fixed)
+    for before, after in zip(nb["cells"], new["cells"]):
+        if before["cell_type"] != "code":
+            assert after == before  # a markdown cell is text, not code
+            continue
+        lines = after["source"]
+        assert not any(BAD in x for x in lines), lines
+        assert [x for x in before["source"] if "%env LD_PRELOAD" not in x] == [
+            x for x in lines if "%env LD_PRELOAD" not in x
+        ]
+        if keep:
+            assert any(all(k in x for k in keep) for x in lines), lines
+    assert es._fixed("notebook", fixed, [("LD_PRELOAD", BAD)]) == (None, [])
+
+
+def test_the_notebook_is_the_one_the_kernel_names():
+    """jupyter_server's JPY_SESSION_NAME: absolute, or relative to HOME; an .ipynb only."""
+    assert es.notebook_path({"JPY_SESSION_NAME": "/content/a.ipynb"}) == "/content/a.ipynb"
+    assert es.notebook_path({"JPY_SESSION_NAME": "w/a.ipynb", "HOME": "/root"}) == "/root/w/a.ipynb"
+    assert es.notebook_path({"JPY_SESSION_NAME": "fileId=1AbC"}) is None
+    assert es.notebook_path({}) is None
