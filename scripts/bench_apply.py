@@ -300,7 +300,7 @@ def run_apply(
     imported = time.perf_counter() - t0
     spent: Dict[str, float] = {}
     _timed(fixer.api, "check_after_apply", spent)
-    _timed(fixer.verifier.checks, "verify", spent)
+    _timed(fixer.verifier.checks, "run_checks", spent)  # verify() runs it too
     import fixer.applier.transaction
     import fixer.detection
 
@@ -326,7 +326,7 @@ def run_apply(
         backup=backup,
         install=install,
         check=check,
-        verify=spent.get("verify", 0.0),
+        verify=spent.get("run_checks", 0.0),
         rest=total - backup - install - check,
         checks=[
             {
@@ -334,7 +334,7 @@ def run_apply(
                 "status": c.get("status"),
                 "seconds": c.get("seconds"),
             }
-            for c in data.get("checks", []) or []
+            for c in data.get("verify", []) or []  # ApplyResult.to_dict: "verify"
         ],
     )
     numbers["import"] = imported
@@ -468,7 +468,7 @@ def table(label: str, n: Mapping[str, Any]) -> str:
         ("  backup", n["backup"]),
         ("  install", n["install"]),
         ("  check (detect + diagnose + GPU checks)", n["check"]),
-        ("    of which GPU checks (verify)", n["verify"]),
+        ("    of which GPU checks (run_checks)", n["verify"]),
         ("  rest (import, detect, plan, journal)", n["rest"]),
         ("    of which import of fixer", n["import"]),
         ("    of which detect (all calls, the check's too)", n["detect"]),
