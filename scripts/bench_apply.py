@@ -15,6 +15,12 @@ not a timed test.
                                                 shared objects compiled with `cc`); `apply`
                                                 upgrades it from a local wheelhouse; the machine is
                                                 named by detection overrides (an H200, driver 580)
+    python3 scripts/bench_apply.py --dry --framework-change
+                                                the same, for a framework change: stand-in torch
+                                                2.10 (pinning cuDNN 9.14) becomes 2.11 (pinning
+                                                9.19), its cuDNN with it (the GPU machine cannot
+                                                change a framework for real: it is offline and
+                                                holds one build of each)
 
 On the GPU machine the repair works on the machine's own site-packages, not a venv copy: torch,
 JAX and CuPy load cuDNN through their RPATH ($ORIGIN/../../nvidia/cudnn/lib), relative to where
@@ -61,6 +67,7 @@ TAG = "py3-none-manylinux_2_17_x86_64"
 TORCH = "2.11.0+cu130"
 PINNED = "9.19.0.56"
 OLD = "9.14.0.64"
+OLD_TORCH = "2.10.0+cu130"  # --framework-change: the torch the venv starts with
 
 
 def _wheel(
@@ -241,15 +248,18 @@ def tree_sums(roots: Sequence[Path]) -> Dict[str, str]:
     return out
 
 
-def repair_plan(python: str, wheelhouse: Path, spec: str, reinstall: bool) -> Any:
+def repair_plan(
+    python: str, wheelhouse: Path, spec: str, reinstall: bool, deps: bool = False
+) -> Any:
     """The plan make_plan writes for a cuDNN-only change: one installer step, offline from the
-    wheelhouse, no dependencies (the form tests/integration/apply uses too)."""
+    wheelhouse, no dependencies (the form tests/integration/apply uses too); `deps`: with its
+    dependencies (a framework change brings its cuDNN pin)."""
     from fixer.model import Plan, Step
     from fixer.planner import installers
 
     tool = "uv" if shutil.which("uv") else "pip"
     opts = installers.pip_options(
-        find_links=[str(wheelhouse)], no_index=True, no_deps=True, force_reinstall=reinstall
+        find_links=[str(wheelhouse)], no_index=True, no_deps=not deps, force_reinstall=reinstall
     )
     argv = installers.pip_argv(python, [spec], opts, installer=tool, uv=shutil.which("uv") or "uv")
     step = Step(
@@ -394,6 +404,29 @@ def dry_setup(tmp: Path, mb: int) -> Tuple[str, Path, List[Path]]:
     return py, wheels, [site / "nvidia", *sorted(site.glob("nvidia_cudnn_cu13-*.dist-info"))]
 
 
+def dry_framework_setup(tmp: Path, mb: int) -> Tuple[str, Path, List[Path]]:
+    """Like dry_setup, for a framework change: the venv holds stand-in torch OLD_TORCH (pinning
+    cuDNN OLD, both `mb` MB), the wheelhouse torch TORCH (pinning PINNED) and cuDNN PINNED; the
+    plan installs torch==TORCH with its dependencies, so both the framework and its cuDNN change."""
+    wheels = tmp / "wheelhouse"
+    _torch_wheel(wheels, TORCH, PINNED, padding=mb << 20)
+    _cudnn_wheel(wheels, PINNED, padding=mb << 20)
+    old_torch = _torch_wheel(tmp / "old", OLD_TORCH, OLD, padding=mb << 20)
+    old_cudnn = _cudnn_wheel(tmp / "old", OLD, padding=mb << 20)
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    py = str(venv / "bin" / "python")
+    argv = _installer(py) + ["--no-deps", "--no-index"]
+    subprocess.run(argv + [str(old_torch), str(old_cudnn)], check=True, capture_output=True)
+    site = _site_of(py)
+    os.environ.update(
+        COLAB_CUDNN_FIX_DRIVER="580.159.04",
+        COLAB_CUDNN_FIX_CUDA="13.0",
+        COLAB_CUDNN_FIX_GPU="NVIDIA H200:9.0",
+    )
+    return py, wheels, [site / "nvidia", site / "torch", *sorted(site.glob("*.dist-info"))]
+
+
 def _site_of(python: str) -> Path:
     out = subprocess.run(
         [
@@ -509,6 +542,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dry", action="store_true", help="CPU machine: stand-in wheels in a venv")
     ap.add_argument("--mb", type=int, default=50, help="--dry: size of the stand-in cuDNN wheel")
+    ap.add_argument(
+        "--framework-change",
+        action="store_true",
+        help="--dry: a framework change (stand-in torch 2.10 -> 2.11 and its cuDNN pin) instead "
+        "of a cuDNN-only change (the GPU machine is offline and holds one build of each framework)",
+    )
     ap.add_argument("--python", default=shutil.which("python3") or sys.executable)
     ap.add_argument("--json", help="also write the numbers here")
     ap.add_argument(
@@ -525,7 +564,13 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="bench-apply-"))
     aside: Optional[Path] = None
     try:
-        if args.dry:
+        if args.dry and args.framework_change:
+            python, wheels, watched = dry_framework_setup(tmp, args.mb)
+            label = (
+                f"framework change torch {OLD_TORCH} -> {TORCH} with its cuDNN {OLD} -> {PINNED},"
+                f" stand-in {args.mb} MB wheels (--dry, no GPU)"
+            )
+        elif args.dry:
             python, wheels, watched = dry_setup(tmp, args.mb)
             label = f"cuDNN-only change, stand-in {args.mb} MB wheel (--dry, no GPU)"
         else:
@@ -534,7 +579,10 @@ def main() -> int:
         label += ", backups zipped (--zip-backups)" if args.zip_backups else ""
         root = tmp / "root"
         root.mkdir()
-        if args.dry:
+        if args.dry and args.framework_change:
+            plan = repair_plan(python, wheels, f"torch=={TORCH}", reinstall=False, deps=True)
+            numbers = run_apply(python, wheels, root, watched, plan)
+        elif args.dry:
             plan = repair_plan(python, wheels, f"nvidia-cudnn-cu13=={PINNED}", reinstall=False)
             numbers = run_apply(python, wheels, root, watched, plan)
         else:
