@@ -60,7 +60,7 @@ if TYPE_CHECKING:  # imported on first use: fixer.model takes ~150 ms, and the C
         verify,
     )
     from fixer.detection import detect
-    from fixer.diagnosis.findings import diagnose
+    from fixer.explainer import diagnose_all as diagnose
     from fixer.errors import (
         FixerError,
         LockHeld,
@@ -137,7 +137,7 @@ _API = {
     "recipes": ("fixer.api", "recipes"),
     "fleet": ("fixer.api", "fleet"),
     "detect": ("fixer.detection", "detect"),
-    "diagnose": ("fixer.diagnosis.findings", "diagnose"),
+    "diagnose": ("fixer.explainer", "diagnose_all"),  # with doctor --deep's views classified
     "resolve": ("fixer.pipeline", "resolve"),
     "load_recipes": ("fixer.recipebook", "load"),
 }

@@ -33,16 +33,25 @@ from typing import (
 )
 
 from fixer.errors import UsageError
-from fixer.model import CheckResult, Environment, Finding, Intent, Plan, PlanOptions, to_dict
+from fixer.model import (
+    ApplyResult as _Applied,
+    CheckResult,
+    Environment,
+    Finding,
+    Intent,
+    Plan,
+    PlanOptions,
+    PlannedMachine,
+    Reporter,
+    RollbackResult as _RolledBack,
+    to_dict,
+)
 
 if TYPE_CHECKING:
     from fixer.errors import FixerError
     from fixer.applier.kernel import KernelVerdict
-    from fixer.applier.reporter import Reporter
-    from fixer.applier.results import ApplyResult as _Applied, RollbackResult as _RolledBack
     from fixer.diagnosis.nogpu import NoGpu
     from fixer.explainer import Explanation
-    from fixer.pipeline import PlannedMachine
 
 Many = Union[str, Sequence[str], None]
 
@@ -133,7 +142,7 @@ class DoctorResult(CommandResult):
         )
 
     def _repr_html_(self) -> str:
-        from fixer.render.report import doctor_html
+        from fixer.reporting.report import doctor_html
 
         return doctor_html(self.environment, self.findings, self.healthy, self.exit_code)
 
@@ -1090,7 +1099,7 @@ def check_after_apply(
     from concurrent.futures import ThreadPoolExecutor
 
     from fixer.detection import detect, overrides_from_env
-    from fixer.diagnosis.findings import diagnose
+    from fixer.explainer import diagnose_all
     from fixer.planner.envfix import environ_after
     from fixer.recipebook import load
     from fixer.verifier.checks import installed_frameworks, run_checks, verify as run_verify
@@ -1099,7 +1108,7 @@ def check_after_apply(
 
     def detected() -> Tuple[Environment, Tuple[Finding, ...]]:
         env = detect(python, environ=after, overrides=overrides_from_env(after), hash_records=True)
-        return env, tuple(diagnose(env, load(tuple(recipes))))
+        return env, diagnose_all(env, load(tuple(recipes)))
 
     def real(found: Sequence[Any]) -> bool:
         # a real GPU (not one named by COLAB_CUDNN_FIX_GPU for an offline plan)

@@ -931,6 +931,24 @@ class Plan:
         )
 
 
+#: How a download of a step's dependencies is labelled in Step.download_unknown
+#: (fixer.planner.simulate writes it; fixer.render.plan counts those apart).
+DEPENDENCIES_OF = "dependencies of "
+
+
+@dataclasses.dataclass(frozen=True)
+class PlannedMachine:
+    """A plan together with the machine and the settings it was made for (fixer.pipeline)."""
+
+    plan: Plan
+    env: Environment
+    intent: Intent
+    options: PlanOptions
+    where: str  # "this machine", "bundled environment 'x'", a file
+    recipe_dirs: Tuple[str, ...] = ()
+    recipe_files: int = 0
+
+
 # ---------------------------------------------------------------------------------------
 # verify
 # ---------------------------------------------------------------------------------------
@@ -1110,3 +1128,97 @@ class Recipes:
             if g.name.lower().replace("nvidia", "").strip() == norm:
                 return g
         return None
+
+
+# ---------------------------------------------------------------------------------------
+# apply and rollback: what they return (fixer.applier), and the hooks they report progress to
+# ---------------------------------------------------------------------------------------
+
+#: Version of the JSON that `apply --json` and `rollback --json` write.
+APPLY_SCHEMA = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class CommandResult:
+    """How one command of a step ended (fixer.applier.runner runs it)."""
+
+    rc: int
+    output: str = ""  # the tail of stdout+stderr
+    seconds: float = 0.0
+    timed_out: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class DistChange:
+    name: str
+    before: Optional[str]  # None: was not installed
+    after: Optional[str]  # None: is not installed now
+
+
+@dataclasses.dataclass(frozen=True)
+class StepOutcome:
+    kind: str
+    summary: str
+    argv: Tuple[str, ...] = ()
+    rc: int = 0
+    seconds: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class ApplyResult:
+    changed: bool  # False: nothing to do
+    steps: Tuple[StepOutcome, ...] = ()
+    distributions: Tuple[DistChange, ...] = ()
+    files: Tuple[str, ...] = ()  # files written or removed (real paths, under --root)
+    repaired: Tuple[str, ...] = ()  # files of distributions whose version did not change, rewritten
+    journal: Optional[str] = None  # journal directory (rollback reads it)
+    log: Optional[str] = None  # the log file with every command's output
+    restart_required: bool = False
+    notes: Tuple[str, ...] = ()
+    seconds: float = 0.0
+    awaiting_restart: bool = False  # stopped before a step that needs a fresh kernel (condacolab)
+    resume: Optional[str] = None  # then: what to run to go on
+
+
+@dataclasses.dataclass(frozen=True)
+class RollbackResult:
+    status: str  # "rolled-back", "nothing-to-do", "rollback-incomplete"
+    journal: Optional[str] = None
+    distributions: Tuple[DistChange, ...] = ()  # what the rollback changed (now -> restored)
+    files: Tuple[str, ...] = ()  # env/config files restored or removed
+    exact: bool = True  # checked: every version and every recorded file as before
+    remaining: Tuple[str, ...] = ()  # differences left (status rollback-incomplete), one per line
+    restored: Tuple[str, ...] = ()  # distribution files written back byte for byte
+    removed: Tuple[str, ...] = ()  # files the apply had added (new versions, installer leftovers)
+    checked_files: int = 0  # recorded files whose sha256 was checked after the restore
+    unverified: Tuple[
+        str, ...
+    ] = ()  # distributions put back by version only (not recorded file by file)
+    commands: Tuple[Tuple[str, ...], ...] = ()
+    notes: Tuple[str, ...] = ()
+
+
+class Reporter:
+    """The progress hooks of apply and rollback: a base class with no-op hooks; subclass and
+    override what you need (fixer.applier.reporter logs, fixer.render.apply draws)."""
+
+    def starting(self, plan: Plan) -> None:
+        """`plan` is about to run (its download total: `plan.download`)."""
+
+    def phase(self, text: str) -> None:
+        """A stage of the transaction: journaling, backing up, rolling back, verifying."""
+
+    def step_started(self, index: int, total: int, step: Step) -> None:
+        """Step `index` (1-based) of `total` is about to run."""
+
+    def step_output(self, index: int, line: str) -> None:
+        """One line printed by the step's command."""
+
+    def step_finished(self, index: int, step: Step, result: CommandResult) -> None:
+        """The step ended (rc 0 or not)."""
+
+    def note(self, text: str) -> None:
+        """Something a person should read (a skipped action, a restart notice)."""
+
+    def checking(self, frameworks: Sequence[str]) -> None:
+        """The check after apply runs these frameworks' GPU checks now; () when they ended."""

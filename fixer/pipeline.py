@@ -12,25 +12,12 @@ import threading
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Tuple
 
 from fixer.errors import FixerError, UsageError
-from fixer.model import Environment, Finding, Recipes
+from fixer.model import Environment, Finding, PlannedMachine, Recipes
 
 if (
     TYPE_CHECKING
 ):  # imported where used: doctor, which never plans, does not load them (fixer.model)
     from fixer.model import Intent, Plan, PlanOptions, Stack
-
-
-@dataclasses.dataclass(frozen=True)
-class PlannedMachine:
-    """A plan together with the machine and the settings it was made for."""
-
-    plan: Plan
-    env: Environment
-    intent: Intent
-    options: PlanOptions
-    where: str  # "this machine", "bundled environment 'x'", a file
-    recipe_dirs: Tuple[str, ...] = ()
-    recipe_files: int = 0
 
 
 def machine(
@@ -79,7 +66,7 @@ def plan_for(
     repaired there), unless `prepare_for_gpu` says the machine is being set up for a GPU later.
     `intent` and `options` default to Intent() and PlanOptions()."""
     from fixer import recipebook as rec
-    from fixer.diagnosis.findings import diagnose
+    from fixer.explainer import diagnose_all
     from fixer.model import Intent, PlanOptions
 
     intent = Intent() if intent is None else intent
@@ -90,7 +77,7 @@ def plan_for(
         )  # conda installs what it can: cuDNN
     loaded = rec.load(recipes)
     env, _recorded, where = machine(python, environment, environ, hash_records=hash_records)
-    findings = tuple(diagnose(env, loaded))
+    findings = diagnose_all(env, loaded)
     plan = plan_machine(
         env,
         findings,
@@ -214,11 +201,12 @@ def doctor_findings(
 ) -> Tuple[Finding, ...]:
     """Diagnosis, the check plugins' findings (fixer.system.plugins) and, with a lock file, its drift
     check (fixer.lockfile.check_drift)."""
-    from fixer.diagnosis.findings import SEVERITY_ORDER, diagnose
+    from fixer.diagnosis.findings import SEVERITY_ORDER
+    from fixer.explainer import diagnose_all
 
     from fixer.system.plugins import run_checks
 
-    findings = list(diagnose(env, recipes)) + list(run_checks(env, recipes))
+    findings = list(diagnose_all(env, recipes)) + list(run_checks(env, recipes))
     findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
     if lock:
         from fixer.lockfile import check_drift

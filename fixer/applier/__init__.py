@@ -6,14 +6,23 @@
 Modules: transaction (apply_plan, rollback), journal, filelock, runner (the subprocess edge),
 snapshot (what the target has installed), wheelbuild (repack installed distributions),
 sources (index options, restore commands), envfix (loader fixes), colab (kernel detection,
-restart), reporter (progress hooks), results (return values).
+restart), reporter (logging progress). What apply and rollback return, and their progress hooks,
+are in fixer.model.
 """
 
 from __future__ import annotations
 
-from fixer.applier.reporter import LoggingReporter, Reporter
-from fixer.applier.results import APPLY_SCHEMA, ApplyResult, DistChange, RollbackResult, StepOutcome
-from fixer.applier.runner import CommandResult, run_command
+from fixer.applier.reporter import LoggingReporter
+from fixer.applier.runner import run_command
+from fixer.model import (
+    APPLY_SCHEMA,
+    ApplyResult,
+    CommandResult,
+    DistChange,
+    Reporter,
+    RollbackResult,
+    StepOutcome,
+)
 from fixer.applier.transaction import apply_plan, rollback
 
 __all__ = [

@@ -21,12 +21,11 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from fixer.applier import envfix, filetree, indexcopy, leftovers, threeway
 from fixer.applier.journal import FileRecord, Journal, atomic_write
-from fixer.applier.reporter import Reporter
 from fixer.applier.runner import Runner
 from fixer.applier.snapshot import TargetSnapshot, snapshot_to_dict
 from fixer.applier.sources import sources_of
 from fixer.errors import JournalWriteFailed, NoSpace
-from fixer.model import Plan, PlanOptions, Step
+from fixer.model import Plan, PlanOptions, Reporter, Step
 from fixer.planner.envfix import ENV_FILE, IPYTHON_STARTUP, LD_SO_CONF
 from fixer.planner.envsource import ETC_ENVIRONMENT, PROFILE_D
 from fixer.system import fsgate

@@ -1,6 +1,7 @@
 """Progress hooks of apply and rollback. The library reports, the CLI renders.
 
-The default reporter writes to stdlib logging; fixer.render.apply has the rich one.
+The hooks are fixer.model.Reporter's; the default reporter here writes to stdlib logging;
+fixer.render.apply has the rich one.
 """
 
 from __future__ import annotations
@@ -8,35 +9,9 @@ from __future__ import annotations
 import logging
 from typing import Optional, Sequence
 
-from fixer.model import Plan, Step
-from fixer.applier.runner import CommandResult
+from fixer.model import CommandResult, Plan, Reporter, Step
 
 log = logging.getLogger("fixer.applier")
-
-
-class Reporter:
-    """Base class with no-op hooks; subclass and override what you need."""
-
-    def starting(self, plan: Plan) -> None:
-        """`plan` is about to run (its download total: `plan.download`)."""
-
-    def phase(self, text: str) -> None:
-        """A stage of the transaction: journaling, backing up, rolling back, verifying."""
-
-    def step_started(self, index: int, total: int, step: Step) -> None:
-        """Step `index` (1-based) of `total` is about to run."""
-
-    def step_output(self, index: int, line: str) -> None:
-        """One line printed by the step's command."""
-
-    def step_finished(self, index: int, step: Step, result: CommandResult) -> None:
-        """The step ended (rc 0 or not)."""
-
-    def note(self, text: str) -> None:
-        """Something a person should read (a skipped action, a restart notice)."""
-
-    def checking(self, frameworks: Sequence[str]) -> None:
-        """The check after apply runs these frameworks' GPU checks now; () when they ended."""
 
 
 class LoggingReporter(Reporter):

@@ -20,21 +20,13 @@ No shell is involved anywhere.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Callable, Mapping, Optional, Protocol, Sequence
 
+from fixer.model import CommandResult
 from fixer.system import proc as _proc
 
 #: How much of a command's output a CommandResult keeps (the whole output goes to the log).
 OUTPUT_TAIL = 64 * 1024
-
-
-@dataclasses.dataclass(frozen=True)
-class CommandResult:
-    rc: int
-    output: str = ""  # the tail of stdout+stderr
-    seconds: float = 0.0
-    timed_out: bool = False
 
 
 class Runner(Protocol):

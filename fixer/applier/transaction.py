@@ -37,12 +37,20 @@ from fixer.applier import envfix, filetree, leftovers, prepare, progress, threew
 from fixer.applier.filelock import ApplyLock, TargetLock
 from fixer.applier.journal import UNFINISHED, WAITING, Journal
 from fixer.applier.prepare import backup_set, ldconfig_of, req_name, unrooted
-from fixer.applier.reporter import Reporter, default_reporter
-from fixer.applier.results import ApplyResult, RollbackResult, StepOutcome
-from fixer.applier.runner import CommandResult, Runner, run_command
+from fixer.applier.reporter import default_reporter
+from fixer.applier.runner import Runner, run_command
 from fixer.applier.snapshot import TargetSnapshot, read_target, snapshot_from_dict, snapshot_to_dict
 from fixer.errors import FixerError, JournalWriteFailed, StepFailed, UsageError
-from fixer.model import Plan, PlanOptions, Step
+from fixer.model import (
+    ApplyResult,
+    CommandResult,
+    Plan,
+    PlanOptions,
+    Reporter,
+    RollbackResult,
+    Step,
+    StepOutcome,
+)
 from fixer.planner import installers
 from fixer.system import fsgate
 from fixer.system.paths import lock_dir, private_state_dir

@@ -23,12 +23,11 @@ from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from fixer.applier import filetree, indexcopy, threeway
 from fixer.applier.journal import FileRecord, Journal, atomic_write
 from fixer.applier.prepare import apt_holds, dpkg_version, loader_file_ok, target_dirs
-from fixer.applier.reporter import Reporter
-from fixer.applier.results import DistChange, RollbackResult
 from fixer.applier.runner import Runner
 from fixer.applier.snapshot import TargetSnapshot, read_target, snapshot_from_dict
 from fixer.applier.sources import install_exact_argv
 from fixer.errors import FixerError, UsageError
+from fixer.model import DistChange, Reporter, RollbackResult
 from fixer.planner import installers
 from fixer.system import fsgate
 

@@ -63,12 +63,18 @@ GPU_PACKAGES = (
 
 
 def diagnose(env: Environment, recipes: Recipes) -> Tuple[Finding, ...]:
-    """Findings sorted by severity (error, warning, info), then by id. Empty: healthy."""
+    """Findings sorted by severity (error, warning, info), then by id. Empty: healthy. The
+    runtime views of doctor --deep are texts to classify: fixer.explainer.diagnose_all adds them."""
     d = _Diagnosis(env, recipes)
     d.run()
+    return ordered(d.findings)
+
+
+def ordered(findings: Iterable[Finding]) -> Tuple[Finding, ...]:
+    """diagnose's order: by severity (error, warning, info), then by id, then by title."""
     return tuple(
         sorted(
-            d.findings, key=lambda f: (SEVERITY_ORDER[f.severity], FINDING_IDS.index(f.id), f.title)
+            findings, key=lambda f: (SEVERITY_ORDER[f.severity], FINDING_IDS.index(f.id), f.title)
         )
     )
 
@@ -161,7 +167,6 @@ class _Diagnosis:
         self.renamed_distributions()
         self.leftovers()
         self.pip_conflicts()
-        self.deep_views()
 
     def no_gpu(self) -> None:
         env = self.env
@@ -965,51 +970,6 @@ class _Diagnosis:
         return "; ".join(
             f"{_name(fw.framework)} loads {ld.path} (cuDNN {ld.version or '?'})" for ld in loads
         )
-
-    def distribution_of(self, framework: str) -> str:
-        fb = self.env.framework(framework)
-        return fb.distribution if fb is not None else framework
-
-    def deep_views(self) -> None:
-        """doctor --deep: what each framework did when imported in a child. An error becomes a
-        finding, classified by explain's catalogue (the text alone: explain with this machine
-        would diagnose it again), else import-failed; one already found by reading files is not
-        repeated."""
-        for v in self.env.runtime_views:
-            if not v.error:
-                continue
-            from fixer.explainer import explain
-
-            try:
-                known = [
-                    f
-                    for f in explain(v.error)
-                    if f.severity in ("error", "warning") and f.id in FINDING_IDS
-                ]
-            except Exception:  # noqa: BLE001 - a catalogue problem must not hide the import failure
-                known = []
-            top = known[0] if known else None
-            fid = top.id if top is not None else "import-failed"
-            if any(f.id == fid and v.framework in f.frameworks for f in self.findings):
-                continue
-            what = "fails to import" if not v.imported else "imports, then fails"
-            first = v.error.strip().splitlines()[0] if v.error.strip() else v.error
-            self.add(
-                fid,
-                "error",
-                f"{_name(v.framework)} {what}: {first[:160]}",
-                [
-                    f"doctor --deep imported {v.framework} in a child: {v.error.strip()[:600]}",
-                    *((f"explain reads it as {top.id}: {top.title}",) if top is not None else ()),
-                ],
-                (
-                    top.fix
-                    if top is not None and top.fix
-                    else f"Reinstall {_name(v.framework)} (pip install --force-reinstall {self.distribution_of(v.framework)}) "
-                    "or read the error above; `colab-cudnn-fix explain` classifies pasted errors."
-                ),
-                [v.framework],
-            )
 
 
 def _short(v: str) -> str:

@@ -31,7 +31,7 @@ from fixer.explainer.catalogue import (
     parse_rules,
     rules_files,
 )
-from fixer.explainer.engine import Explanation, analyze_text
+from fixer.explainer.engine import Explanation, analyze_text, diagnose_all, view_findings
 from fixer.explainer.loader import Library, LoadFailure, find_failures, parse_library
 
 __all__ = [
@@ -47,6 +47,7 @@ __all__ = [
     "LoaderRule",
     "Rule",
     "analyze",
+    "diagnose_all",
     "explain",
     "find_failures",
     "load_catalogue",
@@ -56,6 +57,7 @@ __all__ = [
     "parse_library",
     "parse_rules",
     "rules_files",
+    "view_findings",
 ]
 
 

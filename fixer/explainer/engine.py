@@ -16,10 +16,12 @@ import re
 import string
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from fixer.diagnosis.findings import diagnose, ordered
 from fixer.system.versions import version_key
-from fixer.model import Environment, Finding, LibraryCopy, Recipes
-from fixer.rules import cudnn_relation, decode_cudnn_version
-from fixer.explainer.catalogue import FACTS, Catalogue, Rule, cudnn_copies
+from fixer.model import FINDING_IDS, Environment, Finding, LibraryCopy, Recipes, RuntimeView
+from fixer.recipebook import load as load_recipes
+from fixer.rules import cudnn_relation, decode_cudnn_version, display_name
+from fixer.explainer.catalogue import FACTS, Catalogue, Rule, cudnn_copies, load_catalogue
 from fixer.explainer.evidence import apply_evidence, read_evidence
 from fixer.explainer.hits import MAX, Hit
 from fixer.explainer.scan import Pattern, join_wrapped
@@ -571,14 +573,10 @@ def _with_environment(hits: List[Hit], env: Environment) -> List[Hit]:
 
 
 def _diagnose(env: Environment, recipes: Optional[Recipes]) -> Tuple[List[Finding], Optional[str]]:
-    from fixer.diagnosis.findings import diagnose
-
     try:
         if recipes is None:
-            from fixer.recipebook import load
-
-            recipes = load()
-        return list(diagnose(env, recipes)), None
+            recipes = load_recipes()
+        return list(diagnose_all(env, recipes)), None
     except Exception as exc:  # noqa: BLE001 - a failure there must not hide what the text says
         return [], f"diagnose failed: {type(exc).__name__}: {exc}"
 
@@ -932,3 +930,70 @@ def _env_rerank(ranked: List[Hit], env: Environment) -> List[Hit]:
     if changed:
         ranked.sort(key=lambda h: (-h.finding.confidence, not h.decisive, -h.offset))
     return ranked
+
+
+# ---------------------------------------------------------------------------------------
+# doctor --deep's runtime views: an import error is a text, and classifying texts is the
+# explainer's job, so this step lives here and not in diagnose (diagnose imports no explainer)
+# ---------------------------------------------------------------------------------------
+
+
+def diagnose_all(env: Environment, recipes: Recipes) -> Tuple[Finding, ...]:
+    """diagnose(), then the runtime views' errors (view_findings), in diagnose's order. Every
+    caller that may hold runtime views (doctor, plan's simulation, the check after apply,
+    explain with a machine) uses this."""
+    found = diagnose(env, recipes)
+    return ordered([*found, *view_findings(env, found)])
+
+
+def view_findings(env: Environment, found: Sequence[Finding]) -> List[Finding]:
+    """doctor --deep: what each framework did when imported in a child. An error becomes a
+    finding, classified by the catalogue (the text alone: explain with this machine would
+    diagnose it again), else import-failed; one already found (in `found`, by reading files, or
+    from an earlier view) is not repeated."""
+    added: List[Finding] = []
+    for v in env.runtime_views:
+        if not v.error:
+            continue
+        top = _classified(v.error)
+        fid = top.id if top is not None else "import-failed"
+        if any(f.id == fid and v.framework in f.frameworks for f in (*found, *added)):
+            continue
+        added.append(_view_finding(env, v, fid, top))
+    return added
+
+
+def _classified(error: str) -> Optional[Finding]:
+    """The catalogue's first error or warning for `error` alone (no machine), or None."""
+    if not error.strip():
+        return None
+    try:
+        found = analyze_text(error, load_catalogue(())).findings
+    except Exception:  # noqa: BLE001 - a catalogue problem must not hide the import failure
+        return None
+    known = [f for f in found if f.severity in ("error", "warning") and f.id in FINDING_IDS]
+    return known[0] if known else None
+
+
+def _view_finding(env: Environment, v: RuntimeView, fid: str, top: Optional[Finding]) -> Finding:
+    what = "fails to import" if not v.imported else "imports, then fails"
+    error = v.error or ""
+    first = error.strip().splitlines()[0] if error.strip() else error
+    fb = env.framework(v.framework)
+    dist = fb.distribution if fb is not None else v.framework
+    return Finding(
+        id=fid,  # type: ignore[arg-type]
+        severity="error",
+        title=f"{display_name(v.framework)} {what}: {first[:160]}",
+        evidence=(
+            f"doctor --deep imported {v.framework} in a child: {error.strip()[:600]}",
+            *((f"explain reads it as {top.id}: {top.title}",) if top is not None else ()),
+        ),
+        fix=(
+            top.fix
+            if top is not None and top.fix
+            else f"Reinstall {display_name(v.framework)} (pip install --force-reinstall {dist}) "
+            "or read the error above; `colab-cudnn-fix explain` classifies pasted errors."
+        ),
+        frameworks=(v.framework,),
+    )

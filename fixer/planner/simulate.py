@@ -32,6 +32,7 @@ from fixer.system.paths import split_ld_preload
 from fixer.system.versions import canonical_name, requirement_name, version_key
 from fixer.rules import expected_cudnn_sonames, requirement_parts, same_dir
 from fixer.model import (
+    DEPENDENCIES_OF,
     Build,
     Distribution,
     Environment,
@@ -59,11 +60,6 @@ class Requirement:
     extras: Tuple[str, ...] = ()
     spec: str = ""
     exact: Optional[str] = None
-
-
-DEPENDENCIES_OF = (
-    "dependencies of "  # how a Download of dependencies is labelled (render counts them apart)
-)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -842,11 +838,11 @@ class PlanCheck:
 
 
 def check_plan(env: Environment, plan: Plan, recipes: Recipes) -> PlanCheck:
-    """Simulate `plan` on `env` and diagnose the result with the same diagnose()."""
-    from fixer.diagnosis.findings import diagnose
+    """Simulate `plan` on `env` and diagnose the result with the same diagnose_all()."""
+    from fixer.explainer import diagnose_all
 
     after_env, per_step = _run(env, plan, recipes)
-    after = tuple(diagnose(after_env, recipes))
+    after = diagnose_all(after_env, recipes)
     unfixed = tuple(
         f for f in after if f.severity in ("error", "warning") and in_scope(f, env, plan)
     )
@@ -948,7 +944,6 @@ def _pin_drift(after: Environment, plan: Plan) -> List[str]:
 
 
 __all__ = [
-    "DEPENDENCIES_OF",
     "Download",
     "PlanCheck",
     "Requirement",

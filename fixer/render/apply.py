@@ -14,10 +14,18 @@ from typing import Any, Callable, Dict, Optional, Sequence
 from rich.console import Console
 
 from fixer.applier.progress import InstallWatch
-from fixer.applier.reporter import Reporter
-from fixer.applier.results import APPLY_SCHEMA, ApplyResult, RollbackResult
-from fixer.applier.runner import CommandResult
-from fixer.model import CheckResult, Finding, Plan, Step, to_dict
+from fixer.model import (
+    APPLY_SCHEMA,
+    ApplyResult,
+    CheckResult,
+    CommandResult,
+    Finding,
+    Plan,
+    Reporter,
+    RollbackResult,
+    Step,
+    to_dict,
+)
 from fixer.render import err, out, print_json, styled
 from fixer.render.plan import download_text
 from fixer.render.progress import (

@@ -7,8 +7,7 @@ import shlex
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
-from fixer.model import Plan, Step, to_dict
-from fixer.pipeline import PlannedMachine
+from fixer.model import DEPENDENCIES_OF, Plan, PlannedMachine, Step, to_dict
 from fixer.render.prose import say
 from fixer.render import out, print_json, print_table, styled
 
@@ -57,8 +56,6 @@ def _size(n: Optional[int]) -> str:
 
 def download_text(known: Optional[int], unknown: Sequence[str]) -> str:
     """ "2.9 GB + 2 packages of unknown size", "1.1 GB", "3 packages of unknown size" ("" for nothing)."""
-    from fixer.planner.simulate import DEPENDENCIES_OF
-
     deps = [u for u in unknown if u.startswith(DEPENDENCIES_OF)]
     pkgs = [u for u in unknown if not u.startswith(DEPENDENCIES_OF)]
     parts = [_size(known)] if known else []

@@ -321,27 +321,6 @@ def print_report(value: Dict[str, Any], fmt: Literal["markdown", "html"]) -> Non
     sys.stdout.flush()
 
 
-def doctor_html(env: Any, findings: Sequence[Any], healthy: bool, exit_code: int) -> str:
-    """A doctor result as the report's HTML: what the Python API's results return from
-    `_repr_html_`. Redacted as `report` is (fixer.system.redact), since a notebook's output is
-    shared with the notebook."""
-    import os
-
-    from fixer.reporting.report import build_report
-    from fixer.system.redact import Redaction
-
-    return html(
-        build_report(
-            env,
-            findings,
-            healthy=healthy,
-            exit_code=exit_code,
-            redaction=Redaction.for_machine(os.environ),
-        ),
-        title="colab-cudnn-fix doctor",
-    )
-
-
 def _package(p: Dict[str, Any]) -> str:
     """A library copy's package as the report's JSON holds it ({"name", "version"}), in words."""
     return f"{p['name']} {p['version']}" if p.get("version") else str(p["name"])

@@ -15,6 +15,7 @@ import os
 from typing import Any, Dict, List, Optional, Sequence
 
 from fixer.model import Environment, Finding, FrameworkBuild, LoadResolution, to_dict
+from fixer.render.report import html
 from fixer.system.redact import HOME_HOLDERS, Redaction, redact, reportable_env
 
 #: Version of the `report --json` value. 2: a cuDNN copy's "package" is an object {"name", "version"}
@@ -162,4 +163,20 @@ def build_report(
     return redact(value, redaction) if redaction is not None else value
 
 
-__all__ = ["HOME_HOLDERS", "REPORT_SCHEMA", "Redaction", "build_report", "redact"]
+__all__ = ["HOME_HOLDERS", "REPORT_SCHEMA", "Redaction", "build_report", "doctor_html", "redact"]
+
+
+def doctor_html(env: Any, findings: Sequence[Any], healthy: bool, exit_code: int) -> str:
+    """A doctor result as the report's HTML: what the Python API's results return from
+    `_repr_html_`. Redacted as `report` is (fixer.system.redact), since a notebook's output is
+    shared with the notebook."""
+    return html(
+        build_report(
+            env,
+            findings,
+            healthy=healthy,
+            exit_code=exit_code,
+            redaction=Redaction.for_machine(os.environ),
+        ),
+        title="colab-cudnn-fix doctor",
+    )

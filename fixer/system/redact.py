@@ -1,6 +1,6 @@
 """Redaction: what makes a report safe to paste into a public tracker. The one home of it:
 `report` (markdown, HTML, --json), `debug --json` and the notebook HTML of the API's results
-(fixer.render.report.doctor_html) all go through `redact` with a `Redaction`.
+(fixer.reporting.report.doctor_html) all go through `redact` with a `Redaction`.
 
 What is hidden:
 

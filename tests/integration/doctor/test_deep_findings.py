@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from fixer.diagnosis.findings import diagnose
+from fixer.explainer import diagnose_all as diagnose
 from fixer.recipebook import load
 from tests.helpers.fakemachine import SITE, FakeMachine
 

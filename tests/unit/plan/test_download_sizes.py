@@ -20,7 +20,8 @@ from fixer.planner.steps import bundled_environments, load_environment, make_pla
 from fixer.recipebook import load
 from fixer.pipeline import resolve
 from fixer.rules import requirement_parts
-from fixer.planner.simulate import DEPENDENCIES_OF, simulate
+from fixer.model import DEPENDENCIES_OF
+from fixer.planner.simulate import simulate
 from tests.helpers.examples import examples
 
 RECIPES = load()

@@ -165,10 +165,10 @@ def test_html_is_well_formed_and_escapes(findings) -> None:
 
 
 def test_doctor_html_for_notebooks_is_the_report_unredacted() -> None:
-    """The notebook rendering of a doctor result (fixer.render.report.doctor_html): the same
+    """The notebook rendering of a doctor result (fixer.reporting.report.doctor_html): the same
     renderer, the user's own paths kept."""
     from fixer.planner.steps import load_environment
-    from fixer.render.report import doctor_html
+    from fixer.reporting.report import doctor_html
 
     env = load_environment("h200-pip-cudnn-hidden")[0]
     f = Finding(

@@ -149,7 +149,7 @@ def test_no_secret_comes_out_of_any_rendering(s, picks) -> None:
 
 def test_the_notebook_html_is_redacted(monkeypatch) -> None:
     from fixer.planner.steps import load_environment
-    from fixer.render.report import doctor_html
+    from fixer.reporting.report import doctor_html
 
     monkeypatch.setenv("HOME", "/opt/torch")
     env = load_environment("h200-pip-cudnn-hidden")[0]
