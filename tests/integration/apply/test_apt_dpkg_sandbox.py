@@ -16,7 +16,8 @@ from typing import List, Sequence
 import pytest
 
 from fixer.applier import apply_plan, rollback
-from fixer.applier.runner import CommandResult, run_command
+from fixer.applier.runner import run_command
+from fixer.model import CommandResult
 from fixer.errors import StepFailed
 from fixer.model import Plan, PlanOptions, Stack, Step
 from fixer.planner import installers

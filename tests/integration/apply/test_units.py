@@ -16,7 +16,8 @@ from fixer.applier import envfix
 from fixer.applier.colab import find_kernel, mapped_gpu_libraries, parent_pid, restart_kernel
 from fixer.applier.filelock import ApplyLock
 from fixer.applier.journal import Journal, atomic_write
-from fixer.applier.runner import CommandResult, run_command
+from fixer.applier.runner import run_command
+from fixer.model import CommandResult
 from fixer.errors import LockHeld, UsageError
 from fixer.model import EnvFix
 from tests.helpers.stublibs import build_cudnn_copy

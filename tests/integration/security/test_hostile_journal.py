@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from fixer.applier import rollback
 from fixer.applier.journal import Journal
-from fixer.applier.runner import CommandResult
+from fixer.model import CommandResult
 from fixer.errors import FixerError
 from fixer.system.paths import private_state_dir
 from tests.helpers.examples import examples
