@@ -1099,7 +1099,7 @@ def check_after_apply(
     from concurrent.futures import ThreadPoolExecutor
 
     from fixer.detection import detect, overrides_from_env
-    from fixer.explainer import diagnose_all
+    from fixer.pipeline import diagnosed
     from fixer.planner.envfix import environ_after
     from fixer.recipebook import load
     from fixer.verifier.checks import installed_frameworks, run_checks, verify as run_verify
@@ -1108,7 +1108,7 @@ def check_after_apply(
 
     def detected() -> Tuple[Environment, Tuple[Finding, ...]]:
         env = detect(python, environ=after, overrides=overrides_from_env(after), hash_records=True)
-        return env, diagnose_all(env, load(tuple(recipes)))
+        return env, diagnosed(env, load(tuple(recipes)))
 
     def real(found: Sequence[Any]) -> bool:
         # a real GPU (not one named by COLAB_CUDNN_FIX_GPU for an offline plan)

@@ -11,6 +11,7 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Tuple
 
+from fixer.diagnosis.findings import diagnose
 from fixer.errors import FixerError, UsageError
 from fixer.model import Environment, Finding, PlannedMachine, Recipes
 
@@ -18,6 +19,19 @@ if (
     TYPE_CHECKING
 ):  # imported where used: doctor, which never plans, does not load them (fixer.model)
     from fixer.model import Intent, Plan, PlanOptions, Stack
+
+
+def diagnosed(env: Environment, recipes: Recipes) -> Tuple[Finding, ...]:
+    """diagnose(); when doctor --deep saw a framework fail to import, fixer.explainer.diagnose_all
+    (the explainer reads each import error). The same findings either way: without a failed
+    import, view_findings adds none."""
+    if not any(v.error for v in env.runtime_views):
+        return diagnose(env, recipes)
+    # start-up: fixer.explainer (its catalogue and engine) costs doctor --json ~4% of its time
+    # (python -X importtime); only a failed --deep import needs it
+    from fixer.explainer import diagnose_all
+
+    return diagnose_all(env, recipes)
 
 
 def machine(
@@ -66,7 +80,6 @@ def plan_for(
     repaired there), unless `prepare_for_gpu` says the machine is being set up for a GPU later.
     `intent` and `options` default to Intent() and PlanOptions()."""
     from fixer import recipebook as rec
-    from fixer.explainer import diagnose_all
     from fixer.model import Intent, PlanOptions
 
     intent = Intent() if intent is None else intent
@@ -77,7 +90,7 @@ def plan_for(
         )  # conda installs what it can: cuDNN
     loaded = rec.load(recipes)
     env, _recorded, where = machine(python, environment, environ, hash_records=hash_records)
-    findings = diagnose_all(env, loaded)
+    findings = diagnosed(env, loaded)
     plan = plan_machine(
         env,
         findings,
@@ -202,11 +215,10 @@ def doctor_findings(
     """Diagnosis, the check plugins' findings (fixer.system.plugins) and, with a lock file, its drift
     check (fixer.lockfile.check_drift)."""
     from fixer.diagnosis.findings import SEVERITY_ORDER
-    from fixer.explainer import diagnose_all
 
     from fixer.system.plugins import run_checks
 
-    findings = list(diagnose_all(env, recipes)) + list(run_checks(env, recipes))
+    findings = list(diagnosed(env, recipes)) + list(run_checks(env, recipes))
     findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
     if lock:
         from fixer.lockfile import check_drift

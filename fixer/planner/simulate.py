@@ -31,6 +31,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 from fixer.system.paths import split_ld_preload
 from fixer.system.versions import canonical_name, requirement_name, version_key
 from fixer.rules import expected_cudnn_sonames, requirement_parts, same_dir
+from fixer.diagnosis.findings import diagnose
 from fixer.model import (
     DEPENDENCIES_OF,
     Build,
@@ -838,11 +839,17 @@ class PlanCheck:
 
 
 def check_plan(env: Environment, plan: Plan, recipes: Recipes) -> PlanCheck:
-    """Simulate `plan` on `env` and diagnose the result with the same diagnose_all()."""
-    from fixer.explainer import diagnose_all
-
+    """Simulate `plan` on `env` and diagnose the result as the machine is diagnosed (with a
+    runtime view that failed, fixer.explainer.diagnose_all; fixer.pipeline.diagnosed)."""
     after_env, per_step = _run(env, plan, recipes)
-    after = diagnose_all(after_env, recipes)
+    if any(v.error for v in after_env.runtime_views):
+        # start-up: fixer.explainer costs plan --json a few % of its time; only a failed
+        # doctor --deep import needs it (its views are in the file a plan reads)
+        from fixer.explainer import diagnose_all
+
+        after = diagnose_all(after_env, recipes)
+    else:
+        after = diagnose(after_env, recipes)
     unfixed = tuple(
         f for f in after if f.severity in ("error", "warning") and in_scope(f, env, plan)
     )
