@@ -14,7 +14,19 @@ import dataclasses
 import re
 import sys
 import typing
-from typing import Any, Callable, Dict, FrozenSet, Literal, Mapping, Optional, Tuple, Type, TypeVar
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    FrozenSet,
+    Literal,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Type,
+    TypeVar,
+)
 
 from fixer.system.versions import canonical_name, split_requirement, version_key
 

@@ -7,9 +7,9 @@ fixer.render.apply has the rich one.
 from __future__ import annotations
 
 import logging
-from typing import Optional, Sequence
+from typing import Optional
 
-from fixer.model import CommandResult, Plan, Reporter, Step
+from fixer.model import CommandResult, Reporter, Step
 
 log = logging.getLogger("fixer.applier")
 
