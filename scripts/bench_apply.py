@@ -30,7 +30,7 @@ back at the end whatever happens (checked by sha256). A framework change cannot 
 the machine is offline and holds one build of each framework, so there is nothing to change to;
 --dry has no framework change either (its stand-in torch is one build).
 
-Phases are taken from apply's progress hooks (fixer.applier.reporter.Reporter) and from timing
+Phases are taken from apply's progress hooks (fixer.model.Reporter) and from timing
 fixer.api.check_after_apply and fixer.verifier.checks.verify in this process:
     backup    the first "backing up" phase to the first step (record, hash, link or zip)
     install   the installer steps (pip-install / pip-uninstall), as the journal timed them
@@ -182,7 +182,7 @@ def _torch_wheel(out: Path, version: str, cudnn_pin: str, padding: int) -> Path:
 
 
 class Timeline:
-    """Progress hooks that stamp the phases (fixer.applier.reporter.Reporter's methods)."""
+    """Progress hooks that stamp the phases (fixer.model.Reporter's methods)."""
 
     def __init__(self) -> None:
         self.marks: List[Tuple[float, str]] = []

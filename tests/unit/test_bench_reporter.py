@@ -1,5 +1,5 @@
 """scripts/bench_apply.py stamps apply's phases with its own reporter (Timeline): it must answer
-every hook fixer.applier.reporter.Reporter has, or the benchmark dies on the GPU machine when a
+every hook fixer.model.Reporter has, or the benchmark dies on the GPU machine when a
 hook is added (it did: `starting`). Read from the source (ast): the script imports fixer late,
 to time that import."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import inspect
 
-from fixer.applier.reporter import Reporter
+from fixer.model import Reporter
 from tests.helpers.paths import REPO
 
 
