@@ -1116,12 +1116,15 @@ def check_after_apply(
 
     checks: Tuple[CheckResult, ...] = ()
     if gpus is not None:
-        with ThreadPoolExecutor(1, thread_name_prefix="fixer-detect") as pool:
+        pool = ThreadPoolExecutor(1, thread_name_prefix="fixer-detect")
+        try:
             running = pool.submit(detected)
             if real(gpus):
                 names = installed_frameworks(python)
                 checks = _with_checking(checking, names, run_checks, python, names, environ=after)
             env, findings = running.result()
+        finally:
+            pool.shutdown(wait=False)  # a Ctrl-C goes on at once (its children are killed)
     else:
         env, findings = detected()
         if real(env.gpus):
