@@ -10,6 +10,11 @@ prints its CPU time (user + sys, from the child's rusage), its wall time, the lo
 and after, and pytest's summary line. On a shared machine the wall time follows the load; the CPU
 time much less so, which is why both are printed. With --against the other checkout's suite runs
 at the same time as this one's, so both see the same load (compare their CPU times).
+
+It also says whether Python may write bytecode caches (PYTHONDONTWRITEBYTECODE): without them,
+every run compiles each imported module and pytest rewrites the asserts of every test module
+again (about 5 s of CPU of this suite on the 2-core CI machine); with them, only the first run
+does. --collect times `pytest --collect-only` alone too: imports and rewriting, no test run.
 """
 
 from __future__ import annotations
@@ -22,18 +27,21 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import IO, Dict, List, Optional, Tuple, Union
+from typing import IO, Dict, List, Optional, Sequence, Tuple, Union
 
 REPO = Path(__file__).resolve().parent.parent
 COMMAND = ["-m", "pytest", "-q", "-p", "no:randomly", "tests/unit"]
+COLLECT = ["-m", "pytest", "-q", "-p", "no:randomly", "--collect-only", "tests/unit"]
 
 
-def _start(repo: Path) -> "Tuple[subprocess.Popen[bytes], IO[bytes]]":
+def _start(
+    repo: Path, command: Sequence[str] = COMMAND
+) -> "Tuple[subprocess.Popen[bytes], IO[bytes]]":
     """The suite of `repo`, its output going to a temporary file: a pipe read only after wait4
     would block a child whose output outgrows the pipe's buffer (a run with many failures)."""
     out = tempfile.TemporaryFile()
     return subprocess.Popen(
-        [sys.executable, *COMMAND], cwd=str(repo), stdout=out, stderr=subprocess.STDOUT
+        [sys.executable, *command], cwd=str(repo), stdout=out, stderr=subprocess.STDOUT
     ), out
 
 
@@ -54,10 +62,10 @@ def _wait(proc: "subprocess.Popen[bytes]", output: IO[bytes]) -> Dict[str, Union
     }
 
 
-def run(repos: List[Path]) -> List[Dict[str, Union[float, str]]]:
+def run(repos: List[Path], command: Sequence[str] = COMMAND) -> List[Dict[str, Union[float, str]]]:
     load_before = os.getloadavg()[0]
     t0 = time.monotonic()
-    procs = [_start(r) for r in repos]
+    procs = [_start(r, command) for r in repos]
     results = []
     for repo, (proc, output) in zip(repos, procs):
         r = _wait(proc, output)
@@ -65,6 +73,8 @@ def run(repos: List[Path]) -> List[Dict[str, Union[float, str]]]:
         r["repo"] = str(repo)
         r["load_before"] = round(load_before, 2)
         r["load_after"] = round(os.getloadavg()[0], 2)
+        r["what"] = "collect only" if "--collect-only" in command else "suite"
+        r["bytecode_caches"] = "off" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "on"
         results.append(r)
     return results
 
@@ -76,16 +86,19 @@ def main(argv: Optional[List[str]] = None) -> int:
         "--against", help="another checkout to run side by side (A/B under the same load)"
     )
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--collect", action="store_true", help="also time --collect-only alone")
     args = ap.parse_args(argv)
     repos = [REPO] + ([Path(args.against).resolve()] if args.against else [])
     runs = [r for _ in range(args.n) for r in run(repos)]
+    if args.collect:
+        runs += run(repos, COLLECT)
     if args.json:
         print(json.dumps(runs, indent=2))
     else:
         print("command: " + " ".join(["python", *COMMAND]))
         for r in runs:
             print(
-                f"{r['repo']}: cpu {r['cpu_s']} s (user {r['user_s']} + sys {r['sys_s']}), wall {r['wall_s']} s, "
+                f"{r['repo']} ({r['what']}, bytecode caches {r['bytecode_caches']}): cpu {r['cpu_s']} s (user {r['user_s']} + sys {r['sys_s']}), wall {r['wall_s']} s, "
                 f"load {r['load_before']} -> {r['load_after']}: {r['summary']}"
             )
     return 0 if all(r["rc"] == 0 for r in runs) else 1

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Iterator, List, Tuple
 
 import fixer
+from tests.helpers import sources
 
 PACKAGE = Path(fixer.__file__).resolve().parent
 GATE = PACKAGE / "system" / "fsgate.py"
@@ -102,9 +103,8 @@ def _attr_call(node: ast.Call, func: ast.Attribute) -> Iterator[str]:
 
 
 def mutators(path: Path) -> List[Tuple[int, str]]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     out: List[Tuple[int, str]] = []
-    for node in ast.walk(tree):
+    for node in sources.nodes(path):
         if not isinstance(node, ast.Call):
             continue
         func = node.func

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 
+from tests.helpers import sources
 from tests.helpers.paths import REPO
 
 MAX_LINES = 80
@@ -17,7 +18,7 @@ def _functions():
         for path in sorted((REPO / tree).rglob("*.py")):
             if "tests/data" in path.as_posix():
                 continue
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            for node in sources.nodes(path):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     yield path, node
 
@@ -35,6 +36,6 @@ def test_every_package_says_what_it_is():
     quiet = [
         str(init.relative_to(REPO))
         for init in sorted((REPO / "fixer").rglob("__init__.py"))
-        if not ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
+        if not ast.get_docstring(sources.tree(init))
     ]
     assert not quiet, quiet

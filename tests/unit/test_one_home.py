@@ -9,6 +9,8 @@ import re
 from pathlib import Path
 from typing import Iterator, Tuple
 
+from tests.helpers import sources
+
 FIXER = Path(__file__).resolve().parents[2] / "fixer"
 RESOLVE = FIXER / "resolver"
 
@@ -19,7 +21,7 @@ ALLOWED = {"fixer.model", "fixer.rules", "fixer.system.versions"}
 def _imports(path: Path) -> Iterator[Tuple[int, str]]:
     """(line, absolute module) of every import in `path`, lazy ones inside functions included."""
     package = "fixer." + ".".join(path.relative_to(FIXER).with_suffix("").parts[:-1])
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in sources.nodes(path):
         if isinstance(node, ast.Import):
             for a in node.names:
                 yield node.lineno, a.name

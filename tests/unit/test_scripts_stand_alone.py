@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 from tests.helpers.paths import REPO
+from tests.helpers import sources
 
 SCRIPTS = sorted(p for p in (REPO / "scripts").rglob("*.py"))
 NAMES = {p.stem for p in SCRIPTS}
@@ -34,7 +35,7 @@ def test_there_are_scripts():
 def test_no_script_imports_the_tests_or_another_script():
     offenders = []
     for path in SCRIPTS:
-        for line, name in _imports(ast.parse(path.read_text(), str(path))):
+        for line, name in _imports(sources.tree(path)):
             top = (
                 name.split("/")[-1].split(".")[0] if "/" in name else name.lstrip(".").split(".")[0]
             )

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from fixer import recipebook
 from fixer.system import cachefile
 from tests.helpers.examples import examples
+from tests.helpers import sources
 from tests.helpers.hostile import nothing_happens, values
 
 FIXER = Path(recipebook.__file__).resolve().parent
@@ -44,8 +45,7 @@ def _load_again() -> Any:
 
 def test_no_module_of_the_tool_imports_pickle() -> None:
     for path in FIXER.rglob("*.py"):
-        tree = ast.parse(path.read_text(), str(path))
-        for node in ast.walk(tree):
+        for node in sources.nodes(path):
             names = (
                 [a.name for a in node.names]
                 if isinstance(node, ast.Import)
