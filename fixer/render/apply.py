@@ -70,6 +70,10 @@ class ConsoleReporter(Reporter):
             self.board.say(styled(("to download", "bold"), f" (dependencies included): {text}"))
 
     def phase(self, text: str) -> None:
+        # a phase comes between steps; "rolling back" also after a step that never finished
+        # (Ctrl-C, a kill): its live line ends here, not with the process
+        self.board.end()
+        self.watch = None
         self.board.say(styled((text, "dim")))
 
     def step_started(self, index: int, total: int, step: Step) -> None:

@@ -14,6 +14,7 @@ and choosing where to draw:
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import threading
 import time
@@ -237,6 +238,7 @@ class ConsoleBoard(Board):
         self._lock = threading.Lock()
         self._said: Any = None
         self._beat = 0.0
+        self._exit_hook = False
 
     def say(self, text: "Text") -> None:
         self.console.print(text, highlight=False, soft_wrap=True)
@@ -256,6 +258,9 @@ class ConsoleBoard(Board):
                 redirect_stderr=False,
             )
             self._live.start()
+            if not self._exit_hook:  # never leave the terminal's cursor hidden (Live hides it)
+                atexit.register(self.close)
+                self._exit_hook = True
             return
         self._said, self._beat = source.key(), 0.0
         if self._said is not None:  # what it is about is known from the start: say it now
