@@ -343,8 +343,10 @@ def runs_on_arch_list(cc: str, tokens: Sequence[str]) -> bool:
     spelling: "sm_90", "sm_90a", "compute_120")? SASS sm_XY runs on X.Z for Z >= Y (same major
     only); PTX compute_XY is JIT-compiled by the driver for any X.Y or newer. An arch-specific
     target (sm_90a, compute_90a) runs on exactly that architecture; a family-specific one
-    (sm_100f) on its major with a minor >= its own (CUDA C Programming Guide, "Binary
-    Compatibility", "PTX Compatibility" and "Feature Availability")."""
+    (sm_100f) on its major with a minor >= its own (CUDA C++ Programming Guide @release:13.0,
+    "Binary Compatibility", "PTX Compatibility" and "Feature Availability"; pinned by
+    tests/unit/test_compat_table.py and, on compiled fatbins, tests/integration/detect/
+    test_fatbin.py)."""
     c = major_minor(cc)
     for t in tokens:
         m = re.match(r"^(sm|compute)_(\d+)(\d)([af]?)$", t)
@@ -405,7 +407,9 @@ def is_usable(copy: LibraryCopy) -> bool:
 
 
 def cuda_version_from_int(v: int) -> str:
-    """cuDriverGetVersion / cudaRuntimeGetVersion: 13000 -> "13.0", 12060 -> "12.6"."""
+    """cuDriverGetVersion / cudaRuntimeGetVersion: 13000 -> "13.0", 12060 -> "12.6" (1000 *
+    major + 10 * minor: pypi:nvidia-cuda-runtime nvidia/cu13/include/cuda.h @13.0.96,
+    CUDA_VERSION and cuDriverGetVersion's doc comment; tests/unit/test_rule_sources.py)."""
     return f"{v // 1000}.{(v % 1000) // 10}"
 
 

@@ -12,7 +12,14 @@ import re
 from typing import Optional, Sequence, Tuple
 
 #: The sub-libraries of one cuDNN copy by major, without "lib" and ".so.N" (cuDNN 9 split the
-#: library into graph/engine parts; cuDNN 8 into infer/train halves).
+#: library into graph/engine parts; cuDNN 8 into infer/train halves). Sources: cuDNN 9's
+#: docs.nvidia.com/deeplearning/cudnn/latest/api/overview.html @release:9.19.0 ("API Library":
+#: cudnn_graph, cudnn_engines_runtime_compiled, cudnn_engines_precompiled, cudnn_heuristic,
+#: cudnn_ops, cudnn_cnn, cudnn_adv), the files of pypi:nvidia-cudnn-cu13 9.19.0.56 and of the
+#: GPU machine's libcudnn9-cuda-13 9.14.0.64-1 (tests/data/gpu_machine/probe_h200_cuda13.txt,
+#: pinned by tests/unit/test_rule_sources.py); cuDNN 8's docs.nvidia.com/deeplearning/cudnn/
+#: archives/cudnn-890/api/index.html @release:8.9.0 (cudnn_ops_infer/_train, cudnn_cnn_infer/
+#: _train, cudnn_adv_infer/_train).
 CUDNN_SUBLIBRARIES = {
     9: (
         "graph",

@@ -46,7 +46,10 @@ def major_minor(v: Optional[str]) -> Tuple[int, ...]:
 
 def older_minor(version: Optional[str], built: Optional[str]) -> bool:
     """True when `version` has the major of `built` but an older major.minor: "12.1.3" against
-    CUDA "12.6". Within a CUDA major only newer runtime libraries are compatible with a build."""
+    CUDA "12.6". Within a CUDA major only newer runtime libraries are compatible with a build
+    (docs.nvidia.com/deploy/cuda-compatibility @release:CUDA-13.0, "Minor Version
+    Compatibility": an application built with X.y runs with the runtime/libraries of X.z,
+    z >= y; tests/unit/test_rule_sources.py)."""
     if not (version and built):
         return False
     v, b = version_key(version), version_key(built)
