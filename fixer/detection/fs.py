@@ -10,9 +10,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
-from typing import Dict, List, Optional
+from concurrent.futures import ThreadPoolExecutor
+from typing import Dict, Iterable, List, Optional
 
 from fixer.detection.elf import ElfInfo, read_elf
+
+#: Threads that hash RECORD files at once (MachineFS.hash_all): past 4 the H100 machine's disk and
+#: memory bandwidth, not the CPU, bound it.
+HASH_THREADS = 4
 
 
 class MachineFS:
@@ -20,6 +25,7 @@ class MachineFS:
         self.root = os.path.abspath(root or "/")
         self._ls: Dict[str, Optional[List[str]]] = {}
         self._elf: Dict[str, ElfInfo] = {}
+        self._hashes: Dict[str, Optional[str]] = {}
 
     def R(self, path: str) -> str:
         """Machine path -> host path."""
@@ -85,7 +91,30 @@ class MachineFS:
     def record_hash(self, path: str) -> Optional[str]:
         """The file's sha256 in a wheel RECORD's spelling ("sha256=" + urlsafe base64 without
         padding, PEP 376 / the binary distribution format), or None when it cannot be read. Opened
-        with O_NOFOLLOW: a symlink is no file of the record's."""
+        with O_NOFOLLOW: a symlink is no file of the record's. Read once per detection (this
+        MachineFS): hash_all may have read it already."""
+        if path not in self._hashes:
+            self._hashes[path] = self._sha256(path)
+        return self._hashes[path]
+
+    def hash_all(self, paths: Iterable[str]) -> None:
+        """record_hash of every path, read on HASH_THREADS threads, largest first: hashlib
+        releases the GIL while it hashes a buffer (docs.python.org/3/library/hashlib.html: "the
+        Python GIL is released ... for data larger than 2047 bytes"), and a CUDA stack's wheels
+        hold several GB of libraries (apply hashes them before and after)."""
+        todo = sorted(
+            (p for p in set(paths) if p not in self._hashes),
+            key=lambda p: -(self.size(p) or 0),
+        )
+        if len(todo) < 2:
+            return
+        with ThreadPoolExecutor(
+            min(HASH_THREADS, len(todo)), thread_name_prefix="fixer-hash"
+        ) as ex:
+            for path, digest in zip(todo, ex.map(self._sha256, todo)):
+                self._hashes[path] = digest
+
+    def _sha256(self, path: str) -> Optional[str]:
         h = hashlib.sha256()
         try:
             fd = os.open(self.R(path), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))

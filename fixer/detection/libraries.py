@@ -272,6 +272,7 @@ def scan(
     pip, pip_expected, pip_dir_dist = read_pip_owners(python, fs, notes)
     dpkg, dpkg_versions = read_dpkg_owners(fs)
     owners = Owners(pip, pip_expected, pip_dir_dist, dpkg, dpkg_versions, hashes)
+    _hash_library_files(pip, fs, hashes)
     dirs = candidate_dirs(python, env, fs, cache_dirs, frameworks_lib_dirs)
     for lib_dir, exp in pip_expected.items():
         if lib_dir not in dirs:
@@ -330,6 +331,18 @@ def scan(
             )
     name_foreign_files(copies, fs, hashes)
     return copies, owners
+
+
+def _hash_library_files(pip: Mapping[str, PipFile], fs: MachineFS, hashes: bool) -> None:
+    """With `hashes`, hash at once (MachineFS.hash_all) every wheel library file whose sha256
+    the copies compare with its RECORD row (record_difference: read only where the size agrees)."""
+    if not hashes:
+        return
+    fs.hash_all(
+        real
+        for real, pf in pip.items()
+        if pf.hash and FAMILY_RE.match(os.path.basename(real)) and fs.size(real) == pf.size
+    )
 
 
 def name_foreign_files(copies: List[_Copy], fs: MachineFS, hashes: bool) -> None:
