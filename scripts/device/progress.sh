@@ -23,7 +23,8 @@
 #   pip download --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 \
 #     --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 -d .wheels-device \
 #     ipykernel jupyter_client
-# it is git-ignored: carry it to the GPU machine (run's carry: [".wheels-device"])).
+# it is git-ignored: carry it to the GPU machine (run's carry: [".wheels-device"]), or point
+# PROGRESS_WHEELS at a folder holding them).
 # Usage (repo root, GPU machine, about 1-2 min): bash scripts/device/progress.sh
 set -u
 py=${PY:-/opt/torch/.venv/bin/python}

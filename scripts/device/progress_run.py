@@ -34,7 +34,8 @@ from typing import Any, Dict, List
 
 REPO = Path(__file__).resolve().parents[2]
 RATE = float(os.environ.get("PROGRESS_RATE", 100e6))  # bytes/s: a good Colab download
-WHEELS_DEVICE = REPO / ".wheels-device"
+#: ipykernel + jupyter_client wheels for the kernel venv (progress.sh says how they were made)
+WHEELS_DEVICE = Path(os.environ.get("PROGRESS_WHEELS", REPO / ".wheels-device"))
 
 STEP = textwrap.dedent(
     """
