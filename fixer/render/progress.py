@@ -270,7 +270,10 @@ class ConsoleBoard(Board):
 
     def changed(self) -> None:
         source = self._source
-        if source is None or self._live is not None:
+        if self._live is not None:  # now, not at the next tick: a line printed above the live
+            self._live.refresh()  # one redraws what Live rendered last
+            return
+        if source is None:
             return
         key = source.key()
         with self._lock:

@@ -147,9 +147,22 @@ def target_venv(tmp: Path, name: str, house: Path) -> str:
     return py
 
 
-def step_data(py: str, url: str, root: Path, size: int) -> str:
+def step_data(py: str, url: str, root: Path, size: int, uv: str = "") -> str:
+    """The step as JSON for the child: pip's form, or uv's when `uv` names its binary."""
     version = metadata.version("nvidia-cudnn-cu13")
     argv = [py, "-m", "pip", "install", "--no-deps", "--no-index", "--find-links", url]
+    if uv:
+        argv = [
+            uv,
+            "pip",
+            "install",
+            "--python",
+            py,
+            "--no-deps",
+            "--no-index",
+            "--find-links",
+            url,
+        ]
     return json.dumps(
         {
             "summary": f"install nvidia-cudnn-cu13=={version}",
@@ -318,6 +331,17 @@ def main() -> int:
         )
         say(f"apply took {time.monotonic() - t:.1f} s")
         show_terminal(raw)
+        uv = shutil.which("uv")
+        if uv:
+            say("\n## 1b the same with uv (it prints no bytes: the plan's size, then a heartbeat)")
+            venv3 = tmp / "target-3"
+            run([sys.executable, "-m", "venv", "--without-pip", str(venv3)])
+            py3 = str(venv3 / "bin" / "python")
+            uv_env = {**env, "UV_NO_CONFIG": "1", "UV_CACHE_DIR": str(tmp / "uv-cache")}
+            data = step_data(py3, url, tmp / "root-3", size, uv=uv)
+            show_terminal(in_terminal(TERMINAL.format(repo=str(REPO), data=data), uv_env))
+        else:
+            say("\n## 1b skipped: no uv on PATH")
         say("\n## 2 notebook kernel (jupyter_client), fixer's notebook reporter")
         kpy = kernel_venv(tmp)
         py2 = target_venv(tmp, "target-2", house)
