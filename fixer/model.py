@@ -1234,3 +1234,8 @@ class Reporter:
 
     def checking(self, frameworks: Sequence[str]) -> None:
         """The check after apply runs these frameworks' GPU checks now; () when they ended."""
+
+    def watching(self, index: int, watch: Any) -> None:
+        """Step `index`'s command runs now; `watch.snapshot(time.monotonic())` says where it
+        stands (fixer.applier.progress.InstallWatch: bytes, rate, time left, silence) until the
+        step finishes."""

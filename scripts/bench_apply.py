@@ -211,6 +211,9 @@ class Timeline:
     def checking(self, frameworks: Any) -> None:
         pass
 
+    def watching(self, index: int, watch: Any) -> None:
+        pass
+
     def backup_seconds(self) -> float:
         start = next((t for t, text in self.marks if text.startswith("backing up")), None)
         end = next((t for t, text in self.marks if text.startswith("step ")), None)

@@ -538,11 +538,21 @@ def _execute(
     run: Runner,
     locks: Sequence[ApplyLock] = (),
 ) -> CommandResult:
+    # what the step's command says about its progress, read as it comes (the reporter draws it)
+    watch = progress.InstallWatch(
+        time.monotonic(),
+        expected=step.download_bytes,
+        unknown=step.download_unknown,
+        packages=step.packages,
+    )
+
     def on_output(line: str) -> None:
         journal.log(line)
+        watch.line(line, time.monotonic())
         rep.step_output(index, line)
 
     def call(argv: Sequence[str], timeout: float) -> CommandResult:
+        rep.watching(index, watch)
         return _run_tracked(journal, run, argv, timeout, on_output, locks)
 
     if step.kind == "cleanup":

@@ -13,7 +13,6 @@ from typing import Any, Callable, Dict, Optional, Sequence
 
 from rich.console import Console
 
-from fixer.applier.progress import InstallWatch
 from fixer.model import (
     APPLY_SCHEMA,
     ApplyResult,
@@ -61,7 +60,6 @@ class ConsoleReporter(Reporter):
         self.verbose = verbose
         self.board = board or ConsoleBoard(self.console)
         self.clock = clock
-        self.watch: Optional[InstallWatch] = None
 
     def starting(self, plan: Plan) -> None:
         known, unknown = plan.download
@@ -73,31 +71,23 @@ class ConsoleReporter(Reporter):
         # a phase comes between steps; "rolling back" also after a step that never finished
         # (Ctrl-C, a kill): its live line ends here, not with the process
         self.board.end()
-        self.watch = None
         self.board.say(styled((text, "dim")))
 
     def step_started(self, index: int, total: int, step: Step) -> None:
         self.board.say(styled((f"[{index}/{total}]", "bold"), f" {step.summary}"))
         if step.argv:
             self.board.say(styled((f"      $ {' '.join(step.argv)}", "dim")))
-            self.watch = InstallWatch(
-                self.clock(),
-                expected=step.download_bytes,
-                unknown=step.download_unknown,
-                packages=step.packages,
-            )
-            self.board.begin(install_source(self.watch, self.clock))
+
+    def watching(self, index: int, watch: Any) -> None:
+        self.board.begin(install_source(watch, self.clock))
 
     def step_output(self, index: int, line: str) -> None:
-        if self.watch is not None:
-            self.watch.line(line, self.clock())
-            self.board.changed()
+        self.board.changed()
         if self.verbose or _PROGRESS.search(line):
             self.board.say(styled((f"      {line}", "dim")))
 
     def step_finished(self, index: int, step: Step, result: CommandResult) -> None:
         self.board.end()
-        self.watch = None
         if result.rc == 0:
             self.board.say(styled("      ", ("ok", "green"), f" ({result.seconds:.1f} s)"))
         else:

@@ -14,6 +14,7 @@ import io
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fixer.applier.progress import InstallWatch
 from fixer.applier.runner import CommandResult
 from fixer.model import Step
 from fixer.render import new_console
@@ -53,10 +54,14 @@ events = st.lists(
 
 
 def _drive(reporter: ConsoleReporter, script) -> None:
+    watch = InstallWatch(0.0)
     for event in script:
         if event[0] == "start":
             reporter.step_started(1, 1, STEP)
+            watch = InstallWatch(0.0, expected=STEP.download_bytes, packages=STEP.packages)
+            reporter.watching(1, watch)  # as apply hands it over (fixer.applier.transaction)
         elif event[0] == "line":
+            watch.line(event[1], 0.1)
             reporter.step_output(1, event[1])
         elif event[0] == "finish":
             reporter.step_finished(1, STEP, CommandResult(rc=0, seconds=1.0))
