@@ -1260,12 +1260,42 @@ def verify(
     from fixer.verifier.checks import passed, verify as run_verify
 
     check_target("verify", environment)
+    board = None
+    if checking is None:  # in a notebook kernel: said in ONE output, updated in place
+        board = _notebook_board()
+        checking = board.checking if board is not None else None
     names = _many(framework)
     if checking is not None and not names:
         names = _installed(python)
-    results = _with_checking(checking, names, run_verify, python, frameworks=names, timeout=timeout)
+    try:
+        results = _with_checking(
+            checking, names, run_verify, python, frameworks=names, timeout=timeout
+        )
+    finally:
+        if board is not None:
+            board.close()
     ok = passed(results)
     return VerifyResult(results=results, passed=ok, exit_code=0 if ok else 1)
+
+
+class _Board:
+    """A notebook board (fixer.render.progress.NotebookBoard) and its `checking` callback."""
+
+    def __init__(self) -> None:
+        from fixer.render.progress import NotebookBoard, checking_display
+
+        self.board = NotebookBoard()
+        self.checking = checking_display(self.board)
+
+    def close(self) -> None:
+        self.board.close()
+
+
+def _notebook_board() -> Optional[_Board]:
+    """In a notebook kernel, a board for verify's "checking ..." line; elsewhere None."""
+    from fixer.applier.kernel import in_live_kernel
+
+    return _Board() if in_live_kernel() else None
 
 
 def _installed(python: Optional[str]) -> Tuple[str, ...]:

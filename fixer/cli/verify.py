@@ -3,7 +3,7 @@ mapped cuDNN files and versions) per framework, each in a child process of the t
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from typing import List, Optional
 
 import typer
 
@@ -25,16 +25,11 @@ def verify_command(
     cuDNN files really loaded. Exit 0 only when every framework passes."""
     from fixer.api import verify
     from fixer.render import err, out
-    from fixer.render.progress import ConsoleBoard, checking_source
+    from fixer.render.progress import ConsoleBoard, checking_display
 
     # which frameworks it checks, while it checks them (stderr with --json: stdout is the JSON)
     board = ConsoleBoard(err() if json else out())
-
-    def checking(frameworks: Sequence[str]) -> None:
-        if frameworks:
-            board.begin(checking_source(frameworks))
-        else:
-            board.end()
+    checking = checking_display(board)
 
     try:
         result = verify(

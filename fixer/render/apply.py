@@ -31,7 +31,7 @@ from fixer.render.progress import (
     Board,
     ConsoleBoard,
     NotebookBoard,
-    checking_source,
+    checking_display,
     install_source,
 )
 
@@ -99,10 +99,7 @@ class ConsoleReporter(Reporter):
         self.board.say(styled(("note:", "yellow"), f" {text}"))
 
     def checking(self, frameworks: Sequence[str]) -> None:
-        if frameworks:
-            self.board.begin(checking_source(frameworks, self.clock))
-        else:
-            self.board.end()
+        checking_display(self.board)(frameworks)
 
 
 def reporter_for(as_json: bool, verbose: bool = False) -> ConsoleReporter:

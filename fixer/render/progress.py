@@ -163,6 +163,25 @@ def checking_text(frameworks: Sequence[str], seconds: float) -> "Text":
     )
 
 
+def checked_text(frameworks: Sequence[str], seconds: float) -> "Text":
+    """ "checked torch, jax, cupy on the GPU in 5 s": what stays once the checks ended."""
+    names = ", ".join(frameworks) if frameworks else "the installed frameworks"
+    return styled((f"checked {names} on the GPU in {duration(seconds)}", "dim"))
+
+
+def checking_display(board: "Board") -> Callable[[Sequence[str]], None]:
+    """The `checking` callback of fixer.api.verify on `board`: frameworks named, the live line
+    starts; () it ends."""
+
+    def checking(frameworks: Sequence[str]) -> None:
+        if frameworks:
+            board.begin(checking_source(frameworks))
+        else:
+            board.end()
+
+    return checking
+
+
 def checking_source(
     frameworks: Sequence[str], clock: Callable[[], float] = time.monotonic
 ) -> Source:
@@ -171,7 +190,7 @@ def checking_source(
     started = clock()
     return Source(
         text=lambda: checking_text(frameworks, clock() - started),
-        final=lambda: None,
+        final=lambda: checked_text(frameworks, clock() - started),
         key=lambda: tuple(frameworks),
         silent=lambda: clock() - started,
     )

@@ -265,3 +265,28 @@ def _execute(kc: Any, code: str, timeout: float = 240) -> List[Dict[str, Any]]:
         if msg["msg_type"] != "status":
             msgs.append(msg)
     raise AssertionError("the cell did not finish")
+
+
+def test_verify_in_a_notebook_kernel_says_what_it_checks_in_one_output() -> None:
+    """fixer.verify() in a kernel: one display for "checking X ..." (updated in place, ending
+    with what was checked) and the result; no stream. The framework is missing here, so its
+    child fails at the import: what is checked is said all the same."""
+    jupyter_client = pytest.importorskip("jupyter_client")
+    km, kc = jupyter_client.manager.start_new_kernel(kernel_name="python3")
+    try:
+        msgs = _execute(kc, "import fixer\nfixer.verify(framework='tensorflow')")
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+    shown = [m for m in msgs if m["msg_type"] in ("display_data", "stream", "execute_result")]
+    assert [m["msg_type"] for m in shown] == ["display_data", "execute_result"], msgs
+    display_id = shown[0]["content"]["transient"]["display_id"]
+    first = shown[0]["content"]["data"]["text/plain"]
+    assert first.strip().startswith("checking tensorflow on the GPU (")
+    updates = [
+        m["content"]["data"]["text/plain"]
+        for m in msgs
+        if m["msg_type"] == "update_display_data"
+        and m["content"]["transient"]["display_id"] == display_id
+    ]
+    assert updates and re.match(r"checked tensorflow on the GPU in \d+ s$", updates[-1].strip())
