@@ -22,7 +22,9 @@
 # dependencies; made with
 #   pip download --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 \
 #     --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 -d .wheels-device \
-#     ipykernel jupyter_client
+#     ipykernel jupyter_client pip==24.1.2
+# (pip 24.1.2 is Colab's pip in the 2026-08 image; the machine's own pip 24.0 predates pip's raw
+# byte reports, so the throw-away venvs take Colab's)
 # it is git-ignored: carry it to the GPU machine (run's carry: [".wheels-device"]), or point
 # PROGRESS_WHEELS at a folder holding them).
 # Usage (repo root, GPU machine, about 1-2 min): bash scripts/device/progress.sh

@@ -138,11 +138,16 @@ def serve(folder: Path) -> http.server.ThreadingHTTPServer:
 
 
 def target_venv(tmp: Path, name: str, house: Path) -> str:
-    """A throw-away venv with this machine's pip (repacked: ensurepip's may predate raw progress)."""
+    """A throw-away venv with this machine's pip (repacked: ensurepip's may predate raw progress),
+    or Colab's pip (24.1.2 in the 2026-08 image) when .wheels-device/ holds that wheel: the
+    machine's own pip 24.0 predates pip's raw byte reports (24.1)."""
     venv = tmp / name
     run([sys.executable, "-m", "venv", str(venv)])
     py = str(venv / "bin" / "python")
-    run([py, "-m", "pip", "install", "-q", "--no-index", "--find-links", str(house), "-U", "pip"])
+    links = ["--find-links", str(house)]
+    if any(WHEELS_DEVICE.glob("pip-*.whl")):
+        links += ["--find-links", str(WHEELS_DEVICE)]
+    run([py, "-m", "pip", "install", "-q", "--no-index", *links, "-U", "pip"])
     say(f"{name}: pip {run([py, '-c', 'import pip; print(pip.__version__)']).stdout.strip()}")
     return py
 
