@@ -9,7 +9,9 @@ tests/unit/test_compat_table.py does not pin, each against the source cited besi
   major only (the CUDA Compatibility guide), generated;
 - minor_version_floor: NVIDIA's Table 1 values in recipes/nvidia.toml;
 - runs_under: under minor-version compatibility only SASS runs (no JIT of newer PTX), generated
-  against runs_on."""
+  against runs_on;
+- cuda_fit (the "cuda-minor-version" row) and runs_on_arch_list (the "kernels" row) against the
+  statements of the CUDA Compatibility guide and the CUDA C++ Programming Guide, generated."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from hypothesis import given, settings, strategies as st
 from fixer import rules
 from fixer.children import childrules
 from fixer.recipebook import load
-from fixer.system.versions import older_minor
+from fixer.system.versions import older_minor, version_key
 from tests.helpers.examples import examples
 
 PROBE = Path(__file__).resolve().parents[1] / "data" / "gpu_machine" / "probe_h200_cuda13.txt"
@@ -83,3 +85,52 @@ def test_minor_version_compatibility_runs_sass_only(cc, sass, ptx):
     assert rules.runs_under(cc, sass, ptx, "native") == rules.runs_on(cc, sass, ptx)
     assert rules.runs_under(cc, sass, ptx, "minor-version") == rules.runs_on(cc, sass, None)
     assert rules.runs_under(cc, sass, ptx, None) is False
+
+
+CUDA = st.tuples(st.integers(11, 13), st.integers(0, 9))
+DRIVER = st.sampled_from(
+    ["450.80.02", "470.256.02", "525.60.13", "535.104.05", "570.124.06", "580.65.06", "580.159.04"]
+)
+
+
+@settings(max_examples=examples(300))
+@given(CUDA, CUDA, DRIVER)
+def test_cuda_fit_is_the_compatibility_guide(build, driver_cuda, driver):
+    """NVIDIA's CUDA Compatibility guide: a build runs natively when its CUDA is no newer than
+    the driver's; a newer one of the same major runs by minor-version compatibility when the
+    driver meets that major's floor (Table 1); nothing else runs."""
+    floors = RECIPES.driver_floors
+    fit = rules.cuda_fit(".".join(map(str, build)), driver, ".".join(map(str, driver_cuda)), floors)
+    floor = rules.minor_version_floor(build[0], floors)
+    if build <= driver_cuda:
+        assert fit == "native"
+    elif build[0] == driver_cuda[0] and floor and version_key(driver) >= version_key(floor):
+        assert fit == "minor-version"
+    else:
+        assert fit is None
+
+
+TOKEN = st.tuples(
+    st.sampled_from(["sm", "compute"]),
+    st.integers(5, 12),
+    st.integers(0, 9),
+    st.sampled_from(["", "a", "f"]),
+)
+
+
+@settings(max_examples=examples(500))
+@given(st.tuples(st.integers(5, 12), st.integers(0, 9)), TOKEN)
+def test_one_kernel_token_runs_where_the_programming_guide_says(cc, token):
+    """CUDA C++ Programming Guide: cubin sm_XY runs on X.Z, Z >= Y; PTX compute_XY is JIT-compiled
+    for any X.Y or newer; an arch-specific target (...a) runs on exactly its architecture, a
+    family-specific one (...f) on its major with a minor >= its own."""
+    kind, major, minor, suffix = token
+    text = f"{kind}_{major}{minor}{suffix}"
+    want = (major, minor)
+    if suffix == "a":
+        expected = cc == want
+    elif kind == "sm" or suffix == "f":
+        expected = cc[0] == major and cc[1] >= minor
+    else:
+        expected = cc >= want
+    assert rules.runs_on_arch_list(f"{cc[0]}.{cc[1]}", [text]) == expected
