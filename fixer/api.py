@@ -813,10 +813,16 @@ def _apply_warming(req: _Request, warm: Optional[Any]) -> ApplyResult:
     if isinstance(planned, ApplyResult):
         return planned
     env, the_plan, findings, machine = planned
-    refusal = apply_refusal(the_plan, root=req.options.root, prepare_for_gpu=req.prepare_for_gpu)
+    target = req.python or (env.python.executable if env.python else None) or sys.executable
+    refusal = apply_refusal(
+        the_plan,
+        root=req.options.root,
+        prepare_for_gpu=req.prepare_for_gpu,
+        python=env.python,
+        executable=target,
+    )
     if refusal is not None and not req.dry_run:
         raise refusal
-    target = req.python or (env.python.executable if env.python else None) or sys.executable
     if the_plan.nothing_to_do:
         done = _nothing_to_do(req, env, the_plan, findings, machine)
         return dataclasses.replace(done, refusal=refusal)

@@ -18,7 +18,7 @@ from fixer.model import Environment, Finding, PlannedMachine, Recipes
 if (
     TYPE_CHECKING
 ):  # imported where used: doctor, which never plans, does not load them (fixer.model)
-    from fixer.model import Intent, Plan, PlanOptions, Stack
+    from fixer.model import Intent, Plan, PlanOptions, PythonEnv, Stack
 
 
 def diagnosed(env: Environment, recipes: Recipes) -> Tuple[Finding, ...]:
@@ -327,13 +327,18 @@ def apply_refusal(
     *,
     root: Optional[str],
     prepare_for_gpu: bool = False,
+    python: Optional["PythonEnv"] = None,
+    executable: str = "",
 ) -> Optional[FixerError]:
     """The one decision whether apply runs `plan`, as the error apply raises (None: it runs).
     The dry run reports it, apply raises it before any step; nothing else decides it.
 
     - With `root` (a sandbox for the tool's own files) apt and conda steps are refused: they
       change the package manager's database and prefix, which --root cannot confine
-      (UsageError, exit 2).
+      (UsageError, exit 2); so is an interpreter outside the sandbox (`python` as detection
+      saw it, `executable` the one apply runs): its folder, its prefix and the site directories
+      of what the plan changes must lie inside (fixer.applier.prepare.sandbox_refusal, which
+      apply asks again on the interpreter's own answer before anything changes).
     - A plan whose simulated result still shows an error or warning (`blockers`) or is not the
       stack it chose (`drift`) is refused (NotAFix, exit 1)."""
     from fixer.errors import NotAFix
@@ -345,6 +350,12 @@ def apply_refusal(
                 f"--root {root}: the plan has {', '.join(system)} steps, which change the machine "
                 "outside the sandbox; --root confines only the tool's own files"
             )
+        from fixer.applier.prepare import sandbox_refusal
+        from fixer.applier.snapshot import snapshot_of_env
+
+        outside = sandbox_refusal(plan.steps, snapshot_of_env(python, executable), root)
+        if outside is not None:
+            return outside
     blocking = blockers(plan, prepare_for_gpu)
     if blocking or plan.drift:
         return NotAFix(blocking, plan.drift)

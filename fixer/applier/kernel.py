@@ -427,7 +427,8 @@ def run_condacolab(
         def sandboxed_open(file: Any, *args: Any, **kwargs: Any) -> Any:
             if isinstance(file, str) and file.startswith("/etc/"):
                 file = str(under_root(file, root))
-                with fsgate.allowed([os.path.dirname(file)], why="condacolab in a --root sandbox"):
+                # the gate walks down from an existing root: the sandbox (its etc/ may not exist)
+                with fsgate.allowed([root], why="condacolab in a --root sandbox"):
                     fsgate.make_dirs(os.path.dirname(file))
             return real_open(file, *args, **kwargs)
 

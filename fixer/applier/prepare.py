@@ -26,6 +26,7 @@ from fixer.applier.snapshot import TargetSnapshot, snapshot_to_dict
 from fixer.applier.sources import sources_of
 from fixer.errors import JournalWriteFailed, NoSpace
 from fixer.model import Plan, PlanOptions, Reporter, Step
+from fixer.planner.conda import is_condacolab_step
 from fixer.planner.envfix import ENV_FILE, IPYTHON_STARTUP, LD_SO_CONF
 from fixer.planner.envsource import ETC_ENVIRONMENT, PROFILE_D
 from fixer.system import fsgate
@@ -42,9 +43,16 @@ _SCHEME = re.compile(r"^(?P<base>.*)/lib(?:64)?/python[0-9.]*/(?:site|dist)-pack
 # -- what the apply may touch ----------------------------------------------------------------
 
 
-def target_dirs(snapshot: TargetSnapshot) -> List[str]:
+def target_dirs(snapshot: TargetSnapshot, root: Optional[str] = None) -> List[str]:
     """The target environment's directories: its prefix, and each site directory holding one of
-    its distributions with the base of its scheme (where pip puts scripts and data)."""
+    its distributions with the base of its scheme (where pip puts scripts and data); with
+    `root`, only those inside that sandbox (a .pth or --system-site-packages can show the
+    interpreter packages from outside it: the tool never writes there)."""
+    dirs = _all_target_dirs(snapshot)
+    return [d for d in dirs if fsgate.within(root, d)] if root is not None else dirs
+
+
+def _all_target_dirs(snapshot: TargetSnapshot) -> List[str]:
     out: List[str] = [snapshot.prefix] if snapshot.prefix else []
     for d in snapshot.dists:
         if not d.dist_info:
@@ -101,6 +109,9 @@ def confine(
 ) -> Any:
     """fsgate.allowed(...) for an apply of `steps` on the target `snapshot` shows; PathRefused
     (exit 2, nothing changed) for a file the tool would never write."""
+    refusal = sandbox_refusal(steps, snapshot, root)
+    if refusal is not None:
+        raise refusal
     files = plan_files(steps, root)
     for f in files:
         if not loader_file_ok(f, root, state):
@@ -110,18 +121,73 @@ def confine(
                 "nothing was changed",
                 path=f,
             )
-    return fsgate.allowed(target_dirs(snapshot), files, why="apply")
+    return fsgate.allowed(target_dirs(snapshot, root), files, why="apply")
 
 
 # -- prepare ---------------------------------------------------------------------------------
 
 
+def sandbox_refusal(
+    steps: Sequence[Step], target: TargetSnapshot, root: Optional[str]
+) -> Optional[fsgate.PathRefused]:
+    """The one rule for the interpreter an apply or rollback runs installers in, under --root:
+    its folder, its prefix, every interpreter a step's installer names and the site directory
+    of every distribution the steps can change (`changed_dists`) lie inside the sandbox
+    (fsgate.outside_root), else the refusal (exit 2, nothing changed). pip installs into the
+    interpreter's prefix and uninstalls where the old copy is (pip/_internal/req/req_uninstall.py,
+    UninstallPathSet.from_dist), so each of those must be inside. Asked by the dry run and apply
+    alike (fixer.pipeline.apply_refusal, on the detected interpreter), again by `confine` on the
+    interpreter's own answer, and by rollback."""
+    if root is None:
+        return None
+    places: List[Tuple[str, str]] = [
+        ("the interpreter", os.path.dirname(os.path.abspath(target.executable)))
+    ]
+    if target.prefix:
+        places.append(("the interpreter's prefix", target.prefix))
+    for step in steps:
+        named = step_interpreter(step)
+        if named:
+            places.append((f"the interpreter of step {step.kind!r}", os.path.dirname(named)))
+    for name in changed_dists(steps, target):
+        dist = target.get(name)
+        if dist is not None and dist.dist_info:
+            places.append((f"{name}, installed in", dist.site_packages))
+    return fsgate.outside_root(root, places)
+
+
+def step_interpreter(step: Step) -> Optional[str]:
+    """The interpreter an installer step's argv names: `PY -m pip ...`, `uv pip ... --python PY`."""
+    argv = list(step.argv)
+    if step.kind not in ("pip-install", "pip-uninstall") or not argv:
+        return None
+    if argv[1:3] == ["-m", "pip"]:
+        return os.path.abspath(argv[0])
+    for i, word in enumerate(argv[:-1]):
+        if word in ("--python", "-p"):
+            return os.path.abspath(argv[i + 1])
+        if word.startswith("--python="):
+            return os.path.abspath(word.split("=", 1)[1])
+        if word == "--":
+            break
+    return None
+
+
 def backup_set(plan: Plan, before: TargetSnapshot) -> List[str]:
-    """The installed distributions the plan can change: those its steps name, and, for an install
-    that brings dependencies (no --no-deps), everything they require, transitively."""
+    """The installed distributions the plan can change (`changed_dists`)."""
+    return changed_dists(plan.steps, before)
+
+
+def changed_dists(steps: Sequence[Step], before: TargetSnapshot) -> List[str]:
+    """The installed distributions the steps can change: those they name, and, for an install
+    that brings dependencies (no --no-deps), everything they require, transitively. The step
+    that runs condacolab.install() names the condacolab distribution but changes none (it
+    installs Miniforge into its prefix: fixer.planner.conda)."""
     names: List[str] = []
-    for step in plan.steps:
+    for step in steps:
         if step.kind not in ("pip-install", "pip-uninstall", "conda-install"):
+            continue
+        if is_condacolab_step(step):
             continue
         named = [n for n in (req_name(spec) for spec in step.packages) if n]
         if step.kind == "pip-install" and not (step.pip and step.pip.no_deps):
@@ -175,9 +241,17 @@ def _record_snapshot(
     journal: Journal, plan: Plan, before: TargetSnapshot, options: PlanOptions
 ) -> None:
     """before.json, and the listings of site-packages (and of a venv's own root, where uv keeps
-    its .lock): what appears there during the apply and was not there before is the apply's."""
+    its .lock): what appears there during the apply and was not there before is the apply's.
+    Under --root only those inside the sandbox (`target_dirs`): rollback never sweeps the others."""
     before_data = snapshot_to_dict(before)
-    sites = sorted({d.site_packages for d in before.dists if d.dist_info.endswith(".dist-info")})
+    inside = set(target_dirs(before, options.root))
+    sites = sorted(
+        {
+            d.site_packages
+            for d in before.dists
+            if d.dist_info.endswith(".dist-info") and d.site_packages in inside
+        }
+    )
     if before.prefix and os.path.isfile(os.path.join(before.prefix, "pyvenv.cfg")):
         sites.append(before.prefix)
     before_data["site_dirs"] = [filetree.dir_entry(s) for s in sites if os.path.isdir(s)]

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple
 
 from fixer.system.paths import runnable_python
 from fixer.errors import UsageError
+
+if TYPE_CHECKING:
+    from fixer.model import PythonEnv
 
 _SCRIPT = r"""
 import json, os, re, sys
@@ -156,6 +159,48 @@ def read_target(python: str, timeout: float = 60.0) -> TargetSnapshot:
     except (ValueError, IndexError):
         raise UsageError(f"--python {python}: unexpected output {proc.text[-200:]!r}")
     return snapshot_from_dict(data)
+
+
+def snapshot_of_env(python: Optional["PythonEnv"], executable: str) -> TargetSnapshot:
+    """What detection saw of the target (fixer.model.PythonEnv), as a snapshot for the decisions
+    the dry run shares with apply (fixer.applier.prepare.sandbox_refusal); each distribution's
+    dist_info stands for its site directory only (`InstalledDist.site_packages`)."""
+    import os
+
+    from packaging.utils import canonicalize_name
+
+    if python is None:
+        return TargetSnapshot(executable=executable, version="", prefix="")
+    dists = tuple(
+        InstalledDist(
+            name=str(canonicalize_name(d.name)),
+            version=d.version,
+            dist_info=os.path.join(d.location, f"{d.name}.dist-info") if d.location else "",
+            requires=tuple(_requirement_names(d.requires)),
+        )
+        for d in python.distributions
+    )
+    return TargetSnapshot(
+        executable=python.executable or executable,
+        version=python.version,
+        prefix=python.prefix,
+        dists=dists,
+    )
+
+
+def _requirement_names(lines: Iterable[str]) -> List[str]:
+    """The canonical names of Requires-Dist lines that no extra conditions (as _SCRIPT reads them)."""
+    import re
+
+    out: List[str] = []
+    for line in lines:
+        head = line.split(";", 1)
+        if len(head) > 1 and "extra" in head[1]:
+            continue
+        m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", head[0])
+        if m:
+            out.append(re.sub(r"[-_.]+", "-", m.group(1)).lower())
+    return out
 
 
 def snapshot_from_dict(data: Dict[str, Any]) -> TargetSnapshot:

@@ -23,6 +23,7 @@ what that check says, not what the versions say.
 from __future__ import annotations
 
 import contextlib
+import os
 import dataclasses
 import signal
 import threading
@@ -778,6 +779,7 @@ def rollback(
                     f"journal {journal.dir} does not say which interpreter it changed",
                     hint="pass --python PATH",
                 )
+            _refuse_outside(root, target)
             _stop_child(journal, rep)
             target_lock = TargetLock(target, locks).acquire(wait=60.0)
             try:
@@ -786,6 +788,26 @@ def rollback(
                 target_lock.release()
     finally:
         restore_signals(shielded)
+
+
+def _refuse_outside(root: Optional[str], target: str) -> None:
+    """Under --root, the interpreter the rollback would run pip in (--python, or the one the
+    journal names: untrusted) must be inside the sandbox (prepare.sandbox_refusal); PathRefused
+    (exit 2) before anything changes."""
+    if root is None:
+        return
+    named = fsgate.outside_root(
+        root, [("the interpreter", os.path.dirname(os.path.abspath(target)))]
+    )
+    if named is not None:
+        raise named
+    try:
+        now = read_target(target)
+    except UsageError:
+        return  # no answer: the rollback records it and restores no distribution
+    refusal = prepare.sandbox_refusal((), now, root)
+    if refusal is not None:
+        raise refusal
 
 
 def _nothing_to_undo(journal: Optional[Journal], state: Path) -> Optional[RollbackResult]:

@@ -70,7 +70,7 @@ def scope(journal: Journal, now: Optional[TargetSnapshot], root: Optional[str]) 
         if loader_file_ok(r.path, root, state):
             files.append(r.path)  # and the directories writing it created (removed when empty)
             files += [d for d in r.created_dirs if r.path.startswith(d.rstrip("/") + "/")]
-    return fsgate.allowed(target_dirs(now) if now is not None else [], files, why="rollback")
+    return fsgate.allowed(target_dirs(now, root) if now is not None else [], files, why="rollback")
 
 
 def restore(

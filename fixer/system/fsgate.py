@@ -107,6 +107,36 @@ def allowed(
             _roots.remove(r)
 
 
+def within(root: StrPath, path: StrPath) -> bool:
+    """Whether `path` is `root` or lies below it, both with every symlink of theirs that exists
+    resolved (a venv inside a sandbox whose folder links out is outside)."""
+    r = os.path.realpath(os.fspath(root))
+    p = os.path.realpath(os.path.abspath(os.fspath(path)))
+    return p == r or p.startswith(r.rstrip(os.sep) + os.sep)
+
+
+def outside_root(
+    root: Optional[StrPath], places: Sequence[Tuple[str, str]]
+) -> Optional[PathRefused]:
+    """The refusal for the first of `places` ((what, directory) pairs: an interpreter's folder,
+    its prefix, the site directories of what a plan changes) not `within` the --root sandbox;
+    None when all are (or without --root). An installer run in that interpreter changes its
+    prefix, which --root cannot confine."""
+    if root is None:
+        return None
+    for what, path in places:
+        if "\0" in path or not within(root, path):
+            return PathRefused(
+                f"--root {os.fspath(root)}: {what} {path!r} is outside the sandbox; --root "
+                "confines every change to that directory, so the interpreter and the packages "
+                "the plan changes must live there; nothing was changed",
+                path=path,
+                hint="create the environment under the --root directory, or drop --root to "
+                "change this machine",
+            )
+    return None
+
+
 def roots() -> Tuple[Root, ...]:
     return tuple(_roots)
 

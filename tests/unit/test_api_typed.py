@@ -132,8 +132,9 @@ def test_the_dry_run_names_the_rule_s_refusal(
     environment, keywords, sandboxed, prepare, tmp_path_factory
 ):
     """The refusal the dry run carries is the rule, stated here from the plan alone: with --root,
-    any apt or conda step; then a plan that is not a fix (manual findings other than a missing
-    GPU being prepared for, or drift)."""
+    any apt or conda step, else an interpreter outside the sandbox (every bundled environment's
+    lies outside a fresh temporary folder); then a plan that is not a fix (manual findings
+    other than a missing GPU being prepared for, or drift)."""
     root = str(tmp_path_factory.mktemp("root")) if sandboxed else None
     try:
         result = fixer.apply(
@@ -151,6 +152,9 @@ def test_the_dry_run_names_the_rule_s_refusal(
     if root and system:
         assert isinstance(result.refusal, fixer.UsageError)
         assert all(k in result.refusal.message for k in system)
+    elif root:
+        assert type(result.refusal).__name__ == "PathRefused"
+        assert "is outside the sandbox" in result.refusal.message
     elif manual or plan.drift:
         assert type(result.refusal).__name__ == "NotAFix"
     else:

@@ -88,15 +88,16 @@ def copy_venv(src: Path, dest: Path) -> str:
 
 
 @pytest.fixture
-def venv(tmp_path: Path, _base_venvs: Dict[str, Path]) -> str:
-    """A throw-away venv with pip (copied from a session base venv: fast)."""
-    return copy_venv(_base_venvs["pip"], tmp_path / "venv")
+def venv(sandbox: Path, _base_venvs: Dict[str, Path]) -> str:
+    """A throw-away venv with pip (copied from a session base venv: fast), inside the --root
+    sandbox: an apply under --root refuses an interpreter outside it."""
+    return copy_venv(_base_venvs["pip"], sandbox / "venv")
 
 
 @pytest.fixture
-def bare_venv(tmp_path: Path, _base_venvs: Dict[str, Path]) -> str:
-    """A throw-away venv without pip (uv installs into it)."""
-    return copy_venv(_base_venvs["bare"], tmp_path / "bare-venv")
+def bare_venv(sandbox: Path, _base_venvs: Dict[str, Path]) -> str:
+    """A throw-away venv without pip (uv installs into it), inside the --root sandbox."""
+    return copy_venv(_base_venvs["bare"], sandbox / "bare-venv")
 
 
 def uv_install(python: str, index: PackageIndex, *reqs: str, no_deps: bool = True) -> None:
@@ -164,8 +165,14 @@ def uv_step(python: str, index: PackageIndex, *reqs: str) -> Step:
 def state(python: str, root: Path) -> Dict[str, object]:
     """What 'the environment comes back exactly' compares: pip freeze --all and every file under --root
     (the journal/state directory excluded) plus the site-packages tree."""
-    files = {k: v for k, v in tree_of(root).items() if not k.startswith("var/lib/colab-cudnn-fix")}
-    site = Path(python).parent.parent / "lib"
+    venv = Path(python).parent.parent
+    inside = venv.relative_to(root).as_posix() + "/" if venv.is_relative_to(root) else None
+    files = {
+        k: v
+        for k, v in tree_of(root).items()
+        if not k.startswith("var/lib/colab-cudnn-fix") and not (inside and k.startswith(inside))
+    }
+    site = venv / "lib"
     tree = {
         k: v
         for k, v in tree_of(site).items()

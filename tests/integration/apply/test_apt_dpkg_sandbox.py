@@ -21,6 +21,7 @@ from fixer.model import CommandResult
 from fixer.errors import StepFailed
 from fixer.model import Plan, PlanOptions, Stack, Step
 from fixer.planner import installers
+from tests.helpers.paths import sandbox_python
 
 pytestmark = pytest.mark.skipif(
     shutil.which("dpkg") is None or shutil.which("dpkg-deb") is None,
@@ -173,13 +174,12 @@ def _apt_plan(extra: Sequence[Step] = ()) -> Plan:
 
 
 def test_apt_upgrade_and_hold_then_rollback_restores_the_dpkg_database(sandbox, tmp_path):
-    import sys
-
     root, run = sandbox
+    python = sandbox_python(root)
     before = _state(root)
     result = apply_plan(
         _apt_plan(),
-        python=sys.executable,
+        python=python,
         options=PlanOptions(root=str(root)),
         runner=run,
         verify=False,
@@ -191,21 +191,20 @@ def test_apt_upgrade_and_hold_then_rollback_restores_the_dpkg_database(sandbox, 
     assert run.calls.index(("apt-get", "update")) < [c[:2] for c in run.calls].index(
         ("apt-get", "install"), 1
     )
-    res = rollback(root=str(root), python=sys.executable, runner=run)
+    res = rollback(root=str(root), python=python, runner=run)
     assert res.status == "rolled-back"
     assert _state(root) == before  # same version, not held, the same library bytes
 
 
 def test_a_failing_step_after_apt_rolls_back_version_and_hold(sandbox, tmp_path):
-    import sys
-
     root, run = sandbox
+    python = sandbox_python(root)
     before = _state(root)
     boom = Step(kind="pip-install", summary="a step that fails", argv=("false",), packages=())
     with pytest.raises(StepFailed) as info:
         apply_plan(
             _apt_plan([boom]),
-            python=sys.executable,
+            python=python,
             options=PlanOptions(root=str(root)),
             runner=run,
             verify=False,

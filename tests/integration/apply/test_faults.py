@@ -233,7 +233,7 @@ def _freeze(t: Template, venv: Path) -> str:
 
 
 def _fingerprint(venv: Path, sandbox: Path) -> Dict[str, str]:
-    return fingerprint(("venv", venv), ("root", sandbox), skip=("root/var",))
+    return fingerprint(("venv", venv), ("root", sandbox), skip=("root/var", "root/venv"))
 
 
 @pytest.fixture(scope="module")
@@ -315,12 +315,12 @@ def _run_case(
     ro_prefix, ro_why = readonly
     if kind == "uv" and action == "readonly" and ro_prefix is None:
         return Outcome(skip=ro_why)
-    venv = tmp / "venv"
-    subprocess.run(["cp", "-a", str(t.venv), str(venv)], check=True, timeout=120, env=base_env)
-    python = str(venv / "bin" / "python")
     sandbox = tmp / "root"
     sandbox.mkdir()
     os.chmod(sandbox, 0o755)
+    venv = sandbox / "venv"  # inside the sandbox: --root refuses an interpreter outside it
+    subprocess.run(["cp", "-a", str(t.venv), str(venv)], check=True, timeout=120, env=base_env)
+    python = str(venv / "bin" / "python")
     env = _installer_env(tmp / "cache", base_env)
     env["PYTHONPATH"] = str(REPO)
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -75,7 +76,7 @@ def world(tmp_path_factory):
         cuda_runtime_wheel(d / "wheels"),
         cudnn_wheel(d / "wheels", CUDNN),
     ]
-    venv = _make_venv(d / "venv", False)
+    venv = _make_venv(d / "root" / "venv", False)  # inside the --root sandbox, as --root requires
     with PackageIndex(d / "index") as ix:
         ix.add(*wheels)
         env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "UV_"))}
@@ -107,6 +108,7 @@ def world(tmp_path_factory):
         "pip_cudnn": sp / "nvidia" / "cudnn" / "lib",
         "apt": apt,
         "tmp": d,
+        "root": d / "root",
     }
 
 
@@ -117,7 +119,10 @@ def kernel(world, tmp_path, monkeypatch):
     spec = tmp_path / "jupyter" / "kernels" / "ccf"
     spec.mkdir(parents=True)
     (tmp_path / "home").mkdir()
-    (tmp_path / "root").mkdir()
+    sandbox = world["root"]  # each test starts from a sandbox that holds only the venv
+    for entry in sandbox.iterdir():
+        if entry.name != "venv":
+            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
     (spec / "kernel.json").write_text(
         json.dumps(
             {
@@ -145,7 +150,7 @@ def kernel(world, tmp_path, monkeypatch):
     kc.start_channels()
     try:
         kc.wait_for_ready(timeout=60)
-        yield km, kc, tmp_path / "root"
+        yield km, kc, sandbox
     finally:
         kc.stop_channels()
         km.shutdown_kernel(now=True)

@@ -5,7 +5,11 @@ the kernel dies, a fresh one starts as Colab's would, and a plain fixer.apply() 
 journal up and finishes: conda installs cuDNN 8 into the prefix, the loader fix is written, and the new kernel
 maps the conda cuDNN -- "fixed in this kernel". Only the Miniforge download is replaced: by a
 local shell installer this test builds (condacolab's own installer-URL parameter, file://).
-Everything lands in a --root sandbox; condacolab's one write outside its prefix
+The first cell runs the stages fixer.apply() runs there (fixer.pipeline.plan_for,
+fixer.applier.apply_plan, fixer.applier.kernel.run_condacolab): the plan comes from a file
+describing a Colab machine, which fixer.apply() refuses to apply (--environment needs --dry-run),
+and its conda steps under --root too (fixer.pipeline.apply_refusal).
+Everything lands in a --root sandbox, the kernel's venv included; condacolab's one write outside its prefix
 (/etc/ipython/ipython_config.py) is redirected there by fixer.applier.kernel.run_condacolab."""
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     -p) prefix="$2"; shift 2;;
     -c) shift 2;;
-    -y|--override-channels) shift;;
+    -y|--override-channels|--) shift;;
     *) specs+=("$1"); shift;;
   esac
 done
@@ -60,8 +64,9 @@ echo "fake Miniforge installed into $PREFIX"
 
 
 def _kernel_venv(tmp: Path) -> Path:
-    """A venv whose interpreter sees this test environment's packages (fixer, ipykernel,
-    condacolab) through a .pth, so condacolab can rename ITS sys.executable, not ours."""
+    """A venv (under `tmp`: the --root sandbox) whose interpreter sees this test environment's
+    packages (fixer, ipykernel, condacolab) through a .pth, so condacolab can rename ITS
+    sys.executable, not ours. The apply changes none of those (they lie outside the sandbox)."""
     venv = tmp / "kvenv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     (sp,) = list((venv / "lib").glob("python3*/site-packages"))
@@ -102,19 +107,13 @@ def _environment(tmp: Path, python: Path) -> Path:
 
 
 @pytest.mark.skipif(cc() is None, reason="no C compiler to build the stub cuDNN")
-@pytest.mark.xfail(
-    strict=True,
-    reason="apply --environment FILE --root DIR with conda steps: refused since the option contract of "
-    "issue 21 (--environment needs --dry-run; --root refuses conda steps); the condacolab flow in a "
-    "sandbox must move to the stage level (fixer.pipeline.plan_for + fixer.applier.apply_plan)",
-)
 def test_condacolab_restart_and_resume_in_a_real_kernel(tmp_path, monkeypatch):
     sandbox = tmp_path / "root"
     sandbox.mkdir()
     payload = build_cudnn_copy(tmp_path / "payload", "8.9.7")
     installer = tmp_path / "Miniforge3-fake.sh"
     installer.write_text(FAKE_INSTALLER.replace("PAYLOAD", str(payload)))
-    python = _kernel_venv(tmp_path)
+    python = _kernel_venv(sandbox)  # inside the sandbox: --root refuses an interpreter outside
     env_file = _environment(tmp_path, python)
     _kernel_spec(tmp_path, python)
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
@@ -129,13 +128,22 @@ def test_condacolab_restart_and_resume_in_a_real_kernel(tmp_path, monkeypatch):
         out = run_cell(
             kc,
             textwrap.dedent(f"""
-            import fixer
-            r = fixer.apply(environment={str(env_file)!r}, root={str(sandbox)!r}, cudnn_from="conda",
-                            condacolab_installer={installer.as_uri()!r})
-            print("AWAITING", r.applied.awaiting_restart, r.verdict)
+            from fixer.applier import apply_plan
+            from fixer.applier.kernel import run_condacolab
+            from fixer.model import Intent, PlanOptions
+            from fixer.pipeline import plan_for
+            from fixer.planner.conda import CONDACOLAB_PREFIX
+            from fixer.system.paths import under_root
+            options = PlanOptions(root={str(sandbox)!r})
+            plan = plan_for(environment={str(env_file)!r}, intent=Intent(cudnn_from="conda"),
+                            options=options).plan
+            r = apply_plan(plan, python={str(python)!r}, options=options)
+            print("AWAITING", r.awaiting_restart, flush=True)
+            run_condacolab(str(under_root(CONDACOLAB_PREFIX, options.root)), root=options.root,
+                           installer_url={installer.as_uri()!r})
         """),
         )
-        assert "AWAITING True waiting for the kernel restart (condacolab)" in out
+        assert "AWAITING True" in out
         # condacolab ended the kernel (do_shutdown), as on Colab
         deadline = time.monotonic() + 60
         while km.is_alive() and time.monotonic() < deadline:

@@ -105,8 +105,9 @@ def test_doctor_agrees_with_the_verdict_for_the_kinds_it_names(
 ):
     bad = str(world["other"] / target)
     with tempfile.TemporaryDirectory(dir=str(world["tmp"])) as tmp:
-        python = copy_venv(world["healthy"], Path(tmp) / "venv")
         sandbox = Path(tmp) / "root"
+        # the venv lives inside the sandbox: --root refuses an interpreter outside it
+        python = copy_venv(world["healthy"], sandbox / "venv")
         path = _write_source(sandbox, source, bad)
         before = path.read_bytes()
         base = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}

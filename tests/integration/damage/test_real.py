@@ -161,8 +161,13 @@ def tree(root: Path) -> Dict[str, Tuple[str, str]]:
 
 
 def sandbox_tree(sandbox: Path) -> Dict[str, Tuple[str, str]]:
-    """The sandbox without the tool's own journal (where rollback keeps its record)."""
-    return {k: v for k, v in tree(sandbox).items() if not k.startswith("var/lib/colab-cudnn-fix")}
+    """The sandbox without the tool's own journal (where rollback keeps its record) and the venv
+    inside it (compared on its own)."""
+    return {
+        k: v
+        for k, v in tree(sandbox).items()
+        if not k.startswith(("var/lib/colab-cudnn-fix", "venv/"))
+    }
 
 
 def do_damage(
@@ -212,9 +217,10 @@ def run_case(
     index: PackageIndex = world["index"]  # type: ignore[assignment]
     labels = [d.label for d in damages]
     with tempfile.TemporaryDirectory(dir=str(world["tmp"])) as tmp:
-        python = copy_venv(world["healthy"], Path(tmp) / "venv")  # type: ignore[arg-type]
         sandbox = Path(tmp) / "root"
         sandbox.mkdir()
+        # the venv lives inside the sandbox: --root refuses an interpreter outside it
+        python = copy_venv(world["healthy"], sandbox / "venv")  # type: ignore[arg-type]
         environ = {
             k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")
         }
@@ -222,7 +228,7 @@ def run_case(
         # 1. doctor flags it (a file of the recorded size only by its hash: --deep)
         deep = any(d.kind == "replaced-same-size" for d in damages)
         assert doctor(python, environ, hashes=deep), f"doctor found nothing wrong after {labels}"
-        before = (tree(Path(tmp) / "venv"), sandbox_tree(sandbox))
+        before = (tree(sandbox / "venv"), sandbox_tree(sandbox))
         # 3. apply (real pip/uv into the venv, loader fixes into the sandbox)
         for k in ("LD_PRELOAD", "LD_LIBRARY_PATH"):
             monkeypatch.delenv(k, raising=False)
@@ -260,7 +266,7 @@ def run_case(
         code = main(["rollback", "--root", str(sandbox), "--json"])
         back = json.loads(capsys.readouterr().out)
         assert code == 0, f"{labels}: rollback exited {code}: {back}"
-        now = (tree(Path(tmp) / "venv"), sandbox_tree(sandbox))
+        now = (tree(sandbox / "venv"), sandbox_tree(sandbox))
         diff = sorted(
             {k for k in set(now[0]) | set(before[0]) if now[0].get(k) != before[0].get(k)}
         )

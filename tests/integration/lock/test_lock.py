@@ -128,7 +128,7 @@ def test_apply_lock_in_a_new_venv_gives_the_same_freeze(
 ):
     lock_file = tmp_path / "stack.lock.toml"
     locking.write_lock(locking.make_lock(_env(source), _stack(index.url)), str(lock_file))
-    fresh = copy_venv(_base_venvs["pip"], tmp_path / "fresh")
+    fresh = copy_venv(_base_venvs["pip"], sandbox / "fresh")  # inside the --root sandbox
     uv_install(fresh, index, "nvidia-cudnn-cu12==9.10.2.21")  # the lock removes it
     # this machine as the lock's machine (the driver and GPU are the true edge); apply refuses an
     # --environment file without --dry-run: it describes another machine
@@ -168,7 +168,7 @@ def test_tampered_hash_fails_and_rolls_back(
     locking.write_lock(locking.make_lock(_env(source), _stack(index.url)), str(lock_file))
     text = lock_file.read_text()
     lock_file.write_text(re.sub(r"sha256:[0-9a-f]{64}", "sha256:" + "0" * 64, text, count=2))
-    fresh = copy_venv(_base_venvs["pip"], tmp_path / "fresh")
+    fresh = copy_venv(_base_venvs["pip"], sandbox / "fresh")  # inside the --root sandbox
     before = freeze_of(fresh)
     _this_machine(monkeypatch)
     code = main(
@@ -314,7 +314,7 @@ def test_lock_cli_then_apply_lock_in_a_new_venv(
     )  # the real index is recorded
     assert lock.machine.gpus == ("NVIDIA H200",) and lock.requires.cuda == "13.0"
 
-    fresh = copy_venv(_base_venvs["pip"], tmp_path / "fresh")
+    fresh = copy_venv(_base_venvs["pip"], sandbox / "fresh")  # inside the --root sandbox
     assert (
         main(
             ["apply", "--lock", str(lock_file), "--python", fresh, "--root", str(sandbox), *mirror]
