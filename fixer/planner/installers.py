@@ -28,6 +28,24 @@ PYTORCH_INDEX = "https://download.pytorch.org/whl"
 
 Argv = Tuple[str, ...]
 
+#: The end-of-options marker every installer's own parser honours: after it each word is a name
+#: (a requirement, a package), never an option, whatever it looks like. Defence in depth: names
+#: are checked by their grammar before they get here (fixer.system.grammar). apt-get, apt-mark,
+#: apt-cache and conda argv carry it; pip and uv honour it too (checked on the real ones by the
+#: test below) but their argv do not carry it yet. Sources:
+#:   pip    optparse, OptionParser._process_args: `if arg == "--": del rargs[0]; return`
+#:          (CPython Lib/optparse.py, 3.11); pip's ConfigOptionParser subclasses it
+#:          (pip/_internal/cli/parser.py, pip 26.x)
+#:   uv     clap: `--` ends option parsing, the rest are positional values (clap 4 "Positionals":
+#:          docs.rs/clap, `last`/`--` handling), the requirements of `uv pip install`
+#:   apt    apt-pkg/contrib/cmndline.cc, CommandLine::Parse: "Double dash signifies the end of
+#:          option processing" (Debian/apt, unchanged since 1998; apt 2.6.1 here), shared by
+#:          apt-get, apt-mark and apt-cache
+#:   conda  argparse: a `--` ends the optionals and is dropped from a nargs="*" positional
+#:          (CPython Lib/argparse.py, _get_values), conda's `package_spec` (conda/cli/helpers.py)
+#: Checked on real installers by tests/integration/plan/test_end_of_options.py.
+END_OF_OPTIONS = "--"
+
 
 def _bad(what: str, exc: ValueError) -> UsageError:
     return UsageError(f"{what}: {exc}; nothing was run")
@@ -264,6 +282,7 @@ def apt_install(pkgs: Mapping[str, str]) -> Argv:
         "--no-install-recommends",
         "--allow-downgrades",
         "--allow-change-held-packages",
+        END_OF_OPTIONS,
         *[f"{k}={pkgs[k]}" for k in names],
     )
 
@@ -275,17 +294,17 @@ def apt_update() -> Argv:
 
 def apt_policy(name: str) -> Argv:
     """The versions apt knows for `name` (its candidate and version table)."""
-    return ("apt-cache", "policy", *_apt_names([name]))
+    return ("apt-cache", "policy", END_OF_OPTIONS, *_apt_names([name]))
 
 
 def apt_hold(names: Sequence[str]) -> Argv:
     """Keep apt from moving the packages (`apt-get upgrade` would replace the cuDNN)."""
-    return ("apt-mark", "hold", *_apt_names(names))
+    return ("apt-mark", "hold", END_OF_OPTIONS, *_apt_names(names))
 
 
 def apt_unhold(names: Sequence[str]) -> Argv:
     """Undo apt_hold (rollback)."""
-    return ("apt-mark", "unhold", *_apt_names(names))
+    return ("apt-mark", "unhold", END_OF_OPTIONS, *_apt_names(names))
 
 
 def apt_remove(names: Sequence[str]) -> Argv:
@@ -295,6 +314,7 @@ def apt_remove(names: Sequence[str]) -> Argv:
         "remove",
         "-y",
         "--allow-change-held-packages",
+        END_OF_OPTIONS,
         *_apt_names(names),
     )
 
@@ -310,7 +330,7 @@ def conda_install(
     argv = [conda, "install", "-y", "-c", channel, "--override-channels"]
     if prefix:
         argv += ["-p", prefix]
-    return tuple(argv + list(specs))
+    return tuple(argv + [END_OF_OPTIONS] + list(specs))
 
 
 def condacolab_install(python: str) -> Argv:

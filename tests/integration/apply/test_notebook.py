@@ -88,7 +88,7 @@ def test_notebook_runs_top_to_bottom_on_a_local_kernel(tmp_path, monkeypatch):
     # doctor / apply / fixer.apply() in the kernel: no GPU, nothing to fix, nothing changed
     assert "no nvidia gpu" in text.lower()
     # the bundled environments' plans: TF 2.15's cuDNN 8 as exact commands; the CPU runtime's hint
-    assert "libcudnn8=" in text and "apt-mark hold libcudnn8" in text
+    assert "libcudnn8=" in text and "apt-mark hold -- libcudnn8" in text
     assert "Runtime → Change runtime type → a GPU" in text
     # the conda variant: condacolab into /usr/local, torch's pip cuDNN 9 kept
     assert "-p /usr/local cudnn==8." in text

@@ -26,9 +26,9 @@ def test_broken_bundled_environment_prints_the_literal_commands(capsys):
     assert code == 0
     assert (
         "apt-get install -y --no-install-recommends --allow-downgrades --allow-change-held-packages "
-        "libcudnn8=8.9.7.29-1+cuda12.2" in out
+        "-- libcudnn8=8.9.7.29-1+cuda12.2" in out
     )
-    assert "apt-mark hold libcudnn8" in out
+    assert "apt-mark hold -- libcudnn8" in out
     assert "cudnn-missing" in out or "libcudnn.so.8" in out
 
 

@@ -30,7 +30,7 @@ def test_tf215_from_conda_keeps_torchs_pip_cudnn9_and_adds_cudnn8_under_usr_loca
     condacolab = [i for i, s in enumerate(steps) if s["packages"] == ["condacolab"]]
     assert [kinds[i] for i in condacolab] == ["pip-install", "conda-install"]
     conda = [s for s in steps if s["kind"] == "conda-install" and s["packages"] != ["condacolab"]]
-    assert len(conda) == 1 and conda[0]["argv"][-3:-1] == ["-p", "/usr/local"]
+    assert len(conda) == 1 and conda[0]["argv"][-4:-1] == ["-p", "/usr/local", "--"]
     (spec,) = conda[0]["packages"]
     assert spec.startswith("cudnn==8.")
     assert plan["stack"]["conda"] == {"cudnn": spec.split("==")[1]}

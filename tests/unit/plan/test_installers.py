@@ -134,15 +134,17 @@ def test_apt_and_conda():
         "--no-install-recommends",
         "--allow-downgrades",
         "--allow-change-held-packages",
+        "--",
         "libcudnn8=8.9.7.29-1+cuda12.2",
     )
-    assert ins.apt_hold(["libcudnn8"]) == ("apt-mark", "hold", "libcudnn8")
-    assert ins.apt_unhold(["libcudnn8"]) == ("apt-mark", "unhold", "libcudnn8")
+    assert ins.apt_hold(["libcudnn8"]) == ("apt-mark", "hold", "--", "libcudnn8")
+    assert ins.apt_unhold(["libcudnn8"]) == ("apt-mark", "unhold", "--", "libcudnn8")
     assert ins.apt_remove(["libcudnn8"]) == (
         "apt-get",
         "remove",
         "-y",
         "--allow-change-held-packages",
+        "--",
         "libcudnn8",
     )
     assert ins.conda_install(["cudnn==9.3.0.75"], conda="mamba", prefix="/opt/conda") == (
@@ -154,6 +156,7 @@ def test_apt_and_conda():
         "--override-channels",
         "-p",
         "/opt/conda",
+        "--",
         "cudnn==9.3.0.75",
     )
     assert ins.condacolab_install("/usr/bin/python3") == (

@@ -24,6 +24,7 @@ APT = (
     "--no-install-recommends",
     "--allow-downgrades",
     "--allow-change-held-packages",
+    "--",
 )
 VERIFY_VENV = ("colab-cudnn-fix", "verify", "--python", PY)
 
@@ -73,7 +74,7 @@ def test_ctranslate2_built_for_cudnn8_on_a_cudnn9_image(real_recipes):
     assert cmds == [
         ("apt-get", "update"),
         APT + ("libcudnn8=8.9.7.29-1+cuda12.2",),
-        ("apt-mark", "hold", "libcudnn8"),
+        ("apt-mark", "hold", "--", "libcudnn8"),
         ("colab-cudnn-fix", "verify", "--python", "/usr/bin/python3"),
     ]
     assert stack.cudnn_runtime == {"9": "9.19.0.56", "8": "8.9.7"}

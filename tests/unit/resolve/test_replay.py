@@ -30,9 +30,10 @@ BROKEN = {
                 "--no-install-recommends",
                 "--allow-downgrades",
                 "--allow-change-held-packages",
+                "--",
                 "libcudnn8=8.7.0.84-1+cuda11.8",
             ),
-            ("apt-mark", "hold", "libcudnn8"),
+            ("apt-mark", "hold", "--", "libcudnn8"),
             ("colab-cudnn-fix", "verify", "--python", "/usr/bin/python3"),
         ],
     ),
@@ -101,9 +102,10 @@ def test_bundled_environments_are_current_and_plan_as_described(real_recipes):
             "--no-install-recommends",
             "--allow-downgrades",
             "--allow-change-held-packages",
+            "--",
             "libcudnn8=8.9.7.29-1+cuda12.2",
         ),
-        ("apt-mark", "hold", "libcudnn8"),
+        ("apt-mark", "hold", "--", "libcudnn8"),
     ]
     hidden = plans["h200-pip-cudnn-hidden"]
     assert [s.argv for s in hidden.steps] == [
