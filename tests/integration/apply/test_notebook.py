@@ -91,6 +91,6 @@ def test_notebook_runs_top_to_bottom_on_a_local_kernel(tmp_path, monkeypatch):
     assert "libcudnn8=" in text and "apt-mark hold -- libcudnn8" in text
     assert "Runtime → Change runtime type → a GPU" in text
     # the conda variant: condacolab into /usr/local, torch's pip cuDNN 9 kept
-    assert "-p /usr/local cudnn==8." in text
+    assert "-p /usr/local -- cudnn==8." in text
     # nothing written on a machine without a GPU (IPython itself makes ~/.ipython/profile_default)
     assert not (tmp_path / ".ipython/profile_default/startup/00-colab-cudnn-fix.py").exists()
