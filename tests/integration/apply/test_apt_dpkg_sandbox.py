@@ -84,6 +84,9 @@ class SandboxDpkg:
     ) -> CommandResult:
         self.calls.append(tuple(argv))
         argv = list(argv)
+        # the words after the end-of-options marker are names, as apt's own parser reads them
+        # (apt-pkg/contrib/cmndline.cc, CommandLine::Parse)
+        names = argv[argv.index("--") + 1 :] if "--" in argv else argv[2:]
         if argv[0] == "dpkg-query":
             return run_command(
                 ["dpkg-query", f"--admindir={self.admin}", *argv[1:]], timeout=timeout
@@ -101,30 +104,30 @@ class SandboxDpkg:
             return CommandResult(rc=0, output="\n".join(held))
         if argv[0] == "apt-mark" and argv[1] in ("hold", "unhold"):
             want = "hold" if argv[1] == "hold" else "install"
-            return self.dpkg("--set-selections", stdin="".join(f"{p} {want}\n" for p in argv[2:]))
+            return self.dpkg("--set-selections", stdin="".join(f"{p} {want}\n" for p in names))
         if argv[:2] == ["apt-get", "update"]:
             self.indexed = True
             return CommandResult(rc=0)
         if argv[:2] == ["apt-cache", "policy"]:
             versions = (
-                sorted(p.name.split("_")[1] for p in self.pool.glob(f"{argv[2]}_*.deb"))
+                sorted(p.name.split("_")[1] for p in self.pool.glob(f"{names[0]}_*.deb"))
                 if self.indexed
                 else []
             )
             return CommandResult(
                 rc=0,
-                output=f"{argv[2]}:\n  Version table:\n"
+                output=f"{names[0]}:\n  Version table:\n"
                 + "".join(f"     {v} 500\n" for v in versions),
             )
         if argv[:2] == ["apt-get", "install"]:
             debs = [
                 str(self.pool / f"{p.split('=')[0]}_{p.split('=')[1]}_all.deb")
-                for p in argv
+                for p in names
                 if "=" in p and not p.startswith("-")
             ]
             return self.dpkg("-i", *debs)
         if argv[:2] == ["apt-get", "remove"]:
-            return self.dpkg("-r", *[p for p in argv[2:] if not p.startswith("-")])
+            return self.dpkg("-r", *[p for p in names if not p.startswith("-")])
         return run_command(argv, timeout=timeout)
 
 

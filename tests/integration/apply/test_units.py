@@ -255,7 +255,8 @@ class FakeApt:
         if argv[:2] == ["apt-mark", "showhold"] or tuple(argv[:2]) == ("apt-mark", "showhold"):
             return CommandResult(rc=0, output="\n".join(sorted(self.held)))
         if argv[0] == "apt-mark":
-            (self.held.update if argv[1] == "hold" else self.held.difference_update)(argv[2:])
+            names = [w for w in argv[2:] if w != "--"]  # the end-of-options marker is no name
+            (self.held.update if argv[1] == "hold" else self.held.difference_update)(names)
             return CommandResult(rc=0)
         if argv[0] == "apt-get" and "install" in argv:
             for spec in argv:
