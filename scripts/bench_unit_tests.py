@@ -4,6 +4,7 @@
     python scripts/bench_unit_tests.py                 # one run of this checkout
     python scripts/bench_unit_tests.py -n 3 --json
     python scripts/bench_unit_tests.py --against ../other-checkout   # A/B, runs side by side
+    python scripts/bench_unit_tests.py --workers auto  # the suite on every core (pytest-xdist)
 
 Runs `python -m pytest -q -p no:randomly tests/unit` in a child process (this interpreter) and
 prints its CPU time (user + sys, from the child's rusage), its wall time, the load average before
@@ -87,15 +88,21 @@ def main(argv: Optional[List[str]] = None) -> int:
     )
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--collect", action="store_true", help="also time --collect-only alone")
+    ap.add_argument(
+        "--workers",
+        default="",
+        help="pytest-xdist workers (`-n WORKERS`, e.g. auto: one per core) for the timed run",
+    )
     args = ap.parse_args(argv)
     repos = [REPO] + ([Path(args.against).resolve()] if args.against else [])
-    runs = [r for _ in range(args.n) for r in run(repos)]
+    command = COMMAND[:-1] + (["-n", args.workers] if args.workers else []) + COMMAND[-1:]
+    runs = [r for _ in range(args.n) for r in run(repos, command)]
     if args.collect:
         runs += run(repos, COLLECT)
     if args.json:
         print(json.dumps(runs, indent=2))
     else:
-        print("command: " + " ".join(["python", *COMMAND]))
+        print("command: " + " ".join(["python", *command]))
         for r in runs:
             print(
                 f"{r['repo']} ({r['what']}, bytecode caches {r['bytecode_caches']}): cpu {r['cpu_s']} s (user {r['user_s']} + sys {r['sys_s']}), wall {r['wall_s']} s, "
