@@ -34,7 +34,6 @@ from typing import (
 
 from fixer.errors import UsageError
 from fixer.model import (
-    ApplyResult as _Applied,
     CheckResult,
     Environment,
     Finding,
@@ -43,11 +42,11 @@ from fixer.model import (
     PlanOptions,
     PlannedMachine,
     Reporter,
-    RollbackResult as _RolledBack,
     to_dict,
 )
 
 if TYPE_CHECKING:
+    from fixer.applier.results import ApplyResult as _Applied, RollbackResult as _RolledBack
     from fixer.errors import FixerError
     from fixer.applier.kernel import KernelVerdict
     from fixer.diagnosis.nogpu import NoGpu

@@ -42,15 +42,13 @@ from fixer.applier.reporter import default_reporter
 from fixer.applier.runner import Runner, run_command
 from fixer.applier.snapshot import TargetSnapshot, read_target, snapshot_from_dict, snapshot_to_dict
 from fixer.errors import FixerError, JournalWriteFailed, StepFailed, UsageError
+from fixer.applier.results import ApplyResult, RollbackResult, StepOutcome
 from fixer.model import (
-    ApplyResult,
     CommandResult,
     Plan,
     PlanOptions,
     Reporter,
-    RollbackResult,
     Step,
-    StepOutcome,
 )
 from fixer.planner import installers
 from fixer.system import fsgate

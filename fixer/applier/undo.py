@@ -27,7 +27,8 @@ from fixer.applier.runner import Runner
 from fixer.applier.snapshot import TargetSnapshot, read_target, snapshot_from_dict
 from fixer.applier.sources import install_exact_argv
 from fixer.errors import FixerError, UsageError
-from fixer.model import DistChange, Reporter, RollbackResult
+from fixer.applier.results import DistChange, RollbackResult
+from fixer.model import Reporter
 from fixer.planner import installers
 from fixer.system import fsgate
 

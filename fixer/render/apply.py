@@ -9,24 +9,25 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Dict, Optional, Sequence
 
 from rich.console import Console
 
 from fixer.model import (
     APPLY_SCHEMA,
-    ApplyResult,
     CheckResult,
     CommandResult,
     Finding,
     Plan,
     Reporter,
-    RollbackResult,
     Step,
     to_dict,
 )
 from fixer.render import err, out, print_json, styled
 from fixer.render.plan import download_text
+
+if TYPE_CHECKING:  # apply's results are a stage's values: named for type checking only
+    from fixer.applier.results import ApplyResult, RollbackResult
 from fixer.render.progress import (
     Board,
     ConsoleBoard,

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from fixer.planner.preload import ProcessFix, soname_key, stray_copies
 from fixer.api import ApplyResult
 from fixer.applier.kernel import FIXED_FOR_NEW, FIXED_IN_KERNEL, process_verdict
-from fixer.model import ApplyResult as Applied
+from fixer.applier.results import ApplyResult as Applied
 from fixer.model import Plan, Step
 from tests.helpers.examples import examples
 from tests.helpers.kernels import validate_apply

@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 import fixer
 
-from fixer.model import ApplyResult, DistChange, RollbackResult
+from fixer.applier.results import ApplyResult, DistChange, RollbackResult
 from fixer.render import new_console, recording
 from fixer.render.apply import show_applied, show_rollback
 from tests.helpers.examples import examples
