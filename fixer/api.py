@@ -44,6 +44,29 @@ from fixer.model import (
     Reporter,
     to_dict,
 )
+from fixer.model import FRAMEWORKS
+from fixer.pipeline import examine
+from fixer.diagnosis.nogpu import no_gpu
+from fixer.pipeline import plan_for
+from fixer.pipeline import check_request
+from fixer.system.paths import state_dir
+from fixer.pipeline import apply_refusal
+from fixer.pipeline import gpu_wanted
+from fixer.system.paths import under_root
+from fixer.model import EnvFix, Stack, from_dict
+from fixer.detection import detect, overrides_from_env
+from fixer.pipeline import diagnosed
+from fixer.recipebook import load
+from fixer.model import VERIFIABLE
+from fixer.model import to_dict as plain
+from fixer.pipeline import check_target
+from fixer.errors import FixerError
+from fixer.pipeline import machine
+from fixer.pipeline import resolve, simulated
+from fixer.detection import detect as run_detect
+from fixer import recipebook as rec
+from fixer.render import json_payload
+from fixer.render import write_json
 
 if TYPE_CHECKING:
     from fixer.applier.results import ApplyResult as _Applied, RollbackResult as _RolledBack
@@ -81,8 +104,6 @@ class CommandResult:
 
     def to_dict(self) -> Dict[str, Any]:
         """The command's `--json` payload, in its one documented shape (render.json_payload)."""
-        from fixer.render import json_payload
-
         return json_payload(self._payload(), self.command)
 
     def _payload(self) -> Dict[str, Any]:
@@ -485,8 +506,6 @@ def typed_values(
 
 def _checked_intent(intent: Intent) -> Intent:
     """A caller's Intent through make_intent's checks."""
-    from fixer.model import FRAMEWORKS
-
     other = sorted(set(intent.versions) - {"torch", "tensorflow", "jax"})
     if other:
         raise UsageError(
@@ -514,8 +533,6 @@ def make_intent(
     keep: Many = None,
 ) -> Intent:
     """Intent options -> Intent, checking their form (not yet against recipes)."""
-    from fixer.model import FRAMEWORKS, Intent
-
     frameworks = _many(framework)
     for f in frameworks:
         if f not in FRAMEWORKS:
@@ -578,8 +595,6 @@ def make_options(
 ) -> PlanOptions:
     """The source and installer options as PlanOptions. `local_paths`: the --find-links
     directories are on this machine (not so for `plan --environment`, a plan for another one)."""
-    from fixer.model import PlanOptions
-
     if installer not in ("auto", "pip", "uv", "conda"):
         raise UsageError(f"--installer {installer!r}: choose auto, pip, uv or conda")
     links = _many(find_links)
@@ -615,8 +630,6 @@ def doctor(
     """The machine's GPU stack and what is wrong with it (`colab-cudnn-fix doctor`), or of the
     machine a `doctor --json` file describes (`environment`). COLAB_CUDNN_FIX_* overrides are
     read from `environ` (default: os.environ)."""
-    from fixer.pipeline import examine
-
     r = examine(
         python,
         deep=deep,
@@ -655,9 +668,6 @@ def plan(
     torch=, tensorflow=, jax=, cuda=, cudnn_from=, keep=); how the steps run is `options`
     (fixer.model.PlanOptions) or its keywords (installer=, find_links=, no_index=,
     index_mirror=, root=, restart=)."""
-    from fixer.diagnosis.nogpu import no_gpu
-    from fixer.pipeline import plan_for
-
     intent, options = typed_values(intent, options, keywords, local_paths=not environment)
     machine = plan_for(
         python=python,
@@ -743,7 +753,6 @@ def apply(
     `condacolab_installer` installs Miniforge from that URL instead of the internet (a mirror,
     an air-gapped site, tests)."""
     from fixer.applier.kernel import fixes_this_process
-    from fixer.pipeline import check_request
 
     intent, options = typed_values(intent, options, keywords)
     check_request(environment=environment, dry_run=dry_run, lock=lock)
@@ -773,7 +782,6 @@ def apply(
 
 def _awaiting_restart(root: Optional[str]) -> bool:
     """The last apply stopped for condacolab's kernel restart (its journal waits)."""
-    from fixer.system.paths import state_dir
     from fixer.applier.journal import Journal
 
     last = Journal.last(state_dir(root))
@@ -806,7 +814,6 @@ def _apply_warming(req: _Request, warm: Optional[Any]) -> ApplyResult:
     """apply's phases: the plan (or an answer without one), the one refusal decision shared with
     the dry run, the confirmation, the journaled steps, and the check after."""
     from fixer.applier import apply_plan
-    from fixer.pipeline import apply_refusal
 
     planned = _planned(req)
     if isinstance(planned, ApplyResult):
@@ -862,9 +869,6 @@ def _planned(
 ) -> Union[ApplyResult, Tuple[Environment, Plan, Tuple[Finding, ...], Optional["PlannedMachine"]]]:
     """(machine, plan, findings, the planned machine) for apply, from the lock file or the
     pipeline; or the no-GPU answer when no GPU is visible (nothing changes)."""
-    from fixer.diagnosis.nogpu import no_gpu
-    from fixer.pipeline import gpu_wanted, plan_for
-
     if req.lock:
         env, the_plan = _lock_plan(req.lock, req.python, req.environment, req.options, req.environ)
         return env, the_plan, (), None
@@ -925,7 +929,6 @@ def _awaiting_condacolab(req: _Request, done: ApplyResult) -> ApplyResult:
         from fixer.applier.kernel import in_live_kernel, run_condacolab
 
         if in_live_kernel():
-            from fixer.system.paths import under_root
             from fixer.planner.conda import CONDACOLAB_PREFIX
 
             run_condacolab(
@@ -1000,10 +1003,8 @@ def _resume(req: _Request) -> ApplyResult:
     """`apply --resume`: go on with the apply that stopped for condacolab's kernel restart
     (`this_process`: and fix the calling process, the fresh kernel, with the journal's loader
     fixes), then check as after any apply."""
-    from fixer.system.paths import state_dir
     from fixer.applier.journal import Journal
     from fixer.applier.transaction import resume_apply as resume_transaction
-    from fixer.model import EnvFix, Stack, from_dict
 
     root = req.options.root
     last = Journal.last(state_dir(root))
@@ -1044,7 +1045,6 @@ def _detect_after(
     python: str, fixes: Sequence[Any], environ: Optional[Mapping[str, str]] = None
 ) -> Environment:
     """The machine as a new process sees it once the loader fixes are in place."""
-    from fixer.detection import detect, overrides_from_env
     from fixer.planner.envfix import environ_after
 
     after = environ_after(fixes, os.environ if environ is None else environ)
@@ -1069,8 +1069,6 @@ def _lock_plan(
 
         env = load_environment(environment)[0]
     else:
-        from fixer.detection import detect, overrides_from_env
-
         env = detect(
             python,
             overrides=overrides_from_env(os.environ if environ is None else environ),
@@ -1103,10 +1101,7 @@ def check_after_apply(
     detection to say whether a real GPU is there."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from fixer.detection import detect, overrides_from_env
-    from fixer.pipeline import diagnosed
     from fixer.planner.envfix import environ_after
-    from fixer.recipebook import load
     from fixer.verifier.checks import installed_frameworks, run_checks, verify as run_verify
 
     after = environ_after(env_fixes, os.environ if environ is None else environ)
@@ -1149,8 +1144,6 @@ def _frameworks_of(env: Environment) -> Tuple[str, ...]:
     """The frameworks verify checks on `env`: its detected ones, in VERIFIABLE order (the rule
     of fixer.verifier.checks.verify given an Environment); () when it found none (verify then
     asks the interpreter)."""
-    from fixer.model import VERIFIABLE
-
     names = {b.framework for b in env.frameworks}
     return tuple(f for f in VERIFIABLE if f in names)
 
@@ -1193,8 +1186,6 @@ def restart_decision(kernel: Any, the_plan: Plan, wanted: bool) -> Dict[str, Any
 def process_restart(v: "KernelVerdict", wanted: bool) -> Dict[str, Any]:
     """apply ran in the process that uses the frameworks: the verdict about it (checked on its
     maps), and whether restart=True ends it now (only a live kernel: its manager starts a new one)."""
-    from fixer.model import to_dict as plain
-
     info = _restart_info(
         v,
         needed=v.restart_needed,
@@ -1261,7 +1252,6 @@ def verify(
     machine's frameworks: `environment` (a machine a file describes) is refused (UsageError).
     `checking` hears which frameworks are checked while the checks run, and () when they ended
     (the CLI shows it: fixer.render.progress.checking_text)."""
-    from fixer.pipeline import check_target
     from fixer.verifier.checks import passed, verify as run_verify
 
     check_target("verify", environment)
@@ -1327,7 +1317,6 @@ def explain(
     the plan that applies it (`colab-cudnn-fix explain`). Exit code 0 a cause found, 1 not
     recognised, 3 a Colab runtime without a GPU where the text says there is none. `read_note`:
     what reading the text skipped (the middle of a long log), kept with the notes."""
-    from fixer.errors import FixerError
     from fixer.explainer import analyze
 
     if not text or not text.strip():
@@ -1339,23 +1328,15 @@ def explain(
     if environment and not detect:
         raise UsageError("--environment and --no-detect exclude each other")
     if environment:
-        from fixer.pipeline import machine
-
         env = machine(python, environment)[0]
     elif detect:
-        from fixer.detection import detect as run_detect
-
         env = run_detect(python)
     if env is not None:
-        from fixer.recipebook import load
-
         rec = load(extra)
     result = analyze(text, env, rec, extra_dirs=extra)
     notes.extend(n for n in result.notes if n not in notes)
     the_plan = None
     if env is not None and rec is not None and any(f.id != "log-noise" for f in result.findings):
-        from fixer.model import Intent
-        from fixer.pipeline import resolve, simulated
         from fixer.planner.steps import make_plan
 
         try:
@@ -1396,7 +1377,6 @@ def lock(
     (find_links, no_index, index_mirror) say where the hashes are read."""
     from fixer.lockfile import make_lock, write_lock
     from fixer.lockfile.format import check_output
-    from fixer.pipeline import plan_for
 
     check_output(output)  # before the machine is read or an index is asked
     intent, options = typed_values(intent, options, keywords)
@@ -1482,8 +1462,6 @@ class DebugResult(CommandResult):
         return self.bundle
 
     def show(self) -> None:
-        from fixer.render import write_json
-
         write_json(self.to_dict())
 
 
@@ -1540,7 +1518,6 @@ def report(
     """A summary for bug reports (`colab-cudnn-fix report`): GPU, driver, each framework's build
     and GPU targets, the cuDNN that loads and why, and the findings; home and user paths
     redacted unless `redact=False`. Exit code 0: the verdict is inside."""
-    from fixer.pipeline import examine
     from fixer.reporting.report import Redaction, build_report
 
     r = examine(python, lock=lock, recipes=_many(recipes), environment=environment, environ=environ)
@@ -1577,7 +1554,6 @@ def recipes(
     framework, then the other tables), "show" (`what`: FRAMEWORK, FRAMEWORK==VERSION, or one
     of cudnn, drivers, gpus, colab) or "validate" (every recipe file checked; exit code 2 when
     a problem is found). `recipes`: extra recipe directories, as everywhere."""
-    from fixer import recipebook as rec
     from fixer.render import recipes as render
 
     extra = _many(recipes)

@@ -14,6 +14,15 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Tuple
 from fixer.diagnosis.findings import diagnose
 from fixer.errors import FixerError, UsageError
 from fixer.model import Environment, Finding, PlannedMachine, Recipes
+from fixer.detection import detect, overrides_from_env
+from fixer import recipebook as rec
+from fixer.model import Intent, PlanOptions
+from fixer.model import Plan
+from fixer.diagnosis.findings import is_healthy
+from fixer.diagnosis.findings import SEVERITY_ORDER
+from fixer.system.plugins import run_checks
+from fixer.errors import NotAFix
+from fixer import recipebook as _recipes
 
 if (
     TYPE_CHECKING
@@ -53,7 +62,6 @@ def machine(
         from fixer.planner.steps import load_environment
 
         return load_environment(environment)
-    from fixer.detection import detect, overrides_from_env
 
     env = detect(
         python,
@@ -79,9 +87,6 @@ def plan_for(
     with no visible GPU gets an empty plan carrying the gpu-missing finding (nothing can be
     repaired there), unless `prepare_for_gpu` says the machine is being set up for a GPU later.
     `intent` and `options` default to Intent() and PlanOptions()."""
-    from fixer import recipebook as rec
-    from fixer.model import Intent, PlanOptions
-
     intent = Intent() if intent is None else intent
     options = PlanOptions() if options is None else options
     if options.installer == "conda" and intent.cudnn_from is None:
@@ -143,7 +148,6 @@ def plan_machine(
     PlanOptions() by default). `live`: `env` is this machine (under options.root), so the
     files that set a loader variable a fix drops are read and fixed there too
     (fixer.planner.envsource); never for a described machine."""
-    from fixer.model import Plan, PlanOptions
     from fixer.planner.steps import make_plan
 
     options = PlanOptions() if options is None else options
@@ -201,8 +205,6 @@ class Examined:
 
 def exit_code_for(env: Environment, findings: Sequence[Finding]) -> Tuple[int, bool, bool]:
     """(exit code, healthy, nothing_to_fix)."""
-    from fixer.diagnosis.findings import is_healthy
-
     if any(f.id == "gpu-missing" and f.severity == "error" for f in findings):
         return 3, False, False
     healthy = is_healthy(findings)
@@ -214,10 +216,6 @@ def doctor_findings(
 ) -> Tuple[Finding, ...]:
     """Diagnosis, the check plugins' findings (fixer.system.plugins) and, with a lock file, its drift
     check (fixer.lockfile.check_drift)."""
-    from fixer.diagnosis.findings import SEVERITY_ORDER
-
-    from fixer.system.plugins import run_checks
-
     findings = list(diagnosed(env, recipes)) + list(run_checks(env, recipes))
     findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
     if lock:
@@ -239,8 +237,6 @@ class _RecipesLoader(threading.Thread):
 
     def run(self) -> None:
         try:
-            from fixer import recipebook as _recipes
-
             self.value = _recipes.load(extra_dirs=self.extra)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
             self.exc = exc
@@ -265,7 +261,6 @@ def examine(
     """detect -> diagnose (+ lock drift) -> verdict: `doctor`, `report` and `fleet` share it.
     Honours the COLAB_CUDNN_FIX_* overrides in `environ` (default: os.environ). `environment`
     (a `doctor --json` file or a bundled name) replaces detection and is diagnosed afresh."""
-    from fixer.detection import detect, overrides_from_env
     from fixer.detection.colab_image import annotate
 
     for d in recipes:
@@ -341,8 +336,6 @@ def apply_refusal(
       apply asks again on the interpreter's own answer before anything changes).
     - A plan whose simulated result still shows an error or warning (`blockers`) or is not the
       stack it chose (`drift`) is refused (NotAFix, exit 1)."""
-    from fixer.errors import NotAFix
-
     if root is not None:
         system = sorted({s.kind for s in plan.steps if s.kind in SYSTEM_STEPS})
         if system:

@@ -48,6 +48,12 @@ from fixer.model import (
     GpuModel,
     Recipes,
 )
+from fixer import __version__
+from fixer import model
+from fixer.system import cachefile
+from fixer.model import to_dict
+from fixer.system import plugins
+from fixer.errors import UsageError
 
 SCHEMA_VERSION = 1
 #: Files in a recipe directory that are not recipes (own loader, own schema).
@@ -978,8 +984,6 @@ def _disk_cache_digest(key: Tuple[Any, ...]) -> str:
     import hashlib
     import sys
 
-    from fixer import __version__
-
     # The code that builds the value is part of the key too (a checkout edited in place keeps
     # its version number): this module's and the model's file stamps.
     code = tuple((f, os.stat(f).st_mtime_ns, os.stat(f).st_size) for f in (__file__, _model_file()))
@@ -989,8 +993,6 @@ def _disk_cache_digest(key: Tuple[Any, ...]) -> str:
 
 
 def _model_file() -> str:
-    from fixer import model
-
     return model.__file__
 
 
@@ -999,8 +1001,6 @@ def _disk_cache_read(key: Tuple[Any, ...]) -> Optional[Recipes]:
     file's path, mtime and size). The cache is JSON, read only when it is our own file that
     nobody else can write (fixer.system.cachefile), and every record is checked again by the
     same checkers as its TOML. Any problem just means parsing again."""
-    from fixer.system import cachefile
-
     path = _disk_cache_path(key)
     data = cachefile.read_json(path)
     if (
@@ -1081,8 +1081,6 @@ def _cached_record(
 
 def _disk_cache_write(key: Tuple[Any, ...], recipes: Recipes) -> None:
     import json
-
-    from fixer.model import to_dict
 
     payload = {"schema": CACHE_SCHEMA, "key": _disk_cache_digest(key), "recipes": to_dict(recipes)}
     write_cache(_disk_cache_path(key), json.dumps(payload, separators=(",", ":")).encode())
@@ -1175,8 +1173,6 @@ def _with_plugins(recipes: Recipes, extra_dirs: Tuple[str, ...]) -> Recipes:
     """The recipes plus each recipe plugin's files (fixer.system.plugins), one plugin at a time: a plugin
     whose files are malformed or contradict the recipes already in effect is skipped and
     reported, never fatal."""
-    from fixer.system import plugins
-
     accepted: Tuple[str, ...] = ()
     for plugin, directory in plugins.recipe_dirs():
         got, errors = _load_all(extra_dirs, accepted + (directory,))
@@ -1219,8 +1215,6 @@ OTHER_TABLES = {
 def select(recipes: Recipes, what: str) -> Tuple[str, Tuple[Any, ...]]:
     """`FRAMEWORK`, `FRAMEWORK==VERSION` (a prefix selects a release line) or one of
     OTHER_TABLES -> (kind, records). Raises UsageError naming what exists."""
-    from fixer.errors import UsageError
-
     what = what.strip()
     if what in OTHER_TABLES:
         return what, tuple(getattr(recipes, OTHER_TABLES[what]))

@@ -28,6 +28,7 @@ from typing import Any, Dict, Optional
 
 from fixer.errors import LockHeld, UsageError
 from fixer.system import fsgate
+from fixer.system.proc import alive
 
 LOCK_NAME = "apply.lock"
 
@@ -149,7 +150,6 @@ def _describe(holder: Dict[str, Any], path: Path) -> str:
     if not holder:
         return f"another apply holds the lock {path}"
     pid = holder.get("pid")
-    from fixer.system.proc import alive
 
     if isinstance(pid, int) and not alive(pid):
         return (

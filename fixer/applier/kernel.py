@@ -38,6 +38,7 @@ from fixer.system.paths import under_root
 from fixer.planner.preload import ProcessFix, cudnn_family, fix_process, mapped_files, stray_copies
 from fixer.model import EnvFix, Environment, Plan
 from fixer.applier.colab import _LOADED
+from fixer.planner import envsource as es
 
 FIXED_IN_KERNEL = "fixed in this kernel"
 FIXED_FOR_NEW = "fixed for new processes"
@@ -263,8 +264,6 @@ _VAR_DROPS = ("ld-preload-drop", "ld-library-path-drop")
 
 def _file_reach(path: str) -> Tuple[str, ...]:
     """The process kinds that read a file an env-fix step writes."""
-    from fixer.planner import envsource as es
-
     if "/etc/profile.d/" in path:
         return (es.LOGIN_SHELLS,)
     if path.endswith("/etc/environment"):
@@ -281,8 +280,6 @@ def plan_reach(plan: Plan) -> Tuple[str, ...]:
     kernel spec or /etc/environment that set it); an ld.so.conf.d entry reaches every new
     process once ldconfig runs (its step carries the ldconfig command); an IPython startup
     preload reaches new kernels. A plan without loader fixes reaches every new process."""
-    from fixer.planner import envsource as es
-
     fixes = plan.stack.env_fixes
     if not fixes:
         return (es.NEW_PROCESSES,)
@@ -312,8 +309,6 @@ def plan_reach(plan: Plan) -> Tuple[str, ...]:
 
 def claims_of(text: str) -> Tuple[str, ...]:
     """The process kinds a verdict's words claim (the check run before a verdict is shown)."""
-    from fixer.planner import envsource as es
-
     head = text.split(" only", 1)[0].split(";", 1)[0].split(":", 1)[0]
     return tuple(
         k
@@ -325,8 +320,6 @@ def claims_of(text: str) -> Tuple[str, ...]:
 def scope_words(kinds: Sequence[str]) -> str:
     """ "fixed for new notebook kernels and new login shells only", checked: the words claim
     exactly `kinds` (claims_of)."""
-    from fixer.planner import envsource as es
-
     if not kinds:
         text = "not fixed for any process yet"
     elif es.NEW_PROCESSES in kinds:

@@ -30,6 +30,8 @@ from fixer.planner.conda import is_condacolab_step
 from fixer.planner.envfix import ENV_FILE, IPYTHON_STARTUP, LD_SO_CONF
 from fixer.planner.envsource import ETC_ENVIRONMENT, PROFILE_D
 from fixer.system import fsgate
+from fixer.model import to_dict
+from fixer.system.versions import requirement_name
 
 #: Free space kept in reserve beyond what the backups and downloads need.
 SPACE_MARGIN = 64 << 20
@@ -207,8 +209,6 @@ def prepare(
     run: Runner,
 ) -> None:
     """Record everything the plan can touch. Nothing on the machine changes here."""
-    from fixer.model import to_dict
-
     _record_snapshot(journal, plan, before, options)
     manifests = _record_dists(plan, before)
     copies, local, vouched = _index_copies(journal, manifests, rep)
@@ -467,8 +467,6 @@ def ldconfig_of(step: Step, root: Optional[str]) -> Optional[List[str]]:
 
 
 def req_name(spec: str) -> Optional[str]:
-    from fixer.system.versions import requirement_name
-
     return requirement_name(spec) or None
 
 

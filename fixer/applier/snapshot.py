@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple
 
 from fixer.system.paths import runnable_python
 from fixer.errors import UsageError
+from fixer.system.proc import run
 
 if TYPE_CHECKING:
     from fixer.model import PythonEnv
@@ -138,8 +139,6 @@ class TargetSnapshot:
 def read_target(python: str, timeout: float = 60.0) -> TargetSnapshot:
     """Run the snapshot script in `python`. Raises UsageError when it is not a working interpreter."""
     import errno
-
-    from fixer.system.proc import run
 
     proc = run([runnable_python(python), "-c", _SCRIPT], timeout=timeout, cwd="/")
     if proc.errno == errno.ENOENT:

@@ -54,6 +54,9 @@ from fixer.planner import installers
 from fixer.system import fsgate
 from fixer.system.paths import lock_dir, private_state_dir
 from fixer.system.proc import ignore_signals, process_start_time, restore_signals, stop_recorded
+from fixer.model import to_dict
+from fixer.model import from_dict
+from fixer.planner.conda import CONDACOLAB_PREFIX, installed_by_condacolab, is_condacolab_step
 
 #: Seconds a command of each kind may run (a torch download on a slow link takes long).
 TIMEOUTS = {
@@ -293,8 +296,6 @@ def _finish(
 def _paused(
     journal: Journal, steps: Sequence[Step], pause: "_Pause", started: float
 ) -> ApplyResult:
-    from fixer.model import to_dict
-
     journal.set(
         status="awaiting-restart",
         resume={
@@ -349,8 +350,6 @@ def resume_apply(
     run its remaining steps as one transaction with the part already done; on any failure the
     whole apply is rolled back, as if it had never stopped. (`verify` is kept for callers; the
     check after the steps always runs.)"""
-    from fixer.model import from_dict
-
     del verify
     rep = default_reporter(reporter)
     run: Runner = runner or run_command
@@ -473,8 +472,6 @@ def _run_steps(
     start: int = 0,
     locks: Sequence[ApplyLock] = (),
 ) -> Tuple[StepOutcome, ...]:
-    from fixer.planner.conda import CONDACOLAB_PREFIX, installed_by_condacolab, is_condacolab_step
-
     outcomes: List[StepOutcome] = []
     total = len(steps)
     for i, step in enumerate(steps, 1):

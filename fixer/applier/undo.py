@@ -31,6 +31,9 @@ from fixer.applier.results import DistChange, RollbackResult
 from fixer.model import Reporter
 from fixer.planner import installers
 from fixer.system import fsgate
+from fixer.system.paths import state_dir
+from fixer.applier import envfix
+from fixer.planner.envfix import ENV_FILE, IPYTHON_STARTUP, LD_SO_CONF, expand_home
 
 RESTORE_TIMEOUT = 3600.0
 
@@ -63,8 +66,6 @@ class _Undo:
 
 def scope(journal: Journal, now: Optional[TargetSnapshot], root: Optional[str]) -> Any:
     """The gate's roots for this rollback (see the module doc)."""
-    from fixer.system.paths import state_dir
-
     state = state_dir(root)
     files: List[str] = []
     for r in journal.files:
@@ -118,8 +119,6 @@ def _restore(
 
 
 def _undo_files(u: _Undo, root: Optional[str]) -> None:
-    from fixer.system.paths import state_dir
-
     state = state_dir(root)
     for rec in reversed(u.journal.files):
         if not loader_file_ok(rec.path, root, state):
@@ -417,9 +416,6 @@ def _final_check(
 def _unknown_loader_fixes(u: _Undo) -> List[str]:
     """A damaged journal may have lost its file records: the tool's own loader-fix files found
     in place are listed (this apply may have written them), never claimed as restored."""
-    from fixer.applier import envfix
-    from fixer.planner.envfix import ENV_FILE, IPYTHON_STARTUP, LD_SO_CONF, expand_home
-
     root = u.journal.data.get("root") if isinstance(u.journal.data.get("root"), str) else None
     known = {r.path for r in u.journal.files}
     out = ["the journal is damaged: what it lost cannot be undone or checked"]

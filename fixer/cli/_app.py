@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from fixer.cli.options import CONTEXT, Group, option
+from fixer import __version__
 
 app = typer.Typer(
     name="colab-cudnn-fix",
@@ -19,8 +20,6 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
-        from fixer import __version__
-
         typer.echo(__version__)
         raise typer.Exit(0)
 

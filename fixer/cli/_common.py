@@ -8,6 +8,10 @@ from typing import Any, Callable, TypeVar
 import typer
 
 from fixer.errors import FixerError
+from fixer.render import write_json
+from fixer.render import set_command
+from fixer import render
+from fixer.cli.interrupt import report_interrupt
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -28,18 +32,12 @@ def handle_errors(json_flag: str = "json") -> Callable[[F], F]:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             try:
-                from fixer.render import set_command
-
                 set_command(command)
                 return fn(*args, **kwargs)
             except FixerError as exc:
-                from fixer import render
-
                 render.error(exc, as_json=bool(kwargs.get(json_flag)), command=command)
                 raise typer.Exit(exc.exit_code)
             except KeyboardInterrupt:
-                from fixer.cli.interrupt import report_interrupt
-
                 report_interrupt([*command.split(), *(["--json"] if kwargs.get(json_flag) else [])])
                 raise typer.Exit(130)
 
@@ -51,8 +49,6 @@ def handle_errors(json_flag: str = "json") -> Callable[[F], F]:
 def write_result(result: Any, as_json: bool) -> int:
     """A result of the API on stdout (its --json payload, or its terminal rendering); its exit code."""
     if as_json:
-        from fixer.render import write_json
-
         write_json(result.to_dict())
     else:
         result.show()

@@ -22,6 +22,8 @@ from fixer.errors import UsageError
 from fixer.cli._app import app
 from fixer.cli._common import handle_errors, write_result
 from fixer.cli.options import command, option
+from fixer import api
+from fixer.render import err
 
 if TYPE_CHECKING:
     from fixer.api import ApplyResult
@@ -57,7 +59,6 @@ def apply_command(
     resume: bool = option("resume"),
 ) -> None:
     """Repair the GPU stack: run the plan's steps, journaled; roll back on any failure."""
-    from fixer import api
     from fixer.render import apply as render
 
     if dry_run and interactive:
@@ -81,8 +82,6 @@ def apply_command(
         restart_now=False,
     )
     if result.outcome == "declined":
-        from fixer.render import err
-
         err().print("declined: nothing changed", highlight=False, markup=False)
         raise typer.Exit(result.exit_code)
     code = write_result(result, json)

@@ -24,6 +24,10 @@ from fixer.cli import rollback as _rollback  # noqa: F401,E402
 from fixer.cli import report as _report  # noqa: F401,E402
 from fixer.cli import fleet as _fleet  # noqa: F401,E402
 from fixer.cli import debug as _debug  # noqa: F401,E402
+from fixer.system.plugins import problems
+from fixer.render import warning
+from fixer.errors import FixerError, UsageError
+from fixer.render import error
 
 
 def _click_class(name: str) -> Any:
@@ -40,11 +44,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     on stderr."""
     args = list(argv if argv is not None else sys.argv[1:])
     code = _run(args)
-    from fixer.system.plugins import problems
 
     if problems():
-        from fixer.render import warning
-
         for line in problems():
             warning(line)
     return code
@@ -85,9 +86,6 @@ def _run(args: List[str]) -> int:
 def _click_error(exc: Any, args: List[str]) -> int:
     """A click error as this tool's one error line (or JSON object): usage errors exit 2 with a
     hint to the command's help; no command at all prints the top-level help, exit 2."""
-    from fixer.errors import FixerError, UsageError
-    from fixer.render import error
-
     if type(exc).__name__ == "NoArgsIsHelpError":
         sys.stdout.write(exc.format_message())
         return 2

@@ -9,6 +9,8 @@ import typer
 from fixer.cli._app import app
 from fixer.cli._common import handle_errors
 from fixer.cli.options import command, option
+from fixer import api
+from fixer.render import write_json
 
 
 @command(app, "debug")
@@ -20,9 +22,6 @@ def debug_command(
 ) -> None:
     """Everything the tool reads, raw: the files detection parses, the environment variables it considers,
     command and probe outputs, the build targets, the plugins; JSON (home and user paths redacted)."""
-    from fixer import api
-    from fixer.render import write_json
-
     result = api.debug(python=python, redact=not no_redact)
     write_json(result.to_dict())
     raise typer.Exit(result.exit_code)

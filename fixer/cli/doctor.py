@@ -15,6 +15,7 @@ import typer
 from fixer.cli._app import app
 from fixer.cli._common import handle_errors
 from fixer.cli.options import command, option
+from fixer.api import doctor
 
 
 @command(app, "doctor")
@@ -28,8 +29,6 @@ def doctor_command(
     environment: Optional[str] = option("environment"),
 ) -> None:
     """Show the GPU stack (GPU, driver, each framework's build vs the cuDNN it will load) and what is wrong."""
-    from fixer.api import doctor
-
     result = doctor(python=python, deep=deep, lock=lock, recipes=recipes, environment=environment)
     if json:
         from fixer.render.doctor import print_doctor_json

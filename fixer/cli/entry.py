@@ -10,6 +10,8 @@ import signal
 import sys
 
 from fixer.cli.output import GuardedStdout, OutputFailed, output_failed
+from fixer.cli.commands import main as run
+from fixer.cli.interrupt import report_interrupt
 
 
 def main() -> int:
@@ -18,12 +20,8 @@ def main() -> int:
     sys.stdout = GuardedStdout(sys.stdout)
     try:
         try:
-            from fixer.cli.commands import main as run
-
             code = run(argv)
         except KeyboardInterrupt:
-            from fixer.cli.interrupt import report_interrupt
-
             code = report_interrupt(argv)
         sys.stdout.flush()
     except OutputFailed as exc:

@@ -13,6 +13,8 @@ from fixer.errors import UsageError
 from fixer.cli._app import app
 from fixer.cli._common import handle_errors
 from fixer.cli.options import command, option
+from fixer.api import explain
+from fixer.render import write_json
 
 
 def _stdin() -> Tuple[str, Optional[str]]:
@@ -90,8 +92,6 @@ def explain_command(
     """Say why a GPU/cuDNN error happened: cause, evidence, fix (and the plan that applies it).
     Exit 0 when a cause was found, 1 when the text was not recognised, 2 for bad input, 3 when
     the machine is a Colab runtime without a GPU and the text says there is none."""
-    from fixer.api import explain
-
     data, skipped = read_text(text, file)
     result = explain(
         data,
@@ -102,8 +102,6 @@ def explain_command(
         read_note=skipped,
     )
     if json:
-        from fixer.render import write_json
-
         write_json(result.to_dict())
     else:
         result.show()

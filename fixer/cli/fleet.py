@@ -16,6 +16,7 @@ from fixer.errors import UsageError
 from fixer.cli._app import app
 from fixer.cli._common import handle_errors, write_result
 from fixer.cli.options import command, option
+from fixer import api
 
 fleet_app = typer.Typer(
     name="fleet",
@@ -39,8 +40,6 @@ def _fleet(
     markdown: bool,
     partition: Optional[str],
 ) -> None:
-    from fixer import api
-
     if json and markdown:
         raise UsageError("--json and --markdown exclude each other: choose one output")
     if nodes is not None and slurm is not None and (action == "doctor" or lock):

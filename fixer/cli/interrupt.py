@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import sys
 from typing import List, Sequence
+from fixer.errors import interrupted
+from fixer.render import error_payload
+from fixer.system.proc import kill_live
 
 
 def command_of(argv: Sequence[str]) -> str:
@@ -27,9 +30,6 @@ def interrupt_reported() -> bool:
 def report_interrupt(argv: Sequence[str]) -> int:
     """Kill the children still running, say "interrupted" (JSON under --json); exit code 130."""
     _REPORTED.append(True)
-    from fixer.errors import interrupted
-    from fixer.render import error_payload
-    from fixer.system.proc import kill_live
 
     kill_live()
     exc = interrupted()

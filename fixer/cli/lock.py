@@ -13,6 +13,7 @@ import typer
 from fixer.cli._app import app
 from fixer.cli._common import handle_errors, write_result
 from fixer.cli.options import command, option
+from fixer import api
 
 
 @command(app, "lock")
@@ -35,8 +36,6 @@ def lock_command(
     keep: Optional[List[str]] = option("keep"),
 ) -> None:
     """Write the stack that fits this machine (exact versions, sha256 hashes, apt pins, loader fixes)."""
-    from fixer import api
-
     intent = api.make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
     options = api.make_options(find_links=find_links, no_index=no_index, index_mirror=index_mirror)
     result = api.lock(

@@ -14,6 +14,7 @@ import typer
 from fixer.cli._app import app
 from fixer.cli._common import handle_errors, write_result
 from fixer.cli.options import command, option
+from fixer import api
 
 
 @command(app, "plan")
@@ -36,8 +37,6 @@ def plan_command(
     index_mirror: Optional[List[str]] = option("index_mirror"),
 ) -> None:
     """Show the steps that make this machine's GPU stack consistent, as exact commands."""
-    from fixer import api
-
     intent = api.make_intent(framework, torch, tensorflow, jax, cuda, cudnn_from, keep)
     options = api.make_options(
         installer, find_links, no_index, index_mirror, local_paths=not environment

@@ -9,6 +9,7 @@ import typer
 from fixer.cli._app import app
 from fixer.cli._common import handle_errors, write_result
 from fixer.cli.options import CONTEXT, Group, command, option
+from fixer import api
 
 recipes_app = typer.Typer(
     name="recipes",
@@ -33,8 +34,6 @@ def list_command(
     recipes: Optional[List[str]] = option("recipes"), json: bool = option("json")
 ) -> None:
     """One line per framework: versions, variants and builds; then the other tables."""
-    from fixer import api
-
     raise typer.Exit(write_result(api.recipes("list", recipes=recipes), json))
 
 
@@ -46,8 +45,6 @@ def show_command(
     json: bool = option("json"),
 ) -> None:
     """The builds of a framework (optionally one version) as a table, or another table."""
-    from fixer import api
-
     raise typer.Exit(write_result(api.recipes("show", what, recipes=recipes), json))
 
 
@@ -57,6 +54,4 @@ def validate_command(
     recipes: Optional[List[str]] = option("recipes"), json: bool = option("json")
 ) -> None:
     """Check every recipe file; print each problem as FILE:LINE. Exit 2 if there is any."""
-    from fixer import api
-
     raise typer.Exit(write_result(api.recipes("validate", recipes=recipes), json))

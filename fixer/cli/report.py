@@ -14,6 +14,9 @@ import typer
 from fixer.cli._app import app
 from fixer.cli._common import handle_errors
 from fixer.cli.options import command, option
+from fixer import api
+from fixer.errors import UsageError
+from fixer.render import write_json
 
 
 @command(app, "report")
@@ -29,8 +32,6 @@ def report_command(
 ) -> None:
     """A summary for bug reports: GPU, driver, each framework's build and GPU targets, the cuDNN that
     loads and why, and the findings; home and user paths redacted."""
-    from fixer import api
-    from fixer.errors import UsageError
     from fixer.render.report import print_report
 
     if html and json:
@@ -39,8 +40,6 @@ def report_command(
         python=python, environment=environment, lock=lock, recipes=recipes, redact=not no_redact
     )
     if json:
-        from fixer.render import write_json
-
         write_json(result.to_dict())
     else:
         print_report(result.report, "html" if html else "markdown")

@@ -15,6 +15,8 @@ import typer
 from fixer.cli._app import app
 from fixer.cli._common import handle_errors
 from fixer.cli.options import command, option
+from fixer.api import rollback
+from fixer.render import write_json
 
 
 @command(app, "rollback")
@@ -27,15 +29,12 @@ def rollback_command(
     force: bool = option("force"),
 ) -> None:
     """Put back exactly what the last apply changed: package versions, files, apt pins."""
-    from fixer.api import rollback
     from fixer.render import apply as render
 
     result = rollback(
         root=root, python=python, force=force, reporter=render.reporter_for(json, verbose)
     )
     if json:
-        from fixer.render import write_json
-
         write_json(result.to_dict())
     else:
         result.show()

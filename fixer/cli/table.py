@@ -9,6 +9,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from fixer.api import DEFAULT_LOCK_FILE
 from fixer.model import FRAMEWORKS, VERIFIABLE
+from fixer.detection.gpu_probe import ENV_CUDA, ENV_DRIVER, ENV_GPU
 
 INSTALLERS: Tuple[str, ...] = ("auto", "pip", "uv", "conda")
 CUDNN_SOURCES: Tuple[str, ...] = ("pip", "apt", "conda")
@@ -314,8 +315,6 @@ def environment_overrides() -> Tuple[Tuple[str, str], ...]:
     rendered: importing fixer.detection (a package) costs about a quarter of `plan --json
     --environment`'s start-up on a loaded 2-core machine, and no plan of a described machine
     needs it."""
-    from fixer.detection.gpu_probe import ENV_CUDA, ENV_DRIVER, ENV_GPU
-
     return (
         (ENV_DRIVER, "driver version instead of probing, e.g. 580.65.06"),
         (ENV_CUDA, "highest CUDA the driver supports, e.g. 13.0"),

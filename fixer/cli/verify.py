@@ -10,6 +10,9 @@ import typer
 from fixer.cli._app import app
 from fixer.cli._common import handle_errors
 from fixer.cli.options import command, option
+from fixer.api import verify
+from fixer.render import err, out
+from fixer.render import write_json
 
 
 @command(app, "verify")
@@ -23,8 +26,6 @@ def verify_command(
 ) -> None:
     """Prove the GPU stack works: per framework, convs on the GPU checked against the CPU, and the
     cuDNN files really loaded. Exit 0 only when every framework passes."""
-    from fixer.api import verify
-    from fixer.render import err, out
     from fixer.render.progress import ConsoleBoard, checking_display
 
     # which frameworks it checks, while it checks them (stderr with --json: stdout is the JSON)
@@ -42,8 +43,6 @@ def verify_command(
     finally:
         board.close()
     if json:
-        from fixer.render import write_json
-
         write_json(result.to_dict())
     else:
         result.show()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from typing import Any, Dict, List, Optional, Sequence, Tuple
+from fixer.model import Environment, Finding, from_dict
 
 FLEET_SCHEMA = 1
 DRIFT_PREFIX = "drift from lock"
@@ -62,8 +63,6 @@ def checked_doctor(data: Any, where: str) -> Tuple[Optional[Dict[str, Any]], Opt
     """(payload, None) when `data` is `doctor --json` output this tool reads (its environment
     and findings rebuilt by fixer.model.from_dict, every field of its grammar), else (None,
     "WHERE: $.path: what is wrong"): a node's answer is untrusted data."""
-    from fixer.model import Environment, Finding, from_dict
-
     if not isinstance(data, dict) or "environment" not in data or "findings" not in data:
         return None, f"{where}: not `doctor --json` output"
     try:

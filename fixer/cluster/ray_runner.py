@@ -17,6 +17,8 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from fixer.errors import UsageError
 from fixer.system import fsgate
 from fixer.cluster import NodeResult
+from fixer.pipeline import examine
+from fixer.render.doctor import doctor_json
 
 WORKER_ENV = {"RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES": "1"}
 
@@ -51,9 +53,6 @@ def _import_ray() -> Any:
 
 def node_doctor(python: Optional[str], lock_text: Optional[str], lock_name: str) -> Dict[str, Any]:
     """What one node answers (runs inside the Ray worker): host, the doctor JSON payload."""
-    from fixer.pipeline import examine
-    from fixer.render.doctor import doctor_json
-
     lock_path = None
     try:
         if lock_text is not None:

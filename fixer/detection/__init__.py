@@ -41,6 +41,7 @@ from fixer.detection.python_env import (
     start_probe,
 )
 from fixer.detection.runtime import detect_runtime
+from fixer import __version__
 
 __all__ = ["detect", "Overrides", "overrides_from_env", "ENV_DRIVER", "ENV_CUDA", "ENV_GPU"]
 
@@ -144,7 +145,6 @@ def detect(
     views: Tuple[RuntimeView, ...] = ()
     if deep:
         views = deep_views(target, frameworks, environ, max(timeout, 120.0))
-    from fixer import __version__
 
     return Environment(
         tool_version=__version__,

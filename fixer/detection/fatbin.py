@@ -44,6 +44,8 @@ import os
 import re
 import struct
 from typing import Any, Dict, List, Optional, Tuple
+from fixer.system.paths import cache_dir
+from fixer.system.paths import write_cache
 
 FATBIN_SECTION = ".nv_fatbin"
 FATBIN_MAGIC = 0xBA55ED50
@@ -275,8 +277,6 @@ def _rodata_arch_string(fd: int, sections: Dict[str, Tuple[int, int]]) -> Option
 
 
 def _cache_path(path: str, kind: str) -> Any:
-    from fixer.system.paths import cache_dir
-
     digest = hashlib.sha256(f"{kind}\0{os.path.realpath(path)}".encode()).hexdigest()[:24]
     return cache_dir() / "arch" / f"{digest}.json"
 
@@ -306,8 +306,6 @@ def _cached(path: str, kind: str, st: os.stat_result) -> Optional[ArchTargets]:
 
 
 def _store(path: str, kind: str, st: os.stat_result, result: ArchTargets) -> None:
-    from fixer.system.paths import write_cache
-
     body = {
         "v": _CACHE_VERSION,
         "size": st.st_size,

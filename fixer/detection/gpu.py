@@ -24,6 +24,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 from fixer.model import Driver, Gpu, ProbeNote
 from fixer.rules import cuda_version_from_int
 from fixer.detection.overrides import Overrides
+from fixer.system.proc import run
 
 SMI_FIELDS = "index,name,pci.bus_id,pci.device_id,compute_cap,memory.total,driver_version,uuid"
 
@@ -265,8 +266,6 @@ def read_pci_gpus(root: str) -> List[Gpu]:
 
 def run_nvidia_smi(timeout: float) -> Tuple[Optional[str], Optional[str]]:
     import errno
-
-    from fixer.system.proc import run
 
     proc = run(
         ["nvidia-smi", f"--query-gpu={SMI_FIELDS}", "--format=csv,noheader,nounits"],

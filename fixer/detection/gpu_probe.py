@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from typing import TYPE_CHECKING, Mapping
+from fixer.system import proc as _proc
 
 if TYPE_CHECKING:
     from fixer.system import proc as _proc
@@ -38,8 +39,6 @@ def needed(root: str, gpus_given: bool, driver_given: bool) -> bool:
 
 def start(environ: Mapping[str, str], timeout: float = TIMEOUT) -> "_proc.Child":
     """The probe, started now; `result()` waits for its JSON."""
-    from fixer.system import proc as _proc
-
     return _proc.python_child(
         sys.executable,
         SCRIPT,

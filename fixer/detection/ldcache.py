@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import struct
 from typing import Dict, List, Optional, Tuple
+from fixer.system.proc import run
 
 NEW_MAGIC = b"glibc-ld.so.cache1.1"
 OLD_MAGIC = b"ld.so-1.7.0"
@@ -133,7 +134,6 @@ def load_ld_cache(
         note = f"{path}: {exc}"
     if not allow_ldconfig:
         return None, note
-    from fixer.system.proc import run
 
     proc = run(["ldconfig", "-p"], timeout=timeout)
     if proc.error is not None or proc.timed_out:

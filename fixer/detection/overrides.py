@@ -22,6 +22,8 @@ from fixer.detection.gpu_probe import (
     ENV_DRIVER as ENV_DRIVER,
     ENV_GPU as ENV_GPU,
 )  # their one home
+from fixer.recipebook import load
+from fixer.rules import driver_cuda_mismatch
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,9 +82,6 @@ def overrides_from_env(environ: Mapping[str, str]) -> Overrides:
         raise UsageError(f"{ENV_CUDA}={cuda!r} is not a CUDA version like 13.0")
     gpus = parse_gpu_override(environ[ENV_GPU]) if ENV_GPU in environ else None
     if driver and cuda:
-        from fixer.recipebook import load
-        from fixer.rules import driver_cuda_mismatch
-
         why = driver_cuda_mismatch(driver.strip(), cuda.strip(), load().driver_floors)
         if why:
             raise UsageError(

@@ -14,6 +14,7 @@ from fixer.system.proc import Child, child_env
 from fixer.errors import UsageError
 from fixer.model import Distribution, ProbeNote, PythonEnv
 from fixer.system.versions import same_version
+from fixer.children import probe as _probe
 
 
 def check_interpreter(python: str) -> str:
@@ -82,8 +83,6 @@ class InProcessProbe:
         self.environ = dict(child_env(environ))
 
     def result(self) -> Tuple[Optional[Any], Optional[str]]:
-        from fixer.children import probe as _probe
-
         try:
             return _probe.collect(self.environ), None
         except Exception as exc:  # noqa: BLE001 - reported as a probe note, like a failed child

@@ -47,6 +47,7 @@ from fixer.rules import (
     runs_on_arch_list,
     unloadable_files,
 )
+from fixer.system.paths import cache_dir, write_cache
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 GPU_PACKAGES = (
@@ -1007,8 +1008,6 @@ def pip_conflict_records(
     than the whole rest of the diagnosis."""
     import hashlib
     import json
-
-    from fixer.system.paths import cache_dir, write_cache
 
     gpu = sorted(
         (d.name, d.version, tuple(d.requires))

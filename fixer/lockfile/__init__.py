@@ -42,6 +42,7 @@ from fixer.lockfile.format import (
     read_lock,
     write_lock,
 )
+from fixer.applier import envfix
 
 __all__ = [
     "LOCK_VERSION",
@@ -134,7 +135,6 @@ def stack_from_lock(lock: Lock, env: Environment) -> Stack:
 def without_written_fixes(plan: Plan, root: Optional[str]) -> Plan:
     """`plan` less the env-fix steps whose file already holds exactly what they write (applying
     a lock twice: nothing to do)."""
-    from fixer.applier import envfix
 
     def written(step: Step) -> bool:
         if step.kind != "env-fix" or not step.files or step.content is None:

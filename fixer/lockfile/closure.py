@@ -29,6 +29,8 @@ from fixer.errors import FixerError
 from fixer.system.index import Unreachable, file_hashes
 from fixer.model import Environment, PlanOptions, Stack
 from fixer.lockfile.format import AptPin, Lock, LockedPackage, LockRequires, MachineFacts
+from fixer.system.index import fetch_requires
+from fixer import __version__
 
 PYPI = installers.PYPI_SIMPLE
 
@@ -108,8 +110,6 @@ def local_requires(
 def _requires_from_index(options: PlanOptions, python_version: Optional[str]) -> RequiresOf:
     """Requires-Dist from the index's own metadata (PEP 691 + PEP 658, fixer.system.index:
     timeouts, retries, cache), or from the --find-links wheels with --no-index. None: offline."""
-    from fixer.system.index import fetch_requires
-
     tag = "cp" + "".join(python_version.split(".")[:2]) if python_version else None
 
     def requires_of(index: Optional[str], name: str, version: str) -> Optional[Tuple[str, ...]]:
@@ -331,8 +331,6 @@ def make_lock(
 ) -> Lock:
     """The lock for `stack` on the machine `env`: exact versions with the hashes the indexes
     publish (or of the wheels in --find-links), apt pins, loader fixes, machine facts."""
-    from fixer import __version__
-
     index_kw = dict(index_kw or {})
     packages: List[LockedPackage] = []
     indexes: List[str] = []

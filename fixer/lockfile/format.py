@@ -59,6 +59,14 @@ from fixer.system.compat import tomllib
 from fixer.system.toml_write import quote, value
 from fixer.errors import UsageError
 from fixer.model import EnvFix, Recipes
+from fixer.system import fsgate
+from fixer.recipebook import TomlLines
+from fixer.system.plugins import note
+from fixer.rules import requirement_name
+from fixer.system.versions import canonical_name
+from fixer import recipebook
+from fixer.planner.envfix import ENV_FILE
+from fixer.model import from_dict
 
 LOCK_VERSION = 2
 READABLE_VERSIONS = (1, 2)
@@ -187,8 +195,6 @@ def write_lock(lock: Lock, path: str) -> Path:
     """Write atomically (temporary file + fsync + rename) into an existing directory, through
     the gate: the one file the user named with -o is allowed (fixer.system.fsgate; never written
     through a symlink's target)."""
-    from fixer.system import fsgate
-
     target = check_output(path)
     try:
         with fsgate.allowed(files=[target], why="-o"):
@@ -258,8 +264,6 @@ def _read_text(path: str) -> str:
 
 def _line_of(text: str, key: str) -> int:
     """The line of `key` ("package[2].name", "requires.cuda", "indexes") in the lock's text."""
-    from fixer.recipebook import TomlLines
-
     lines = TomlLines(text)
     m = re.match(r"^([A-Za-z_]+)(?:\[(\d+)\])?(?:\.([A-Za-z0-9_-]+))?", key)
     if m is None:
@@ -340,8 +344,6 @@ def _lock(data: Any, recipes: Optional[Recipes]) -> Lock:
 
 def _warn_insecure(lock: Lock) -> None:
     """A lock that allows a plain-http index gets a warning line after the command."""
-    from fixer.system.plugins import note
-
     urls = list(lock.indexes) + [p.index for p in lock.packages if p.index]
     for url in dict.fromkeys(u for u in urls if grammar.insecure(u)):
         note(
@@ -468,9 +470,6 @@ def _packages(raw: Any, allow_insecure: bool) -> Tuple[LockedPackage, ...]:
 def known_distributions(recipes: Recipes) -> FrozenSet[str]:
     """Every pip distribution the recipes name (builds, their pins and companions, cuDNN
     wheels, downloads, dependency sets): what a stack can install, so what a lock may remove."""
-    from fixer.rules import requirement_name
-    from fixer.system.versions import canonical_name
-
     names: Set[str] = set()
     for b in recipes.builds:
         for req in b.packages + b.requires + b.companions:
@@ -487,8 +486,6 @@ def known_distributions(recipes: Recipes) -> FrozenSet[str]:
 
 def _removes(raw: Any, recipes: Optional[Recipes]) -> Tuple[str, ...]:
     if recipes is None:
-        from fixer import recipebook
-
         recipes = recipebook.load()
     known = known_distributions(recipes)
     out: List[str] = []
@@ -531,8 +528,6 @@ def _loader_file(value: Any, what: str) -> str:
 
 def _env_fix_value(kind: str, value: Any) -> str:
     """The value of one loader fix, by the grammar of its kind: what the tool itself writes."""
-    from fixer.planner.envfix import ENV_FILE
-
     if kind in ("ld-library-path-drop", "ld-library-path-add", "ld-so-conf"):
         if kind == "ld-library-path-drop":
             return grammar.abs_path(value, "a directory")
@@ -547,8 +542,6 @@ def _env_fix_value(kind: str, value: Any) -> str:
 
 
 def _env_fixes(raw: Any) -> Tuple[EnvFix, ...]:
-    from fixer.model import from_dict
-
     out: List[EnvFix] = []
     for i, fx in enumerate(_list(raw, "env_fix", 64)):
         key = f"env_fix[{i}]"

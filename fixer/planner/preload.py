@@ -22,6 +22,7 @@ import glob
 import os
 import re
 from typing import Callable, Dict, List, MutableMapping, Optional, Sequence, Tuple
+from fixer.detection.elf import read_elf
 
 _SO_N = re.compile(r"\.so\.\d+$")
 
@@ -84,14 +85,10 @@ def dependency_order(paths: Sequence[str], needed_of: Callable[[str], Sequence[s
 
 
 def _needed(path: str) -> Sequence[str]:
-    from fixer.detection.elf import read_elf
-
     return read_elf(path).needed
 
 
 def _soname(path: str) -> str:
-    from fixer.detection.elf import read_elf
-
     return read_elf(path).soname or os.path.basename(path)
 
 

@@ -48,6 +48,8 @@ from fixer.model import (
     Recipes,
     Step,
 )
+from fixer.planner.envfix import environ_after
+from fixer.detection import WHEEL_LIBRARIES, wheel_lib_folders
 
 MULTIARCH = "/usr/lib/x86_64-linux-gnu"
 DEFAULT_SEARCH = ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib")
@@ -376,8 +378,6 @@ class _State:
     def new_runtime_copies(self, dist: str, version: str) -> None:
         """A CUDA runtime wheel newly installed (nvidia-cuda-runtime-cu12, nvidia-cublas, ...):
         its libraries in the folder the wheels use."""
-        from fixer.detection import WHEEL_LIBRARIES, wheel_lib_folders
-
         m = re.match(r"^(nvidia-[a-z-]+?)(?:-cu(\d+))?$", dist)
         if not m or m.group(1) not in WHEEL_LIBRARIES or m.group(1) == "nvidia-cudnn":
             return
@@ -765,8 +765,6 @@ def _conda_install(s: _State, step: Step) -> None:
 
 def _result(s: _State, env: Environment, plan: Plan) -> Environment:
     """The model after every step: environment fixes applied, every load walked again."""
-    from fixer.planner.envfix import environ_after
-
     fixes = plan.stack.env_fixes
     if fixes and any(st.kind == "env-fix" for st in plan.steps):
         s.environ = environ_after(fixes, s.environ)

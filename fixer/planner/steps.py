@@ -39,6 +39,9 @@ from fixer.model import (
 )
 from fixer.rules import modified_files
 from fixer.system.versions import canonical_name, installer_skips, requirement_name, same_version
+from fixer.system.paths import state_dir
+from fixer.errors import UsageError
+from fixer.model import ENVIRONMENT_SCHEMA, from_dict
 
 #: Markers of each framework's native libraries in /proc/<kernel>/maps.
 _KERNEL_MARKERS: Dict[str, Tuple[str, ...]] = {
@@ -477,8 +480,6 @@ def _hashed_step(pip: _Pip, pins: Sequence[Pin]) -> Step:
     The indexes are the pins' own, in order; none (only --find-links) gives --no-index."""
     import hashlib
 
-    from fixer.system.paths import state_dir
-
     text = "".join(
         f"{p.name}=={p.version} " + " ".join(f"--hash={h}" for h in p.hashes) + "\n" for p in pins
     )
@@ -543,8 +544,6 @@ def _refuse_pip_under_conda(changing: Sequence[Pin], stack: Stack) -> None:
     """`--installer conda` installs through conda or not at all: the recipes hold pip builds
     only (PyTorch's +cuXXX index builds, TensorFlow's and JAX's wheels), so a stack that must
     install or remove a Python distribution is refused, saying which and what to do instead."""
-    from fixer.errors import UsageError
-
     if not changing:
         return
     what = ", ".join(f"{p.name} {p.version}" for p in changing[:4])
@@ -656,9 +655,6 @@ def load_environment(spec: str) -> Tuple[Environment, Tuple[Finding, ...], str]:
     """(Environment, findings, where) from `doctor --json` output in the file `spec`, or from
     the bundled example called `spec`. Bad input raises UsageError naming the key path."""
     import json
-
-    from fixer.errors import UsageError
-    from fixer.model import ENVIRONMENT_SCHEMA, from_dict
 
     path = spec
     where = spec

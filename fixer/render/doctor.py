@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Sequence, Set, Tuple
 
 from fixer.model import ENVIRONMENT_SCHEMA, Environment, Finding, LoadResolution, to_dict
 from fixer.render.prose import say
+from fixer.render import write_json
+from fixer.render import out
+from fixer.render import print_table
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -35,8 +38,6 @@ def print_doctor_json(
     env: Environment, findings: Sequence[Finding], healthy: bool, exit_code: int
 ) -> None:
     """`doctor --json`: plain json, no rich import."""
-    from fixer.render import write_json
-
     write_json(doctor_json(env, findings, healthy, exit_code))
 
 
@@ -99,8 +100,6 @@ def render_doctor(
     """doctor's terminal output: the head, the frameworks, what --deep saw, the other cuDNN
     copies, then the findings and the verdict; with `lock` (doctor --lock), whether the machine
     drifted from it."""
-    from fixer.render import out
-
     con = out()
     _head(con, env)
     _frameworks(con, env, findings)
@@ -152,8 +151,6 @@ def _framework_row(env: Environment, fw: Any, bad_fw: Set[str]) -> Tuple["Text",
 
 
 def _frameworks(con: "Console", env: Environment, findings: Sequence[Finding]) -> None:
-    from fixer.render import print_table
-
     if not env.frameworks:
         if env.python:
             con.print("  no GPU framework installed in this interpreter", style="dim")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from typing import Any, Dict, List, Literal, Tuple
+from fixer.render import out, print_table
 
 
 def _verdict(n: Dict[str, Any]) -> str:
@@ -78,8 +79,6 @@ def render(value: Dict[str, Any], fmt: Literal["markdown", "table"]) -> None:
         sys.stdout.write(markdown(value))
         return
     from rich.text import Text
-
-    from fixer.render import out, print_table
 
     con = out()
     con.print(

@@ -10,6 +10,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from fixer.model import DEPENDENCIES_OF, Plan, PlannedMachine, Step, to_dict
 from fixer.render.prose import say
 from fixer.render import out, print_json, print_table, styled
+from fixer.system.versions import version_key
 
 #: Version of `plan --json`.
 PLAN_SCHEMA = 1
@@ -132,8 +133,6 @@ def cudnn_lines(plan: Plan) -> List[str]:
     version and where it comes from, and the frameworks that map it (the chosen builds whose
     cuDNN is of that major). tests/unit/plan/test_plan_scope.py checks every line against the
     steps."""
-    from fixer.system.versions import version_key
-
     stack = plan.stack
     if not stack.cudnn_copies:
         return [f"cuDNN: {stack.cudnn} from {stack.cudnn_from}"] if stack.cudnn else []

@@ -21,6 +21,7 @@ import time
 from typing import TYPE_CHECKING, Any, Callable, List, Optional, Sequence
 
 from fixer.render import NOTEBOOK_WIDTH, new_console, styled
+from fixer.render import recorded_html
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -413,8 +414,6 @@ class NotebookLines:
         return console
 
     def _repr_html_(self) -> str:
-        from fixer.render import recorded_html
-
         return recorded_html(self._recorded())
 
     def __repr__(self) -> str:

@@ -9,6 +9,7 @@ from fixer.errors import RecipeError
 from fixer.model import Build, Recipes, to_dict
 from fixer.render import out, print_json, print_table, styled
 from fixer.render.prose import say
+from fixer.render import err
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -244,7 +245,6 @@ def validation(errors: Sequence[RecipeError], files: List[str], as_json: bool = 
     if not errors:
         out().print(f"[green]ok[/]: {len(files)} recipe files, no problems")
         return
-    from fixer.render import err
 
     con = err()
     for e in errors:

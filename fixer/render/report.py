@@ -10,6 +10,7 @@ from __future__ import annotations
 import html as _html
 import sys
 from typing import Any, Dict, List, Literal, Optional, Sequence
+from fixer.render.doctor import healthy_text
 
 SEV_MARK = {"error": "✗", "warning": "!", "info": "i"}
 SEV_COLOR = {"error": "#c62828", "warning": "#ef6c00", "info": "#1565c0"}
@@ -61,8 +62,6 @@ def _summary(value: Dict[str, Any]) -> str:
     n_err = sum(1 for f in findings if f["severity"] == "error")
     n_warn = sum(1 for f in findings if f["severity"] == "warning")
     if value.get("healthy"):
-        from fixer.render.doctor import healthy_text
-
         return healthy_text(len(value.get("frameworks") or [])) + (
             " (Notes below are informational.)" if findings else ""
         )

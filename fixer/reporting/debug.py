@@ -14,6 +14,14 @@ import sys
 from typing import Any, Dict, List, Mapping, Optional
 
 from fixer.model import to_dict
+from fixer.system import proc as _proc
+from fixer import __version__
+from fixer.system import plugins
+from fixer.detection import detect, overrides_from_env
+from fixer.system.redact import reportable_env
+from fixer.detection.fatbin import build_targets
+from fixer.detection.gpu import SMI_FIELDS
+from fixer.detection.gpu_probe import start as start_gpu_probe
 
 DEBUG_SCHEMA = 1
 #: The files detection parses (fixer.detection.gpu, .runtime, .ldcache, .libraries), read as text.
@@ -40,8 +48,6 @@ def _read(path: str) -> Optional[str]:
 def _run(argv: List[str], timeout: float = 20.0) -> Dict[str, Any]:
     import errno
 
-    from fixer.system import proc as _proc
-
     p = _proc.run(argv, timeout=timeout)
     if p.errno == errno.ENOENT:
         return {"argv": argv, "error": "not found"}
@@ -61,14 +67,6 @@ def bundle(
     python: Optional[str] = None, environ: Optional[Mapping[str, str]] = None
 ) -> Dict[str, Any]:
     """The debug bundle as plain JSON-ready data."""
-    from fixer import __version__
-    from fixer.system import plugins
-    from fixer.detection import detect, overrides_from_env
-    from fixer.system.redact import reportable_env
-    from fixer.detection.fatbin import build_targets
-    from fixer.detection.gpu import SMI_FIELDS
-    from fixer.detection.gpu_probe import start as start_gpu_probe
-
     environ = dict(os.environ if environ is None else environ)
     native = start_gpu_probe(environ)
     env = detect(python, overrides=overrides_from_env(environ), environ=environ)

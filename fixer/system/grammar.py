@@ -27,6 +27,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from urllib.parse import urlsplit, urlunsplit
+from fixer.system.versions import canonical_name
 
 #: Longest name, version and URL a file may hold. No real distribution, Debian package or
 #: version comes close (the longest names on PyPI are under 80 characters); bounded so that
@@ -58,8 +59,6 @@ def _show(value: str) -> str:
 def pip_name(value: object) -> str:
     """A PEP 508 distribution name, as PEP 503 normalises it ("Nvidia_CUDNN_cu13" ->
     "nvidia-cudnn-cu13")."""
-    from fixer.system.versions import canonical_name
-
     s = _bounded(value, MAX_NAME, "a distribution name")
     if not _PIP_NAME.fullmatch(s):
         raise ValueError(f"{_show(s)} is not a distribution name (PEP 508: letters, digits, . _ -)")

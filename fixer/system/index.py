@@ -29,6 +29,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 from fixer.system.paths import cache_dir, write_cache
 from fixer.system.versions import canonical_name
 from fixer.errors import FixerError
+from fixer.system import fsgate
 
 PEP691_JSON = "application/vnd.pypi.simple.v1+json"
 #: (connect, read) seconds per request.
@@ -469,8 +470,6 @@ def _fetch_to(session: Any, url: str, dest: Path, sha256: str, timeout: Any) -> 
     """One GET of `url` into `dest` through the gate (fixer.system.fsgate.atomic_file: a fresh
     temporary file renamed over `dest` only when its sha256 is right). None when done; the
     status ("HTTP 503") on a 5xx or 429, worth another try."""
-    from fixer.system import fsgate
-
     with session.get(url, timeout=timeout, stream=True) as resp:
         if resp.status_code >= 500 or resp.status_code == 429:
             return f"HTTP {resp.status_code}"
@@ -491,8 +490,6 @@ def _fetch_to(session: Any, url: str, dest: Path, sha256: str, timeout: Any) -> 
 
 def _drop_cache(path: Path) -> None:
     """Remove a cache entry that failed its check (best effort, through the gate)."""
-    from fixer.system import fsgate
-
     try:
         fsgate.remove(path)
     except OSError:

@@ -6,6 +6,7 @@ import os
 import re
 from pathlib import Path
 from typing import List, Optional
+from fixer.system import fsgate
 
 
 def split_ld_preload(value: Optional[str]) -> List[str]:
@@ -48,8 +49,6 @@ def private_state_dir(root: Optional[str] = None) -> Path:
     """state_dir(root), created 0700 and checked on every use (fixer.system.fsgate.private_dir:
     a directory, not a symlink, owned by this user, not writable by others); PathRefused (exit 2)
     otherwise. The journal, the apply log, the backups and the locks live here, nowhere shared."""
-    from fixer.system import fsgate
-
     return fsgate.private_dir(state_dir(root))
 
 
@@ -57,8 +56,6 @@ def lock_dir(root: Optional[str] = None) -> Path:
     """The directory of the per-interpreter apply locks (fixer.applier.filelock.TargetLock): in
     the private state directory (a lock in a shared /tmp directory could be held, spoofed or
     replaced by any user)."""
-    from fixer.system import fsgate
-
     return fsgate.private_dir(private_state_dir(root) / "locks", what="lock directory")
 
 
@@ -73,8 +70,6 @@ def write_cache(path: Path, data: bytes) -> None:
     """Best-effort atomic write of a cache file through the gate (fixer.system.fsgate), into the
     private cache directory (0700, this user's, checked). A read-only home, a full disk or a cache
     directory that is not private just means no cache: never an error."""
-    from fixer.system import fsgate
-
     try:
         fsgate.private_dir(cache_dir(), what="cache directory")
         fsgate.write_bytes(path, data, 0o600, durable=False)

@@ -36,6 +36,10 @@ import re
 import sys
 import threading
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from fixer.system.paths import cache_dir
+from fixer.system import cachefile
+from fixer.system.paths import write_cache
+from fixer.model import FINDING_IDS, Finding
 
 RECIPES_GROUP = "colab_cudnn_fix.recipes"
 CHECKS_GROUP = "colab_cudnn_fix.checks"
@@ -177,8 +181,6 @@ def _scan_dir(d: str, seen: Set[str]) -> List[Plugin]:
 def _disk_path(key: Tuple[Tuple[str, int], ...]) -> Any:
     import hashlib
 
-    from fixer.system.paths import cache_dir
-
     return cache_dir() / "plugins" / (hashlib.sha256(repr(key).encode()).hexdigest()[:24] + ".json")
 
 
@@ -188,8 +190,6 @@ def _disk_read(key: Tuple[Tuple[str, int], ...]) -> Optional[Tuple[Plugin, ...]]
     from our own private cache file (fixer.system.cachefile), and each entry checked as
     discovery would have made it: a known group, a location among the directories searched,
     short names and an importable value; anything else means scanning again."""
-    from fixer.system import cachefile
-
     data = cachefile.read_json(_disk_path(key), limit=1 << 20)
     if not isinstance(data, list):
         return None
@@ -210,8 +210,6 @@ def _disk_read(key: Tuple[Tuple[str, int], ...]) -> Optional[Tuple[Plugin, ...]]
 
 def _disk_write(key: Tuple[Tuple[str, int], ...], plugins: Tuple[Plugin, ...]) -> None:
     import json
-
-    from fixer.system.paths import write_cache
 
     write_cache(_disk_path(key), json.dumps([dataclasses.asdict(p) for p in plugins]).encode())
 
@@ -363,7 +361,6 @@ def run_checks(
     plugins = [p for p in discover(path) if p.group == CHECKS_GROUP]
     if not plugins:
         return ()
-    from fixer.model import FINDING_IDS, Finding
 
     out: List[Finding] = []
     for p in plugins:

@@ -40,6 +40,7 @@ import sys
 import threading
 import time
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple
+from fixer.system.paths import runnable_python
 
 #: Seconds an apply child gets after SIGINT, then after SIGTERM, before the next signal.
 GRACE_INT = 10.0
@@ -492,8 +493,6 @@ def python_child(
 ) -> Child:
     """Start one of this package's stdlib-only scripts (a path) in interpreter `python`
     (`isolated`: -I -S, no site-packages)."""
-    from fixer.system.paths import runnable_python
-
     flags = ["-I", "-S"] if isolated else []
     argv = (runnable_python(python), *flags, script, *args)
     return Child(argv, timeout=timeout, env=env, label=label or os.path.basename(script))

@@ -26,6 +26,9 @@ from fixer.system.versions import version_key
 from fixer.errors import FixerError, UsageError
 from fixer.model import VERIFIABLE, CheckResult, Environment, Finding
 from fixer.rules import cudnn_relation
+from fixer.system.paths import runnable_python
+from fixer.children.childrules import cudnn_version_from_int
+from fixer.explainer import explain
 
 CHILD = Path(__file__).parent.parent / "children" / "verify.py"
 MARK = "@@fixer-verify@@ "
@@ -92,8 +95,6 @@ def passed(results: Iterable[CheckResult]) -> bool:
 def installed_frameworks(python: str, timeout: float = 30.0) -> Tuple[str, ...]:
     """Which of VERIFIABLE the target can import (importlib.util.find_spec: nothing is imported).
     UsageError when `python` is no Python interpreter (as detect says for --python)."""
-    from fixer.system.paths import runnable_python
-
     proc = _proc.run([runnable_python(python), "-I", "-c", _PROBE], timeout=timeout)
     try:
         if proc.error is not None or proc.timed_out:
@@ -752,9 +753,6 @@ def _merged_loaded(records: Sequence[Mapping[str, Any]]) -> Dict[str, Any]:
 
 def _reported(v: Any) -> Optional[str]:
     if isinstance(v, int) and v > 0:
-        # its home (fixer.rules re-exports it)
-        from fixer.children.childrules import cudnn_version_from_int
-
         return cudnn_version_from_int(v)
     return None
 
@@ -762,8 +760,6 @@ def _reported(v: Any) -> Optional[str]:
 def _explained(text: str, have: Set[str], framework: str) -> List[Finding]:
     """Findings the explain rules draw from the child's error texts; only confident ones,
     never log noise, and only ids not already proven by the structural checks."""
-    from fixer.explainer import explain
-
     out = []
     for f in explain(text):
         if f.id == "log-noise" or f.id in have or f.confidence < 0.5:
