@@ -68,6 +68,9 @@ from fixer import recipebook as rec
 from fixer.render import json_payload
 from fixer.render import write_json
 
+from fixer import render
+from fixer.render.doctor import doctor_json, render_doctor
+
 if TYPE_CHECKING:
     from fixer.applier.results import ApplyResult as _Applied, RollbackResult as _RolledBack
     from fixer.errors import FixerError
@@ -114,8 +117,6 @@ class CommandResult:
         raise NotImplementedError
 
     def _recorded(self) -> Any:
-        from fixer import render
-
         return render.record(self.show)
 
     def __rich__(self) -> Any:
@@ -124,8 +125,6 @@ class CommandResult:
         return Text.from_ansi(self._recorded().export_text(styles=True))
 
     def _repr_html_(self) -> str:
-        from fixer import render
-
         return render.recorded_html(self._recorded())
 
     def __repr__(self) -> str:
@@ -145,13 +144,9 @@ class DoctorResult(CommandResult):
     lock: Optional[str] = None  # doctor --lock FILE: the lock the machine was checked against
 
     def _payload(self) -> Dict[str, Any]:
-        from fixer.render.doctor import doctor_json
-
         return doctor_json(self.environment, self.findings, self.healthy, self.exit_code)
 
     def show(self) -> None:
-        from fixer.render.doctor import render_doctor
-
         render_doctor(
             self.environment,
             self.findings,
@@ -162,6 +157,7 @@ class DoctorResult(CommandResult):
         )
 
     def _repr_html_(self) -> str:
+        # start-up: fixer.reporting.report +2% on doctor --json (python -X importtime)
         from fixer.reporting.report import doctor_html
 
         return doctor_html(self.environment, self.findings, self.healthy, self.exit_code)
@@ -181,6 +177,7 @@ class PlanResult(CommandResult):
         return self.machine.plan
 
     def _payload(self) -> Dict[str, Any]:
+        # start-up: fixer.render.plan 0.1% alone, all small ones +4% (doctor --json)
         from fixer.render.plan import no_gpu_json, plan_json
 
         if self.no_gpu is not None:
@@ -188,6 +185,7 @@ class PlanResult(CommandResult):
         return plan_json(self.machine.plan)
 
     def show(self) -> None:
+        # start-up: fixer.render.plan 0.1% alone, all small ones +4% (doctor --json)
         from fixer.render import plan as render
 
         if self.no_gpu is not None:
@@ -256,6 +254,7 @@ class ApplyResult(CommandResult):
         if self.outcome not in ("applied", "restart-needed") or self.nothing_to_do:
             return None
         if self.process is not None:
+            # start-up: fixer.applier.kernel +43% on doctor --json (python -X importtime)
             from fixer.applier.kernel import recheck
 
             return process_restart(recheck(self.process), self.restart_wanted)
@@ -265,10 +264,14 @@ class ApplyResult(CommandResult):
         return dict(self._body(), exit_code=self.exit_code, refusal=self._refusal_json())
 
     def _body(self) -> Dict[str, Any]:
+        # start-up: fixer.render.apply +65% on doctor --json (python -X importtime)
         from fixer.render import apply as render
+
+        # start-up: fixer.render.plan 0.1% alone, all small ones +4% (doctor --json)
         from fixer.render.plan import plan_json
 
         if self.outcome == "no-gpu":
+            # start-up: fixer.render.plan 0.1% alone, all small ones +4% (doctor --json)
             from fixer.render.plan import no_gpu_json
 
             return no_gpu_json(self.no_gpu, command="apply")
@@ -294,15 +297,18 @@ class ApplyResult(CommandResult):
         )
 
     def show(self) -> None:
+        # start-up: fixer.render.apply +65% on doctor --json (python -X importtime)
         from fixer.render import apply as render
 
         if self.outcome == "no-gpu":
+            # start-up: fixer.render.plan 0.1% alone, all small ones +4% (doctor --json)
             from fixer.render.plan import show_no_gpu
 
             show_no_gpu(self.no_gpu, as_json=False, command="apply")
         elif self.outcome in ("nothing-to-do", "restart-needed"):
             render.show_nothing_to_do(restart=self.restart_info())
             if self.refusal is not None:
+                # start-up: fixer.render.plan 0.1% alone, all small ones +4% (doctor --json)
                 from fixer.render.plan import show_refusal
 
                 show_refusal(self.plan, self.refusal.message)
@@ -332,6 +338,7 @@ class ApplyResult(CommandResult):
         (after the result has been shown: the kernel this runs in may be the one restarted)."""
         info = self.restart_info()
         if info and info.get("do") and self._kernel is not None:
+            # start-up: fixer.applier.colab +34% on doctor --json (python -X importtime)
             from fixer.applier.colab import restart_kernel
 
             restart_kernel(self._kernel)
@@ -350,6 +357,7 @@ class VerifyResult(CommandResult):
         return {"schema": VERIFY_SCHEMA, "passed": self.passed, "results": to_dict(self.results)}
 
     def show(self) -> None:
+        # start-up: fixer.render.verify 0.1% alone, all small ones +4% (doctor --json)
         from fixer.render.verify import render_verify
 
         render_verify(self.results)
@@ -392,6 +400,7 @@ class ExplainResult(CommandResult):
         }
 
     def show(self) -> None:
+        # start-up: fixer.render.explain 0.0% alone, all small ones +4% (doctor --json)
         from fixer.render.explain import render_explain
 
         render_explain(self.explanation, self.plan, self.notes, detected=self.detected)
@@ -410,6 +419,7 @@ class LockResult(CommandResult):
         return {"schema": LOCK_SCHEMA, "path": self.path, "lock": to_dict(self.lock)}
 
     def show(self) -> None:
+        # start-up: fixer.render.apply +65% on doctor --json (python -X importtime)
         from fixer.render.apply import show_lock_written
 
         show_lock_written(self.lock, self.path)
@@ -424,11 +434,13 @@ class RollbackResult(CommandResult):
     command: str = "rollback"
 
     def _payload(self) -> Dict[str, Any]:
+        # start-up: fixer.render.apply +65% on doctor --json (python -X importtime)
         from fixer.render.apply import rollback_json
 
         return rollback_json(self.result)
 
     def show(self) -> None:
+        # start-up: fixer.render.apply +65% on doctor --json (python -X importtime)
         from fixer.render.apply import show_rollback
 
         show_rollback(self.result, as_json=False)
@@ -439,6 +451,7 @@ def show_plan(
 ) -> None:
     """A plan as `plan` shows it, closed by apply's decision about it (`refusal`); a plan from a
     lock file as its numbered commands."""
+    # start-up: fixer.render.plan 0.1% alone, all small ones +4% (doctor --json)
     from fixer.render import plan as render
 
     if machine is not None:
@@ -752,6 +765,7 @@ def apply(
     that needs condacolab runs condacolab.install() here (the kernel restarts);
     `condacolab_installer` installs Miniforge from that URL instead of the internet (a mirror,
     an air-gapped site, tests)."""
+    # start-up: fixer.applier.kernel +43% on doctor --json (python -X importtime)
     from fixer.applier.kernel import fixes_this_process
 
     intent, options = typed_values(intent, options, keywords)
@@ -782,6 +796,7 @@ def apply(
 
 def _awaiting_restart(root: Optional[str]) -> bool:
     """The last apply stopped for condacolab's kernel restart (its journal waits)."""
+    # start-up: fixer.applier.journal +44% on doctor --json (python -X importtime)
     from fixer.applier.journal import Journal
 
     last = Journal.last(state_dir(root))
@@ -790,6 +805,7 @@ def _awaiting_restart(root: Optional[str]) -> bool:
 
 def _apply(req: _Request) -> ApplyResult:
     """apply, with the check's bytecode warming beside it (_warm), stopped however apply ends."""
+    # start-up: fixer.verifier.checks +12% on doctor --json (python -X importtime)
     from fixer.verifier.checks import finish_warm
 
     warm = _warm(req)
@@ -803,6 +819,7 @@ def _warm(req: _Request) -> Optional[Any]:
     """The bytecode warm-up for the check after a real apply (fixer.verifier.checks.warm_bytecode),
     started before detection so that it has the whole apply to run; None when nothing will be
     checked here."""
+    # start-up: fixer.verifier.checks +12% on doctor --json (python -X importtime)
     from fixer.verifier.checks import warm_bytecode
 
     if req.dry_run or req.no_verify or req.environment:
@@ -813,6 +830,7 @@ def _warm(req: _Request) -> Optional[Any]:
 def _apply_warming(req: _Request, warm: Optional[Any]) -> ApplyResult:
     """apply's phases: the plan (or an answer without one), the one refusal decision shared with
     the dry run, the confirmation, the journaled steps, and the check after."""
+    # start-up: fixer.applier +30% on doctor --json (python -X importtime)
     from fixer.applier import apply_plan
 
     planned = _planned(req)
@@ -855,10 +873,12 @@ def _apply_warming(req: _Request, warm: Optional[Any]) -> ApplyResult:
 def _notebook_reporter() -> Optional["Reporter"]:
     """In a notebook kernel, apply's progress as ONE output of the cell, updated in place
     (fixer.render.apply.notebook_reporter); elsewhere None (the library logs, never prints)."""
+    # start-up: fixer.applier.kernel +43% on doctor --json (python -X importtime)
     from fixer.applier.kernel import in_live_kernel
 
     if not in_live_kernel():
         return None
+    # start-up: fixer.render.apply +65% on doctor --json (python -X importtime)
     from fixer.render.apply import notebook_reporter
 
     return notebook_reporter()
@@ -926,9 +946,11 @@ def _awaiting_condacolab(req: _Request, done: ApplyResult) -> ApplyResult:
     """Stopped before condacolab, which must run in the kernel: nothing to verify yet."""
     assert done.applied is not None
     if req.this_process:
+        # start-up: fixer.applier.kernel +43% on doctor --json (python -X importtime)
         from fixer.applier.kernel import in_live_kernel, run_condacolab
 
         if in_live_kernel():
+            # start-up: fixer.planner.conda 0.1% alone, all small ones +4% (doctor --json)
             from fixer.planner.conda import CONDACOLAB_PREFIX
 
             run_condacolab(
@@ -953,12 +975,14 @@ def _checked(
     this process (this_process) or new processes (the CLI). `wanted`: whether a restart may be
     done (default: restart=True of the options). `warm`: the bytecode warm-up, given its last
     moments before the check starts (fixer.verifier.checks.finish_warm)."""
+    # start-up: fixer.applier.colab +34% on doctor --json (python -X importtime)
     from fixer.applier.colab import find_kernel
 
     wanted = req.options.restart if wanted is None else wanted
     fixes = done.plan.stack.env_fixes
     env_after: Optional[Environment] = None
     if not req.no_verify:
+        # start-up: fixer.verifier.checks +12% on doctor --json (python -X importtime)
         from fixer.verifier.checks import finish_warm
 
         finish_warm(warm)
@@ -1003,7 +1027,10 @@ def _resume(req: _Request) -> ApplyResult:
     """`apply --resume`: go on with the apply that stopped for condacolab's kernel restart
     (`this_process`: and fix the calling process, the fresh kernel, with the journal's loader
     fixes), then check as after any apply."""
+    # start-up: fixer.applier.journal +44% on doctor --json (python -X importtime)
     from fixer.applier.journal import Journal
+
+    # start-up: fixer.applier.transaction +37% on doctor --json (python -X importtime)
     from fixer.applier.transaction import resume_apply as resume_transaction
 
     root = req.options.root
@@ -1026,6 +1053,7 @@ def _resume(req: _Request) -> ApplyResult:
 def _fix_this_process(
     env_after: Environment, fixes: Sequence[Any], root: Optional[str], load: bool
 ) -> "KernelVerdict":
+    # start-up: fixer.applier.kernel +43% on doctor --json (python -X importtime)
     from fixer.applier.kernel import fix_this_process
 
     return fix_this_process(env_after, fixes, root=root, load=load)
@@ -1036,6 +1064,7 @@ def _this_kernel(v: "KernelVerdict") -> Any:
     a fresh one); a plain process cannot be restarted from inside."""
     if not v.in_kernel:
         return None
+    # start-up: fixer.applier.colab +34% on doctor --json (python -X importtime)
     from fixer.applier.colab import KernelInfo
 
     return KernelInfo(pid=os.getpid(), cmdline="this kernel")
@@ -1045,6 +1074,7 @@ def _detect_after(
     python: str, fixes: Sequence[Any], environ: Optional[Mapping[str, str]] = None
 ) -> Environment:
     """The machine as a new process sees it once the loader fixes are in place."""
+    # start-up: fixer.planner.envfix 0.6% alone, all small ones +4% (doctor --json)
     from fixer.planner.envfix import environ_after
 
     after = environ_after(fixes, os.environ if environ is None else environ)
@@ -1060,11 +1090,15 @@ def _lock_plan(
 ) -> Tuple[Environment, Plan]:
     """The plan that reproduces a lock file on this machine (or the one `environment` describes):
     the lock is the stack, planned by the one planner (make_plan)."""
+    # start-up: fixer.lockfile +58% on doctor --json (python -X importtime)
     from fixer.lockfile import check_compatible, read_lock, stack_from_lock, without_written_fixes
+
+    # start-up: fixer.planner.steps +4% on doctor --json (python -X importtime)
     from fixer.planner.steps import make_plan
 
     lock_file = read_lock(lock_path)
     if environment:
+        # start-up: fixer.planner.steps +4% on doctor --json (python -X importtime)
         from fixer.planner.steps import load_environment
 
         env = load_environment(environment)[0]
@@ -1101,7 +1135,10 @@ def check_after_apply(
     detection to say whether a real GPU is there."""
     from concurrent.futures import ThreadPoolExecutor
 
+    # start-up: fixer.planner.envfix 0.6% alone, all small ones +4% (doctor --json)
     from fixer.planner.envfix import environ_after
+
+    # start-up: fixer.verifier.checks +12% on doctor --json (python -X importtime)
     from fixer.verifier.checks import installed_frameworks, run_checks, verify as run_verify
 
     after = environ_after(env_fixes, os.environ if environ is None else environ)
@@ -1168,6 +1205,7 @@ def _with_checking(
 def restart_decision(kernel: Any, the_plan: Plan, wanted: bool) -> Dict[str, Any]:
     """apply ran as a child (the CLI): where the fix reached (fixer.applier.kernel.child_verdict:
     one home for these words) and whether --restart ends the kernel now."""
+    # start-up: fixer.applier.kernel +43% on doctor --json (python -X importtime)
     from fixer.applier.kernel import child_verdict
 
     v = child_verdict(kernel, the_plan)
@@ -1252,6 +1290,7 @@ def verify(
     machine's frameworks: `environment` (a machine a file describes) is refused (UsageError).
     `checking` hears which frameworks are checked while the checks run, and () when they ended
     (the CLI shows it: fixer.render.progress.checking_text)."""
+    # start-up: fixer.verifier.checks +12% on doctor --json (python -X importtime)
     from fixer.verifier.checks import passed, verify as run_verify
 
     check_target("verify", environment)
@@ -1296,6 +1335,7 @@ def _notebook_board() -> Optional[_Board]:
 def _installed(python: Optional[str]) -> Tuple[str, ...]:
     """The frameworks verify would check in `python` (checks.installed_frameworks); () for a
     path that is no executable file (verify itself then says what is wrong with it)."""
+    # start-up: fixer.verifier.checks +12% on doctor --json (python -X importtime)
     from fixer.verifier.checks import installed_frameworks
 
     target = python or sys.executable
@@ -1317,6 +1357,7 @@ def explain(
     the plan that applies it (`colab-cudnn-fix explain`). Exit code 0 a cause found, 1 not
     recognised, 3 a Colab runtime without a GPU where the text says there is none. `read_note`:
     what reading the text skipped (the middle of a long log), kept with the notes."""
+    # start-up: fixer.explainer +12% on doctor --json (python -X importtime)
     from fixer.explainer import analyze
 
     if not text or not text.strip():
@@ -1337,6 +1378,7 @@ def explain(
     notes.extend(n for n in result.notes if n not in notes)
     the_plan = None
     if env is not None and rec is not None and any(f.id != "log-noise" for f in result.findings):
+        # start-up: fixer.planner.steps +4% on doctor --json (python -X importtime)
         from fixer.planner.steps import make_plan
 
         try:
@@ -1375,7 +1417,10 @@ def lock(
     """Write the stack that fits the machine, with exact versions and hashes (`colab-cudnn-fix
     lock`). `intent` / `options` or their keywords, as for plan(); the options' index settings
     (find_links, no_index, index_mirror) say where the hashes are read."""
+    # start-up: fixer.lockfile +58% on doctor --json (python -X importtime)
     from fixer.lockfile import make_lock, write_lock
+
+    # start-up: fixer.lockfile.format +56% on doctor --json (python -X importtime)
     from fixer.lockfile.format import check_output
 
     check_output(output)  # before the machine is read or an index is asked
@@ -1402,6 +1447,7 @@ def rollback(
 ) -> RollbackResult:
     """Put back exactly what the last apply changed (`colab-cudnn-fix rollback`); `force`
     restores from what a damaged journal still holds."""
+    # start-up: fixer.applier +30% on doctor --json (python -X importtime)
     from fixer.applier import rollback as run_rollback
 
     if root is not None and not os.path.isdir(root):
@@ -1432,16 +1478,19 @@ class ReportResult(CommandResult):
         return self.report
 
     def markdown(self) -> str:
+        # start-up: fixer.render.report 0.4% alone, all small ones +4% (doctor --json)
         from fixer.render.report import markdown
 
         return markdown(self.report)
 
     def html(self) -> str:
+        # start-up: fixer.render.report 0.4% alone, all small ones +4% (doctor --json)
         from fixer.render.report import html
 
         return html(self.report)
 
     def show(self) -> None:
+        # start-up: fixer.render.report 0.4% alone, all small ones +4% (doctor --json)
         from fixer.render.report import print_report
 
         print_report(self.report, "markdown")
@@ -1496,11 +1545,13 @@ class FleetResult(CommandResult):
         return self.summary
 
     def markdown(self) -> str:
+        # start-up: fixer.render.fleet 0.0% alone, all small ones +4% (doctor --json)
         from fixer.render.fleet import markdown
 
         return markdown(self.summary)
 
     def show(self) -> None:
+        # start-up: fixer.render.fleet 0.0% alone, all small ones +4% (doctor --json)
         from fixer.render.fleet import render
 
         render(self.summary, "table")
@@ -1518,6 +1569,7 @@ def report(
     """A summary for bug reports (`colab-cudnn-fix report`): GPU, driver, each framework's build
     and GPU targets, the cuDNN that loads and why, and the findings; home and user paths
     redacted unless `redact=False`. Exit code 0: the verdict is inside."""
+    # start-up: fixer.reporting.report +2% on doctor --json (python -X importtime)
     from fixer.reporting.report import Redaction, build_report
 
     r = examine(python, lock=lock, recipes=_many(recipes), environment=environment, environ=environ)
@@ -1537,7 +1589,10 @@ def debug(*, python: Optional[str] = None, redact: bool = True) -> DebugResult:
     """Everything the tool reads, raw (`colab-cudnn-fix debug --json`): the files detection
     parses, the environment variables it considers, command and probe outputs, the build
     targets, the plugins; home and user paths redacted unless `redact=False`."""
+    # start-up: fixer.reporting.debug +4% on doctor --json (python -X importtime)
     from fixer.reporting.debug import bundle
+
+    # start-up: fixer.reporting.report +2% on doctor --json (python -X importtime)
     from fixer.reporting.report import Redaction, redact as redacted
 
     value = bundle(python)
@@ -1554,6 +1609,7 @@ def recipes(
     framework, then the other tables), "show" (`what`: FRAMEWORK, FRAMEWORK==VERSION, or one
     of cudnn, drivers, gpus, colab) or "validate" (every recipe file checked; exit code 2 when
     a problem is found). `recipes`: extra recipe directories, as everywhere."""
+    # start-up: fixer.render.recipes 0.1% alone, all small ones +4% (doctor --json)
     from fixer.render import recipes as render
 
     extra = _many(recipes)
@@ -1604,6 +1660,7 @@ def fleet(
     drift from the lock. One of `ray` (a Ray address: one task pinned to each GPU node; needs
     the [fleet] extra) or `slurm` (the directory a job array's per-node `doctor --json` files
     were written to; fixer.cluster.slurm.job_array_command writes that job array)."""
+    # start-up: fixer.cluster 0.3% alone, all small ones +4% (doctor --json)
     from fixer.cluster import summarize
 
     if action not in ("doctor", "lock-check"):
@@ -1617,10 +1674,12 @@ def fleet(
     if (ray is None) == (slurm is None):
         raise UsageError("give one of --ray ADDRESS or --slurm DIR")
     if slurm is not None:
+        # start-up: fixer.cluster.slurm +1% on doctor --json (python -X importtime)
         from fixer.cluster import slurm as _slurm
 
         results = _slurm.read_results(slurm)
     else:
+        # start-up: fixer.cluster.ray_runner +2% on doctor --json (python -X importtime)
         from fixer.cluster import ray_runner
 
         results, _alive = ray_runner.run(ray, python=python, lock=lock, timeout=timeout)  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Tuple
 
+from fixer.detection.colab_image import annotate
 from fixer.diagnosis.findings import diagnose
 from fixer.errors import FixerError, UsageError
 from fixer.model import Environment, Finding, PlannedMachine, Recipes
@@ -38,6 +39,7 @@ def diagnosed(env: Environment, recipes: Recipes) -> Tuple[Finding, ...]:
         return diagnose(env, recipes)
     # start-up: fixer.explainer (its catalogue and engine) costs doctor --json ~4% of its time
     # (python -X importtime); only a failed --deep import needs it
+    # start-up: fixer.explainer +12% on doctor --json (python -X importtime)
     from fixer.explainer import diagnose_all
 
     return diagnose_all(env, recipes)
@@ -59,6 +61,7 @@ def machine(
             raise UsageError(
                 "--python and --environment exclude each other: the file already names its interpreter"
             )
+        # start-up: fixer.planner.steps +4% on doctor --json (python -X importtime)
         from fixer.planner.steps import load_environment
 
         return load_environment(environment)
@@ -122,11 +125,13 @@ def resolve(
     """The stack this machine should run (fixer.resolver.resolve), with its failures as the
     library's errors: Unsatisfiable (exit 1) carrying the clashes and the ways out as data,
     UsageError (exit 2) for an intent the recipes cannot mean."""
+    # start-up: fixer.resolver +5% on doctor --json (python -X importtime)
     from fixer.resolver import BadIntent, NoStack, resolve as solve
 
     try:
         return solve(env, intent, recipes, reporter=reporter)
     except NoStack as exc:
+        # start-up: fixer.render.conflicts 0.1% alone, all small ones +4% (doctor --json)
         from fixer.render.conflicts import unsatisfiable
 
         raise unsatisfiable(exc.frameworks, exc.clashes, exc.ways_out) from None
@@ -148,12 +153,14 @@ def plan_machine(
     PlanOptions() by default). `live`: `env` is this machine (under options.root), so the
     files that set a loader variable a fix drops are read and fixed there too
     (fixer.planner.envsource); never for a described machine."""
+    # start-up: fixer.planner.steps +4% on doctor --json (python -X importtime)
     from fixer.planner.steps import make_plan
 
     options = PlanOptions() if options is None else options
     if no_gpu(env, findings) and not prepare_for_gpu:
         plan = Plan(findings=findings)
     else:
+        # start-up: fixer.planner.envsource 0.3% alone, all small ones +4% (doctor --json)
         from fixer.planner.envsource import sources_for
 
         stack = resolve(env, intent, recipes)
@@ -165,6 +172,7 @@ def plan_machine(
 def simulated(env: Environment, plan: Plan, recipes: Recipes) -> Plan:
     """The plan with what its simulation shows (fixer.planner.simulate): what the result would still
     show (`after`, `manual`, `drift`) and each step's download, dependencies included."""
+    # start-up: fixer.planner.simulate +2% on doctor --json (python -X importtime)
     from fixer.planner.simulate import check_plan, priced
 
     check = check_plan(env, plan, recipes)
@@ -219,6 +227,7 @@ def doctor_findings(
     findings = list(diagnosed(env, recipes)) + list(run_checks(env, recipes))
     findings.sort(key=lambda f: SEVERITY_ORDER[f.severity])
     if lock:
+        # start-up: fixer.lockfile +58% on doctor --json (python -X importtime)
         from fixer.lockfile import check_drift
 
         findings += list(check_drift(lock, env))
@@ -261,7 +270,6 @@ def examine(
     """detect -> diagnose (+ lock drift) -> verdict: `doctor`, `report` and `fleet` share it.
     Honours the COLAB_CUDNN_FIX_* overrides in `environ` (default: os.environ). `environment`
     (a `doctor --json` file or a bundled name) replaces detection and is diagnosed afresh."""
-    from fixer.detection.colab_image import annotate
 
     for d in recipes:
         if not os.path.isdir(d):

@@ -16,6 +16,7 @@ from fixer.cli._app import app
 from fixer.cli._common import handle_errors
 from fixer.cli.options import command, option
 from fixer.api import doctor
+from fixer.render.doctor import print_doctor_json
 
 
 @command(app, "doctor")
@@ -31,8 +32,6 @@ def doctor_command(
     """Show the GPU stack (GPU, driver, each framework's build vs the cuDNN it will load) and what is wrong."""
     result = doctor(python=python, deep=deep, lock=lock, recipes=recipes, environment=environment)
     if json:
-        from fixer.render.doctor import print_doctor_json
-
         print_doctor_json(result.environment, result.findings, result.healthy, result.exit_code)
     else:
         result.show()

@@ -32,6 +32,7 @@ def report_command(
 ) -> None:
     """A summary for bug reports: GPU, driver, each framework's build and GPU targets, the cuDNN that
     loads and why, and the findings; home and user paths redacted."""
+    # start-up: fixer.render.report 0.4% alone, all small ones +4% (doctor --json, importtime)
     from fixer.render.report import print_report
 
     if html and json:

@@ -26,6 +26,7 @@ def verify_command(
 ) -> None:
     """Prove the GPU stack works: per framework, convs on the GPU checked against the CPU, and the
     cuDNN files really loaded. Exit 0 only when every framework passes."""
+    # start-up: fixer.render.progress 0.2% alone, all small ones +4% (doctor --json, importtime)
     from fixer.render.progress import ConsoleBoard, checking_display
 
     # which frameworks it checks, while it checks them (stderr with --json: stdout is the JSON)

@@ -399,6 +399,7 @@ def with_targets(fw: FrameworkBuild, R: Callable[[str], str]) -> FrameworkBuild:
     they replace what build_info or the recipes say, which may be missing or stale."""
     if not fw.is_cuda_build:
         return fw
+    # start-up: fixer.detection.fatbin 0.4% alone, all small ones +4% (doctor --json, importtime)
     from fixer.detection.fatbin import build_targets
 
     t = build_targets(fw.framework, fw.location, fw.library_file, R)

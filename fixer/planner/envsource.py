@@ -358,7 +358,10 @@ def find_sources(
 def sources_for(env: Any, fixes: Sequence[Any], root: Optional[str]) -> List[Source]:
     """The files on this machine (under --root) that set an entry the loader `fixes` (EnvFix
     values) drop; what make_plan turns into steps (fixer.planner.steps.source_steps)."""
+    # cycle: envsource <- steps <- envfix import this module at load
     from fixer.planner.envfix import ENV_FILE
+
+    # cycle: envsource <- steps <- envfix import this module at load
     from fixer.planner.steps import home_of
 
     drops = [

@@ -201,6 +201,7 @@ def show(
 def show_refusal(plan: Plan, refusal: Optional[str]) -> None:
     """apply's decision about `plan` (fixer.pipeline.apply_refusal): nothing when it runs it,
     else why it will refuse it, with what the user must do."""
+    # start-up: fixer.render.apply +65% on doctor --json (python -X importtime)
     from fixer.render.apply import show_manual
 
     if refusal is None:
@@ -308,6 +309,7 @@ def _show_steps(plan: Plan) -> None:
 
 
 def _manual(plan: Plan) -> None:
+    # start-up: fixer.render.apply +65% on doctor --json (python -X importtime)
     from fixer.render.apply import show_manual
 
     say(

@@ -39,3 +39,50 @@ def test_every_package_says_what_it_is():
         if not ast.get_docstring(sources.tree(init))
     ]
     assert not quiet, quiet
+
+
+#: The comment that must sit on an in-function import of the project's own modules, or on the
+#: comment lines directly above it: what hoisting it to module level was measured to cost
+#: (`python -X importtime -m fixer doctor --json`), or the import cycle it stands in for.
+MARKERS = ("start-up:", "cycle:")
+
+
+def _project_import(node: ast.AST) -> bool:
+    if isinstance(node, ast.ImportFrom):
+        return node.level > 0 or (node.module or "").split(".")[0] == "fixer"
+    return isinstance(node, ast.Import) and any(a.name.split(".")[0] == "fixer" for a in node.names)
+
+
+def _marked(lines, lineno: int) -> bool:
+    """The import's own line, or the run of comment lines right above it, names its reason."""
+    if any(m in lines[lineno - 1] for m in MARKERS):
+        return True
+    i = lineno - 2
+    while i >= 0 and lines[i].strip().startswith("#"):
+        if any(m in lines[i] for m in MARKERS):
+            return True
+        i -= 1
+    return False
+
+
+def test_in_function_project_imports_say_why():
+    """An import of fixer's own modules inside a function hides a cycle or a start-up cost; each
+    says which (fixer/children/ runs in foreign interpreters and imports nothing of fixer)."""
+    quiet = []
+    for path in sorted((REPO / "fixer").rglob("*.py")):
+        if "children" in path.parts:
+            continue
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for fn in ast.walk(ast.parse(text)):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if _project_import(node) and not _marked(lines, node.lineno):
+                    quiet.append(
+                        f"{path.relative_to(REPO)}:{node.lineno} {lines[node.lineno - 1].strip()}"
+                    )
+    assert not quiet, (
+        "hoist to module level, or name the measured cost (# start-up: ...):\n"
+        + "\n".join(sorted(set(quiet)))
+    )
