@@ -72,9 +72,8 @@ def test_in_function_project_imports_say_why():
     for path in sorted((REPO / "fixer").rglob("*.py")):
         if "children" in path.parts:
             continue
-        text = path.read_text(encoding="utf-8")
-        lines = text.splitlines()
-        for fn in ast.walk(ast.parse(text)):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for fn in sources.nodes(path):
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             for node in ast.walk(fn):
