@@ -55,6 +55,7 @@ from fixer.pipeline import gpu_wanted
 from fixer.system.paths import under_root
 from fixer.model import EnvFix, Stack, from_dict
 from fixer.detection import detect, overrides_from_env
+from fixer.detection import detect as run_detect  # explain() has a parameter named detect
 from fixer.pipeline import diagnosed
 from fixer.recipebook import load
 from fixer.model import VERIFIABLE
@@ -63,7 +64,6 @@ from fixer.pipeline import check_target
 from fixer.errors import FixerError
 from fixer.pipeline import machine
 from fixer.pipeline import resolve, simulated
-from fixer.detection import detect as run_detect
 from fixer import recipebook as rec
 from fixer.render import json_payload
 from fixer.render import write_json

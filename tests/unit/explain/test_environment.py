@@ -130,10 +130,11 @@ def test_no_driver_with_a_colab_path_in_the_text_is_change_runtime_type():
 
 
 def test_cli_exits_3_on_a_colab_cpu_runtime(monkeypatch, capsys):
-    import fixer.detection
+    import fixer.api
     from fixer.cli import main
 
-    monkeypatch.setattr(fixer.detection, "detect", lambda python=None: COLAB_CPU)
+    # explain's machine comes from fixer.api's detect (the GPU machine edge)
+    monkeypatch.setattr(fixer.api, "run_detect", lambda python=None: COLAB_CPU)
     assert main(["explain", NO_DRIVER]) == 3
     assert "Change runtime type" in capsys.readouterr().out
 
