@@ -9,9 +9,12 @@ typer options by fixer.cli.options. The console script is fixer.cli.entry:consol
 from __future__ import annotations
 
 from typing import List, Optional
-from fixer.cli.commands import main as run
 
 
 def main(argv: Optional[List[str]] = None) -> int:
     """Run one command (`argv`, default sys.argv[1:]) and return its exit code; tests call it."""
+    # guard: fixer.cli.entry imports fixer.cli.output (this package first) before its Ctrl-C
+    # guard; the CLI itself is imported inside it
+    from fixer.cli.commands import main as run
+
     return run(argv)

@@ -10,8 +10,6 @@ import signal
 import sys
 
 from fixer.cli.output import GuardedStdout, OutputFailed, output_failed
-from fixer.cli.commands import main as run
-from fixer.cli.interrupt import report_interrupt
 
 
 def main() -> int:
@@ -20,8 +18,14 @@ def main() -> int:
     sys.stdout = GuardedStdout(sys.stdout)
     try:
         try:
+            # guard: the CLI (typer, the api) is imported inside the Ctrl-C guard, see above
+            from fixer.cli.commands import main as run
+
             code = run(argv)
         except KeyboardInterrupt:
+            # guard: only an interrupted start loads the interrupt report
+            from fixer.cli.interrupt import report_interrupt
+
             code = report_interrupt(argv)
         sys.stdout.flush()
     except OutputFailed as exc:

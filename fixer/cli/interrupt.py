@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import sys
 from typing import List, Sequence
-from fixer.errors import interrupted
-from fixer.render import error_payload
-from fixer.system.proc import kill_live
 
 
 def command_of(argv: Sequence[str]) -> str:
@@ -30,6 +27,11 @@ def interrupt_reported() -> bool:
 def report_interrupt(argv: Sequence[str]) -> int:
     """Kill the children still running, say "interrupted" (JSON under --json); exit code 130."""
     _REPORTED.append(True)
+    # guard: fixer.cli.entry imports this module inside its Ctrl-C guard only when a Ctrl-C
+    # came; what the report needs is imported then (the start may have stopped before them)
+    from fixer.errors import interrupted
+    from fixer.render import error_payload
+    from fixer.system.proc import kill_live
 
     kill_live()
     exc = interrupted()

@@ -43,8 +43,9 @@ def test_every_package_says_what_it_is():
 
 #: The comment that must sit on an in-function import of the project's own modules, or on the
 #: comment lines directly above it: what hoisting it to module level was measured to cost
-#: (`python -X importtime -m fixer doctor --json`), or the import cycle it stands in for.
-MARKERS = ("start-up:", "cycle:")
+#: (`python -X importtime -m fixer doctor --json`), the import cycle it stands in for, or the
+#: Ctrl-C guard it is imported inside (tests/integration/cli/test_interrupt.py).
+MARKERS = ("start-up:", "cycle:", "guard:")
 
 
 def _project_import(node: ast.AST) -> bool:
@@ -54,11 +55,12 @@ def _project_import(node: ast.AST) -> bool:
 
 
 def _marked(lines, lineno: int) -> bool:
-    """The import's own line, or the run of comment lines right above it, names its reason."""
+    """The import's own line, or the run of comment lines (and imports: one comment may speak
+    for the imports under it) right above it, names its reason."""
     if any(m in lines[lineno - 1] for m in MARKERS):
         return True
     i = lineno - 2
-    while i >= 0 and lines[i].strip().startswith("#"):
+    while i >= 0 and lines[i].strip().startswith(("#", "from fixer", "import fixer")):
         if any(m in lines[i] for m in MARKERS):
             return True
         i -= 1
