@@ -1316,6 +1316,7 @@ class _Board:
     """A notebook board (fixer.render.progress.NotebookBoard) and its `checking` callback."""
 
     def __init__(self) -> None:
+        # start-up: fixer.render.progress 0.2% alone, all small ones +4% (doctor --json)
         from fixer.render.progress import NotebookBoard, checking_display
 
         self.board = NotebookBoard()
@@ -1327,6 +1328,7 @@ class _Board:
 
 def _notebook_board() -> Optional[_Board]:
     """In a notebook kernel, a board for verify's "checking ..." line; elsewhere None."""
+    # start-up: fixer.applier.kernel +43% on doctor --json (python -X importtime)
     from fixer.applier.kernel import in_live_kernel
 
     return _Board() if in_live_kernel() else None
