@@ -30,9 +30,7 @@ Argv = Tuple[str, ...]
 
 #: The end-of-options marker every installer's own parser honours: after it each word is a name
 #: (a requirement, a package), never an option, whatever it looks like. Defence in depth: names
-#: are checked by their grammar before they get here (fixer.system.grammar). apt-get, apt-mark,
-#: apt-cache and conda argv carry it; pip and uv honour it too (checked on the real ones by the
-#: test below) but their argv do not carry it yet. Sources:
+#: are checked by their grammar before they get here (fixer.system.grammar). Sources:
 #:   pip    optparse, OptionParser._process_args: `if arg == "--": del rargs[0]; return`
 #:          (CPython Lib/optparse.py, 3.11); pip's ConfigOptionParser subclasses it
 #:          (pip/_internal/cli/parser.py, pip 26.x)
@@ -196,7 +194,7 @@ def pip_argv(
     for f in options.requirement_files:
         argv += ["-r", f]
     reqs = [_requirement(r) for r in requirements]
-    return tuple(argv + reqs)
+    return tuple(argv + ([END_OF_OPTIONS] + reqs if reqs else []))
 
 
 def _pip_sources(options: PipOptions) -> List[str]:
@@ -262,7 +260,7 @@ def pip_uninstall(
         argv = [python, "-m", "pip", "uninstall", "-y"]
     if break_system_packages:
         argv.append("--break-system-packages")
-    return tuple(argv + _pip_names(names))
+    return tuple(argv + [END_OF_OPTIONS] + _pip_names(names))
 
 
 def apt_install(pkgs: Mapping[str, str]) -> Argv:

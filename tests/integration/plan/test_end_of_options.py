@@ -6,12 +6,14 @@ after `--` each word is a name, never an option -- defence in depth behind the g
 - apt-get (simulation only: `-s` changes nothing), apt-cache: the argv shape the tool builds parses,
   and an option-looking word after `--` is looked up as a package
   (apt-pkg/contrib/cmndline.cc, CommandLine::Parse).
-- pip and uv honour it too (optparse, clap): an option-looking word after `--` is an invalid
-  requirement, not an option."""
+- pip and uv (optparse, clap): every pip/uv argv carries it before its requirements and names,
+  and an option-looking word after `--` is an invalid requirement, not an option. The apply
+  suite's real pip and uv runs (tests/integration/apply) run these argv as built."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -44,6 +46,14 @@ def test_every_apt_and_conda_name_comes_after_the_marker(pkgs):
     assert _after_marker(installers.apt_unhold(names), names)
     assert _after_marker(installers.apt_remove(names), names)
     assert _after_marker(installers.apt_policy(names[0]), names[:1])
+    pip_names = [n for n in names if re.fullmatch(r"[a-z0-9]([a-z0-9.-]*[a-z0-9])?", n)]
+    for installer in ("pip", "uv"):
+        if pip_names:
+            reqs = [f"{n}==1.0" for n in pip_names]
+            argv = installers.pip_install("/v/bin/python", reqs, installer=installer)
+            assert _after_marker(argv, reqs)
+            argv = installers.pip_uninstall("/v/bin/python", pip_names, installer=installer)
+            assert _after_marker(argv, pip_names)
     specs = [f"{n}=={v.split('-')[0]}" for n, v in pkgs.items()]
     assert _after_marker(installers.conda_install(specs, prefix="/usr/local"), specs)
 
@@ -85,7 +95,7 @@ def test_apt_cache_policy_argv_parses():
     assert proc.returncode == 0 and "not understood" not in proc.stderr, proc.stderr
 
 
-def test_pip_and_uv_honour_the_marker(tmp_path):
+def test_pip_and_uv_read_the_words_after_the_marker_as_requirements(tmp_path):
     env = {**_env(), "PIP_CONFIG_FILE": os.devnull, "UV_NO_CONFIG": "1"}
     env["UV_CACHE_DIR"] = str(tmp_path / "uv-cache")
     pip = [sys.executable, "-m", "pip", "install", "--dry-run", "--no-index"]

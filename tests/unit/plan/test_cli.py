@@ -46,6 +46,7 @@ def test_json_schema(capsys):
         "--no-deps",
         "--reinstall-package",
         "nvidia-cudnn-cu13",
+        "--",
         "nvidia-cudnn-cu13==9.19.0.56",
     ]
     assert data["plan"]["stack"]["cudnn_runtime"] == {"9": "9.19.0.56"}
@@ -76,6 +77,7 @@ def test_plan_options_change_the_argv(capsys):
         "--no-index",
         "--find-links",
         "/wheels",
+        "--",
         "nvidia-cudnn-cu13==9.19.0.56",
     ]
 

@@ -26,6 +26,7 @@ def test_pip_install_for_a_target_interpreter():
         "--no-input",
         "--index-url",
         "https://download.pytorch.org/whl/cu124",
+        "--",
         "torch==2.5.1+cu124",
     )
     assert ins.pip_install(
@@ -38,6 +39,7 @@ def test_pip_install_for_a_target_interpreter():
         "--no-input",
         "--no-deps",
         "--force-reinstall",
+        "--",
         "nvidia-cudnn-cu12==9.3.0.75",
     )
 
@@ -60,6 +62,7 @@ def test_uv_pip_install_and_uninstall():
         "a",
         "--extra-index-url",
         "https://x/simple",
+        "--",
         "a==1",
     )
     assert ins.pip_uninstall(PY, ["torch"], installer="uv") == (
@@ -68,6 +71,7 @@ def test_uv_pip_install_and_uninstall():
         "uninstall",
         "--python",
         PY,
+        "--",
         "torch",
     )
     assert ins.pip_uninstall(PY, ["torch", "torchvision"]) == (
@@ -76,6 +80,7 @@ def test_uv_pip_install_and_uninstall():
         "pip",
         "uninstall",
         "-y",
+        "--",
         "torch",
         "torchvision",
     )
@@ -104,6 +109,7 @@ def test_offline_and_mirrors():
         "--no-input",
         "--index-url",
         "http://127.0.0.1:8000/simple",
+        "--",
         "torch==2.5.1",
     )
     assert ins.pip_install(
@@ -121,6 +127,7 @@ def test_offline_and_mirrors():
         "--no-index",
         "--find-links",
         "/wheels",
+        "--",
         "torch==2.5.1",
     )
     assert ins.pip_install(PY, ["a==1"], break_system_packages=True)[5] == "--break-system-packages"

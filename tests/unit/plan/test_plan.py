@@ -42,6 +42,7 @@ def test_mirrors_no_index_and_uv_rewrite_every_command(real_recipes):
         "--no-index",
         "--find-links",
         "/wheels",
+        "--",
         "torch==2.11.0+cu128",
         "torchvision==0.26.0+cu128",
         "nvidia-cudnn-cu12==9.19.0.56",

@@ -44,6 +44,7 @@ def test_tensorflow_next_to_a_torch_that_pins_an_older_cudnn(real_recipes):
             "install",
             "--no-input",
             "--no-deps",
+            "--",
             "nvidia-cudnn-cu12==9.3.0.75",
         ),
         ("colab-cudnn-fix", "verify", "--python", "/usr/bin/python3"),
@@ -95,7 +96,7 @@ def test_plain_pypi_torch_211_cuda13_on_an_older_driver(real_recipes, driver, va
     assert f"driver {driver}" in stack.choices[0].reason
     assert bool(stack.choices[0].minor_version) == (variant == "cu126")
     assert cmds == [
-        (PY, "-m", "pip", "uninstall", "-y", "nvidia-cudnn-cu13", "torch", "torchvision"),
+        (PY, "-m", "pip", "uninstall", "-y", "--", "nvidia-cudnn-cu13", "torch", "torchvision"),
         (
             PY,
             "-m",
@@ -104,6 +105,7 @@ def test_plain_pypi_torch_211_cuda13_on_an_older_driver(real_recipes, driver, va
             "--no-input",
             "--index-url",
             f"https://download.pytorch.org/whl/{variant}",
+            "--",
             f"torch==2.11.0+{variant}",
             f"torchvision==0.26.0+{variant}",
             f"nvidia-cudnn-cu12=={cudnn}",
@@ -119,7 +121,7 @@ def test_pascal_and_volta_with_a_cuda13_build_go_to_cu126(real_recipes, gpu, cc)
     stack, cmds = argvs(sc.pypi_torch_211_on_driver("580.82.07", cc, gpu), real_recipes)
     assert f"compute capability {cc}" in stack.choices[0].reason
     assert cmds == [
-        (PY, "-m", "pip", "uninstall", "-y", "nvidia-cudnn-cu13", "torch", "torchvision"),
+        (PY, "-m", "pip", "uninstall", "-y", "--", "nvidia-cudnn-cu13", "torch", "torchvision"),
         (
             PY,
             "-m",
@@ -128,6 +130,7 @@ def test_pascal_and_volta_with_a_cuda13_build_go_to_cu126(real_recipes, gpu, cc)
             "--no-input",
             "--index-url",
             "https://download.pytorch.org/whl/cu126",
+            "--",
             "torch==2.11.0+cu126",
             "torchvision==0.26.0+cu126",
             "nvidia-cudnn-cu12==9.10.2.21",
@@ -140,13 +143,14 @@ def test_pascal_and_volta_with_a_cuda13_build_go_to_cu126(real_recipes, gpu, cc)
 def test_cpu_only_torch_on_a_gpu_runtime(real_recipes):
     stack, cmds = argvs(sc.cpu_torch_on_gpu(), real_recipes)
     assert cmds == [
-        (PY, "-m", "pip", "uninstall", "-y", "torch", "torchvision"),
+        (PY, "-m", "pip", "uninstall", "-y", "--", "torch", "torchvision"),
         (
             PY,
             "-m",
             "pip",
             "install",
             "--no-input",
+            "--",
             "torch==2.5.1",
             "torchvision==0.20.1",
             "nvidia-cudnn-cu12==9.1.0.70",
@@ -170,6 +174,7 @@ def test_k80_gets_cu118_and_a_torch_no_newer_than_27(real_recipes):
             "--no-input",
             "--index-url",
             "https://download.pytorch.org/whl/cu118",
+            "--",
             "torch==2.3.1+cu118",
             "nvidia-cudnn-cu11==8.7.0.84",
         ),

@@ -118,6 +118,7 @@ def test_bundled_environments_are_current_and_plan_as_described(real_recipes):
             "--no-deps",
             "--reinstall-package",
             "nvidia-cudnn-cu13",
+            "--",
             "nvidia-cudnn-cu13==9.19.0.56",
         ),
         ("colab-cudnn-fix", "verify", "--python", "/opt/torch/.venv/bin/python3"),
