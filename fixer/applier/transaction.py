@@ -139,6 +139,7 @@ def apply_plan(
         locks.append(TargetLock(python, lock_dir(options.root)).acquire())
         locks.append(ApplyLock(state).acquire())
         _refuse_unfinished(Journal.latest(state))
+        _refuse_named(options.root, python)
         before = read_target(python)
         scope.enter_context(prepare.confine(plan.steps, before, options.root, state))
         journal = Journal.create(state, python=python, root=options.root)
@@ -366,6 +367,7 @@ def resume_apply(
         steps = [from_dict(Step, d, f"$.resume.steps[{i}]") for i, d in enumerate(info.steps)]
         target = python or journal.python
         locks.insert(0, TargetLock(target, lock_dir(root)).acquire())
+        _refuse_named(root, target)
         scope.enter_context(prepare.confine(steps, read_target(target), root, state))
         rep.phase(f"resuming journal {journal.dir} at step {info.next + 1}/{len(steps)}")
         journal.set(status="applying")
@@ -791,11 +793,7 @@ def _refuse_outside(root: Optional[str], target: str) -> None:
     (exit 2) before anything changes."""
     if root is None:
         return
-    named = fsgate.outside_root(
-        root, [("the interpreter", os.path.dirname(os.path.abspath(target)))]
-    )
-    if named is not None:
-        raise named
+    _refuse_named(root, target)
     try:
         now = read_target(target)
     except UsageError:
@@ -803,6 +801,16 @@ def _refuse_outside(root: Optional[str], target: str) -> None:
     refusal = prepare.sandbox_refusal((), now, root)
     if refusal is not None:
         raise refusal
+
+
+def _refuse_named(root: Optional[str], target: str) -> None:
+    """The interpreter's own folder, as named, outside --root: refused before it is even run
+    (the rest of prepare.sandbox_refusal needs its answer)."""
+    named = fsgate.outside_root(
+        root, [("the interpreter", os.path.dirname(os.path.abspath(target)))]
+    )
+    if named is not None:
+        raise named
 
 
 def _nothing_to_undo(journal: Optional[Journal], state: Path) -> Optional[RollbackResult]:

@@ -127,3 +127,27 @@ def test_rollback_refuses_an_interpreter_outside_the_sandbox(tmp_path, capsys, h
     assert _trees(outside) == before
     with pytest.raises(FixerError):
         rollback(root=str(sandbox), python=foreign)
+
+
+@pytest.mark.parametrize("how", ["apply", "rollback"])
+def test_an_interpreter_outside_the_sandbox_is_not_even_run(tmp_path, how):
+    """Refused on its name alone: an outside "interpreter" that would leave a mark when run
+    never runs (apply reads a target by running it; this one is refused first)."""
+    sandbox, outside = tmp_path / "root", tmp_path / "outside"
+    sandbox.mkdir()
+    outside.mkdir()
+    mark = tmp_path / "ran"
+    fake = outside / "python"
+    fake.write_text(f"#!/bin/sh\ntouch {mark}\nexit 1\n")
+    fake.chmod(0o755)
+    with pytest.raises(PathRefused):
+        if how == "apply":
+            apply_plan(
+                _plan(str(fake), "torch"), python=str(fake), options=PlanOptions(root=str(sandbox))
+            )
+        else:
+            Journal.create(
+                private_state_dir(str(sandbox)), python=str(fake), root=str(sandbox)
+            ).set(status="done")
+            rollback(root=str(sandbox))
+    assert not mark.exists()
