@@ -21,7 +21,7 @@ from fixer.model import Intent, PlanOptions
 from fixer.model import Plan
 from fixer.diagnosis.findings import is_healthy
 from fixer.diagnosis.findings import SEVERITY_ORDER
-from fixer.system.plugins import run_checks
+from fixer.diagnosis.checkplugins import run_checks
 from fixer.errors import NotAFix
 from fixer import recipebook as _recipes
 
