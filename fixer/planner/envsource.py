@@ -36,6 +36,8 @@ import os
 import re
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from fixer.model import Environment
+from fixer.planner.envfix import ENV_FILE
 from fixer.system.paths import split_ld_preload, under_root
 
 #: the process kinds a fix at each place reaches (what a verdict may name)
@@ -358,12 +360,6 @@ def find_sources(
 def sources_for(env: Any, fixes: Sequence[Any], root: Optional[str]) -> List[Source]:
     """The files on this machine (under --root) that set an entry the loader `fixes` (EnvFix
     values) drop; what make_plan turns into steps (fixer.planner.steps.source_steps)."""
-    # cycle: envsource <- steps <- envfix import this module at load
-    from fixer.planner.envfix import ENV_FILE
-
-    # cycle: envsource <- steps <- envfix import this module at load
-    from fixer.planner.steps import home_of
-
     drops = [
         ("LD_PRELOAD" if f.kind == "ld-preload-drop" else "LD_LIBRARY_PATH", f.value)
         for f in fixes
@@ -438,3 +434,11 @@ __all__ = [
     "sources_for",
     "read_environ",
 ]
+
+
+def home_of(env: Environment) -> str:
+    """The home directory of the user a plan is for: /root on Colab and Kaggle (their kernels run
+    as root), this user's elsewhere."""
+    if env.runtime.kind in ("colab", "kaggle"):
+        return "/root"
+    return os.path.expanduser("~")

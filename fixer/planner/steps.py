@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from fixer.planner import installers
 from fixer.system.paths import under_root
 from fixer.planner.envfix import env_fix_steps
-from fixer.planner.envsource import Source, process_notes
+from fixer.planner.envsource import Source, home_of, process_notes
 from fixer.model import (
     Environment,
     Finding,
@@ -63,16 +63,6 @@ def _installer(env: Environment, options: PlanOptions) -> Tuple[str, str]:
 
 def _req(p: Pin) -> str:
     return f"{p.name}=={p.version}"
-
-
-def home_of(env: Environment) -> str:
-    return _home(env)
-
-
-def _home(env: Environment) -> str:
-    if env.runtime.kind in ("colab", "kaggle"):
-        return "/root"
-    return os.path.expanduser("~")
 
 
 class _Pip:
@@ -174,7 +164,7 @@ def make_plan(
 
     steps.extend(_reinstall_modified(env, stack, pip, steps))
     steps[:0] = _cleanup_leftovers(env)
-    steps.extend(env_fix_steps(stack.env_fixes, home=_home(env), root=options.root))
+    steps.extend(env_fix_steps(stack.env_fixes, home=home_of(env), root=options.root))
     steps += source_steps(sources, options.root)
     notes += process_notes(sources)
     restart = _restart_needed(env, stack)
