@@ -64,7 +64,6 @@ if TYPE_CHECKING:  # imported on first use: fixer.model takes ~150 ms, and the C
     from fixer.errors import (
         FixerError,
         LockHeld,
-        NothingDetected,
         RecipeError,
         StepFailed,
         Unsatisfiable,
@@ -88,7 +87,6 @@ if TYPE_CHECKING:  # imported on first use: fixer.model takes ~150 ms, and the C
 _ERRORS = (
     "FixerError",
     "LockHeld",
-    "NothingDetected",
     "RecipeError",
     "StepFailed",
     "Unsatisfiable",

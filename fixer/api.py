@@ -1035,14 +1035,11 @@ def _resume(req: _Request) -> ApplyResult:
 
     root = req.options.root
     last = Journal.last(state_dir(root))
-    fixes = tuple(
-        from_dict(EnvFix, f, "$.env_fixes")
-        for f in (last.data.get("env_fixes", []) if last else [])
-    )
+    fixes = tuple(from_dict(EnvFix, f, "$.env_fixes") for f in (last.env_fixes if last else []))
     applied = resume_transaction(
         root=root, python=req.python, reporter=req.reporter, verify=not req.no_verify
     )
-    target = req.python or (last.data["python"] if last else sys.executable)
+    target = req.python or (last.python if last else sys.executable) or sys.executable
     done = ApplyResult(outcome="applied", plan=Plan(stack=Stack(env_fixes=fixes)), applied=applied)
     # the restart that --restart asks for is the first apply's; the fresh kernel is not restarted
     return _checked(

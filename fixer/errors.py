@@ -48,12 +48,6 @@ class RecipeError(UsageError):
         self.line = line
 
 
-class NothingDetected(FixerError):
-    """Nothing could be detected (no GPU, no driver). Exit 3."""
-
-    exit_code = 3
-
-
 class Unsatisfiable(FixerError):
     """No stack satisfies every constraint. Exit 1. `conflicts` (fixer.model.Clash) and
     `relaxations` (fixer.model.WayOut) are the resolver's data; `clashes` and `ways_out` say

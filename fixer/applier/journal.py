@@ -425,6 +425,24 @@ class Journal:
         return [f for f in value if isinstance(f, dict)] if isinstance(value, list) else []
 
     @property
+    def root(self) -> Optional[str]:
+        """The --root sandbox the apply ran in, or None."""
+        value = self.data.get("root")
+        return value if isinstance(value, str) else None
+
+    @property
+    def after_snapshot(self) -> Optional[Dict[str, Any]]:
+        """The versions snapshot recorded when the apply finished (its "after"), or None."""
+        value = self.data.get("after")
+        return value if isinstance(value, dict) else None
+
+    @property
+    def leftovers(self) -> List[str]:
+        """pip's moved-aside leftovers a cleanup step removes (fixer.applier.leftovers)."""
+        value = self.data.get("leftovers")
+        return [str(v) for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+    @property
     def backups(self) -> Dict[str, str]:
         """name -> backups/<name>.zip (a path inside the journal directory, or left out)."""
         value = self.data.get("backups")

@@ -479,7 +479,7 @@ def _run_steps(
     for i, step in enumerate(steps, 1):
         if i - 1 < start:
             continue
-        rec = journal.data["steps"][i - 1]
+        rec = journal.steps[i - 1]
         if is_condacolab_step(step):
             if not installed_by_condacolab(CONDACOLAB_PREFIX, options.root):
                 raise _Pause(
@@ -554,7 +554,7 @@ def _execute(
         return _run_tracked(journal, run, argv, timeout, on_output, locks)
 
     if step.kind == "cleanup":
-        removed = leftovers.remove(journal.data.get("leftovers", []))
+        removed = leftovers.remove(journal.leftovers)
         journal.log("removed " + (", ".join(removed) if removed else "nothing (already gone)"))
         return CommandResult(rc=0)
     if step.kind == "env-fix":
@@ -842,7 +842,7 @@ def _stop_child(journal: Journal, rep: Reporter) -> Optional[str]:
     if sig:
         note = f"stopped the installer the apply had left running (pid {child.pid}, {sig}) before restoring"
         rep.phase(note)
-        journal.data["notes"] = journal.notes + [note]
+        journal.data["notes"] = journal.notes + [note]  # saved with the next field (_try_set)
     _try_set(journal, child=None)
     return note
 

@@ -222,8 +222,8 @@ def _undo_dists(
 
 def _after_versions(journal: Journal) -> Optional[Dict[str, str]]:
     """The versions the apply left (None when it did not finish)."""
-    data = journal.data.get("after")
-    if not isinstance(data, dict):
+    data = journal.after_snapshot
+    if data is None:
         return None
     try:
         return snapshot_from_dict(data).versions()
@@ -416,7 +416,7 @@ def _final_check(
 def _unknown_loader_fixes(u: _Undo) -> List[str]:
     """A damaged journal may have lost its file records: the tool's own loader-fix files found
     in place are listed (this apply may have written them), never claimed as restored."""
-    root = u.journal.data.get("root") if isinstance(u.journal.data.get("root"), str) else None
+    root = u.journal.root
     known = {r.path for r in u.journal.files}
     out = ["the journal is damaged: what it lost cannot be undone or checked"]
     for path in (LD_SO_CONF, ENV_FILE, expand_home(IPYTHON_STARTUP)):
