@@ -339,6 +339,32 @@ def _record_after(journal: Journal, before: TargetSnapshot, after: TargetSnapsho
     journal.set(after_state=rel, files=files)
 
 
+def _refuse_system_steps(root: Optional[str], steps: Sequence[Step]) -> None:
+    """Under --root, a journal's remaining steps may not reach outside the sandbox (the journal
+    is input: one written by another hand could hold any step). apt changes the host's dpkg
+    database wherever it runs: refused (UsageError, exit 2), as apply refuses it under --root
+    (fixer.pipeline.apply_refusal). A conda step runs only where the folders of its program and
+    of every absolute path it names lie inside the sandbox (fsgate.outside_root), as condacolab's
+    prefix does there. What the journal cannot forge: it lives in the private state directory
+    (0700, this user's, checked on every use), so writing one takes this user's rights already."""
+    if root is None:
+        return
+    for step in steps:
+        if step.kind.startswith("apt-"):
+            raise UsageError(
+                f"--root {root}: the journal's remaining steps include {step.kind}, which changes "
+                "the machine outside the sandbox; --root confines only the tool's own files"
+            )
+        if step.kind == "conda-install":
+            # the folder of each path it names: a venv's python is a link out of its folder
+            places = [
+                ("the conda step's path", os.path.dirname(a)) for a in step.argv if a[:1] == "/"
+            ]
+            refused = fsgate.outside_root(root, places)
+            if refused is not None:
+                raise refused
+
+
 def resume_apply(
     *,
     root: Optional[str] = None,
@@ -368,6 +394,7 @@ def resume_apply(
         target = python or journal.python
         locks.insert(0, TargetLock(target, lock_dir(root)).acquire())
         _refuse_named(root, target)
+        _refuse_system_steps(root, steps[info.next :])
         scope.enter_context(prepare.confine(steps, read_target(target), root, state))
         rep.phase(f"resuming journal {journal.dir} at step {info.next + 1}/{len(steps)}")
         journal.set(status="applying")
