@@ -329,7 +329,7 @@ def main() -> int:
         url = f"http://127.0.0.1:{server.server_address[1]}/"
         env = child_env(tmp)
         say("\n## 1 terminal (a pty, as `colab-cudnn-fix apply` in a shell or a Colab ! cell)")
-        py = target_venv(tmp, "target-1", house)
+        py = target_venv(tmp / "root-1", "target-1", house)  # inside --root, as it requires
         t = time.monotonic()
         raw = in_terminal(
             TERMINAL.format(repo=str(REPO), data=step_data(py, url, tmp / "root-1", size)), env
@@ -339,7 +339,7 @@ def main() -> int:
         uv = shutil.which("uv")
         if uv:
             say("\n## 1b the same with uv (it prints no bytes: the plan's size, then a heartbeat)")
-            venv3 = tmp / "target-3"
+            venv3 = tmp / "root-3" / "target-3"
             run([sys.executable, "-m", "venv", "--without-pip", str(venv3)])
             py3 = str(venv3 / "bin" / "python")
             uv_env = {**env, "UV_NO_CONFIG": "1", "UV_CACHE_DIR": str(tmp / "uv-cache")}
@@ -349,7 +349,7 @@ def main() -> int:
             say("\n## 1b skipped: no uv on PATH")
         say("\n## 2 notebook kernel (jupyter_client), fixer's notebook reporter")
         kpy = kernel_venv(tmp)
-        py2 = target_venv(tmp, "target-2", house)
+        py2 = target_venv(tmp / "root-2", "target-2", house)
         cell = tmp / "cell.py"
         cell.write_text(
             NOTEBOOK.format(repo=str(REPO), data=step_data(py2, url, tmp / "root-2", size))
