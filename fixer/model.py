@@ -282,12 +282,23 @@ _GRAMMAR: Dict[str, Tuple[str, str]] = {
         "compute_capability",
         "compute_capabilities",
         "cudnn_runtime",
+        "named_version",  # a dist-info folder's version: pinned as NAME==VERSION (planner/steps.py)
     )
 }
 _GRAMMAR["Distribution.name"] = (
     r"[A-Za-z0-9]([A-Za-z0-9._-]{0,126}[A-Za-z0-9])?",
     "a distribution name (PEP 508)",
 )
+#: A directory of a library copy or of a loader's search: absolute, and nameable in the loader's
+#: search lists, which split at ':' and end at a newline (ld.so(8) LD_LIBRARY_PATH, ldconfig(8)
+#: ld.so.conf): detection only records such directories, and the planner writes them there.
+_GRAMMAR["LibraryCopy.directory"] = (
+    r"/[^\x00\n:]{0,4095}",
+    "an absolute directory without ':', NUL or newlines (ld.so(8))",
+)
+_GRAMMAR["SearchDir.directory"] = _GRAMMAR["LibraryCopy.directory"]
+#: A framework's distribution is pinned by name in pip's requirements (resolver/stack.py).
+_GRAMMAR["FrameworkBuild.distribution"] = _GRAMMAR["Distribution.name"]
 _GRAMMAR["Package.name"] = (
     r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}",
     "a package name (PEP 508, Debian Policy 5.6.1 or conda)",

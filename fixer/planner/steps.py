@@ -646,6 +646,7 @@ def load_environment(spec: str) -> Tuple[Environment, Tuple[Finding, ...], str]:
     """(Environment, findings, where) from `doctor --json` output in the file `spec`, or from
     the bundled example called `spec`. Bad input raises UsageError naming the key path."""
     import json
+    import reprlib
 
     path = spec
     where = spec
@@ -686,7 +687,8 @@ def load_environment(spec: str) -> Tuple[Environment, Tuple[Finding, ...], str]:
         )
     if schema != ENVIRONMENT_SCHEMA:
         raise UsageError(
-            f"--environment {spec}: $.schema: {schema!r} is not a schema this tool reads ({ENVIRONMENT_SCHEMA})"
+            f"--environment {spec}: $.schema: {reprlib.repr(schema)} is not a schema this tool "
+            f"reads ({ENVIRONMENT_SCHEMA})"
         )
     try:
         env = from_dict(Environment, data["environment"], "$.environment")
