@@ -19,9 +19,10 @@ import re
 from collections import Counter, OrderedDict
 from typing import Dict, Iterable, List, Mapping, Optional, Set, Tuple, cast
 
+from fixer.system import fsgate
 from fixer.system.paths import split_ld_preload
 from fixer.system.versions import canonical_name
-from fixer.model import LibFile, LibraryCopy, Package, ProbeNote, PythonEnv
+from fixer.model import Distribution, LibFile, LibraryCopy, Package, ProbeNote, PythonEnv
 from fixer.rules import cudnn_version_from_int, expected_cudnn_sonames
 from fixer.detection.fs import MachineFS
 
@@ -96,18 +97,41 @@ def read_pip_owners(
         if text is None:
             notes.append(ProbeNote("RECORD", False, f"{d.location}/{info}/RECORD unreadable"))
             continue
-        for line in text.splitlines():
-            parts = line.rsplit(",", 2)
-            if len(parts) != 3 or not FAMILY_RE.match(os.path.basename(parts[0])):
-                continue
-            path = os.path.normpath(os.path.join(d.location, parts[0]))
-            size = int(parts[2]) if parts[2].strip().isdigit() else None
-            digest = parts[1].strip() if parts[1].startswith("sha256=") else None
-            owned[path] = PipFile(d.name, d.version, size, digest)
+        for path, pf in _record_libraries(d, info, text, notes):
+            owned[path] = pf
             lib_dir = os.path.dirname(path)
             expected.setdefault(lib_dir, []).append(os.path.basename(path))
             dir_dist.setdefault(lib_dir, (d.name, d.version))
     return owned, expected, dir_dist
+
+
+#: The most digits a RECORD size has: a file of 2**64 bytes has 20 (int() of a longer one is
+#: slow, and past 4300 digits a ValueError: Python's int_max_str_digits).
+_SIZE_DIGITS = 20
+
+
+def _record_libraries(
+    d: Distribution, info: str, text: str, notes: List[ProbeNote]
+) -> List[Tuple[str, PipFile]]:
+    """The library files a RECORD lists (PEP 376: path, hash, size), as machine paths. A RECORD
+    is untrusted: a row that is absolute or leaves the site directory is refused
+    (fixer.system.fsgate.record_row; a wheel's libraries lie under it), so detection never
+    claims, scans or hashes a file outside the wheel's own site directory."""
+    out: List[Tuple[str, PipFile]] = []
+    for line in text.splitlines():
+        parts = line.rsplit(",", 2)
+        if len(parts) != 3 or not FAMILY_RE.match(os.path.basename(parts[0])):
+            continue
+        try:
+            path = fsgate.record_row(d.location, parts[0], (d.location,))
+        except fsgate.PathRefused as exc:
+            notes.append(ProbeNote("RECORD", False, f"{d.location}/{info}/RECORD: {exc}"))
+            continue
+        digits = parts[2].strip()
+        size = int(digits) if digits.isdigit() and len(digits) <= _SIZE_DIGITS else None
+        digest = parts[1].strip() if parts[1].startswith("sha256=") else None
+        out.append((path, PipFile(d.name, d.version, size, digest)))
+    return out
 
 
 def read_dpkg_owners(fs: MachineFS) -> Tuple[Dict[str, str], Dict[str, str]]:
