@@ -324,7 +324,13 @@ def conda_install(
     prefix: Optional[str] = None,
     channel: str = "conda-forge",
 ) -> Argv:
-    """`conda install` (or mamba, given as `conda`) of exact specs like "cudnn==9.3.0.75"."""
+    """`conda install` (or mamba, given as `conda`) of exact specs like "cudnn==9.3.0.75", each
+    checked by conda's naming grammar (fixer.system.grammar.conda_spec) before it reaches argv."""
+    for spec in specs:
+        try:
+            grammar.conda_spec(spec)
+        except ValueError as exc:
+            raise _bad("conda spec", exc)
     argv = [conda, "install", "-y", "-c", channel, "--override-channels"]
     if prefix:
         argv += ["-p", prefix]

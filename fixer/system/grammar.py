@@ -42,6 +42,12 @@ _PIP_NAME = re.compile(r"[A-Z0-9]|[A-Z0-9][A-Z0-9._-]*[A-Z0-9]", re.IGNORECASE)
 _APT_NAME = re.compile(r"[a-z0-9][a-z0-9+.-]+")
 _APT_VERSION = re.compile(r"(?:[0-9]{1,9}:)?[0-9][A-Za-z0-9.+~]*(?:-[A-Za-z0-9.+~]+)*")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+#: conda-build, "Package naming conventions": names "may contain only lowercase alpha characters,
+#: numeric digits, underscores, hyphens, or dots"; a version never contains "-" (the canonical
+#: name joins name, version and build string with hyphens) and is made of the characters conda's
+#: VersionOrder reads (letters, digits, . _ + !).
+_CONDA_NAME = re.compile(r"[a-z0-9_][a-z0-9_.-]*")
+_CONDA_VERSION = re.compile(r"[0-9][A-Za-z0-9_.+!]*")
 
 
 def _bounded(value: object, limit: int, what: str) -> str:
@@ -76,6 +82,19 @@ def pip_version(value: object) -> str:
         raise ValueError(f"{_show(s)} is not a version (PEP 440)") from None
     if s != s.strip():
         raise ValueError(f"{_show(s)} is not a version (PEP 440): spaces around it")
+    return s
+
+
+def conda_spec(value: object) -> str:
+    """An exact conda spec as the plan writes it, `name==version` (conda-build's naming
+    conventions; see _CONDA_NAME)."""
+    s = _bounded(value, MAX_NAME + MAX_VERSION + 2, "a conda package spec")
+    name, sep, version = s.partition("==")
+    if not (sep and _CONDA_NAME.fullmatch(name) and _CONDA_VERSION.fullmatch(version)):
+        raise ValueError(
+            f"{_show(s)} is not a conda spec name==version (conda-build naming conventions: "
+            "lower case letters, digits, _ - . in the name; no - in the version)"
+        )
     return s
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from fixer.planner import installers as ins
+import re as _re
+
 import pytest as _pytest
 from hypothesis import given as _given
 from hypothesis import settings as _settings
@@ -224,3 +226,39 @@ def test_exact_requirements_pass():
     assert (
         _inst.apt_install({"cudnn9": "1:9.1-1ubuntu1~22.04"})[-1] == "cudnn9=1:9.1-1ubuntu1~22.04"
     )
+
+
+_CONDA_NAME = _st.from_regex(r"[a-z0-9_][a-z0-9_.-]{0,30}", fullmatch=True)
+_CONDA_VERSION = _st.from_regex(r"[0-9][A-Za-z0-9_.+!]{0,20}", fullmatch=True)
+
+
+@_settings(max_examples=_examples(300))
+@_given(_st.lists(_st.tuples(_CONDA_NAME, _CONDA_VERSION), min_size=1, max_size=3))
+def test_conda_specs_in_conda_builds_grammar_reach_conda_after_the_marker(pairs):
+    specs = [f"{n}=={v}" for n, v in pairs]
+    argv = _inst.conda_install(specs, conda="/opt/conda/bin/conda", prefix="/usr/local")
+    assert argv[argv.index(_inst.END_OF_OPTIONS) + 1 :] == tuple(specs)
+
+
+@_settings(max_examples=_examples(300))
+@_given(
+    _st.one_of(
+        _st.sampled_from(
+            _OPTION_LIKE
+            + ("cudnn", "Cudnn==9.3.0", "cudnn==9.3-0", "cudnn==", "cud nn==9", "cudnn==9;x")
+        ),
+        _st.text(max_size=40).filter(lambda t: "==" not in t),
+        _st.tuples(_st.text(max_size=12), _st.text(max_size=12)).map("==".join),
+    ).filter(
+        lambda s: (
+            not (
+                "==" in s
+                and _re.fullmatch(r"[a-z0-9_][a-z0-9_.-]*", s.partition("==")[0])
+                and _re.fullmatch(r"[0-9][A-Za-z0-9_.+!]*", s.partition("==")[2])
+            )
+        )
+    )
+)
+def test_conda_specs_outside_conda_builds_grammar_never_reach_conda(spec):
+    with _pytest.raises(_UsageError, match="conda spec"):
+        _inst.conda_install([spec], conda="conda")
