@@ -43,7 +43,7 @@ if SHOT.browser() is None:
 
 APT = (
     "apt-get install -y --no-install-recommends --allow-downgrades "
-    "--allow-change-held-packages libcudnn8=8.9.7.29-1+cuda12.2"
+    "--allow-change-held-packages -- libcudnn8=8.9.7.29-1+cuda12.2"
 )
 
 
