@@ -1,6 +1,9 @@
 """Hostile values for the property tests of every input format (locks, environment JSON, node
 files, plugin recipes, caches), and a watch that fails a test when anything runs or is written.
 
+`field_paths(doc)` lists where a hostile value can go in a good document, and
+`with_field(doc, path, value)` puts it there.
+
 `values()` draws what a hostile or corrupt file can hold in one field: every JSON/TOML type,
 huge and control-character strings, option-like words (`-oDPkg::Pre-Invoke::=...`), paths
 that escape (`..`, /tmp, symlink-ish), URLs with credentials or plain http, numbers of
@@ -11,6 +14,7 @@ for writing, a remove, rename or chmod inside it is recorded, and the test asser
 from __future__ import annotations
 
 import contextlib
+import copy
 import sys
 from typing import Any, Iterator, List, Tuple
 
@@ -153,3 +157,33 @@ def nothing_happens() -> Iterator[List[Tuple[str, str]]]:
 
 def one_line(message: str) -> bool:
     return "\n" not in message and "Traceback" not in message
+
+
+FieldPath = Tuple[Any, ...]
+
+
+def field_paths(node: Any, items: int = 1, at: FieldPath = ()) -> List[FieldPath]:
+    """Every field path of a JSON-like document: each object key, and the first `items` items of
+    each list, all the way down ("environment", "python", "distributions", 0, "name")."""
+    out: List[FieldPath] = [at] if at else []
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out += field_paths(v, items, at + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node[:items]):
+            out += field_paths(v, items, at + (i,))
+    return out
+
+
+def with_field(data: Any, path: FieldPath, value: Any) -> Any:
+    """A deep copy of `data` with the field at `path` set to `value` (a list index one past its
+    end appends)."""
+    data = copy.deepcopy(data)
+    cur = data
+    for p in path[:-1]:
+        cur = cur[p]
+    if isinstance(cur, list) and path[-1] >= len(cur):
+        cur.append(value)
+    else:
+        cur[path[-1]] = value
+    return data

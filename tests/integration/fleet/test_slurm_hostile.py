@@ -4,11 +4,9 @@ the JSON path; the fleet summary is made without a traceback and nothing runs or
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 from pathlib import Path
-from typing import Any, List, Tuple
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -17,7 +15,7 @@ from fixer.cluster import summarize
 from fixer.cluster.slurm import read_results
 from fixer.planner.steps import environments_dir
 from tests.helpers.examples import examples
-from tests.helpers.hostile import nothing_happens, values
+from tests.helpers.hostile import field_paths, nothing_happens, values, with_field
 
 GOOD = json.loads(Path(environments_dir(), "h200-pip-cudnn-hidden.json").read_text())
 GOOD = {
@@ -28,27 +26,7 @@ GOOD = {
 }
 
 
-def _paths(value: Any, prefix: Tuple[Any, ...] = ()) -> List[Tuple[Any, ...]]:
-    out = [prefix] if prefix else []
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out += _paths(v, prefix + (k,))
-    elif isinstance(value, list):
-        for i, v in enumerate(value[:2]):
-            out += _paths(v, prefix + (i,))
-    return out
-
-
-FIELDS = _paths(GOOD)
-
-
-def _set(data: Any, path: Tuple[Any, ...], v: Any) -> Any:
-    data = copy.deepcopy(data)
-    cur = data
-    for p in path[:-1]:
-        cur = cur[p]
-    cur[path[-1]] = v
-    return data
+FIELDS = field_paths(GOOD, items=2)
 
 
 @settings(
@@ -60,9 +38,9 @@ def test_a_hostile_node_file_is_that_nodes_error(tmp_path_factory, field, hostil
     d = tmp_path_factory.mktemp("slurm")
     (d / "good-node.json").write_text(json.dumps(GOOD))
     try:
-        text = json.dumps(_set(GOOD, field, hostile))
+        text = json.dumps(with_field(GOOD, field, hostile))
     except ValueError:  # an integer json cannot write: the file holds its digits
-        text = json.dumps(_set(GOOD, field, 0)).replace(": 0", ": " + str(hostile), 1)
+        text = json.dumps(with_field(GOOD, field, 0)).replace(": 0", ": " + str(hostile), 1)
     (d / "node-x.json").write_text(text)
     with nothing_happens() as happened:
         results = read_results(str(d))

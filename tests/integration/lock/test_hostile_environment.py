@@ -5,12 +5,11 @@ file and the JSON path; never a traceback, and nothing runs or is written. The c
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import re
 from pathlib import Path
-from typing import Any, List, Tuple
+from typing import Tuple
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,32 +17,12 @@ from hypothesis import strategies as st
 
 from fixer.planner.steps import environments_dir
 from tests.helpers.examples import examples
-from tests.helpers.hostile import nothing_happens, values
+from tests.helpers.hostile import field_paths, nothing_happens, values, with_field
 
 GOOD = json.loads(Path(environments_dir(), "colab-2026-08.json").read_text())
 
 
-def _paths(value: Any, prefix: Tuple[Any, ...] = ()) -> List[Tuple[Any, ...]]:
-    out = [prefix] if prefix else []
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out += _paths(v, prefix + (k,))
-    elif isinstance(value, list):
-        for i, v in enumerate(value[:2]):
-            out += _paths(v, prefix + (i,))
-    return out
-
-
-FIELDS = [p for p in _paths(GOOD) if p[0] in ("environment", "findings", "schema")]
-
-
-def _set(data: Any, path: Tuple[Any, ...], v: Any) -> Any:
-    data = copy.deepcopy(data)
-    cur = data
-    for p in path[:-1]:
-        cur = cur[p]
-    cur[path[-1]] = v
-    return data
+FIELDS = [p for p in field_paths(GOOD, items=2) if p[0] in ("environment", "findings", "schema")]
 
 
 def _plan(capsys, path: Path) -> Tuple[int, str, str]:
@@ -89,9 +68,9 @@ def _caches_made(tmp_path_factory) -> None:
 @given(field=st.sampled_from(FIELDS), hostile=values())
 def test_a_hostile_environment_field_plans_or_exits_2(tmp_path, capsys, field, hostile) -> None:
     try:
-        text = json.dumps(_set(GOOD, field, hostile))
+        text = json.dumps(with_field(GOOD, field, hostile))
     except ValueError:
-        text = json.dumps(_set(GOOD, field, 0))
+        text = json.dumps(with_field(GOOD, field, 0))
     f = tmp_path / "env.json"
     f.write_text(text)
     with nothing_happens() as happened:
@@ -116,7 +95,7 @@ def test_a_hostile_environment_field_plans_or_exits_2(tmp_path, capsys, field, h
 )
 def test_the_crashes_of_issue_21_exit_2_with_one_line(tmp_path, capsys, path, value) -> None:
     f = tmp_path / "env.json"
-    f.write_text(json.dumps(_set(GOOD, path, value)))
+    f.write_text(json.dumps(with_field(GOOD, path, value)))
     from fixer.cli import main
 
     code = main(["plan", "--environment", str(f)])

@@ -5,7 +5,6 @@ nothing runs or is written while it is read. The CLI refuses such a lock before 
 
 from __future__ import annotations
 
-import copy
 import re
 from typing import Any, Dict, List, Tuple
 
@@ -20,7 +19,7 @@ from fixer.lockfile.format import dumps, lock_from_dict, read_lock
 from fixer.system import grammar
 from fixer.system.toml_write import value as toml_value
 from tests.helpers.examples import examples
-from tests.helpers.hostile import nothing_happens, one_line, values
+from tests.helpers.hostile import nothing_happens, one_line, values, with_field
 
 SHA = "sha256:" + "ab" * 32
 
@@ -101,18 +100,6 @@ def recipes():
     return recipebook.load()
 
 
-def _set(data: Any, path: Tuple[Any, ...], v: Any) -> Any:
-    data = copy.deepcopy(data)
-    cur = data
-    for p in path[:-1]:
-        cur = cur[p]
-    if isinstance(cur, list) and path[-1] >= len(cur):
-        cur.append(v)
-    else:
-        cur[path[-1]] = v
-    return data
-
-
 def _sound(lock: lockformat.Lock) -> None:
     """Every value a Lock holds is of its grammar (what reaches pip, apt-get and the files)."""
     for p in lock.packages:
@@ -145,7 +132,7 @@ def test_the_good_lock_reads_and_round_trips(recipes, tmp_path):
 )
 @given(field=st.sampled_from(FIELDS), hostile=values())
 def test_a_hostile_field_is_a_one_line_usage_error_and_nothing_runs(recipes, field, hostile):
-    data = _set(GOOD, field, hostile)
+    data = with_field(GOOD, field, hostile)
     with nothing_happens() as happened:
         try:
             lock = lock_from_dict(data, "hostile.toml", recipes=recipes)
@@ -185,7 +172,7 @@ def _toml(data: Dict[str, Any]) -> str:
     ),
 )
 def test_a_file_error_names_the_file_and_the_line_of_the_key(recipes, tmp_path, field, hostile):
-    data = _set(GOOD, field, hostile)
+    data = with_field(GOOD, field, hostile)
     text = _toml(data)
     f = tmp_path / "l.toml"
     f.write_text(text)
@@ -218,14 +205,14 @@ def test_a_file_error_names_the_file_and_the_line_of_the_key(recipes, tmp_path, 
 )
 def test_the_attacks_of_issue_21_are_refused(recipes, path, value, words):
     with pytest.raises(UsageError, match=re.escape(words)):
-        lock_from_dict(_set(GOOD, path, value), recipes=recipes)
+        lock_from_dict(with_field(GOOD, path, value), recipes=recipes)
 
 
 def test_an_explicitly_allowed_http_index_reads_with_a_warning(recipes):
     from fixer.system import plugins
 
     plugins.clear()
-    data = _set(GOOD, ("indexes", 0), "http://user:pw@mirror.example/simple")
+    data = with_field(GOOD, ("indexes", 0), "http://user:pw@mirror.example/simple")
     data["allow_insecure_index"] = True
     lock = lock_from_dict(data, recipes=recipes)
     assert lock.indexes[0].startswith("http://")
@@ -235,14 +222,14 @@ def test_an_explicitly_allowed_http_index_reads_with_a_warning(recipes):
 
 
 def test_http_to_this_machine_is_secure_as_pip_says(recipes):
-    data = _set(GOOD, ("package", 0, "index"), "http://127.0.0.1:8080/simple")
+    data = with_field(GOOD, ("package", 0, "index"), "http://127.0.0.1:8080/simple")
     assert lock_from_dict(data, recipes=recipes).packages[0].index == "http://127.0.0.1:8080/simple"
 
 
 def test_apply_refuses_a_hostile_lock_before_any_step(tmp_path, capsys):
     from fixer.cli import main
 
-    data = _set(GOOD, ("apt", 0, "package"), "-oDPkg::Pre-Invoke::=touch /tmp/pwned")
+    data = with_field(GOOD, ("apt", 0, "package"), "-oDPkg::Pre-Invoke::=touch /tmp/pwned")
     f = tmp_path / "hostile.toml"
     f.write_text(_toml(data))
     with nothing_happens() as happened:

@@ -7,7 +7,6 @@ is written, and the marker never appears."""
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import re
@@ -22,7 +21,7 @@ from fixer.cli import main
 from fixer.system import paths
 from fixer.planner.steps import bundled_environments, environments_dir
 from tests.helpers.examples import examples
-from tests.helpers.hostile import nothing_happens, one_line, values
+from tests.helpers.hostile import field_paths, nothing_happens, one_line, values, with_field
 
 Path = Tuple[Any, ...]
 
@@ -44,21 +43,10 @@ def _load(name: str) -> Dict[str, Any]:
     return data
 
 
-def _paths(node: Any, at: Path = ()) -> List[Path]:
-    """Every field path in `node`: each object key and the first item of each list."""
-    out: List[Path] = [at] if at else []
-    if isinstance(node, dict):
-        for k, v in node.items():
-            out += _paths(v, at + (k,))
-    elif isinstance(node, list) and node:
-        out += _paths(node[0], at + (0,))
-    return out
-
-
 ENVIRONMENTS = {name: _load(name) for name in bundled_environments()}
 #: (environment name, field path) for every field of every bundled environment.
 FIELDS: List[Tuple[str, Path]] = sorted(
-    {(name, p) for name, data in ENVIRONMENTS.items() for p in _paths(data)}, key=repr
+    {(name, p) for name, data in ENVIRONMENTS.items() for p in field_paths(data)}, key=repr
 )
 
 
@@ -69,15 +57,6 @@ def _dollar(path: Path) -> str:
     for p in path:
         text += f"[{p}]" if isinstance(p, int) else f".{p}"
     return text
-
-
-def _set(data: Any, path: Path, v: Any) -> Any:
-    data = copy.deepcopy(data)
-    cur = data
-    for p in path[:-1]:
-        cur = cur[p]
-    cur[path[-1]] = v
-    return data
 
 
 def _named(message: str, path: Path) -> bool:
@@ -126,7 +105,7 @@ def _answer(out: str) -> Dict[str, Any]:
 def test_a_hostile_field_is_one_line_naming_it_or_a_normal_answer(capsys, tmp_path, field, hostile):
     name, path = field
     f = tmp_path / "hostile.json"
-    f.write_text(json.dumps(_set(ENVIRONMENTS[name], path, hostile)))
+    f.write_text(json.dumps(with_field(ENVIRONMENTS[name], path, hostile)))
     for command in ("plan", "doctor"):
         capsys.readouterr()
         with nothing_happens() as happened:
@@ -166,7 +145,7 @@ def test_the_fields_that_reached_the_planner_are_refused_where_read(
     capsys, tmp_path, path, value, words
 ):
     f = tmp_path / "e.json"
-    f.write_text(json.dumps(_set(ENVIRONMENTS["h200-healthy"], path, value)))
+    f.write_text(json.dumps(with_field(ENVIRONMENTS["h200-healthy"], path, value)))
     code = main(["plan", "--environment", str(f), "--json"])
     message = _answer(capsys.readouterr().out)["error"]["message"]
     assert code == 2 and words in message and _named(message, path), message

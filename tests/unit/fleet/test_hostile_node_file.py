@@ -7,12 +7,11 @@ runs or is written."""
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,34 +21,15 @@ from fixer.cli import main
 from fixer.cluster import slurm
 from fixer.planner.steps import environments_dir
 from tests.helpers.examples import examples
-from tests.helpers.hostile import nothing_happens, one_line, values
+from tests.helpers.hostile import field_paths, nothing_happens, one_line, values, with_field
 
 with open(os.path.join(environments_dir(), "h200-healthy.json"), encoding="utf-8") as _fh:
     GOOD: Dict[str, Any] = json.load(_fh)
 
 
-def _paths(node: Any, at: Tuple[Any, ...] = ()) -> List[Tuple[Any, ...]]:
-    out: List[Tuple[Any, ...]] = [at] if at else []
-    if isinstance(node, dict):
-        for k, v in node.items():
-            out += _paths(v, at + (k,))
-    elif isinstance(node, list) and node:
-        out += _paths(node[0], at + (0,))
-    return out
-
-
-FIELDS = _paths(GOOD) + [("healthy",), ("exit_code",)]
+FIELDS = field_paths(GOOD) + [("healthy",), ("exit_code",)]
 NAMES = ("node-1.json", "-oX.json", "a b.json", "..json", "\u00e9\\n.json", "x" * 200 + ".json")
 RAW = (b"", b"{", b"\xff\xfe", b"[" * 100000, b"1" * 5000, b'{"environment": {}}')
-
-
-def _set(data: Any, path: Tuple[Any, ...], v: Any) -> Any:
-    data = copy.deepcopy(data)
-    cur = data
-    for p in path[:-1]:
-        cur = cur[p]
-    cur[path[-1]] = v
-    return data
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -74,7 +54,9 @@ def test_a_hostile_node_file_is_that_nodes_one_line_error(
     d = Path(tempfile.mkdtemp(dir=tmp_path))
     (d / "good.json").write_text(json.dumps(GOOD))
     bad = d / name
-    bad.write_bytes(raw if raw is not None else json.dumps(_set(GOOD, field, hostile)).encode())
+    bad.write_bytes(
+        raw if raw is not None else json.dumps(with_field(GOOD, field, hostile)).encode()
+    )
     capsys.readouterr()
     with nothing_happens() as happened:
         results = slurm.read_results(str(d))
