@@ -131,21 +131,26 @@ def _frames(raw: str) -> List[str]:
     return [f.strip() for f in re.split(r"[\r\n]+", plain) if f.strip()]
 
 
+def _step_data(venv: str, index: PackageIndex, sandbox: Path) -> Dict[str, Any]:
+    """The install step of WANT from `index` into `venv`, as the child (_CHILD, _CELL) reads it."""
+    step = pip_step(venv, index, WANT)
+    return {
+        "summary": step.summary,
+        "argv": list(step.argv),
+        "packages": list(step.packages),
+        "bytes": SIZE,
+        "index": index.url,
+        "python": venv,
+        "root": str(sandbox),
+    }
+
+
 def test_pip_download_shows_bytes_rate_and_time_left_in_a_terminal(
     venv: str, big_index: PackageIndex, sandbox: Path
 ) -> None:
     assert tuple(int(p) for p in _new_pip(venv, big_index).split(".")[:2]) >= (24, 1)
     big_index.bandwidth(RATE)
-    step = pip_step(venv, big_index, WANT)
-    data = {
-        "summary": step.summary,
-        "argv": list(step.argv),
-        "packages": list(step.packages),
-        "bytes": SIZE,
-        "index": big_index.url,
-        "python": venv,
-        "root": str(sandbox),
-    }
+    data = _step_data(venv, big_index, sandbox)
     env = {**os.environ, "COLUMNS": "100", "TERM": "xterm-256color"}
     env.pop("NO_COLOR", None)
     raw = _in_a_pty([sys.executable, "-c", _CHILD, json.dumps(data)], env)
@@ -215,18 +220,7 @@ def test_a_notebook_kernel_shows_one_output_updated_in_place(
     pytest.importorskip("ipykernel")
     _new_pip(venv, big_index)
     big_index.bandwidth(RATE)
-    step = pip_step(venv, big_index, WANT)
-    data = json.dumps(
-        {
-            "summary": step.summary,
-            "argv": list(step.argv),
-            "packages": list(step.packages),
-            "bytes": SIZE,
-            "index": big_index.url,
-            "python": venv,
-            "root": str(sandbox),
-        }
-    )
+    data = json.dumps(_step_data(venv, big_index, sandbox))
     km, kc = jupyter_client.manager.start_new_kernel(kernel_name="python3")
     try:
         msgs = _execute(kc, _CELL.format(data=data))
