@@ -71,6 +71,10 @@ def needs_ldconfig(paths: Sequence[str]) -> bool:
     return any(re.match(r"^/etc/ld\.so\.conf(\.d/.*)?$", p) for p in paths)
 
 
+#: The tool's one ldconfig command (fixer.planner.envfix._ld_so_conf_step writes the same).
+LDCONFIG = ("ldconfig",)
+
+
 def ldconfig_argv(root: Optional[str]) -> Optional[List[str]]:
     """The ldconfig command after an ld.so.conf.d change, or None when it must not run:
     in a --root sandbox (ldconfig -r would need a whole root tree) or when not root."""
@@ -78,4 +82,4 @@ def ldconfig_argv(root: Optional[str]) -> Optional[List[str]]:
         return None
     if not (hasattr(os, "geteuid") and os.geteuid() == 0):
         return None
-    return ["ldconfig"]
+    return list(LDCONFIG)

@@ -34,7 +34,7 @@ from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
-from fixer.applier import envfix, filetree, leftovers, prepare, progress, threeway, undo
+from fixer.applier import envfix, filetree, leftovers, prepare, progress, stepcheck, threeway, undo
 from fixer.applier.filelock import ApplyLock, TargetLock
 from fixer.applier.journal import UNFINISHED, WAITING, Journal
 from fixer.applier.prepare import backup_set, ldconfig_of, req_name, unrooted
@@ -55,7 +55,6 @@ from fixer.system import fsgate
 from fixer.system.paths import lock_dir, private_state_dir
 from fixer.system.proc import ignore_signals, process_start_time, restore_signals, stop_recorded
 from fixer.model import to_dict
-from fixer.model import from_dict
 from fixer.planner.conda import CONDACOLAB_PREFIX, installed_by_condacolab, is_condacolab_step
 
 #: Seconds a command of each kind may run (a torch download on a slow link takes long).
@@ -339,32 +338,6 @@ def _record_after(journal: Journal, before: TargetSnapshot, after: TargetSnapsho
     journal.set(after_state=rel, files=files)
 
 
-def _refuse_system_steps(root: Optional[str], steps: Sequence[Step]) -> None:
-    """Under --root, a journal's remaining steps may not reach outside the sandbox (the journal
-    is input: one written by another hand could hold any step). apt changes the host's dpkg
-    database wherever it runs: refused (UsageError, exit 2), as apply refuses it under --root
-    (fixer.pipeline.apply_refusal). A conda step runs only where the folders of its program and
-    of every absolute path it names lie inside the sandbox (fsgate.outside_root), as condacolab's
-    prefix does there. What the journal cannot forge: it lives in the private state directory
-    (0700, this user's, checked on every use), so writing one takes this user's rights already."""
-    if root is None:
-        return
-    for step in steps:
-        if step.kind.startswith("apt-"):
-            raise UsageError(
-                f"--root {root}: the journal's remaining steps include {step.kind}, which changes "
-                "the machine outside the sandbox; --root confines only the tool's own files"
-            )
-        if step.kind == "conda-install":
-            # the folder of each path it names: a venv's python is a link out of its folder
-            places = [
-                ("the conda step's path", os.path.dirname(a)) for a in step.argv if a[:1] == "/"
-            ]
-            refused = fsgate.outside_root(root, places)
-            if refused is not None:
-                raise refused
-
-
 def resume_apply(
     *,
     root: Optional[str] = None,
@@ -390,12 +363,24 @@ def resume_apply(
     try:
         locks.append(ApplyLock(state).acquire())
         journal, info, before = _resumable(Journal.latest(state))
-        steps = [from_dict(Step, d, f"$.resume.steps[{i}]") for i, d in enumerate(info.steps)]
+        steps = stepcheck.resume_steps(info.steps, str(journal.dir))
         target = python or journal.python
         locks.insert(0, TargetLock(target, lock_dir(root)).acquire())
         _refuse_named(root, target)
-        _refuse_system_steps(root, steps[info.next :])
-        scope.enter_context(prepare.confine(steps, read_target(target), root, state))
+        # the journal is input: its remaining steps run only as the planner writes them
+        snapshot = read_target(target)
+        refused = stepcheck.resume_refusal(
+            steps,
+            start=info.next,
+            python=target,
+            installer=journal.installer,
+            prefix=snapshot.prefix,
+            root=root,
+            where=str(journal.dir),
+        )
+        if refused is not None:
+            raise refused
+        scope.enter_context(prepare.confine(steps, snapshot, root, state))
         rep.phase(f"resuming journal {journal.dir} at step {info.next + 1}/{len(steps)}")
         journal.set(status="applying")
         restart = any(s.kind == "restart" for s in steps)
