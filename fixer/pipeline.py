@@ -96,8 +96,7 @@ def plan_for(
         intent = dataclasses.replace(
             intent, cudnn_from="conda"
         )  # conda installs what it can: cuDNN
-    loaded = rec.load(recipes)
-    env, _recorded, where = machine(python, environment, environ, hash_records=hash_records)
+    env, where, loaded = _machine_and_recipes(python, environment, environ, hash_records, recipes)
     findings = diagnosed(env, loaded)
     plan = plan_machine(
         env,
@@ -117,6 +116,28 @@ def plan_for(
         recipe_dirs=recipes,
         recipe_files=len(loaded.files),
     )
+
+
+def _machine_and_recipes(
+    python: Optional[str],
+    environment: Optional[str],
+    environ: Optional[Mapping[str, str]],
+    hash_records: bool,
+    recipe_dirs: Tuple[str, ...],
+) -> Tuple[Environment, str, Recipes]:
+    """machine() and the recipes, parsed on a thread beside it: detection spends much of its
+    time waiting on its GPU probe child, and parsing the recipes is pure Python (on the GPU
+    machine, 30 ms of `plan --json` each: scripts/device/doctor_timeline.py --plan). A recipe
+    error is reported before a machine error, as when the two ran one after the other."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="fixer-recipes") as pool:
+        loading = pool.submit(rec.load, recipe_dirs)
+        try:
+            env, _recorded, where = machine(python, environment, environ, hash_records=hash_records)
+        finally:
+            loaded = loading.result()
+    return env, where, loaded
 
 
 def resolve(

@@ -163,14 +163,13 @@ def collect(environ=None) -> dict:
     base_prefix = getattr(sys, "base_prefix", sys.prefix)
     is_venv = sys.prefix != base_prefix
     em = False
-    try:
-        import sysconfig
+    if not is_venv:  # PEP 668: a virtual environment is never externally managed
+        try:
+            import sysconfig
 
-        em = (not is_venv) and os.path.exists(
-            os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")
-        )
-    except Exception:  # noqa
-        pass
+            em = os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED"))
+        except Exception:  # noqa
+            pass
     out = {
         "executable": sys.executable,
         "version": "%d.%d.%d" % sys.version_info[:3],

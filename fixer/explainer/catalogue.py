@@ -5,6 +5,7 @@ naming FILE:LINE."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import string
@@ -13,11 +14,13 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from fixer.system.compat import tomllib
-from fixer.system.paths import recipes_dir
+from fixer.system import cachefile
+from fixer.system.paths import cache_dir, recipes_dir, write_cache
 from fixer.errors import RecipeError
 from fixer.model import FINDING_IDS, Environment, LibraryCopy
 from fixer.recipebook import _did_you_mean, _Lines
-from fixer.explainer.scan import Pattern, UnboundedPattern
+from fixer.explainer import scan
+from fixer.explainer.scan import MAX_WIDTH, Facts, Pattern, UnboundedPattern
 
 RULES_FILE = "errors.toml"
 SCHEMA_VERSION = 2
@@ -295,10 +298,59 @@ def load_catalogue(extra_dirs: Sequence[str] = ()) -> Catalogue:
         raise RecipeError(
             f"no {RULES_FILE} found (the shipped catalogue is missing)", path=str(recipes_dir())
         )
-    cat = parse_catalogue(files[-1].read_text(encoding="utf-8"), str(files[-1]))
+    known = _facts_read(key)
+    cat, derived = _parse(files[-1].read_text(encoding="utf-8"), str(files[-1]), known or {})
+    if known is None:
+        _facts_write(key, derived)
     with _LOCK:
         _CACHE[key] = cat
     return cat
+
+
+#: Version of the facts cache's JSON (its "schema" key); a file of another version is ignored.
+FACTS_SCHEMA = 1
+
+
+def _facts_path(key: Tuple[Any, ...]) -> Path:
+    """The facts cache of the catalogue files in `key` (path, mtime, size), as derived by this
+    code (scan.py's and this module's stamps) under this Python (its `re`)."""
+    import hashlib
+    import sys
+
+    code = tuple((f, os.stat(f).st_mtime_ns, os.stat(f).st_size) for f in (__file__, scan.__file__))
+    digest = hashlib.sha256(repr((key, code, sys.version_info[:2])).encode()).hexdigest()[:24]
+    return cache_dir() / "catalogue" / f"{digest}.json"
+
+
+def _facts_read(key: Tuple[Any, ...]) -> Optional[Dict[str, Facts]]:
+    """What an earlier process derived from each pattern of these files (fixer.explainer.scan:
+    width, anchors, literals, groups), after compiling every one of them: with it, loading
+    parses no pattern and compiles each on first use (the catalogue's ~220 patterns are most of
+    `explain`'s start-up). The file is read only when it is this user's own and private
+    (fixer.system.cachefile) and only in the shape written; anything else means no cache."""
+    data = cachefile.read_json(_facts_path(key))
+    raw = (
+        data.get("facts") if isinstance(data, dict) and data.get("schema") == FACTS_SCHEMA else None
+    )
+    if not isinstance(raw, dict):
+        return None
+    out: Dict[str, Facts] = {}
+    for source, f in raw.items():
+        if not (
+            isinstance(f, list)
+            and len(f) == 4
+            and type(f[0]) is int
+            and 0 <= f[0] <= MAX_WIDTH
+            and all(isinstance(x, list) and all(isinstance(v, str) for v in x) for x in f[1:])
+        ):
+            return None
+        out[source] = (f[0], tuple(f[1]), tuple(f[2]), tuple(f[3]))
+    return out
+
+
+def _facts_write(key: Tuple[Any, ...], facts: Dict[str, Facts]) -> None:
+    payload = {"schema": FACTS_SCHEMA, "facts": facts}
+    write_cache(_facts_path(key), json.dumps(payload, separators=(",", ":")).encode())
 
 
 def load_rules(extra_dirs: Sequence[str] = ()) -> Tuple[Rule, ...]:
@@ -312,6 +364,12 @@ def parse_rules(text: str, path: str = RULES_FILE) -> Tuple[Rule, ...]:
 
 def parse_catalogue(text: str, path: str = RULES_FILE) -> Catalogue:
     """Parse and check one errors.toml text. The first problem raises RecipeError(path:line)."""
+    return _parse(text, path, {})[0]
+
+
+def _parse(text: str, path: str, known: Dict[str, Facts]) -> Tuple[Catalogue, Dict[str, Facts]]:
+    """parse_catalogue, with the facts of the patterns already `known` (load_catalogue's cache);
+    returns the catalogue and every pattern's facts."""
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -340,18 +398,21 @@ def parse_catalogue(text: str, path: str = RULES_FILE) -> Catalogue:
     raw = doc.get("rule", [])
     if not isinstance(raw, list) or not raw:
         raise RecipeError("no [[rule]] tables", path=path, line=lines.top_key("rule") or 1)
-    ctx = _Ctx(path, lines)
+    ctx = _Ctx(path, lines, known)
     families = tuple(_family(f, i, ctx) for i, f in enumerate(_list(doc, "family", ctx)))
     loaders = tuple(_loader(r, i, ctx) for i, r in enumerate(_list(doc, "loader", ctx)))
     rules = tuple(_rule(r, i, ctx) for i, r in enumerate(raw))
     evidence = tuple(_evidence(r, i, ctx) for i, r in enumerate(_list(doc, "evidence", ctx)))
-    return Catalogue(families=families, loaders=loaders, rules=rules, path=path, evidence=evidence)
+    cat = Catalogue(families=families, loaders=loaders, rules=rules, path=path, evidence=evidence)
+    return cat, ctx.derived
 
 
 class _Ctx:
-    def __init__(self, path: str, lines: Any) -> None:
+    def __init__(self, path: str, lines: Any, known: Optional[Dict[str, Facts]] = None) -> None:
         self.path = path
         self.lines = lines
+        self.known: Dict[str, Facts] = known or {}  # pattern source -> its facts, from the cache
+        self.derived: Dict[str, Facts] = {}  # every pattern's facts, for the cache
 
     def bad(self, kind: str, i: int, msg: str, key: Optional[str] = None) -> RecipeError:
         line = self.lines.key(kind, i, key) if key else self.lines.record(kind, i)
@@ -395,7 +456,9 @@ def _regexes(
     out = []
     for p in _strs(r, k, kind, i, ctx, allow_empty):
         try:
-            out.append(Pattern(p, re.M))
+            pattern = Pattern(p, re.M, ctx.known.get(p))
+            ctx.derived[p] = pattern.facts()
+            out.append(pattern)
         except re.error as exc:
             raise ctx.bad(kind, i, f"{k!r}: bad regular expression {p!r}: {exc}", k)
         except UnboundedPattern as exc:
@@ -489,7 +552,7 @@ def _loader(r: Any, i: int, ctx: _Ctx) -> LoaderRule:
         )
     pats = _regexes(r, "patterns", "loader", i, ctx, False)
     for p in pats:
-        if not ({"lib", "libs", "needer", "sym"} & set(p.groupindex)):
+        if not ({"lib", "libs", "needer", "sym"} & set(p.groups)):
             raise ctx.bad(
                 "loader",
                 i,
@@ -635,7 +698,7 @@ def _rule(r: Any, i: int, ctx: _Ctx) -> Rule:
     _keys(r, _RULE_KEYS, ("id", "title", "patterns", "fix", "cites"), kind, i, ctx)
     rid = _finding_id(r["id"], "id", kind, i, ctx)
     patterns = _regexes(r, "patterns", kind, i, ctx, allow_empty=False)
-    groups = set().union(*(p.groupindex for p in patterns))
+    groups = set().union(*(p.groups for p in patterns))
     severity = _rule_flags(r, kind, i, ctx)
     conf = _number(r, "confidence", kind, i, ctx)
     cites = _cites(r, kind, i, ctx)

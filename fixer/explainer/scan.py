@@ -101,7 +101,11 @@ def _required_of(name: str, av: Any) -> Optional[Tuple[str, ...]]:
 
 def anchors_of(source: str, flags: int = 0) -> Tuple[str, ...]:
     """The literals (ASCII-lowered) one of which every match contains; () when none is long enough."""
-    found = _required(_sre.parse(source, flags))
+    return _anchors(_sre.parse(source, flags))
+
+
+def _anchors(parsed: Any) -> Tuple[str, ...]:
+    found = _required(parsed)
     if not found or min(map(len, found)) < MIN_ANCHOR:
         return ()
     return tuple(dict.fromkeys(_ascii_lower(a).decode("ascii") for a in found))
@@ -109,7 +113,11 @@ def anchors_of(source: str, flags: int = 0) -> Tuple[str, ...]:
 
 def width_of(source: str, flags: int = 0) -> int:
     """The longest match possible; UnboundedPattern when a quantifier has no upper bound."""
-    hi = int(_sre.parse(source, flags).getwidth()[1])
+    return _width(_sre.parse(source, flags))
+
+
+def _width(parsed: Any) -> int:
+    hi = int(parsed.getwidth()[1])
     if hi >= _MAXREPEAT or hi > MAX_WIDTH:
         raise UnboundedPattern(
             f"its matches can be {'unboundedly' if hi >= _MAXREPEAT else f'{hi} characters'} "
@@ -146,8 +154,12 @@ MIN_WRAPPED = 3
 
 def literals_of(source: str, flags: int = 0) -> Tuple[str, ...]:
     """Every run of literal text in the pattern of at least MIN_WRAPPED characters (ASCII-lowered)."""
+    return _literals(_sre.parse(source, flags))
+
+
+def _literals(parsed: Any) -> Tuple[str, ...]:
     out: List[str] = []
-    _runs(_sre.parse(source, flags), out)
+    _runs(parsed, out)
     keep = (_ascii_lower(r).decode("ascii") for r in out if len(r) >= MIN_WRAPPED and "\n" not in r)
     return tuple(dict.fromkeys(k for k in keep if "\n" not in k))
 
@@ -179,18 +191,43 @@ def join_wrapped(text: str, patterns: Iterable["Pattern"]) -> str:
     return "".join(c for i, c in enumerate(text) if i not in drop)
 
 
+#: What a pattern's source gives, kept between processes by the catalogue's facts cache
+#: (fixer.explainer.catalogue): (width, anchors, literals, named groups).
+Facts = Tuple[int, Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]
+
+
 class Pattern:
-    """A compiled catalogue pattern: `re.Pattern`'s search / finditer / match, linear in the text."""
+    """A catalogue pattern: `re.Pattern`'s search / finditer / match, linear in the text."""
 
-    __slots__ = ("rx", "pattern", "anchors", "width", "groupindex", "literals")
+    __slots__ = ("_rx", "flags", "pattern", "anchors", "width", "groups", "literals")
 
-    def __init__(self, source: str, flags: int = re.M) -> None:
-        self.rx = re.compile(source, flags)
+    def __init__(self, source: str, flags: int = re.M, facts: Optional[Facts] = None) -> None:
+        """Compiles `source` and derives its facts from one parse. Given `facts` (derived from
+        the same source, and checked by compiling it, in an earlier process: the catalogue's
+        cache), nothing is parsed here and the expression is compiled on first use: most
+        patterns never see one of their anchors in a given text."""
         self.pattern = source
-        self.width = width_of(source, flags)
-        self.anchors = anchors_of(source, flags)
-        self.groupindex = self.rx.groupindex
-        self.literals = literals_of(source, flags)
+        self.flags = flags
+        self._rx: Optional["re.Pattern[str]"] = None
+        if facts is None:
+            self._rx = re.compile(source, flags)
+            parsed = _sre.parse(source, flags)  # once for all three: a catalogue has ~220
+            facts = (
+                _width(parsed),
+                _anchors(parsed),
+                _literals(parsed),
+                tuple(self._rx.groupindex),
+            )
+        self.width, self.anchors, self.literals, self.groups = facts
+
+    @property
+    def rx(self) -> "re.Pattern[str]":
+        if self._rx is None:
+            self._rx = re.compile(self.pattern, self.flags)
+        return self._rx
+
+    def facts(self) -> Facts:
+        return (self.width, self.anchors, self.literals, self.groups)
 
     def __repr__(self) -> str:
         return f"Pattern({self.pattern!r})"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Where one `doctor --json` spends its wall time, phase by phase, in fresh processes.
+"""Where one `doctor --json` (or, with --plan, `plan --json`) spends its wall time, phase by
+phase, in fresh processes.
 
-    PYTHONPATH=$PWD python3 scripts/device/doctor_timeline.py [-n 15]
+    PYTHONPATH=$PWD python3 scripts/device/doctor_timeline.py [-n 15] [--plan]
 
 Each run is a child `python3 scripts/device/doctor_timeline.py --child` that does what the console
 script does (fixer.cli.entry: import, doctor, print) and stamps each phase
@@ -31,7 +32,7 @@ def _since_start() -> float:
     return uptime - start_ticks / os.sysconf("SC_CLK_TCK")
 
 
-def child() -> None:
+def child(plan: bool = False) -> None:
     offset = _since_start() - (time.perf_counter() - _T0)  # interpreter start -> _T0
     stamps = []
 
@@ -80,6 +81,10 @@ def child() -> None:
     wrap(ci, "annotate")
     devnull = open(os.devnull, "w")
     real = sys.stdout
+    if plan:
+        _plan_phases(api, pipeline, wrap, stamp, devnull, real)
+        print(json.dumps(stamps))
+        return
     result = api.doctor()
     stamp("api.doctor returned")
     sys.stdout = devnull
@@ -89,20 +94,39 @@ def child() -> None:
     print(json.dumps(stamps))
 
 
+def _plan_phases(api, pipeline, wrap, stamp, devnull, real) -> None:
+    """plan --json: the recipes, the machine, its findings, the solve, the steps, the simulation."""
+    from fixer.cli._common import write_json
+
+    wrap(pipeline.rec, "load")
+    for n in ("machine", "diagnosed", "resolve", "simulated"):
+        wrap(pipeline, n)
+    import fixer.planner.steps as steps
+
+    wrap(steps, "make_plan")
+    result = api.plan()
+    stamp("api.plan returned")
+    sys.stdout = devnull
+    write_json(result.to_dict())
+    sys.stdout = real
+    stamp("JSON printed")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("-n", type=int, default=15)
     ap.add_argument("--child", action="store_true")
+    ap.add_argument("--plan", action="store_true", help="plan --json instead of doctor --json")
     args = ap.parse_args()
     if args.child:
-        child()
+        child(args.plan)
         return
     runs = []
     walls = []
     for _ in range(args.n + 1):
         s = time.perf_counter()
         out = subprocess.run(
-            [sys.executable, __file__, "--child"], capture_output=True, text=True, check=True
+            [sys.executable, __file__, "--child", *(["--plan"] if args.plan else [])], capture_output=True, text=True, check=True
         ).stdout
         walls.append(time.perf_counter() - s)
         runs.append(json.loads(out.strip().splitlines()[-1]))
