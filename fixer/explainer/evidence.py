@@ -6,8 +6,10 @@ lists, pip / dpkg lists and nvidia-smi pasted beside an error show what is on th
 - A cuDNN sub-library that failed to load: a listing of the copy's directory that holds
   libcudnn.so.N but not that sub-library makes it cudnn-incomplete; one that holds it makes it a
   search-path problem (cudnn-missing); with no listing both stay, with the check that decides.
-- A reading that needs evidence (cuDNN's INTERNAL_ERROR / NOT_INITIALIZED read as memory) ranks
-  first only with that evidence, and never above a cuDNN that failed to load.
+- A reading that needs evidence (cuDNN's INTERNAL_ERROR / NOT_INITIALIZED read as memory) is
+  raised by that evidence and never ranks above a cuDNN that failed to load. With neither in the
+  paste, the text cannot decide: the readings keep the catalogue's order (the emitter's usual
+  cause first) and the finding says what would decide.
 
 Every decision names the line that decided it. Lines that report a failure are not evidence of
 what is present."""
@@ -70,10 +72,9 @@ def read_evidence(text: str, cat: Catalogue) -> List[Seen]:
                 share = None
                 if g.get("used") and g.get("total") and int(g["total"] or 0) > 0:
                     share = int(g["used"] or 0) / int(g["total"] or 1)
-                    if share < 0.9:
-                        continue
+                kind = ev.kind if share is None or share >= 0.9 else "no-" + ev.kind
                 out.append(
-                    Seen(ev.kind, line, m.start(), _major(g), (g.get("name") or "").strip(), share)
+                    Seen(kind, line, m.start(), _major(g), (g.get("name") or "").strip(), share)
                 )
     out.sort(key=lambda s: s.offset)
     return out
@@ -213,10 +214,15 @@ def _needs(hits: List[Hit], seen: Sequence[Seen]) -> None:
                 confidence=round(min(MAX, h.finding.confidence + 0.2), 3),
                 evidence=h.finding.evidence + (f"decided by: {kinds[h.needs].line}",),
             )
-        else:
+        elif "no-" + h.needs in kinds:  # the paste shows the opposite (memory far from full)
             _with(
                 h,
                 confidence=round(max(0.05, min(h.finding.confidence, h.alt_best - 0.02)), 3),
+                evidence=h.finding.evidence + (f"decided against by: {kinds['no-' + h.needs].line}",),
+            )
+        else:  # nothing in the paste decides: the catalogue's order stands, with what decides
+            _with(
+                h,
                 evidence=h.finding.evidence
                 + (
                     f"the paste shows no {h.needs.replace('-', ' ')}: nvidia-smi's memory in use "

@@ -50,8 +50,14 @@ def test_a_directory_listing_decides_incomplete_against_not_searched(major, part
 
 @settings(max_examples=examples(60), deadline=None)
 @given(used=st.integers(0, 16000), status=st.sampled_from(["NOT_INITIALIZED", "INTERNAL_ERROR"]))
-def test_memory_ranks_first_only_with_memory_pressure(used, status):
-    text = f"RuntimeError: cuDNN error: CUDNN_STATUS_{status}\n|  {used}MiB / 16000MiB |\n"
+def test_memory_ranks_by_the_memory_the_paste_shows(used, status):
+    """nvidia-smi's memory decides; a cuDNN that failed to load outranks memory; with neither,
+    the status's usual cause (a failed allocation in the handle's creation) stays first and the
+    finding says what would decide."""
+    bare = f"RuntimeError: cuDNN error: CUDNN_STATUS_{status}\n"
+    top = explain(bare)[0]
+    assert top.id == "out-of-memory" and any("would decide" in e for e in top.evidence)
+    text = bare + f"|  {used}MiB / 16000MiB |\n"
     top = explain(text)[0]
     assert (top.id == "out-of-memory") == (used / 16000 >= 0.9)
     failed_load = "Could not load dynamic library 'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open shared object file: No such file or directory\n"
