@@ -218,7 +218,8 @@ def _needs(hits: List[Hit], seen: Sequence[Seen]) -> None:
             _with(
                 h,
                 confidence=round(max(0.05, min(h.finding.confidence, h.alt_best - 0.02)), 3),
-                evidence=h.finding.evidence + (f"decided against by: {kinds['no-' + h.needs].line}",),
+                evidence=h.finding.evidence
+                + (f"decided against by: {kinds['no-' + h.needs].line}",),
             )
         else:  # nothing in the paste decides: the catalogue's order stands, with what decides
             _with(
