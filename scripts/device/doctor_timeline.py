@@ -126,7 +126,10 @@ def main() -> None:
     for _ in range(args.n + 1):
         s = time.perf_counter()
         out = subprocess.run(
-            [sys.executable, __file__, "--child", *(["--plan"] if args.plan else [])], capture_output=True, text=True, check=True
+            [sys.executable, __file__, "--child", *(["--plan"] if args.plan else [])],
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         walls.append(time.perf_counter() - s)
         runs.append(json.loads(out.strip().splitlines()[-1]))

@@ -6,7 +6,6 @@ the median over N runs after a first one that warms the page cache; the top rows
 """
 
 import argparse
-import collections
 import os
 import statistics
 import subprocess
