@@ -53,7 +53,7 @@ from fixer.system.paths import state_dir
 from fixer.pipeline import apply_refusal
 from fixer.pipeline import gpu_wanted
 from fixer.system.paths import under_root
-from fixer.model import EnvFix, Stack, from_dict
+from fixer.model import Stack
 from fixer.detection import detect, overrides_from_env
 from fixer.detection import detect as run_detect  # explain() has a parameter named detect
 from fixer.pipeline import diagnosed
@@ -1035,7 +1035,7 @@ def _resume(req: _Request) -> ApplyResult:
 
     root = req.options.root
     last = Journal.last(state_dir(root))
-    fixes = tuple(from_dict(EnvFix, f, "$.env_fixes") for f in (last.env_fixes if last else []))
+    fixes = last.loader_fixes() if last else ()
     applied = resume_transaction(
         root=root, python=req.python, reporter=req.reporter, verify=not req.no_verify
     )

@@ -59,6 +59,8 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from fixer.errors import JournalDamaged, JournalWriteFailed
+from fixer.model import EnvFix, from_dict
+from fixer.planner.envfix import ENV_FILE
 from fixer.system import fsgate, grammar
 
 JOURNAL_VERSION = 3
@@ -353,8 +355,31 @@ class Journal:
 
     @property
     def sources(self) -> Dict[str, Any]:
+        """Where rollback reinstalls from (fixer.applier.sources.sources_of wrote it): index URLs
+        by the planner's grammar (grammar.index_url: https, file, or http to this machine),
+        find-links places by grammar.find_link, the two flags as booleans. Anything else is
+        dropped as damage (it would reach pip's command line), and then no index is used at all
+        (no_index: the journal's own wheels and the valid find-links only), never PyPI in place
+        of an index that was dropped."""
         value = self.data.get("sources")
-        return dict(value) if isinstance(value, dict) else {}
+        dropped = value is not None and not isinstance(value, dict)
+        if dropped:
+            self._damage(f"sources: {value!r:.80} is not an object")
+        value = value if isinstance(value, dict) else {}
+        out: Dict[str, Any] = {}
+        for key, check in _SOURCE_LISTS.items():
+            items = value.get(key)
+            out[key] = []
+            for item in items if isinstance(items, list) else ():
+                try:
+                    out[key].append(check(item))
+                except ValueError as exc:
+                    self._damage(f"sources.{key}: {exc}")
+                    dropped = True
+        for key in ("no_index", "break_system_packages"):
+            out[key] = value.get(key) is True
+        out["no_index"] = out["no_index"] or dropped
+        return out
 
     @property
     def apt_before(self) -> Dict[str, Optional[str]]:
@@ -424,6 +449,25 @@ class Journal:
         value = self.data.get("env_fixes")
         return [f for f in value if isinstance(f, dict)] if isinstance(value, list) else []
 
+    def loader_fixes(self) -> Tuple[EnvFix, ...]:
+        """The plan's loader fixes (a resumed apply applies them to the fresh kernel, which
+        preloads the libraries they name), each by the grammar a lock's fixes pass
+        (grammar.loader_fix_value): JournalDamaged (exit 2, naming the field) otherwise."""
+        value = self.data.get("env_fixes")
+        where = self.dir / "journal.json"
+        out: List[EnvFix] = []
+        for i, raw in enumerate(value if isinstance(value, list) else ()):
+            key = f"$.env_fixes[{i}]"
+            try:
+                fix = from_dict(EnvFix, raw, key)
+                checked = grammar.loader_fix_value(fix.kind, fix.value, env_file=ENV_FILE)
+                why = grammar.short_text(fix.why, 1024, "text")
+            except (ValueError, TypeError) as exc:
+                message = str(exc) if str(exc).startswith(key) else f"{key}: {exc}"
+                raise JournalDamaged(f"{where}: {message}", path=str(where)) from None
+            out.append(EnvFix(fix.kind, checked, why=why))
+        return tuple(out)
+
     @property
     def root(self) -> Optional[str]:
         """The --root sandbox the apply ran in, or None."""
@@ -451,9 +495,19 @@ class Journal:
 
     @property
     def index_copies(self) -> Dict[str, Dict[str, Any]]:
+        """name -> the wheel the index still serves (fixer.applier.indexcopy.find wrote it):
+        kept only with a wheel file name (one path component), an index URL by the planner's
+        grammar and a sha256; anything else is damage (rollback would download from it and
+        write under its name)."""
         value = self.data.get("index_copies")
-        items = value.items() if isinstance(value, dict) else ()
-        return {str(k): v for k, v in items if isinstance(v, dict)}
+        out: Dict[str, Dict[str, Any]] = {}
+        for name, copy in value.items() if isinstance(value, dict) else ():
+            why = _bad_copy(copy)
+            if why is None:
+                out[str(name)] = copy
+            else:
+                self._damage(f"index_copies.{str(name)[:40]}: {why}")
+        return out
 
     def add_note(self, text: str) -> None:
         """Append a note and save."""
@@ -527,6 +581,34 @@ class Journal:
             fsgate.append_text(self.log_path, text if text.endswith("\n") else text + "\n")
         except OSError:
             pass
+
+
+#: The list fields of "sources" and the grammar of their items.
+_SOURCE_LISTS = {
+    "index_urls": grammar.index_url,
+    "extra_index_urls": grammar.index_url,
+    "find_links": grammar.find_link,
+}
+
+
+_WHEEL_FILE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+!-]{0,250}\.whl")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _bad_copy(copy: Any) -> Optional[str]:
+    """Why an index_copies entry is not one indexcopy.find writes, or None."""
+    if not isinstance(copy, dict):
+        return "not an object"
+    filename, url, sha = copy.get("filename"), copy.get("url"), copy.get("sha256")
+    if not isinstance(filename, str) or not _WHEEL_FILE.fullmatch(filename):
+        return f"{filename!r:.80} is not a wheel file name"
+    if not isinstance(sha, str) or not _SHA256.fullmatch(sha):
+        return "no sha256"
+    try:
+        grammar.index_url(url)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def _is_apt_name(value: Any) -> bool:

@@ -10,7 +10,8 @@ journal's "python" and "installer"):
     pip-install     installers.pip_argv(target, packages, Step.pip, installer, uv)
                     (no requirements on the command line when Step.pip names a requirements
                     file: the lock's hashed install, fixer.planner.steps); each index URL by
-                    grammar.index_url (https, file, or http to this machine)
+                    grammar.index_url (https, file, or http to this machine), each
+                    find-links place by grammar.find_link
     pip-uninstall   installers.pip_uninstall(target, packages, installer, --break-system-packages)
     apt-update      installers.apt_update()
     apt-install     installers.apt_install({name: version} of packages "name=version")
@@ -214,6 +215,8 @@ def _pip_argv(step: Step, python: str, tool: str, found: Sequence[str]) -> "Tupl
     for url in (opts.index_url, *opts.extra_index_urls):
         if url is not None:
             grammar.index_url(url)
+    for place in opts.find_links:
+        grammar.find_link(place)
     uv = _uv_binary(found)
     if step.kind == "pip-install":
         reqs = () if opts.requirement_files else step.packages

@@ -228,8 +228,6 @@ PROTECTED = frozenset({"pip", "setuptools", "wheel", "uv", "packaging", "colab-c
 #: are not files at all. A loader fix names the directory of a cuDNN copy (pip's
 #: site-packages/nvidia/cudnn/lib, a conda prefix's lib, apt's /usr/lib/<triplet>, the CUDA
 #: toolkit's lib64): fixer.resolver.loader_fixes writes nothing else.
-_NEVER_UNDER = ("/tmp", "/var/tmp", "/dev", "/proc", "/sys", "/run")
-_LIB_DIR = re.compile(r"lib|lib64|lib32|[a-z0-9_]+-linux-gnu[a-z0-9_]*")
 
 
 def read_lock(path: str, recipes: Optional[Recipes] = None) -> Lock:
@@ -504,41 +502,10 @@ def _removes(raw: Any, recipes: Optional[Recipes]) -> Tuple[str, ...]:
     return tuple(out)
 
 
-def _loader_dir(value: Any, what: str) -> str:
-    """A directory a loader fix may name: absolute and normal, a library directory (lib, lib64,
-    a multiarch triplet), outside temporary and pseudo file systems."""
-    path = grammar.abs_path(value, what)
-    if any(path == top or path.startswith(top + "/") for top in _NEVER_UNDER):
-        raise ValueError(f"{path!r}: a loader fix never points into {', '.join(_NEVER_UNDER)}")
-    if not _LIB_DIR.fullmatch(path.rsplit("/", 1)[-1]):
-        raise ValueError(
-            f"{path!r} is not a library directory (lib, lib64 or a multiarch triplet such as "
-            "x86_64-linux-gnu), where cuDNN copies live"
-        )
-    return path
-
-
-def _loader_file(value: Any, what: str) -> str:
-    path = grammar.abs_path(value, what)
-    _loader_dir(path.rsplit("/", 1)[0] or "/", what)
-    if not re.fullmatch(r"lib[A-Za-z0-9_+-]*\.so(\.\d{1,4}){0,4}", path.rsplit("/", 1)[-1]):
-        raise ValueError(f"{path!r} is not a shared library file (lib*.so[.N])")
-    return path
-
-
 def _env_fix_value(kind: str, value: Any) -> str:
-    """The value of one loader fix, by the grammar of its kind: what the tool itself writes."""
-    if kind in ("ld-library-path-drop", "ld-library-path-add", "ld-so-conf"):
-        if kind == "ld-library-path-drop":
-            return grammar.abs_path(value, "a directory")
-        return _loader_dir(value, "a library directory")
-    if kind == "ld-preload-drop":
-        return grammar.abs_path(value, "a library path")
-    if kind == "ipython-preload":
-        return _loader_file(value, "a library file")
-    if value != ENV_FILE:
-        raise ValueError(f"an env-file fix writes {ENV_FILE} only, got {_short(value)}")
-    return str(value)
+    """The value of one loader fix, by the grammar of its kind: what the tool itself writes
+    (fixer.system.grammar.loader_fix_value, the one home of that rule)."""
+    return grammar.loader_fix_value(kind, value, env_file=ENV_FILE)
 
 
 def _env_fixes(raw: Any) -> Tuple[EnvFix, ...]:

@@ -154,6 +154,21 @@ def index_url(value: object, *, allow_insecure: bool = False) -> str:
     raise ValueError(f"{_show(mask_url(s))} is not an https index URL")
 
 
+def find_link(value: object) -> str:
+    """A --find-links place as the tool writes one: an absolute directory (fixer.api.make_options
+    makes each given path absolute) without control characters, or an index URL by `index_url`'s
+    rule. Never a word pip would read as an option."""
+    s = _bounded(value, MAX_PATH, "a find-links place")
+    if "://" in s:
+        return index_url(s)
+    if not s.startswith("/") or _CONTROL.search(s):
+        raise ValueError(
+            f"{_show(s)} is not a find-links place: an absolute directory without control "
+            "characters, or an https URL"
+        )
+    return s
+
+
 def insecure(url: str) -> bool:
     """True for a plain-http URL to another machine (the ones index_url refuses by default)."""
     try:
@@ -189,6 +204,54 @@ def abs_path(value: object, what: str = "a path") -> str:
     return s
 
 
+#: Where a loader fix never points: temporary and pseudo file systems.
+_NEVER_UNDER = ("/tmp", "/var/tmp", "/dev", "/proc", "/sys", "/run")
+#: The last component of a library directory: lib, lib64, lib32 or a multiarch triplet.
+_LIB_DIR = re.compile(r"lib|lib64|lib32|[a-z0-9_]+-linux-gnu[a-z0-9_]*")
+
+
+def loader_dir(value: object, what: str) -> str:
+    """A directory a loader fix may name: absolute and normal, a library directory (lib, lib64,
+    a multiarch triplet), outside temporary and pseudo file systems."""
+    path = abs_path(value, what)
+    if any(path == top or path.startswith(top + "/") for top in _NEVER_UNDER):
+        raise ValueError(f"{path!r}: a loader fix never points into {', '.join(_NEVER_UNDER)}")
+    if not _LIB_DIR.fullmatch(path.rsplit("/", 1)[-1]):
+        raise ValueError(
+            f"{path!r} is not a library directory (lib, lib64 or a multiarch triplet such as "
+            "x86_64-linux-gnu), where cuDNN copies live"
+        )
+    return path
+
+
+def loader_file(value: object, what: str) -> str:
+    """A shared library (lib*.so[.N]) in a directory `loader_dir` accepts."""
+    path = abs_path(value, what)
+    loader_dir(path.rsplit("/", 1)[0] or "/", what)
+    if not re.fullmatch(r"lib[A-Za-z0-9_+-]*\.so(\.\d{1,4}){0,4}", path.rsplit("/", 1)[-1]):
+        raise ValueError(f"{path!r} is not a shared library file (lib*.so[.N])")
+    return path
+
+
+def loader_fix_value(kind: str, value: object, *, env_file: str) -> str:
+    """The value of one loader fix (fixer.model.EnvFix), by the grammar of its kind: what the
+    tool itself writes. `env_file`: the one file an env-file fix writes
+    (fixer.planner.envfix.ENV_FILE). Used for locks and for journals alike."""
+    if kind in ("ld-library-path-drop", "ld-library-path-add", "ld-so-conf"):
+        if kind == "ld-library-path-drop":
+            return abs_path(value, "a directory")
+        return loader_dir(value, "a library directory")
+    if kind == "ld-preload-drop":
+        return abs_path(value, "a library path")
+    if kind == "ipython-preload":
+        return loader_file(value, "a library file")
+    if kind != "env-file":
+        raise ValueError(f"{_show(str(kind))} is not a loader fix kind")
+    if value != env_file:
+        raise ValueError(f"an env-file fix writes {env_file} only, got {_show(str(value))}")
+    return env_file
+
+
 def short_text(value: object, limit: int, what: str) -> str:
     """Free text of at most `limit` characters, without control characters other than tab."""
     s = _bounded(value, limit, what)
@@ -205,8 +268,12 @@ __all__ = [
     "abs_path",
     "apt_name",
     "apt_version",
+    "find_link",
     "index_url",
     "insecure",
+    "loader_dir",
+    "loader_file",
+    "loader_fix_value",
     "mask_url",
     "pip_name",
     "pip_version",

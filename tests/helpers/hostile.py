@@ -187,3 +187,65 @@ def with_field(data: Any, path: FieldPath, value: Any) -> Any:
     else:
         cur[path[-1]] = value
     return data
+
+
+#: `field_paths(doc, items=EVERY_ITEM)`: every item of every list, not only the first.
+EVERY_ITEM = 10**9
+
+
+def field_at(data: Any, path: FieldPath) -> Any:
+    for p in path:
+        data = data[p]
+    return data
+
+
+def without_field(data: Any, path: FieldPath) -> Any:
+    """A deep copy of `data` with the key or list item at `path` removed."""
+    data = copy.deepcopy(data)
+    parent = field_at(data, path[:-1])
+    del parent[path[-1]]
+    return data
+
+
+def mutations(
+    doc: Any, hostile: "st.SearchStrategy[Any] | None" = None, items: int = EVERY_ITEM
+) -> "st.SearchStrategy[Tuple[str, Any]]":
+    """(what was done, the changed document) for a good JSON-like `doc`: a hostile value
+    (`hostile`, default `values()`) in any field or list item, that field or item removed (a
+    required key missing), an unknown key added to any object (the top level included), or an
+    item appended to any list."""
+    hostile = values() if hostile is None else hostile
+    paths = field_paths(doc, items)
+    objects: List[FieldPath] = [()] + [p for p in paths if isinstance(field_at(doc, p), dict)]
+
+    def put(path: FieldPath, value: Any) -> Tuple[str, Any]:
+        return (f"set {_where(path)}", with_field(doc, path, value))
+
+    def drop(path: FieldPath) -> Tuple[str, Any]:
+        return (f"removed {_where(path)}", without_field(doc, path))
+
+    def add(path: FieldPath, key: str, value: Any) -> Tuple[str, Any]:
+        if isinstance(field_at(doc, path), dict) and key in field_at(doc, path):
+            key = key + "-unknown"
+        return (f"added {_where(path + (key,))}", with_field(doc, path + (key,), value))
+
+    keys = st.one_of(st.text(max_size=12), st.sampled_from(("__proto__", "checksum", "x" * 300)))
+
+    def append(path: FieldPath, value: Any) -> Tuple[str, Any]:
+        n = len(field_at(doc, path))
+        return (f"appended {_where(path + (n,))}", with_field(doc, path + (n,), value))
+
+    lists = [p for p in paths if isinstance(field_at(doc, p), list)]
+    choices = [st.builds(add, st.sampled_from(objects), keys, hostile)]
+    if lists:
+        choices.append(st.builds(append, st.sampled_from(lists), hostile))
+    if paths:
+        choices += [
+            st.builds(put, st.sampled_from(paths), hostile),
+            st.builds(drop, st.sampled_from(paths)),
+        ]
+    return st.one_of(*choices)
+
+
+def _where(path: FieldPath) -> str:
+    return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)

@@ -118,6 +118,8 @@ def _changed(draw, argv: Tuple[str, ...]) -> Tuple[str, ...]:
 def test_a_changed_command_is_refused(data):
     where, step, python, installer, prefix = data.draw(st.sampled_from(CASES))
     argv = data.draw(_changed(step.argv))
+    if argv == tuple(step.argv):
+        return  # a word replaced by itself: nothing changed
     planner = stepcheck.expected_argv(
         step, python=python, installer=installer, prefix=prefix, root=None, found=ENVIRON[where]
     )
