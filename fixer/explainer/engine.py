@@ -254,9 +254,53 @@ def _match_rule(rule: Rule, text: str, env: Optional[Environment], cat: Catalogu
         needs=rule.needs_evidence,
         alt_best=max((a.confidence for a in rule.alternatives), default=0.0),
     )
+    if rid == "cudnn-too-old" and rule.versions:
+        return _in_two_frameworks(hit, text)
     if rid != rule.id or benign:
         return [hit]
     return [hit] + _alternative_hits(rule, evidence[:1], offset)
+
+
+#: where a loaded soname is reused by every later dlopen in the process (the first copy wins)
+_FIRST_COPY_WINS = (
+    "https://man7.org/linux/man-pages/man8/ld.so.8.html @release:man-pages-6.9 (a soname already "
+    "loaded in the process is reused: the first copy of libcudnn.so.N wins for every later user)"
+)
+
+
+def _in_two_frameworks(hit: Hit, text: str) -> List[Hit]:
+    """A framework's own check found its cuDNN older than its build. Each GPU framework brings
+    or pins its own cuDNN, and in one process the copy loaded first serves every later user
+    (ld.so reuses a loaded soname): with two GPU frameworks named in the paste (imports, tracebacks,
+    messages) the older copy is most often the other framework's, so the reading is
+    cudnn-conflict, with the plain older copy kept as the alternative; with one framework it
+    stays cudnn-too-old."""
+    fws = frameworks_in(text, None)
+    if len(fws) < 2:
+        return [hit]
+    f = hit.finding
+    conflict = dataclasses.replace(
+        hit,
+        finding=dataclasses.replace(
+            f,
+            id="cudnn-conflict",
+            title=f"{f.title}, with {' and '.join(fws)} in one process: the cuDNN the other "
+            "framework loaded first is the one this check found",
+            evidence=f.evidence
+            + (f"decided by: the paste names {', '.join(fws)}", f"source: {_FIRST_COPY_WINS}"),
+            fix=_FIX["cudnn-conflict"],
+        ),
+        check="import each framework alone in a fresh process and print its cuDNN version "
+        "(torch.backends.cudnn.version(); jax: the version in this message): the older copy "
+        "belongs to the framework imported first",
+    )
+    older = dataclasses.replace(
+        hit,
+        finding=dataclasses.replace(f, confidence=round(f.confidence - 0.15, 3)),
+        decisive=False,
+        alternative_of="cudnn-conflict",
+    )
+    return [conflict, older]
 
 
 def _alternative_hits(rule: Rule, first: Sequence[str], offset: int) -> List[Hit]:

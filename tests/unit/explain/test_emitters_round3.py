@@ -1,0 +1,154 @@
+"""Round three's readings, from their emitters' own format strings (recipes/errors.toml cites
+each): ptxas's option parser, the driver's module-image codes, jaxlib's plugin version check, pip's
+resolver, cuDNN's sub-library status, and a framework's cuDNN check with two frameworks in the
+paste. Values are generated; the wording is the emitter's."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fixer.explainer import explain
+from tests.helpers.examples import examples
+
+#: ptxas 13.0's lowest accepted --gpu-name (`ptxas --help`): below it, a dropped architecture
+LOWEST_CUDA13 = 75
+ARCH = st.integers(min_value=10, max_value=129)
+SUFFIX = st.sampled_from(["", "a", "f"])
+VERSION = st.tuples(st.integers(0, 20), st.integers(0, 99), st.integers(0, 20)).map(
+    lambda t: ".".join(map(str, t))
+)
+NAME = st.from_regex(r"[a-z][a-z0-9_\-]{1,20}", fullmatch=True)
+FRAMEWORK_LINES = {
+    "torch": "import torch",
+    "jax": "import jax.numpy as jnp",
+    "tensorflow": "import tensorflow as tf",
+}
+
+
+def _top(text: str) -> str:
+    found = explain(text)
+    return found[0].id if found else ""
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(arch=ARCH, suffix=SUFFIX, kind=st.sampled_from(["sm", "compute"]))
+def test_ptxas_unknown_architecture_reads_by_the_side_of_the_gap(arch, suffix, kind):
+    """ptxas: "Value '%s' is not defined for option '%s'". Below the range every current ptxas
+    accepts, the toolkit dropped the GPU; inside it, the ptxas is older than the GPU."""
+    text = f"ptxas fatal   : Value '{kind}_{arch}{suffix}' is not defined for option 'gpu-name'"
+    want = "gpu-arch-unsupported" if arch < LOWEST_CUDA13 else "cuda-lib-mismatch"
+    assert _top(text) == want
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    code=st.sampled_from(
+        [
+            "cudaErrorUnsupportedPtxVersion",
+            "cudaErrorSystemDriverMismatch",
+            "cudaErrorCompatNotSupportedOnDevice",
+        ]
+    ),
+    n=st.integers(0, 999),
+    call=st.sampled_from(["cudaStreamCreateWithFlags(&s, 1)", "cudaMalloc(&p, n)"]),
+)
+def test_the_runtimes_enum_names_of_driver_errors(code, n, call):
+    """cuda-samples' check(): "CUDA error at %s:%d code=%d(%s) \\"%s\\"" with the enum name."""
+    assert _top(f'CUDA error at main.cu:{n} code={n}({code}) "{call}"') == "driver-too-old"
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    name=st.sampled_from(["CUDA_ERROR_INVALID_SOURCE", "CUDA_ERROR_INVALID_IMAGE"]),
+    prefix=st.sampled_from(["cupy.cuda.driver.CUDADriverError: ", "RuntimeError: ", ""]),
+)
+def test_a_rejected_module_image_reads_as_the_architecture(name, prefix):
+    """CuPy: "%s: %s" % (cuGetErrorName, cuGetErrorString); cuGetErrorString(200 / 300)."""
+    text = f"{prefix}{name}: device kernel image is invalid"
+    found = [f.id for f in explain(text)]
+    assert found[0] == "gpu-arch-unsupported" and "driver-too-old" in found
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(plugin=NAME, pv=VERSION, jv=VERSION, wrap=st.booleans())
+def test_jaxlib_plugin_version_check(plugin, pv, jv, wrap):
+    """jaxlib/plugin_support.py: the warning, also wrapped by a notebook after the comma."""
+    brk = "\n" if wrap else " "
+    text = (
+        f"RuntimeWarning: JAX plugin {plugin} version {pv} is installed,{brk}but it is not "
+        f"compatible with the installed jaxlib version {jv}, so it will not be used."
+    )
+    assert _top(text) == "pip-conflict"
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    holder=NAME,
+    hv=VERSION,
+    dep=NAME,
+    dv=VERSION,
+    you=st.sampled_from(["you", "you'll"]),
+    fws=st.lists(st.sampled_from(sorted(FRAMEWORK_LINES)), max_size=3, unique=True),
+    cudnn=st.booleans(),
+)
+def test_pip_resolver_conflicts(holder, hv, dep, dv, you, fws, cudnn):
+    """pip's _warn_about_conflicts line; a cuDNN wheel pinned by one package and replaced by
+    another's install, with two GPU frameworks in the paste, is a cuDNN conflict between them."""
+    dep = "nvidia-cudnn-cu12" if cudnn else dep
+    text = "\n".join(FRAMEWORK_LINES[f] for f in fws) + (
+        "\nERROR: pip's dependency resolver does not currently take into account all the "
+        "packages that are installed. This behaviour is the source of the following dependency "
+        f"conflicts.\n{holder} {hv} requires {dep}=={dv}1, but {you} have {dep} {dv} which is "
+        "incompatible.\n"
+    )
+    want = "cudnn-conflict" if cudnn and len(fws) >= 2 else "pip-conflict"
+    assert _top(text) == want
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    prefix=st.sampled_from(
+        [
+            "RuntimeError: cuDNN error: ",
+            "RuntimeError: CUDNN_BACKEND_TENSOR_DESCRIPTOR cudnnFinalize failedptrDesc->finalize() cudnn_status: ",
+        ]
+    ),
+    said=st.sampled_from(
+        [
+            "",
+            "libcudnn_engines_tensor_ir.so.9 is missing from site-packages/nvidia/cudnn/lib\n",
+            "the nvidia-cudnn-cu13 wheel is incomplete\n",
+        ]
+    ),
+)
+def test_sublibrary_version_mismatch_is_mixed_unless_a_file_is_said_missing(prefix, said):
+    """cudnnStatus_t CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH: two releases were loaded together."""
+    found = [f.id for f in explain(said + prefix + "CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH")]
+    if said:
+        assert found[:2] == ["cudnn-incomplete", "cudnn-mixed"]
+    else:
+        assert found[:2] == ["cudnn-mixed", "cudnn-incomplete"]
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    built=st.tuples(st.integers(8, 9), st.integers(1, 9)),
+    back=st.integers(1, 9),
+    fws=st.lists(st.sampled_from(sorted(FRAMEWORK_LINES)), max_size=3, unique=True),
+)
+def test_an_older_cudnn_with_two_frameworks_is_their_conflict(built, back, fws):
+    """XLA's / TensorFlow's check ("Loaded runtime CuDNN library: %s but source was compiled
+    with: %s") names an older copy; with two GPU frameworks in the paste, the first one's copy."""
+    major, minor = built
+    lo = f"{major}.{max(0, minor - back)}.0"
+    text = "\n".join(FRAMEWORK_LINES[f] for f in fws) + (
+        f"\nE cuda_dnn.cc:417] Loaded runtime CuDNN library: {lo} but source was compiled with: "
+        f"{major}.{minor}.0.  CuDNN library needs to have matching major version and equal or "
+        "higher minor version.\n"
+    )
+    found = [f.id for f in explain(text)]
+    if len(fws) >= 2:
+        assert found[:2] == ["cudnn-conflict", "cudnn-too-old"]
+    else:
+        assert found[0] == "cudnn-too-old"
