@@ -13,6 +13,7 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
 from typing import Dict, List, Tuple
 
 import pytest
@@ -28,6 +29,8 @@ from fixer.planner.steps import bundled_environments
 from tests.helpers.examples import examples
 from tests.helpers.hostile import OPTION_LIKE, PATHS, URLS
 
+Case = Tuple[str, Step, str, str, str]
+
 INTENTS = (
     Intent(),
     Intent(cudnn_from="conda"),
@@ -36,25 +39,39 @@ INTENTS = (
 )
 
 
-def _cases() -> List[Tuple[str, Step, str, str, str]]:
-    """(where, step, python, installer, prefix) for every step of every plan made here."""
+#: (environment, intent, installer) of every plan made here: named at collection, planned only
+#: when a test asks (each plan once per test process). Planning all 32 at import cost every
+#: pytest-xdist worker about 2 s of its collection, whichever tests it then ran.
+PLANS = [
+    (name, i, installer)
+    for name in bundled_environments()
+    for i in range(len(INTENTS))
+    for installer in ("pip", "uv")
+]
+
+
+@functools.lru_cache(maxsize=None)
+def _plan_cases(name: str, intent_index: int, installer: str) -> Tuple[Case, ...]:
+    """(where, step, python, installer, prefix) for every step of one plan (none when the
+    planner refuses the input)."""
+    intent = INTENTS[intent_index]
+    try:
+        pm = plan_for(environment=name, intent=intent, options=PlanOptions(installer=installer))
+    except FixerError:
+        return ()
+    py = pm.env.python
+    prefix = py.prefix if py is not None and py.prefix else ""
     out = []
-    for name in bundled_environments():
-        for intent in INTENTS:
-            for installer in ("pip", "uv"):
-                try:
-                    pm = plan_for(
-                        environment=name, intent=intent, options=PlanOptions(installer=installer)
-                    )
-                except FixerError:
-                    continue
-                py = pm.env.python
-                prefix = py.prefix if py is not None and py.prefix else ""
-                for step in pm.plan.steps:
-                    where = f"{name} {intent.cudnn_from} {installer} {step.kind}"
-                    out.append((where, step, pm.plan.python, pm.plan.installer, prefix))
-                    ENVIRON[where] = _environ(py)
-    return out
+    for step in pm.plan.steps:
+        where = f"{name} {intent.cudnn_from} {installer} {step.kind}"
+        out.append((where, step, pm.plan.python, pm.plan.installer, prefix))
+        ENVIRON[where] = _environ(py)
+    return tuple(out)
+
+
+def cases() -> List[Case]:
+    """Every step of every plan made here."""
+    return [c for plan in PLANS for c in _plan_cases(*plan)]
 
 
 def _environ(py) -> List[str]:
@@ -64,8 +81,6 @@ def _environ(py) -> List[str]:
 
 
 ENVIRON: Dict[str, List[str]] = {}
-CASES = _cases()
-KINDS = {c[1].kind for c in CASES}
 
 
 def _foreign(step: Step, python: str, installer: str, prefix: str, where: str = ""):
@@ -80,15 +95,18 @@ def _foreign(step: Step, python: str, installer: str, prefix: str, where: str = 
 
 
 def test_the_cases_cover_every_kind_that_runs_a_command():
-    assert {"pip-install", "pip-uninstall", "apt-update", "apt-install", "apt-hold"} <= KINDS
-    assert {"conda-install", "env-fix", "verify"} <= KINDS
-    assert any(c[1].packages == ("condacolab",) and c[1].kind == "conda-install" for c in CASES)
+    kinds = {c[1].kind for c in cases()}
+    assert {"pip-install", "pip-uninstall", "apt-update", "apt-install", "apt-hold"} <= kinds
+    assert {"conda-install", "env-fix", "verify"} <= kinds
+    assert any(c[1].packages == ("condacolab",) and c[1].kind == "conda-install" for c in cases())
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
-def test_every_step_the_planner_writes_is_accepted(case):
-    where, step, python, installer, prefix = case
-    assert _foreign(step, python, installer, prefix, where) is None
+@pytest.mark.parametrize(
+    "plan", PLANS, ids=[f"{n} {INTENTS[i].cudnn_from} {inst}" for n, i, inst in PLANS]
+)
+def test_every_step_the_planner_writes_is_accepted(plan):
+    for where, step, python, installer, prefix in _plan_cases(*plan):
+        assert _foreign(step, python, installer, prefix, where) is None, where
 
 
 _WORDS = st.one_of(
@@ -116,7 +134,7 @@ def _changed(draw, argv: Tuple[str, ...]) -> Tuple[str, ...]:
 @settings(max_examples=examples(300))
 @given(data=st.data())
 def test_a_changed_command_is_refused(data):
-    where, step, python, installer, prefix = data.draw(st.sampled_from(CASES))
+    where, step, python, installer, prefix = data.draw(st.sampled_from(cases()))
     argv = data.draw(_changed(step.argv))
     if argv == tuple(step.argv):
         return  # a word replaced by itself: nothing changed
@@ -134,7 +152,7 @@ def test_a_changed_command_is_refused(data):
 
 
 def test_condacolabs_code_argument_is_the_planners_only():
-    (case,) = [c for c in CASES if c[1].packages == ("condacolab",)][:1]
+    (case,) = [c for c in cases() if c[1].packages == ("condacolab",)][:1]
     where, step, python, installer, prefix = case
     for code in (
         "import condacolab; condacolab.install(); import os; os.system('id')",
@@ -161,7 +179,7 @@ def test_rebuilt_from_hostile_inputs_passes_only_the_planners_grammar(data):
     """A journal whose step's inputs and command were both rewritten, consistently: accepted only
     when the inputs are what the planner could have taken (https or local index URLs; PEP 508
     names; Debian names; conda-build specs), never with an option-like package."""
-    pips = [c for c in CASES if c[1].kind in ("pip-install", "pip-uninstall")]
+    pips = [c for c in cases() if c[1].kind in ("pip-install", "pip-uninstall")]
     where, step, python, installer, prefix = data.draw(st.sampled_from(pips))
     fields = data.draw(_PIP_FIELDS)
     packages = data.draw(st.lists(st.sampled_from(OPTION_LIKE + ("torch==2.5.1",)), max_size=2))
