@@ -175,7 +175,7 @@ class Rule:
 
 
 #: What a line of evidence inside a paste shows (fixer.explainer.evidence reads it).
-EVIDENCE_KINDS = ("cudnn-present", "cudnn-loaded", "memory-pressure")
+EVIDENCE_KINDS = ("cudnn-present", "cudnn-loaded", "memory-pressure", "framework-version")
 
 
 @dataclasses.dataclass(frozen=True)

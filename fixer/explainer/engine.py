@@ -14,7 +14,7 @@ import dataclasses
 import os
 import re
 import string
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from fixer.diagnosis.findings import diagnose, ordered
 from fixer.system.versions import version_key
@@ -878,8 +878,22 @@ def _text_hits(
         hits.extend(_match_rule(r, text, env, cat))
     if rules is None:
         hits.extend(_loader_hits(text, cat))
-        hits = apply_evidence(hits, read_evidence(text, cat))
+        hits = apply_evidence(hits, read_evidence(text, cat), _cudnn_majors)
     return hits
+
+
+def _cudnn_majors(framework: str, version: str) -> Set[int]:
+    """The cuDNN majors the recipes' builds of this framework release (or of its release
+    series, "1.19" for "1.19.2": the tables' sources give rows per series) were made with."""
+    try:
+        recipes = load_recipes()
+    except Exception:  # noqa: BLE001 - a broken recipe file must not hide what the text says
+        return set()
+    parts = version.split(".")
+    builds = recipes.builds_for(framework, version) or recipes.builds_for(
+        framework, ".".join(parts[:2])
+    )
+    return {int(b.cudnn.split(".")[0]) for b in builds if b.cudnn and b.cuda}
 
 
 def analyze_text(

@@ -2,7 +2,10 @@
 lists, pip / dpkg lists and nvidia-smi pasted beside an error show what is on the machine.
 
 - A text that needs cuDNN N while the listings show only other majors: cudnn-major-mismatch
-  (the copy is there, of the wrong major), not cudnn-missing.
+  (the copy is there, of the wrong major), not cudnn-missing. Where the failing text names no
+  soname (a framework's CUDA plug-in that fails to load), the major it needs is the one the build
+  tables (recipes/*.toml, each row with its source) give for the framework release the paste
+  names ("onnxruntime 1.19.2", "torch: 2.3.1"), when every build of that release agrees.
 - A cuDNN sub-library that failed to load: a listing of the copy's directory that holds
   libcudnn.so.N but not that sub-library makes it cudnn-incomplete; one that holds it makes it a
   search-path problem (cudnn-missing); with no listing both stay, with the check that decides.
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from fixer.explainer.catalogue import Catalogue
 from fixer.explainer.hits import MAX, Hit
@@ -46,6 +49,13 @@ class Seen:
     major: Optional[int] = None
     name: str = ""
     share: Optional[float] = None  # memory in use / total, from nvidia-smi
+    version: str = ""  # a framework's release ("framework-version")
+
+
+#: The cuDNN majors the builds of a framework release were made with (recipes' build tables).
+CudnnMajors = Callable[[str, str], Set[int]]
+#: how a paste names a framework, to the recipes' framework ids
+_FRAMEWORK_IDS = {"jaxlib": "jax", "tensorflow-gpu": "tensorflow", "onnxruntime-gpu": "onnxruntime"}
 
 
 def _major(g: Dict[str, Optional[str]]) -> Optional[int]:
@@ -54,7 +64,8 @@ def _major(g: Dict[str, Optional[str]]) -> Optional[int]:
     v = g.get("version") or ""
     if v.isdigit():  # cudnnGetVersion: 8907 -> 8, 90100 -> 9
         return int(v) // 1000 if int(v) < 10000 else int(v) // 10000
-    return None
+    head = v.split(".")[0]
+    return int(head) if head.isdigit() and "." in v else None  # dotted: "8.9.7" -> 8
 
 
 def read_evidence(text: str, cat: Catalogue) -> List[Seen]:
@@ -73,9 +84,13 @@ def read_evidence(text: str, cat: Catalogue) -> List[Seen]:
                 if g.get("used") and g.get("total") and int(g["total"] or 0) > 0:
                     share = int(g["used"] or 0) / int(g["total"] or 1)
                 kind = ev.kind if share is None or share >= 0.9 else "no-" + ev.kind
-                out.append(
-                    Seen(kind, line, m.start(), _major(g), (g.get("name") or "").strip(), share)
-                )
+                name = (g.get("name") or "").strip()
+                if kind == "framework-version":
+                    name = _FRAMEWORK_IDS.get(name.lower(), name.lower())
+                    version = g.get("version") or ""
+                    out.append(Seen(kind, line, m.start(), None, name, None, version))
+                    continue
+                out.append(Seen(kind, line, m.start(), _major(g), name, share))
     out.sort(key=lambda s: s.offset)
     return out
 
@@ -92,14 +107,40 @@ def _with(h: Hit, **changes: object) -> None:
     h.finding = dataclasses.replace(h.finding, **changes)  # type: ignore[arg-type]
 
 
-def _major_mismatch(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
+def _built_major(
+    h: Hit, seen: Sequence[Seen], majors: Optional[CudnnMajors]
+) -> Tuple[Optional[int], str]:
+    """The one cuDNN major of the framework release the paste names, with that line: the
+    framework the failing line names (its plug-in), else the only framework the paste versions."""
+    named = [s for s in seen if s.kind == "framework-version" and s.version]
+    if majors is None or not named:
+        return None, ""
+    failing = h.finding.evidence[0].lower() if h.finding.evidence else ""
+    own = [s for s in named if s.name in failing]
+    if not own and len({s.name for s in named}) == 1:
+        own = named
+    for s in own:
+        found = majors(s.name, s.version)
+        if len(found) == 1:
+            return next(iter(found)), f"{s.name} {s.version}"
+    return None, ""
+
+
+def _major_mismatch(
+    hits: List[Hit], seen: Sequence[Seen], majors: Optional[CudnnMajors] = None
+) -> List[Hit]:
     present = [s for s in seen if s.kind == "cudnn-present" and s.major is not None]
     if not present:
         return []
     extra: List[Hit] = []
     for h in hits:
-        want = _wanted_major(h)
-        if h.finding.id != "cudnn-missing" or h.alternative_of or want is None:
+        if h.finding.id != "cudnn-missing" or h.alternative_of:
+            continue
+        want, by_build = _wanted_major(h), ""
+        if want is None:
+            want, by_build = _built_major(h, seen, majors)
+            by_build = f"; the build tables give cuDNN {want} for: {by_build}" if by_build else ""
+        if want is None:
             continue
         same = [s for s in present if s.major == want]
         if same:
@@ -122,7 +163,7 @@ def _major_mismatch(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
                         f"The build needs cuDNN {want}, but this paste shows only cuDNN "
                         f"{', '.join(map(str, majors))} on the machine"
                     ),
-                    evidence=(h.finding.evidence[0], f"decided by: {present[0].line}"),
+                    evidence=(h.finding.evidence[0], f"decided by: {present[0].line}{by_build}"),
                     fix=(
                         f"Install cuDNN {want} beside the other major (the nvidia-cudnn wheel of "
                         f"major {want} for this CUDA, or apt's libcudnn{want}), or install a "
@@ -232,8 +273,11 @@ def _needs(hits: List[Hit], seen: Sequence[Seen]) -> None:
             )
 
 
-def apply_evidence(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
-    """The hits, with the decisions the paste's own evidence makes (see the module's doc)."""
-    extra = _major_mismatch(hits, seen) + _sub_library(hits, seen)
+def apply_evidence(
+    hits: List[Hit], seen: Sequence[Seen], majors: Optional[CudnnMajors] = None
+) -> List[Hit]:
+    """The hits, with the decisions the paste's own evidence makes (see the module's doc);
+    `majors` gives a framework release's cuDNN majors from the build tables."""
+    extra = _major_mismatch(hits, seen, majors) + _sub_library(hits, seen)
     _needs(hits, seen)
     return hits + extra

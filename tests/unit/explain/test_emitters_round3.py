@@ -152,3 +152,43 @@ def test_an_older_cudnn_with_two_frameworks_is_their_conflict(built, back, fws):
         assert found[:2] == ["cudnn-conflict", "cudnn-too-old"]
     else:
         assert found[0] == "cudnn-too-old"
+
+
+def _ort_releases():
+    from fixer.recipebook import load
+
+    return sorted(
+        {
+            (b.version, int(b.cudnn.split(".")[0]))
+            for b in load().builds_for("onnxruntime")
+            if b.cudnn and b.cuda
+        }
+    )
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    release=st.sampled_from(_ort_releases()),
+    have=st.integers(7, 10),
+    minor=st.integers(0, 9),
+    form=st.sampled_from(["int", "dotted"]),
+)
+def test_a_plugin_failure_reads_the_major_from_the_build_tables(release, have, minor, form):
+    """onnxruntime's provider bridge names only its CUDA plug-in; the release the paste names
+    gives the cuDNN major (recipes/others.toml, from the ONNX Runtime CUDA EP table). Shown
+    another major only: cudnn-major-mismatch; the same major: the copy is not searched."""
+    version, built = release
+    majors = {m for v, m in _ort_releases() if v == version}
+    cudnn = f"{have}{minor}0{minor}" if form == "int" else f"{have}.{minor}.1"
+    text = (
+        f"onnxruntime-gpu {version}\ncuDNN version: {cudnn}\n"
+        "[E:onnxruntime:Default, provider_bridge_ort.cc:1992 onnxruntime::TryGetProviderInfo_CUDA] "
+        "provider_bridge_ort.cc:1637 onnxruntime::ProviderLibrary::Get [ONNXRuntimeError] : 1 : "
+        'FAIL : LoadLibrary failed with error 126 "" when trying to load '
+        '"C:\\venv\\Lib\\site-packages\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll"\n'
+    )
+    top = explain(text)[0]
+    if len(majors) == 1 and have != built:
+        assert top.id == "cudnn-major-mismatch" and f"onnxruntime {version}" in top.evidence[-1]
+    else:
+        assert top.id == "cudnn-missing"
