@@ -153,7 +153,7 @@ def _major_mismatch(
                 ),
             )
             continue
-        majors = sorted({s.major for s in present if s.major is not None})
+        shown = sorted({s.major for s in present if s.major is not None})
         extra.append(
             Hit(
                 finding=dataclasses.replace(
@@ -161,13 +161,13 @@ def _major_mismatch(
                     id="cudnn-major-mismatch",
                     title=(
                         f"The build needs cuDNN {want}, but this paste shows only cuDNN "
-                        f"{', '.join(map(str, majors))} on the machine"
+                        f"{', '.join(map(str, shown))} on the machine"
                     ),
                     evidence=(h.finding.evidence[0], f"decided by: {present[0].line}{by_build}"),
                     fix=(
                         f"Install cuDNN {want} beside the other major (the nvidia-cudnn wheel of "
                         f"major {want} for this CUDA, or apt's libcudnn{want}), or install a "
-                        f"framework build made for cuDNN {majors[-1]}. `colab-cudnn-fix plan` "
+                        f"framework build made for cuDNN {shown[-1]}. `colab-cudnn-fix plan` "
                         "picks one."
                     ),
                     confidence=round(min(MAX, h.finding.confidence + 0.04), 3),
