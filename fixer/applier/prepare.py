@@ -92,6 +92,15 @@ def loader_file_ok(path: str, root: Optional[str], state: Path) -> bool:
     return fnmatch.fnmatchcase(sys_path, startup)
 
 
+def _resolved_ok(path: str, root: Optional[str], state: Path) -> bool:
+    """`loader_file_ok` of the place the gate writes `path` to: its directory resolved
+    (fsgate allows an exact file at realpath(dirname)/basename), so a directory on the way that is
+    a symlink (a kernel spec's folder linked to /etc) cannot carry the write somewhere else."""
+    real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+    real_root = os.path.realpath(root) if root else None
+    return loader_file_ok(real, real_root, Path(os.path.realpath(state)))
+
+
 def plan_files(steps: Sequence[Step], root: Optional[str]) -> List[str]:
     """Every file the steps write, and the loader cache an ldconfig step rewrites."""
     out: List[str] = []
@@ -116,7 +125,7 @@ def confine(
         raise refusal
     files = plan_files(steps, root)
     for f in files:
-        if not loader_file_ok(f, root, state):
+        if not (loader_file_ok(f, root, state) and _resolved_ok(f, root, state)):
             raise fsgate.PathRefused(
                 f"{f}: not a file this tool writes (its loader fixes go to {LD_SO_CONF}, "
                 f"{ENV_FILE} and IPython startup files{', under --root' if root else ''}); "

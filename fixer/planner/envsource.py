@@ -34,6 +34,7 @@ import dataclasses
 import json
 import os
 import re
+import stat
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from fixer.model import Environment
@@ -115,14 +116,18 @@ def kernel_dirs(
 
 
 def _read(path: str, root: Optional[str], limit: int = 1 << 20) -> Optional[str]:
-    """A regular file's text (not through a symlink; at most `limit` bytes), else None."""
+    """A regular file's text (not through a symlink; at most `limit` bytes), else None. Opened
+    without blocking (a FIFO planted in its place would wait for a writer forever) and read only
+    when fstat says it is a regular file."""
     real = str(under_root(path, root))
     try:
-        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
     try:
         with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return None
             data = f.read(limit + 1)
     except OSError:
         return None
@@ -146,7 +151,7 @@ def _fix_spec(text: str, variable: str, entry: str) -> Optional[str]:
     `env` dropped when empty); None when it does not hold it."""
     try:
         spec = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nesting deeper than json can parse
         return None
     env = spec.get("env") if isinstance(spec, dict) else None
     value = env.get(variable) if isinstance(env, dict) else None
@@ -211,6 +216,7 @@ def _candidates(dirs: Sequence[str], root: Optional[str], own: str) -> List[Tupl
         ("kernel-spec", os.path.join(d, name, "kernel.json"))
         for d in dirs
         for name in _listdir(d, root)
+        if not os.path.islink(under_root(os.path.join(d, name), root))  # a spec dir is not a link
     ]
     out.append(("etc-environment", ETC_ENVIRONMENT))
     out += [
