@@ -192,3 +192,24 @@ def test_a_plugin_failure_reads_the_major_from_the_build_tables(release, have, m
         assert top.id == "cudnn-major-mismatch" and f"onnxruntime {version}" in top.evidence[-1]
     else:
         assert top.id == "cudnn-missing"
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    want=st.integers(7, 10),
+    other=st.integers(7, 10),
+    word=st.sampled_from(["requires", "needs", "built with", "compiled against", "at least"]),
+    stated=st.booleans(),
+)
+def test_a_cudnn_version_stated_as_a_requirement_is_not_evidence_of_a_copy(
+    want, other, word, stated
+):
+    """ "cuDNN: X" / "cuDNN Ver. N" beside the error says what is installed; "requires cuDNN X"
+    says what is needed, and decides nothing about the copies present."""
+    fail = f"ImportError: libcudnn.so.{want}: cannot open shared object file: No such file or directory\n"
+    line = f"cuDNN: {other}.1.1\n" if stated else f"this build {word} cuDNN {other}.1\n"
+    top = explain(fail + line)[0]
+    if stated and other != want:
+        assert top.id == "cudnn-major-mismatch"
+    else:
+        assert top.id == "cudnn-missing"
