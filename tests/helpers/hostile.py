@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import sys
-from typing import Any, Iterator, List, Tuple
+from typing import Any, Iterator, List, NamedTuple, Tuple
 
 from hypothesis import strategies as st
 
@@ -207,10 +207,22 @@ def without_field(data: Any, path: FieldPath) -> Any:
     return data
 
 
+class Mutation(NamedTuple):
+    """One change of a good document: "set", "removed", "added" or "appended", where (the path
+    of the field set, removed, added or appended), and the changed document."""
+
+    kind: str
+    path: FieldPath
+    doc: Any
+
+    def __str__(self) -> str:
+        return f"{self.kind} {_where(self.path)}"
+
+
 def mutations(
     doc: Any, hostile: "st.SearchStrategy[Any] | None" = None, items: int = EVERY_ITEM
-) -> "st.SearchStrategy[Tuple[str, Any]]":
-    """(what was done, the changed document) for a good JSON-like `doc`: a hostile value
+) -> "st.SearchStrategy[Mutation]":
+    """Mutation(kind, path, changed document) for a good JSON-like `doc`: a hostile value
     (`hostile`, default `values()`) in any field or list item, that field or item removed (a
     required key missing), an unknown key added to any object (the top level included), or an
     item appended to any list."""
@@ -218,22 +230,22 @@ def mutations(
     paths = field_paths(doc, items)
     objects: List[FieldPath] = [()] + [p for p in paths if isinstance(field_at(doc, p), dict)]
 
-    def put(path: FieldPath, value: Any) -> Tuple[str, Any]:
-        return (f"set {_where(path)}", with_field(doc, path, value))
+    def put(path: FieldPath, value: Any) -> Mutation:
+        return Mutation("set", path, with_field(doc, path, value))
 
-    def drop(path: FieldPath) -> Tuple[str, Any]:
-        return (f"removed {_where(path)}", without_field(doc, path))
+    def drop(path: FieldPath) -> Mutation:
+        return Mutation("removed", path, without_field(doc, path))
 
-    def add(path: FieldPath, key: str, value: Any) -> Tuple[str, Any]:
+    def add(path: FieldPath, key: str, value: Any) -> Mutation:
         if isinstance(field_at(doc, path), dict) and key in field_at(doc, path):
             key = key + "-unknown"
-        return (f"added {_where(path + (key,))}", with_field(doc, path + (key,), value))
+        return Mutation("added", path + (key,), with_field(doc, path + (key,), value))
 
     keys = st.one_of(st.text(max_size=12), st.sampled_from(("__proto__", "checksum", "x" * 300)))
 
-    def append(path: FieldPath, value: Any) -> Tuple[str, Any]:
+    def append(path: FieldPath, value: Any) -> Mutation:
         n = len(field_at(doc, path))
-        return (f"appended {_where(path + (n,))}", with_field(doc, path + (n,), value))
+        return Mutation("appended", path + (n,), with_field(doc, path + (n,), value))
 
     lists = [p for p in paths if isinstance(field_at(doc, p), list)]
     choices = [st.builds(add, st.sampled_from(objects), keys, hostile)]

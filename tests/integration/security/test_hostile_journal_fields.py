@@ -208,7 +208,7 @@ def test_rollback_of_a_hostile_journal_stays_inside_and_runs_only_the_tools_comm
 ):
     sandbox, good, pristine, victim, python = applied
     _reset(sandbox, pristine)
-    what, hostile = data.draw(mutations(good, _hostile(victim, sandbox)), label="journal")
+    what, _, hostile = data.draw(mutations(good, _hostile(victim, sandbox)), label="journal")
     if not isinstance(hostile, dict):
         return
     _write(sandbox, hostile)
@@ -245,7 +245,7 @@ def test_resume_of_a_hostile_journal_stays_inside_and_runs_only_the_planners_com
     sandbox, good, pristine, victim, python = waiting
     shutil.rmtree(sandbox)
     shutil.copytree(pristine, sandbox, symlinks=True)
-    what, hostile = data.draw(mutations(good, _hostile(victim, sandbox)), label="journal")
+    what, _, hostile = data.draw(mutations(good, _hostile(victim, sandbox)), label="journal")
     if not isinstance(hostile, dict):
         return
     _write(sandbox, hostile)

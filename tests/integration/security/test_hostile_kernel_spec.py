@@ -89,7 +89,7 @@ _RAW = st.sampled_from(
 
 def _specs() -> st.SearchStrategy[bytes]:
     hostile = st.one_of(mutations(GOOD, values()), mutations(GOOD, _ENV_VALUES))
-    return st.one_of(hostile.map(lambda t: json.dumps(t[1]).encode()), _RAW)
+    return st.one_of(hostile.map(lambda t: json.dumps(t.doc).encode()), _RAW)
 
 
 def _plant(sandbox: Path, outside: Path, data: bytes, place: str) -> Path:
@@ -229,7 +229,7 @@ def _hostile_with_entry(bad: str) -> st.SearchStrategy[Dict[str, Any]]:
     good = {**GOOD, "env": {"LD_PRELOAD": bad, "A": "1"}}
     return (
         mutations(good, st.one_of(values(), _ENV_VALUES))
-        .map(lambda t: t[1])
+        .map(lambda t: t.doc)
         .filter(lambda d: isinstance(d, dict) and (d.get("env") or {}).get("LD_PRELOAD") == bad)
     )
 

@@ -1,6 +1,7 @@
-"""An `--environment FILE` (doctor --json output) is untrusted data: every field of every
-bundled environment takes hostile values (tests/helpers/hostile.py, plus strings that would
-create a marker file if anything ran them), and `plan --environment F --json` and
+"""An `--environment FILE` (doctor --json output) is untrusted data: every field and every list
+item of every bundled environment takes hostile values (tests/helpers/hostile.py, plus strings
+that would create a marker file if anything ran them), any field or item is removed (a required
+key missing), and unknown keys and items are added (hostile.mutations); `plan --environment F --json` and
 `doctor --environment F --json` answer with valid JSON, exit 0, 1 or 3, or exit 2 with one line
 that names the field's path ($.environment.gpus[0].index); never a traceback, nothing runs or
 is written, and the marker never appears."""
@@ -21,7 +22,16 @@ from fixer.cli import main
 from fixer.system import paths
 from fixer.planner.steps import bundled_environments, environments_dir
 from tests.helpers.examples import examples
-from tests.helpers.hostile import field_paths, nothing_happens, one_line, values, with_field
+from tests.helpers.hostile import (
+    EVERY_ITEM,
+    Mutation,
+    field_paths,
+    mutations,
+    nothing_happens,
+    one_line,
+    values,
+    with_field,
+)
 
 Path = Tuple[Any, ...]
 
@@ -44,9 +54,15 @@ def _load(name: str) -> Dict[str, Any]:
 
 
 ENVIRONMENTS = {name: _load(name) for name in bundled_environments()}
-#: (environment name, field path) for every field of every bundled environment.
+#: (environment name, field path) for every field and list item of every bundled environment.
 FIELDS: List[Tuple[str, Path]] = sorted(
-    {(name, p) for name, data in ENVIRONMENTS.items() for p in field_paths(data)}, key=repr
+    {(name, p) for name, data in ENVIRONMENTS.items() for p in field_paths(data, EVERY_ITEM)},
+    key=repr,
+)
+#: A change of one bundled environment: a hostile value set, a field or item removed, an unknown
+#: key or item added.
+CHANGES = st.one_of(
+    *[mutations(data, st.one_of(values(), st.sampled_from(RUNS))) for data in ENVIRONMENTS.values()]
 )
 
 
@@ -101,17 +117,21 @@ def _answer(out: str) -> Dict[str, Any]:
     max_examples=examples(600),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-@given(field=st.sampled_from(FIELDS), hostile=st.one_of(values(), st.sampled_from(RUNS)))
-def test_a_hostile_field_is_one_line_naming_it_or_a_normal_answer(capsys, tmp_path, field, hostile):
-    name, path = field
+@given(change=CHANGES)
+def test_a_hostile_field_is_one_line_naming_it_or_a_normal_answer(capsys, tmp_path, change):
+    _check(capsys, tmp_path, change)
+
+
+def _check(capsys: Any, tmp_path: Any, change: Mutation) -> None:
+    path = change.path
     f = tmp_path / "hostile.json"
-    f.write_text(json.dumps(with_field(ENVIRONMENTS[name], path, hostile)))
+    f.write_text(json.dumps(change.doc))
     for command in ("plan", "doctor"):
         capsys.readouterr()
         with nothing_happens() as happened:
             code = main([command, "--environment", str(f), "--json"])
         out = capsys.readouterr()
-        assert "Traceback" not in out.out + out.err, (command, path, out.err[-2000:])
+        assert "Traceback" not in out.out + out.err, (command, str(change), out.err[-2000:])
         assert _not_cache(happened) == [], _not_cache(happened)
         assert not os.path.exists(MARKER)
         body = _answer(out.out)
@@ -119,11 +139,18 @@ def test_a_hostile_field_is_one_line_naming_it_or_a_normal_answer(capsys, tmp_pa
         if code == 2:
             message = body["error"]["message"]
             assert one_line(message) and message.startswith(f"--environment {f}: "), message
-            assert _named(message, path), (path, message)
+            assert _named(message, path), (str(change), message)
             assert len(message) < 600 + len(str(f)), message
         else:
             # README "Exit codes": 0 healthy, 1 problems found, 3 no GPU detected
-            assert code in (0, 1, 3), (command, path, code, out.err[-2000:])
+            assert code in (0, 1, 3), (command, str(change), code, out.err[-2000:])
+
+
+def test_the_generator_reaches_every_item_of_every_list():
+    """Not only the first item: the last distribution of each environment is a field too."""
+    for name, data in ENVIRONMENTS.items():
+        dists = data["environment"]["python"]["distributions"]
+        assert (name, ("environment", "python", "distributions", len(dists) - 1, "name")) in FIELDS
 
 
 @pytest.mark.parametrize(
