@@ -320,10 +320,6 @@ def examine(
 # what apply may do: --environment never changes a machine, --root is a sandbox
 # ---------------------------------------------------------------------------------------
 
-#: Steps that change the machine outside any prefix the tool can confine (the package manager's
-#: own database and the conda installation): refused with --root.
-SYSTEM_STEPS = ("apt-update", "apt-install", "apt-hold", "conda-install")
-
 
 def check_request(*, environment: Optional[str], dry_run: bool, lock: Optional[str]) -> None:
     """The option contract apply checks before anything is read: a plan for the machine a
@@ -366,15 +362,14 @@ def apply_refusal(
     - A plan whose simulated result still shows an error or warning (`blockers`) or is not the
       stack it chose (`drift`) is refused (NotAFix, exit 1)."""
     if root is not None:
-        system = sorted({s.kind for s in plan.steps if s.kind in SYSTEM_STEPS})
-        if system:
-            return UsageError(
-                f"--root {root}: the plan has {', '.join(system)} steps, which change the machine "
-                "outside the sandbox; --root confines only the tool's own files"
-            )
         # start-up: fixer.applier +30% on doctor --json (python -X importtime)
         from fixer.applier.prepare import sandbox_refusal
         from fixer.applier.snapshot import snapshot_of_env
+        from fixer.applier.stepcheck import root_refusal
+
+        system = root_refusal(root, plan.steps)  # the one --root rule; resume asks it too
+        if system is not None:
+            return system
 
         outside = sandbox_refusal(plan.steps, snapshot_of_env(python, executable), root)
         if outside is not None:

@@ -33,8 +33,8 @@ fixer/children/probe.py). The uv binary is the one detection finds now (`_uv_bin
 target's bin folder's, else PATH's, else plain `uv`). The channel is the builder's (conda-forge), never the journal's.
 
 Under --root, apt steps are refused outright and a conda step runs only where the folders of
-every path it names lie inside the sandbox (`root_refusal`), as apply refuses apt under --root
-(fixer.pipeline.apply_refusal). Anything else: UsageError (exit 2), one line naming the journal,
+every path it names lie inside the sandbox (`root_refusal`, the rule apply asks too:
+fixer.pipeline.apply_refusal). Anything else: UsageError (exit 2), one line naming the journal,
 the step and what differs; nothing of the resume runs.
 """
 
@@ -88,7 +88,7 @@ def resume_refusal(
     (its sys.prefix `prefix`) with the plan's `installer`, or None when every step is the
     planner's own. One line, exit 2. `found`: the uv and conda binaries detection finds for the
     target now (`found_binaries` when not given)."""
-    refused = root_refusal(root, steps[start:])
+    refused = root_refusal(root, steps[start:], resume=True)
     if refused is not None:
         return refused
     for i, step in enumerate(steps[start:], start + 1):
@@ -104,19 +104,37 @@ def resume_refusal(
     return None
 
 
-def root_refusal(root: Optional[str], steps: Sequence[Step]) -> Optional[FixerError]:
-    """Under --root, a journal's remaining steps may not reach outside the sandbox. apt changes
-    the host's dpkg database wherever it runs: refused, as apply refuses it under --root
-    (fixer.pipeline.apply_refusal). A conda step runs only where the folders of every absolute
-    path it names lie inside the sandbox (fsgate.outside_root), as condacolab's prefix does there."""
+#: Steps that change the machine outside any prefix the tool can confine (the package manager's
+#: own database and the conda installation): refused with --root.
+SYSTEM_STEPS = ("apt-update", "apt-install", "apt-hold", "conda-install")
+
+
+def root_refusal(
+    root: Optional[str], steps: Sequence[Step], *, resume: bool = False
+) -> Optional[FixerError]:
+    """The one --root rule for a plan's steps (fixer.pipeline.apply_refusal asks it for the dry
+    run and apply) and for a journal's remaining steps (`resume`, apply --resume): apt steps
+    change the host's dpkg database wherever they run, so they are refused in both. Conda
+    differs: a plan's conda steps are refused too (condacolab's install runs in the notebook
+    kernel and conda installs into the machine's prefix), while a resumed journal reaches its
+    conda step only after condacolab installed conda (a stage-level apply in the sandbox, as the
+    condacolab tests do), so there a conda step runs when the folders of every absolute path it
+    names lie inside the sandbox (fsgate.outside_root) and refused otherwise."""
     if root is None:
         return None
+    system = sorted({s.kind for s in steps if s.kind in SYSTEM_STEPS})
+    apt = [k for k in system if k.startswith("apt-")]
+    if not resume and system:
+        return UsageError(
+            f"--root {root}: the plan has {', '.join(system)} steps, which change the machine "
+            "outside the sandbox; --root confines only the tool's own files"
+        )
+    if apt:
+        return UsageError(
+            f"--root {root}: the journal's remaining steps include {apt[0]}, which changes "
+            "the machine outside the sandbox; --root confines only the tool's own files"
+        )
     for step in steps:
-        if step.kind.startswith("apt-"):
-            return UsageError(
-                f"--root {root}: the journal's remaining steps include {step.kind}, which changes "
-                "the machine outside the sandbox; --root confines only the tool's own files"
-            )
         if step.kind == "conda-install":
             # the folder of each path it names: a venv's python is a link out of its folder
             places = [
