@@ -254,11 +254,12 @@ def _match_rule(rule: Rule, text: str, env: Optional[Environment], cat: Catalogu
         needs=rule.needs_evidence,
         alt_best=max((a.confidence for a in rule.alternatives), default=0.0),
     )
-    if rid == "cudnn-too-old" and rule.versions:
-        return _in_two_frameworks(hit, text)
+    alternatives = _alternative_hits(rule, evidence[:1], offset) if rid == rule.id else []
+    if rid == "cudnn-too-old" and rule.versions and len(frameworks_in(text, None)) >= 2:
+        return _in_two_frameworks(hit, text) + alternatives
     if rid != rule.id or benign:
         return [hit]
-    return [hit] + _alternative_hits(rule, evidence[:1], offset)
+    return [hit] + alternatives
 
 
 #: where a loaded soname is reused by every later dlopen in the process (the first copy wins)
@@ -273,11 +274,9 @@ def _in_two_frameworks(hit: Hit, text: str) -> List[Hit]:
     or pins its own cuDNN, and in one process the copy loaded first serves every later user
     (ld.so reuses a loaded soname): with two GPU frameworks named in the paste (imports, tracebacks,
     messages) the older copy is most often the other framework's, so the reading is
-    cudnn-conflict, with the plain older copy kept as the alternative; with one framework it
-    stays cudnn-too-old."""
+    cudnn-conflict, with the plain older copy kept as the alternative (the caller keeps the
+    reading cudnn-too-old with one framework)."""
     fws = frameworks_in(text, None)
-    if len(fws) < 2:
-        return [hit]
     f = hit.finding
     conflict = dataclasses.replace(
         hit,

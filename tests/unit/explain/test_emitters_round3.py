@@ -213,3 +213,23 @@ def test_a_cudnn_version_stated_as_a_requirement_is_not_evidence_of_a_copy(
         assert top.id == "cudnn-major-mismatch"
     else:
         assert top.id == "cudnn-missing"
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    major=st.integers(8, 9),
+    minor=st.integers(1, 9),
+    back=st.integers(1, 9),
+    jax=st.booleans(),
+)
+def test_torchs_check_keeps_its_alternatives_with_one_framework_or_two(major, minor, back, jax):
+    """torch's check ("cuDNN version incompatibility: PyTorch was compiled against %s but linked
+    against %s"): its alternative reading (a shadowing copy) stays with the conflict reading."""
+    lo = max(0, minor - back)
+    text = ("import jax.numpy as jnp\n" if jax else "") + (
+        "RuntimeError: cuDNN version incompatibility: PyTorch was compiled against "
+        f"({major}, {minor}, 2) but linked against ({major}, {lo}, 3)"
+    )
+    ids = [f.id for f in explain(text)]
+    first = ["cudnn-conflict", "cudnn-too-old"] if jax else ["cudnn-too-old"]
+    assert ids[: len(first)] == first and "cudnn-shadowed" in ids
