@@ -89,13 +89,6 @@ def pytest_configure(config: pytest.Config) -> None:
     # which tests point into a sandbox (--root or XDG_STATE_HOME).
 
 
-#: The youngest generation is collected after this many allocations (less deallocations) of
-#: tracked objects; CPython's default is 700 (3.11, 3.12; 2000 from 3.13). Hypothesis and the
-#: pipelines allocate many short-lived objects, and at 700 a quick loop ran about 3,000 young
-#: and 300 middle collections (2.5 s of CPU, gc.callbacks); at 10,000 about 600 and 50 (1 s),
-#: most young objects being gone by then. Only the test process is tuned, never the tool.
-GC_YOUNG_THRESHOLD = 10_000
-
 #: Whether the collector was on when collection began (pytest_sessionstart).
 _GC_WAS_ON: List[bool] = []
 
@@ -120,7 +113,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         gc.enable()
     gc.collect()
     gc.freeze()
-    gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
