@@ -175,7 +175,15 @@ class Rule:
 
 
 #: What a line of evidence inside a paste shows (fixer.explainer.evidence reads it).
-EVIDENCE_KINDS = ("cudnn-present", "cudnn-loaded", "memory-pressure", "framework-version")
+EVIDENCE_KINDS = (
+    "cudnn-present",
+    "cudnn-loaded",
+    "memory-pressure",
+    "framework-version",
+    "cudnn-caller-ships-cudnn",
+    "driver-version",
+    "cuda-runtime",
+)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -20,7 +20,7 @@ from fixer.diagnosis.findings import diagnose, ordered
 from fixer.system.versions import version_key
 from fixer.model import FINDING_IDS, Environment, Finding, LibraryCopy, Recipes, RuntimeView
 from fixer.recipebook import load as load_recipes
-from fixer.rules import cudnn_relation, decode_cudnn_version, display_name
+from fixer.rules import cudnn_relation, decode_cudnn_version, display_name, minor_version_floor
 from fixer.explainer.catalogue import FACTS, Catalogue, Rule, cudnn_copies, load_catalogue
 from fixer.explainer.evidence import apply_evidence, read_evidence
 from fixer.explainer.hits import MAX, Hit
@@ -877,8 +877,17 @@ def _text_hits(
         hits.extend(_match_rule(r, text, env, cat))
     if rules is None:
         hits.extend(_loader_hits(text, cat))
-        hits = apply_evidence(hits, read_evidence(text, cat), _cudnn_majors)
+        hits = apply_evidence(hits, read_evidence(text, cat), _cudnn_majors, _driver_floor)
     return hits
+
+
+def _driver_floor(major: int) -> Optional[str]:
+    """The lowest driver that runs every CUDA `major`.x (recipes/nvidia.toml's floors)."""
+    try:
+        recipes = load_recipes()
+    except Exception:  # noqa: BLE001 - a broken recipe file must not hide what the text says
+        return None
+    return minor_version_floor(major, recipes.driver_floors)
 
 
 def _cudnn_majors(framework: str, version: str) -> Set[int]:

@@ -14,6 +14,13 @@ lists, pip / dpkg lists and nvidia-smi pasted beside an error show what is on th
   paste, the text cannot decide: the readings keep the catalogue's order (the emitter's usual
   cause first) and the finding says what would decide.
 
+- A cuDNN sub-library that failed to load in a process whose traceback runs through torch's
+  package: torch's wheels bring their cuDNN, so the copy that loaded cannot reach its own part
+  (cudnn-incomplete first, cudnn-missing the alternative), unless a listing decided it.
+- The runtime's "insufficient driver" beside a driver version (nvidia-smi) that runs every CUDA
+  the paste names by minor-version compatibility (recipes/nvidia.toml's floors): no driver
+  library reached the process (driver-missing first, e.g. a container without the GPU exposed).
+
 Every decision names the line that decided it. Lines that report a failure are not evidence of
 what is present."""
 
@@ -26,6 +33,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 from fixer.explainer.catalogue import Catalogue
 from fixer.explainer.hits import MAX, Hit
 from fixer.explainer.loader import line_at
+from fixer.system.versions import version_key
 
 #: More lines of one kind decide nothing more (a log that repeats a listing 10^5 times).
 MAX_SEEN = 50
@@ -54,6 +62,11 @@ class Seen:
 
 #: The cuDNN majors the builds of a framework release were made with (recipes' build tables).
 CudnnMajors = Callable[[str, str], Set[int]]
+#: The lowest driver of a CUDA major's minor-version compatibility (recipes/nvidia.toml's
+#: [[driver_floor]] family rows, read by fixer.rules.minor_version_floor); None where none.
+DriverFloor = Callable[[int], Optional[str]]
+#: the CUDA majors a driver floor is asked for (NVIDIA defines minor-version floors from 11 on)
+_CUDA_MAJORS = range(11, 20)
 #: how a paste names a framework, to the recipes' framework ids
 _FRAMEWORK_IDS = {"jaxlib": "jax", "tensorflow-gpu": "tensorflow", "onnxruntime-gpu": "onnxruntime"}
 
@@ -87,6 +100,7 @@ def read_evidence(text: str, cat: Catalogue) -> List[Seen]:
                 name = (g.get("name") or "").strip()
                 if kind == "framework-version":
                     name = _FRAMEWORK_IDS.get(name.lower(), name.lower())
+                if kind in ("framework-version", "driver-version"):
                     version = g.get("version") or ""
                     out.append(Seen(kind, line, m.start(), None, name, None, version))
                     continue
@@ -273,11 +287,126 @@ def _needs(hits: List[Hit], seen: Sequence[Seen]) -> None:
             )
 
 
+def _caller_ships_cudnn(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
+    """A cuDNN sub-library that a process whose caller ships its own cuDNN (a traceback frame in
+    torch's package) cannot load, with no listing that decided it: the caller's copy cannot
+    reach its own part (cudnn-incomplete first); cuDNN absent from the search path stays the
+    alternative."""
+    caller = next((s for s in seen if s.kind == "cudnn-caller-ships-cudnn"), None)
+    if caller is None:
+        return []
+    extra: List[Hit] = []
+    for h in hits:
+        if h.finding.id != "cudnn-missing" or h.alternative_of or not h.captures.get("part"):
+            continue
+        if any(e.startswith("decided by:") for e in h.finding.evidence):
+            continue  # a listing of the copy's directory decided it
+        lib = h.captures.get("name", "") or h.captures.get("part", "")
+        missing = dataclasses.replace(
+            h.finding,
+            evidence=(h.finding.evidence[0], "an alternative reading: cuDNN is not installed"),
+            confidence=round(h.finding.confidence - 0.15, 3),
+        )
+        _with(
+            h,
+            id="cudnn-incomplete",
+            title=f"The cuDNN copy the failing process ships cannot load its own sub-library {lib}",
+            evidence=h.finding.evidence
+            + (
+                f"decided by: {caller.line} (the caller is torch, whose wheel brings its cuDNN: "
+                "libcudnn itself loaded, its sub-library did not)",
+            ),
+            confidence=round(min(MAX, h.finding.confidence + 0.02), 3),
+            fix=(
+                "Make the cuDNN copy whole and reachable: reinstall the nvidia-cudnn wheel torch "
+                "requires (pip install --force-reinstall), and where the app is frozen or the "
+                "libraries are copied, keep every libcudnn_*.so.N beside libcudnn.so.N."
+            ),
+        )
+        h.check = (
+            f"ls the directory libcudnn loads from: {lib} missing there (or not reachable from "
+            "it: RUNPATH, links) means an incomplete copy"
+        )
+        extra.append(
+            Hit(
+                finding=missing,
+                decisive=False,
+                offset=h.offset,
+                where=h.where,
+                check="pip list | grep nvidia-cudnn: is the wheel torch requires installed?",
+                alternative_of="cudnn-incomplete",
+            )
+        )
+    return extra
+
+
+def _driver_runs(version: str, floor: DriverFloor) -> List[int]:
+    """The CUDA majors whose every minor release this driver runs (minor-version compatibility)."""
+    have = version_key(version)
+    out: List[int] = []
+    for major in _CUDA_MAJORS:
+        low = floor(major)
+        if low is not None and have >= version_key(low):
+            out.append(major)
+    return out
+
+
+def _driver_reached(
+    hits: List[Hit], seen: Sequence[Seen], floor: Optional[DriverFloor]
+) -> List[Hit]:
+    """The runtime's "insufficient driver" (which it also returns when no driver library loads)
+    beside a driver version that runs every CUDA the paste names (or, naming none, the newest
+    major it runs): no driver reached the process (driver-missing) ranks first."""
+    drivers = [s for s in seen if s.kind == "driver-version" and s.version]
+    if floor is None or not drivers:
+        return []
+    runs = _driver_runs(drivers[-1].version, floor)
+    named = sorted({s.major for s in seen if s.kind == "cuda-runtime" and s.major is not None})
+    if not runs or any(m not in runs for m in named):
+        return []
+    what = ", ".join(f"CUDA {m}" for m in named) or f"every CUDA {runs[-1]}.x runtime"
+    extra: List[Hit] = []
+    for h in hits:
+        if h.finding.id != "driver-too-old" or h.alternative_of or "insufficient" not in h.captures:
+            continue
+        extra.append(
+            Hit(
+                finding=dataclasses.replace(
+                    h.finding,
+                    id="driver-missing",
+                    title="The driver is new enough, but no driver library reached this process",
+                    evidence=(
+                        h.finding.evidence[0],
+                        f"decided by: {drivers[-1].line} (driver {drivers[-1].version} runs "
+                        f"{what} by NVIDIA's minor-version compatibility; the runtime reports an "
+                        "insufficient driver also when it loads none)",
+                    ),
+                    fix=(
+                        "Expose the driver to the process: start the container with the GPU "
+                        "(--gpus all, or NVIDIA_VISIBLE_DEVICES and the NVIDIA runtime), and make "
+                        "libcuda.so.1 findable (ldconfig -p | grep libcuda)."
+                    ),
+                    confidence=round(min(MAX, h.finding.confidence + (0.03 if named else 0.02)), 3),
+                ),
+                decisive=True,
+                offset=h.offset,
+                where=h.where,
+                check="ldconfig -p | grep libcuda.so.1 inside the failing process's container",
+            )
+        )
+    return extra
+
+
 def apply_evidence(
-    hits: List[Hit], seen: Sequence[Seen], majors: Optional[CudnnMajors] = None
+    hits: List[Hit],
+    seen: Sequence[Seen],
+    majors: Optional[CudnnMajors] = None,
+    floor: Optional[DriverFloor] = None,
 ) -> List[Hit]:
     """The hits, with the decisions the paste's own evidence makes (see the module's doc);
-    `majors` gives a framework release's cuDNN majors from the build tables."""
+    `majors` gives a framework release's cuDNN majors from the build tables, `floor` a CUDA
+    major's lowest driver from NVIDIA's table."""
     extra = _major_mismatch(hits, seen, majors) + _sub_library(hits, seen)
+    extra += _caller_ships_cudnn(hits, seen) + _driver_reached(hits, seen, floor)
     _needs(hits, seen)
     return hits + extra
