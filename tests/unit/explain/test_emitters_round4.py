@@ -166,3 +166,34 @@ def test_paddle_cpu_build_message(dev, n):
         f"CUDAPlace({dev}) to be CPUPlace()."
     )
     assert _top(text) == "cpu-only-build"
+
+
+NO_DRIVER = st.sampled_from(
+    [
+        "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA "
+        "GPU and installed a driver from http://www.nvidia.com/Download/index.aspx",
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure "
+        "that the latest NVIDIA driver is installed and running.",
+    ]
+)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    msg=NO_DRIVER,
+    verb=st.sampled_from(["I don't have", "my laptop doesn't have", "we do not have", "I have no"]),
+    article=st.sampled_from(["", "an ", "any "]),
+    vendor=st.sampled_from(["NVIDIA", "Nvidia", "nvidia"]),
+    noun=st.sampled_from(
+        ["GPU", "card", "adapter", "graphics card", "drivers", "driver installed"]
+    ),
+)
+def test_no_driver_text_beside_a_no_gpu_sentence(msg, verb, article, vendor, noun):
+    """The no-driver texts ask whether there is an NVIDIA GPU at all. A sentence saying the
+    machine has no NVIDIA GPU (card, adapter) answers it: gpu-missing; one saying only that
+    there is no NVIDIA driver leaves the driver reading first."""
+    if verb == "I have no":
+        article = ""
+    text = f"{msg}\n{verb} {article}{vendor} {noun} on this machine"
+    gpu = not noun.startswith("driver")
+    assert _top(text) == ("gpu-missing" if gpu else "driver-missing"), text
