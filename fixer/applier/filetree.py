@@ -51,7 +51,6 @@ stash keeps the file's mode: a link is the same inode, and a clone or zip entry 
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import errno
 import hashlib
@@ -125,8 +124,8 @@ def record_paths(dist_info: str, prefixes: Sequence[str] = ()) -> List[str]:
     record = di / "RECORD"
     rows: List[str] = []
     if record.is_file():
-        with open(record, newline="", encoding="utf-8", errors="replace") as f:
-            rows = [row[0] for row in csv.reader(f) if row]
+        with open(record, encoding="utf-8", errors="replace") as f:
+            rows = [row for row, _hash, _size in fsgate.record_rows(f.read())]
     else:  # no RECORD (damaged install): at least the dist-info itself
         rows = [f"{di.name}/{p.name}" for p in di.iterdir()] if di.is_dir() else []
     for rel in rows:

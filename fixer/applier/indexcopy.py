@@ -27,7 +27,6 @@ it, names the URL, and exits 1 (run it again when the index answers).
 from __future__ import annotations
 
 import base64
-import csv
 import os
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Set
@@ -36,6 +35,7 @@ from packaging.tags import Tag, parse_tag
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from fixer.system import fsgate
 from fixer.system import index as index_client
 from fixer.applier.filetree import sha256_of
 
@@ -120,12 +120,12 @@ def mark(manifest: Dict[str, Any]) -> int:
     site = manifest["site"]
     record: Dict[str, str] = {}
     try:
-        with open(os.path.join(di, "RECORD"), newline="", encoding="utf-8") as f:
-            for row in csv.reader(f):
-                if len(row) >= 2 and row[1].startswith("sha256="):
-                    b64 = row[1][len("sha256=") :]
+        with open(os.path.join(di, "RECORD"), encoding="utf-8") as f:
+            for row, hashed, _size in fsgate.record_rows(f.read()):
+                if hashed.startswith("sha256="):
+                    b64 = hashed[len("sha256=") :]
                     digest = base64.urlsafe_b64decode(b64 + "=" * (-len(b64) % 4)).hex()
-                    record[os.path.normpath(os.path.join(site, row[0]))] = digest
+                    record[os.path.normpath(os.path.join(site, row))] = digest
     except (OSError, ValueError):
         return 0
     total = 0

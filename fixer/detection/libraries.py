@@ -118,18 +118,17 @@ def _record_libraries(
     (fixer.system.fsgate.record_row; a wheel's libraries lie under it), so detection never
     claims, scans or hashes a file outside the wheel's own site directory."""
     out: List[Tuple[str, PipFile]] = []
-    for line in text.splitlines():
-        parts = line.rsplit(",", 2)
-        if len(parts) != 3 or not FAMILY_RE.match(os.path.basename(parts[0])):
+    for row, hashed, sized in fsgate.record_rows(text):
+        if not FAMILY_RE.match(os.path.basename(row)):
             continue
         try:
-            path = fsgate.record_row(d.location, parts[0], (d.location,))
+            path = fsgate.record_row(d.location, row, (d.location,))
         except fsgate.PathRefused as exc:
             notes.append(ProbeNote("RECORD", False, f"{d.location}/{info}/RECORD: {exc}"))
             continue
-        digits = parts[2].strip()
+        digits = sized.strip()
         size = int(digits) if digits.isdigit() and len(digits) <= _SIZE_DIGITS else None
-        digest = parts[1].strip() if parts[1].startswith("sha256=") else None
+        digest = hashed.strip() if hashed.startswith("sha256=") else None
         out.append((path, PipFile(d.name, d.version, size, digest)))
     return out
 

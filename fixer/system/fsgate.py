@@ -22,6 +22,7 @@ OSError, so a restore that meets one lists it as a failure of that one path.
 from __future__ import annotations
 
 import contextlib
+import csv
 import errno
 import os
 import secrets
@@ -471,6 +472,27 @@ def temp_dir(prefix: str = "colab-cudnn-fix-") -> Path:
 # -- RECORD rows -------------------------------------------------------------------------------
 
 
+def record_rows(text: str) -> List[Tuple[str, str, str]]:
+    """A RECORD's rows as (path, hash, size): the CSV that the wheel format's RECORD is (PEP 376;
+    pip reads it with csv.reader and takes the first column as the path:
+    pip/_internal/metadata/base.py, _iter_declared_entries_from_record, pip 23.2). A missing
+    column is empty and columns past the third are ignored, as pip's first-column reading does.
+    Each line is read on its own, so that a line that is not CSV (Python < 3.11's "line contains
+    NUL") is skipped instead of ending the file; a path holding a line break, which no installer
+    writes, is read as two broken rows. The one reader of RECORD rows: detection, apply and
+    rollback, and the index copy."""
+    rows: List[Tuple[str, str, str]] = []
+    for line in text.split("\n"):
+        try:
+            row = next(csv.reader([line]), [])
+        except csv.Error:
+            continue
+        if row:
+            row += ["", ""]
+            rows.append((row[0], row[1], row[2]))
+    return rows
+
+
 def record_row(site: str, row: str, prefixes: Sequence[str]) -> str:
     """The file a RECORD row names, as an absolute path; PathRefused for a row that is absolute,
     or whose `..` steps leave every one of `prefixes` (the environment's prefix and site
@@ -507,6 +529,7 @@ __all__ = [
     "private_dir",
     "read_bytes",
     "record_row",
+    "record_rows",
     "register",
     "remove",
     "remove_empty_dir",
