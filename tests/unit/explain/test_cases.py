@@ -9,7 +9,12 @@ status): it is no longer unseen. Its rate is printed and guarded, not a measure 
 Held-out set 4 (held_out_4.toml, 59 reports collected blind) measured 39/59 (66.1 %) before round
 four and 44/59 (74.6 %) when its misses were first read; it was then READ while patterns were
 written (torch's cuDNN check wrapped by a terminal, PaddlePaddle's CPU-build message, JAX's
-fallback warning, ...): it is no longer unseen either; its rate is printed and guarded."""
+fallback warning, ...): it is no longer unseen either; its rate is printed and guarded.
+
+Held-out set 5 (held_out_5.toml, 60 reports collected blind) was measured once, after rounds
+three and four: 41/60 (68.3 %). It was never read while patterns were written: the project's one
+unseen measure. Keep it so: read its misses only to start a new round, and collect a new set
+for that round's measure."""
 
 from __future__ import annotations
 
@@ -28,6 +33,11 @@ SET3 = tomllib.loads((Path(__file__).parent / "held_out_3.toml").read_text(encod
 ]
 #: held-out set 4: measured blind once (39/59), then read while round four's patterns were written
 SET4 = tomllib.loads((Path(__file__).parent / "held_out_4.toml").read_text(encoding="utf-8"))[
+    "case"
+]
+#: held-out set 5: collected blind, measured after rounds three and four, never read while
+#: patterns were written (the one unseen set)
+SET5 = tomllib.loads((Path(__file__).parent / "held_out_5.toml").read_text(encoding="utf-8"))[
     "case"
 ]
 #: the table the catalogue was developed against
@@ -70,50 +80,39 @@ def test_ranked_first_for_at_least_90_percent():
     assert rate >= 0.9
 
 
-def test_held_out_rate():
-    """The held-out reports: measured, printed, and guarded at the rate measured when
-    they were collected (27 of 30; 30 of 30 once the older TensorFlow ptxas wording, ptxas's
-    "Unsupported .version" and ldd's "=> not found" (a soname said to be not found, however a
-    wrapper or a user retells it) were read from their emitters: recipes/errors.toml cites them;
-    those three reports are no longer unseen); their misses are not fitted."""
-    hits = sum(_top(c) == c["cause"] for c in HELD_OUT)
-    rate = hits / len(HELD_OUT)
-    print(
-        f"held-out: explain ranks the confirmed cause first for {hits}/{len(HELD_OUT)} ({rate:.1%})"
-    )
-    assert rate >= 0.9
-
-
 #: the rate set 3 reached once its classes were read from their emitters (43/60 before)
 SET3_GUARD = 55
-
-
-def test_held_out_3_rate():
-    """Set 3: printed, and guarded at the rate reached after round three (it was read while the
-    patterns were written, so this guards against regressions; it is no held-out measure)."""
-    assert len(SET3) >= 60 and all(c["cause"] in FINDING_IDS for c in SET3)
-    hits = sum(_top(c) == c["cause"] for c in SET3)
-    print(
-        f"held-out-3: explain ranks the confirmed cause first for {hits}/{len(SET3)} "
-        f"({hits / len(SET3):.1%})"
-    )
-    assert hits >= SET3_GUARD
-
-
 #: the rate set 4 reached once its classes were read from their emitters (39/59 blind)
 SET4_GUARD = 52
+#: set 5 measured blind after rounds three and four (never read while patterns were written)
+SET5_GUARD = 41
+
+#: Each held-out set: its reports and the number guarded. Set 2's guard is 90 %; sets 3 and 4
+#: were read while patterns were written (regression guards, not measures); set 5 is unseen.
+HELD_OUT_SETS = {
+    "held-out-2": (HELD_OUT, 27),
+    "held-out-3": (SET3, SET3_GUARD),
+    "held-out-4": (SET4, SET4_GUARD),
+    "held-out-5": (SET5, SET5_GUARD),
+}
 
 
-def test_held_out_4_rate():
-    """Set 4: printed, and guarded at the rate reached in round four (read while patterns were
-    written: a regression guard, no held-out measure)."""
-    assert len(SET4) >= 59 and all(c["cause"] in FINDING_IDS for c in SET4)
-    hits = sum(_top(c) == c["cause"] for c in SET4)
+@pytest.mark.parametrize("name", sorted(HELD_OUT_SETS))
+def test_held_out_rate(name):
+    """Each held-out set: measured, printed, and guarded. Set 2 (30 reports): 27 of 30 when
+    collected; 30 of 30 once the older TensorFlow ptxas wording, ptxas's "Unsupported .version"
+    and ldd's "=> not found" were read from their emitters (recipes/errors.toml cites them; those
+    three reports are no longer unseen). Sets 3 and 4: see the module docstring. Set 5 (60
+    reports, collected blind) was measured after rounds three and four and never read while
+    patterns were written; its misses are not fitted."""
+    cases, guard = HELD_OUT_SETS[name]
+    assert len(cases) >= 30 and all(c["cause"] in FINDING_IDS for c in cases)
+    hits = sum(_top(c) == c["cause"] for c in cases)
     print(
-        f"held-out-4: explain ranks the confirmed cause first for {hits}/{len(SET4)} "
-        f"({hits / len(SET4):.1%})"
+        f"{name}: explain ranks the confirmed cause first for {hits}/{len(cases)} "
+        f"({hits / len(cases):.1%})"
     )
-    assert hits >= SET4_GUARD
+    assert hits >= guard
 
 
 @pytest.mark.parametrize(
