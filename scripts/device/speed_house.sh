@@ -24,7 +24,7 @@ out=${OUT:-}
 $py -m compileall -q fixer >/dev/null 2>&1
 [ -n "$base_dir" ] && $py -m compileall -q "$base_dir/fixer" >/dev/null 2>&1
 $py - "$n" "$PWD" "$base_dir" <<'PY' | tee ${out:+"$out/speed_house.txt"}
-import os, statistics, subprocess, sys, time
+import os, statistics, subprocess, sys, tempfile, time
 
 n, here, base = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 py = sys.executable
@@ -37,11 +37,23 @@ COMMANDS = {
 BUDGET = {"doctor --json": 0.3, "plan --json": 0.4}
 trees = [("this tree", here)] + ([("BASE", base)] if base else [])
 
+NEUTRAL = tempfile.mkdtemp()  # the children's working directory: `python -m` puts its working
+# directory first on sys.path, ahead of PYTHONPATH, so run from the repository root every tree
+# would import the root's fixer (before 2026-11-27 the BASE column measured this tree twice)
+
 def timed(argv, env):
     t = time.perf_counter()
-    p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, timeout=300)
+    p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                       timeout=300, cwd=NEUTRAL)
     return time.perf_counter() - t, p.returncode
 
+def which_fixer(root):
+    env = dict(os.environ, PYTHONPATH=root)
+    return subprocess.run([py, "-c", "import fixer; print(fixer.__file__)"], env=env, cwd=NEUTRAL,
+                          capture_output=True, text=True).stdout.strip()
+
+for tree, root in trees:
+    print(f"{tree}: {which_fixer(root)}")
 runs = {}
 for i in range(n):  # round robin: drift of the machine's speed spreads over every command alike
     argv = [py, "-m", "torch.utils.collect_env"]
