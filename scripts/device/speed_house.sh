@@ -35,7 +35,7 @@ COMMANDS = {
     "explain --json --no-detect": ["explain", "--json", "--no-detect", TEXT],
 }
 BUDGET = {"doctor --json": 0.3, "plan --json": 0.4}
-trees = [("this tree", here)] + ([("BASE", base)] if base else [])
+trees = [("this tree", here)] + ([("BASE", os.path.abspath(base))] if base else [])
 
 NEUTRAL = tempfile.mkdtemp()  # the children's working directory: `python -m` puts its working
 # directory first on sys.path, ahead of PYTHONPATH, so run from the repository root every tree
