@@ -16,9 +16,11 @@ from __future__ import annotations
 import contextlib
 import copy
 import sys
-from typing import Any, Iterator, List, NamedTuple, Tuple
+from typing import Any, Iterator, List, NamedTuple, Sequence, Tuple
 
 from hypothesis import strategies as st
+
+from fixer.model import CommandResult
 
 OPTION_LIKE = (
     "-oDPkg::Pre-Invoke::=touch /tmp/pwned",
@@ -261,3 +263,15 @@ def mutations(
 
 def _where(path: FieldPath) -> str:
     return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+
+
+class Recorder:
+    """The edge where the tool runs a command (apt, dpkg, pip): every command is recorded and
+    answered "failed", so nothing runs; a test reads `commands` afterwards."""
+
+    def __init__(self) -> None:
+        self.commands: List[Sequence[str]] = []
+
+    def __call__(self, argv: Sequence[str], **kw: Any) -> CommandResult:
+        self.commands.append(list(argv))
+        return CommandResult(rc=1, output="")

@@ -11,15 +11,15 @@ import hashlib
 import os
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.hostile import Recorder
 from fixer.applier import rollback
 from fixer.applier.journal import Journal
-from fixer.model import CommandResult
 from fixer.errors import FixerError
 from fixer.system.paths import private_state_dir
 from tests.helpers.examples import examples
@@ -127,17 +127,6 @@ def _journals(victim: Path, root: Path) -> st.SearchStrategy[Dict[str, Any]]:
             "notes": st.one_of(_junk, st.lists(st.text(max_size=10), max_size=2)),
         }
     )
-
-
-class Recorder:
-    """The apt/dpkg edge: records every command, answers 'not installed' / failure."""
-
-    def __init__(self) -> None:
-        self.commands: List[Sequence[str]] = []
-
-    def __call__(self, argv: Sequence[str], **kw: Any) -> CommandResult:
-        self.commands.append(list(argv))
-        return CommandResult(rc=1, output="")
 
 
 ALLOWED_COMMANDS = ("apt-get", "apt-mark", "dpkg-query", "ldconfig", "apt-cache")

@@ -35,11 +35,10 @@ from hypothesis import strategies as st
 from fixer.applier import apply_plan, runner as runner_module, transaction
 from fixer.applier.journal import Journal, write_checked
 from fixer.cli import main
-from fixer.model import CommandResult
 from fixer.system import grammar
 from fixer.system.paths import state_dir
 from tests.helpers.examples import examples
-from tests.helpers.hostile import OPTION_LIKE, mutations, values
+from tests.helpers.hostile import Recorder, OPTION_LIKE, mutations, values
 from tests.integration.apply.conftest import CUDNN_GOOD, options, pip_step
 from tests.helpers.stublibs import cc
 from tests.integration.security.test_hostile_resume import _waiting
@@ -96,17 +95,6 @@ class Setup(tuple):  # type: ignore[type-arg]
 
     def __repr__(self) -> str:
         return f"Setup(sandbox={self[0]})"
-
-
-class Recorder:
-    """The edge: every command is recorded and answered "failed" (nothing runs)."""
-
-    def __init__(self) -> None:
-        self.commands: List[Sequence[str]] = []
-
-    def __call__(self, argv: Sequence[str], **kw: Any) -> CommandResult:
-        self.commands.append(list(argv))
-        return CommandResult(rc=1, output="")
 
 
 def _check_commands(commands: List[Sequence[str]], python: str, victim: Path) -> None:
