@@ -196,6 +196,15 @@ def join_wrapped(text: str, patterns: Iterable["Pattern"]) -> str:
 Facts = Tuple[int, Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]
 
 
+@functools.lru_cache(maxsize=1024)
+def facts_of(source: str, flags: int) -> Facts:
+    """A pattern's facts from one parse (a catalogue has ~220 patterns); UnboundedPattern as
+    width_of. Kept per process: a catalogue parsed again (another file, `recipes validate`)
+    derives nothing twice."""
+    parsed = _sre.parse(source, flags)
+    return (_width(parsed), _anchors(parsed), _literals(parsed), tuple(parsed.state.groupdict))
+
+
 class Pattern:
     """A catalogue pattern: `re.Pattern`'s search / finditer / match, linear in the text."""
 
@@ -211,13 +220,7 @@ class Pattern:
         self._rx: Optional["re.Pattern[str]"] = None
         if facts is None:
             self._rx = re.compile(source, flags)
-            parsed = _sre.parse(source, flags)  # once for all three: a catalogue has ~220
-            facts = (
-                _width(parsed),
-                _anchors(parsed),
-                _literals(parsed),
-                tuple(self._rx.groupindex),
-            )
+            facts = facts_of(source, flags)
         self.width, self.anchors, self.literals, self.groups = facts
 
     @property
