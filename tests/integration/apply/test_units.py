@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from typing import Dict
 
 import pytest
 
@@ -19,7 +20,8 @@ from fixer.applier.journal import Journal, atomic_write
 from fixer.applier.runner import run_command
 from fixer.model import CommandResult
 from fixer.errors import LockHeld, UsageError
-from fixer.model import EnvFix
+from fixer.model import EnvFix, Plan, Step
+from fixer.planner import installers
 from tests.helpers.stublibs import build_cudnn_copy
 from tests.helpers.paths import REPO
 
@@ -235,6 +237,26 @@ def test_restart_kills_the_kernel_process():
 # -- apt journal and restore (apt itself cannot run here: a recorded dpkg state stands in) ----
 
 
+def apt_install_and_hold(pkgs: Dict[str, str]) -> Plan:
+    """The plan the planner writes for an apt cuDNN: install `pkgs` (name -> version), then hold them."""
+    return Plan(
+        steps=(
+            Step(
+                kind="apt-install",
+                summary="apt",
+                argv=installers.apt_install(pkgs),
+                packages=tuple(f"{k}={v}" for k, v in pkgs.items()),
+            ),
+            Step(
+                kind="apt-hold",
+                summary="hold",
+                argv=installers.apt_hold(list(pkgs)),
+                packages=tuple(pkgs),
+            ),
+        )
+    )
+
+
 class FakeApt:
     """dpkg/apt-get/apt-mark over a dict, for the journal's apt bookkeeping."""
 
@@ -273,28 +295,12 @@ class FakeApt:
 
 
 def test_apt_versions_and_holds_are_restored(venv, tmp_path):
-    from fixer.planner import installers
     from fixer.applier import apply_plan, rollback
-    from fixer.model import Plan, PlanOptions, Step
+    from fixer.model import PlanOptions
 
     apt = FakeApt({"libcudnn9-cuda-13": "9.14.0.64-1"}, held={"libcublas-13-0"})
     pkgs = {"libcudnn9-cuda-13": "9.19.0.56-1", "libcudnn9-dev-cuda-13": "9.19.0.56-1"}
-    plan = Plan(
-        steps=(
-            Step(
-                kind="apt-install",
-                summary="apt",
-                argv=installers.apt_install(pkgs),
-                packages=tuple(f"{k}={v}" for k, v in pkgs.items()),
-            ),
-            Step(
-                kind="apt-hold",
-                summary="hold",
-                argv=installers.apt_hold(list(pkgs)),
-                packages=tuple(pkgs),
-            ),
-        )
-    )
+    plan = apt_install_and_hold(pkgs)
     apply_plan(plan, python=venv, options=PlanOptions(root=str(tmp_path)), runner=apt)
     assert apt.installed["libcudnn9-cuda-13"] == "9.19.0.56-1" and "libcudnn9-cuda-13" in apt.held
     back = rollback(root=str(tmp_path), runner=apt)

@@ -10,9 +10,8 @@ from typing import Any, Sequence
 import pytest
 
 from fixer.applier import apply_plan, rollback
-from fixer.model import CommandResult, Plan, PlanOptions, Step
-from fixer.planner import installers
-from tests.integration.apply.test_units import FakeApt
+from fixer.model import CommandResult, PlanOptions
+from tests.integration.apply.test_units import FakeApt, apt_install_and_hold
 
 pytestmark = pytest.mark.integration
 
@@ -39,22 +38,7 @@ class FailingApt(FakeApt):
 )
 def test_a_failed_apt_restore_is_not_exact_and_names_the_package(venv, tmp_path, fail):
     apt = FailingApt({"libcudnn9-cuda-13": "9.14.0.64-1"}, held={"libcublas-13-0"}, fail=fail)
-    plan = Plan(
-        steps=(
-            Step(
-                kind="apt-install",
-                summary="apt",
-                argv=installers.apt_install(PKGS),
-                packages=tuple(f"{k}={v}" for k, v in PKGS.items()),
-            ),
-            Step(
-                kind="apt-hold",
-                summary="hold",
-                argv=installers.apt_hold(list(PKGS)),
-                packages=tuple(PKGS),
-            ),
-        )
-    )
+    plan = apt_install_and_hold(PKGS)
     apply_plan(plan, python=venv, options=PlanOptions(root=str(tmp_path)), runner=apt)
     apt.armed = True
     back = rollback(root=str(tmp_path), runner=apt)
