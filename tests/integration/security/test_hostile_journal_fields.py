@@ -179,35 +179,52 @@ def _reset(sandbox: Path, pristine: Path) -> None:
     _replace(pristine, sandbox, lambda name: name == "venv")
 
 
+def _against_hostile(
+    data: Any, setup: Any, command: List[str], monkeypatch: Any, capsys: Any
+) -> Any:
+    """One generated journal written into the sandbox and `command` run on it, every command the
+    tool starts recorded and answered "failed" (nothing runs): the victim's tree is unchanged and
+    only the tool's own commands were started. The Recorder, or None when the mutation left no
+    journal object to write."""
+    sandbox, good, _, victim, python = setup
+    what, _, hostile = data.draw(mutations(good, _hostile(victim, sandbox)), label="journal")
+    if not isinstance(hostile, dict):
+        return None
+    _write(sandbox, hostile)
+    seen = _tree(victim)
+    rec = Recorder()
+    monkeypatch.setattr(transaction, "run_command", rec)
+    monkeypatch.setattr(runner_module, "run_command", rec)
+    _outcome(command, capsys)
+    assert _tree(victim) == seen, what
+    _check_commands(rec.commands, python, victim)
+    return rec
+
+
+#: Both generated tests: 100 hostile journals each (a real apply's or resume's sandbox per test).
+GENERATED = settings(
+    max_examples=examples(100),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
 def _write(sandbox: Path, data: Dict[str, Any]) -> None:
     """journal.json as its writer could leave it: checksummed, fields as given (version too)."""
     (directory,) = Journal.all(state_dir(str(sandbox)))
     write_checked(directory / "journal.json", data)
 
 
-@settings(
-    max_examples=examples(100),
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@GENERATED
 @given(data=st.data())
 def test_rollback_of_a_hostile_journal_stays_inside_and_runs_only_the_tools_commands(
     data, applied, capsys, monkeypatch
 ):
-    sandbox, good, pristine, victim, python = applied
+    sandbox, _, pristine, _, _ = applied
     _reset(sandbox, pristine)
-    what, _, hostile = data.draw(mutations(good, _hostile(victim, sandbox)), label="journal")
-    if not isinstance(hostile, dict):
-        return
-    _write(sandbox, hostile)
-    seen = _tree(victim)
-    rec = Recorder()
-    monkeypatch.setattr(transaction, "run_command", rec)
-    monkeypatch.setattr(runner_module, "run_command", rec)
     force = data.draw(st.booleans(), label="force")
-    _outcome(["rollback", "--root", str(sandbox), *(["--force"] if force else [])], capsys)
-    assert _tree(victim) == seen, what
-    _check_commands(rec.commands, python, victim)
+    command = ["rollback", "--root", str(sandbox), *(["--force"] if force else [])]
+    _against_hostile(data, applied, command, monkeypatch, capsys)
 
 
 @pytest.fixture
@@ -221,30 +238,19 @@ def waiting(tmp_path, monkeypatch):
 
 
 @pytest.mark.skipif(cc() is None, reason="no C compiler to build the stub cuDNN")
-@settings(
-    max_examples=examples(100),
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@GENERATED
 @given(data=st.data())
 def test_resume_of_a_hostile_journal_stays_inside_and_runs_only_the_planners_commands(
     data, waiting, capsys, monkeypatch
 ):
-    sandbox, good, pristine, victim, python = waiting
+    sandbox, _, pristine, _, _ = waiting
     shutil.rmtree(sandbox)
     shutil.copytree(pristine, sandbox, symlinks=True)
-    what, _, hostile = data.draw(mutations(good, _hostile(victim, sandbox)), label="journal")
-    if not isinstance(hostile, dict):
-        return
-    _write(sandbox, hostile)
-    seen = _tree(victim)
-    rec = Recorder()
-    monkeypatch.setattr(transaction, "run_command", rec)
-    monkeypatch.setattr(runner_module, "run_command", rec)
-    _outcome(["apply", "--resume", "--root", str(sandbox), "--no-verify"], capsys)
-    assert _tree(victim) == seen, what
-    _check_commands(rec.commands, python, victim)
-    for argv in rec.commands:  # conda: only the sandbox's (condacolab's prefix under --root)
+    command = ["apply", "--resume", "--root", str(sandbox), "--no-verify"]
+    rec = _against_hostile(data, waiting, command, monkeypatch, capsys)
+    for argv in (
+        rec.commands if rec else ()
+    ):  # conda: only the sandbox's (condacolab's prefix under --root)
         if os.path.basename(argv[0]) in ("conda", "mamba", "micromamba"):
             assert str(argv[0]).startswith(str(sandbox) + "/"), argv
 
