@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -81,6 +82,9 @@ def test_a_directory_swapped_for_a_symlink_mid_operation_never_leads_outside(tmp
     with fsgate.allowed([root]):
         swapper.start()
         try:
+            deadline = time.monotonic() + 10
+            while not swapper.swaps and time.monotonic() < deadline:
+                time.sleep(0.001)  # the race is on before the first operation
             for i in range(ROUNDS):
                 try:
                     OPERATIONS[op](spot, i)
