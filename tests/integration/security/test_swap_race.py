@@ -33,7 +33,7 @@ def _tree_digest(top: Path) -> str:
 
 class Swapper(threading.Thread):
     """Renames `spot` (a real directory) away and puts a symlink to `outside` in its place, and
-    back, as fast as it can, until stopped."""
+    back, until stopped; each state lasts a moment, so that the tool meets all of them."""
 
     def __init__(self, spot: Path, outside: Path) -> None:
         super().__init__(daemon=True)
@@ -50,9 +50,11 @@ class Swapper(threading.Thread):
                 os.symlink(self.outside, link)
                 os.rename(link, self.spot)
                 self.swaps += 1
+                time.sleep(0.0002)  # the link stays a moment, and so does the real folder below
                 os.rename(self.spot, link)
                 os.unlink(link)
                 os.rename(aside, self.spot)
+                time.sleep(0.0002)
             except OSError:
                 pass  # the tool's own operation got in between: try again
 
