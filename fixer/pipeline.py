@@ -11,24 +11,16 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Tuple
 
-from fixer.detection.colab_image import annotate
-from fixer.diagnosis.findings import diagnose
-from fixer.errors import FixerError, UsageError
-from fixer.model import Environment, Finding, PlannedMachine, Recipes
-from fixer.detection import detect, overrides_from_env
 from fixer import recipebook as rec
-from fixer.model import Intent, PlanOptions
-from fixer.model import Plan
-from fixer.diagnosis.findings import is_healthy
-from fixer.diagnosis.findings import SEVERITY_ORDER
+from fixer.detection import detect, overrides_from_env
+from fixer.detection.colab_image import annotate
 from fixer.diagnosis.checkplugins import run_checks
-from fixer.errors import NotAFix
-from fixer import recipebook as _recipes
+from fixer.diagnosis.findings import SEVERITY_ORDER, diagnose, is_healthy
+from fixer.errors import FixerError, NotAFix, UsageError
+from fixer.model import Environment, Finding, Intent, Plan, PlanOptions, PlannedMachine, Recipes
 
-if (
-    TYPE_CHECKING
-):  # imported where used: doctor, which never plans, does not load them (fixer.model)
-    from fixer.model import Intent, Plan, PlanOptions, PythonEnv, Stack
+if TYPE_CHECKING:
+    from fixer.model import PythonEnv, Stack
 
 
 def diagnosed(env: Environment, recipes: Recipes) -> Tuple[Finding, ...]:
@@ -37,9 +29,8 @@ def diagnosed(env: Environment, recipes: Recipes) -> Tuple[Finding, ...]:
     import, view_findings adds none."""
     if not any(v.error for v in env.runtime_views):
         return diagnose(env, recipes)
-    # start-up: fixer.explainer (its catalogue and engine) costs doctor --json ~4% of its time
-    # (python -X importtime); only a failed --deep import needs it
-    # start-up: fixer.explainer +12% on doctor --json (python -X importtime)
+    # start-up: fixer.explainer +12% on doctor --json (python -X importtime); only a failed
+    # --deep import needs it
     from fixer.explainer import diagnose_all
 
     return diagnose_all(env, recipes)
@@ -267,7 +258,7 @@ class _RecipesLoader(threading.Thread):
 
     def run(self) -> None:
         try:
-            self.value = _recipes.load(extra_dirs=self.extra)
+            self.value = rec.load(extra_dirs=self.extra)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
             self.exc = exc
 
