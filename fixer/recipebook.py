@@ -982,19 +982,8 @@ def _disk_cache_path(key: Tuple[Any, ...]) -> Path:
 
 
 def _disk_cache_digest(key: Tuple[Any, ...]) -> str:
-    import hashlib
-    import sys
-
-    # The code that builds the value is part of the key too (a checkout edited in place keeps
-    # its version number): this module's and the model's file stamps.
-    code = tuple((f, os.stat(f).st_mtime_ns, os.stat(f).st_size) for f in (__file__, _model_file()))
-    return hashlib.sha256(
-        repr((key, code, __version__, sys.version_info[:2])).encode()
-    ).hexdigest()[:24]
-
-
-def _model_file() -> str:
-    return model.__file__
+    """This module and the model build the value (fixer.system.cachefile.digest)."""
+    return cachefile.digest((key, __version__), (__file__, model.__file__))
 
 
 def _disk_cache_read(key: Tuple[Any, ...]) -> Optional[Recipes]:

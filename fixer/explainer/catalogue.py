@@ -320,14 +320,9 @@ FACTS_SCHEMA = 1
 
 
 def _facts_path(key: Tuple[Any, ...]) -> Path:
-    """The facts cache of the catalogue files in `key` (path, mtime, size), as derived by this
-    code (scan.py's and this module's stamps) under this Python (its `re`)."""
-    import hashlib
-    import sys
-
-    code = tuple((f, os.stat(f).st_mtime_ns, os.stat(f).st_size) for f in (__file__, scan.__file__))
-    digest = hashlib.sha256(repr((key, code, sys.version_info[:2])).encode()).hexdigest()[:24]
-    return cache_dir() / "catalogue" / f"{digest}.json"
+    """The facts cache of the catalogue files in `key` (path, mtime, size), as this module and
+    scan.py derive them under this Python (its `re`: fixer.system.cachefile.digest)."""
+    return cache_dir() / "catalogue" / f"{cachefile.digest(key, (__file__, scan.__file__))}.json"
 
 
 def _facts_read(key: Tuple[Any, ...]) -> Optional[Dict[str, Facts]]:

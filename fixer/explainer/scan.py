@@ -152,12 +152,8 @@ def _runs(items: Any, out: List[str]) -> None:
 MIN_WRAPPED = 3
 
 
-def literals_of(source: str, flags: int = 0) -> Tuple[str, ...]:
-    """Every run of literal text in the pattern of at least MIN_WRAPPED characters (ASCII-lowered)."""
-    return _literals(_sre.parse(source, flags))
-
-
 def _literals(parsed: Any) -> Tuple[str, ...]:
+    """Every run of literal text in the pattern of at least MIN_WRAPPED characters (ASCII-lowered)."""
     out: List[str] = []
     _runs(parsed, out)
     keep = (_ascii_lower(r).decode("ascii") for r in out if len(r) >= MIN_WRAPPED and "\n" not in r)

@@ -19,10 +19,21 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Optional, Sequence, Union
 
 #: The largest cache file read (the parsed recipes are about 1 MB of JSON).
 LIMIT = 16 * 1024 * 1024
+
+
+def digest(key: Any, code: Sequence[str]) -> str:
+    """A cache file's name for `key`, as the files in `code` derive its value under this Python:
+    each code file's mtime and size are part of it (a checkout edited in place keeps its version
+    number), so an edited tool never reads a value an older one derived."""
+    import hashlib
+    import sys
+
+    stamps = tuple((f, os.stat(f).st_mtime_ns, os.stat(f).st_size) for f in code)
+    return hashlib.sha256(repr((key, stamps, sys.version_info[:2])).encode()).hexdigest()[:24]
 
 
 def trusted(st: os.stat_result) -> bool:
@@ -62,4 +73,4 @@ def read_json(path: Union[str, Path], limit: int = LIMIT) -> Optional[Any]:
         return None
 
 
-__all__ = ["LIMIT", "read_bytes", "read_json", "trusted"]
+__all__ = ["LIMIT", "digest", "read_bytes", "read_json", "trusted"]
