@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Tuple
 from fixer.system.paths import runnable_python
 from fixer.errors import UsageError
 from fixer.system.proc import run
+from fixer.system.versions import canonical_name
 
 if TYPE_CHECKING:
     from fixer.model import PythonEnv
@@ -105,9 +106,7 @@ class TargetSnapshot:
     leftovers: Tuple[str, ...] = ()  # `~` metadata directories an interrupted installer left
 
     def get(self, name: str) -> Optional[InstalledDist]:
-        from packaging.utils import canonicalize_name
-
-        want = canonicalize_name(name)
+        want = canonical_name(name)
         for d in self.dists:
             if d.name == want:
                 return d
@@ -121,10 +120,8 @@ class TargetSnapshot:
 
     def closure(self, names: "Iterable[str]") -> List[str]:
         """`names` and every installed distribution they require, transitively (canonical names)."""
-        from packaging.utils import canonicalize_name
-
         out: List[str] = []
-        todo: List[str] = [canonicalize_name(n) for n in names]
+        todo: List[str] = [canonical_name(n) for n in names]
         while todo:
             n = todo.pop(0)
             if n in out:
@@ -166,13 +163,11 @@ def snapshot_of_env(python: Optional["PythonEnv"], executable: str) -> TargetSna
     dist_info stands for its site directory only (`InstalledDist.site_packages`)."""
     import os
 
-    from packaging.utils import canonicalize_name
-
     if python is None:
         return TargetSnapshot(executable=executable, version="", prefix="")
     dists = tuple(
         InstalledDist(
-            name=str(canonicalize_name(d.name)),
+            name=canonical_name(d.name),
             version=d.version,
             dist_info=os.path.join(d.location, f"{d.name}.dist-info") if d.location else "",
             requires=tuple(_requirement_names(d.requires)),
@@ -198,7 +193,7 @@ def _requirement_names(lines: Iterable[str]) -> List[str]:
             continue
         m = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", head[0])
         if m:
-            out.append(re.sub(r"[-_.]+", "-", m.group(1)).lower())
+            out.append(canonical_name(m.group(1)))
     return out
 
 
