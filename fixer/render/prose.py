@@ -67,9 +67,13 @@ def units(plain: str) -> List[Tuple[int, int]]:
     commands (the module's rule); a line may break only between two of them."""
     whole: List[Tuple[int, int]] = [m.span() for m in _BACKTICKS.finditer(plain)]
     whole += [m.span() for m in _PATH.finditer(plain)]
-    for m in _COMMAND.finditer(plain):
+    m = _COMMAND.search(plain)
+    while m:
         if _is_command(m.group("prog"), m.group("next")):
             whole.append(m.span())
+            m = _COMMAND.search(plain, m.end())
+        else:  # only a program's name ("uv or pip install x"): a command may start inside
+            m = _COMMAND.search(plain, m.end("prog"))
     whole.sort()
     merged: List[Tuple[int, int]] = []
     for s, e in whole:

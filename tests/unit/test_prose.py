@@ -37,3 +37,12 @@ def test_wrap_keeps_words_and_units_and_fits(parts, width, indent) -> None:
     for p in parts:
         if p.startswith("`") or " " in p:  # a span or a command
             assert any(p.rstrip(".") in line for line in lines), (p, lines)
+
+
+def test_a_program_named_in_passing_hides_no_command_after_it() -> None:
+    """'uv or pip install x': "uv" starts no command, and the pip command after it is still one
+    unit (the search goes on inside the words a non-command took; Hypothesis found it)."""
+    for lead in ("uv or", "uv 00000", "conda and then", "pip metadata of"):
+        text = f"{lead} pip install --force-reinstall 'x==1', done"
+        spans = [text[s:e] for s, e in units(text)]
+        assert "pip install --force-reinstall 'x==1'," in spans, spans
