@@ -124,7 +124,11 @@ def test_a_hostile_cache_record_is_refused_by_the_recipe_checkers(
     cache_home: Path, table: str, field: str, hostile: Any
 ) -> None:
     good = recipebook.load()
-    raw = json.loads(_cache_file(cache_home).read_bytes())["recipes"]
+    full = json.loads(_cache_file(cache_home).read_bytes())["recipes"]
+    # each table's first record only: a record is checked on its own, and the other 800 of
+    # the cache only made every example slower
+    raw = {attr: full[attr][:1] for attr, _ in recipebook._CACHED_TABLES}
+    raw["files"] = full["files"]
     if table == "files":
         raw["files"] = hostile
     else:
