@@ -183,6 +183,8 @@ EVIDENCE_KINDS = (
     "cudnn-caller-ships-cudnn",
     "driver-version",
     "cuda-runtime",
+    "cudnn-major-named",
+    "cudnn-part-absent",
 )
 
 

@@ -122,6 +122,15 @@ def _version_outcome(
     if not lo or not bu:
         return None, ""
     captures["loaded"], captures["built"] = lo, bu
+    floor = _norm(captures.get("min", ""))
+    if floor and cudnn_relation(lo, floor) == "other-major":
+        # JAX's check is `min_supported_version <= version` (jax_plugins/cuda/__init__.py
+        # _version_check): the pair that failed is (installed, minimum), not (installed, build)
+        captures["built"] = floor
+        return "cudnn-major-mismatch", (
+            f"The cuDNN installed ({lo}) has another major version than the minimum JAX "
+            f"supports ({floor}; built against {bu})"
+        )
     return _cudnn_outcome(rule, lo, bu)
 
 
@@ -877,7 +886,13 @@ def _text_hits(
         hits.extend(_match_rule(r, text, env, cat))
     if rules is None:
         hits.extend(_loader_hits(text, cat))
-        hits = apply_evidence(hits, read_evidence(text, cat), _cudnn_majors, _driver_floor)
+        hits = apply_evidence(
+            hits,
+            read_evidence(text, cat),
+            _cudnn_majors,
+            _driver_floor,
+            frameworks_in(text, None),
+        )
     return hits
 
 

@@ -30,9 +30,11 @@ import dataclasses
 import re
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
+from fixer.explainer import copies
 from fixer.explainer.catalogue import Catalogue
 from fixer.explainer.hits import MAX, Hit
 from fixer.explainer.loader import line_at
+from fixer.rules import decode_cudnn_version
 from fixer.system.versions import version_key
 
 #: More lines of one kind decide nothing more (a log that repeats a listing 10^5 times).
@@ -44,6 +46,8 @@ _FAILURE = re.compile(
     r"please make sure|not in|is not",
     re.I,
 )
+#: kinds read on any line, failure lines included (a failing soname names the major it needs)
+_ANY_LINE = ("memory-pressure", "cudnn-major-named", "cudnn-part-absent")
 _CUDNN_LOAD_FAILURES = ("cudnn-missing", "cudnn-incomplete", "cudnn-major-mismatch")
 
 
@@ -57,7 +61,7 @@ class Seen:
     major: Optional[int] = None
     name: str = ""
     share: Optional[float] = None  # memory in use / total, from nvidia-smi
-    version: str = ""  # a framework's release ("framework-version")
+    version: str = ""  # a framework's release ("framework-version"), a copy's ("cudnn-present")
 
 
 #: The cuDNN majors the builds of a framework release were made with (recipes' build tables).
@@ -90,7 +94,7 @@ def read_evidence(text: str, cat: Catalogue) -> List[Seen]:
                 if n >= MAX_SEEN:
                     break
                 line = line_at(text, m.start())
-                if ev.kind != "memory-pressure" and _FAILURE.search(line):
+                if ev.kind not in _ANY_LINE and _FAILURE.search(line):
                     continue
                 g = m.groupdict()
                 share = None
@@ -104,7 +108,12 @@ def read_evidence(text: str, cat: Catalogue) -> List[Seen]:
                     version = g.get("version") or ""
                     out.append(Seen(kind, line, m.start(), None, name, None, version))
                     continue
-                out.append(Seen(kind, line, m.start(), _major(g), name, share))
+                version = (
+                    decode_cudnn_version(g.get("version") or "") or ""
+                    if kind == "cudnn-present"
+                    else ""
+                )
+                out.append(Seen(kind, line, m.start(), _major(g), name, share, version))
     out.sort(key=lambda s: s.offset)
     return out
 
@@ -397,16 +406,24 @@ def _driver_reached(
     return extra
 
 
+def _is_failure(line: str) -> bool:
+    return bool(_FAILURE.search(line))
+
+
 def apply_evidence(
     hits: List[Hit],
     seen: Sequence[Seen],
     majors: Optional[CudnnMajors] = None,
     floor: Optional[DriverFloor] = None,
+    frameworks: Sequence[str] = (),
 ) -> List[Hit]:
     """The hits, with the decisions the paste's own evidence makes (see the module's doc);
     `majors` gives a framework release's cuDNN majors from the build tables, `floor` a CUDA
     major's lowest driver from NVIDIA's table."""
     extra = _major_mismatch(hits, seen, majors) + _sub_library(hits, seen)
+    extra += copies.part_absent(hits, seen)
     extra += _caller_ships_cudnn(hits, seen) + _driver_reached(hits, seen, floor)
+    extra += copies.shadowed(hits, seen)
+    extra += copies.conflict(hits + extra, seen, frameworks, majors, _is_failure)
     _needs(hits, seen)
     return hits + extra

@@ -12,9 +12,9 @@ written (torch's cuDNN check wrapped by a terminal, PaddlePaddle's CPU-build mes
 fallback warning, ...): it is no longer unseen either; its rate is printed and guarded.
 
 Held-out set 5 (held_out_5.toml, 60 reports collected blind) was measured once, after rounds
-three and four: 41/60 (68.3 %). It was never read while patterns were written: the project's one
-unseen measure. Keep it so: read its misses only to start a new round, and collect a new set
-for that round's measure."""
+three and four: 41/60 (68.3 %). It was then READ while round five's patterns were written (the
+cuDNN copies a paste shows decide shadowed / conflict / incomplete; JAX's minimum): it is no
+longer unseen; its rate is printed and guarded. Round five's measure is a new blind set."""
 
 from __future__ import annotations
 
@@ -35,8 +35,8 @@ SET3 = tomllib.loads((Path(__file__).parent / "held_out_3.toml").read_text(encod
 SET4 = tomllib.loads((Path(__file__).parent / "held_out_4.toml").read_text(encoding="utf-8"))[
     "case"
 ]
-#: held-out set 5: collected blind, measured after rounds three and four, never read while
-#: patterns were written (the one unseen set)
+#: held-out set 5: collected blind, measured after rounds three and four (41/60), then read
+#: while round five's patterns were written
 SET5 = tomllib.loads((Path(__file__).parent / "held_out_5.toml").read_text(encoding="utf-8"))[
     "case"
 ]
@@ -83,12 +83,13 @@ def test_ranked_first_for_at_least_90_percent():
 #: the rate set 3 reached once its classes were read from their emitters (43/60 before)
 SET3_GUARD = 55
 #: the rate set 4 reached once its classes were read from their emitters (39/59 blind)
-SET4_GUARD = 52
-#: set 5 measured blind after rounds three and four (never read while patterns were written)
-SET5_GUARD = 41
+SET4_GUARD = 54
+#: set 5 measured blind after rounds three and four (41/60), then read while round five's
+#: patterns were written (the cuDNN copies a paste shows: fixer.explainer.copies)
+SET5_GUARD = 45
 
 #: Each held-out set: its reports and the number guarded. Set 2's guard is 90 %; sets 3 and 4
-#: were read while patterns were written (regression guards, not measures); set 5 is unseen.
+#: were read while patterns were written (regression guards, not measures); set 5 too (round 5).
 HELD_OUT_SETS = {
     "held-out-2": (HELD_OUT, 27),
     "held-out-3": (SET3, SET3_GUARD),
@@ -103,8 +104,8 @@ def test_held_out_rate(name):
     collected; 30 of 30 once the older TensorFlow ptxas wording, ptxas's "Unsupported .version"
     and ldd's "=> not found" were read from their emitters (recipes/errors.toml cites them; those
     three reports are no longer unseen). Sets 3 and 4: see the module docstring. Set 5 (60
-    reports, collected blind) was measured after rounds three and four and never read while
-    patterns were written; its misses are not fitted."""
+    reports, collected blind) was measured after rounds three and four (41/60) and read in
+    round five; the rules came from the emitters and the copies a paste shows, not its cases."""
     cases, guard = HELD_OUT_SETS[name]
     assert len(cases) >= 30 and all(c["cause"] in FINDING_IDS for c in cases)
     hits = sum(_top(c) == c["cause"] for c in cases)

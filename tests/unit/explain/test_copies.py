@@ -1,0 +1,161 @@
+"""The cuDNN copies a paste shows decide between the cuDNN readings (fixer.explainer.copies):
+the emitters' own strings (TF/XLA cuda_dnn.cc, torch's backends/cudnn, PaddlePaddle's
+gpu_context, JAX's plugin check, cuDNN 8/9's sub-library loaders) with generated versions,
+beside generated listings in the forms pip, conda, ldconfig and users print them."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fixer.explainer import explain
+from tests.helpers.examples import examples
+
+MAJORS = st.integers(min_value=7, max_value=9)
+MINORS = st.integers(min_value=1, max_value=9)
+PATCH = st.integers(min_value=0, max_value=5)
+
+
+def _decided(f) -> str:
+    return next((e for e in f.evidence if e.startswith("decided by:")), "")
+
+
+def _check_message(framework: str, lo: str, bu: str) -> str:
+    """A version check as each framework prints it (the templates of recipes/errors.toml)."""
+    if framework == "tf":
+        return (
+            f"E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:447] Loaded runtime CuDNN "
+            f"library: {lo} but source was compiled with: {bu}.  CuDNN library needs to have "
+            "matching major version and equal or higher minor version.\n"
+        )
+    if framework == "torch":
+        t = lambda v: "(" + ", ".join(v.split(".")) + ")"  # noqa: E731
+        return (
+            f"RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against {t(bu)} "
+            f"but found runtime version {t(lo)}. PyTorch already comes bundled with cuDNN. One "
+            "option to resolving this error is to ensure PyTorch can find the bundled cuDNN.\n"
+        )
+    mm = lambda v: ".".join(v.split(".")[:2])  # noqa: E731
+    return (
+        "W0101 00:00:00.000000  123 device_context.cc:404] WARNING: device: 0. The installed "
+        f"Paddle is compiled with CUDNN {mm(bu)}, but CUDNN version in your machine is "
+        f"{mm(lo)}, which may cause serious incompatible bug.\n"
+    )
+
+
+def _listing(form: str, version: str) -> str:
+    major = version.split(".")[0]
+    return {
+        "pip": f"$ pip list | grep cudnn\nnvidia-cudnn-cu12     {version}.70\n",
+        "freeze": f"$ pip freeze\nnvidia-cudnn-cu12=={version}.70\n",
+        "conda": f"$ conda list cudnn\ncudnn                     {version}.77             h90431f1_0    conda-forge\n",
+        "file": f"my env/lib holds libcudnn{version} too\n",
+        "words": f"cuDNN version: {version}\n",
+        "ldconfig": f"\tlibcudnn.so.{major} (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcudnn.so.{major}\n",
+    }[form]
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    major=MAJORS,
+    lo_minor=MINORS,
+    up=st.integers(min_value=1, max_value=4),
+    patch=PATCH,
+    fw=st.sampled_from(["tf", "torch", "paddle"]),
+    form=st.sampled_from(["pip", "freeze", "conda", "file", "words"]),
+)
+def test_a_fitting_copy_in_the_paste_makes_an_older_loaded_one_shadowed(
+    major, lo_minor, up, patch, fw, form
+):
+    """loaded < built (same major): a present copy that fits the build (same major, minor not
+    older) and is not the loaded one decides for cudnn-shadowed; a listing of the loaded copy
+    alone, or of another major, keeps cudnn-too-old."""
+    lo, bu = f"{major}.{lo_minor}.{patch}", f"{major}.{lo_minor + up}.0"
+    fitting = f"{major}.{lo_minor + up + (patch % 2)}.{patch}"
+    msg = _check_message(fw, lo, bu)
+    top = explain(msg + _listing(form, fitting))[0]
+    assert top.id == "cudnn-shadowed", (msg, form)
+    assert fitting.split(".")[0] in _decided(top)
+    ids = [f.id for f in explain(msg + _listing(form, fitting))]
+    assert "cudnn-too-old" in ids  # the older copy stays the alternative
+    assert explain(msg + _listing(form, lo))[0].id == "cudnn-too-old"
+    other = f"{major + 1}.{lo_minor + up}.0"
+    assert explain(msg + _listing(form, other))[0].id == "cudnn-too-old"
+    assert explain(msg)[0].id == "cudnn-too-old"
+
+
+FRAMEWORK_LINES = {
+    "torch": '  File "/venv/lib/python3.11/site-packages/whisperx/asr.py", line 12\nimport torch\n',
+    "ctranslate2": "ctranslate2 4.4.0 is installed\n",
+    "onnxruntime": "onnxruntime-gpu is installed\n",
+    "tensorflow": "import tensorflow as tf\n",
+    "paddle": "import paddle\n",
+}
+
+
+def _failure(major: int, part: str) -> str:
+    if major == 8:
+        lib = f"libcudnn_{part}_infer.so.8"
+        return f"Could not load library {lib}. Error: {lib}: cannot open shared object file: No such file or directory\n"
+    lib = f"libcudnn_{part}.so.{major}"
+    return f"Unable to load any of {{{lib}.1.0, {lib}.1, {lib}, libcudnn_{part}.so}}\n"
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    want=st.sampled_from([8, 9]),
+    fws=st.lists(st.sampled_from(sorted(FRAMEWORK_LINES)), min_size=2, max_size=2, unique=True),
+    shown=st.sampled_from(["pin", "pip", "words", "ldconfig"]),
+    part=st.sampled_from(["ops", "cnn"]),
+)
+def test_two_frameworks_and_two_cudnn_majors_make_a_conflict(want, fws, shown, part):
+    """A sub-library of cuDNN N fails to load while the paste shows cuDNN M (M != N): with two GPU
+    frameworks named, cudnn-conflict ranks first; with one, the reading is not a conflict."""
+    have = 17 - want  # 8 <-> 9
+    other = {
+        "pin": f"nvidia-cudnn-cu12=={have}.1.0.70 was installed by the other package\n",
+        "pip": f"nvidia-cudnn-cu12     {have}.1.0.70\n",
+        "words": f"the other one requires cuDNN {have}\n",
+        "ldconfig": f"\tlibcudnn_ops.so.{have} (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcudnn_ops.so.{have}\n",
+    }[shown]
+    text = "".join(FRAMEWORK_LINES[f] for f in fws) + _failure(want, part) + other
+    top = explain(text)[0]
+    assert top.id == "cudnn-conflict", text
+    assert f"cuDNN {want}" in _decided(top) and f"cuDNN {have}" in _decided(top)
+    alone = _failure(want, part) + other
+    assert explain(alone)[0].id != "cudnn-conflict"
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    major=st.sampled_from([8, 9]),
+    part=st.sampled_from(["ops", "cnn", "adv", "engines_tensor_ir", "engines_precompiled"]),
+    where=st.sampled_from(["the wheel", "cuda-redist-cudnn", "the jar", "this package"]),
+)
+def test_a_statement_that_the_part_is_not_in_the_copy_makes_it_incomplete(major, part, where):
+    """libcudnn's own loader failed for its sub-library: "these libraries are not inside X"
+    decides for cudnn-incomplete; "not in LD_LIBRARY_PATH" (the search path) does not."""
+    fail = _failure(major, part)
+    top = explain(fail + f"These libraries are NOT inside {where}.\n")[0]
+    assert top.id == "cudnn-incomplete" and "NOT inside" in _decided(top)
+    lib = f"libcudnn_{part}.so.{major}"
+    assert explain(fail + f"{lib} is not in your LD_LIBRARY_PATH\n")[0].id == "cudnn-missing"
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(installed=MAJORS, minimum=MAJORS, minor=MINORS, patch=PATCH)
+def test_jax_judges_the_installed_cudnn_against_its_minimum(installed, minimum, minor, patch):
+    """JAX's check is `min_supported_version <= version` (jax_plugins/cuda/__init__.py
+    _version_check): a minimum of another major than the installed cuDNN is a major mismatch."""
+    inst = installed * 1000 + minor * 100 + patch
+    low = minimum * 1000 + 100
+    if low <= inst:
+        return  # the check passed: JAX prints nothing
+    text = (
+        "RuntimeError: Unable to use CUDA because of the following issues with CUDA components:\n"
+        f"Outdated cuDNN installation found.\nVersion JAX was built against: {inst}\n"
+        f"Minimum supported: {low}\nInstalled version: {inst}\n"
+        f"The local installation version must be no lower than {low}.\n"
+    )
+    top = explain(text)[0]
+    assert top.id == ("cudnn-major-mismatch" if installed != minimum else "cudnn-too-old")
