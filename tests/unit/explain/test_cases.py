@@ -13,8 +13,10 @@ fallback warning, ...): it is no longer unseen either; its rate is printed and g
 
 Held-out set 5 (held_out_5.toml, 60 reports collected blind) was measured once, after rounds
 three and four: 41/60 (68.3 %). It was then READ while round five's patterns were written (the
-cuDNN copies a paste shows decide shadowed / conflict / incomplete; JAX's minimum): it is no
-longer unseen; its rate is printed and guarded. Round five's measure is a new blind set."""
+cuDNN copies a paste shows decide shadowed / conflict / incomplete; JAX's minimum; pip's and
+uv's resolver reports, the "built without CUDA" answers, TensorFlow's device filter, the
+driver-loading wrappers, TensorFlow's harmless start-up lines, all from their emitters): it
+is no longer unseen; its rate is printed and guarded. Round five's measure is a new blind set."""
 
 from __future__ import annotations
 
@@ -83,10 +85,11 @@ def test_ranked_first_for_at_least_90_percent():
 #: the rate set 3 reached once its classes were read from their emitters (43/60 before)
 SET3_GUARD = 55
 #: the rate set 4 reached once its classes were read from their emitters (39/59 blind)
-SET4_GUARD = 54
+SET4_GUARD = 55
 #: set 5 measured blind after rounds three and four (41/60), then read while round five's
-#: patterns were written (the cuDNN copies a paste shows: fixer.explainer.copies)
-SET5_GUARD = 45
+#: patterns were written (the cuDNN copies a paste shows: fixer.explainer.copies; the
+#: emitters of the other classes: recipes/errors.toml, round five)
+SET5_GUARD = 55
 
 #: Each held-out set: its reports and the number guarded. Set 2's guard is 90 %; sets 3 and 4
 #: were read while patterns were written (regression guards, not measures); set 5 too (round 5).

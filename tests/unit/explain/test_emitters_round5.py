@@ -1,0 +1,290 @@
+"""Round five's readings, from their emitters' own format strings (recipes/errors.toml cites each):
+the resolvers' reports (pip's factory.py / package_finder.py, uv's PubGrub report, conda's
+exceptions), the frameworks' "built without CUDA" answers, TensorFlow's device filter and the
+other compute-capability checks, the wrappers around a failed driver load, TensorFlow's start-up
+lines that are harmless, and ldd's view of a pip CUDA library resolved from another CUDA copy.
+Values are generated; the wording is the emitter's."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fixer.explainer import explain
+from tests.helpers.examples import examples
+
+NAME = st.from_regex(r"[a-z][a-z0-9]{1,10}(?:-[a-z0-9]{1,6}){0,2}", fullmatch=True)
+VERSION = st.tuples(st.integers(0, 30), st.integers(0, 30), st.integers(0, 200)).map(
+    lambda t: ".".join(map(str, t))
+)
+SPEC = st.tuples(st.sampled_from(["==", ">=", "<", "~=", "!="]), VERSION).map("".join)
+
+
+def _ids(text: str) -> list:
+    return [f.id for f in explain(text)]
+
+
+def _top(text: str) -> str:
+    found = explain(text)
+    return found[0].id if found else ""
+
+
+# pip/_internal/resolution/resolvelib/factory.py:794-846@25.3 (get_installation_error)
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    causes=st.lists(
+        st.tuples(st.one_of(st.none(), st.tuples(NAME, VERSION)), NAME, SPEC),
+        min_size=1,
+        max_size=4,
+    ),
+    parts=st.sets(st.sampled_from(["cannot", "caused", "fix", "impossible"]), min_size=1),
+)
+def test_pip_resolution_impossible_any_part(causes, parts):
+    """Any part of pip's ResolutionImpossible report reads as a pip conflict (no cuDNN wheel and
+    no second framework in it)."""
+    lines = []
+    if "cannot" in parts:
+        lines.append(
+            "ERROR: Cannot install a==1 and b==2 because these package versions have "
+            "conflicting dependencies."
+        )
+    if "caused" in parts:
+        lines.append("\nThe conflict is caused by:")
+        for parent, name, spec in causes:
+            who = f"{parent[0]} {parent[1]} depends on " if parent else "The user requested "
+            lines.append(f"    {who}{name}{spec}")
+    if "fix" in parts:
+        lines.append(
+            "\nTo fix this you could try to:\n1. loosen the range of package versions you've "
+            "specified\n2. remove package versions to allow pip to attempt to solve the "
+            "dependency conflict\n"
+        )
+    if "impossible" in parts:
+        lines.append(
+            "ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/"
+            "dependency-resolution/#dealing-with-dependency-conflicts"
+        )
+    text = "\n".join(lines)
+    assert _top(text) == "pip-conflict", text
+
+
+# factory.py:693-712@25.3 and package_finder.py:966-974@25.3
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    name=NAME,
+    spec=SPEC,
+    versions=st.lists(VERSION, max_size=5),
+    which=st.sets(st.sampled_from(["could", "nomatch", "python"]), min_size=1),
+)
+def test_pip_no_matching_distribution(name, spec, versions, which):
+    req = name + spec
+    lines = []
+    if "python" in which:
+        lines.append(
+            "ERROR: Ignored the following versions that require a different python version: "
+            + "; ".join(f"{v} Requires-Python >=3.10" for v in versions or ["1.0"])
+        )
+    if "could" in which:
+        lines.append(
+            f"ERROR: Could not find a version that satisfies the requirement {req} "
+            f"(from versions: {', '.join(versions) or 'none'})"
+        )
+    if "nomatch" in which:
+        lines.append(f"ERROR: No matching distribution found for {req}")
+    text = "\n".join(lines)
+    assert _top(text) == "pip-conflict", text
+
+
+# uv's PubGrub report (crates/uv-resolver/src/error.rs) and conda's exceptions.py:604,683-709@23.1.0
+@settings(max_examples=examples(40), deadline=None)
+@given(a=NAME, b=NAME, sa=SPEC, sb=SPEC, conda=st.booleans())
+def test_uv_and_conda_no_solution(a, b, sa, sb, conda):
+    if conda:
+        text = (
+            "UnsatisfiableError: The following specifications were found to be incompatible "
+            f"with each other:\n  - {a}{sa} -> {b}[version='{sb}']"
+        )
+    else:
+        text = (
+            "  × No solution found when resolving dependencies:\n"
+            f"  ╰─▶ Because {a}{sa} depends on {b}{sa} and you require {b}{sb}, we can conclude "
+            "that your requirements are unsatisfiable."
+        )
+    assert _top(text) == "pip-conflict", text
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(t=VERSION, j=VERSION, c1=VERSION, c2=VERSION, pip=st.booleans())
+def test_two_frameworks_pinning_cudnn_in_a_resolver_report(t, j, c1, c2, pip):
+    """A resolver report whose conflict is a cuDNN wheel, with torch and JAX in the paste: the
+    frameworks' cuDNN pins conflict (cudnn-conflict); the same report with one framework only is
+    a pip conflict."""
+    if pip:
+        body = (
+            "The conflict is caused by:\n"
+            f"    torch {t} depends on nvidia-cudnn-cu12=={c1}\n"
+            f"    jax[cuda12] {j} depends on nvidia-cudnn-cu12>={c2}"
+        )
+    else:
+        body = (
+            "  × No solution found when resolving dependencies:\n"
+            f"  ╰─▶ Because torch=={t} depends on nvidia-cudnn-cu12=={c1} and jax[cuda12]=={j} "
+            f"depends on nvidia-cudnn-cu12>={c2}, we can conclude that torch=={t} and "
+            f"jax[cuda12]=={j} are incompatible."
+        )
+    assert _top("JAX and PyTorch together:\n" + body) == "cudnn-conflict", body
+    one = body.replace("jax[cuda12]", "numpy")
+    assert _top(one) == "pip-conflict", one
+
+
+DEVICE = st.sampled_from(["Tesla K80", "GeForce GTX 670MX", "Quadro K2200", "NVS 5200M"])
+CC = st.tuples(st.integers(1, 9), st.integers(0, 9))
+
+
+# tensorflow/core/common_runtime/gpu/gpu_device.cc (GetValidDeviceIds)
+@settings(max_examples=examples(40), deadline=None)
+@given(dev=DEVICE, cc=CC, floor=CC, visible=st.booleans(), n=st.integers(0, 3))
+def test_tensorflow_ignores_a_gpu_below_its_minimum(dev, cc, floor, visible, n):
+    cc, floor = sorted([cc, floor])
+    if cc == floor:
+        return
+    c, m = f"{cc[0]}.{cc[1]}", f"{floor[0]}.{floor[1]}"
+    text = (
+        f"I tensorflow/core/common_runtime/gpu/gpu_device.cc:1700] Ignoring "
+        f"{'visible ' if visible else ''}gpu device (device: {n}, name: {dev}, pci bus id: "
+        f"0000:0{n}:00.0, compute capability: {c}) with Cuda compute capability {c}. The minimum "
+        f"required Cuda capability is {m}."
+    )
+    found = explain(text)
+    assert found[0].id == "gpu-arch-unsupported" and c in found[0].title, text
+
+
+# torch/_inductor/exc.py (GPUTooOldForTriton) and flash_attn's flash_api.cpp:303
+@settings(max_examples=examples(30), deadline=None)
+@given(dev=DEVICE, major=st.integers(3, 6), minor=st.integers(0, 9))
+def test_compute_capability_checks_of_triton_and_flash_attention(dev, major, minor):
+    text = (
+        f"RuntimeError: Found {dev} which is too old to be supported by the triton GPU compiler, "
+        "which is used as the backend. Triton only supports devices of CUDA Capability >= 7.0, "
+        f"but your device is of CUDA capability {major}.{minor}"
+    )
+    assert _top(text) == "gpu-arch-unsupported", text
+    assert _top("RuntimeError: FlashAttention only supports Ampere GPUs or newer.") == (
+        "gpu-arch-unsupported"
+    )
+
+
+CPU_BUILD = [
+    "AssertionError: Not compiled with CUDA",  # paddle/fluid/framework.py cuda_places
+    "ValueError: The device should not be gpu:0, since PaddlePaddle is not compiled with CUDA",
+    "RuntimeError: Not compiled with GPU support",  # torchvision/csrc/ops, built without CUDA
+    "PyTorch version: 2.{n}.0+cpu\nCUDA used to build PyTorch: None",  # torch/utils/collect_env
+    ">>> tf.test.is_built_with_cuda()\nFalse",
+]
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(text=st.sampled_from(CPU_BUILD), n=st.integers(0, 9))
+def test_cpu_build_answers(text, n):
+    text = text.format(n=n)
+    assert _top(text) == "cpu-only-build", text
+
+
+# https://www.tensorflow.org/install/pip: 2.10 the last TensorFlow with GPU on native Windows
+@settings(max_examples=examples(40), deadline=None)
+@given(minor=st.integers(0, 25), patch=st.integers(0, 5), windows=st.booleans())
+def test_tensorflow_on_native_windows_from_2_11_is_a_cpu_build(minor, patch, windows):
+    where = "C:\\Users\\me\\AppData\\Local\\Programs\\Python" if windows else "/home/me/venv"
+    text = (
+        f"{where}> python gpu_check.py\nTensor Flow Version: 2.{minor}.{patch}\n"
+        "Num GPUs Available:  0"
+    )
+    ids = _ids(text)
+    assert (ids[:1] == ["cpu-only-build"]) == (windows and minor >= 11), (text, ids)
+
+
+DRIVER_LIBS = st.sampled_from(["libcuda.so", "libcuda.so.1", "libnvidia-ml.so.1"])
+
+
+# cuda-python cuda/_cuda/ccuda.pyx cuPythonInit; the same wording in other loaders
+@settings(max_examples=examples(30), deadline=None)
+@given(lib=DRIVER_LIBS, cublas=st.sampled_from(["libcublas.so.12", "libcublasLt.so.11"]))
+def test_failed_to_dlopen_names_the_library_whose_family_decides(lib, cublas):
+    assert _top(f"RuntimeError: Failed to dlopen {lib}") == "driver-missing"
+    assert _top(f"RuntimeError: Failed to dlopen {cublas}") == "cuda-lib-missing"
+
+
+NOISE = [
+    "W tensorflow/compiler/tf2tensorrt/utils/py_utils.cc:38] TF-TRT Warning: Could not find TensorRT",
+    "How to resolve the warning: `Could not find TensorRT`",
+    "I tensorflow/core/platform/cpu_feature_guard.cc:182] This TensorFlow binary is optimized to "
+    "use available CPU instructions in performance-critical operations.",
+    "I tensorflow/core/platform/cpu_feature_guard.cc:142] Your CPU supports instructions that "
+    "this TensorFlow binary was not compiled to use: AVX2 FMA",
+    "I tensorflow/compiler/xla/service/service.cc:168] XLA service 0x5581f0 initialized for "
+    "platform CUDA (this does not guarantee that XLA will be used). Devices:",
+    "I tensorflow/core/common_runtime/gpu/gpu_device.cc:1858] Adding visible gpu devices: 0",
+]
+ERRORS = [
+    (
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+        "gpu-arch-unsupported",
+    ),
+    ("ERROR: No matching distribution found for tensorflow-gpu==1.15", "pip-conflict"),
+]
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(noise=st.lists(st.sampled_from(NOISE), min_size=1, max_size=3), err=st.sampled_from(ERRORS))
+def test_harmless_lines_alone_are_noise_and_never_outrank_an_error(noise, err):
+    text = "\n".join(noise)
+    ex = explain(text)
+    assert ex and ex[0].id == "log-noise", text
+    assert _top(text + "\n" + err[0]) == err[1]
+
+
+CPU_SAYS = [
+    "I'm using CPU",
+    "I am only running on the CPU",
+    "This is a CPU-only machine.",
+    "运行这一步时我使用的是cpu",
+    "我的电脑没有显卡",
+    "I don't have a GPU",
+]
+NO_DRIVER = (
+    "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA "
+    "GPU and installed a driver from http://www.nvidia.com/Download/index.aspx"
+)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(says=st.sampled_from(CPU_SAYS), before=st.booleans())
+def test_a_sentence_saying_the_machine_runs_on_cpu_decides_for_no_gpu(says, before):
+    text = f"{says}\n{NO_DRIVER}" if before else f"{NO_DRIVER}\n{says}"
+    assert _top(text) == "gpu-missing", text
+    assert _top(NO_DRIVER) == "driver-missing"
+
+
+CUDA_DEPS = st.sampled_from(
+    ["libnvJitLink.so.12", "libcublas.so.12", "libcublasLt.so.12", "libcudart.so.12"]
+)
+TOOLKIT = st.tuples(st.integers(11, 13), st.integers(0, 9)).map(
+    lambda t: f"/usr/local/cuda-{t[0]}.{t[1]}/lib64"
+)
+SITE = "/home/u/.venv/lib/python3.12/site-packages/nvidia"
+
+
+# ldd's "\t%s => %s (0x...)" lines (glibc rtld.c) and ld.so's search order (LD_LIBRARY_PATH first)
+@settings(max_examples=examples(40), deadline=None)
+@given(dep=CUDA_DEPS, toolkit=TOOLKIT, inside=st.booleans(), addr=st.integers(1, 2**40))
+def test_ldd_of_a_wheel_library_resolving_cuda_from_a_toolkit(dep, toolkit, inside, addr):
+    """The wheel's library resolving a CUDA library from a toolkit directory is a mix of two CUDA
+    copies; resolving it inside the wheels' own tree is not."""
+    where = f"{SITE}/{dep.split('.')[0][3:].lower()}/lib" if inside else toolkit
+    text = (
+        f"ldd {SITE}/cusparse/lib/libcusparse.so.12\n"
+        f"\tlinux-vdso.so.1 (0x{addr:016x})\n"
+        f"\t{dep} => {where}/{dep} (0x{addr:016x})\n"
+        f"\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x{addr:016x})"
+    )
+    assert ("cuda-lib-mismatch" in _ids(text)[:1]) == (not inside), text
