@@ -37,8 +37,9 @@ from fixer.explainer.loader import (
 _FRAMEWORK_WORDS = {
     "torch": r"\bimport torch|\btorch\w*[/\\.]|\bPyTorch\b|\btorch\w*\b",
     "tensorflow": r"\bimport tensorflow\b|\btensorflow[/\\.]|\bTensorFlow\b|\btensorflow\b",
-    "jax": r"\bimport jax\b|\bjax[/\\.]|\bjaxlib\b|\bJAX\b",
-    "paddle": r"\bpaddle\b|\bPaddle\b",
+    # pip's names count too: "jax[cuda12]", "jax==0.4.30", "paddlepaddle-gpu"
+    "jax": r"\bimport jax\b|\bjax[/\\.]|\bjaxlib\b|\bJAX\b|\bjax(?:\[[\w,\-]{1,40}\])?(?:[=<>~]=| \d)|\bjax\[",
+    "paddle": r"\bpaddle\b|\bPaddle\b|(?i:\bpaddlepaddle\b)",
     "onnxruntime": r"\bonnxruntime\b",
     "ctranslate2": r"\bctranslate2\b|\bfaster_whisper\b|\bfaster-whisper\b",
 }

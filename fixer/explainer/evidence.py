@@ -296,14 +296,16 @@ def _needs(hits: List[Hit], seen: Sequence[Seen]) -> None:
             )
 
 
-def _caller_ships_cudnn(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
+def _caller_ships_cudnn(
+    hits: List[Hit], seen: Sequence[Seen], frameworks: Sequence[str] = ()
+) -> List[Hit]:
     """A cuDNN sub-library that a process whose caller ships its own cuDNN (a traceback frame in
     torch's package) cannot load, with no listing that decided it: the caller's copy cannot
     reach its own part (cudnn-incomplete first); cuDNN absent from the search path stays the
     alternative."""
     caller = next((s for s in seen if s.kind == "cudnn-caller-ships-cudnn"), None)
-    if caller is None:
-        return []
+    if caller is None or any(f != "torch" for f in frameworks):
+        return []  # another framework that loads cuDNN itself may be the failing process
     extra: List[Hit] = []
     for h in hits:
         if h.finding.id != "cudnn-missing" or h.alternative_of or not h.captures.get("part"):
@@ -422,7 +424,7 @@ def apply_evidence(
     major's lowest driver from NVIDIA's table."""
     extra = _major_mismatch(hits, seen, majors) + _sub_library(hits, seen)
     extra += copies.part_absent(hits, seen)
-    extra += _caller_ships_cudnn(hits, seen) + _driver_reached(hits, seen, floor)
+    extra += _caller_ships_cudnn(hits, seen, frameworks) + _driver_reached(hits, seen, floor)
     extra += copies.shadowed(hits, seen)
     extra += copies.conflict(hits + extra, seen, frameworks, majors, _is_failure)
     _needs(hits, seen)

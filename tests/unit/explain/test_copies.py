@@ -159,3 +159,85 @@ def test_jax_judges_the_installed_cudnn_against_its_minimum(installed, minimum, 
     )
     top = explain(text)[0]
     assert top.id == ("cudnn-major-mismatch" if installed != minimum else "cudnn-too-old")
+
+
+def _windows_failure(major: int, part: str) -> str:
+    """cuDNN 8/9's own loader on Windows (libcudnn's strings: "Could not load library %s. Error
+    code %d" / "Could not locate %s", then "Please make sure %s is in your library path!")."""
+    dll = f"cudnn_{part}_infer64_8.dll" if major == 8 else f"cudnn_{part}64_9.dll"
+    return f"Could not load library {dll}. Error code 126\nPlease make sure {dll} is in your library path!\n"
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    major=st.sampled_from([8, 9]),
+    part=st.sampled_from(["ops", "cnn", "adv"]),
+    windows=st.booleans(),
+    torch_line=st.sampled_from(
+        [
+            "conda install pytorch torchvision cudatoolkit=11 -c pytorch-nightly\n",
+            "pip install torch==2.{n}.0 --index-url https://download.pytorch.org/whl/cu121\n",
+            "It fails in the forward pass of nn.Conv2d\n",
+            "out = F.conv2d(x, w)\n",
+        ]
+    ),
+    other=st.sampled_from(["", "import ctranslate2\n", "import onnxruntime\n"]),
+    n=st.integers(min_value=0, max_value=9),
+)
+def test_a_torch_process_that_cannot_load_its_cudnn_part_has_an_incomplete_copy(
+    major, part, windows, torch_line, other, n
+):
+    """torch's pip and conda packages bring their cuDNN whole: a sub-library that a torch process
+    (torch installed, torch's cuDNN layers failing) cannot load is a part its copy cannot reach
+    (cudnn-incomplete), unless another framework that loads cuDNN itself is named (then the
+    failing process may be that one's: cuDNN missing from the search path, or the two frameworks'
+    conflict where torch's release gives another cuDNN major)."""
+    fail = _windows_failure(major, part) if windows else _failure(major, part)
+    text = torch_line.replace("{n}", str(n)) + other + fail
+    top = explain(text)[0]
+    if other:  # missing, or a conflict where torch's release names another cuDNN major
+        assert top.id in ("cudnn-missing", "cudnn-conflict"), text
+    else:
+        assert top.id == "cudnn-incomplete", text
+        assert any("cudnn-missing" == f.id for f in explain(text)[1:])
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    pair=st.sampled_from(
+        [
+            ("torch", "jax[cuda12]"),
+            ("torch", "onnxruntime-gpu"),
+            ("paddlepaddle-gpu", "torch"),
+            ("torch", "whisper-app"),
+            ("speech-kit", "jax[cuda12]"),
+        ]
+    ),
+    pin_a=st.tuples(st.integers(8, 9), st.integers(0, 9)),
+    pin_b=st.tuples(st.integers(8, 9), st.integers(0, 9)),
+    form=st.sampled_from(["pip", "uv"]),
+)
+def test_a_resolver_that_cannot_pair_two_frameworks_cudnn_pins_is_a_conflict(
+    pair, pin_a, pin_b, form
+):
+    """pip's ResolutionImpossible and uv's PubGrub report with nvidia-cudnn in the conflict: with
+    two GPU frameworks among the holders, cudnn-conflict; with one (the other an application
+    that pins a cuDNN wheel), not a conflict between frameworks."""
+    a, b = pair
+    ra = f"nvidia-cudnn-cu12=={pin_a[0]}.{pin_a[1]}.0.1"
+    rb = f"nvidia-cudnn-cu12>={pin_b[0]}.{pin_b[1]}"
+    if form == "pip":
+        report = (
+            f"ERROR: Cannot install {a} and {b} because these package versions have "
+            "conflicting dependencies.\n\nThe conflict is caused by:\n"
+            f"    {a} 2.1.1 depends on {ra}\n    {b} 0.4.30 depends on {rb}\n"
+        )
+    else:
+        report = (
+            "  × No solution found when resolving dependencies:\n"
+            f"  ╰─▶ Because {a}==2.1.1 depends on {ra} and {b}==0.4.30 depends on {rb}, we can "
+            f"conclude that {a}==2.1.1 and {b}==0.4.30 are incompatible.\n"
+        )
+    two = not ({a, b} & {"whisper-app", "speech-kit"})
+    ids = [f.id for f in explain(report)]
+    assert (bool(ids) and ids[0] == "cudnn-conflict") == two, (report, ids)
