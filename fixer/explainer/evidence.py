@@ -85,6 +85,17 @@ def _major(g: Dict[str, Optional[str]]) -> Optional[int]:
     return int(head) if head.isdigit() and "." in v else None  # dotted: "8.9.7" -> 8
 
 
+def _copy_version(g: Dict[str, Optional[str]]) -> str:
+    """A present copy's release, where the line gives more than its major (a soname's
+    "libcudnn.so.8" names only the major: no release to compare with a build's)."""
+    raw = g.get("version") or ""
+    if g.get("minor"):  # cudnn_version.h's three #defines
+        raw = f"{g.get('major')}.{g.get('minor')}.{g.get('patch') or 0}"
+    if "." not in raw and len(raw) < 4:
+        return ""
+    return decode_cudnn_version(raw) or ""
+
+
 def read_evidence(text: str, cat: Catalogue) -> List[Seen]:
     """Every evidence line in the text, in text order."""
     out: List[Seen] = []
@@ -108,11 +119,7 @@ def read_evidence(text: str, cat: Catalogue) -> List[Seen]:
                     version = g.get("version") or ""
                     out.append(Seen(kind, line, m.start(), None, name, None, version))
                     continue
-                version = (
-                    decode_cudnn_version(g.get("version") or "") or ""
-                    if kind == "cudnn-present"
-                    else ""
-                )
+                version = _copy_version(g) if kind == "cudnn-present" else ""
                 out.append(Seen(kind, line, m.start(), _major(g), name, share, version))
     out.sort(key=lambda s: s.offset)
     return out

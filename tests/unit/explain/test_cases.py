@@ -89,7 +89,7 @@ SET4_GUARD = 55
 #: set 5 measured blind after rounds three and four (41/60), then read while round five's
 #: patterns were written (the cuDNN copies a paste shows: fixer.explainer.copies; the
 #: emitters of the other classes: recipes/errors.toml, round five)
-SET5_GUARD = 55
+SET5_GUARD = 56
 
 #: Each held-out set: its reports and the number guarded. Set 2's guard is 90 %; sets 3 and 4
 #: were read while patterns were written (regression guards, not measures); set 5 too (round 5).

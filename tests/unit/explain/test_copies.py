@@ -51,6 +51,13 @@ def _listing(form: str, version: str) -> str:
         "conda": f"$ conda list cudnn\ncudnn                     {version}.77             h90431f1_0    conda-forge\n",
         "file": f"my env/lib holds libcudnn{version} too\n",
         "words": f"cuDNN version: {version}\n",
+        "dpkg": f"$ dpkg -l | grep cudnn\nii  libcudnn{major}   {version}.29-1+cuda12.2  amd64  cuDNN runtime libraries\n",
+        "header": "$ grep -A2 'define CUDNN_MAJOR' /usr/include/cudnn_version.h\n"
+        + "".join(
+            f"#define CUDNN_{k} {v}\n"
+            for k, v in zip(("MAJOR", "MINOR", "PATCHLEVEL"), version.split("."))
+        ),
+        "find": f"$ find / -name 'libcudnn.so*'\n/opt/cudnn/lib/libcudnn.so.{version}\n",
         "ldconfig": f"\tlibcudnn.so.{major} (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcudnn.so.{major}\n",
     }[form]
 
@@ -62,7 +69,7 @@ def _listing(form: str, version: str) -> str:
     up=st.integers(min_value=1, max_value=4),
     patch=PATCH,
     fw=st.sampled_from(["tf", "torch", "paddle"]),
-    form=st.sampled_from(["pip", "freeze", "conda", "file", "words"]),
+    form=st.sampled_from(["pip", "freeze", "conda", "file", "words", "dpkg", "header", "find"]),
 )
 def test_a_fitting_copy_in_the_paste_makes_an_older_loaded_one_shadowed(
     major, lo_minor, up, patch, fw, form
