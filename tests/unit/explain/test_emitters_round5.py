@@ -288,3 +288,100 @@ def test_ldd_of_a_wheel_library_resolving_cuda_from_a_toolkit(dep, toolkit, insi
         f"\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x{addr:016x})"
     )
     assert ("cuda-lib-mismatch" in _ids(text)[:1]) == (not inside), text
+
+
+# the runtime's "out of memory" (driver_types.h:211) as torch, torch 1.x and ONNX Runtime print
+# it; XLA's allocator; TensorFlow's BFC allocator, whose "not a failure" variant is harmless
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    form=st.sampled_from(
+        [
+            "RuntimeError: CUDA error: out of memory",
+            "RuntimeError: cuda runtime error (2) : out of memory at /pytorch/aten/src/THC/THC.cpp:{n}",
+            "CUDA failure 2: out of memory ; GPU=0 ; hostname=h ; file=f.cc ; line={n}",
+            "XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to allocate request for {n}.00MiB "
+            "({n}048576B) on device ordinal 0",
+            "W tensorflow/core/common_runtime/bfc_allocator.cc:{n}] Allocator (GPU_0_bfc) ran out "
+            "of memory trying to allocate {n}.00GiB (rounded to 2147483648)requested by op Conv2D",
+        ]
+    ),
+    n=st.integers(1, 999),
+)
+def test_out_of_memory_in_each_wording(form, n):
+    text = form.format(n=n)
+    assert _top(text) == "out-of-memory", text
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(n=st.integers(1, 99))
+def test_the_allocators_not_a_failure_warning_is_harmless(n):
+    text = (
+        f"W tensorflow/core/common_runtime/bfc_allocator.cc:{n}] Allocator (GPU_0_bfc) ran out of "
+        f"memory trying to allocate {n}.25GiB with freed_by_count=0. The caller indicates that "
+        "this is not a failure, but may mean that there could be performance gains if more memory "
+        "were available."
+    )
+    assert _top(text) == "log-noise", text
+
+
+# jax/_src/lib/__init__.py:37,59-67@jax-v0.4.13 (check_jaxlib_version)
+@settings(max_examples=examples(30), deadline=None)
+@given(jax=VERSION, jaxlib=VERSION, newer=st.booleans())
+def test_jax_and_jaxlib_of_releases_that_do_not_go_together(jax, jaxlib, newer):
+    text = (
+        f"RuntimeError: jaxlib version {jaxlib} is newer than and incompatible with jax version "
+        f"{jax}. Please update your jax and/or jaxlib packages."
+        if newer
+        else f"RuntimeError: jaxlib is version {jaxlib}, but this version of jax requires "
+        f"version >= {jax}."
+    )
+    assert _top(text) == "pip-conflict", text
+
+
+# nvcc's "Unsupported gpu architecture '%s'" (nvidia-cuda-nvcc 13.0.88, run here): below sm_75
+# the toolkit dropped the GPU; from sm_75 on, only a toolkit older than the GPU rejects it
+@settings(max_examples=examples(40), deadline=None)
+@given(cc=st.integers(30, 129), kind=st.sampled_from(["sm", "compute"]))
+def test_nvcc_unsupported_architecture_splits_at_the_newest_toolkits_floor(cc, kind):
+    text = f"nvcc fatal   : Unsupported gpu architecture '{kind}_{cc}'"
+    assert _top(text) == ("gpu-arch-unsupported" if cc < 75 else "cuda-lib-mismatch"), text
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    text=st.sampled_from(
+        [
+            "RuntimeError: CUDA error: unknown error",
+            "RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu.",
+            "RuntimeError: Unexpected error from cudaGetDeviceCount(). Error 802: system not yet "
+            "initialized",
+            "Failed to initialize NVML: Unknown Error",
+            "nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown",
+            "docker: Error response from daemon: unknown or invalid runtime name: nvidia.",
+            "numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: \nCUDA driver "
+            "library cannot be found.",
+            "RuntimeError: CUDA error: PTX JIT compiler library not found",
+        ]
+    )
+)
+def test_the_driver_present_but_not_usable(text):
+    assert _top(text) == "driver-missing", text
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    text=st.sampled_from(
+        [
+            "UserWarning: The installed version of bitsandbytes was compiled without GPU support. "
+            "8-bit optimizers, 8-bit multiplication, and GPU quantization are unavailable.",
+            "`cutlassF` is not supported because:\n    xFormers wasn't build with CUDA support",
+        ]
+    )
+)
+def test_extensions_built_without_cuda(text):
+    assert _top(text) == "cpu-only-build", text
+
+
+def test_a_build_with_no_cuda_toolkit_found():
+    text = "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root."
+    assert _top(text) == "cuda-lib-missing"
