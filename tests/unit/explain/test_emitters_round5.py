@@ -385,3 +385,66 @@ def test_extensions_built_without_cuda(text):
 def test_a_build_with_no_cuda_toolkit_found():
     text = "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root."
     assert _top(text) == "cuda-lib-missing"
+
+
+MANGLED = st.tuples(
+    st.sampled_from(["_ZN3c10", "_ZN2at", "_ZN5torch"]),
+    st.from_regex(r"[0-9]{1,2}[A-Za-z_][A-Za-z0-9_]{2,30}", fullmatch=True),
+).map("".join)
+EXT = st.sampled_from(
+    [
+        "flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so",
+        "torchaudio/lib/libtorchaudio.so",
+        "xformers/_C.so",
+        "torchvision/_C.so",
+    ]
+)
+
+
+# an extension missing one of torch's C++ symbols; torchvision's own checks
+# (torchvision/extension.py:53-56); NumPy's ABI checks; CuPy's duplicate wheels
+@settings(max_examples=examples(40), deadline=None)
+@given(ext=EXT, sym=MANGLED, t=CC, v=CC, form=st.integers(0, 3))
+def test_packages_built_for_other_releases_of_each_other(ext, sym, t, v, form):
+    texts = [
+        f"ImportError: /usr/local/lib/python3.10/dist-packages/{ext}: undefined symbol: {sym}",
+        "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA "
+        f"major versions. PyTorch has CUDA Version={t[0]}.{t[1]} and torchvision has CUDA "
+        f"Version={v[0]}.{v[1]}. Please reinstall the torchvision that matches your PyTorch install.",
+        f"RuntimeError: operator torchvision::{ext.split('/')[0][:8]} does not exist",
+        f"ValueError: numpy.dtype size changed, may indicate binary incompatibility. Expected "
+        f"{t[0] * 10 + 8} from C header, got {v[0] * 10} from PyObject",
+    ]
+    assert _top(texts[form]) == "pip-conflict", texts[form]
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(built=CC, loaded=CC, tab=st.booleans())
+def test_paddles_cuda_runtime_check(built, loaded, tab):
+    text = (
+        "WARNING: device: 0. The installed" + ("\t" if tab else " ") + "Paddle is compiled with "
+        f"CUDA {built[0]}.{built[1]}, but CUDA runtime version in your machine is "
+        f"{loaded[0]}.{loaded[1]}, which may cause serious incompatible bug."
+    )
+    assert _top(text) == "cuda-lib-mismatch", text
+
+
+# xla/service/gpu/nvptx_compiler.cc, both wordings
+@settings(max_examples=examples(30), deadline=None)
+@given(drv=CC, ptx=VERSION, newer=st.booleans())
+def test_xla_driver_older_than_its_ptx_compiler_either_wording(drv, ptx, newer):
+    tail = f"the PTX compiler version {ptx}." if newer else f"the ptxas CUDA version ({ptx})."
+    text = f"The NVIDIA driver's CUDA version is {drv[0]}.{drv[1]} which is older than {tail}"
+    assert _top(text) == "driver-too-old", text
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(name=NAME, conda=st.booleans())
+def test_resolvers_backtracking_and_search_lines(name, conda):
+    text = (
+        "Found conflicts! Looking for incompatible packages.\nThis can take several minutes."
+        if conda
+        else f"INFO: pip is looking at multiple versions of {name} to determine which version is "
+        "compatible with other requirements. This could take a while."
+    )
+    assert _top(text) == "pip-conflict", text
