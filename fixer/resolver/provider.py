@@ -31,7 +31,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, FrozenSet, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
-from fixer.system.versions import split_requirement, major_minor, public, version_key
+from fixer.system.versions import (
+    canonical_name,
+    split_requirement,
+    major_minor,
+    public,
+    version_key,
+)
 from fixer.model import (
     Build,
     CudnnRelease,
@@ -1265,8 +1271,6 @@ class StackProvider:
     def _keep_roots(self) -> List[Req]:
         """--keep NAME of a distribution that is not a framework's: it stays at its version (and
         a kept cuDNN wheel keeps its copy)."""
-        from packaging.utils import canonicalize_name
-
         keep = set(self.intent.keep)
         framework_dists = set()
         for f in self.frameworks:
@@ -1277,7 +1281,7 @@ class StackProvider:
                 framework_dists.add(fb.distribution)
         roots: List[Req] = []
         for name in sorted(keep - set(self.frameworks) - framework_dists):
-            cname = canonicalize_name(name)
+            cname = canonical_name(name)
             have = self._installed_dists.get(cname)
             if have is None:
                 raise BadIntent(f"--keep {name}: no such distribution is installed")
