@@ -9,6 +9,7 @@ resolve) live in fixer/rules.py.
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from fixer.diagnosis.nogpu import gpu_hint
@@ -25,7 +26,7 @@ from fixer.model import (
     LoadResolution,
     Recipes,
 )
-from fixer.system.versions import major_minor, version_key
+from fixer.system.versions import canonical_name, major_minor, version_key
 
 if TYPE_CHECKING:
     pass
@@ -47,6 +48,7 @@ from fixer.rules import (
     runs_on_arch_list,
     unloadable_files,
 )
+from fixer.system import cachefile
 from fixer.system.paths import cache_dir, write_cache
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -1005,8 +1007,9 @@ def pip_conflict_records(
     installed versions break, as plain records. The answer depends only on those distributions
     (names, versions, Requires-Dist) and the markers, so it is cached on disk under that key:
     packaging's requirement and marker parsers cost 40-65 ms to import on the GPU machine, more
-    than the whole rest of the diagnosis."""
-    import hashlib
+    than the whole rest of the diagnosis. The cache is read as untrusted data
+    (fixer.system.cachefile: our own private file, else none), and each record must be one
+    these distributions could have produced (`_cached_record_ok`), else it is computed again."""
     import json
 
     gpu = sorted(
@@ -1014,15 +1017,92 @@ def pip_conflict_records(
         for d in distributions
         if d.name.startswith(GPU_PACKAGES)
     )
-    key = hashlib.sha256(json.dumps([gpu, sorted(markers.items())]).encode()).hexdigest()[:24]
-    path = cache_dir() / "pip-check" / f"{key}.json"
-    try:
-        return list(json.loads(path.read_text()))
-    except (OSError, ValueError):
-        pass
+    path = (
+        cache_dir()
+        / "pip-check"
+        / f"{cachefile.digest([gpu, sorted(markers.items())], (__file__,))}.json"
+    )
+    cached = cachefile.read_json(path)
+    if isinstance(cached, list) and all(_cached_record_ok(r, distributions) for r in cached):
+        return cached
     records = _pip_conflict_records(distributions, markers)
     write_cache(path, json.dumps(records).encode())  # best effort: a read-only home means no cache
     return records
+
+
+#: A pip-check record's keys and the types of their values (what _pip_conflict_records writes).
+_RECORD_TYPES: Dict[str, "type | Tuple[type, ...]"] = {
+    "dist": str,
+    "dist_version": str,
+    "line": str,
+    "req": str,
+    "req_name": str,
+    "spec": str,
+    "name": str,
+    "have": (str, type(None)),
+    "safe": bool,
+}
+#: A specifier as packaging prints it (str(SpecifierSet)): clauses joined by "," without spaces.
+_SPEC = re.compile(r"(?:(?:===|==|!=|<=|>=|~=|<|>)[A-Za-z0-9.*+!_-]+(?:,|$))*")
+
+
+def _cached_record_ok(r: object, distributions: Sequence[Distribution]) -> bool:
+    """A cached pip-check record is one these distributions could have produced: of the
+    written shape, its line a Requires-Dist of the GPU distribution it names, its requirement
+    named as that line names it, its specifier in packaging's printed grammar, the installed
+    version the one installed now, and its "safe" verdict the rule's (`_safe_pin`). What a
+    doctor prints from it (a `pip install` fix among others) can then only be what the
+    distributions themselves say."""
+    if not isinstance(r, dict) or set(r) != set(_RECORD_TYPES):
+        return False
+    if not all(isinstance(r[k], t) for k, t in _RECORD_TYPES.items()):
+        return False
+    named = [
+        d
+        for d in distributions
+        if d.name == r["dist"] and d.version == r["dist_version"] and r["line"] in d.requires
+    ]
+    installed = {d.name: d.version for d in distributions}
+    req_name, spec, name = str(r["req_name"]), str(r["spec"]), str(r["name"])
+    return (
+        bool(named)
+        and str(r["dist"]).startswith(GPU_PACKAGES)
+        and str(r["line"]).lstrip().startswith(req_name)
+        and canonical_name(req_name) == name
+        and name.startswith(GPU_PACKAGES)
+        and _SPEC.fullmatch(spec) is not None
+        and all(c.lstrip("=!<>~") in str(r["line"]) for c in spec.split(",") if c)
+        and _req_of_line(str(r["req"]), req_name, spec, str(r["line"]))
+        and r["have"] == installed.get(name)
+        and (r["have"] is None or r["safe"] == _safe_pin(name, spec, str(r["have"])))
+        and (r["have"] is not None or r["safe"] is False)
+    )
+
+
+def _req_of_line(req: str, req_name: str, spec: str, line: str) -> bool:
+    """`req` is str(Requirement(line)): the name, its extras and specifier as packaging prints
+    them, then "; " and the line's own marker (quotes and spaces normalised)."""
+    head, sep, marker = req.partition("; ")
+    squeeze = str.maketrans({" ": None, "'": '"'})
+    return re.fullmatch(
+        re.escape(req_name) + r"(\[[A-Za-z0-9._,-]+\])?" + re.escape(spec), head
+    ) is not None and (
+        not sep or (bool(marker) and marker.translate(squeeze) in line.translate(squeeze))
+    )
+
+
+def _safe_pin(name: str, spec: str, have: str) -> bool:
+    """A cuDNN wheel above the exact pins of the same major: safe at run time (cuDNN keeps
+    its ABI within a major; compat.md)."""
+    clauses = [c for c in spec.split(",") if c]
+    return (
+        name.startswith("nvidia-cudnn")
+        and all(c.startswith("==") and not c.startswith("===") for c in clauses)
+        and any(
+            version_key(have)[0] == version_key(c[2:])[0] and version_key(have) > version_key(c[2:])
+            for c in clauses
+        )
+    )
 
 
 def _pip_conflict_records(
@@ -1073,14 +1153,6 @@ def _pip_conflict_records(
                     continue
             except InvalidVersion:
                 continue
-            record["safe"] = (
-                name.startswith("nvidia-cudnn")
-                and all(s.operator == "==" for s in req.specifier)
-                and any(
-                    version_key(have)[0] == version_key(s.version)[0]
-                    and version_key(have) > version_key(s.version)
-                    for s in req.specifier
-                )
-            )
+            record["safe"] = _safe_pin(name, str(req.specifier), have)
             out.append(record)
     return out
