@@ -248,3 +248,38 @@ def test_a_resolver_that_cannot_pair_two_frameworks_cudnn_pins_is_a_conflict(
     two = not ({a, b} & {"whisper-app", "speech-kit"})
     ids = [f.id for f in explain(report)]
     assert (bool(ids) and ids[0] == "cudnn-conflict") == two, (report, ids)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    lo=st.tuples(MAJORS, MINORS, PATCH),
+    bu=st.tuples(MAJORS, MINORS, PATCH),
+)
+def test_mxnet_s_any_difference_warning_is_judged_by_the_pair(lo, bu):
+    """MXNet warns for any pair that differs (src/base.cc CuDNNLibChecks): a compatible pair is
+    harmless, an older one too old, another major a major mismatch (fixer.rules.cudnn_relation)."""
+    from fixer.rules import cudnn_relation
+
+    li, bi = (v[0] * 1000 + v[1] * 100 + v[2] for v in (lo, bu))
+    if li == bi:
+        return  # MXNet prints nothing
+    text = (
+        f"[08:32:10] ../src/base.cc:80: cuDNN lib mismatch: linked-against version {li} != "
+        f"compiled-against version {bi}.  Set MXNET_CUDNN_LIB_CHECKING=0 to quiet this warning."
+    )
+    want = {
+        "ok": "log-noise",
+        "older": "cudnn-too-old",
+        "other-major": "cudnn-major-mismatch",
+    }[cudnn_relation(".".join(map(str, lo)), ".".join(map(str, bu))) or "ok"]
+    assert explain(text)[0].id == want
+
+
+def test_zlib_that_cudnn_8_loads_on_windows_is_part_of_an_incomplete_install():
+    """cuDNN 8's own loader names zlibwapi.dll like one of its parts (Windows)."""
+    for text in (
+        "Could not locate zlibwapi.dll. Please make sure it is in your library path!",
+        "Could not load library zlibwapi.dll. Error code 126\nPlease make sure zlibwapi.dll is in your library path!",
+    ):
+        top = explain(text)[0]
+        assert top.id == "cudnn-incomplete" and "zlibwapi" in top.fix
