@@ -22,8 +22,10 @@ from tests.helpers.examples import examples
 
 CAT = load_catalogue()
 FAMILIES = [
-    f for f in CAT.families if f.role not in ("framework", "system-runtime")
-]  # the GPU stack
+    f
+    for f in CAT.families
+    if f.role not in ("framework", "system-runtime") and any(s.startswith("lib") for s in f.stems)
+]  # the GPU stack with a Linux name (zlibwapi.dll is Windows-only)
 RUNTIMES = [
     f for f in CAT.families if f.role == "system-runtime"
 ]  # tests/unit/explain/test_version_nodes.py
