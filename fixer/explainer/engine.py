@@ -478,10 +478,7 @@ _FIX = {
         "most this system's glibc). For GLIBCXX_/CXXABI_/GCC_, a newer libstdc++ / libgcc "
         "(conda install -c conda-forge libstdcxx-ng, or the OS's) found before the old one also works."
     ),
-    "cudnn-incomplete": (
-        "Reinstall the cuDNN copy whole (pip install --force-reinstall the nvidia-cudnn wheel); on "
-        "Windows, cuDNN 8.3-8.8 also needs zlib's zlibwapi.dll beside it or on PATH."
-    ),
+    "cudnn-incomplete": "Reinstall the cuDNN copy whole (pip install --force-reinstall the nvidia-cudnn wheel).",
     "driver-missing": (
         "Install (or load) the NVIDIA driver; in a container, start it with the GPU exposed (--gpus all). "
         "On Colab: Runtime → Change runtime type → a GPU."
