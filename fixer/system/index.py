@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import html.parser
 import json
+import os
 import re
 import time
 from email.parser import HeaderParser
@@ -29,7 +30,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 from fixer.system.paths import cache_dir, write_cache
 from fixer.system.versions import canonical_name
 from fixer.errors import FixerError
-from fixer.system import fsgate
+from fixer.system import cachefile, fsgate
 
 PEP691_JSON = "application/vnd.pypi.simple.v1+json"
 #: (connect, read) seconds per request.
@@ -76,18 +77,27 @@ class Unreachable(FixerError):
     """An index could not be reached (network down, wrong mirror). Exit 1."""
 
 
+#: The largest index answer read back from the cache (a project's JSON page of every release
+#: can run to tens of megabytes: torch's).
+_CACHE_LIMIT = 256 * 1024 * 1024
+
+
 def _cache_path(cache_dir: Path, url: str, accept: str) -> Path:
     key = hashlib.sha256(f"{accept}\n{url}".encode()).hexdigest()
     return cache_dir / key[:2] / key
 
 
 def _cache_read(path: Path, max_age: Optional[float]) -> Optional[bytes]:
+    """An index answer cached by an earlier run, younger than `max_age`: read only when it is
+    our own private regular file (fixer.system.cachefile; a link is refused), as every cache
+    is. The answer names the files to download and their hashes: a planted one under a shared
+    cache directory would choose what gets installed."""
     try:
-        if max_age is not None and time.time() - path.stat().st_mtime > max_age:
+        if max_age is not None and time.time() - os.lstat(path).st_mtime > max_age:
             return None
-        return path.read_bytes()
     except OSError:
         return None
+    return cachefile.read_bytes(path, limit=_CACHE_LIMIT)
 
 
 def _get(
