@@ -275,3 +275,27 @@ class Recorder:
     def __call__(self, argv: Sequence[str], **kw: Any) -> CommandResult:
         self.commands.append(list(argv))
         return CommandResult(rc=1, output="")
+
+
+#: How a cache file can be one that someone else could have written (fixer.system.cachefile
+#: refuses each): writable by the group or by others, a symlink to a file elsewhere, another
+#: user's file.
+FOREIGN_CACHE_FILES = ("group-writable", "other-writable", "symlink", "other-owner")
+
+
+def plant_foreign(path: Any, data: bytes, how: str, elsewhere: Any) -> None:
+    """Put `data` at the cache file `path` as a file of kind `how` (FOREIGN_CACHE_FILES); a
+    symlink points at `elsewhere`. "other-owner" needs root (the caller skips without it)."""
+    import os
+
+    if how == "symlink":
+        elsewhere.write_bytes(data)
+        os.chmod(elsewhere, 0o600)
+        path.unlink()
+        path.symlink_to(elsewhere)
+    elif how == "other-owner":
+        path.write_bytes(data)
+        os.chown(path, 12345, 12345)
+    else:
+        path.write_bytes(data)
+        os.chmod(path, 0o620 if how == "group-writable" else 0o602)

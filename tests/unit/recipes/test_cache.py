@@ -19,7 +19,7 @@ from fixer import recipebook
 from fixer.system import cachefile
 from tests.helpers.examples import examples
 from tests.helpers import sources
-from tests.helpers.hostile import nothing_happens, values
+from tests.helpers.hostile import FOREIGN_CACHE_FILES, nothing_happens, plant_foreign, values
 
 FIXER = Path(recipebook.__file__).resolve().parent
 
@@ -69,27 +69,15 @@ def test_the_cache_is_private_json_and_reads_back_equal(cache_home: Path) -> Non
     assert _load_again() == first
 
 
-@pytest.mark.parametrize("how", ["group-writable", "other-writable", "symlink", "other-owner"])
+@pytest.mark.parametrize("how", FOREIGN_CACHE_FILES)
 def test_a_cache_anyone_else_could_have_written_is_ignored(cache_home: Path, how: str) -> None:
+    if how == "other-owner" and os.geteuid() != 0:
+        pytest.skip("changing a file's owner needs root")
     good = recipebook.load()
     f = _cache_file(cache_home)
     data = json.loads(f.read_bytes())
     data["recipes"]["builds"] = data["recipes"]["builds"][:1]  # what a planted file would change
-    planted = json.dumps(data).encode()
-    if how == "symlink":
-        target = cache_home / "elsewhere.json"
-        target.write_bytes(planted)
-        os.chmod(target, 0o600)
-        f.unlink()
-        f.symlink_to(target)
-    else:
-        f.write_bytes(planted)
-        if how == "other-owner":
-            if os.geteuid() != 0:
-                pytest.skip("changing a file's owner needs root")
-            os.chown(f, 12345, 12345)
-        else:
-            os.chmod(f, 0o620 if how == "group-writable" else 0o602)
+    plant_foreign(f, json.dumps(data).encode(), how, cache_home / "elsewhere.json")
     assert cachefile.read_bytes(f) is None
     assert _load_again() == good
 

@@ -13,6 +13,7 @@ import pytest
 
 from fixer.system.index import _cache_path, _cache_read, default_cache_dir
 from fixer.system.paths import write_cache
+from tests.helpers.hostile import FOREIGN_CACHE_FILES, plant_foreign
 
 URL = "https://pypi.org/simple/nvidia-cudnn-cu13/"
 ACCEPT = "application/vnd.pypi.simple.v1+json"
@@ -39,23 +40,12 @@ def test_an_answer_older_than_max_age_is_not_read(cached: Path) -> None:
     assert _cache_read(cached, max_age=3600) is None
 
 
-@pytest.mark.parametrize("how", ["group-writable", "other-writable", "symlink", "other-owner"])
+@pytest.mark.parametrize("how", FOREIGN_CACHE_FILES)
 def test_an_answer_anyone_else_could_have_written_is_not_read(
     cached: Path, tmp_path: Path, how: str
 ) -> None:
+    if how == "other-owner" and os.geteuid() != 0:
+        pytest.skip("changing a file's owner needs root")
     planted = b'{"files": [{"url": "http://evil.example/x.whl", "hashes": {}}]}'
-    if how == "symlink":
-        target = tmp_path / "elsewhere"
-        target.write_bytes(planted)
-        os.chmod(target, 0o600)
-        cached.unlink()
-        cached.symlink_to(target)
-    else:
-        cached.write_bytes(planted)
-        if how == "other-owner":
-            if os.geteuid() != 0:
-                pytest.skip("changing a file's owner needs root")
-            os.chown(cached, 12345, 12345)
-        else:
-            os.chmod(cached, 0o620 if how == "group-writable" else 0o602)
+    plant_foreign(cached, planted, how, tmp_path / "elsewhere")
     assert _cache_read(cached, max_age=None) is None
