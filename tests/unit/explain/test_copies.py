@@ -283,3 +283,19 @@ def test_zlib_that_cudnn_8_loads_on_windows_is_part_of_an_incomplete_install():
     ):
         top = explain(text)[0]
         assert top.id == "cudnn-incomplete" and "does not ship" in top.title
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    want=st.integers(7, 9),
+    have=st.integers(7, 9),
+    form=st.sampled_from(["I have cuDNN {m} installed", "setup: cuda12.4 cudnn{m}", "cuDNN {m}"]),
+)
+def test_a_bare_cudnn_major_stated_as_present_decides_the_major(want, have, form):
+    """A library of cuDNN N that cannot be found beside a statement of cuDNN M on the machine:
+    another major decides cudnn-major-mismatch, the same major leaves cuDNN missing from the search
+    path; a stated requirement ("cuDNN M is required") is no presence."""
+    fail = f"ImportError: libcudnn.so.{want}: cannot open shared object file: No such file or directory\n"
+    top = explain(fail + form.format(m=have) + "\n")[0]
+    assert top.id == ("cudnn-major-mismatch" if want != have else "cudnn-missing")
+    assert explain(fail + f"cuDNN {have} is required\n")[0].id == "cudnn-missing"
