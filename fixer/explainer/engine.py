@@ -11,6 +11,7 @@ real cause, and when several errors appear the last one (errors come last in log
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 import string
@@ -634,8 +635,14 @@ def _diagnose(env: Environment, recipes: Optional[Recipes]) -> Tuple[List[Findin
         return [], f"diagnose failed: {type(exc).__name__}: {exc}"
 
 
+@functools.lru_cache(maxsize=8)
+def _frameworks_named(text: str) -> Tuple[str, ...]:
+    """The frameworks a text names (one scan per text: several steps ask)."""
+    return tuple(fw for fw, rx in _FRAMEWORK_WORDS.items() if re.search(rx, text))
+
+
 def frameworks_in(text: str, env: Optional[Environment]) -> Tuple[str, ...]:
-    found = [fw for fw, rx in _FRAMEWORK_WORDS.items() if re.search(rx, text)]
+    found = list(_frameworks_named(text))
     if env is not None:
         for fb in env.frameworks:
             if fb.is_cuda_build and fb.framework not in found:
