@@ -448,3 +448,29 @@ def test_resolvers_backtracking_and_search_lines(name, conda):
         "compatible with other requirements. This could take a while."
     )
     assert _top(text) == "pip-conflict", text
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(major=st.integers(10, 13), minor=st.integers(0, 9), ge=st.sampled_from([">=", ">"]))
+def test_the_container_toolkits_cuda_requirement(major, minor, ge):
+    text = (
+        f"nvidia-container-cli: requirement error: unsatisfied condition: cuda{ge}{major}.{minor}, "
+        "please update your driver to a newer version, or use an earlier cuda container: unknown."
+    )
+    assert _top(text) == "driver-too-old", text
+
+
+HEADERS = st.sampled_from(["cuda_runtime.h", "cuda.h", "cublas_v2.h", "cusparse.h", "cuda_fp16.h"])
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(header=HEADERS, line=st.integers(1, 300), form=st.integers(0, 2))
+def test_toolkit_parts_missing_for_a_build_or_a_jit(header, line, form):
+    texts = [
+        f"src/kern.cu:{line}:10: fatal error: {header}: No such file or directory",
+        f'/tmp/tmp_kern.cu({line}): catastrophic error: cannot open source file "{header}"',
+        f"/bin/sh: {line}: nvcc: not found",
+    ]
+    assert _top(texts[form]) == "cuda-lib-missing", texts[form]
+    # cuDNN's own header is the cuDNN classes' concern, not this rule's
+    assert "cuda-lib-missing" not in _ids("fatal error: cudnn.h: No such file or directory")
