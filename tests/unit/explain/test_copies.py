@@ -299,3 +299,21 @@ def test_a_bare_cudnn_major_stated_as_present_decides_the_major(want, have, form
     top = explain(fail + form.format(m=have) + "\n")[0]
     assert top.id == ("cudnn-major-mismatch" if want != have else "cudnn-missing")
     assert explain(fail + f"cuDNN {have} is required\n")[0].id == "cudnn-missing"
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    code=st.integers(min_value=1, max_value=1500),
+    spelling=st.sampled_from(["LoadLibrary", "Loadlibrary", "loadlibrary"]),
+)
+def test_onnx_runtime_s_loadlibrary_failure_is_read_with_or_without_its_quotes(code, spelling):
+    """ONNX Runtime's Windows loader (core/platform/windows/env.cc): its plug-in failed to load,
+    so a library it depends on (cuDNN first, the CUDA libraries the alternative) is missing, also
+    when a user retells the line without its quotes."""
+    quoted = f'LoadLibrary failed with error {code} "" when trying to load "C:\\\\Program Files\\\\app\\\\onnxruntime_providers_cuda.dll"'
+    retold = (
+        f"  {spelling} failed with error {code} when trying to load onnxruntime_providers_cuda.dll"
+    )
+    for text in (quoted, retold):
+        ids = [f.id for f in explain(text)]
+        assert ids[:2] == ["cudnn-missing", "cuda-lib-missing"], (text, ids)
