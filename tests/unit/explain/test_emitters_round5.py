@@ -474,3 +474,33 @@ def test_toolkit_parts_missing_for_a_build_or_a_jit(header, line, form):
     assert _top(texts[form]) == "cuda-lib-missing", texts[form]
     # cuDNN's own header is the cuDNN classes' concern, not this rule's
     assert "cuda-lib-missing" not in _ids("fatal error: cudnn.h: No such file or directory")
+
+
+# DeepSpeed's op builder (op_builder/builder.py assert_no_cuda_mismatch): a failed check is the
+# toolkit/torch mismatch; the accepted combination of one major is harmless
+@settings(max_examples=examples(30), deadline=None)
+@given(sys_cuda=CC, torch_cuda=CC, accepted=st.booleans())
+def test_deepspeeds_cuda_check_failed_or_accepted(sys_cuda, torch_cuda, accepted):
+    head = (
+        f"Installed CUDA version {sys_cuda[0]}.{sys_cuda[1]} does not match the version torch was "
+        f"compiled with {torch_cuda[0]}.{torch_cuda[1]}"
+    )
+    tail = (
+        " but since the APIs are compatible, accepting this combination"
+        if accepted
+        else ", unable to compile cuda/cpp extensions without a matching cuda version."
+    )
+    assert _top(head + tail) == ("log-noise" if accepted else "cuda-lib-mismatch"), head + tail
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(v=VERSION, py=st.integers(8, 13), form=st.integers(0, 3))
+def test_a_cpu_build_in_each_listing(v, py, form):
+    texts = [
+        f">>> torch.__version__\n'{v}+cpu'",
+        ">>> print(torch.version.cuda)\nNone",
+        f"pytorch                   {v}          py3.{py}_cpu_0    pytorch",
+        ">>> paddle.is_compiled_with_cuda()\nFalse",
+    ]
+    assert _top(texts[form]) == "cpu-only-build", texts[form]
+    assert _top(f"torch.version.cuda = 12.{py}") != "cpu-only-build"
