@@ -504,3 +504,28 @@ def test_a_cpu_build_in_each_listing(v, py, form):
     ]
     assert _top(texts[form]) == "cpu-only-build", texts[form]
     assert _top(f"torch.version.cuda = 12.{py}") != "cpu-only-build"
+
+
+# NVIDIA NGC containers' entrypoint: no driver visible, or one older than the image's CUDA
+@settings(max_examples=examples(30), deadline=None)
+@given(need=CC, have=st.one_of(st.none(), CC))
+def test_ngc_containers_driver_checks(need, have):
+    if have is None:
+        text = (
+            "WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be "
+            "available.\n   Use the NVIDIA Container Toolkit to start this container"
+        )
+        want = "driver-missing"
+    else:
+        text = (
+            f"ERROR: This container was built for NVIDIA Driver Release {need[0]}{need[1]}5.4{need[1]} "
+            f"or later, but\n       version {have[0]}{have[1]}0.1{have[0]} was detected and "
+            "compatibility mode is UNAVAILABLE."
+        )
+        want = "driver-too-old"
+    assert _top(text) == want, text
+    empty = (
+        "ERROR: This container was built for NVIDIA Driver Release 515.48 or later, but\n"
+        "       version  was detected and compatibility mode is UNAVAILABLE."
+    )
+    assert _top(empty) == "driver-missing"
