@@ -529,3 +529,20 @@ def test_ngc_containers_driver_checks(need, have):
         "       version  was detected and compatibility mode is UNAVAILABLE."
     )
     assert _top(empty) == "driver-missing"
+
+
+# torch/cuda/__init__.py _check_capability (2.6+): only a capability below the build's minimum is
+# a GPU the build cannot run
+@settings(max_examples=examples(40), deadline=None)
+@given(cc=CC, lo=st.sampled_from([(5, 0), (6, 0), (7, 0), (7, 5), (8, 0)]), indent=st.booleans())
+def test_torch_capability_range_warning(cc, lo, indent):
+    pad = "    " if indent else ""
+    text = (
+        f"UserWarning: \n{pad}Found GPU0 NVIDIA X which is of cuda capability {cc[0]}.{cc[1]}.\n"
+        f"{pad}Minimum and Maximum cuda capability supported by this version of PyTorch is\n"
+        f"{pad}({lo[0]}.{lo[1]}) - (12.0)"
+    )
+    if cc < lo and lo >= (7, 0):
+        assert _top(text) == "gpu-arch-unsupported", text
+    if cc >= lo:
+        assert _top(text) != "gpu-arch-unsupported", text
