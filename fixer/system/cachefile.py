@@ -32,7 +32,7 @@ def digest(key: Any, code: Sequence[str]) -> str:
     import hashlib
     import sys
 
-    stamps = tuple((f, os.stat(f).st_mtime_ns, os.stat(f).st_size) for f in code)
+    stamps = tuple((f, st.st_mtime_ns, st.st_size) for f, st in ((f, os.stat(f)) for f in code))
     return hashlib.sha256(repr((key, stamps, sys.version_info[:2])).encode()).hexdigest()[:24]
 
 
