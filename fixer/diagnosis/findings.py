@@ -1009,7 +1009,7 @@ def pip_conflict_records(
     packaging's requirement and marker parsers cost 40-65 ms to import on the GPU machine, more
     than the whole rest of the diagnosis. The cache is read as untrusted data
     (fixer.system.cachefile: our own private file, else none), and each record must be one
-    these distributions could have produced (`_cached_record_ok`), else it is computed again."""
+    these distributions could have produced (`_cached_records_ok`), else it is computed again."""
     import json
 
     gpu = sorted(
@@ -1023,7 +1023,7 @@ def pip_conflict_records(
         / f"{cachefile.digest([gpu, sorted(markers.items())], (__file__,))}.json"
     )
     cached = cachefile.read_json(path)
-    if isinstance(cached, list) and all(_cached_record_ok(r, distributions) for r in cached):
+    if isinstance(cached, list) and _cached_records_ok(cached, distributions):
         return cached
     records = _pip_conflict_records(distributions, markers)
     write_cache(path, json.dumps(records).encode())  # best effort: a read-only home means no cache
@@ -1046,37 +1046,44 @@ _RECORD_TYPES: Dict[str, "type | Tuple[type, ...]"] = {
 _SPEC = re.compile(r"(?:(?:===|==|!=|<=|>=|~=|<|>)[A-Za-z0-9.*+!_-]+(?:,|$))*")
 
 
-def _cached_record_ok(r: object, distributions: Sequence[Distribution]) -> bool:
-    """A cached pip-check record is one these distributions could have produced: of the
+def _cached_records_ok(records: List[object], distributions: Sequence[Distribution]) -> bool:
+    """Each cached pip-check record is one these distributions could have produced: of the
     written shape, its line a Requires-Dist of the GPU distribution it names, its requirement
     named as that line names it, its specifier in packaging's printed grammar, the installed
     version the one installed now, and its "safe" verdict the rule's (`_safe_pin`). What a
     doctor prints from it (a `pip install` fix among others) can then only be what the
     distributions themselves say."""
+    installed = {d.name: d.version for d in distributions}
+    lines = {(d.name, d.version, line) for d in distributions for line in d.requires}
+    return all(_cached_record_ok(r, installed, lines) for r in records)
+
+
+def _cached_record_ok(
+    r: object, installed: Dict[str, str], lines: Set[Tuple[str, str, str]]
+) -> bool:
     if not isinstance(r, dict) or set(r) != set(_RECORD_TYPES):
         return False
     if not all(isinstance(r[k], t) for k, t in _RECORD_TYPES.items()):
         return False
-    named = [
-        d
-        for d in distributions
-        if d.name == r["dist"] and d.version == r["dist_version"] and r["line"] in d.requires
-    ]
-    installed = {d.name: d.version for d in distributions}
-    req_name, spec, name = str(r["req_name"]), str(r["spec"]), str(r["name"])
+    line, req_name, spec, name = str(r["line"]), str(r["req_name"]), str(r["spec"]), str(r["name"])
     return (
-        bool(named)
+        (r["dist"], r["dist_version"], line) in lines
         and str(r["dist"]).startswith(GPU_PACKAGES)
-        and str(r["line"]).lstrip().startswith(req_name)
+        and line.lstrip().startswith(req_name)
         and canonical_name(req_name) == name
         and name.startswith(GPU_PACKAGES)
         and _SPEC.fullmatch(spec) is not None
-        and all(c.lstrip("=!<>~") in str(r["line"]) for c in spec.split(",") if c)
-        and _req_of_line(str(r["req"]), req_name, spec, str(r["line"]))
+        and all(c.lstrip("=!<>~") in line for c in _clauses(spec))
+        and _req_of_line(str(r["req"]), req_name, spec, line)
         and r["have"] == installed.get(name)
         and (r["have"] is None or r["safe"] == _safe_pin(name, spec, str(r["have"])))
         and (r["have"] is not None or r["safe"] is False)
     )
+
+
+def _clauses(spec: str) -> List[str]:
+    """A printed specifier's clauses: "<10.0,>=9.12.0.46" -> ["<10.0", ">=9.12.0.46"]."""
+    return [c for c in spec.split(",") if c]
 
 
 def _req_of_line(req: str, req_name: str, spec: str, line: str) -> bool:
@@ -1094,7 +1101,7 @@ def _req_of_line(req: str, req_name: str, spec: str, line: str) -> bool:
 def _safe_pin(name: str, spec: str, have: str) -> bool:
     """A cuDNN wheel above the exact pins of the same major: safe at run time (cuDNN keeps
     its ABI within a major; compat.md)."""
-    clauses = [c for c in spec.split(",") if c]
+    clauses = _clauses(spec)
     return (
         name.startswith("nvidia-cudnn")
         and all(c.startswith("==") and not c.startswith("===") for c in clauses)

@@ -48,7 +48,7 @@ import pytest  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from fixer.diagnosis.findings import _RECORD_TYPES, _cached_record_ok  # noqa: E402
+from fixer.diagnosis.findings import _RECORD_TYPES, _cached_records_ok  # noqa: E402
 from tests.helpers.examples import examples  # noqa: E402
 from tests.helpers.hostile import values  # noqa: E402
 
@@ -85,7 +85,7 @@ def _cache_file(home: Path) -> Path:
 def test_every_computed_record_passes_the_cache_check() -> None:
     for dists in (CONFLICTS, _dists(cudnn="9.14.0.64"), _dists(cudnn="9.20.0.1")):
         records = _pip_conflict_records(dists, MARKERS)
-        assert records and all(_cached_record_ok(r, dists) for r in records), records
+        assert records and _cached_records_ok(records, dists), records
 
 
 @settings(
