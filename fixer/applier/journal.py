@@ -592,7 +592,6 @@ _SOURCE_LISTS = {
 
 
 _WHEEL_FILE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+!-]{0,250}\.whl")
-_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 def _bad_copy(copy: Any) -> Optional[str]:
@@ -602,7 +601,9 @@ def _bad_copy(copy: Any) -> Optional[str]:
     filename, url, sha = copy.get("filename"), copy.get("url"), copy.get("sha256")
     if not isinstance(filename, str) or not _WHEEL_FILE.fullmatch(filename):
         return f"{filename!r:.80} is not a wheel file name"
-    if not isinstance(sha, str) or not _SHA256.fullmatch(sha):
+    try:
+        grammar.sha256_hex(sha)
+    except ValueError:
         return "no sha256"
     try:
         grammar.index_url(url)

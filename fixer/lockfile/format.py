@@ -535,8 +535,11 @@ def _apt_pins(raw: Any) -> Tuple[AptPin, ...]:
             a, key, ("package", "version", "hold", "sha256", "integrity"), ("package", "version")
         )
         sha = a.get("sha256")
-        if sha is not None and not (isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{64}", sha)):
-            raise _Bad(f"{key}.sha256", "expected 64 hex digits")
+        if sha is not None:
+            try:
+                grammar.sha256_hex(sha)
+            except ValueError as exc:
+                raise _Bad(f"{key}.sha256", str(exc)) from None
         integrity = a.get("integrity", "sha256" if sha else "apt-signed-index")
         if integrity not in ("sha256", "apt-signed-index") or (integrity == "sha256" and not sha):
             raise _Bad(f"{key}.integrity", 'expected "sha256" (with sha256) or "apt-signed-index"')

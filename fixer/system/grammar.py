@@ -252,6 +252,13 @@ def loader_fix_value(kind: str, value: object, *, env_file: str) -> str:
     return env_file
 
 
+def sha256_hex(value: object) -> str:
+    """A SHA-256 digest as the tool writes one (hashlib's hexdigest): 64 lowercase hex digits."""
+    if not isinstance(value, str) or not re.fullmatch(r"[0-9a-f]{64}", value):
+        raise ValueError("expected 64 hex digits")
+    return value
+
+
 def short_text(value: object, limit: int, what: str) -> str:
     """Free text of at most `limit` characters, without control characters other than tab."""
     s = _bounded(value, limit, what)
@@ -277,5 +284,6 @@ __all__ = [
     "mask_url",
     "pip_name",
     "pip_version",
+    "sha256_hex",
     "short_text",
 ]
