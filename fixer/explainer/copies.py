@@ -27,7 +27,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Set
 
-from fixer.explainer.hits import MAX, Hit
+from fixer.explainer.hits import MAX, Hit, displaced
 from fixer.model import Finding
 from fixer.rules import cudnn_relation
 from fixer.system.versions import version_key
@@ -104,14 +104,7 @@ def shadowed(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
                 "loads from, ahead of the fitting one"
             ),
         )
-        extra.append(
-            dataclasses.replace(
-                h,
-                finding=dataclasses.replace(old, confidence=round(old.confidence - 0.15, 3)),
-                decisive=False,
-                alternative_of="cudnn-shadowed",
-            )
-        )
+        extra.append(displaced(h, "cudnn-shadowed"))
     return extra
 
 
@@ -220,18 +213,10 @@ def part_absent(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
             ),
         )
         extra.append(
-            dataclasses.replace(
+            displaced(
                 h,
-                finding=dataclasses.replace(
-                    old,
-                    evidence=(
-                        old.evidence[0],
-                        "an alternative reading: the directory is not searched",
-                    ),
-                    confidence=round(old.confidence - 0.15, 3),
-                ),
-                decisive=False,
-                alternative_of="cudnn-incomplete",
+                "cudnn-incomplete",
+                evidence=(old.evidence[0], "an alternative reading: the directory is not searched"),
             )
         )
     return extra

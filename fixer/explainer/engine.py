@@ -24,7 +24,7 @@ from fixer.recipebook import load as load_recipes
 from fixer.rules import cudnn_relation, decode_cudnn_version, display_name, minor_version_floor
 from fixer.explainer.catalogue import FACTS, Catalogue, Rule, cudnn_copies, load_catalogue
 from fixer.explainer.evidence import apply_evidence, read_evidence
-from fixer.explainer.hits import MAX, Hit
+from fixer.explainer.hits import MAX, Hit, displaced
 from fixer.explainer.scan import Pattern, join_wrapped
 from fixer.explainer.loader import (
     LoadFailure,
@@ -304,13 +304,7 @@ def _in_two_frameworks(hit: Hit, text: str) -> List[Hit]:
         "(torch.backends.cudnn.version(); jax: the version in this message): the older copy "
         "belongs to the framework imported first",
     )
-    older = dataclasses.replace(
-        hit,
-        finding=dataclasses.replace(f, confidence=round(f.confidence - 0.15, 3)),
-        decisive=False,
-        alternative_of="cudnn-conflict",
-    )
-    return [conflict, older]
+    return [conflict, displaced(hit, "cudnn-conflict")]
 
 
 def _alternative_hits(rule: Rule, first: Sequence[str], offset: int) -> List[Hit]:

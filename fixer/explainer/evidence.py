@@ -32,7 +32,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from fixer.explainer import copies
 from fixer.explainer.catalogue import Catalogue
-from fixer.explainer.hits import MAX, Hit
+from fixer.explainer.hits import DISPLACED, MAX, Hit
 from fixer.explainer.loader import line_at
 from fixer.rules import decode_cudnn_version
 from fixer.system.versions import version_key
@@ -243,7 +243,7 @@ def _sub_library(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
                         h.finding.evidence[0],
                         "an alternative reading: libcudnn itself loaded",
                     ),
-                    confidence=round(h.finding.confidence - 0.15, 3),
+                    confidence=round(h.finding.confidence - DISPLACED, 3),
                     fix="Reinstall the cuDNN copy whole (pip install --force-reinstall the nvidia-cudnn wheel of the same version).",
                 ),
                 decisive=False,
@@ -323,7 +323,7 @@ def _caller_ships_cudnn(
         missing = dataclasses.replace(
             h.finding,
             evidence=(h.finding.evidence[0], "an alternative reading: cuDNN is not installed"),
-            confidence=round(h.finding.confidence - 0.15, 3),
+            confidence=round(h.finding.confidence - DISPLACED, 3),
         )
         _with(
             h,

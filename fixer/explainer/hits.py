@@ -9,6 +9,9 @@ from fixer.model import Finding
 
 #: No reading is ever certain.
 MAX = 0.99
+#: How far below its old confidence a reading ranks once the paste's evidence decided for
+#: another one (it is kept, as that reading's alternative).
+DISPLACED = 0.15
 
 
 @dataclasses.dataclass
@@ -24,3 +27,11 @@ class Hit:
     absent: bool = False  # says a driver/GPU is not there at all (not damaged, not mismatched)
     needs: str = ""  # an [[evidence]] kind this reading needs to rank first
     alt_best: float = 0.0  # the best alternative's confidence of the same message
+
+
+def displaced(h: Hit, by: str, **finding_changes: object) -> Hit:
+    """`h` kept as the alternative of reading `by`, which took its place: DISPLACED lower, not
+    decisive; `finding_changes` (its evidence, say) go into its finding."""
+    f = h.finding
+    f = dataclasses.replace(f, confidence=round(f.confidence - DISPLACED, 3), **finding_changes)  # type: ignore[arg-type]
+    return dataclasses.replace(h, finding=f, decisive=False, alternative_of=by)
