@@ -11,7 +11,7 @@ import re
 import string
 import threading
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from fixer.system.compat import tomllib
 from fixer.system import cachefile
@@ -207,6 +207,8 @@ class Catalogue:
     rules: Tuple[Rule, ...]
     path: str = RULES_FILE
     evidence: Tuple[Evidence, ...] = ()
+    #: every literal of the rules' and loaders' patterns (scan.wrapped_needles), for join_wrapped
+    wrapped: FrozenSet[bytes] = frozenset()
 
 
 # ---------------------------------------------------------------------------------------
@@ -408,7 +410,17 @@ def _parse(text: str, path: str, known: Dict[str, Facts]) -> Tuple[Catalogue, Di
     loaders = tuple(_loader(r, i, ctx) for i, r in enumerate(_list(doc, "loader", ctx)))
     rules = tuple(_rule(r, i, ctx) for i, r in enumerate(raw))
     evidence = tuple(_evidence(r, i, ctx) for i, r in enumerate(_list(doc, "evidence", ctx)))
-    cat = Catalogue(families=families, loaders=loaders, rules=rules, path=path, evidence=evidence)
+    wrapped = scan.wrapped_needles(
+        [p for r in rules for p in r.patterns] + [p for lr in loaders for p in lr.patterns]
+    )
+    cat = Catalogue(
+        families=families,
+        loaders=loaders,
+        rules=rules,
+        path=path,
+        evidence=evidence,
+        wrapped=wrapped,
+    )
     return cat, ctx.derived
 
 

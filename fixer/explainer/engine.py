@@ -25,7 +25,7 @@ from fixer.rules import cudnn_relation, decode_cudnn_version, display_name, mino
 from fixer.explainer.catalogue import FACTS, Catalogue, Rule, cudnn_copies, load_catalogue
 from fixer.explainer.evidence import apply_evidence, read_evidence
 from fixer.explainer.hits import MAX, Hit, displaced
-from fixer.explainer.scan import Pattern, join_wrapped
+from fixer.explainer.scan import join_wrapped
 from fixer.explainer.loader import (
     LoadFailure,
     family_by_name,
@@ -219,7 +219,7 @@ _BENIGN_FIX = (
 
 
 def _match_rule(rule: Rule, text: str, env: Optional[Environment], cat: Catalogue) -> List[Hit]:
-    if not _applies(rule, text, env):
+    if all(p.absent_from(text) for p in rule.patterns) or not _applies(rule, text, env):
         return []
     matches = sorted((m for p in rule.patterns for m in p.finditer(text)), key=lambda m: m.start())
     if not matches:
@@ -875,11 +875,6 @@ def _notes(findings: Sequence[Finding], colab_cpu: bool, windows: bool, notes: L
     return benign
 
 
-def _catalogue_patterns(cat: Catalogue) -> List[Pattern]:
-    out: List[Pattern] = [p for r in cat.rules for p in r.patterns]
-    return out + [p for lr in cat.loaders for p in lr.patterns]
-
-
 def _text_hits(
     text: str, cat: Catalogue, env: Optional[Environment], rules: Optional[Sequence[Rule]]
 ) -> List[Hit]:
@@ -931,7 +926,7 @@ def analyze_text(
 ) -> Explanation:
     if len(text) > LARGE_TEXT:
         text = relevant_lines(text)
-    text = join_wrapped(text, _catalogue_patterns(cat))
+    text = join_wrapped(text, cat.wrapped)
     colab_cpu = colab_without_gpu(env)
     hits = _colab_no_gpu(_text_hits(text, cat, env, rules), text, colab_cpu)
     ranked = _lower_layer_first(rank(hits))

@@ -24,7 +24,7 @@ import functools
 import importlib
 import re
 import sys
-from typing import Any, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 _NEW = sys.version_info >= (3, 11)  # sre_parse / sre_constants became re._parser / re._constants
 _sre: Any = importlib.import_module("re._parser" if _NEW else "sre_parse")
@@ -160,22 +160,27 @@ def _literals(parsed: Any) -> Tuple[str, ...]:
     return tuple(dict.fromkeys(k for k in keep if "\n" not in k))
 
 
-def join_wrapped(text: str, patterns: Iterable["Pattern"]) -> str:
-    """The text with the line breaks removed that fall inside a known message's literal text: a
-    terminal or a notebook that wraps a long line mid-word ("Loaded runtime CuDNN libr\nary: ...")
-    splits a literal that no pattern would otherwise find. Only breaks inside such a literal go;
-    every other line stays as it was. Linear: one find per literal over the text without breaks."""
+def wrapped_needles(patterns: Iterable["Pattern"]) -> FrozenSet[bytes]:
+    """Every literal of the patterns, as join_wrapped looks for it (ASCII bytes, lowered)."""
+    return frozenset(x.encode("ascii") for p in patterns for x in p.literals)
+
+
+def join_wrapped(text: str, needles: Iterable[bytes]) -> str:
+    """The text with the line breaks removed that fall inside a known message's literal text
+    (`needles`: wrapped_needles of the catalogue's patterns): a terminal or a notebook that wraps
+    a long line mid-word ("Loaded runtime CuDNN libr\nary: ...") splits a literal that no
+    pattern would otherwise find. Only breaks inside such a literal go; every other line stays
+    as it was. Linear: one find per literal over the text without breaks."""
     if "\n" not in text:
         return text
     low = _lowered(text)
-    breaks = [i for i, c in enumerate(low) if c == 10] if len(low) < 1_000_000 else []
-    if not breaks:
+    if len(low) >= 1_000_000:
         return text
+    breaks = [m.start() for m in re.finditer(b"\n", low)]
     flat = low.replace(b"\n", b"")
     cut = [p - j for j, p in enumerate(breaks)]  # a break's position in the flat text
     drop = set()
-    for lit in {x for p in patterns for x in p.literals}:
-        needle = lit.encode("ascii")
+    for needle in needles:
         pos = flat.find(needle)
         while pos >= 0:
             lo = bisect.bisect_right(cut, pos)
@@ -184,7 +189,12 @@ def join_wrapped(text: str, patterns: Iterable["Pattern"]) -> str:
             pos = flat.find(needle, pos + 1)
     if not drop:
         return text
-    return "".join(c for i, c in enumerate(text) if i not in drop)
+    kept, start = [], 0
+    for i in sorted(drop):
+        kept.append(text[start:i])
+        start = i + 1
+    kept.append(text[start:])
+    return "".join(kept)
 
 
 #: What a pattern's source gives, kept between processes by the catalogue's facts cache
@@ -204,7 +214,7 @@ def facts_of(source: str, flags: int) -> Facts:
 class Pattern:
     """A catalogue pattern: `re.Pattern`'s search / finditer / match, linear in the text."""
 
-    __slots__ = ("_rx", "flags", "pattern", "anchors", "width", "groups", "literals")
+    __slots__ = ("_rx", "flags", "pattern", "anchors", "width", "groups", "literals", "needles")
 
     def __init__(self, source: str, flags: int = re.M, facts: Optional[Facts] = None) -> None:
         """Compiles `source` and derives its facts from one parse. Given `facts` (derived from
@@ -218,6 +228,7 @@ class Pattern:
             self._rx = re.compile(source, flags)
             facts = facts_of(source, flags)
         self.width, self.anchors, self.literals, self.groups = facts
+        self.needles = tuple(a.encode("ascii") for a in self.anchors)
 
     @property
     def rx(self) -> "re.Pattern[str]":
@@ -236,18 +247,25 @@ class Pattern:
         occurrence at some p and lies within [p - width, p + len + width]; each span found is
         [p - width, p + len + 2 * width], so the occurrences in (p, p + width] need no span of
         their own and the search skips them (at most len(text) / width steps per anchor)."""
-        if not self.anchors:
+        if not self.needles:
             return [(0, len(text))]
         low = _lowered(text)
         w, n = max(self.width, MIN_STEP), len(text)
         spans: List[Tuple[int, int]] = []
-        for a in self.anchors:
-            needle = a.encode("ascii")
+        for needle in self.needles:
             pos = low.find(needle)
             while pos >= 0:
                 spans.append((max(0, pos - w), min(n, pos + len(needle) + 2 * w + 1)))
                 pos = low.find(needle, pos + w + 1)
         return _merge(spans)
+
+    def absent_from(self, text: str) -> bool:
+        """True when no match can exist: the pattern has anchors and none occurs in the text
+        (a match holds one of them). One find per anchor, no window."""
+        if not self.needles:
+            return False
+        low = _lowered(text)
+        return not any(n in low for n in self.needles)
 
     def finditer(self, text: str) -> Iterator["re.Match[str]"]:
         for start, end in self.windows(text):
