@@ -27,6 +27,7 @@ from typing import (
     Optional,
     Protocol,
     Sequence,
+    Set,
     Tuple,
     TypeVar,
 )
@@ -151,6 +152,11 @@ class Solver(Generic[KT]):
         self._deps: Dict[
             int, Tuple[Any, Sequence[Requirement[KT]], Dict[KT, Tuple[Requirement[KT], ...]]]
         ] = {}
+        # each dependency -> the identifiers whose candidates bring it (requirements hash by
+        # identity: eq=False)
+        self._introduced: Dict[Requirement[KT], Set[KT]] = {}
+        # candidates the roots alone refuse (kept alive by self._deps: no id reuse)
+        self._refused: Set[int] = set()
         for ident, reqs in criteria.items():
             if not self._matches(ident, reqs):
                 self._conflict(Conflict(ident, reqs))
@@ -172,22 +178,31 @@ class Solver(Generic[KT]):
         return hit
 
     def _dependencies(
-        self, candidate: Any
+        self, ident: KT, candidate: Any
     ) -> Tuple[Sequence[Requirement[KT]], Dict[KT, Tuple[Requirement[KT], ...]]]:
         """provider.get_dependencies(candidate), and the same grouped by identifier (in order),
-        asked once per candidate in a resolve."""
+        asked once per candidate in a resolve. Each dependency is recorded as introduced by
+        `ident` (the identifier whose pin brings it into the criteria: _blame)."""
         hit = self._deps.get(id(candidate))
         if hit is None:
             deps = self.provider.get_dependencies(candidate)
             groups: Dict[KT, Tuple[Requirement[KT], ...]] = {}
             for d in deps:
                 groups[d.identifier] = groups.get(d.identifier, ()) + (d,)
+                self._introduced.setdefault(d, set()).add(ident)
             hit = self._deps[id(candidate)] = (
                 candidate,
                 deps,
                 groups,
             )  # keeps the candidate alive: no id reuse
         return hit[1], hit[2]
+
+    def _blame(self, reqs: Iterable[Requirement[KT]]) -> Set[KT]:
+        """The identifiers whose pins brought `reqs` into the criteria (none for a root)."""
+        out: Set[KT] = set()
+        for r in reqs:
+            out |= self._introduced.get(r, set())
+        return out
 
     def _conflict(self, c: Conflict[KT]) -> None:
         self.reporter.rejecting_candidate(c)
@@ -199,43 +214,85 @@ class Solver(Generic[KT]):
 
     def _search(
         self, pinned: Dict[KT, Any], criteria: Dict[KT, Tuple[Requirement[KT], ...]], cost: Cost
-    ) -> None:
+    ) -> Optional[Set[KT]]:
+        """Search below `pinned`. While no stack has been found, a branch that holds none
+        returns the identifiers whose pins its failure rests on (its conflict set); a caller
+        whose own identifier is not among them returns at once, skipping its other candidates:
+        each would fail alike (conflict-directed backjumping, Prosser 1993, "Hybrid algorithms
+        for the constraint satisfaction problem", Computational Intelligence 9(3)). Only
+        branches that hold no stack are skipped, so the first stack found is the one the plain
+        search finds; once one is found, the branch and bound runs as before and this returns
+        None."""
         p = self.provider
         open_ids = [i for i in criteria if i not in pinned]
         if not open_ids:
             if not self._beaten(cost):
                 self._best = Result(dict(pinned), dict(criteria), cost, complete=True)
                 self.reporter.found(cost)
-            return
+            return None
         ident = min(open_ids, key=lambda i: p.get_preference(i, criteria[i]))
+        # the candidates tried here are those criteria[ident] allows: their introducers count
+        blame = self._blame(criteria[ident])
         for candidate in self._matches(ident, criteria[ident]):
+            if id(candidate) in self._refused:
+                continue
             self._nodes += 1
             if self._nodes > self.max_nodes and self._best is not None:
                 # enough: keep the best stack found (the budget never stops the search for a first one)
                 self._best = dataclasses.replace(self._best, complete=False)
-                return
-            new_cost: Optional[Cost] = None
-            if self._best is not None:
-                new_cost = _add(cost, p.cost(ident, candidate, pinned))
-                if self._beaten(new_cost):
-                    continue  # candidates come cheapest first, but cost may depend on pins: keep looking
-            # (with no stack found yet nothing is beaten: the cost is asked only of a candidate
-            # that passes the checks below, the same answer without costing every refused one)
-            deps, groups = self._dependencies(candidate)
-            if not self._forward_check(ident, deps, groups, pinned, criteria):
-                continue
-            new_criteria = dict(criteria)
-            for i, group in groups.items():
-                new_criteria[i] = criteria.get(i, ()) + group
-            if new_cost is None:
-                new_cost = _add(cost, p.cost(ident, candidate, pinned))
-            pinned[ident] = candidate
-            self.reporter.pinning(ident, candidate)
-            self._search(pinned, new_criteria, new_cost)
-            del pinned[ident]
-            self.reporter.backtracking(ident, candidate)
+                return None
+            below = self._branch(ident, candidate, pinned, criteria, cost)
             if self._nodes > self.max_nodes and self._best is not None:
-                return
+                return None
+            if below is not None:
+                if ident not in below:
+                    return below  # backjump: no other candidate of `ident` changes that failure
+                blame |= below
+        if self._best is not None:
+            return None
+        blame.discard(ident)
+        return blame
+
+    def _branch(
+        self,
+        ident: KT,
+        candidate: Any,
+        pinned: Dict[KT, Any],
+        criteria: Dict[KT, Tuple[Requirement[KT], ...]],
+        cost: Cost,
+    ) -> Optional[Set[KT]]:
+        """Pin `candidate` for `ident` and search below it: the conflict set of the failure (as
+        _search returns it), or None when a stack was found or the branch cannot beat one."""
+        p = self.provider
+        new_cost: Optional[Cost] = None
+        if self._best is not None:
+            new_cost = _add(cost, p.cost(ident, candidate, pinned))
+            if self._beaten(new_cost):
+                return None  # candidates come cheapest first, but cost may depend on pins: keep looking
+        # (with no stack found yet nothing is beaten: the cost is asked only of a candidate
+        # that passes the checks below, the same answer without costing every refused one)
+        deps, groups = self._dependencies(ident, candidate)
+        failed = self._forward_check(ident, deps, groups, pinned, criteria)
+        if failed is not None:
+            # what it rests on: the pin that refused, or what brought the open identifier's
+            # earlier requirements (with this candidate's, they leave it nothing)
+            on, before = failed
+            why = {on} if on in pinned else self._blame(before)
+            if not why:
+                # the roots alone refuse it: it fails in every branch (a unary nogood)
+                self._refused.add(id(candidate))
+            return why | {ident}
+        new_criteria = dict(criteria)
+        for i, group in groups.items():
+            new_criteria[i] = criteria.get(i, ()) + group
+        if new_cost is None:
+            new_cost = _add(cost, p.cost(ident, candidate, pinned))
+        pinned[ident] = candidate
+        self.reporter.pinning(ident, candidate)
+        below = self._search(pinned, new_criteria, new_cost)
+        del pinned[ident]
+        self.reporter.backtracking(ident, candidate)
+        return below
 
     def _forward_check(
         self,
@@ -244,23 +301,26 @@ class Solver(Generic[KT]):
         groups: Mapping[KT, Tuple[Requirement[KT], ...]],
         pinned: Mapping[KT, Any],
         criteria: Mapping[KT, Tuple[Requirement[KT], ...]],
-    ) -> bool:
+    ) -> Optional[Tuple[KT, Tuple[Requirement[KT], ...]]]:
         """Forward check, in the order of the dependencies, before the criteria are copied (most
         candidates fail here): a dependency on a pinned identifier must accept the pin, one on
         an open identifier must leave it a candidate, with every dependency the candidate puts
-        on it. A failure is recorded as a conflict."""
+        on it. A failure is recorded as a conflict and returned as the identifier it is on and
+        that identifier's requirements from before this candidate (none for a pinned one: the
+        pin itself is what refused); None when the candidate passes."""
         for d in deps:
             i = d.identifier
             if i in pinned:
                 if not self.provider.is_satisfied_by(d, pinned[i]):
                     self._conflict(Conflict(i, (d,), pinned[i]))
-                    return False
+                    return i, ()
             elif i != ident:
-                reqs = criteria.get(i, ()) + groups[i]
+                before = criteria.get(i, ())
+                reqs = before + groups[i]
                 if not self._matches(i, reqs):
                     self._conflict(Conflict(i, reqs))
-                    return False
-        return True
+                    return i, before
+        return None
 
 
 __all__ = [

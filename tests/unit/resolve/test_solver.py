@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Sequence, Tuple
+import itertools
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from fixer.resolver import BaseReporter, NoSolution, Requirement, Solver
+from tests.helpers.examples import examples
 
 # index: name -> [(version, cost, {dep_name: allowed_versions})], best first
 Index = Dict[str, List[Tuple[int, int, Dict[str, Tuple[int, ...]]]]]
@@ -15,6 +18,8 @@ Index = Dict[str, List[Tuple[int, int, Dict[str, Tuple[int, ...]]]]]
 class TupleProvider:
     def __init__(self, index: Index) -> None:
         self.index = index
+        # one object per candidate, as a real provider keeps them (the solver's memos are per object)
+        self.candidates = {n: [(n,) + c for c in cands] for n, cands in index.items()}
 
     def identify(self, thing):  # pragma: no cover - part of the shape
         return thing[0] if isinstance(thing, tuple) else thing.identifier
@@ -23,11 +28,7 @@ class TupleProvider:
         return (len(self.index[identifier]), identifier)
 
     def find_matches(self, identifier, requirements):
-        return [
-            (identifier,) + c
-            for c in self.index[identifier]
-            if all(r.accepts((identifier,) + c) for r in requirements)
-        ]
+        return [c for c in self.candidates[identifier] if all(r.accepts(c) for r in requirements)]
 
     def is_satisfied_by(self, requirement, candidate):
         return requirement.accepts(candidate)
@@ -108,3 +109,76 @@ def test_node_budget_returns_best_so_far_marked_incomplete():
     index = {n: [(v, v, {}) for v in range(5)] for n in "abcdef"}
     result = Solver(TupleProvider(index), max_nodes=8).resolve([req(n) for n in "abcdef"])
     assert not result.complete and len(result.mapping) == 6
+
+
+# -- completeness and optimality over generated problems ------------------------------------
+
+NAMES = "abcd"
+
+
+@st.composite
+def problems(draw) -> Tuple[Index, Dict[str, Tuple[int, ...]]]:
+    """A small index (each candidate with a cost and dependencies on other names) and the roots:
+    name -> the versions a root allows (empty: any)."""
+    versions = st.lists(st.integers(1, 3), min_size=1, max_size=3, unique=True)
+    index: Index = {}
+    for name in NAMES:
+        index[name] = [
+            (
+                v,
+                draw(st.integers(0, 3)),
+                draw(
+                    st.dictionaries(
+                        st.sampled_from([n for n in NAMES if n != name]),
+                        st.lists(st.integers(1, 3), min_size=1, max_size=2, unique=True).map(tuple),
+                        max_size=3,
+                    )
+                ),
+            )
+            for v in draw(versions)
+        ]
+    roots = draw(
+        st.dictionaries(
+            st.sampled_from(NAMES),
+            st.lists(st.integers(1, 3), max_size=2, unique=True).map(tuple),
+            min_size=1,
+            max_size=4,
+        )
+    )
+    return index, roots
+
+
+def cheapest(index: Index, roots: Dict[str, Tuple[int, ...]]) -> Optional[int]:
+    """The least total cost of an assignment that meets the roots and every chosen candidate's
+    dependencies, by trying every assignment (each name unassigned or one of its candidates)."""
+    best: Optional[int] = None
+    options = [[None] + index[n] for n in NAMES]
+    for combo in itertools.product(*options):
+        chosen = {n: c for n, c in zip(NAMES, combo) if c is not None}
+        if not all(n in chosen and (not ok or chosen[n][0] in ok) for n, ok in roots.items()):
+            continue
+        if all(
+            d in chosen and chosen[d][0] in ok for c in chosen.values() for d, ok in c[2].items()
+        ):
+            total = sum(c[1] for c in chosen.values())
+            best = total if best is None else min(best, total)
+    return best
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(problems())
+def test_the_solver_finds_a_stack_exactly_when_one_exists_and_the_cheapest(problem) -> None:
+    """Complete and optimal: backjumping and the refused-candidate memo skip only branches that
+    hold no stack (fixer.resolver.solver._search)."""
+    index, roots = problem
+    expected = cheapest(index, roots)
+    provider = TupleProvider(index)
+    try:
+        result = Solver(provider).resolve([req(n, *ok) for n, ok in roots.items()])
+    except NoSolution:
+        assert expected is None
+        return
+    assert result.complete and expected is not None and result.cost == (expected,)
+    for name, cand in result.mapping.items():
+        for d, ok in cand[3].items():
+            assert d in result.mapping and result.mapping[d][1] in ok
