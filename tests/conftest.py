@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import gc
 import os
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator, List, Tuple
 
 import pytest
 
-from tests.helpers import examples, guard
+from tests.helpers import audit, examples, guard
 from tests.helpers.paths import DATA, REPO
 
 examples.register()  # the "quick" and "full" Hypothesis profiles (tests/helpers/examples.py)
@@ -43,7 +42,7 @@ def _beside_the_repo(path: str) -> bool:
 
 
 def _audit(event: str, args: Tuple[Any, ...]) -> None:
-    if event not in _AUDITED or not args:
+    if not args:
         return
     target = args[0]
     if isinstance(target, int) or target is None:
@@ -57,7 +56,7 @@ def _audit(event: str, args: Tuple[Any, ...]) -> None:
 
 
 if str(REPO.parent) != os.sep:  # a checkout at / has nothing beside it
-    sys.addaudithook(_audit)
+    audit.watch(_AUDITED, _audit)
 
 
 @pytest.fixture(autouse=True)

@@ -34,6 +34,8 @@ from typing import Any, Callable, Generator, List, Optional, Tuple
 
 import pytest
 
+from tests.helpers import audit
+
 PROCESS_EVENTS = frozenset(
     {
         "subprocess.Popen",
@@ -86,10 +88,12 @@ def _describe(event: str, args: Tuple[Any, ...]) -> Optional[str]:
     return None
 
 
+#: Every event _describe may forbid.
+WATCHED = PROCESS_EVENTS | NETWORK_EVENTS | {"socket.__new__"}
+
+
 def _hook(event: str, args: Tuple[Any, ...]) -> None:
-    if _State.active is None or not event.startswith(
-        ("socket.", "os.", "subprocess.", "multiprocessing.")
-    ):
+    if _State.active is None:
         return
     detail = _describe(event, args)
     if detail is None:
@@ -132,7 +136,7 @@ def install() -> None:
         _State.record_to = mode[len("record:") :]
     bp = multiprocessing.process.BaseProcess
     bp.start = _audited_start(bp.start)  # type: ignore[method-assign]
-    sys.addaudithook(_hook)
+    audit.watch(WATCHED, _hook)
 
 
 def guarded(item: pytest.Item, phase: str) -> Generator[None, None, None]:

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import sys
 from typing import Any, Iterator, List, NamedTuple, Sequence, Tuple
 
 from hypothesis import strategies as st
 
 from fixer.model import CommandResult
+from tests.helpers import audit
 
 OPTION_LIKE = (
     "-oDPkg::Pre-Invoke::=touch /tmp/pwned",
@@ -147,7 +147,7 @@ def nothing_happens() -> Iterator[List[Tuple[str, str]]]:
     """Record every process start and file-system change made inside; yields the list."""
     global _installed
     if not _installed:
-        sys.addaudithook(_hook)
+        audit.watch(_EVENTS | {"open"}, _hook)
         _installed = True
     _Watch.events = []
     _Watch.active = True

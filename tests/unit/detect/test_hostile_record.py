@@ -13,7 +13,6 @@ import csv
 import io
 import hashlib
 import os
-import sys
 from typing import Any, List, Tuple
 
 from hypothesis import HealthCheck, example, given, settings
@@ -24,6 +23,7 @@ from fixer.detection import libraries
 from fixer.detection.fs import MachineFS
 from fixer.model import Distribution, ProbeNote, PythonEnv
 from fixer.system import fsgate
+from tests.helpers import audit
 from tests.helpers.examples import examples
 from tests.helpers.hostile import OPTION_LIKE, PATHS, TEXTS
 
@@ -94,7 +94,7 @@ class _Reads:
                 cls.seen.append((event, os.fsdecode(args[0])))
 
 
-sys.addaudithook(_Reads.hook)
+audit.watch(("open", "os.listdir", "os.scandir"), _Reads.hook)
 
 
 def _inside(path: str) -> bool:
