@@ -177,13 +177,24 @@ def field_paths(node: Any, items: int = 1, at: FieldPath = ()) -> List[FieldPath
     return out
 
 
+def _copy_along(data: Any, path: FieldPath) -> Tuple[Any, Any]:
+    """(a copy of `data`, the container at `path` in it): each list or object on the path is a
+    new shallow copy, everything off the path is shared with `data`. The documents these helpers
+    change are JSON read by code that never mutates its input (json.dumps, the parsers under
+    test); a whole deep copy per change cost seconds of a unit run."""
+    root = copy.copy(data)
+    cur = root
+    for p in path:
+        child = copy.copy(cur[p])
+        cur[p] = child
+        cur = child
+    return root, cur
+
+
 def with_field(data: Any, path: FieldPath, value: Any) -> Any:
-    """A deep copy of `data` with the field at `path` set to `value` (a list index one past its
-    end appends)."""
-    data = copy.deepcopy(data)
-    cur = data
-    for p in path[:-1]:
-        cur = cur[p]
+    """A copy of `data` with the field at `path` set to `value` (a list index one past its
+    end appends); `data` itself is not changed (_copy_along)."""
+    data, cur = _copy_along(data, path[:-1])
     if isinstance(cur, list) and path[-1] >= len(cur):
         cur.append(value)
     else:
@@ -202,9 +213,9 @@ def field_at(data: Any, path: FieldPath) -> Any:
 
 
 def without_field(data: Any, path: FieldPath) -> Any:
-    """A deep copy of `data` with the key or list item at `path` removed."""
-    data = copy.deepcopy(data)
-    parent = field_at(data, path[:-1])
+    """A copy of `data` with the key or list item at `path` removed; `data` itself is not
+    changed (_copy_along)."""
+    data, parent = _copy_along(data, path[:-1])
     del parent[path[-1]]
     return data
 
