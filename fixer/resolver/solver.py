@@ -119,7 +119,9 @@ class Provider(Protocol[KT]):
         alone: the solver asks it once per candidate in a resolve."""
 
     def cost(self, identifier: KT, candidate: Any, pinned: Mapping[KT, Any]) -> Cost:
-        """What choosing `candidate` costs, given what is pinned (compared as tuples, summed)."""
+        """What choosing `candidate` costs, given what is pinned (compared as tuples, summed).
+        Never negative, element by element: a stack of cost zero is the cheapest, and the
+        search ends when it finds one."""
 
 
 class Solver(Generic[KT]):
@@ -242,8 +244,10 @@ class Solver(Generic[KT]):
                 self._best = dataclasses.replace(self._best, complete=False)
                 return None
             below = self._branch(ident, candidate, pinned, criteria, cost)
-            if self._nodes > self.max_nodes and self._best is not None:
-                return None
+            if self._best is not None and (
+                self._nodes > self.max_nodes or not any(self._best.cost)
+            ):
+                return None  # the budget is spent, or the stack found costs nothing: none beats it
             if below is not None:
                 if ident not in below:
                     return below  # backjump: no other candidate of `ident` changes that failure

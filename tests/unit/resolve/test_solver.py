@@ -8,7 +8,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from fixer import model as m
+from fixer.planner.steps import bundled_environments, load_environment
 from fixer.resolver import BaseReporter, NoSolution, Requirement, Solver
+from fixer.resolver.provider import BadIntent, StackProvider
 from tests.helpers.examples import examples
 
 # index: name -> [(version, cost, {dep_name: allowed_versions})], best first
@@ -106,7 +109,7 @@ def test_reporter_sees_pins_and_rejections():
 
 
 def test_node_budget_returns_best_so_far_marked_incomplete():
-    index = {n: [(v, v, {}) for v in range(5)] for n in "abcdef"}
+    index = {n: [(v, v + 1, {}) for v in range(5)] for n in "abcdef"}  # no stack costs nothing
     result = Solver(TupleProvider(index), max_nodes=8).resolve([req(n) for n in "abcdef"])
     assert not result.complete and len(result.mapping) == 6
 
@@ -182,3 +185,36 @@ def test_the_solver_finds_a_stack_exactly_when_one_exists_and_the_cheapest(probl
     for name, cand in result.mapping.items():
         for d, ok in cand[3].items():
             assert d in result.mapping and result.mapping[d][1] in ok
+
+
+def test_a_stack_that_costs_nothing_ends_the_search():
+    # every first candidate is free: once the six are pinned nothing can beat the stack
+    index = {n: [(v, 0 if v == 4 else 1, {}) for v in (4, 3, 2, 1)] for n in "abcdef"}
+    solver = Solver(TupleProvider(index))
+    result = solver.resolve([req(n) for n in "abcdef"])
+    assert result.cost == (0,) and result.complete and solver._nodes == 6
+
+
+@pytest.mark.parametrize(
+    "intent",
+    [m.Intent(), m.Intent(cudnn_from="apt"), m.Intent(keep=("nvidia-cudnn-cu12", "tensorflow"))],
+    ids=["default", "cudnn-from-apt", "keep"],
+)
+def test_the_stack_provider_never_costs_below_zero(intent, real_recipes, monkeypatch):
+    """The solver stops at a stack of cost zero (Provider.cost's contract: never negative)."""
+    seen: List[Tuple[int, ...]] = []
+    original = StackProvider.cost
+
+    def cost(self, identifier, candidate, pinned):
+        seen.append(original(self, identifier, candidate, pinned))
+        return seen[-1]
+
+    monkeypatch.setattr(StackProvider, "cost", cost)
+    for name in bundled_environments():
+        env = load_environment(name)[0]
+        try:
+            provider = StackProvider(env, intent, real_recipes)
+            Solver(provider).resolve(provider.roots())
+        except (BadIntent, NoSolution):
+            pass  # a --keep of what this machine lacks; no stack
+    assert seen and all(x >= 0 for c in seen for x in c), [c for c in seen if min(c) < 0][:3]
