@@ -20,6 +20,9 @@ lists, pip / dpkg lists and nvidia-smi pasted beside an error show what is on th
 - The runtime's "insufficient driver" beside a driver version (nvidia-smi) that runs every CUDA
   the paste names by minor-version compatibility (recipes/nvidia.toml's floors): no driver
   library reached the process (driver-missing first, e.g. a container without the GPU exposed).
+- A message that has a too-old driver among its readings (torch's is_available() False) beside
+  a driver version below the minor-version floor of every CUDA the paste's builds name: the
+  driver is too old for the build (driver-too-old first).
 
 Every decision names the line that decided it. Lines that report a failure are not evidence of
 what is present."""
@@ -415,6 +418,66 @@ def _driver_reached(
     return extra
 
 
+def _driver_short(hits: List[Hit], seen: Sequence[Seen], floor: Optional[DriverFloor]) -> List[Hit]:
+    """A message that names a too-old driver as one of its readings (driver-too-old among its
+    alternatives: torch's is_available() False, a CUDA backend that falls back to the CPU) beside
+    a driver version (nvidia-smi) below the minor-version floor of every CUDA major the paste's
+    builds name (+cuXXX tags, -cuNN wheels): that driver cannot run those builds, and the
+    framework then reports no GPU. The too-old driver ranks first.
+
+    Sources: torch's device_count() turns cudaErrorInsufficientDriver with a driver present
+    into the warning "CUDA initialization: The NVIDIA driver on your system is too old" and zero
+    devices, so is_available() is False (pytorch/pytorch c10/cuda/CUDAFunctions.cpp:45-53
+    @01a6a16d9bb6424c034f5623c46bfd08ec21613b, device_count's TORCH_WARN not line-checked); the
+    floors are NVIDIA's minor-version compatibility (recipes/nvidia.toml's [[driver_floor]]
+    family rows, each with its source)."""
+    drivers = [s for s in seen if s.kind == "driver-version" and s.version]
+    named = sorted({s.major for s in seen if s.kind == "cuda-runtime" and s.major is not None})
+    if floor is None or not drivers or not named:
+        return []
+    driver = drivers[-1]
+    runs = _driver_runs(driver.version, floor)
+    if any(m in runs or floor(m) is None for m in named):
+        return []
+    lows = ", ".join(f"{floor(m)} for CUDA {m}.x" for m in named)
+    extra: List[Hit] = []
+    for alt in hits:
+        if alt.finding.id != "driver-too-old" or not alt.alternative_of:
+            continue
+        main = [
+            h
+            for h in hits
+            if h.alternative_of is None and h.where == alt.where and h.offset == alt.offset
+        ]
+        base = max((h.finding.confidence for h in main), default=alt.finding.confidence)
+        extra.append(
+            Hit(
+                finding=dataclasses.replace(
+                    alt.finding,
+                    title=(
+                        f"The driver ({driver.version}) is older than the CUDA "
+                        f"{', '.join(map(str, named))} the build needs: the framework sees no GPU"
+                    ),
+                    evidence=(
+                        alt.finding.evidence[0],
+                        f"decided by: {driver.line} (NVIDIA's minor-version compatibility needs "
+                        f"at least {lows})",
+                    ),
+                    fix=(
+                        "Install a driver that runs the build's CUDA, or a framework build for "
+                        "the CUDA this driver runs (`colab-cudnn-fix plan` names it)."
+                    ),
+                    confidence=round(min(MAX, base + 0.04), 3),
+                ),
+                decisive=True,
+                offset=alt.offset,
+                where=alt.where,
+                check=alt.check,
+            )
+        )
+    return extra
+
+
 def _is_failure(line: str) -> bool:
     return bool(_FAILURE.search(line))
 
@@ -432,6 +495,7 @@ def apply_evidence(
     extra = _major_mismatch(hits, seen, majors) + _sub_library(hits, seen)
     extra += copies.part_absent(hits, seen)
     extra += _caller_ships_cudnn(hits, seen, frameworks) + _driver_reached(hits, seen, floor)
+    extra += _driver_short(hits, seen, floor)
     extra += copies.shadowed(hits, seen)
     extra += copies.conflict(hits + extra, seen, frameworks, majors, _is_failure)
     _needs(hits, seen)

@@ -1,0 +1,64 @@
+"""Round six's readings: torch's "no GPU" answer beside the driver version the paste shows.
+
+torch's device_count() turns an insufficient driver into the warning "CUDA initialization: The
+NVIDIA driver on your system is too old" and zero devices, so is_available() is False
+(pytorch/pytorch c10/cuda/CUDAFunctions.cpp:45-53@01a6a16d9bb6424c034f5623c46bfd08ec21613b);
+whether the driver shown runs the build is NVIDIA's minor-version compatibility
+(recipes/nvidia.toml's floors). Values are generated; the wording is the emitter's."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fixer.explainer import explain
+from fixer.recipebook import load as load_recipes
+from fixer.rules import minor_version_floor
+from fixer.system.versions import version_key
+from tests.helpers.examples import examples
+
+FLOORS = load_recipes().driver_floors
+DRIVER = st.tuples(st.integers(400, 620), st.integers(0, 99), st.integers(0, 99)).map(
+    lambda t: f"{t[0]}.{t[1]:02d}" if t[2] % 2 else f"{t[0]}.{t[1]:02d}.{t[2]:02d}"
+)
+NO_GPU = st.sampled_from(
+    [
+        ">>> torch.cuda.is_available()\nFalse",
+        "print(torch.cuda.is_available()) returns False",
+        "Is CUDA available: False",
+    ]
+)
+BUILD = st.sampled_from(
+    ["torch {v}+cu{m}{n}", "pip install torch=={v}+cu{m}{n}", "torch.__version__ = '{v}+cu{m}{n}'"]
+)
+
+
+def _runs(driver: str, major: int) -> bool:
+    low = minor_version_floor(major, FLOORS)
+    return low is not None and version_key(driver) >= version_key(low)
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(
+    no_gpu=NO_GPU,
+    driver=DRIVER,
+    major=st.integers(11, 13),
+    minor=st.integers(0, 9),
+    build=BUILD,
+    shown=st.booleans(),
+)
+def test_no_gpu_beside_a_driver_below_the_builds_cuda_is_a_too_old_driver(
+    no_gpu, driver, major, minor, build, shown
+):
+    """is_available() False with nvidia-smi's driver and the build's +cuXXX in the paste: a driver
+    below the floor of the build's CUDA major is too old (driver-too-old first, the line that
+    decided it named); one that runs it leaves the message's own reading (gpu-missing) first.
+    Without the build's CUDA named, the driver alone decides nothing."""
+    text = f"{no_gpu}\n| NVIDIA-SMI {driver}    Driver Version: {driver}    CUDA Version: 12.2 |\n"
+    if shown:
+        text += build.format(v="2.1.0", m=major, n=minor) + "\n"
+    found = explain(text)
+    too_old = shown and not _runs(driver, major)
+    assert found[0].id == ("driver-too-old" if too_old else "gpu-missing"), text
+    if too_old:
+        assert any(e.startswith("decided by: | NVIDIA-SMI") for e in found[0].evidence)
