@@ -62,3 +62,45 @@ def test_no_gpu_beside_a_driver_below_the_builds_cuda_is_a_too_old_driver(
     assert found[0].id == ("driver-too-old" if too_old else "gpu-missing"), text
     if too_old:
         assert any(e.startswith("decided by: | NVIDIA-SMI") for e in found[0].evidence)
+
+
+INSTALL = st.sampled_from(
+    [
+        "pip install torch torchvision torchaudio --index-url https://download.pytorch.org/whl/{idx}",
+        "pip install torch==2.0.1 --extra-index-url https://download.pytorch.org/whl/{idx}",
+        "pip3 install torch -f https://download.pytorch.org/whl/{idx}/torch_stable.html",
+    ]
+)
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    no_gpu=NO_GPU,
+    install=INSTALL,
+    cpu=st.booleans(),
+    major=st.integers(11, 13),
+    before=st.booleans(),
+)
+def test_no_gpu_after_an_install_from_the_cpu_wheels_is_a_cpu_build(
+    no_gpu, install, cpu, major, before
+):
+    """PyTorch's install commands (pytorch.github.io previous-versions.md): the /whl/cpu index
+    serves only CPU builds; a /whl/cuXXX index does not decide it."""
+    command = install.format(idx="cpu" if cpu else f"cu{major}8")
+    text = f"{command}\n{no_gpu}\n" if before else f"{no_gpu}\n{command}\n"
+    assert explain(text)[0].id == ("cpu-only-build" if cpu else "gpu-missing"), text
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(no_gpu=NO_GPU, driver=DRIVER, major=st.integers(11, 12), minor=st.integers(0, 9))
+def test_the_conda_build_string_names_the_builds_cuda(no_gpu, driver, major, minor):
+    """The pytorch conda channel's build string (py3.10_cuda11.8_cudnn8.7.0_0) names the build's
+    CUDA, as a +cuXXX tag does (anaconda.org/pytorch/pytorch/files)."""
+    text = (
+        f"{no_gpu}\npytorch                   2.1.0           "
+        f"py3.10_cuda{major}.{minor}_cudnn8.9.2_0    pytorch\n"
+        f"| NVIDIA-SMI {driver}    Driver Version: {driver}    CUDA Version: 12.2 |\n"
+    )
+    assert explain(text)[0].id == ("gpu-missing" if _runs(driver, major) else "driver-too-old"), (
+        text
+    )
