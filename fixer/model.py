@@ -140,7 +140,16 @@ def _hints(cls: type) -> Dict[str, Any]:
 #: type -> its converter (data, where) -> value, built once per type from the rules below.
 _CONVERTERS: Dict[Any, Callable[[Any, str], Any]] = {}
 #: dataclass -> (fields, their converters, the fields that must be given)
-_SPECS: Dict[type, Tuple[Dict[str, Any], Dict[str, Callable[[Any, str], Any]], FrozenSet[str]]] = {}
+#: cls -> (its fields, each field's converter, the required names, each checked field's grammar)
+_SPECS: Dict[
+    type,
+    Tuple[
+        Dict[str, Any],
+        Dict[str, Callable[[Any, str], Any]],
+        FrozenSet[str],
+        Dict[str, Tuple["re.Pattern[str]", str]],
+    ],
+] = {}
 
 
 def _converter(tp: Any) -> Callable[[Any, str], Any]:
@@ -245,7 +254,15 @@ def _plain_converter(tp: type) -> Callable[[Any, str], Any]:
     return plain
 
 
-def _spec(cls: type) -> Tuple[Dict[str, Any], Dict[str, Callable[[Any, str], Any]], FrozenSet[str]]:
+def _spec(
+    cls: type,
+) -> Tuple[
+    Dict[str, Any],
+    Dict[str, Callable[[Any, str], Any]],
+    FrozenSet[str],
+    Dict[str, Tuple["re.Pattern[str]", str]],
+]:
+    """What from_dict needs of `cls`, worked out once per class."""
     spec = _SPECS.get(cls)
     if spec is None:
         hints = _hints(cls)
@@ -255,7 +272,12 @@ def _spec(cls: type) -> Tuple[Dict[str, Any], Dict[str, Callable[[Any, str], Any
             for n, f in fields.items()
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
         )
-        spec = _SPECS[cls] = (fields, {n: _converter(hints[n]) for n in fields}, required)
+        grammars = {}
+        for n in fields:
+            grammar = _GRAMMAR.get(n) or _GRAMMAR.get(f"{cls.__name__}.{n}")
+            if grammar is not None:
+                grammars[n] = (re.compile(grammar[0]), grammar[1])
+        spec = _SPECS[cls] = (fields, {n: _converter(hints[n]) for n in fields}, required, grammars)
     return spec
 
 
@@ -310,10 +332,10 @@ def _short(data: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _check_grammar(grammar: Tuple[str, str], value: Any, where: str) -> None:
+def _check_grammar(grammar: Tuple["re.Pattern[str]", str], value: Any, where: str) -> None:
     pattern, what = grammar
     for i, v in enumerate(value if isinstance(value, tuple) else (value,)):
-        if isinstance(v, str) and not re.fullmatch(pattern, v):
+        if isinstance(v, str) and not pattern.fullmatch(v):
             at = f"{where}[{i}]" if isinstance(value, tuple) else where
             raise ValueError(f"{at}: {_short(v)} is not {what}")
 
@@ -325,18 +347,19 @@ def from_dict(cls: Type[T], data: Any, where: str = "$") -> T:
         raise ValueError(
             f"{where}: expected an object for {cls.__name__}, got {type(data).__name__}"
         )
-    fields, converters, required = _spec(cls)
-    unknown = sorted(set(data) - set(fields))
-    if unknown:
+    fields, converters, required, grammars = _spec(cls)
+    if not data.keys() <= fields.keys():
+        unknown = sorted(set(data) - set(fields), key=str)
         shown = ", ".join(_short(str(k)) for k in unknown[:3])
         raise ValueError(f"{where}: unknown key(s) {shown} for {cls.__name__}")
     kwargs: Dict[str, Any] = {}
     for name in fields:
         if name in data:
-            kwargs[name] = converters[name](data[name], f"{where}.{name}")
-            grammar = _GRAMMAR.get(name) or _GRAMMAR.get(f"{cls.__name__}.{name}")
-            if grammar is not None and kwargs[name] is not None:
-                _check_grammar(grammar, kwargs[name], f"{where}.{name}")
+            at = f"{where}.{name}"
+            value = kwargs[name] = converters[name](data[name], at)
+            grammar = grammars.get(name)
+            if grammar is not None and value is not None:
+                _check_grammar(grammar, value, at)
         elif name in required:
             raise ValueError(f"{where}: missing key {name!r} for {cls.__name__}")
     return cls(**kwargs)
