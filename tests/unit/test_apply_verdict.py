@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,9 +26,6 @@ from fixer.applier.results import ApplyResult as Applied
 from fixer.model import Plan, Step
 from tests.helpers.examples import examples
 from tests.helpers.kernels import validate_apply
-
-jsonschema = pytest.importorskip("jsonschema")
-referencing = pytest.importorskip("referencing")
 
 GOOD, BAD = "/nonexistent/pip/nvidia/cudnn/lib", "/nonexistent/usr/lib/x86_64-linux-gnu"
 NAMES = (
