@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -80,6 +81,27 @@ def run(repos: List[Path], command: Sequence[str] = COMMAND) -> List[Dict[str, U
     return results
 
 
+def _summary(runs: Sequence[Dict[str, Union[float, str]]]) -> List[str]:
+    """Per checkout and kind of run, with more than one run: the median, the lowest and the
+    highest wall and CPU time (on a shared machine one run says little: the host's load moves
+    both by a fifth between consecutive runs of the same tree)."""
+    groups: Dict[Tuple[str, str], List[Dict[str, Union[float, str]]]] = {}
+    for r in runs:
+        groups.setdefault((str(r["repo"]), str(r["what"])), []).append(r)
+    out = []
+    for (repo, what), rs in groups.items():
+        if len(rs) < 2:
+            continue
+        wall = sorted(float(r["wall_s"]) for r in rs)
+        cpu = sorted(float(r["cpu_s"]) for r in rs)
+        out.append(
+            f"{repo} ({what}), {len(rs)} runs: wall median {statistics.median(wall):.2f} s "
+            f"({wall[0]:.2f}-{wall[-1]:.2f}), cpu median {statistics.median(cpu):.2f} s "
+            f"({cpu[0]:.2f}-{cpu[-1]:.2f})"
+        )
+    return out
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=1, help="runs (default 1)")
@@ -108,6 +130,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                 f"{r['repo']} ({r['what']}, bytecode caches {r['bytecode_caches']}): cpu {r['cpu_s']} s (user {r['user_s']} + sys {r['sys_s']}), wall {r['wall_s']} s, "
                 f"load {r['load_before']} -> {r['load_after']}: {r['summary']}"
             )
+        for line in _summary(runs):
+            print(line)
     return 0 if all(r["rc"] == 0 for r in runs) else 1
 
 
