@@ -24,7 +24,7 @@ import functools
 import importlib
 import re
 import sys
-from typing import Any, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 _NEW = sys.version_info >= (3, 11)  # sre_parse / sre_constants became re._parser / re._constants
 _sre: Any = importlib.import_module("re._parser" if _NEW else "sre_parse")
@@ -165,36 +165,75 @@ def wrapped_needles(patterns: Iterable["Pattern"]) -> FrozenSet[bytes]:
     return frozenset(x.encode("ascii") for p in patterns for x in p.literals)
 
 
+#: A line break and the next line's indentation: where a terminal, a log formatter or a Markdown
+#: quote wrapped a line.
+_BREAK = re.compile(rb"\n[ \t]*")
+
+
 def join_wrapped(text: str, needles: Iterable[bytes]) -> str:
-    """The text with the line breaks removed that fall inside a known message's literal text
-    (`needles`: wrapped_needles of the catalogue's patterns): a terminal or a notebook that wraps
-    a long line mid-word ("Loaded runtime CuDNN libr\nary: ...") splits a literal that no
-    pattern would otherwise find. Only breaks inside such a literal go; every other line stays
-    as it was. Linear: one find per literal over the text without breaks."""
+    """The text with the line breaks joined that fall inside a known message's literal text
+    (`needles`: wrapped_needles of the catalogue's patterns). A terminal or a notebook that wraps
+    a long line mid-word ("Loaded runtime CuDNN libr\nary: ...") splits a literal: that line
+    break goes. One that wraps at a space and indents the rest ("cannot open\n    shared object
+    file") puts a break and the indentation where the literal has one space: they become that
+    space. Every other line stays as it was. Linear: one find per literal over each joined text."""
     if "\n" not in text:
         return text
     low = _lowered(text)
     if len(low) >= 1_000_000:
         return text
-    breaks = [m.start() for m in re.finditer(b"\n", low)]
-    flat = low.replace(b"\n", b"")
-    cut = [p - j for j, p in enumerate(breaks)]  # a break's position in the flat text
-    drop = set()
-    for needle in needles:
-        pos = flat.find(needle)
-        while pos >= 0:
-            lo = bisect.bisect_right(cut, pos)
-            hi = bisect.bisect_left(cut, pos + len(needle))
-            drop.update(breaks[lo:hi])
-            pos = flat.find(needle, pos + 1)
-    if not drop:
+    breaks = [(m.start(), m.end()) for m in _BREAK.finditer(low)]
+    # at a space: the break and the indentation stand for the literal's one space
+    space = _crossed(low, breaks, b" ", needles)
+    # mid-word: only the line break itself goes (a break both ways is read as a space: a
+    # literal that runs on across the bare break would keep the indentation inside it)
+    drop = _crossed(low, [(b, b + 1) for b, _ in breaks], b"", needles) - space
+    if not drop and not space:
         return text
-    kept, start = [], 0
-    for i in sorted(drop):
-        kept.append(text[start:i])
-        start = i + 1
-    kept.append(text[start:])
-    return "".join(kept)
+    out: List[str] = []
+    prev = 0
+    for i, (b, e) in enumerate(breaks):
+        if i in space:
+            out += [text[prev:b], " "]
+            prev = e
+        elif i in drop:
+            out.append(text[prev:b])
+            prev = b + 1
+    out.append(text[prev:])
+    return "".join(out)
+
+
+def _crossed(
+    low: bytes, spans: Sequence[Tuple[int, int]], joiner: bytes, needles: Iterable[bytes]
+) -> Set[int]:
+    """The indexes of the `spans` of `low` that a needle crosses once every span is replaced by
+    `joiner`: with no joiner, a needle that runs on across the join; with a joiner, one that holds
+    it (a space of the needle's own)."""
+    parts: List[bytes] = []
+    cut: List[int] = []  # each join's position in the joined text
+    prev = shift = 0
+    for b, e in spans:
+        parts.append(low[prev:b])
+        cut.append(b - shift)
+        shift += (e - b) - len(joiner)
+        prev = e
+    parts.append(low[prev:])
+    joined = joiner.join(parts)
+    hit: Set[int] = set()
+    for needle in needles:
+        pos = joined.find(needle)
+        while pos >= 0:
+            # no joiner: the join lies strictly inside the needle; a joiner: its character does,
+            # between words of the needle on both sides ("cudnn " ending a line before
+            # "nvidia-cudnn-cu12 ..." is no message split in two)
+            lo = bisect.bisect_left(cut, pos) if joiner else bisect.bisect_right(cut, pos)
+            hi = bisect.bisect_left(cut, pos + len(needle))
+            for i in range(lo, hi):
+                k = cut[i] - pos
+                if not joiner or (needle[:k].strip() and needle[k + 1 :].strip()):
+                    hit.add(i)
+            pos = joined.find(needle, pos + 1)
+    return hit
 
 
 #: What a pattern's source gives, kept between processes by the catalogue's facts cache

@@ -11,7 +11,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixer.explainer import explain
+from fixer.explainer import explain, load_catalogue
+from fixer.explainer.scan import join_wrapped
 from fixer.recipebook import load as load_recipes
 from fixer.rules import minor_version_floor
 from fixer.system.versions import version_key
@@ -104,3 +105,44 @@ def test_the_conda_build_string_names_the_builds_cuda(no_gpu, driver, major, min
     assert explain(text)[0].id == ("gpu-missing" if _runs(driver, major) else "driver-too-old"), (
         text
     )
+
+
+CATALOGUE = load_catalogue()
+
+
+def _inner_spaces(text: str) -> list:
+    """The positions of the spaces of `text` between two of its words that stand alone (a run of
+    spaces wrapped at one of them comes back as one space)."""
+    return [
+        i
+        for i, c in enumerate(text)
+        if c == " "
+        and " " not in (text[i - 1 : i], text[i + 1 : i + 2])
+        and text[:i].strip()
+        and text[i + 1 :].strip()
+    ]
+
+
+#: (a literal of the catalogue, one of the spaces between its words)
+SPACED = sorted((n, i) for n in {w.decode() for w in CATALOGUE.wrapped} for i in _inner_spaces(n))
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    spaced=st.sampled_from(SPACED),
+    indent=st.sampled_from(["", " ", "    ", "\t", "        "]),
+    before=st.sampled_from(["", "RuntimeError: ", "E0101 12:00:00.000 1 x.cc:1] "]),
+    after=st.sampled_from(["", ": details", " (code 3)"]),
+)
+def test_a_message_wrapped_at_one_of_its_spaces_is_joined_back(spaced, indent, before, after):
+    """A terminal, a log formatter or a Markdown quote that wraps a message at a space puts a line
+    break (and the next line's indentation) where the message had one space: join_wrapped gives
+    the line back for every literal of the catalogue."""
+    needle, cut = spaced
+    # a literal that starts or ends with a space takes it from the words around it
+    before = before.rstrip(" ") if needle.startswith(" ") else before
+    after = after.lstrip(" ") if needle.endswith(" ") else after
+    line = before + needle + after
+    at = len(before) + cut
+    wrapped = line[:at] + "\n" + indent + line[at + 1 :]
+    assert join_wrapped(wrapped, CATALOGUE.wrapped) == line
