@@ -19,13 +19,21 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from fixer.diagnosis.findings import diagnose, ordered
 from fixer.system.versions import version_key
-from fixer.model import FINDING_IDS, Environment, Finding, LibraryCopy, Recipes, RuntimeView
+from fixer.model import (
+    FINDING_IDS,
+    Build,
+    Environment,
+    Finding,
+    LibraryCopy,
+    Recipes,
+    RuntimeView,
+)
 from fixer.recipebook import load as load_recipes
 from fixer.rules import cudnn_relation, decode_cudnn_version, display_name, minor_version_floor
 from fixer.explainer.catalogue import FACTS, Catalogue, Rule, cudnn_copies, load_catalogue
 from fixer.explainer.evidence import apply_evidence, read_evidence
 from fixer.explainer.hits import MAX, Hit, displaced
-from fixer.explainer.scan import join_wrapped
+from fixer.explainer.scan import join_wrapped, unmarked
 from fixer.explainer.loader import (
     LoadFailure,
     family_by_name,
@@ -889,6 +897,7 @@ def _text_hits(
             _cudnn_majors,
             _driver_floor,
             frameworks_in(text, None),
+            _cuda_majors,
         )
     return hits
 
@@ -902,18 +911,31 @@ def _driver_floor(major: int) -> Optional[str]:
     return minor_version_floor(major, recipes.driver_floors)
 
 
-def _cudnn_majors(framework: str, version: str) -> Set[int]:
-    """The cuDNN majors the recipes' builds of this framework release (or of its release
-    series, "1.19" for "1.19.2": the tables' sources give rows per series) were made with."""
+def _release_builds(framework: str, version: str) -> Tuple[Build, ...]:
+    """The recipes' builds of this framework release, or of its release series ("1.19" for
+    "1.19.2": the tables' sources give rows per series); none when the recipes do not load."""
     try:
         recipes = load_recipes()
     except Exception:  # noqa: BLE001 - a broken recipe file must not hide what the text says
-        return set()
+        return ()
     parts = version.split(".")
-    builds = recipes.builds_for(framework, version) or recipes.builds_for(
-        framework, ".".join(parts[:2])
+    return tuple(
+        recipes.builds_for(framework, version) or recipes.builds_for(framework, ".".join(parts[:2]))
     )
-    return {int(b.cudnn.split(".")[0]) for b in builds if b.cudnn and b.cuda}
+
+
+def _cuda_majors(framework: str, version: str) -> Set[int]:
+    """The CUDA majors the recipes' builds of this framework release were made for."""
+    return {int(b.cuda.split(".")[0]) for b in _release_builds(framework, version) if b.cuda}
+
+
+def _cudnn_majors(framework: str, version: str) -> Set[int]:
+    """The cuDNN majors the recipes' builds of this framework release were made with."""
+    return {
+        int(b.cudnn.split(".")[0])
+        for b in _release_builds(framework, version)
+        if b.cudnn and b.cuda
+    }
 
 
 def analyze_text(
@@ -926,7 +948,7 @@ def analyze_text(
 ) -> Explanation:
     if len(text) > LARGE_TEXT:
         text = relevant_lines(text)
-    text = join_wrapped(text, cat.wrapped)
+    text = join_wrapped(unmarked(text), cat.wrapped)
     colab_cpu = colab_without_gpu(env)
     hits = _colab_no_gpu(_text_hits(text, cat, env, rules), text, colab_cpu)
     ranked = _lower_layer_first(rank(hits))

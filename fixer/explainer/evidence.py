@@ -69,6 +69,8 @@ class Seen:
 
 #: The cuDNN majors the builds of a framework release were made with (recipes' build tables).
 CudnnMajors = Callable[[str, str], Set[int]]
+#: The CUDA majors the builds of a framework release were made for (recipes' build tables).
+CudaMajors = Callable[[str, str], Set[int]]
 #: The lowest driver of a CUDA major's minor-version compatibility (recipes/nvidia.toml's
 #: [[driver_floor]] family rows, read by fixer.rules.minor_version_floor); None where none.
 DriverFloor = Callable[[int], Optional[str]]
@@ -373,11 +375,16 @@ def _driver_runs(version: str, floor: DriverFloor) -> List[int]:
 
 
 def _driver_reached(
-    hits: List[Hit], seen: Sequence[Seen], floor: Optional[DriverFloor]
+    hits: List[Hit],
+    seen: Sequence[Seen],
+    floor: Optional[DriverFloor],
+    cudas: Optional[CudaMajors] = None,
 ) -> List[Hit]:
     """The runtime's "insufficient driver" (which it also returns when no driver library loads)
     beside a driver version that runs every CUDA the paste names (or, naming none, the newest
-    major it runs): no driver reached the process (driver-missing) ranks first."""
+    major it runs): no driver reached the process (driver-missing) ranks first. Naming no CUDA
+    but a framework release ("torch: 2.1.1"), a build of which the build tables give for a CUDA
+    this driver does not run, the driver may be what is too old: nothing is decided."""
     drivers = [s for s in seen if s.kind == "driver-version" and s.version]
     if floor is None or not drivers:
         return []
@@ -385,6 +392,13 @@ def _driver_reached(
     named = sorted({s.major for s in seen if s.kind == "cuda-runtime" and s.major is not None})
     if not runs or any(m not in runs for m in named):
         return []
+    if not named and cudas is not None:
+        built: Set[int] = set()
+        for s in seen:
+            if s.kind == "framework-version" and s.version:
+                built |= cudas(s.name, s.version)
+        if any(m not in runs for m in built):
+            return []
     what = ", ".join(f"CUDA {m}" for m in named) or f"every CUDA {runs[-1]}.x runtime"
     extra: List[Hit] = []
     for h in hits:
@@ -488,13 +502,15 @@ def apply_evidence(
     majors: Optional[CudnnMajors] = None,
     floor: Optional[DriverFloor] = None,
     frameworks: Sequence[str] = (),
+    cudas: Optional[CudaMajors] = None,
 ) -> List[Hit]:
     """The hits, with the decisions the paste's own evidence makes (see the module's doc);
     `majors` gives a framework release's cuDNN majors from the build tables, `floor` a CUDA
-    major's lowest driver from NVIDIA's table."""
+    major's lowest driver from NVIDIA's table, `cudas` a framework release's CUDA majors."""
     extra = _major_mismatch(hits, seen, majors) + _sub_library(hits, seen)
     extra += copies.part_absent(hits, seen)
-    extra += _caller_ships_cudnn(hits, seen, frameworks) + _driver_reached(hits, seen, floor)
+    extra += _caller_ships_cudnn(hits, seen, frameworks)
+    extra += _driver_reached(hits, seen, floor, cudas)
     extra += _driver_short(hits, seen, floor)
     extra += copies.shadowed(hits, seen)
     extra += copies.conflict(hits + extra, seen, frameworks, majors, _is_failure)

@@ -165,6 +165,24 @@ def wrapped_needles(patterns: Iterable["Pattern"]) -> FrozenSet[bytes]:
     return frozenset(x.encode("ascii") for p in patterns for x in p.literals)
 
 
+#: pytest's failure marker: the lines of the exception under a failed test each start with "E" and
+#: the rest of the report's indentation (pytest-dev/pytest src/_pytest/_code/code.py @release:8.3.0,
+#: FormattedExcinfo.get_exconly: fail_marker "E", failindent = fail_marker + indentstr[1:]).
+_PYTEST_MARK = re.compile(r"^E( {3,})(?=\S)", re.M)
+
+
+def unmarked(text: str) -> str:
+    """The text without pytest's "E   " marker on the lines of a failed test's exception, when two
+    or more lines carry it with the same indentation (a TensorFlow log line "E external/..." has
+    one space): the message's own lines, so that one which spans several lines reads as it was
+    raised."""
+    marks = [m.group(1) for m in _PYTEST_MARK.finditer(text)]
+    if len(marks) < 2:
+        return text
+    width = min(map(len, marks))
+    return re.sub(r"^E {%d}" % width, "", text, flags=re.M)
+
+
 #: A line break and the next line's indentation: where a terminal, a log formatter or a Markdown
 #: quote wrapped a line.
 _BREAK = re.compile(rb"\n[ \t]*")

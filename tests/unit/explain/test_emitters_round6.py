@@ -17,6 +17,7 @@ from fixer.recipebook import load as load_recipes
 from fixer.rules import minor_version_floor
 from fixer.system.versions import version_key
 from tests.helpers.examples import examples
+from tests.unit.explain.test_catalogue import FIXED_TEMPLATES
 
 FLOORS = load_recipes().driver_floors
 DRIVER = st.tuples(st.integers(400, 620), st.integers(0, 99), st.integers(0, 99)).map(
@@ -32,6 +33,11 @@ NO_GPU = st.sampled_from(
 BUILD = st.sampled_from(
     ["torch {v}+cu{m}{n}", "pip install torch=={v}+cu{m}{n}", "torch.__version__ = '{v}+cu{m}{n}'"]
 )
+
+
+def _top(text: str) -> str:
+    found = explain(text)
+    return found[0].id if found else ""
 
 
 def _runs(driver: str, major: int) -> bool:
@@ -146,3 +152,35 @@ def test_a_message_wrapped_at_one_of_its_spaces_is_joined_back(spaced, indent, b
     at = len(before) + cut
     wrapped = line[:at] + "\n" + indent + line[at + 1 :]
     assert join_wrapped(wrapped, CATALOGUE.wrapped) == line
+
+
+MULTILINE = [(r, t) for r, t in FIXED_TEMPLATES if "\n" in t.format().strip()]
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(case=st.sampled_from(MULTILINE), width=st.integers(3, 11))
+def test_a_message_under_pytests_failure_marker_reads_as_raised(case, width):
+    """pytest prints a failed test's exception with "E" and the report's indentation before each
+    line (src/_pytest/_code/code.py, FormattedExcinfo.get_exconly): a message of several lines
+    keeps its reading under the marker."""
+    _rule, template = case
+    text = template.format()
+    marked = "".join("E" + " " * width + line + "\n" for line in text.splitlines())
+    assert _top(marked) == _top(text), marked
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(driver=DRIVER, release=st.sampled_from(["2.1.1", "2.4.0", "1.13.1", "2.7.0"]))
+def test_an_insufficient_driver_beside_a_release_it_cannot_run_decides_nothing(driver, release):
+    """cudaErrorInsufficientDriver beside nvidia-smi's driver and a torch release but no CUDA
+    named: when a build of that release (recipes' build tables) needs a CUDA major the driver
+    does not run, the driver may be the one too old, and driver-missing is not decided."""
+    text = (
+        f"| NVIDIA-SMI {driver}    Driver Version: {driver}    CUDA Version: 12.2 |\n"
+        f"torch: {release}\n"
+        "RuntimeError: CUDA failed with error CUDA driver version is insufficient for CUDA runtime version\n"
+    )
+    builds = load_recipes().builds_for("torch", release)
+    majors = {int(b.cuda.split(".")[0]) for b in builds if b.cuda}
+    if majors and not all(_runs(driver, m) for m in majors):
+        assert _top(text) == "driver-too-old", text
