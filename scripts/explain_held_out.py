@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""explain on a held-out set of public reports, measured without reading it.
+
+    python scripts/explain_held_out.py tests/unit/explain/held_out_8.toml [more files]
+    PYTHONPATH=../other-tree python scripts/explain_held_out.py FILE    # another tree's explain
+
+For each file: how often the thread's cause is ranked first (top-1), first or second (top-2),
+and how many reports explain recognises at all; then each miss only as the pair (the cause,
+what ranked first), counted, never its text: a set measured this way stays unseen. `--texts`
+prints the missed reports too, which makes the set read (say so where it is guarded:
+tests/unit/explain/test_cases.py)."""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:  # run from anywhere; PYTHONPATH still picks another tree first
+    sys.path.append(str(REPO))
+
+from fixer.explainer import explain  # noqa: E402
+from fixer.system.compat import tomllib  # noqa: E402
+
+
+def measure(path: Path, texts: bool) -> List[str]:
+    cases = tomllib.loads(path.read_text(encoding="utf-8"))["case"]
+    top1 = top2 = recognised = 0
+    misses: "collections.Counter[tuple]" = collections.Counter()
+    shown: List[str] = []
+    for case in cases:
+        ids = [f.id for f in explain(case["error"])]
+        top1 += bool(ids) and ids[0] == case["cause"]
+        top2 += case["cause"] in ids[:2]
+        recognised += bool(ids)
+        if not ids or ids[0] != case["cause"]:
+            misses[(case["cause"], ids[0] if ids else "unrecognised")] += 1
+            if texts:
+                shown.append(f"--- {case['url']}\n{case['error'].strip()}")
+    n = len(cases)
+    out = [
+        f"{path.name}: top-1 {top1}/{n} ({top1 / n:.1%}), top-2 {top2}/{n}, "
+        f"recognised {recognised}/{n}"
+    ]
+    out += [f"  {k} x {cause} -> {got}" for (cause, got), k in misses.most_common()]
+    return out + shown
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("files", nargs="+", type=Path)
+    ap.add_argument("--texts", action="store_true", help="print the missed reports (reads the set)")
+    args = ap.parse_args(argv)
+    for f in args.files:
+        print("\n".join(measure(f, args.texts)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
