@@ -139,7 +139,6 @@ def _hints(cls: type) -> Dict[str, Any]:
 
 #: type -> its converter (data, where) -> value, built once per type from the rules below.
 _CONVERTERS: Dict[Any, Callable[[Any, str], Any]] = {}
-#: dataclass -> (fields, their converters, the fields that must be given)
 #: cls -> (its fields, each field's converter, the required names, each checked field's grammar)
 _SPECS: Dict[
     type,

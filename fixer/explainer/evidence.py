@@ -374,6 +374,14 @@ def _driver_runs(version: str, floor: DriverFloor) -> List[int]:
     return out
 
 
+def _drivers_and_cudas(seen: Sequence[Seen]) -> Tuple[List[Seen], List[int]]:
+    """The driver versions the paste shows (nvidia-smi, /proc) and the CUDA majors its builds
+    name (+cuXXX tags, -cuNN wheels, conda build strings), sorted."""
+    drivers = [s for s in seen if s.kind == "driver-version" and s.version]
+    named = sorted({s.major for s in seen if s.kind == "cuda-runtime" and s.major is not None})
+    return drivers, named
+
+
 def _driver_reached(
     hits: List[Hit],
     seen: Sequence[Seen],
@@ -385,11 +393,10 @@ def _driver_reached(
     major it runs): no driver reached the process (driver-missing) ranks first. Naming no CUDA
     but a framework release ("torch: 2.1.1"), a build of which the build tables give for a CUDA
     this driver does not run, the driver may be what is too old: nothing is decided."""
-    drivers = [s for s in seen if s.kind == "driver-version" and s.version]
+    drivers, named = _drivers_and_cudas(seen)
     if floor is None or not drivers:
         return []
     runs = _driver_runs(drivers[-1].version, floor)
-    named = sorted({s.major for s in seen if s.kind == "cuda-runtime" and s.major is not None})
     if not runs or any(m not in runs for m in named):
         return []
     if not named and cudas is not None:
@@ -445,8 +452,7 @@ def _driver_short(hits: List[Hit], seen: Sequence[Seen], floor: Optional[DriverF
     @01a6a16d9bb6424c034f5623c46bfd08ec21613b, device_count's TORCH_WARN not line-checked); the
     floors are NVIDIA's minor-version compatibility (recipes/nvidia.toml's [[driver_floor]]
     family rows, each with its source)."""
-    drivers = [s for s in seen if s.kind == "driver-version" and s.version]
-    named = sorted({s.major for s in seen if s.kind == "cuda-runtime" and s.major is not None})
+    drivers, named = _drivers_and_cudas(seen)
     if floor is None or not drivers or not named:
         return []
     driver = drivers[-1]

@@ -203,7 +203,7 @@ class Solver(Generic[KT]):
         """The identifiers whose pins brought `reqs` into the criteria (none for a root)."""
         out: Set[KT] = set()
         for r in reqs:
-            out |= self._introduced.get(r, set())
+            out.update(self._introduced.get(r, ()))
         return out
 
     def _conflict(self, c: Conflict[KT]) -> None:

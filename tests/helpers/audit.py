@@ -20,6 +20,8 @@ Handler = Callable[[str, Tuple[Any, ...]], None]
 
 #: event name -> the handlers watching it, in registration order
 _HANDLERS: Dict[str, List[Handler]] = {}
+#: whether _hook is installed (once per process)
+_INSTALLED: List[bool] = []
 
 
 def _hook(event: str, args: Tuple[Any, ...]) -> None:
@@ -32,8 +34,9 @@ def _hook(event: str, args: Tuple[Any, ...]) -> None:
 def watch(events: Iterable[str], handler: Handler) -> None:
     """Call `handler(event, args)` on each of `events` from now on (the first call installs the
     hook). Registering the same handler twice for an event calls it once."""
-    if not _HANDLERS:
+    if not _INSTALLED:
         sys.addaudithook(_hook)
+        _INSTALLED.append(True)
     for event in events:
         handlers = _HANDLERS.setdefault(event, [])
         if handler not in handlers:
