@@ -16,7 +16,7 @@ import argparse
 import collections
 import sys
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # run from anywhere; PYTHONPATH still picks another tree first
@@ -26,8 +26,24 @@ from fixer.explainer import explain  # noqa: E402
 from fixer.system.compat import tomllib  # noqa: E402
 
 
+def _cases(path: Path) -> List[Dict[str, Any]]:
+    """The [[case]] tables of a held-out file, each with a string error and cause; ValueError
+    naming what is wrong otherwise (OSError, TOMLDecodeError when it cannot be read as TOML)."""
+    cases = tomllib.loads(path.read_text(encoding="utf-8")).get("case")
+    if not isinstance(cases, list) or not cases:
+        raise ValueError("no [[case]] tables")
+    for i, case in enumerate(cases, 1):
+        if not (
+            isinstance(case, dict)
+            and isinstance(case.get("error"), str)
+            and isinstance(case.get("cause"), str)
+        ):
+            raise ValueError(f"[[case]] number {i}: error and cause must be strings")
+    return cases
+
+
 def measure(path: Path, texts: bool) -> List[str]:
-    cases = tomllib.loads(path.read_text(encoding="utf-8"))["case"]
+    cases = _cases(path)
     top1 = top2 = recognised = 0
     misses: "collections.Counter[tuple]" = collections.Counter()
     shown: List[str] = []
@@ -39,7 +55,7 @@ def measure(path: Path, texts: bool) -> List[str]:
         if not ids or ids[0] != case["cause"]:
             misses[(case["cause"], ids[0] if ids else "unrecognised")] += 1
             if texts:
-                shown.append(f"--- {case['url']}\n{case['error'].strip()}")
+                shown.append(f"--- {case.get('url', '?')}\n{case['error'].strip()}")
     n = len(cases)
     out = [
         f"{path.name}: top-1 {top1}/{n} ({top1 / n:.1%}), top-2 {top2}/{n}, "
@@ -55,7 +71,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--texts", action="store_true", help="print the missed reports (reads the set)")
     args = ap.parse_args(argv)
     for f in args.files:
-        print("\n".join(measure(f, args.texts)))
+        try:
+            lines = measure(f, args.texts)
+        except (OSError, ValueError) as exc:  # TOMLDecodeError and UnicodeDecodeError too
+            print(f"{f}: not a held-out set this script reads: {exc}", file=sys.stderr)
+            return 2
+        print("\n".join(lines))
     return 0
 
 
