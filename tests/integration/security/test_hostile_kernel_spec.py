@@ -230,7 +230,13 @@ def _hostile_with_entry(bad: str) -> st.SearchStrategy[Dict[str, Any]]:
     return (
         mutations(good, st.one_of(values(), _ENV_VALUES))
         .map(lambda t: t.doc)
-        .filter(lambda d: isinstance(d, dict) and (d.get("env") or {}).get("LD_PRELOAD") == bad)
+        .filter(
+            lambda d: (
+                isinstance(d, dict)
+                and isinstance(d.get("env"), dict)
+                and d["env"].get("LD_PRELOAD") == bad
+            )
+        )
     )
 
 
