@@ -185,6 +185,7 @@ EVIDENCE_KINDS = (
     "cuda-runtime",
     "cudnn-major-named",
     "cudnn-part-absent",
+    "cudnn-framework-copy",
 )
 
 

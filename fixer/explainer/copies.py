@@ -15,6 +15,11 @@ readings that the copies named in the paste make (fixer.explainer.evidence reads
   cuDNN to two majors (a failing soname of one, a listing, a pin or "cuDNN N" of the other, or
   the build tables' major of a framework release it names): no one cuDNN serves both, so the
   reading is cudnn-conflict, with the loader failure kept as the alternative.
+- conflict, from torch's own copy: a cuDNN of major N that cannot load, while the paste lists
+  torch's own cuDNN (a file in torch/lib: its Windows wheels, and its Linux wheels before the
+  nvidia-* split, carry one cuDNN major there) of another major and no copy of N. torch loads the
+  major it ships, so what asks for N is a second cuDNN user in torch's environment
+  (CTranslate2, ONNX Runtime, a plug-in): cudnn-conflict, the loader's reading kept below it.
 - incomplete, not missing: a cuDNN sub-library that libcudnn itself failed to load (cuDNN 8's
   "Could not load library", cuDNN 9's "Unable to load any of"), where the paste says the file is
   not inside the copy (wheel, jar, directory): cudnn-incomplete, decided by that line.
@@ -49,6 +54,8 @@ _SHADOWED_FIX = (
     "directory first, or delete the older copy. `colab-cudnn-fix doctor` names both copies and "
     "`apply` writes the loader fix."
 )
+#: the readings of a cuDNN that failed to load (the loader's, and the evidence's refinement)
+_LOAD_FAILURES = ("cudnn-missing", "cudnn-major-mismatch", "cudnn-incomplete")
 _CONFLICT_FIX = (
     "Give the frameworks one cuDNN major: install releases of them built for the same cuDNN "
     "major (e.g. a CTranslate2 / ONNX Runtime release for the cuDNN that torch brings), or run "
@@ -184,6 +191,57 @@ def conflict(
             ),
         )
     ]
+
+
+def _wanted(h: Hit) -> Optional[int]:
+    for key in ("major", "cudnn"):
+        v = h.captures.get(key, "")
+        if v.isdigit():
+            return int(v)
+    return None
+
+
+def framework_copy(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
+    """A cuDNN major that cannot load beside torch's own copy of another major: cudnn-conflict."""
+    own = [s for s in seen if s.kind == "cudnn-framework-copy" and s.major is not None]
+    if not own or any(h.finding.id == "cudnn-conflict" for h in hits):
+        return []
+    present = {s.major for s in seen if s.kind == "cudnn-present"}
+    for h in hits:
+        want = _wanted(h)
+        if h.alternative_of or h.finding.id not in _LOAD_FAILURES or want is None:
+            continue
+        other = next((s for s in own if s.major != want), None)
+        if other is None or want in present:
+            continue
+        conf = max(x.finding.confidence for x in hits if not x.alternative_of) + 0.03
+        return [
+            Hit(
+                finding=Finding(
+                    id="cudnn-conflict",
+                    severity="error",
+                    title=(
+                        f"torch's own cuDNN here is cuDNN {other.major}, but a library loaded "
+                        f"beside torch needs cuDNN {want}: no one cuDNN serves both"
+                    ),
+                    evidence=(
+                        h.finding.evidence[0],
+                        f"decided by: {other.line} (torch's own copy, in {other.name})",
+                        f"source: {_LOADER_ORDER}",
+                    ),
+                    fix=_CONFLICT_FIX,
+                    confidence=round(min(MAX, conf), 3),
+                ),
+                decisive=True,
+                offset=h.offset,
+                where=h.where,
+                check=(
+                    "pip list: which package needs cuDNN "
+                    f"{want} (CTranslate2, ONNX Runtime, ...) and which torch brings cuDNN {other.major}"
+                ),
+            )
+        ]
+    return []
 
 
 def part_absent(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:

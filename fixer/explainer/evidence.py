@@ -49,6 +49,11 @@ _FAILURE = re.compile(
     r"please make sure|not in|is not",
     re.I,
 )
+#: "saw X instead of Y", "X rather than Y": the copy named after the phrase is the one looked for
+#: and not found, not one that is present
+_LOOKED_FOR = re.compile(
+    r"(?:\binstead\s{1,4}of|\brather\s{1,4}than)\s{0,4}[`'\"(]{0,2}\s{0,2}$", re.I
+)
 #: kinds read on any line, failure lines included (a failing soname names the major it needs)
 _ANY_LINE = ("memory-pressure", "cudnn-major-named", "cudnn-part-absent")
 _CUDNN_LOAD_FAILURES = ("cudnn-missing", "cudnn-incomplete", "cudnn-major-mismatch")
@@ -123,6 +128,10 @@ def read_evidence(text: str, cat: Catalogue) -> List[Seen]:
                 if kind in ("framework-version", "driver-version"):
                     version = g.get("version") or ""
                     out.append(Seen(kind, line, m.start(), None, name, None, version))
+                    continue
+                if kind == "cudnn-present" and _LOOKED_FOR.search(
+                    text[max(0, m.start() - 40) : m.start()]
+                ):
                     continue
                 version = _copy_version(g) if kind == "cudnn-present" else ""
                 out.append(Seen(kind, line, m.start(), _major(g), name, share, version))
@@ -519,6 +528,7 @@ def apply_evidence(
     extra += _driver_reached(hits, seen, floor, cudas)
     extra += _driver_short(hits, seen, floor)
     extra += copies.shadowed(hits, seen)
+    extra += copies.framework_copy(hits + extra, seen)
     extra += copies.conflict(hits + extra, seen, frameworks, majors, _is_failure)
     _needs(hits, seen)
     return hits + extra

@@ -34,8 +34,11 @@ is_gpu_available, ldconfig's WSL warning, PaddleClas's CPU check, a message wrap
 
 Held-out set 8 (held_out_8.toml, 48 reports collected blind while round seven was written) was
 measured once, after rounds six and seven: 35/48 (72.9 %; 38/48 with the second-ranked cause,
-43/48 recognised), the same 35/48 as the tree before round six. It is the unseen measure; its
-guard is that measure."""
+43/48 recognised), the same 35/48 as the tree before round six. Then its misses were READ
+for round eight (torch's "Unable to find a valid cuDNN algorithm", whose emitter tries every
+algorithm and skips those that run out of memory; a copy named after "instead of" is the one
+looked for, not one present; torch's own cuDNN in torch/lib beside a failing other major; a
+Mac has no NVIDIA GPU): 40/48 after it; it is no longer unseen."""
 
 from __future__ import annotations
 
@@ -56,7 +59,7 @@ ALL = tomllib.loads((Path(__file__).parent / "cases.toml").read_text(encoding="u
 #: then read while round three's patterns were written; set 4 the same (39/59, round four); set 5
 #: measured after rounds three and four (41/60), then read in round five; set 6 measured before
 #: (37/54) and after (38/54) round five, set 7 once after round six (35/48), both then read in
-#: round seven; set 8 measured once after round seven (35/48), unread
+#: round seven; set 8 measured once after round seven (35/48), then read in round eight
 @functools.lru_cache(maxsize=None)
 def held_out(name: str) -> List[Dict[str, Any]]:
     """The cases of held_out_N.toml ("held-out-N"), read when a test asks (not at collection:
@@ -117,12 +120,12 @@ SET5_GUARD = 56
 SET6_GUARD = 42
 #: set 7 measured blind after round six (35/48), then read in round seven
 SET7_GUARD = 37
-#: set 8 measured blind after round seven (never read while patterns were written)
-SET8_GUARD = 35
+#: set 8 measured blind after round seven (35/48), then read in round eight
+SET8_GUARD = 40
 
 #: Each held-out set: its reports and the number guarded. Set 2's guard is 90 %; sets 3 and 4
 #: were read while patterns were written (regression guards, not measures); set 5 too (round 5);
-#: sets 6 and 7 too (round 7); set 8 is unseen.
+#: sets 6 and 7 too (round 7); set 8 too (round 8).
 HELD_OUT_SETS = {
     "held-out-2": 27,
     "held-out-3": SET3_GUARD,
@@ -142,7 +145,7 @@ def test_held_out_rate(name):
     three reports are no longer unseen). Sets 3 and 4: see the module docstring. Set 5 (60
     reports, collected blind) was measured after rounds three and four (41/60) and read in
     round five; the rules came from the emitters and the copies a paste shows, not its cases.
-    Sets 6 and 7: measured blind, then read in round seven. Set 8 is unseen (the module
+    Sets 6 and 7: measured blind, then read in round seven; set 8 in round eight (the module
     docstring)."""
     guard = HELD_OUT_SETS[name]
     cases = HELD_OUT if name == "held-out-2" else held_out(name)
