@@ -54,6 +54,15 @@ _FAILURE = re.compile(
 _LOOKED_FOR = re.compile(
     r"(?:\binstead\s{1,4}of|\brather\s{1,4}than)\s{0,4}[`'\"(]{0,2}\s{0,2}$", re.I
 )
+#: A clause that denies the file it names ("there is no X", "I don't have X", "X isn't there",
+#: "X doesn't exist", "without X", "can't find X"): the file is what is missing, not a copy that is
+#: present. Clauses end at , ; : . ! ? or a line's end (a listing's lines are clauses of their own).
+_DENIED = re.compile(
+    r"\b(?:no|not|none|without|never|cannot|lacks?|lacking|absent)\b|n[’']?t\b", re.I
+)
+_CLAUSE_END = re.compile(r"[,;:!?\n]|\.(?:\s|$)")
+#: the kinds a denied clause never shows (a copy, a framework's own copy)
+_PRESENCE = ("cudnn-present", "cudnn-framework-copy")
 #: kinds read on any line, failure lines included (a failing soname names the major it needs)
 _ANY_LINE = ("memory-pressure", "cudnn-major-named", "cudnn-part-absent")
 _CUDNN_LOAD_FAILURES = ("cudnn-missing", "cudnn-incomplete", "cudnn-major-mismatch")
@@ -106,6 +115,22 @@ def _copy_version(g: Dict[str, Optional[str]]) -> str:
     return decode_cudnn_version(raw) or ""
 
 
+def _clause(text: str, start: int, end: int) -> str:
+    """The clause around text[start:end]: from the last clause end before it to the next after."""
+    head = text[max(0, start - 120) : start]
+    cut = [m.end() for m in _CLAUSE_END.finditer(head)]
+    tail = text[end : end + 120]
+    stop = _CLAUSE_END.search(tail)
+    return head[cut[-1] if cut else 0 :] + text[start:end] + tail[: stop.start() if stop else None]
+
+
+def _denied(text: str, m: "re.Match[str]") -> bool:
+    """The match names the copy looked for ("instead of X") or sits in a clause that denies it."""
+    if _LOOKED_FOR.search(text[max(0, m.start() - 40) : m.start()]):
+        return True
+    return bool(_DENIED.search(_clause(text, m.start(), m.end())))
+
+
 def read_evidence(text: str, cat: Catalogue) -> List[Seen]:
     """Every evidence line in the text, in text order."""
     out: List[Seen] = []
@@ -129,9 +154,7 @@ def read_evidence(text: str, cat: Catalogue) -> List[Seen]:
                     version = g.get("version") or ""
                     out.append(Seen(kind, line, m.start(), None, name, None, version))
                     continue
-                if kind == "cudnn-present" and _LOOKED_FOR.search(
-                    text[max(0, m.start() - 40) : m.start()]
-                ):
+                if kind in _PRESENCE and _denied(text, m):
                     continue
                 version = _copy_version(g) if kind == "cudnn-present" else ""
                 out.append(Seen(kind, line, m.start(), _major(g), name, share, version))

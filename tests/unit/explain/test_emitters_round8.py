@@ -117,3 +117,38 @@ def test_tensorflow_jit_from_ptx_is_no_cpu_only_build(cc, n):
         "jit-compiled from PTX, which could take 30 minutes or longer."
     )
     assert "cpu-only-build" not in _ids(text)
+
+
+DENIAL = st.sampled_from(
+    [
+        "there is no {f} in /usr/lib/x86_64-linux-gnu",
+        "I don't have {f} anywhere",
+        "I can't find {f}",
+        "the folder has no {f}",
+        "without {f} it fails",
+        "{f} doesn't exist",
+        "{f} isn’t there",
+        "{f} is absent",
+    ]
+)
+AFFIRM = st.sampled_from(
+    [
+        "{f} (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/{f}",
+        "lrwxrwxrwx 1 root root 17 Jan  1 00:00 {f} -> {f}.1.0",
+        "I do have {f} in /usr/local/cuda/lib64",
+        "-rw-r--r-- 1 root root 1234 {f}",
+    ]
+)
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(windows=st.booleans(), part=PART, major=MAJOR, denial=DENIAL, affirm=AFFIRM, other=MAJOR)
+def test_a_clause_that_denies_a_file_never_shows_it_present(
+    windows, part, major, denial, affirm, other
+):
+    """A denied file is not present; an affirmed one in the same paste (another clause) is."""
+    gone = _lib(windows, part, major)
+    here = _lib(windows, part, other)
+    text = f"{denial.format(f=gone)}, but\n{affirm.format(f=here)}"
+    present = {s.major for s in read_evidence(text, CAT) if s.kind == "cudnn-present"}
+    assert present == {other}
