@@ -19,6 +19,7 @@ from typing import (
     Callable,
     Dict,
     FrozenSet,
+    List,
     Literal,
     Mapping,
     Optional,
@@ -26,6 +27,7 @@ from typing import (
     Tuple,
     Type,
     TypeVar,
+    Union,
 )
 
 from fixer.system.versions import canonical_name, split_requirement, version_key
@@ -137,30 +139,47 @@ def _hints(cls: type) -> Dict[str, Any]:
     return _HINTS[cls]
 
 
+#: Where a value sits in the document, for error messages: "$" or another root, or (the parent's
+#: place, a field's ".name" / a mapping key's ".'key'" / a list index). A message renders it only
+#: when a value is refused (_path): from_dict builds no string per value it accepts (an
+#: environment holds some 5,000 values; `fleet` rebuilds one per node).
+Where = Union[str, Tuple[Any, Union[str, int]]]
+Converter = Callable[[Any, Where], Any]
+
+
+def _path(where: Where) -> str:
+    """The place `where` as the messages name it: "$.environment.libraries[3].directory"."""
+    parts: List[str] = []
+    while not isinstance(where, str):
+        where, step = where
+        parts.append(f"[{step}]" if isinstance(step, int) else step)
+    return where + "".join(reversed(parts))
+
+
 #: type -> its converter (data, where) -> value, built once per type from the rules below.
-_CONVERTERS: Dict[Any, Callable[[Any, str], Any]] = {}
-#: cls -> (its fields, each field's converter, the required names, each checked field's grammar)
+_CONVERTERS: Dict[Any, Converter] = {}
+#: cls -> (its field names, and for each field: its name, its place's suffix (".name"), its
+#: converter, its grammar (or None) and whether it is required)
 _SPECS: Dict[
     type,
     Tuple[
-        Dict[str, Any],
-        Dict[str, Callable[[Any, str], Any]],
         FrozenSet[str],
-        Dict[str, Tuple["re.Pattern[str]", str]],
+        Tuple[Tuple[str, str, Converter, Optional[Tuple["re.Pattern[str]", str]], bool], ...],
     ],
 ] = {}
 
 
-def _converter(tp: Any) -> Callable[[Any, str], Any]:
+def _converter(tp: Any) -> Converter:
     fn = _CONVERTERS.get(tp)
     if fn is None:
         fn = _CONVERTERS[tp] = _make_converter(tp)
     return fn
 
 
-def _make_converter(tp: Any) -> Callable[[Any, str], Any]:
+def _make_converter(tp: Any) -> Converter:
     """The conversion of `tp`'s JSON form, its type inspected once (from_dict turns many values
-    of few types)."""
+    of few types). A dataclass's converter calls from_dict, which looks its fields up when
+    called: a type that holds itself needs no converter of its own while this one is made."""
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if tp is Any:
@@ -181,102 +200,115 @@ def _make_converter(tp: Any) -> Callable[[Any, str], Any]:
     return lambda data, where: data
 
 
-def _union_converter(args: Tuple[Any, ...]) -> Callable[[Any, str], Any]:
+def _union_converter(args: Tuple[Any, ...]) -> Converter:
     nullable = type(None) in args
-    inner = [a for a in args if a is not type(None)]
+    inner = _converter([a for a in args if a is not type(None)][0])
 
-    def union(data: Any, where: str) -> Any:
+    def union(data: Any, where: Where) -> Any:
         if data is None:
             if nullable:
                 return None
-            raise ValueError(f"{where}: null is not allowed")
-        return _converter(inner[0])(data, where)
+            raise ValueError(f"{_path(where)}: null is not allowed")
+        return inner(data, where)
 
     return union
 
 
-def _literal_converter(args: Tuple[Any, ...]) -> Callable[[Any, str], Any]:
-    def literal(data: Any, where: str) -> Any:
+def _literal_converter(args: Tuple[Any, ...]) -> Converter:
+    def literal(data: Any, where: Where) -> Any:
         if not isinstance(data, (str, int, float, bool, type(None))) or data not in args:
-            raise ValueError(f"{where}: {_short(data)} is not one of {', '.join(map(repr, args))}")
+            raise ValueError(
+                f"{_path(where)}: {_short(data)} is not one of {', '.join(map(repr, args))}"
+            )
         return data
 
     return literal
 
 
-def _tuple_converter(args: Tuple[Any, ...]) -> Callable[[Any, str], Any]:
+def _tuple_converter(args: Tuple[Any, ...]) -> Converter:
     if len(args) == 2 and args[1] is Ellipsis:
-        item = args[0]
+        conv = _converter(args[0])
 
-        def variadic(data: Any, where: str) -> Any:
+        def variadic(data: Any, where: Where) -> Any:
             if not isinstance(data, (list, tuple)):
-                raise ValueError(f"{where}: expected a list, got {type(data).__name__}")
-            conv = _converter(item)
-            return tuple(conv(v, f"{where}[{i}]") for i, v in enumerate(data))
+                raise ValueError(f"{_path(where)}: expected a list, got {type(data).__name__}")
+            return tuple([conv(v, (where, i)) for i, v in enumerate(data)])
 
         return variadic
+    convs = tuple(_converter(a) for a in args)
 
-    def fixed(data: Any, where: str) -> Any:
+    def fixed(data: Any, where: Where) -> Any:
         if not isinstance(data, (list, tuple)):
-            raise ValueError(f"{where}: expected a list, got {type(data).__name__}")
-        if len(args) != len(data):
-            raise ValueError(f"{where}: expected {len(args)} items, got {len(data)}")
-        return tuple(_converter(a)(v, f"{where}[{i}]") for i, (a, v) in enumerate(zip(args, data)))
+            raise ValueError(f"{_path(where)}: expected a list, got {type(data).__name__}")
+        if len(convs) != len(data):
+            raise ValueError(f"{_path(where)}: expected {len(convs)} items, got {len(data)}")
+        return tuple([c(v, (where, i)) for i, (c, v) in enumerate(zip(convs, data))])
 
     return fixed
 
 
-def _mapping_converter(vt: Any) -> Callable[[Any, str], Any]:
-    def mapping(data: Any, where: str) -> Any:
+def _mapping_converter(vt: Any) -> Converter:
+    conv = _converter(vt)
+
+    def mapping(data: Any, where: Where) -> Any:
         if not isinstance(data, dict):
-            raise ValueError(f"{where}: expected an object, got {type(data).__name__}")
-        conv = _converter(vt)
-        return {str(k): conv(v, f"{where}.{_short(str(k))}") for k, v in data.items()}
+            raise ValueError(f"{_path(where)}: expected an object, got {type(data).__name__}")
+        return {str(k): conv(v, (where, "." + _short(str(k)))) for k, v in data.items()}
 
     return mapping
 
 
-def _plain_converter(tp: type) -> Callable[[Any, str], Any]:
-    def plain(data: Any, where: str) -> Any:
+def _plain_converter(tp: type) -> Converter:
+    def plain(data: Any, where: Where) -> Any:
         if tp is float and isinstance(data, int) and not isinstance(data, bool):
             return float(data)
         if not isinstance(data, tp) or (tp is int and isinstance(data, bool)):
             raise ValueError(
-                f"{where}: expected {tp.__name__}, got {type(data).__name__} {_short(data)}"
+                f"{_path(where)}: expected {tp.__name__}, got {type(data).__name__} {_short(data)}"
             )
         if isinstance(data, str) and len(data) > MAX_TEXT:
-            raise ValueError(f"{where}: longer than {MAX_TEXT} characters ({len(data)})")
+            raise ValueError(f"{_path(where)}: longer than {MAX_TEXT} characters ({len(data)})")
         if isinstance(data, int) and abs(data) > MAX_INT:
-            raise ValueError(f"{where}: {_short(data)} is out of range")
+            raise ValueError(f"{_path(where)}: {_short(data)} is out of range")
         return data
 
-    return plain
+    if tp is not str:
+        return plain
+
+    def text(data: Any, where: Where) -> Any:
+        """`plain` for str, its common case first: a JSON string within MAX_TEXT."""
+        if type(data) is str and len(data) <= MAX_TEXT:
+            return data
+        return plain(data, where)
+
+    return text
 
 
 def _spec(
     cls: type,
 ) -> Tuple[
-    Dict[str, Any],
-    Dict[str, Callable[[Any, str], Any]],
     FrozenSet[str],
-    Dict[str, Tuple["re.Pattern[str]", str]],
+    Tuple[Tuple[str, str, Converter, Optional[Tuple["re.Pattern[str]", str]], bool], ...],
 ]:
     """What from_dict needs of `cls`, worked out once per class."""
     spec = _SPECS.get(cls)
     if spec is None:
         hints = _hints(cls)
-        fields = {f.name: f for f in dataclasses.fields(cls)}
-        required = frozenset(
-            n
-            for n, f in fields.items()
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-        )
-        grammars = {}
-        for n in fields:
-            grammar = _GRAMMAR.get(n) or _GRAMMAR.get(f"{cls.__name__}.{n}")
-            if grammar is not None:
-                grammars[n] = (re.compile(grammar[0]), grammar[1])
-        spec = _SPECS[cls] = (fields, {n: _converter(hints[n]) for n in fields}, required, grammars)
+        fields = dataclasses.fields(cls)
+        per_field = []
+        for f in fields:
+            grammar = _GRAMMAR.get(f.name) or _GRAMMAR.get(f"{cls.__name__}.{f.name}")
+            required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            per_field.append(
+                (
+                    f.name,
+                    "." + f.name,
+                    _converter(hints[f.name]),
+                    (re.compile(grammar[0]), grammar[1]) if grammar is not None else None,
+                    required,
+                )
+            )
+        spec = _SPECS[cls] = (frozenset(f.name for f in fields), tuple(per_field))
     return spec
 
 
@@ -331,36 +363,39 @@ def _short(data: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _check_grammar(grammar: Tuple["re.Pattern[str]", str], value: Any, where: str) -> None:
+def _check_grammar(grammar: Tuple["re.Pattern[str]", str], value: Any, where: Where) -> None:
     pattern, what = grammar
+    if type(value) is str:
+        if not pattern.fullmatch(value):
+            raise ValueError(f"{_path(where)}: {_short(value)} is not {what}")
+        return
     for i, v in enumerate(value if isinstance(value, tuple) else (value,)):
         if isinstance(v, str) and not pattern.fullmatch(v):
-            at = f"{where}[{i}]" if isinstance(value, tuple) else where
+            at = f"{_path(where)}[{i}]" if isinstance(value, tuple) else _path(where)
             raise ValueError(f"{at}: {_short(v)} is not {what}")
 
 
-def from_dict(cls: Type[T], data: Any, where: str = "$") -> T:
+def from_dict(cls: Type[T], data: Any, where: Where = "$") -> T:
     """Rebuild a dataclass from `to_dict` output. Unknown keys are refused; missing keys
     take the field's default. Raises ValueError naming the path of a bad value."""
     if not isinstance(data, dict):
         raise ValueError(
-            f"{where}: expected an object for {cls.__name__}, got {type(data).__name__}"
+            f"{_path(where)}: expected an object for {cls.__name__}, got {type(data).__name__}"
         )
-    fields, converters, required, grammars = _spec(cls)
-    if not data.keys() <= fields.keys():
-        unknown = sorted(set(data) - set(fields), key=str)
+    names, fields = _spec(cls)
+    if not data.keys() <= names:
+        unknown = sorted(set(data) - names, key=str)
         shown = ", ".join(_short(str(k)) for k in unknown[:3])
-        raise ValueError(f"{where}: unknown key(s) {shown} for {cls.__name__}")
+        raise ValueError(f"{_path(where)}: unknown key(s) {shown} for {cls.__name__}")
     kwargs: Dict[str, Any] = {}
-    for name in fields:
+    for name, suffix, conv, grammar, required in fields:
         if name in data:
-            at = f"{where}.{name}"
-            value = kwargs[name] = converters[name](data[name], at)
-            grammar = grammars.get(name)
+            at = (where, suffix)
+            value = kwargs[name] = conv(data[name], at)
             if grammar is not None and value is not None:
                 _check_grammar(grammar, value, at)
-        elif name in required:
-            raise ValueError(f"{where}: missing key {name!r} for {cls.__name__}")
+        elif required:
+            raise ValueError(f"{_path(where)}: missing key {name!r} for {cls.__name__}")
     return cls(**kwargs)
 
 

@@ -1,8 +1,11 @@
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fixer import model as m
+from tests.helpers.examples import examples
 
 
 def test_environment_round_trips_through_json():
@@ -55,3 +58,25 @@ def test_recipes_queries():
     assert r.gpu_by_pci("0x1EB810DE").name == "Tesla T4"
     assert r.gpu_by_name("NVIDIA Tesla T4").compute_capability == "7.5"
     assert r.cudnn_release("9.19.0.56").version == "9.19.0"
+
+
+@settings(max_examples=examples(200))
+@given(
+    root=st.sampled_from(["$", "$.environment", "lock", "$.findings[3]"]),
+    steps=st.lists(
+        st.one_of(
+            st.integers(0, 10**6),
+            st.from_regex(r"\.[a-z_]{1,12}", fullmatch=True),
+            st.text(max_size=8).map(lambda k: "." + m._short(k)),
+        ),
+        max_size=8,
+    ),
+)
+def test_a_place_renders_as_the_path_built_one_step_at_a_time(root, steps):
+    """from_dict passes each value's place as (parent, step) and renders it only for a message
+    (model._path): the text is the one an f-string per step gave ("$.gpus[0].index")."""
+    where, eager = root, root
+    for step in steps:
+        where = (where, step)
+        eager += f"[{step}]" if isinstance(step, int) else step
+    assert m._path(where) == eager
