@@ -33,7 +33,7 @@ from fixer.rules import cudnn_relation, decode_cudnn_version, display_name, mino
 from fixer.explainer.catalogue import FACTS, Catalogue, Rule, cudnn_copies, load_catalogue
 from fixer.explainer.evidence import apply_evidence, read_evidence
 from fixer.explainer.hits import MAX, Hit, displaced
-from fixer.explainer.scan import join_wrapped, unmarked
+from fixer.explainer.scan import AnchorIndex, join_wrapped, unmarked
 from fixer.explainer.loader import (
     LoadFailure,
     family_by_name,
@@ -883,11 +883,31 @@ def _notes(findings: Sequence[Finding], colab_cpu: bool, windows: bool, notes: L
     return benign
 
 
+#: id(a catalogue's rules) -> (those rules, kept alive so that the id is not reused; their
+#: scan.AnchorIndex). A process reads one catalogue, two with a --recipes directory.
+_ANCHOR_INDEXES: Dict[int, Tuple[Tuple[Rule, ...], AnchorIndex]] = {}
+
+
+def _anchor_index(rules: Tuple[Rule, ...]) -> AnchorIndex:
+    hit = _ANCHOR_INDEXES.get(id(rules))
+    if hit is None or hit[0] is not rules:
+        if len(_ANCHOR_INDEXES) > 16:
+            _ANCHOR_INDEXES.clear()
+        hit = _ANCHOR_INDEXES[id(rules)] = (rules, AnchorIndex([r.patterns for r in rules]))
+    return hit[1]
+
+
 def _text_hits(
     text: str, cat: Catalogue, env: Optional[Environment], rules: Optional[Sequence[Rule]]
 ) -> List[Hit]:
     hits: List[Hit] = []
-    for r in tuple(rules) if rules is not None else cat.rules:
+    if rules is None:
+        # only the rules one of whose anchors the text holds (_match_rule finds nothing in the others)
+        possible = _anchor_index(cat.rules).possible(text)
+        chosen = [r for i, r in enumerate(cat.rules) if i in possible]
+    else:
+        chosen = list(rules)
+    for r in chosen:
         hits.extend(_match_rule(r, text, env, cat))
     if rules is None:
         hits.extend(_loader_hits(text, cat))

@@ -16,7 +16,15 @@ from hypothesis import strategies as st
 from fixer.errors import RecipeError
 from fixer.explainer import analyze, load_catalogue, parse_catalogue
 from tests.helpers.examples import examples
-from fixer.explainer.scan import MAX_WIDTH, Pattern, UnboundedPattern, anchors_of, width_of
+from fixer.explainer.scan import (
+    MAX_WIDTH,
+    AnchorIndex,
+    Pattern,
+    UnboundedPattern,
+    anchors_of,
+    join_wrapped,
+    width_of,
+)
 
 MB = 1_000_000
 
@@ -186,3 +194,57 @@ def test_the_whole_explain_is_linear_on_a_repeated_prefix():
         if t2 < 8 * t1 + 0.2:
             break
     assert t2 < 8 * t1 + 0.2, (t1, t2)
+
+
+_RULES = load_catalogue().rules
+_ANCHORS = sorted({a for r in _RULES for p in r.patterns for a in p.anchors})
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    parts=st.lists(
+        st.one_of(
+            st.sampled_from(_ANCHORS),
+            st.sampled_from(_ANCHORS).map(str.upper),
+            st.text(max_size=30),
+            st.sampled_from(["\n", " ", "libcudnn", "é", "cuDNN"]),
+        ),
+        max_size=12,
+    )
+)
+def test_the_anchor_index_keeps_exactly_the_rules_whose_patterns_are_not_all_absent(parts):
+    """engine._text_hits tries only the rules scan.AnchorIndex keeps: on any text (the
+    catalogue's anchors in any case, amid any text), that is every rule some pattern of which
+    Pattern.absent_from does not rule out, and no other."""
+    text = "".join(parts)
+    index = AnchorIndex([r.patterns for r in _RULES])
+    expected = {i for i, r in enumerate(_RULES) if not all(p.absent_from(text) for p in r.patterns)}
+    assert index.possible(text) == expected
+
+
+_WRAPPED = load_catalogue().wrapped
+_LITERALS = sorted(n.decode() for n in _WRAPPED)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    parts=st.lists(
+        st.one_of(
+            st.sampled_from(_LITERALS),
+            st.sampled_from(_LITERALS).map(str.upper),
+            st.text(max_size=20),
+            st.sampled_from(["\n", "\n    ", "\n\t", " ", "-", "."]),
+        ),
+        max_size=12,
+    ),
+    cuts=st.lists(st.integers(0, 10**4), max_size=6),
+)
+def test_join_wrapped_searches_only_the_literals_that_hold_a_join_and_finds_the_same(parts, cuts):
+    """scan._crossing keeps of the catalogue's literals only those that hold the bytes around one
+    of the text's joins: join_wrapped gives the same text as when it searches every literal (a
+    list of them is searched whole), for texts of the literals cut by line breaks anywhere."""
+    text = "".join(parts)
+    for c in sorted(cuts, reverse=True):
+        at = c % (len(text) + 1)
+        text = text[:at] + "\n" + text[at:]
+    assert join_wrapped(text, _WRAPPED) == join_wrapped(text, sorted(_WRAPPED))
