@@ -447,6 +447,7 @@ def cudnn_pin(requires: Sequence[str]) -> Tuple[Optional[str], Optional[str]]:
     return None, None
 
 
+@functools.lru_cache(maxsize=8192)  # pure, and asked of the same few hundred packages per resolve
 def cuda_major_of_package(name: Optional[str], version: Optional[str] = None) -> Optional[int]:
     """The CUDA major a package is built for, from its name or version: nvidia-cudnn-cu13 -> 13,
     libcudnn9-cuda-12 -> 12, 8.9.7.29-1+cuda12.2 -> 12; None when neither says."""

@@ -35,6 +35,7 @@ from fixer.system.versions import (
     canonical_name,
     split_requirement,
     major_minor,
+    newest_first,
     public,
     version_key,
 )
@@ -170,6 +171,66 @@ def _variant_of(fb: FrameworkBuild) -> Optional[str]:
     if "+" in fb.version:
         return fb.version.split("+", 1)[1]
     return None
+
+
+#: (id(release), major) -> (the release, kept alive so that the id is not reused; its packages
+#: as _release_packages gives them). The recipes' releases are the same for every provider
+#: of a process: a plan's ways out, a fleet's nodes and each resolve ask them again.
+_RELEASE_PACKAGES: Dict[
+    Tuple[int, int],
+    Tuple[CudnnRelease, Tuple[Tuple[Optional[Tuple[str, str]], CudnnCandidate], ...]],
+] = {}
+
+
+def _release_packages(
+    major: int, rel: CudnnRelease
+) -> Tuple[Tuple[Optional[Tuple[str, str]], CudnnCandidate], ...]:
+    """The new-package candidates of one release, per CUDA major it is built for, in the
+    candidate order: each with its (package, version) when a copy on disk can stand for it (pip
+    and apt; none for conda). Immutable, and the same for every machine: made once."""
+    hit = _RELEASE_PACKAGES.get((id(rel), major))
+    if hit is not None and hit[0] is rel:
+        return hit[1]
+    out: List[Tuple[Optional[Tuple[str, str]], CudnnCandidate]] = []
+    for cm in rel.cuda_majors:
+        for source, table in (("pip", rel.pip), ("apt", rel.apt)):
+            for pkg, ver in table.items():
+                pkg_cuda = cuda_major_of_package(pkg, ver)
+                if pkg_cuda not in (cm, None) or (pkg_cuda is None and len(rel.cuda_majors) > 1):
+                    continue
+                new = CudnnCandidate(
+                    major=major,
+                    version=ver if source == "pip" else rel.version,
+                    cuda_major=cm,
+                    source=source,
+                    package=pkg,
+                    package_version=ver,
+                    state="new",
+                    min_cc=rel.min_compute_capability,
+                    max_cc=rel.max_compute_capability,
+                    size_bytes=rel.size_bytes,
+                )
+                out.append(((pkg, ver), new))
+        if rel.pip:
+            # conda-forge publishes cuDNN as `cudnn` with the same four-part version
+            ver = sorted(rel.pip.values())[0]
+            conda = CudnnCandidate(
+                major=major,
+                version=ver,
+                cuda_major=cm,
+                source="conda",
+                package="cudnn",
+                package_version=ver,
+                state="new",
+                min_cc=rel.min_compute_capability,
+                max_cc=rel.max_compute_capability,
+                size_bytes=rel.size_bytes,
+            )
+            out.append((None, conda))
+    if len(_RELEASE_PACKAGES) > 4096:
+        _RELEASE_PACKAGES.clear()
+    _RELEASE_PACKAGES[(id(rel), major)] = (rel, tuple(out))
+    return tuple(out)
 
 
 class StackProvider:
@@ -425,13 +486,13 @@ class StackProvider:
             return (
                 0 if c.installed else 1,
                 0 if (same_version or inst_pub is None) else 1,
-                tuple(-x for x in version_key(c.build.version)),
+                newest_first(c.build.version),
                 0
                 if c.installed
                 else self.off_rule(c.build),  # the wheel-index rule's variant first
                 c.touched,
                 self.estimated_size(c.build),
-                tuple(-x for x in version_key(c.build.cuda)),
+                newest_first(c.build.cuda),
             )
 
         out.sort(key=key)
@@ -517,51 +578,16 @@ class StackProvider:
         on_disk: Mapping[Tuple[Optional[str], Optional[str]], LibraryCopy],
     ) -> List[CudnnCandidate]:
         """The pip, apt and conda packages of one release, per CUDA major it is built for (a
-        package already on disk and usable is a candidate as that copy)."""
+        package already on disk and usable is a candidate as that copy; one on disk that is not
+        usable is reinstalled)."""
         out: List[CudnnCandidate] = []
-        for cm in rel.cuda_majors:
-            for source, table in (("pip", rel.pip), ("apt", rel.apt)):
-                for pkg, ver in table.items():
-                    pkg_cuda = cuda_major_of_package(pkg, ver)
-                    if pkg_cuda not in (cm, None) or (
-                        pkg_cuda is None and len(rel.cuda_majors) > 1
-                    ):
-                        continue
-                    have = on_disk.get((pkg, ver))
-                    if have is not None and is_usable(have):
-                        continue  # already a candidate as the copy on disk
-                    out.append(
-                        CudnnCandidate(
-                            major=major,
-                            version=ver if source == "pip" else rel.version,
-                            cuda_major=cm,
-                            source=source,
-                            package=pkg,
-                            package_version=ver,
-                            directory=have.directory if have is not None else None,
-                            state="reinstall" if have is not None else "new",
-                            min_cc=rel.min_compute_capability,
-                            max_cc=rel.max_compute_capability,
-                            size_bytes=rel.size_bytes,
-                        )
-                    )
-            if rel.pip:
-                # conda-forge publishes cuDNN as `cudnn` with the same four-part version
-                ver = sorted(rel.pip.values())[0]
-                out.append(
-                    CudnnCandidate(
-                        major=major,
-                        version=ver,
-                        cuda_major=cm,
-                        source="conda",
-                        package="cudnn",
-                        package_version=ver,
-                        state="new",
-                        min_cc=rel.min_compute_capability,
-                        max_cc=rel.max_compute_capability,
-                        size_bytes=rel.size_bytes,
-                    )
-                )
+        for key, new in _release_packages(major, rel):
+            have = on_disk.get(key) if key is not None else None
+            if have is None:
+                out.append(new)
+            elif not is_usable(have):
+                out.append(dataclasses.replace(new, directory=have.directory, state="reinstall"))
+            # else: already a candidate as the copy on disk
         return out
 
     @staticmethod
@@ -587,13 +613,9 @@ class StackProvider:
             if fresh and c.source in ("apt", "conda"):
                 mine = _release_key(c.version, c.package_version)
                 twin = any(_same_release(mine, r) for r in releases)
-                newest = tuple(-x for x in version_key(c.version))
+                newest = newest_first(c.version)
                 return (state_rank[c.state], source_rank[c.source], not twin, newest)
-            order = (
-                version_key(c.version)
-                if (step_up and fresh)
-                else tuple(-x for x in version_key(c.version))
-            )
+            order = version_key(c.version) if (step_up and fresh) else newest_first(c.version)
             return (state_rank[c.state], source_rank.get(c.source, 0), False, order)
 
         return sorted(cands, key=key)

@@ -28,6 +28,12 @@ def version_key(v: Optional[str]) -> Tuple[int, ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=4096)
+def newest_first(v: Optional[str]) -> Tuple[int, ...]:
+    """version_key negated: a sort key that puts the newest version first."""
+    return tuple(-x for x in version_key(v))
+
+
 def public(v: str) -> str:
     """The version without its local label: "2.11.0+cu130" -> "2.11.0"."""
     return v.split("+")[0]
