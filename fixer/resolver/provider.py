@@ -679,7 +679,7 @@ class StackProvider:
             return list(self.build_candidates.get(identifier.name, ()))
         if identifier.kind == "cudnn":
             cands = list(self.cudnn_for(int(identifier.name)))
-            prefer = [v for r in requirements for v in r.prefer]
+            prefer = {v for r in requirements for v in r.prefer}
             if prefer:
                 # versions a chosen build pins exactly come first among the ones not yet on disk
                 cands.sort(
@@ -738,11 +738,12 @@ class StackProvider:
             if known is not None and last is not None:
                 hit = [c for c in known if last.accepts(c)]
             else:
-                hit = [
-                    c
-                    for c in self._all_candidates(identifier, requirements)
-                    if all(r.accepts(c) for r in requirements)
-                ]
+                # one requirement at a time over what the ones before it left (the same
+                # candidates in the same order as all() of them over each candidate)
+                hit = self._all_candidates(identifier, requirements)
+                for r in requirements:
+                    accepts = r.accepts
+                    hit = [c for c in hit if accepts(c)]
             entry = (tuple(requirements), hit)
             self._matches[key] = entry
         return entry[1]
