@@ -233,6 +233,11 @@ def _release_packages(
     return tuple(out)
 
 
+#: The identifiers whose candidates are the same objects in every find_matches (a fact, a
+#: framework's builds, a cuDNN major's copies); a package's are made per call.
+_STABLE = frozenset({"fact", "framework", "cudnn"})
+
+
 class StackProvider:
     """The rules of docs/design.md as a provider. Built once per resolve from the machine facts,
     the intent and the recipes; answers the solver's questions without I/O."""
@@ -248,6 +253,9 @@ class StackProvider:
             Tuple[Ident, Tuple[int, ...], Tuple[str, ...]], Tuple[Tuple[Req, ...], List[Any]]
         ] = {}
         self._deps: Dict[int, List[Req]] = {}
+        self._accepts: Dict[int, Tuple[Req, FrozenSet[int]]] = {}
+        # (cuDNN major, preferred versions) -> its candidates in that order
+        self._preferred: Dict[Tuple[int, FrozenSet[str]], List[CudnnCandidate]] = {}
         self._companions: Dict[str, List[str]] = {}
         self._ranks: Dict[int, Dict[int, int]] = {}
         self._pins_cache: Dict[int, Tuple[Optional[str], Optional[str]]] = {}
@@ -678,14 +686,21 @@ class StackProvider:
         if identifier.kind == "framework":
             return list(self.build_candidates.get(identifier.name, ()))
         if identifier.kind == "cudnn":
-            cands = list(self.cudnn_for(int(identifier.name)))
-            prefer = {v for r in requirements for v in r.prefer}
-            if prefer:
+            major = int(identifier.name)
+            prefer = frozenset(v for r in requirements for v in r.prefer)
+            if not prefer:
+                return list(self.cudnn_for(major))
+            ordered = self._preferred.get((major, prefer))
+            if ordered is None:
                 # versions a chosen build pins exactly come first among the ones not yet on disk
-                cands.sort(
-                    key=lambda c: (c.state in ("new", "reinstall"), c.package_version not in prefer)
+                ordered = self._preferred[(major, prefer)] = sorted(
+                    self.cudnn_for(major),
+                    key=lambda c: (
+                        c.state in ("new", "reinstall"),
+                        c.package_version not in prefer,
+                    ),
                 )
-            return cands
+            return list(ordered)
         manager, name = identifier.kind, identifier.name
         versions: List[str] = []
         installed = self._installed_dists.get(name) if manager == "pip" else None
@@ -735,7 +750,16 @@ class StackProvider:
                     (identifier, tuple(sorted(id(r) for r in requirements[:-1])), key[2])
                 )
                 known = prefix[1] if prefix is not None else None
-            if known is not None and last is not None:
+            if identifier.kind in _STABLE:
+                # the candidates are the same objects in every call: each requirement is asked
+                # of each of them once (_accepted), and the matches are those all accept
+                ok = [self._accepted(identifier, r) for r in requirements]
+                base = (
+                    known if known is not None else self._all_candidates(identifier, requirements)
+                )
+                both = frozenset.intersection(*ok) if ok else None
+                hit = [c for c in base if both is None or id(c) in both]
+            elif known is not None and last is not None:
                 hit = [c for c in known if last.accepts(c)]
             else:
                 # one requirement at a time over what the ones before it left (the same
@@ -747,6 +771,24 @@ class StackProvider:
             entry = (tuple(requirements), hit)
             self._matches[key] = entry
         return entry[1]
+
+    def _accepted(self, identifier: Ident, requirement: Req) -> FrozenSet[int]:
+        """The ids of the candidates of `identifier` (a fact, a framework or a cuDNN major: the
+        same objects in every call) that `requirement` accepts, asked once per requirement."""
+        hit = self._accepts.get(id(requirement))
+        if hit is None:
+            if identifier.kind == "fact":
+                every: Sequence[Any] = [self.facts[identifier]]
+            elif identifier.kind == "framework":
+                every = self.build_candidates.get(identifier.name, ())
+            else:
+                every = self.cudnn_for(int(identifier.name))
+            accepts = requirement.accepts
+            hit = self._accepts[id(requirement)] = (
+                requirement,
+                frozenset(id(c) for c in every if accepts(c)),
+            )  # keeps the requirement alive: no id reuse
+        return hit[1]
 
     def is_satisfied_by(self, requirement: Req, candidate: Any) -> bool:
         return bool(requirement.accepts(candidate))
