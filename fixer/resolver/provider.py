@@ -777,12 +777,7 @@ class StackProvider:
         same objects in every call) that `requirement` accepts, asked once per requirement."""
         hit = self._accepts.get(id(requirement))
         if hit is None:
-            if identifier.kind == "fact":
-                every: Sequence[Any] = [self.facts[identifier]]
-            elif identifier.kind == "framework":
-                every = self.build_candidates.get(identifier.name, ())
-            else:
-                every = self.cudnn_for(int(identifier.name))
+            every = self._all_candidates(identifier, ())  # the set, whatever its order
             accepts = requirement.accepts
             hit = self._accepts[id(requirement)] = (
                 requirement,
