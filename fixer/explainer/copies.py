@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Callable, Dict, List, Optional, Sequence, Set
 
-from fixer.explainer.hits import MAX, Hit, displaced
+from fixer.explainer.hits import MAX, Hit, displaced, wanted_major
 from fixer.model import Finding
 from fixer.rules import cudnn_relation
 from fixer.system.versions import version_key
@@ -169,36 +169,35 @@ def conflict(
         )
     shown = sorted(named)
     decided = "; ".join(f"cuDNN {m}: {named[m]}" for m in shown)
-    return [
-        Hit(
-            finding=Finding(
-                id="cudnn-conflict",
-                severity="error",
-                title=(
-                    f"{' and '.join(frameworks)} in one environment need different cuDNN majors "
-                    f"({', '.join(map(str, shown))}): no one cuDNN serves both"
-                ),
-                evidence=(first, f"decided by: {decided}", f"source: {_LOADER_ORDER}"),
-                fix=_CONFLICT_FIX,
-                confidence=round(min(MAX, conf), 3),
-            ),
-            decisive=True,
-            offset=offset,
-            where=where,
-            check=(
-                "import each framework alone in a fresh process and print the cuDNN it loads; "
-                "pip list | grep -i cudnn: which framework's requirement each copy satisfies"
-            ),
-        )
-    ]
+    title = (
+        f"{' and '.join(frameworks)} in one environment need different cuDNN majors "
+        f"({', '.join(map(str, shown))}): no one cuDNN serves both"
+    )
+    check = (
+        "import each framework alone in a fresh process and print the cuDNN it loads; "
+        "pip list | grep -i cudnn: which framework's requirement each copy satisfies"
+    )
+    return [_conflict_hit(title, first, decided, conf, offset, where, check)]
 
 
-def _wanted(h: Hit) -> Optional[int]:
-    for key in ("major", "cudnn"):
-        v = h.captures.get(key, "")
-        if v.isdigit():
-            return int(v)
-    return None
+def _conflict_hit(
+    title: str, first: str, decided: str, conf: float, offset: int, where: str, check: str
+) -> Hit:
+    """The cudnn-conflict reading: `first` the line it reads, `decided` the lines that decided it."""
+    return Hit(
+        finding=Finding(
+            id="cudnn-conflict",
+            severity="error",
+            title=title,
+            evidence=(first, f"decided by: {decided}", f"source: {_LOADER_ORDER}"),
+            fix=_CONFLICT_FIX,
+            confidence=round(min(MAX, conf), 3),
+        ),
+        decisive=True,
+        offset=offset,
+        where=where,
+        check=check,
+    )
 
 
 def framework_copy(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
@@ -208,39 +207,24 @@ def framework_copy(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
         return []
     present = {s.major for s in seen if s.kind == "cudnn-present"}
     for h in hits:
-        want = _wanted(h)
+        want = wanted_major(h)
         if h.alternative_of or h.finding.id not in _LOAD_FAILURES or want is None:
             continue
         other = next((s for s in own if s.major != want), None)
         if other is None or want in present:
             continue
         conf = max(x.finding.confidence for x in hits if not x.alternative_of) + 0.03
-        return [
-            Hit(
-                finding=Finding(
-                    id="cudnn-conflict",
-                    severity="error",
-                    title=(
-                        f"torch's own cuDNN here is cuDNN {other.major}, but a library loaded "
-                        f"beside torch needs cuDNN {want}: no one cuDNN serves both"
-                    ),
-                    evidence=(
-                        h.finding.evidence[0],
-                        f"decided by: {other.line} (torch's own copy, in {other.name})",
-                        f"source: {_LOADER_ORDER}",
-                    ),
-                    fix=_CONFLICT_FIX,
-                    confidence=round(min(MAX, conf), 3),
-                ),
-                decisive=True,
-                offset=h.offset,
-                where=h.where,
-                check=(
-                    "pip list: which package needs cuDNN "
-                    f"{want} (CTranslate2, ONNX Runtime, ...) and which torch brings cuDNN {other.major}"
-                ),
-            )
-        ]
+        title = (
+            f"torch's own cuDNN here is cuDNN {other.major}, but a library loaded beside torch "
+            f"needs cuDNN {want}: no one cuDNN serves both"
+        )
+        decided = f"{other.line} (torch's own copy, in {other.name})"
+        check = (
+            f"pip list: which package needs cuDNN {want} (CTranslate2, ONNX Runtime, ...) and "
+            f"which torch brings cuDNN {other.major}"
+        )
+        first = h.finding.evidence[0]
+        return [_conflict_hit(title, first, decided, conf, h.offset, h.where, check)]
     return []
 
 

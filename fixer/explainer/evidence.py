@@ -35,7 +35,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from fixer.explainer import copies
 from fixer.explainer.catalogue import Catalogue
-from fixer.explainer.hits import DISPLACED, MAX, Hit
+from fixer.explainer.hits import DISPLACED, MAX, Hit, wanted_major
 from fixer.explainer.loader import line_at
 from fixer.rules import decode_cudnn_version
 from fixer.system.versions import version_key
@@ -162,14 +162,6 @@ def read_evidence(text: str, cat: Catalogue) -> List[Seen]:
     return out
 
 
-def _wanted_major(h: Hit) -> Optional[int]:
-    for key in ("major", "cudnn"):
-        v = h.captures.get(key, "")
-        if v.isdigit():
-            return int(v)
-    return None
-
-
 def _with(h: Hit, **changes: object) -> None:
     h.finding = dataclasses.replace(h.finding, **changes)  # type: ignore[arg-type]
 
@@ -203,7 +195,7 @@ def _major_mismatch(
     for h in hits:
         if h.finding.id != "cudnn-missing" or h.alternative_of:
             continue
-        want, by_build = _wanted_major(h), ""
+        want, by_build = wanted_major(h), ""
         if want is None:
             want, by_build = _built_major(h, seen, majors)
             by_build = f"; the build tables give cuDNN {want} for: {by_build}" if by_build else ""
@@ -252,7 +244,7 @@ def _sub_library(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
     extra: List[Hit] = []
     listed = {s.name.rsplit("/", 1)[-1] for s in seen if s.kind == "cudnn-present"}
     for h in hits:
-        part, want = h.captures.get("part", ""), _wanted_major(h)
+        part, want = h.captures.get("part", ""), wanted_major(h)
         if h.finding.id != "cudnn-missing" or not part or h.alternative_of:
             continue
         lib = h.captures.get("name", "")

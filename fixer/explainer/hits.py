@@ -35,3 +35,12 @@ def displaced(h: Hit, by: str, **finding_changes: object) -> Hit:
     f = h.finding
     f = dataclasses.replace(f, confidence=round(f.confidence - DISPLACED, 3), **finding_changes)  # type: ignore[arg-type]
     return dataclasses.replace(h, finding=f, decisive=False, alternative_of=by)
+
+
+def wanted_major(h: Hit) -> Optional[int]:
+    """The cuDNN major the reading's text asks for (a failing soname's, a build's), if it names one."""
+    for key in ("major", "cudnn"):
+        v = h.captures.get(key, "")
+        if v.isdigit():
+            return int(v)
+    return None
