@@ -8,7 +8,8 @@
 
 Runs `python -m pytest -q -p no:randomly tests/unit` in a child process (this interpreter) and
 prints its CPU time (user + sys, from the child's rusage), its wall time, the load average before
-and after, and pytest's summary line. On a shared machine the wall time follows the load; the CPU
+and after, the host's speed just before it (`reference_ms`: a fixed single-threaded workload, in
+milliseconds) and pytest's summary line. On a shared machine the wall time follows the load; the CPU
 time much less so, which is why both are printed. With --against the other checkout's suite runs
 at the same time as this one's, so both see the same load (compare their CPU times).
 
@@ -64,7 +65,22 @@ def _wait(proc: "subprocess.Popen[bytes]", output: IO[bytes]) -> Dict[str, Union
     }
 
 
+def reference_ms(rounds: int = 3) -> float:
+    """The host's speed just now: the median milliseconds of a fixed single-threaded workload
+    (20,000 small records through json and a sort), in this process. The same tree's suite
+    took 44 s and 66 s of CPU on this shared machine on the same day: a slower host shows
+    here as well, so two readings of the suite compare only beside their reference times."""
+    times = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        data = [{"k": str(i), "v": [i, i * 2.5, "x" * (i % 7)]} for i in range(20_000)]
+        sorted(json.loads(json.dumps(data)), key=lambda d: d["k"])
+        times.append(time.perf_counter() - t)
+    return round(statistics.median(times) * 1000, 1)
+
+
 def run(repos: List[Path], command: Sequence[str] = COMMAND) -> List[Dict[str, Union[float, str]]]:
+    reference = reference_ms()
     load_before = os.getloadavg()[0]
     t0 = time.monotonic()
     procs = [_start(r, command) for r in repos]
@@ -75,6 +91,7 @@ def run(repos: List[Path], command: Sequence[str] = COMMAND) -> List[Dict[str, U
         r["repo"] = str(repo)
         r["load_before"] = round(load_before, 2)
         r["load_after"] = round(os.getloadavg()[0], 2)
+        r["reference_ms"] = reference
         r["what"] = "collect only" if "--collect-only" in command else "suite"
         r["bytecode_caches"] = "off" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "on"
         results.append(r)
@@ -94,10 +111,12 @@ def _summary(runs: Sequence[Dict[str, Union[float, str]]]) -> List[str]:
             continue
         wall = sorted(float(r["wall_s"]) for r in rs)
         cpu = sorted(float(r["cpu_s"]) for r in rs)
+        ref = sorted(float(r["reference_ms"]) for r in rs)
         out.append(
             f"{repo} ({what}), {len(rs)} runs: wall median {statistics.median(wall):.2f} s "
             f"({wall[0]:.2f}-{wall[-1]:.2f}), cpu median {statistics.median(cpu):.2f} s "
-            f"({cpu[0]:.2f}-{cpu[-1]:.2f})"
+            f"({cpu[0]:.2f}-{cpu[-1]:.2f}), reference median {statistics.median(ref):.1f} ms "
+            f"({ref[0]:.1f}-{ref[-1]:.1f})"
         )
     return out
 
@@ -128,7 +147,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         for r in runs:
             print(
                 f"{r['repo']} ({r['what']}, bytecode caches {r['bytecode_caches']}): cpu {r['cpu_s']} s (user {r['user_s']} + sys {r['sys_s']}), wall {r['wall_s']} s, "
-                f"load {r['load_before']} -> {r['load_after']}: {r['summary']}"
+                f"load {r['load_before']} -> {r['load_after']}, reference {r['reference_ms']} ms: "
+                f"{r['summary']}"
             )
         for line in _summary(runs):
             print(line)
