@@ -1,0 +1,96 @@
+"""Round eleven (b)'s readings, each from the code that prints the message.
+
+- TensorFlow's "not built with CUDA kernel binaries compatible with compute capability X":
+  GetValidDeviceIds (gpu_device.cc) warns when no TF_CUDA_COMPUTE_CAPABILITIES entry has the
+  device's major and a minor at most its minor, and still adds the device: alone, a slow first
+  run (log-noise, benign), never a CPU-only build. With TensorFlow's kernel loader reporting
+  "'cuModuleLoadData(&module, data)' failed with 'CUDA_ERROR_INVALID_PTX'" (a PTX JIT
+  compilation failed, cuda.h) in the same paste, the build has no usable code for this GPU.
+- vLLM's _check_if_gpu_supports_dtype: bfloat16 on a GPU below compute capability 8.0.
+- xFormers' xFormersInvalidLibException: built for another torch (or Python) than the one that
+  runs: pip-conflict; equal versions decide nothing here.
+- bitsandbytes 0.38-0.42's CUDA setup: no binary named after torch's CUDA (pip-conflict), or no
+  libcudart found when its library did not load (cuda-lib-missing).
+- JAX's "Unable to initialize backend 'cuda': ..." with an AttributeError on a jaxlib / plugin
+  module: the plugin and jaxlib are of different releases; other payloads keep their reading.
+
+Values are generated; the wordings are the emitters'."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fixer.explainer import explain
+from tests.helpers.examples import examples
+
+NOISE = st.sampled_from(
+    [
+        "",
+        "Epoch 1/10\n",
+        "I0000 00:00:1768485308.759699     549 port.cc:153] oneDNN custom operations are on.\n",
+        'Traceback (most recent call last):\n  File "train.py", line 12, in <module>\n',
+    ]
+)
+CC = st.builds(
+    lambda ma, mi, a: f"{ma}.{mi}{a}",
+    st.integers(3, 12),
+    st.integers(0, 9),
+    st.sampled_from(["", "a"]),
+)
+
+
+def _ids(text: str) -> list:
+    return [f.id for f in explain(text)]
+
+
+def _jit(cc: str, n: int, old: bool) -> str:
+    where = (
+        f"2024-12-25 21:32:43.137142: W tensorflow/core/common_runtime/gpu/gpu_device.cc:{n}]"
+        if old
+        else f"W0000 00:00:1753232013.685876   {n} gpu_device.cc:{n}]"
+    )
+    return (
+        f"{where} TensorFlow was not built with CUDA kernel binaries compatible with compute "
+        f"capability {cc}. CUDA kernels will be jit-compiled from PTX, which could take 30 "
+        "minutes or longer."
+    )
+
+
+def _ptx(n: int, status: str) -> str:
+    return (
+        f"2025-11-24 23:14:48.524495: W tensorflow/compiler/mlir/tools/kernel_gen/"
+        f"tf_gpu_runtime_wrappers.cc:{n}] 'cuModuleLoadData(&module, data)' failed with '{status}'"
+    )
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(cc=CC, n=st.integers(1, 99999), old=st.booleans(), before=NOISE, twice=st.booleans())
+def test_tensorflow_jit_warning_alone_is_a_slow_first_run(cc, n, old, before, twice):
+    line = _jit(cc, n, old)
+    text = before + line + ("\n" + line if twice else "")
+    found = explain(text)
+    assert [f.id for f in found][:1] == ["log-noise"]
+    assert found[0].severity == "info"  # harmless unless an error follows
+    assert "cpu-only-build" not in [f.id for f in found]
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(cc=CC, n=st.integers(1, 99999), old=st.booleans(), before=NOISE)
+def test_tensorflow_jit_then_invalid_ptx_has_no_code_for_the_gpu(cc, n, old, before):
+    text = f"{before}{_jit(cc, n, old)}\nI0000 created device GPU:0\n{_ptx(n, 'CUDA_ERROR_INVALID_PTX')}"
+    found = explain(text)
+    assert found[0].id == "gpu-arch-unsupported" and found[0].severity == "error"
+    # the warning is no longer said to be harmless (other start-up lines may still be)
+    assert not any(f.id == "log-noise" and "PTX" in f.title for f in found)
+    assert "cpu-only-build" not in [f.id for f in found]
+
+
+@settings(max_examples=examples(50), deadline=None)
+@given(cc=CC, n=st.integers(1, 99999), old=st.booleans())
+def test_neighbours_of_the_jit_warning_keep_their_readings(cc, n, old):
+    """A PTX newer than the driver's compiler stays the driver's; an INVALID_PTX without the
+    warning is not read as this build's missing code."""
+    text = f"{_jit(cc, n, old)}\n{_ptx(n, 'CUDA_ERROR_UNSUPPORTED_PTX_VERSION')}"
+    assert _ids(text)[0] == "driver-too-old"
+    assert "gpu-arch-unsupported" not in _ids(_ptx(n, "CUDA_ERROR_INVALID_PTX"))
