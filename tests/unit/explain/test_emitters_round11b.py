@@ -94,3 +94,37 @@ def test_neighbours_of_the_jit_warning_keep_their_readings(cc, n, old):
     text = f"{_jit(cc, n, old)}\n{_ptx(n, 'CUDA_ERROR_UNSUPPORTED_PTX_VERSION')}"
     assert _ids(text)[0] == "driver-too-old"
     assert "gpu-arch-unsupported" not in _ids(_ptx(n, "CUDA_ERROR_INVALID_PTX"))
+
+
+GPU_NAME = st.sampled_from(
+    [
+        "Tesla T4",
+        "Tesla V100-SXM2-16GB",
+        "NVIDIA GeForce GTX 1080 Ti",
+        "Quadro RTX 6000",
+        "Tesla P100-PCIE-16GB",
+    ]
+)
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    gpu=GPU_NAME,
+    major=st.integers(3, 7),
+    minor=st.integers(0, 9),
+    none=st.booleans(),
+    tick=st.sampled_from(["the`dtype`", "the `dtype`"]),
+    before=NOISE,
+)
+def test_vllm_bfloat16_on_a_gpu_below_8_0(gpu, major, minor, none, tick, before):
+    has = (
+        "does not have a compute capability" if none else f"has compute capability {major}.{minor}"
+    )
+    text = (
+        f"{before}ValueError: Bfloat16 is only supported on GPUs with compute capability of at "
+        f"least 8.0. Your {gpu} GPU {has}. You can use float16 instead by explicitly setting "
+        f"{tick} flag in CLI, for example: --dtype=half."
+    )
+    found = explain(text)
+    assert found[0].id == "gpu-arch-unsupported"
+    assert gpu in found[0].title
