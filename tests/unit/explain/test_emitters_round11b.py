@@ -128,3 +128,38 @@ def test_vllm_bfloat16_on_a_gpu_below_8_0(gpu, major, minor, none, tick, before)
     found = explain(text)
     assert found[0].id == "gpu-arch-unsupported"
     assert gpu in found[0].title
+
+
+VERSION = st.builds(
+    lambda a, b, c, cu: f"2.{a}.{b}{cu}",
+    st.integers(0, 9),
+    st.integers(0, 3),
+    st.integers(0, 2),
+    st.sampled_from(["", "+cu118", "+cu121", "+cu124"]),
+)
+PY = st.sampled_from(["3.9.18", "3.10.12", "3.10.13", "3.11.5", "3.12.3"])
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(
+    built=VERSION,
+    have=VERSION,
+    py_built=PY,
+    py_have=PY,
+    cuda=st.sampled_from(["1108", "1201", "1204"]),
+)
+def test_xformers_built_for_another_torch_is_a_release_conflict(
+    built, have, py_built, py_have, cuda
+):
+    text = (
+        "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+        f"    PyTorch {built} with CUDA {cuda} (you have {have})\n"
+        f"    Python  {py_built} (you have {py_have})\n"
+        "  Please reinstall xformers (see https://github.com/facebookresearch/xformers#installing-xformers)\n"
+        "  Set XFORMERS_MORE_DETAILS=1 for more details"
+    )
+    ids = _ids(text)
+    if built != have or py_built != py_have:
+        assert ids[:1] == ["pip-conflict"]
+    else:
+        assert "pip-conflict" not in ids  # equal versions: the load failed for another reason
