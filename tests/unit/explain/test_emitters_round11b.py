@@ -163,3 +163,39 @@ def test_xformers_built_for_another_torch_is_a_release_conflict(
         assert ids[:1] == ["pip-conflict"]
     else:
         assert "pip-conflict" not in ids  # equal versions: the load failed for another reason
+
+
+BNB_CUDA = st.sampled_from(["110", "111", "117", "118", "120", "121", "122", "123", "124"])
+NOT_DETECTED = (
+    "CUDA SETUP: Problem: The main issue seems to be that the main CUDA runtime library was not "
+    "detected.\nCUDA SETUP: Solution 1: To solve the issue the libcudart.so location needs to be "
+    "added to the LD_LIBRARY_PATH variable"
+)
+DESPITE = (
+    "RuntimeError:\n        CUDA Setup failed despite GPU being available. Please run the "
+    "following command to get more information:\n\n        python -m bitsandbytes"
+)
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(cuda=BNB_CUDA, nocublaslt=st.booleans(), also=st.booleans(), despite=st.booleans())
+def test_bitsandbytes_without_a_binary_for_torch_s_cuda(cuda, nocublaslt, also, despite):
+    lib = f"libbitsandbytes_cuda{cuda}{'_nocublaslt' if nocublaslt else ''}.so"
+    text = (
+        f"CUDA SETUP: Required library version not found: {lib}. Maybe you need to compile it "
+        "from source?\nCUDA SETUP: Defaulting to libbitsandbytes_cpu.so..."
+        + (f"\n{NOT_DETECTED}" if also else "")
+        + (f"\n{DESPITE}" if despite else "")
+    )
+    found = explain(text)
+    assert found[0].id == "pip-conflict" and lib in found[0].title
+    assert "cuda-lib-missing" not in [f.id for f in found]
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(despite=st.booleans(), before=NOISE)
+def test_bitsandbytes_runtime_not_detected_and_the_bare_failure(despite, before):
+    ids = _ids(before + NOT_DETECTED + (f"\n{DESPITE}" if despite else ""))
+    assert ids[0] == "cuda-lib-missing"
+    # alone, "failed despite GPU being available" does not say why: no reading of these rules
+    assert not {"pip-conflict", "cuda-lib-missing"} & set(_ids(before + DESPITE))
