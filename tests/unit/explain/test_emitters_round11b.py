@@ -199,3 +199,47 @@ def test_bitsandbytes_runtime_not_detected_and_the_bare_failure(despite, before)
     assert ids[0] == "cuda-lib-missing"
     # alone, "failed despite GPU being available" does not say why: no reading of these rules
     assert not {"pip-conflict", "cuda-lib-missing"} & set(_ids(before + DESPITE))
+
+
+JAX_MODULE = st.sampled_from(
+    [
+        "jaxlib.xla_extension",
+        "jaxlib.xla_client",
+        "jax_cuda12_plugin._versions",
+        "jax_cuda12_plugin.cuda_plugin_extension",
+        "jax_plugins.xla_cuda12",
+        "jax._src.lib",
+    ]
+)
+ATTR = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{2,30}", fullmatch=True)
+ADVICE = " (you may need to uninstall the failing plugin package, or set JAX_PLATFORMS=cpu to skip this backend.)"
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(mod=JAX_MODULE, attr=ATTR, prefix=st.sampled_from(["", "AttributeError: "]), before=NOISE)
+def test_jax_plugin_attribute_error_is_a_release_conflict(mod, attr, prefix, before):
+    text = (
+        f"{before}RuntimeError: Unable to initialize backend 'cuda': {prefix}module '{mod}' has "
+        f"no attribute '{attr}'{ADVICE}"
+    )
+    found = explain(text)
+    assert found[0].id == "pip-conflict"
+    assert mod in found[0].title
+
+
+PAYLOADS = st.sampled_from(
+    [
+        "Unable to use CUDA because of the following issues with CUDA components:\nUnable to load cuDNN. Is it installed?",
+        "Unable to load cuDNN.",
+        "module 'numpy' has no attribute 'float'",
+    ]
+)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(payload=PAYLOADS)
+def test_jax_backend_other_payloads_keep_their_reading(payload):
+    wrapped = _ids(f"RuntimeError: Unable to initialize backend 'cuda': {payload}{ADVICE}")
+    alone = _ids(payload)
+    assert wrapped[:1] == alone[:1]
+    assert "pip-conflict" not in wrapped or "pip-conflict" in alone
