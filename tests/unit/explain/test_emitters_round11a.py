@@ -1,0 +1,184 @@
+"""Round eleven (a)'s readings, each from its emitter (recipes/errors.toml cites the lines).
+
+- torch's TORCH_CUDABLAS_CHECK ("CUDA error: <status> when calling `<call>`", ATen/cuda/
+  Exceptions.h) and TensorFlow's "failed to run cuBLAS routine: <status>": the status decides.
+  CUBLAS_STATUS_EXECUTION_FAILED is a kernel launch that failed (NVIDIA's cublasStatus_t
+  documentation): the GPU's architecture first, then a cuBLAS of another release, then the driver.
+  CUBLAS_STATUS_INVALID_VALUE is a value the loaded cuBLAS does not accept: a cuBLAS of another
+  release first. NOT_INITIALIZED / ALLOC_FAILED / ARCH_MISMATCH keep their readings.
+- torch's CUFFT_CHECK ("cuFFT error: <status>", ATen/native/cuda/CuFFTUtils.h): INTERNAL_ERROR,
+  SETUP_FAILED and EXEC_FAILED name the library, the driver or the GPU; ALLOC_FAILED is memory.
+- TensorFlow's cuFFT plans (stream_executor cuda_fft.cc): the work area that TF's own allocator
+  could not give is memory (decisive); a plan that cuFFT could not make is memory first (TF
+  reserves the GPU's memory), unless the logged cufftResult number says 5, 6 or 7.
+
+Values are generated; the wordings are the emitters'."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fixer.explainer import explain
+from tests.helpers.examples import examples
+
+NOISE = st.sampled_from(
+    [
+        "",
+        "Traceback (most recent call last):\n",
+        "epoch 3: loss 0.41\n",
+        '  File "/content/train.py", line 88, in forward\n',
+        "2024-05-01 10:00:00.123456: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1886] "
+        "Created device /job:localhost/replica:0/task:0/device:GPU:0 with 14000 MB memory\n",
+    ]
+)
+CALL = st.sampled_from(
+    [
+        "cublasSgemm( handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)",
+        "cublasGemmEx( handle, opa, opb, m, n, k, &falpha, a, CUDA_R_16F, lda, b, CUDA_R_16F, "
+        "ldb, &fbeta, c, CUDA_R_16F, ldc, CUDA_R_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP)",
+        "cublasGemmStridedBatchedEx( handle, opa, opb, m, n, k, (void*)&falpha, a, CUDA_R_16BF, "
+        "lda, stridea, b, CUDA_R_16BF, ldb, strideb, (void*)&fbeta, c, CUDA_R_16BF, ldc, "
+        "stridec, num_batches, CUDA_R_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP)",
+        "cublasCreate(handle)",
+        "cublasLtMatmul( ltHandle, computeDesc.descriptor(), &alpha_val, mat1_ptr, ...)",
+    ]
+)
+LINE = st.integers(1, 9999)
+
+
+def _ids(text: str) -> list:
+    return [f.id for f in explain(text)]
+
+
+def _cublas(status: str, call: str, tf: bool, line: int) -> str:
+    if tf:
+        return (
+            f"E tensorflow/stream_executor/cuda/cuda_blas.cc:{line}] "
+            f"failed to run cuBLAS routine: {status}"
+        )
+    return f"RuntimeError: CUDA error: {status} when calling `{call}`"
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(before=NOISE, call=CALL, tf=st.booleans(), line=LINE)
+def test_cublas_execution_failed_is_the_gpu_then_the_library_then_the_driver(
+    before, call, tf, line
+):
+    ids = _ids(before + _cublas("CUBLAS_STATUS_EXECUTION_FAILED", call, tf, line))
+    assert ids[0] == "gpu-arch-unsupported"
+    assert {"cuda-lib-mismatch", "driver-too-old"} <= set(ids[1:])
+    assert "out-of-memory" not in ids
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(before=NOISE, call=CALL, tf=st.booleans(), line=LINE)
+def test_cublas_invalid_value_is_another_cublas_first(before, call, tf, line):
+    ids = _ids(before + _cublas("CUBLAS_STATUS_INVALID_VALUE", call, tf, line))
+    assert ids[0] == "cuda-lib-mismatch"
+    assert "gpu-arch-unsupported" in ids[1:]
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    before=NOISE,
+    call=CALL,
+    tf=st.booleans(),
+    line=LINE,
+    status=st.sampled_from(
+        [
+            ("CUBLAS_STATUS_NOT_INITIALIZED", "out-of-memory"),
+            ("CUBLAS_STATUS_ALLOC_FAILED", "out-of-memory"),
+            ("CUBLAS_STATUS_ARCH_MISMATCH", "gpu-arch-unsupported"),
+        ]
+    ),
+)
+def test_the_neighbouring_cublas_statuses_keep_their_readings(before, call, tf, line, status):
+    name, expected = status
+    assert _ids(before + _cublas(name, call, tf, line))[0] == expected
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    before=NOISE,
+    status=st.sampled_from(["CUFFT_INTERNAL_ERROR", "CUFFT_SETUP_FAILED", "CUFFT_EXEC_FAILED"]),
+)
+def test_torch_cufft_library_statuses_are_the_gpu_then_the_library(before, status):
+    ids = _ids(f"{before}RuntimeError: cuFFT error: {status}")
+    assert ids[0] == "gpu-arch-unsupported"
+    assert {"cuda-lib-mismatch", "driver-too-old"} <= set(ids[1:])
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(before=NOISE)
+def test_torch_cufft_alloc_failed_is_memory(before):
+    assert _ids(f"{before}RuntimeError: cuFFT error: CUFFT_ALLOC_FAILED")[0] == "out-of-memory"
+
+
+def _tf_plan(kind: str, allocator: bool, lowercase: bool, line: int) -> str:
+    """CUDAFft::Create*Plan*'s log line around CUDAFftPlan::Initialize's status."""
+    verb = "make" if allocator else "create"
+    plan = "batched cufft plan" if kind == "batched" else f"cufft {kind} plan"
+    with_alloc = " with customized allocator" if allocator else ""
+    head = "failed" if lowercase else "Failed"
+    return (
+        f"F tensorflow/stream_executor/cuda/cuda_fft.cc:{line}] "
+        f"{head} to initialize {plan}{with_alloc}: Failed to {verb} cuFFT {kind} plan."
+    )
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    kind=st.sampled_from(["batched", "1d", "2d", "3d"]),
+    allocator=st.booleans(),
+    lowercase=st.booleans(),
+    line=LINE,
+    before=NOISE,
+)
+def test_tensorflow_cufft_plan_that_cufft_could_not_make_is_memory_first(
+    kind, allocator, lowercase, line, before
+):
+    ids = _ids(before + _tf_plan(kind, allocator, lowercase, line))
+    assert ids[0] == "out-of-memory"
+    assert {"gpu-arch-unsupported", "cuda-lib-mismatch"} <= set(ids[1:])
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    code=st.sampled_from(["2", "5", "6", "7"]),
+    verb=st.sampled_from(["make", "create"]),
+    kind=st.sampled_from(["batched ", "1d ", "2d ", ""]),
+    line=LINE,
+)
+def test_tensorflow_cufft_result_number_decides(code, verb, kind, line):
+    text = (
+        f"E tensorflow/stream_executor/cuda/cuda_fft.cc:{line}] failed to {verb} cuFFT {kind}"
+        f"plan:{code}\nF tensorflow/stream_executor/cuda/cuda_fft.cc:{line + 1}] failed to "
+        "initialize batched cufft plan with customized allocator: Failed to make cuFFT batched plan."
+    )
+    expected = "out-of-memory" if code == "2" else "gpu-arch-unsupported"
+    assert _ids(text)[0] == expected
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    message=st.sampled_from(
+        [
+            "Out of memory while trying to allocate {n} bytes.",
+            "Allocating {n} bytes exceeds the memory limit of 4294967296 bytes.",
+            "RESOURCE_EXHAUSTED: failed to allocate {n} bytes",
+            "INTERNAL: allocator returned null for {n} bytes",
+        ]
+    ),
+    n=st.integers(1, 10**11),
+    kind=st.sampled_from(["batched cufft plan", "cufft 1d plan", "cufft 3d plan"]),
+    lowercase=st.booleans(),
+)
+def test_tensorflow_cufft_work_area_from_the_allocator_is_memory(message, n, kind, lowercase):
+    head = "failed" if lowercase else "Failed"
+    text = (
+        f"E external/local_xla/xla/stream_executor/cuda/cuda_fft.cc:466] {head} to initialize "
+        f"{kind} with customized allocator: {message.format(n=n)}"
+    )
+    found = explain(text)
+    assert found[0].id == "out-of-memory" and found[0].confidence >= 0.8
