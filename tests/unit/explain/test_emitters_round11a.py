@@ -11,6 +11,14 @@
 - TensorFlow's cuFFT plans (stream_executor cuda_fft.cc): the work area that TF's own allocator
   could not give is memory (decisive); a plan that cuFFT could not make is memory first (TF
   reserves the GPU's memory), unless the logged cufftResult number says 5, 6 or 7.
+- torch's autocast warning (torch/amp/autocast_mode.py: "User provided device_type of 'cuda', but
+  CUDA is not available. Disabling" up to 2.9, "CUDA is not available or torch_xla is imported.
+  Disabling autocast." from 2.10) is torch.cuda.is_available() False: read as that is read.
+- the c10 dispatcher's "Could not run 'NS::OP' with arguments from the 'CUDA' backend" for an
+  extension's operator, and libtorch_cuda_cu.so / libtorch_cuda_cpp.so (torch 1.x's split CUDA
+  library, which an extension built against 1.x links) that cannot be opened: an extension and
+  the torch it was built for do not go together (pip-conflict). torch's own aten:: operators are
+  not read so.
 
 Values are generated; the wordings are the emitters'."""
 
@@ -182,3 +190,88 @@ def test_tensorflow_cufft_work_area_from_the_allocator_is_memory(message, n, kin
     )
     found = explain(text)
     assert found[0].id == "out-of-memory" and found[0].confidence >= 0.8
+
+
+AUTOCAST = st.sampled_from(
+    [
+        "UserWarning: User provided device_type of 'cuda', but CUDA is not available. Disabling",
+        "UserWarning: CUDA is not available or torch_xla is imported. Disabling autocast.",
+    ]
+)
+SITE = st.sampled_from(
+    [
+        "/usr/local/lib/python3.10/dist-packages",
+        "/opt/conda/lib/python3.12/site-packages",
+        "C:\\Users\\me\\venv\\Lib\\site-packages",
+    ]
+)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(warning=AUTOCAST, site=SITE, line=LINE, before=NOISE)
+def test_autocast_without_cuda_reads_as_is_available_false(warning, site, line, before):
+    text = f"{before}{site}/torch/amp/autocast_mode.py:{line}: {warning}"
+    same = _ids("assert torch.cuda.is_available() is returning False")
+    ids = _ids(text)
+    assert ids[0] == same[0] == "gpu-missing"
+    assert set(same) <= set(ids)
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(warning=AUTOCAST, index=st.sampled_from(["--index-url", "--extra-index-url"]))
+def test_autocast_without_cuda_beside_the_cpu_index_is_the_cpu_build(warning, index):
+    text = f"pip install torch {index} https://download.pytorch.org/whl/cpu\n{warning}"
+    assert _ids(text)[0] == "cpu-only-build"
+
+
+OP = st.sampled_from(
+    [
+        "torchvision::nms",
+        "torchvision::roi_align",
+        "torchaudio::rnnt_loss",
+        "xformers::efficient_attention_forward_cutlass",
+        "torch_scatter::scatter_sum",
+        "detectron2::nms_rotated",
+    ]
+)
+KEY = st.sampled_from(["CUDA", "AutogradCUDA", "SparseCUDA", "QuantizedCUDA"])
+
+
+def _dispatcher(op: str, key: str) -> str:
+    return (
+        f"NotImplementedError: Could not run '{op}' with arguments from the '{key}' backend. "
+        "This could be because the operator doesn't exist for this backend, or was omitted during "
+        "the selective/custom build process (if using custom build). If you are a Facebook "
+        "employee using PyTorch on mobile, please visit https://fburl.com/ptmfixes for possible "
+        f"resolutions. '{op}' is only available for these backends: [CPU, Meta, BackendSelect]."
+    )
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(op=OP, key=KEY, before=NOISE)
+def test_an_extension_operator_without_cuda_kernels_is_a_pip_conflict(op, key, before):
+    assert _ids(before + _dispatcher(op, key))[0] == "pip-conflict"
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(op=st.sampled_from(["aten::empty_strided", "aten::_cudnn_rnn", "prim::Constant"]), key=KEY)
+def test_torch_s_own_operators_are_not_read_as_an_extension(op, key):
+    assert "pip-conflict" not in _ids(_dispatcher(op, key))
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    lib=st.sampled_from(["libtorch_cuda_cu.so", "libtorch_cuda_cpp.so"]),
+    head=st.sampled_from(["OSError: ", "ImportError: ", ""]),
+    before=NOISE,
+)
+def test_torch_1x_split_cuda_library_is_an_extension_built_for_another_torch(lib, head, before):
+    text = f"{before}{head}{lib}: cannot open shared object file: No such file or directory"
+    assert _ids(text)[0] == "pip-conflict"
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(major=st.integers(10, 13), head=st.sampled_from(["OSError: ", "ImportError: "]))
+def test_torch_s_own_cuda_libraries_keep_their_loader_readings(major, head):
+    text = f"{head}libcublas.so.{major}: cannot open shared object file: No such file or directory"
+    assert _ids(text)[0] == "cuda-lib-missing"
