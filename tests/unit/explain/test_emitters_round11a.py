@@ -5,7 +5,9 @@
   CUBLAS_STATUS_EXECUTION_FAILED is a kernel launch that failed (NVIDIA's cublasStatus_t
   documentation): the GPU's architecture first, then a cuBLAS of another release, then the driver.
   CUBLAS_STATUS_INVALID_VALUE is a value the loaded cuBLAS does not accept: a cuBLAS of another
-  release first. NOT_INITIALIZED / ALLOC_FAILED / ARCH_MISMATCH keep their readings.
+  release first. NOT_INITIALIZED / ALLOC_FAILED / ARCH_MISMATCH keep their readings. torch 1.x's
+  THC (aten/src/THC/THCGeneral.cpp, __THCublasCheck) printed "cublas runtime error : <text>", one
+  text per status: each reads as its status does.
 - torch's CUFFT_CHECK ("cuFFT error: <status>", ATen/native/cuda/CuFFTUtils.h): INTERNAL_ERROR,
   SETUP_FAILED and EXEC_FAILED name the library, the driver or the GPU; ALLOC_FAILED is memory.
 - TensorFlow's cuFFT plans (stream_executor cuda_fft.cc): the work area that TF's own allocator
@@ -104,6 +106,34 @@ def test_cublas_invalid_value_is_another_cublas_first(before, call, tf, line):
 def test_the_neighbouring_cublas_statuses_keep_their_readings(before, call, tf, line, status):
     name, expected = status
     assert _ids(before + _cublas(name, call, tf, line))[0] == expected
+
+
+THC_TEXT = {
+    "CUBLAS_STATUS_NOT_INITIALIZED": "library not initialized",
+    "CUBLAS_STATUS_ALLOC_FAILED": "resource allocation failed",
+    "CUBLAS_STATUS_INVALID_VALUE": "an invalid numeric value was used as an argument",
+    "CUBLAS_STATUS_ARCH_MISMATCH": "an absent device architectural feature is required",
+    "CUBLAS_STATUS_EXECUTION_FAILED": "the GPU program failed to execute",
+}
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    status=st.sampled_from(sorted(THC_TEXT)),
+    where=st.sampled_from(
+        [
+            "/pytorch/aten/src/THC/THCBlas.cu",
+            "/opt/conda/conda-bld/pytorch_1556653099582/work/aten/src/THC/THCGeneral.cpp",
+        ]
+    ),
+    line=LINE,
+    call=CALL,
+    before=NOISE,
+)
+def test_torch_1x_thc_wording_reads_as_its_status(status, where, line, call, before):
+    thc = f"{before}RuntimeError: cublas runtime error : {THC_TEXT[status]} at {where}:{line}"
+    now = _ids(before + _cublas(status, call, False, line))
+    assert _ids(thc) == now
 
 
 @settings(max_examples=examples(40), deadline=None)
