@@ -44,6 +44,8 @@ EXPECTED = {
     7: "cuda-lib-mismatch",  # INVALID_VALUE
     8: "gpu-arch-unsupported",  # ARCH_MISMATCH
     13: "gpu-arch-unsupported",  # EXECUTION_FAILED
+    14: "gpu-arch-unsupported",  # INTERNAL_ERROR
+    15: "gpu-arch-unsupported",  # NOT_SUPPORTED
 }
 
 

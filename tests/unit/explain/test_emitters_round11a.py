@@ -5,7 +5,9 @@
   CUBLAS_STATUS_EXECUTION_FAILED is a kernel launch that failed (NVIDIA's cublasStatus_t
   documentation): the GPU's architecture first, then a cuBLAS of another release, then the driver.
   CUBLAS_STATUS_INVALID_VALUE is a value the loaded cuBLAS does not accept: a cuBLAS of another
-  release first. NOT_INITIALIZED / ALLOC_FAILED / ARCH_MISMATCH keep their readings. torch 1.x's
+  release first. INTERNAL_ERROR (a failed internal copy, the same remedy as a failed launch) reads
+  as EXECUTION_FAILED with memory after; NOT_SUPPORTED is the GPU's architecture, then another
+  cuBLAS. NOT_INITIALIZED / ALLOC_FAILED / ARCH_MISMATCH keep their readings. torch 1.x's
   THC (aten/src/THC/THCGeneral.cpp, __THCublasCheck) printed "cublas runtime error : <text>", one
   text per status: each reads as its status does.
 - torch's CUFFT_CHECK ("cuFFT error: <status>", ATen/native/cuda/CuFFTUtils.h): INTERNAL_ERROR,
@@ -108,12 +110,30 @@ def test_the_neighbouring_cublas_statuses_keep_their_readings(before, call, tf, 
     assert _ids(before + _cublas(name, call, tf, line))[0] == expected
 
 
+@settings(max_examples=examples(60), deadline=None)
+@given(before=NOISE, call=CALL, tf=st.booleans(), line=LINE)
+def test_cublas_internal_error_reads_as_a_failed_launch_then_memory(before, call, tf, line):
+    internal = _ids(before + _cublas("CUBLAS_STATUS_INTERNAL_ERROR", call, tf, line))
+    launch = _ids(before + _cublas("CUBLAS_STATUS_EXECUTION_FAILED", call, tf, line))
+    assert internal[0] == launch[0] == "gpu-arch-unsupported"
+    assert internal[: len(launch)] == launch
+    assert "out-of-memory" in internal[len(launch) :]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(before=NOISE, call=CALL, tf=st.booleans(), line=LINE)
+def test_cublas_not_supported_is_the_gpu_then_another_cublas(before, call, tf, line):
+    ids = _ids(before + _cublas("CUBLAS_STATUS_NOT_SUPPORTED", call, tf, line))
+    assert ids[:2] == ["gpu-arch-unsupported", "cuda-lib-mismatch"]
+
+
 THC_TEXT = {
     "CUBLAS_STATUS_NOT_INITIALIZED": "library not initialized",
     "CUBLAS_STATUS_ALLOC_FAILED": "resource allocation failed",
     "CUBLAS_STATUS_INVALID_VALUE": "an invalid numeric value was used as an argument",
     "CUBLAS_STATUS_ARCH_MISMATCH": "an absent device architectural feature is required",
     "CUBLAS_STATUS_EXECUTION_FAILED": "the GPU program failed to execute",
+    "CUBLAS_STATUS_INTERNAL_ERROR": "an internal operation failed",
 }
 
 
