@@ -17,7 +17,9 @@
   reserves the GPU's memory), unless the logged cufftResult number says 5, 6 or 7.
 - torch's autocast warning (torch/amp/autocast_mode.py: "User provided device_type of 'cuda', but
   CUDA is not available. Disabling" up to 2.9, "CUDA is not available or torch_xla is imported.
-  Disabling autocast." from 2.10) is torch.cuda.is_available() False: read as that is read.
+  Disabling autocast." from 2.10; torch.cuda.amp.autocast's "only affects CUDA ops, but CUDA is not
+  available" in 1.9; GradScaler's "is enabled, but CUDA is not available", 1.9 to 2.11) is
+  torch.cuda.is_available() False: read as that is read.
 - the c10 dispatcher's "Could not run 'NS::OP' with arguments from the 'CUDA' backend" for an
   extension's operator, and libtorch_cuda_cu.so / libtorch_cuda_cpp.so (torch 1.x's split CUDA
   library, which an extension built against 1.x links) that cannot be opened: an extension and
@@ -255,6 +257,9 @@ AUTOCAST = st.sampled_from(
     [
         "UserWarning: User provided device_type of 'cuda', but CUDA is not available. Disabling",
         "UserWarning: CUDA is not available or torch_xla is imported. Disabling autocast.",
+        "UserWarning: torch.cuda.amp.autocast only affects CUDA ops, but CUDA is not available.  "
+        "Disabling.",
+        "UserWarning: torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
     ]
 )
 SITE = st.sampled_from(
