@@ -15,6 +15,9 @@
 - TensorFlow's cuFFT plans (stream_executor cuda_fft.cc): the work area that TF's own allocator
   could not give is memory (decisive); a plan that cuFFT could not make is memory first (TF
   reserves the GPU's memory), unless the logged cufftResult number says 5, 6 or 7.
+- TensorFlow's "Blas GEMM launch failed" (matmul kernels, when ThenBlasGemm fails): memory first
+  (cuBLAS could not be created beside TF's memory reservation), below the status rules, so a
+  logged cuBLAS status on a line above decides.
 - torch's autocast warning (torch/amp/autocast_mode.py: "User provided device_type of 'cuda', but
   CUDA is not available. Disabling" up to 2.9, "CUDA is not available or torch_xla is imported.
   Disabling autocast." from 2.10; torch.cuda.amp.autocast's "only affects CUDA ops, but CUDA is not
@@ -339,3 +342,46 @@ def test_torch_1x_split_cuda_library_is_an_extension_built_for_another_torch(lib
 def test_torch_s_own_cuda_libraries_keep_their_loader_readings(major, head):
     text = f"{head}libcublas.so.{major}: cannot open shared object file: No such file or directory"
     assert _ids(text)[0] == "cuda-lib-missing"
+
+
+GEMM = st.sampled_from(
+    [
+        "InternalError: Blas GEMM launch failed : a.shape=({m}, {k}), b.shape=({k}, {n}), "
+        "m={m}, n={n}, k={k}",
+        "tensorflow.python.framework.errors_impl.InternalError: Blas SGEMM launch failed : "
+        "a.shape=({m}, {k}), b.shape=({k}, {n}), m={m}, n={n}, k={k}",
+        "InternalError: Blas xGEMMBatched launch failed : a.shape=[2,{m},{k}], "
+        "b.shape=[2,{k},{n}], m={m}, n={n}, k={k}, batch_size=2",
+    ]
+)
+DIM = st.integers(1, 100000)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(gemm=GEMM, m=DIM, n=DIM, k=DIM)
+def test_tensorflow_blas_launch_failed_alone_is_memory_first(gemm, m, n, k):
+    ids = _ids(gemm.format(m=m, n=n, k=k))
+    assert ids[0] == "out-of-memory"
+    assert {"gpu-arch-unsupported", "cuda-lib-mismatch"} <= set(ids[1:])
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    gemm=GEMM,
+    m=DIM,
+    n=DIM,
+    k=DIM,
+    line=LINE,
+    status=st.sampled_from(
+        [
+            "CUBLAS_STATUS_EXECUTION_FAILED",
+            "CUBLAS_STATUS_INVALID_VALUE",
+            "CUBLAS_STATUS_ARCH_MISMATCH",
+            "CUBLAS_STATUS_NOT_INITIALIZED",
+        ]
+    ),
+)
+def test_a_logged_cublas_status_decides_over_blas_launch_failed(gemm, m, n, k, line, status):
+    logged = f"E tensorflow/stream_executor/cuda/cuda_blas.cc:{line}] failed to run cuBLAS routine: {status}"
+    alone = _ids(logged)[0]
+    assert _ids(logged + "\n" + gemm.format(m=m, n=n, k=k))[0] == alone
