@@ -20,6 +20,8 @@ bin() {  # $1 library under torch/lib, $2 wording
   else echo "MISSING  torch/lib/$1  \"$2\""; fi
 }
 src amp/autocast_mode.py "but CUDA is not available. Disabling"
+src amp/autocast_mode.py "CUDA is not available or torch_xla is imported. Disabling autocast."
+src amp/grad_scaler.py "is enabled, but CUDA is not available"
 src cuda/__init__.py "Torch not compiled with CUDA enabled"
 src cuda/__init__.py "is not compatible with the current PyTorch installation"
 src backends/cudnn/__init__.py "is not compatible with devices with SM < 7.5"
@@ -28,3 +30,6 @@ bin libtorch_cuda.so "FIND was unable to find an engine to execute this computat
 bin libtorch_cuda.so "GET was unable to find an engine to execute this computation"
 bin libc10_cuda.so "Found no NVIDIA driver on your system"
 bin libc10_cuda.so "No CUDA GPUs are available"
+bin libtorch_cuda.so "cuFFT error: "
+bin libtorch_cuda.so "Plan failed with a cudnnException"
+bin libtorch_cuda.so "Attempt to open cnn_infer failed"
