@@ -43,10 +43,12 @@ from fixer.system.versions import version_key
 #: More lines of one kind decide nothing more (a log that repeats a listing 10^5 times).
 MAX_SEEN = 50
 
-#: A line that reports a failure names what is missing, not what is present.
+#: A line that reports a failure names what is missing, not what is present; so does a line that
+#: tells the user what to provide ("make sure files named as X are placed in ...", "set the path
+#: to X", "For example: export CUDNN_PATH=..." in cudnn.torch's ffi.lua at R5/R7).
 _FAILURE = re.compile(
     r"cannot open|not found|could not|couldn.t|unable to|no such file|failed|error|missing|"
-    r"please make sure|not in|is not",
+    r"make sure|set the path to|for example|not in|is not",
     re.I,
 )
 #: "saw X instead of Y", "X rather than Y": the copy named after the phrase is the one looked for

@@ -1,0 +1,85 @@
+"""Round twelve (a)'s readings, each from its emitter's source.
+
+- Triton's libcuda_dirs() (triton/common/build.py at 2.1.0) asserts "libcuda.so cannot found!"
+  when no directory of the linker cache (ldconfig -p) holds the driver's libcuda.so: the driver's
+  library is not where Triton looks (driver-missing), with no GPU set up as the alternative.
+- Lua Torch's cudnn.torch (ffi.lua on its R4/R5/R7 branches) raises "libcudnn (RN) not found in
+  library path." when no libcudnn.so.N loads: cuDNN N is missing (the major it wants), which a
+  listing of only other majors in the paste turns into cudnn-major-mismatch.
+
+Values are generated; the wordings are the emitters'."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fixer.explainer import explain
+from tests.helpers.examples import examples
+
+DIR = st.sampled_from(["/usr/lib64-nvidia", "/usr/lib/x86_64-linux-gnu", "/usr/local/nvidia/lib64"])
+NOISE = st.sampled_from(["", "epoch 3: loss 0.41\n", "Traceback (most recent call last):\n"])
+
+
+def _ids(text: str) -> list:
+    return [f.id for f in explain(text)]
+
+
+def _triton(locs: list) -> str:
+    msg = "libcuda.so cannot found!\n"
+    if locs:
+        msg += "Possible files are located at %s." % str(locs)
+        msg += "Please create a symlink of libcuda.so to any of the file."
+    return (
+        '  File "/opt/venv/lib/python3.10/site-packages/triton/common/build.py", line 30, in '
+        "libcuda_dirs\n    assert any(os.path.exists(os.path.join(path, 'libcuda.so')) for path "
+        f"in dirs), msg\nAssertionError: {msg}"
+    )
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(before=NOISE, dirs=st.lists(DIR, max_size=2, unique=True))
+def test_triton_libcuda_not_found_is_driver_missing(before, dirs):
+    ids = _ids(before + _triton([f"{d}/libcuda.so.1" for d in dirs]))
+    assert ids[0] == "driver-missing"
+    assert "gpu-missing" in ids[1:]
+
+
+def _cudnn_torch(major: int, backslash: bool) -> str:
+    r = f"R{major}\\)" if backslash else f"R{major})"
+    return (
+        "/home/user/torch/install/bin/luajit: /home/user/torch/install/share/lua/5.1/cudnn/"
+        f"ffi.lua:1603: 'libcudnn ({r} not found in library path.\n"
+        "Please install CuDNN from https://developer.nvidia.com/cuDNN\n"
+        f"Then make sure files named as libcudnn.so.{major} or libcudnn.{major}.dylib are placed "
+        "in your library load path (for example /usr/local/lib , or manually add a path to "
+        "LD_LIBRARY_PATH)\n"
+    )
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(before=NOISE, major=st.integers(2, 9), backslash=st.booleans())
+def test_cudnn_torch_not_found_is_missing_with_its_major(before, major, backslash):
+    found = explain(before + _cudnn_torch(major, backslash))
+    assert found[0].id == "cudnn-missing"
+    assert f"libcudnn.so.{major}" in found[0].title
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(major=st.integers(4, 8), other=st.integers(4, 8))
+def test_cudnn_torch_with_only_another_major_listed_is_major_mismatch(major, other):
+    listing = f"ii  libcudnn{other}  {other}.0.5-1+cuda8.0  amd64  cuDNN runtime libraries\n"
+    ids = _ids(_cudnn_torch(major, False) + listing)
+    assert ids[0] == ("cudnn-missing" if other == major else "cudnn-major-mismatch")
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(major=st.integers(4, 9))
+def test_neighbouring_loader_messages_keep_their_readings(major):
+    # the generic loader reading of the same library and the driver's own loader failure
+    plain = (
+        f"OSError: libcudnn.so.{major}: cannot open shared object file: No such file or directory"
+    )
+    assert _ids(plain)[0] == "cudnn-missing"
+    drv = "OSError: libcuda.so.1: cannot open shared object file: No such file or directory"
+    assert _ids(drv)[0] == "driver-missing"
