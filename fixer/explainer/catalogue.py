@@ -28,7 +28,7 @@ BASE_DECISIVE = 0.9
 BASE_PLAIN = 0.5
 
 LOADER_KINDS = ("missing", "symbol", "version", "damaged", "wrapper")
-ROLES = ("cudnn", "cuda-lib", "driver", "framework", "system-runtime")
+ROLES = ("cudnn", "cuda-lib", "driver", "framework", "system-runtime", "optional")
 #: Slots a template may use (tests fill them with generated values).
 TEMPLATE_SLOTS = frozenset(
     {

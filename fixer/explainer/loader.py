@@ -243,7 +243,19 @@ def find_failures(text: str, cat: Catalogue) -> List[LoadFailure]:
             for m in rx.finditer(text):
                 out.extend(_failures_of(rule, m, text, cat.families))
     out.sort(key=lambda f: f.offset)
-    return out
+    return _without_optional(out)
+
+
+def _without_optional(failures: List[LoadFailure]) -> List[LoadFailure]:
+    """A framework's wrapper that failed to load a library of an optional family (TF-TRT's
+    TensorRT) names a load the framework runs without: what its dlerror says is missing was
+    needed by that optional library only, so nothing on that line is a cause."""
+    optional = {
+        f.line
+        for f in failures
+        if f.kind == "wrapper" and f.library is not None and f.library.role == "optional"
+    }
+    return [f for f in failures if f.line not in optional] if optional else failures
 
 
 def finding_of(f: LoadFailure) -> Optional[str]:

@@ -3,6 +3,11 @@
 - ONNX Runtime's "CUDA execution provider is not enabled in this build." (CreateNotEnabledStatus,
   core/session/provider_stubs.cc): the CUDA provider's entry points answer this only in a build
   that does not include the CUDA provider: cpu-only-build, whatever the wrapper around it.
+- TensorFlow's "Could not load dynamic library 'libnvinfer(_plugin).so.N'; dlerror: <dependency>:
+  cannot open shared object file" (TF-TRT's IsGoogleTensorRTEnabled asks the DSO loader for
+  TensorRT, warns and runs on without it): the dependency was needed by the optional TensorRT
+  only, so the line is log-noise even when the dependency is a CUDA library; the same wording for
+  a library TensorFlow needs keeps its reading.
 
 Values are generated; the wordings are the emitters'."""
 
@@ -63,3 +68,88 @@ def test_ort_other_providers_not_in_build_are_not_read_as_cuda(noise: str, ep: s
     assert "cpu-only-build" not in _ids(
         noise + f"{ep} execution provider is not enabled in this build. "
     )
+
+
+# --- TF-TRT: TensorRT's own dependencies ----------------------------------------------------
+
+DSO = st.sampled_from(
+    [
+        "W tensorflow/stream_executor/platform/default/dso_loader.cc:{n}]",
+        "W tensorflow/compiler/xla/stream_executor/platform/default/dso_loader.cc:{n}]",
+    ]
+)
+CUDA_DEP = st.sampled_from(
+    [
+        "libcudart.so.{v}.0",
+        "libcublas.so.{v}",
+        "libnvrtc.so.{v}.1",
+        "libcudnn.so.{m}",
+        "libnvinfer.so.{m}",
+        "libmyelin.so.1",
+    ]
+)
+TRT_WARN = st.sampled_from(
+    [
+        "",
+        "W tensorflow/compiler/tf2tensorrt/utils/py_utils.cc:30] Cannot dlopen some TensorRT "
+        "libraries. If you would like to use Nvidia GPU with TensorRT, please make sure the "
+        "missing libraries mentioned above are installed properly.\n",
+        "W tensorflow/compiler/tf2tensorrt/utils/py_utils.cc:38] TF-TRT Warning: Cannot dlopen "
+        "some TensorRT libraries. If you would like to use Nvidia GPU with TensorRT, please make "
+        "sure the missing libraries mentioned above are installed properly.\n",
+    ]
+)
+
+
+def _dso(where: str, lib: str, dep: str) -> str:
+    return (
+        f"{where} Could not load dynamic library '{lib}'; dlerror: {dep}: cannot open shared "
+        "object file: No such file or directory; LD_LIBRARY_PATH: /usr/local/cuda/lib64\n"
+    )
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    NOISE,
+    DSO,
+    st.sampled_from(["libnvinfer", "libnvinfer_plugin"]),
+    CUDA_DEP,
+    st.integers(5, 10),
+    st.integers(9, 12),
+    TRT_WARN,
+    st.integers(10, 999),
+)
+def test_tensorrt_dependency_missing_is_log_noise(
+    noise: str, where: str, stem: str, dep: str, m: int, v: int, warn: str, n: int
+) -> None:
+    text = noise + _dso(where.format(n=n), f"{stem}.so.{m}", dep.format(v=v, m=m)) + warn
+    found = explain(text)
+    assert [f.id for f in found][:1] == ["log-noise"]
+    assert all(f.id == "log-noise" for f in found)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    DSO,
+    st.sampled_from(
+        [
+            ("libcudart.so.{v}.0", "cuda-lib-missing"),
+            ("libcublas.so.{v}", "cuda-lib-missing"),
+            ("libcudnn.so.{m}", "cudnn-missing"),
+            ("libcuda.so.1", "driver-missing"),
+        ]
+    ),
+    st.integers(5, 10),
+    st.integers(9, 12),
+    TRT_WARN,
+    st.integers(10, 999),
+)
+def test_a_library_tensorflow_needs_keeps_its_reading_beside_tensorrt(
+    where: str, lib_want: tuple, m: int, v: int, warn: str, n: int
+) -> None:
+    lib, want = lib_want[0].format(v=v, m=m), lib_want[1]
+    w = where.format(n=n)
+    trt = _dso(w, f"libnvinfer.so.{m}", lib) + warn
+    # the same library, now missing for TensorFlow itself, on its own line
+    assert _ids(trt + _dso(w, lib, lib))[:1] == [want]
+    assert _ids(_dso(w, lib, lib))[:1] == [want]
