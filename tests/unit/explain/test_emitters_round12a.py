@@ -6,6 +6,9 @@
 - Lua Torch's cudnn.torch (ffi.lua on its R4/R5/R7 branches) raises "libcudnn (RN) not found in
   library path." when no libcudnn.so.N loads: cuDNN N is missing (the major it wants), which a
   listing of only other majors in the paste turns into cudnn-major-mismatch.
+- Caffe2's CheckCuDNNVersions (caffe2/core/common_cudnn.h at v0.8.1) enforces an exact match and
+  prints "cuDNN compiled (B) and runtime (L) versions mismatch": the pair decides (older:
+  cudnn-too-old, another major: cudnn-major-mismatch, a newer one: a failed check, never benign).
 
 Values are generated; the wordings are the emitters'."""
 
@@ -15,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fixer.explainer import explain
+from fixer.rules import cudnn_relation
 from tests.helpers.examples import examples
 
 DIR = st.sampled_from(["/usr/lib64-nvidia", "/usr/lib/x86_64-linux-gnu", "/usr/local/nvidia/lib64"])
@@ -83,3 +87,46 @@ def test_neighbouring_loader_messages_keep_their_readings(major):
     assert _ids(plain)[0] == "cudnn-missing"
     drv = "OSError: libcuda.so.1: cannot open shared object file: No such file or directory"
     assert _ids(drv)[0] == "driver-missing"
+
+
+# Caffe2's CheckCuDNNVersions (caffe2/core/common_cudnn.h at v0.8.1): CAFFE_ENFORCE fails for any
+# pair that differs, so the pair is judged by cudnn_relation and is never benign.
+VER = st.tuples(st.integers(5, 9), st.integers(0, 5), st.integers(0, 9))
+
+
+def _int(v: tuple) -> int:
+    return v[0] * 1000 + v[1] * 100 + v[2]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    before=NOISE,
+    built=VER,
+    loaded=VER,
+    check=st.sampled_from(
+        ["version_match", "version_match || backwards_compatible_7 || patch_compatible"]
+    ),
+)
+def test_caffe2_version_check_reads_the_pair(before, built, loaded, check):
+    if built == loaded:
+        return
+    text = (
+        f"{before}RuntimeError: [enforce fail at common_cudnn.h:102] {check}. cuDNN compiled "
+        f"({_int(built)}) and runtime ({_int(loaded)}) versions mismatch"
+    )
+    found = explain(text)
+    rel = cudnn_relation(".".join(map(str, loaded)), ".".join(map(str, built)))
+    assert found[0].id == ("cudnn-major-mismatch" if rel == "other-major" else "cudnn-too-old")
+    assert all(f.id != "log-noise" for f in found)
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(built=VER, loaded=VER)
+def test_other_frameworks_version_lines_keep_their_readings(built, loaded):
+    # MXNet's warning is benign for a compatible pair; Caffe2's failed check never is
+    mx = (
+        f"[08:32:10] ../src/base.cc:80: cuDNN lib mismatch: linked-against version {_int(loaded)} "
+        f"!= compiled-against version {_int(built)}.  Set MXNET_CUDNN_LIB_CHECKING=0 to quiet this warning."
+    )
+    rel = cudnn_relation(".".join(map(str, loaded)), ".".join(map(str, built)))
+    assert (_ids(mx)[0] == "log-noise") == (rel == "ok")
