@@ -910,7 +910,7 @@ def _text_hits(
     for r in chosen:
         hits.extend(_match_rule(r, text, env, cat))
     if rules is None:
-        hits.extend(_loader_hits(text, cat))
+        hits.extend(_unquoted(_loader_hits(text, cat), hits, text))
         hits = apply_evidence(
             hits,
             read_evidence(text, cat),
@@ -920,6 +920,20 @@ def _text_hits(
             _cuda_majors,
         )
     return hits
+
+
+def _unquoted(loader: List[Hit], rule_hits: Sequence[Hit], text: str) -> List[Hit]:
+    """The loader readings that are not quoted on the line of a message read as harmless. An
+    emitter that warns about a failed load and goes on (torch's early dlopen of cuDNN 8's
+    cnn_infer) quotes dlerror's text in its warning: that text is the warning's content, and a
+    load that really fails is reported again on a line of its own (cuDNN's own loader)."""
+    spans = []
+    for h in rule_hits:
+        if h.benign:
+            start = text.rfind("\n", 0, h.offset) + 1
+            end = text.find("\n", h.offset)
+            spans.append((start, len(text) if end < 0 else end))
+    return [h for h in loader if not any(a <= h.offset < b for a, b in spans)]
 
 
 def _driver_floor(major: int) -> Optional[str]:

@@ -9,6 +9,10 @@
 - Caffe2's CheckCuDNNVersions (caffe2/core/common_cudnn.h at v0.8.1) enforces an exact match and
   prints "cuDNN compiled (B) and runtime (L) versions mismatch": the pair decides (older:
   cudnn-too-old, another major: cudnn-major-mismatch, a newer one: a failed check, never benign).
+- torch's "Attempt to open cnn_infer failed: handle=0 error: <dlerror>" (Conv_v8.cpp's static
+  dlopen of libcudnn_cnn_infer.so.8, a TORCH_WARN after which the descriptor is built as before)
+  is harmless alone; the dlerror text it quotes is its content, not a failure of its own. cuDNN's
+  own "Could not load library libcudnn_cnn_infer.so.8" after it is the failure (cudnn-missing).
 
 Values are generated; the wordings are the emitters'."""
 
@@ -130,3 +134,42 @@ def test_other_frameworks_version_lines_keep_their_readings(built, loaded):
     )
     rel = cudnn_relation(".".join(map(str, loaded)), ".".join(map(str, built)))
     assert (_ids(mx)[0] == "log-noise") == (rel == "ok")
+
+
+def _cnn_infer_warning(err: str) -> str:
+    return (
+        "/opt/venv/lib/python3.10/site-packages/torch/nn/modules/conv.py:456: UserWarning: "
+        f"Attempt to open cnn_infer failed: handle=0 error: {err} (Triggered internally at "
+        "../aten/src/ATen/native/cudnn/Conv_v8.cpp:78.)"
+    )
+
+
+ERR = st.sampled_from(
+    [
+        "libcudnn_cnn_infer.so.8: cannot open shared object file: No such file or directory",
+        "libnvrtc.so: cannot open shared object file: No such file or directory",
+        "/usr/lib/x86_64-linux-gnu/libcudnn_cnn_infer.so.8: undefined symbol: "
+        "_ZN5cudnn14cublasSaxpy_v2EP13cublasContextiPKfS3_iPfi, version libcudnn_ops_infer.so.8",
+    ]
+)
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(before=NOISE, err=ERR)
+def test_cnn_infer_warning_alone_is_log_noise(before, err):
+    assert _ids(before + _cnn_infer_warning(err))[0] == "log-noise"
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(err=ERR)
+def test_cnn_infer_warning_then_cudnns_own_failure_keeps_the_failure(err):
+    lib = "libcudnn_cnn_infer.so.8"
+    after = (
+        f"\nCould not load library {lib}. Error: {lib}: cannot open shared object file: "
+        "No such file or directory\nPlease make sure libcudnn_cnn_infer.so.8 is in your library path!"
+    )
+    # the warning steps aside: the reading is that of the failure and the dlerror it quoted
+    ids = _ids(_cnn_infer_warning(err) + after)
+    assert ids[0] != "log-noise"
+    assert ids[0] == _ids(err + after)[0]
+    assert _ids(after.strip())[0] == "cudnn-missing"
