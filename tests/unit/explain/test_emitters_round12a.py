@@ -173,3 +173,14 @@ def test_cnn_infer_warning_then_cudnns_own_failure_keeps_the_failure(err):
     assert ids[0] != "log-noise"
     assert ids[0] == _ids(err + after)[0]
     assert _ids(after.strip())[0] == "cudnn-missing"
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(before=NOISE, line=st.integers(70, 99))
+def test_cnn_infer_nvrtc_workaround_warning_is_log_noise(before, line):
+    text = (
+        f"{before}/opt/venv/lib/python3.10/site-packages/torch/nn/modules/conv.py:456: UserWarning: "
+        "Applied workaround for CuDNN issue, install nvrtc.so (Triggered internally at "
+        f"../aten/src/ATen/native/cudnn/Conv_v8.cpp:{line}.)"
+    )
+    assert _ids(text)[0] == "log-noise"
