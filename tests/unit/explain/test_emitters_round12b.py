@@ -8,6 +8,10 @@
   TensorRT, warns and runs on without it): the dependency was needed by the optional TensorRT
   only, so the line is log-noise even when the dependency is a CUDA library; the same wording for
   a library TensorFlow needs keeps its reading.
+- TensorFlow's fused batch norm "cuDNN launch failure : input shape (...)"
+  (core/kernels/fused_batch_norm_op.cc: ThenBatchNormalizationForward/Backward returned not-ok):
+  ambiguous, memory first, then the GPU's architecture, then another cuDNN; the version check
+  printed above it decides.
 
 Values are generated; the wordings are the emitters'."""
 
@@ -153,3 +157,45 @@ def test_a_library_tensorflow_needs_keeps_its_reading_beside_tensorrt(
     # the same library, now missing for TensorFlow itself, on its own line
     assert _ids(trt + _dso(w, lib, lib))[:1] == [want]
     assert _ids(_dso(w, lib, lib))[:1] == [want]
+
+
+# --- TensorFlow's fused batch norm ---------------------------------------------------------
+
+SHAPE = st.lists(st.integers(1, 512), min_size=4, max_size=5).map(
+    lambda d: "[" + ",".join(map(str, d)) + "]"
+)
+BN_WRAP = st.sampled_from(
+    [
+        "tensorflow.python.framework.errors_impl.InternalError: {m} [Op:FusedBatchNormV3]",
+        "InternalError:  {m}\n\t [[node model/bn/FusedBatchNormV3 (defined at train.py:41) ]]",
+        "tensorflow.python.framework.errors_impl.InternalError: {m}\n\t [[{{{{node "
+        "training/Adam/gradients/bn/FusedBatchNormGradV3}}}}]]",
+    ]
+)
+
+
+def _bn(wrap: str, shape: str) -> str:
+    return wrap.format(m=f"cuDNN launch failure : input shape ({shape})")
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(NOISE, BN_WRAP, SHAPE)
+def test_fused_batch_norm_launch_failure_is_memory_first(noise: str, wrap: str, shape: str) -> None:
+    found = explain(noise + _bn(wrap, shape))
+    assert [f.id for f in found][:3] == ["out-of-memory", "gpu-arch-unsupported", "cudnn-too-old"]
+    assert found[0].confidence < 0.85  # ambiguous: the logged status decides
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(BN_WRAP, SHAPE, st.integers(5, 8), st.integers(0, 9), st.integers(1, 9))
+def test_fused_batch_norm_after_the_version_check_is_the_version(
+    wrap: str, shape: str, major: int, minor: int, up: int
+) -> None:
+    check = (
+        f"E tensorflow/stream_executor/cuda/cuda_dnn.cc:378] Loaded runtime CuDNN library: "
+        f"{major}.{minor}.0 but source was compiled with: {major}.{minor + up}.0.  CuDNN library "
+        "major and minor version needs to match or have higher minor version in case of CuDNN 7.0 "
+        "or later version.\n"
+    )
+    assert _ids(check + _bn(wrap, shape))[:1] == ["cudnn-too-old"]
+    assert _ids(check)[:1] == ["cudnn-too-old"]
