@@ -39,6 +39,7 @@ from fixer.explainer.loader import (
     family_by_name,
     find_failures,
     finding_of,
+    keeps_its_line,
     line_at as _line_at,
 )
 
@@ -926,14 +927,19 @@ def _unquoted(loader: List[Hit], rule_hits: Sequence[Hit], text: str) -> List[Hi
     """The loader readings that are not quoted on the line of a message read as harmless. An
     emitter that warns about a failed load and goes on (torch's early dlopen of cuDNN 8's
     cnn_infer) quotes dlerror's text in its warning: that text is the warning's content, and a
-    load that really fails is reported again on a line of its own (cuDNN's own loader)."""
+    load that really fails is reported again on a line of its own (cuDNN's own loader). What
+    loader.keeps_its_line names stays."""
     spans = []
     for h in rule_hits:
         if h.benign:
             start = text.rfind("\n", 0, h.offset) + 1
             end = text.find("\n", h.offset)
             spans.append((start, len(text) if end < 0 else end))
-    return [h for h in loader if not any(a <= h.offset < b for a, b in spans)]
+    return [
+        h
+        for h in loader
+        if keeps_its_line(h.finding.id) or not any(a <= h.offset < b for a, b in spans)
+    ]
 
 
 def _driver_floor(major: int) -> Optional[str]:

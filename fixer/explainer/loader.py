@@ -249,13 +249,25 @@ def find_failures(text: str, cat: Catalogue) -> List[LoadFailure]:
 def _without_optional(failures: List[LoadFailure]) -> List[LoadFailure]:
     """A framework's wrapper that failed to load a library of an optional family (TF-TRT's
     TensorRT) names a load the framework runs without: what its dlerror says is missing was
-    needed by that optional library only, so nothing on that line is a cause."""
+    needed by that optional library only, so nothing on that line is a cause, but what
+    keeps_its_line names."""
     optional = {
         f.line
         for f in failures
         if f.kind == "wrapper" and f.library is not None and f.library.role == "optional"
     }
-    return [f for f in failures if f.line not in optional] if optional else failures
+    if not optional:
+        return failures
+    return [f for f in failures if f.line not in optional or keeps_its_line(finding_of(f))]
+
+
+def keeps_its_line(finding: Optional[str]) -> bool:
+    """A failed load's reading that stays a cause on the line of a load the framework runs
+    without (an optional library) or of a message read as harmless: a C/C++ runtime older than
+    the symbol version asked for (glibc's "version `GLIBC_2.27' not found"). That is the
+    machine's own runtime, older than NVIDIA's libraries were built for, whichever library met
+    it first."""
+    return finding == "system-runtime-too-old"
 
 
 def finding_of(f: LoadFailure) -> Optional[str]:

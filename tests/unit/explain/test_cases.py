@@ -50,7 +50,16 @@ Held-out set 10 (held_out_10.toml, 57 reports collected blind while rounds eight
 written) was measured once, after round nine: 45/57 (78.9 %; 47/57 with the second-ranked cause,
 51/57 recognised), the same 45/57 as the tree this session started from. Then its misses were
 READ for round ten (TensorFlow's "No algorithm worked!", Poetry's "version solving failed"):
-47/57 after it; it is no longer unseen."""
+47/57 after it; it is no longer unseen.
+
+Held-out sets 11 (held_out_11.toml, 48 reports) and 12 (held_out_12.toml, 54 reports) were
+collected blind at the same time by two helpers (no report in both), while round eleven was
+written from emitters named before either set existed. Each was measured on the tree before round
+eleven and after it, without reading it: 31/48 (64.6 %) and 35/54 (64.8 %) both times. Then their
+misses were READ for round twelve (Triton's libcuda lookup, Caffe2's and cudnn.torch's cuDNN
+checks, torch's cnn_infer warning, ONNX Runtime's build without the CUDA provider, TF-TRT's
+optional TensorRT, TensorFlow's fused batch norm): 33/48 and 41/54 after it; they are no longer
+unseen."""
 
 from __future__ import annotations
 
@@ -73,7 +82,8 @@ ALL = tomllib.loads((Path(__file__).parent / "cases.toml").read_text(encoding="u
 #: (37/54) and after (38/54) round five, set 7 once after round six (35/48), both then read in
 #: round seven; set 8 measured once after round seven (35/48), then read in round eight; set 9
 #: measured once after round eight (38/48), then read in round nine; set 10 measured once after
-#: round nine (45/57), then read in round ten
+#: round nine (45/57), then read in round ten; sets 11 and 12 measured before and after round
+#: eleven (31/48 and 35/54 both times), then read in round twelve
 @functools.lru_cache(maxsize=None)
 def held_out(name: str) -> List[Dict[str, Any]]:
     """The cases of held_out_N.toml ("held-out-N"), read when a test asks (not at collection:
@@ -134,16 +144,21 @@ SET5_GUARD = 56
 SET6_GUARD = 42
 #: set 7 measured blind after round six (35/48), then read in round seven
 SET7_GUARD = 37
-#: set 8 measured blind after round seven (35/48), then read in round eight
-SET8_GUARD = 40
+#: set 8 measured blind after round seven (35/48), then read in round eight (41 since round eleven)
+SET8_GUARD = 41
 #: set 9 measured blind after round eight (38/48), then read in round nine
 SET9_GUARD = 42
-#: set 10 measured blind after round nine (45/57), then read in round ten
-SET10_GUARD = 47
+#: set 10 measured blind after round nine (45/57), then read in round ten (49 since round eleven)
+SET10_GUARD = 49
+#: set 11 measured blind before and after round eleven (31/48), then read in round twelve
+SET11_GUARD = 33
+#: set 12 measured blind before and after round eleven (35/54), then read in round twelve
+SET12_GUARD = 41
 
 #: Each held-out set: its reports and the number guarded. Set 2's guard is 90 %; sets 3 and 4
 #: were read while patterns were written (regression guards, not measures); set 5 too (round 5);
-#: sets 6 and 7 too (round 7); sets 8, 9 and 10 too (rounds 8, 9 and 10).
+#: sets 6 and 7 too (round 7); sets 8, 9 and 10 too (rounds 8, 9 and 10); sets 11 and 12 too
+#: (round 12).
 HELD_OUT_SETS = {
     "held-out-2": 27,
     "held-out-3": SET3_GUARD,
@@ -154,6 +169,8 @@ HELD_OUT_SETS = {
     "held-out-8": SET8_GUARD,
     "held-out-9": SET9_GUARD,
     "held-out-10": SET10_GUARD,
+    "held-out-11": SET11_GUARD,
+    "held-out-12": SET12_GUARD,
 }
 
 
@@ -165,8 +182,8 @@ def test_held_out_rate(name):
     three reports are no longer unseen). Sets 3 and 4: see the module docstring. Set 5 (60
     reports, collected blind) was measured after rounds three and four (41/60) and read in
     round five; the rules came from the emitters and the copies a paste shows, not its cases.
-    Sets 6 and 7: measured blind, then read in round seven; set 8 in round eight, set 9 in round nine, set 10 in round ten (the module
-    docstring)."""
+    Sets 6 and 7: measured blind, then read in round seven; set 8 in round eight, set 9 in round nine, set 10 in round ten, sets 11 and 12
+    in round twelve (the module docstring)."""
     guard = HELD_OUT_SETS[name]
     cases = HELD_OUT if name == "held-out-2" else held_out(name)
     assert len(cases) >= 30 and all(c["cause"] in FINDING_IDS for c in cases)

@@ -159,6 +159,35 @@ def test_a_library_tensorflow_needs_keeps_its_reading_beside_tensorrt(
     assert _ids(_dso(w, lib, lib))[:1] == [want]
 
 
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    DSO,
+    st.sampled_from(["libnvinfer", "libnvinfer_plugin"]),
+    st.sampled_from(
+        [
+            ("/lib/x86_64-linux-gnu/libm.so.6", "GLIBC_2.{g}"),
+            ("/lib/x86_64-linux-gnu/libc.so.6", "GLIBC_2.{g}"),
+            ("/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "GLIBCXX_3.4.{g}"),
+        ]
+    ),
+    st.integers(5, 10),
+    st.integers(17, 38),
+    st.integers(10, 999),
+)
+def test_a_c_runtime_too_old_for_tensorrt_is_the_machine_s_runtime(
+    where: str, stem: str, runtime: tuple, m: int, g: int, n: int
+) -> None:
+    # TensorRT stays optional, but a glibc / libstdc++ older than its build is the machine's
+    # own runtime (the same age as every other NVIDIA library built with it)
+    lib, node = runtime[0], runtime[1].format(g=g)
+    line = (
+        f"{where.format(n=n)} Could not load dynamic library '{stem}.so.{m}'; dlerror: {lib}: "
+        f"version `{node}' not found (required by /usr/lib/x86_64-linux-gnu/{stem}.so.{m}); "
+        "LD_LIBRARY_PATH: /usr/local/nvidia/lib:/usr/local/nvidia/lib64\n"
+    )
+    assert _ids(line)[:1] == ["system-runtime-too-old"]
+
+
 # --- TensorFlow's fused batch norm ---------------------------------------------------------
 
 SHAPE = st.lists(st.integers(1, 512), min_size=4, max_size=5).map(
