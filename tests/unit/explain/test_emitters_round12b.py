@@ -228,3 +228,53 @@ def test_fused_batch_norm_after_the_version_check_is_the_version(
     )
     assert _ids(check + _bn(wrap, shape))[:1] == ["cudnn-too-old"]
     assert _ids(check)[:1] == ["cudnn-too-old"]
+
+
+# --- TensorFlow 2.11+ on native Windows: TensorFlow's own "no GPU" answers -------------------
+
+NO_GPU_ANSWER = st.sampled_from(
+    [
+        "tf.config.list_physical_devices('GPU') # [] is returned",
+        ">>> tf.config.list_physical_devices('GPU')\n[]",
+        "from tensorflow.python.client import device_lib\nprint(device_lib.list_local_devices())\n"
+        '\n[name: "/device:CPU:0"\ndevice_type: "CPU"\nmemory_limit: 268435456\n]',
+    ]
+)
+VERSION_LAYOUT = st.sampled_from(
+    [
+        "My tensorflow version is 2.{minor}.{patch}.",
+        "### Tensorflow Version\n\n2.{minor}.{patch}\n",
+        "TensorFlow version: 2.{minor}.{patch}",
+    ]
+)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    NO_GPU_ANSWER,
+    VERSION_LAYOUT,
+    st.integers(0, 25),
+    st.integers(0, 5),
+    st.sampled_from(["Windows 11", "Windows 10", "Ubuntu 22.04", "WSL2 on Windows 11"]),
+)
+def test_tensorflow_2_11_on_native_windows_answers_no_gpu_as_a_cpu_build(
+    answer: str, layout: str, minor: int, patch: int, system: str
+) -> None:
+    # tensorflow.org/install/pip: 2.10 was the last release with GPU support on native Windows
+    text = f"{layout.format(minor=minor, patch=patch)}\nMy system is {system}.\n{answer}"
+    native_windows = system.startswith("Windows")
+    assert (_ids(text)[:1] == ["cpu-only-build"]) == (native_windows and minor >= 11), text
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(st.integers(11, 25), st.sampled_from(["# False", "\nFalse", "\n>>> False", ": False"]))
+def test_tensorflow_built_without_cuda_is_a_cpu_build_and_a_listed_gpu_is_not(
+    minor: int, answer: str
+) -> None:
+    built = f"Windows 11, tensorflow 2.{minor}.0\nprint(tf.test.is_built_with_cuda()) {answer}"
+    assert _ids(built)[:1] == ["cpu-only-build"]
+    listed = (
+        f"Windows 11, tensorflow 2.{minor}.0\nprint(device_lib.list_local_devices())\n"
+        '[name: "/device:CPU:0"\ndevice_type: "CPU"\n, name: "/device:GPU:0"\ndevice_type: "GPU"\n]'
+    )
+    assert "cpu-only-build" not in _ids(listed)
