@@ -15,6 +15,16 @@ _LINUX = re.compile(r"^(?P<stem>lib[\w+\-]*?)\.so(?:\.(?P<ver>[\d.]+))?$")
 _LINUX_LOOSE = re.compile(r"^(?P<stem>[\w+\-]+?)\.so(?:\.(?P<ver>[\d.]+))?$")
 # cudnn64_8.dll, cudnn_ops64_9.dll, cublasLt64_12.dll, cudart64_110.dll, nvrtc64_120_0.dll, nvcuda.dll
 _WINDOWS = re.compile(r"^(?P<stem>[\w+\-]+?)(?:64)?(?:_(?P<ver>\d+)(?:_\d+)?)?\.dll$", re.I)
+# A Python extension module: CPython's importer looks for NAME + one of the suffixes of
+# importlib.machinery.EXTENSION_SUFFIXES (".cpython-310-x86_64-linux-gnu.so", ".abi3.so", ".so";
+# PyPy ".pypy39-pp73-x86_64-linux-gnu.so"; Windows ".cp310-win_amd64.pyd", ".pyd"). It is a
+# framework's own compiled module (cupy/cuda/cudnn.cpython-*.so, torch/_C.cpython-*.so), never a
+# file of the library family its name happens to share ("cudnn").
+_PY_EXTENSION = re.compile(
+    r"^(?P<stem>[\w\-]+)\.(?:cpython-[\w\-]{1,64}|abi3|pypy[\w\-]{1,64})\.so$"
+    r"|^(?P<pyd>[\w\-]+)(?:\.cp\d{2,3}-[\w\-]{1,32})?\.pyd$",
+    re.I,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,6 +81,11 @@ def parse_library(text: str, families: Sequence[Family]) -> Optional[Library]:
     windows = "\\" in t or t.lower().endswith(".dll")
     sep = max(t.rfind("/"), t.rfind("\\"))
     name, directory = (t[sep + 1 :], t[:sep] or "/") if sep >= 0 else (t, None)
+    ext = _PY_EXTENSION.match(name)
+    if ext:
+        return _python_extension(
+            t, name, ext.group("stem") or ext.group("pyd"), directory, families
+        )
     m = _WINDOWS.match(name) if windows else (_LINUX.match(name) or _LINUX_LOOSE.match(name))
     if not m:
         return None
@@ -89,6 +104,22 @@ def parse_library(text: str, families: Sequence[Family]) -> Optional[Library]:
         windows=windows,
         family=fam,
         part=part,
+    )
+
+
+def _python_extension(
+    text: str, name: str, stem: str, directory: Optional[str], families: Sequence[Family]
+) -> Library:
+    """A framework's compiled Python module, as a library of the framework family."""
+    fam = next((f for f in families if f.role == "framework"), None)
+    return Library(
+        text=text,
+        name=name,
+        stem=stem,
+        version=None,
+        directory=directory,
+        windows=name.lower().endswith(".pyd"),
+        family=fam,
     )
 
 
@@ -243,7 +274,20 @@ def find_failures(text: str, cat: Catalogue) -> List[LoadFailure]:
             for m in rx.finditer(text):
                 out.extend(_failures_of(rule, m, text, cat.families))
     out.sort(key=lambda f: f.offset)
-    return _without_optional(out)
+    return _without_optional(_without_shadowed(out))
+
+
+def _without_shadowed(failures: List[LoadFailure]) -> List[LoadFailure]:
+    """glibc prints one "OBJECT: undefined symbol: SYM" per failed lookup (elf/dl-lookup.c): the
+    catalogue's wording without OBJECT matches inside the same text, and would read it as if no
+    object were named. A needer-less failure of a symbol that a failure on the same line names
+    with its needer is that same lookup: only the one with its needer stays."""
+    named = {(f.line, f.kind, f.symbol) for f in failures if f.needer is not None}
+    return [
+        f
+        for f in failures
+        if f.needer is not None or f.kind != "symbol" or (f.line, f.kind, f.symbol) not in named
+    ]
 
 
 def _without_optional(failures: List[LoadFailure]) -> List[LoadFailure]:
