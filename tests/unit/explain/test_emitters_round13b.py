@@ -87,3 +87,184 @@ def test_template_line_with_the_cuda_release_only_names_no_cudnn(line: str, cuda
     # no cause
     assert _ids(line.format(c=cuda) + _dso_failure(7))[:1] == ["cudnn-missing"]
     assert _ids(line.format(c=cuda) + "- GPU model and memory: Tesla T4\n") == []
+
+
+# --- JAX: the cuDNN 9.10 checks of _check_cuda_versions --------------------------------------
+
+JAX_WRAP = st.sampled_from(
+    [
+        "RuntimeError: {m}",
+        "RuntimeError: Unable to use CUDA because of the following issues with CUDA components:\n{m}",
+        "CUDA backend failed to initialize: Unable to use CUDA because of the following issues "
+        "with CUDA components:\n{m} (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)",
+    ]
+)
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(NOISE, JAX_WRAP, st.booleans(), st.integers(0, 9), st.integers(90000, 91099))
+def test_jax_refuses_cudnn_below_9_10_1(
+    noise: str, wrap: str, enum_check: bool, minor: int, found: int
+) -> None:
+    if enum_check:
+        m = (
+            "cuDNN 9.10.0 had a binary backward-compatibility issue due to reordered enum values "
+            f"affecting block-scale datatypes. Found runtime version 91000 and build version "
+            f"9{minor:02d}00. Please upgrade to 9.10.1 or above."
+        )
+    else:
+        m = (
+            f"cuDNN < 9.10.0 ({found} found) had an issue that caused some multi-GPU matmuls, in "
+            "which the same finalized execution plan is used across different GPUs, to be "
+            f"functionally incorrect when run with cublasLt >= 12.9 (1209{minor:02d} found). "
+            "Please upgrade to 9.10.1 or above."
+        )
+    assert _ids(noise + wrap.format(m=m))[:1] == ["cudnn-too-old"]
+
+
+# --- CTranslate2: CUDA_CHECK's out of memory, the compute type check --------------------------
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    NOISE,
+    st.sampled_from(["RuntimeError: {m}", '  File "transcribe.py", line 9\nRuntimeError: {m}']),
+    st.sampled_from(
+        [
+            ("CUDA failed with error out of memory", ["out-of-memory"]),
+            (
+                "Requested float16 compute type, but the target device or backend do not "
+                "support efficient float16 computation.",
+                ["gpu-arch-unsupported", "gpu-missing"],
+            ),
+            (
+                "Requested bfloat16 compute type, but the target device or backend do not "
+                "support efficient bfloat16 computation.",
+                ["gpu-arch-unsupported", "gpu-missing"],
+            ),
+            # neighbours: the runtime's other strings keep their readings; int8 is not read
+            (
+                "CUDA failed with error no kernel image is available for execution on the device",
+                ["gpu-arch-unsupported"],
+            ),
+            (
+                "Requested int8 compute type, but the target device or backend do not support "
+                "efficient int8 computation.",
+                [],
+            ),
+        ]
+    ),
+)
+def test_ctranslate2_checks(noise: str, wrap: str, msg_want: tuple) -> None:
+    msg, want = msg_want
+    got = _ids(noise + wrap.format(m=msg))
+    if want:
+        assert got[: len(want)] == want
+    else:  # unread: only the noise line's own reading, if any
+        assert all(i == "log-noise" for i in got)
+
+
+# --- ONNX Runtime: the session falls back from TensorRT to CUDA -------------------------------
+
+
+def _fallback(err: str, to: str) -> str:
+    return (
+        "*************** EP Error ***************\n"
+        f"EP Error {err} when using ['TensorrtExecutionProvider', 'CUDAExecutionProvider', "
+        "'CPUExecutionProvider']\n"
+        f"Falling back to {to} and retrying.\n"
+        "****************************************\n"
+    )
+
+
+TRT_ERR = st.sampled_from(
+    [
+        "/onnxruntime_src/onnxruntime/python/onnxruntime_pybind_state.cc:456 void onnxruntime::"
+        "python::RegisterTensorRTPluginsAsCustomOps(PySessionOptions&, const ProviderOptions&) "
+        "Please install TensorRT libraries as mentioned in the GPU requirements page, make sure "
+        "they're in the PATH or LD_LIBRARY_PATH, and that your GPU is supported.",
+        "[ONNXRuntimeError] : 1 : FAIL : TensorRT EP could not be loaded",
+    ]
+)
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(NOISE, TRT_ERR, st.integers(8, 10), st.integers(0, 2))
+def test_ort_fallback_from_tensorrt_to_cuda_is_log_noise(
+    noise: str, err: str, m: int, form: int
+) -> None:
+    to_cuda = _fallback(err, "['CUDAExecutionProvider', 'CPUExecutionProvider']")
+    cuda = (
+        "[E:onnxruntime:Default, provider_bridge_ort.cc:1862 TryGetProviderInfo_CUDA] Failed to "
+        f"load library libonnxruntime_providers_cuda.so with error: libcudnn.so.{m}: cannot open "
+        "shared object file: No such file or directory\n"
+    )
+    if form == 0:
+        assert _ids(noise + to_cuda)[:1] == ["log-noise"]
+    elif form == 1:  # the CUDA provider failing after it keeps its own reading first
+        assert _ids(noise + to_cuda + cuda)[:1] == ["cudnn-missing"]
+    else:  # a fallback to the CPU alone is not this reading
+        assert "log-noise" not in _ids(_fallback(err, "['CPUExecutionProvider']"))
+
+
+# --- PaddlePaddle: InitGpuProperties's lines at start ----------------------------------------
+
+GLOG = st.sampled_from(["W0101 00:00:00.000000  4242 gpu_resources.cc:119] ", "W0522 ", ""])
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    GLOG,
+    st.sampled_from(["Pascal", "Maxwell", "Kepler", "Volta"]),
+    st.integers(20, 130),
+    st.integers(10, 12),
+    st.integers(7, 9),
+    st.integers(0, 9),
+    st.integers(0, 9),
+    st.integers(0, 5),
+)
+def test_paddle_start_up_lines(
+    glog: str, arch: str, cc: int, cuda: int, cudnn: int, a: int, b: int, form: int
+) -> None:
+    arch_line = (
+        f"{glog}The GPU architecture in your current machine is {arch}, which is not compatible "
+        "with Paddle installation with arch: 70 75 80 86 , it is recommended to install the "
+        "corresponding wheel package according to the installation information on the official "
+        "Paddle website.\n"
+    )
+    cc_line = (
+        f"{glog}The GPU compute capability in your current machine is {cc}, which is not "
+        "supported by Paddle, it is recommended to install the corresponding wheel package "
+        "according to the installation information on the official Paddle website.\n"
+    )
+    note = (
+        f"{glog}Please NOTE: device: 0, GPU Compute Capability: {a}.{b}, Driver API Version: "
+        f"{cuda}.{a}, Runtime API Version: {cuda}.{b}\n{glog}device: 0, cuDNN Version: "
+        f"{cudnn}.{a}.\n"
+    )
+    older = (
+        f"{glog}WARNING: device: 0. The installed Paddle is compiled with CUDNN {cudnn}.{a + 1}, "
+        f"but CUDNN version in your machine is {cudnn}.{a}, which may cause serious incompatible "
+        "bug. Please recompile or reinstall Paddle with compatible CUDNN version.\n"
+    )
+    driver = (
+        f"{glog}WARNING: device: 0. The installed Paddle is compiled with CUDA {cuda}.{a + 1}, but "
+        f"CUDA runtime version in your machine is {cuda}.{a}, which may cause serious "
+        "incompatible bug. Please recompile or reinstall Paddle with compatible CUDA version.\n"
+    )
+    enforce = (
+        f"ValueError: (InvalidArgument) The installed Paddle is compiled with CUDA{cuda + 1}/"
+        f"cuDNN{cudnn + 1},but CUDA/cuDNN version in your machine is CUDA{cuda}/cuDNN{cudnn}. "
+        "which will cause serious incompatible bug. Please recompile or reinstall Paddle with "
+        "compatible CUDA/cuDNN version.\n"
+    )
+    text, want = [
+        (arch_line, ["gpu-arch-unsupported"]),
+        (cc_line, ["gpu-arch-unsupported"]),
+        ("", ["log-noise"]),  # the start-up report alone: harmless, and nothing else
+        (older, ["cudnn-too-old"]),  # the lines after it keep their readings first
+        (driver, ["driver-too-old"]),
+        (enforce, ["driver-too-old", "cudnn-major-mismatch"]),
+    ][form]
+    ids = _ids(note + text)
+    assert (ids if not text else ids[: len(want)]) == want
