@@ -171,3 +171,121 @@ def test_theano_cudnn_checks(before, wrap, header, lib, kind, mb):
         want = "cudnn-major-mismatch" if header[0] != lib[0] else "cudnn-too-old"
         assert rel is not None
     assert _ids(before + text)[0] == want
+
+
+# the sweep of torch 2.9.1's, CuPy v13.6.0's and Triton's sources
+
+CAPS = [
+    (3, 0),
+    (3, 5),
+    (3, 7),
+    (5, 0),
+    (5, 2),
+    (6, 0),
+    (6, 1),
+    (7, 0),
+    (7, 5),
+    (8, 0),
+    (8, 6),
+    (8, 9),
+]
+MINS = [(3, 5), (3, 7), (5, 0), (5, 2), (6, 0), (6, 1), (7, 0), (7, 5), (8, 0), (9, 0)]
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    cap=st.sampled_from(CAPS),
+    lo=st.sampled_from(MINS),
+    gpu=st.sampled_from(["Tesla K80", "GeForce GTX 1080", "Tesla T4"]),
+)
+def test_torch_capability_below_the_build_minimum_is_unsupported(cap, lo, gpu):
+    """torch/cuda/__init__.py _check_capability: a capability below the build's minimum."""
+    text = (
+        f"UserWarning: \n    Found GPU0 {gpu} which is of cuda capability {cap[0]}.{cap[1]}.\n"
+        "    Minimum and Maximum cuda capability supported by this version of PyTorch is\n"
+        f"    ({lo[0]}.{lo[1]}) - (12.0)\n"
+    )
+    ids = _ids(text)
+    if cap < lo:
+        assert ids[0] == "gpu-arch-unsupported"
+    else:
+        assert "gpu-arch-unsupported" not in ids
+
+
+FAMILY_LIB = st.sampled_from(
+    [
+        ("libcudnn", "cudnn-missing"),
+        ("libcublas", "cuda-lib-missing"),
+        ("libcusparse", "cuda-lib-missing"),
+        ("libnvJitLink", "cuda-lib-missing"),
+        ("libnvrtc", "cuda-lib-missing"),
+        ("libcudart", "cuda-lib-missing"),
+    ]
+)
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(before=NOISE, lib=FAMILY_LIB, paths=st.lists(SITE, min_size=1, max_size=3))
+def test_torch_preload_of_a_cuda_wheel_not_found(before, lib, paths):
+    """torch/__init__.py _preload_cuda_deps: the glob's library family decides."""
+    text = f"{before}ValueError: {lib[0]}.so.*[0-9] not found in the system path {paths!r}"
+    assert _ids(text)[0] == lib[1]
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    before=NOISE,
+    kind=st.integers(0, 5),
+    toolkit=st.tuples(st.integers(10, 13), st.integers(0, 9)),
+    torch_cuda=st.tuples(st.integers(11, 13), st.integers(0, 9)),
+)
+def test_torch_cpp_extension_cuda_checks(before, kind, toolkit, torch_cuda):
+    tk, tc = "%d.%d" % toolkit, "%d.%d" % torch_cuda
+    if kind == 0:
+        msg = "The detected CUDA version (%s) mismatches the version that was used to compilePyTorch (%s). Please make sure to use the same CUDA versions."
+        text, want = f"RuntimeError: ({msg!r}, {tk!r}, {tc!r})", "cuda-lib-mismatch"
+    elif kind == 1:
+        text = (
+            f"RuntimeError: The detected CUDA version ({tk}) mismatches the version that was used to "
+            f"compile\nPyTorch ({tc}). Please make sure to use the same CUDA versions."
+        )
+        want = "cuda-lib-mismatch"
+    elif kind == 2:
+        text = (
+            f"UserWarning: The detected CUDA version ({tk}) has a minor version mismatch with the "
+            f"version that was used to compile PyTorch ({tc}). Most likely this shouldn't be a problem."
+        )
+        want = "log-noise"
+    elif kind == 3:
+        text = "RuntimeError: CUDA was not found on the system, please set the CUDA_HOME or the CUDA_PATHenvironment variable or add NVCC to your system PATH. The extension compilation will fail."
+        want = "cuda-lib-missing"
+    elif kind == 4:
+        text = f"FileNotFoundError: nvcc not found at '/usr/local/cuda-{tk}/bin/nvcc'. Ensure CUDA path '/usr/local/cuda-{tk}' is correct."
+        want = "cuda-lib-missing"
+    else:
+        text, want = (
+            f"ValueError: Unknown CUDA arch ({tk}) or GPU not supported",
+            "gpu-arch-unsupported",
+        )
+    assert _ids(before + text)[0] == want
+
+
+@settings(max_examples=examples(15), deadline=None)
+@given(
+    before=NOISE,
+    failed=st.booleans(),
+    dll=st.sampled_from(["nvrtc64_120_0.dll", "cudart64_12.dll"]),
+)
+def test_nvml_driver_and_cupy_cuda_path_warning(before, failed, dll):
+    assert (
+        _ids(before + "RuntimeError: cuda driver can't be loaded, is cuda enabled?")[0]
+        == "driver-missing"
+    )
+    text = (
+        "C:\\Python311\\Lib\\site-packages\\cupy\\_environment.py:216: UserWarning: CUDA path could "
+        "not be detected. Set CUDA_PATH environment variable if CuPy fails to load.\n  warnings.warn(\n"
+    )
+    if failed:
+        text += f"RuntimeError: CuPy failed to load {dll}: FileNotFoundError: Could not find module '{dll}' (or one of its dependencies). Try using the full path with constructor syntax.\n"
+    ids = _ids(before + text)
+    assert ids[0] == ("cuda-lib-missing" if failed else "log-noise")
