@@ -342,6 +342,7 @@ def _plugin_hits(f: LoadFailure) -> List[Hit]:
     LoadLibrary error 126 / dlopen of the plug-in fails for a missing cuDNN or CUDA library."""
     plugin = f.library
     assert plugin is not None
+    check = _plugin_check(plugin.name)
     return [
         Hit(
             finding=Finding(
@@ -355,7 +356,7 @@ def _plugin_hits(f: LoadFailure) -> List[Hit]:
             decisive=False,
             offset=f.offset,
             where=f.where,
-            check=f"ldd {plugin.name} | grep 'not found' (Windows: a dependency walker on {plugin.name})",
+            check=check,
         ),
         Hit(
             finding=Finding(
@@ -369,10 +370,25 @@ def _plugin_hits(f: LoadFailure) -> List[Hit]:
             decisive=False,
             offset=f.offset,
             where=f.where,
-            check=f"ldd {plugin.name} | grep 'not found'",
+            check=check,
             alternative_of="cudnn-missing",
         ),
     ]
+
+
+def _plugin_check(name: str) -> str:
+    """The check that decides between a missing cuDNN and a missing CUDA library under a plug-in
+    that failed to load. Linux: ldd names each unresolved dependency. Windows: LoadLibrary's error
+    126 (ERROR_MOD_NOT_FOUND) names none; a dependent DLL is searched in the plug-in's folder,
+    the system folders, then PATH (Microsoft's "Dynamic-link library search order"), so `where`
+    on PATH shows which family's DLLs are not there."""
+    if not name.lower().endswith(".dll"):
+        return f"ldd {name} | grep 'not found': the unresolved library is the missing one"
+    return (
+        "where cudnn64_*.dll, then where cublasLt64_*.dll cudart64_*.dll cufft64_*.dll: the "
+        f"DLLs {name} imports are searched on PATH; a cuDNN DLL not found is cudnn-missing, a "
+        "CUDA one cuda-lib-missing"
+    )
 
 
 def _loader_title(f: LoadFailure, fid: str) -> Tuple[str, str]:

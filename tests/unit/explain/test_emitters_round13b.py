@@ -4,6 +4,14 @@
   "### CUDA/cuDNN version" answer): the user's statement of the installed cuDNN, the second
   version. Beside a failed load of another cuDNN major it decides for cudnn-major-mismatch; of
   the same major the reading stays cudnn-missing.
+- JAX's cuDNN 9.10 checks (jax_plugins/cuda/__init__.py): cudnn-too-old.
+- CTranslate2's CUDA_CHECK out of memory (out-of-memory) and its compute type check
+  (gpu-arch-unsupported, then gpu-missing).
+- ONNX Runtime's fallback from TensorRT to CUDA (onnxruntime_inference_collection.py): log-noise.
+- PaddlePaddle's InitGpuProperties (gpu_resources.cc): architecture warnings, start-up report
+  lines (log-noise), the CUDA/cuDNN enforce and the CUDA check (the driver's version).
+- A framework plug-in DLL that LoadLibrary refused with error 126: the check is the DLL search
+  on PATH.
 
 Values are generated; the wordings are the emitters'."""
 
@@ -268,3 +276,27 @@ def test_paddle_start_up_lines(
     ][form]
     ids = _ids(note + text)
     assert (ids if not text else ids[: len(want)]) == want
+
+
+# --- A framework's CUDA plug-in that failed to load without naming the dependency ------------
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    st.sampled_from(["onnxruntime_providers_cuda", "ctranslate2", "torch_cuda", "c10_cuda"]),
+    st.sampled_from(["C:\\Python310\\lib\\site-packages\\onnxruntime\\capi", "D:\\venv\\Lib"]),
+    st.integers(1000, 3000),
+)
+def test_plugin_failure_check_names_the_search_that_decides(plugin: str, d: str, n: int) -> None:
+    from fixer.explainer import analyze
+
+    # Windows error 126 (ERROR_MOD_NOT_FOUND) names no dependency: the DLL search on PATH decides
+    text = (
+        f"[E:onnxruntime:Default, provider_bridge_ort.cc:{n} TryGetProviderInfo_CUDA] LoadLibrary "
+        f'failed with error 126 "" when trying to load "{d}\\{plugin}.dll"'
+    )
+    found = analyze(text)
+    checks = dict(found.checks)
+    assert [f.id for f in found.findings][:2] == ["cudnn-missing", "cuda-lib-missing"]
+    assert "where cudnn64_" in checks["cudnn-missing"]
+    assert checks["cudnn-missing"] == checks["cuda-lib-missing"]
