@@ -408,7 +408,11 @@ def _loader_title(f: LoadFailure, fid: str) -> Tuple[str, str]:
     if f.kind in ("symbol", "version"):
         needer = f.needer.describe() if f.needer else "a library"
         prov = f.provider.name if f.provider else "its provider"
-        why = "two cuDNN releases are mixed" if fid == "cudnn-mixed" else "an older copy was loaded"
+        why = {
+            "cudnn-mixed": "two cuDNN releases are mixed",
+            "cudnn-major-mismatch": "an entry a later cuDNN major removed, so the copy loaded is "
+            "another major than the build's",
+        }.get(fid, "an older copy was loaded")
         return (
             f"{needer} needs {f.symbol or 'a symbol'} from {prov}, which the loaded {prov} lacks: {why}"
         ), check

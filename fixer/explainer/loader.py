@@ -277,6 +277,23 @@ def find_failures(text: str, cat: Catalogue) -> List[LoadFailure]:
     return _without_optional(_without_shadowed(out))
 
 
+# cuDNN 4 to 7 kept an older major's API beside the new one under a version suffix (cudnn.h: "DEPRECATED
+# routines to be removed next release ... Routines with _v3 suffix has the functionality of the
+# non-suffixed routines in the CUDNN V4"; cuDNN 7's header the same for _v5): such an entry is
+# dropped by the next major. cuDNN 8 started naming its new API _v8 (added within the major).
+_CUDNN_DEPRECATED_SUFFIX = re.compile(r"^cudnn\w{1,80}_v[2-7]$")
+
+
+def _cudnn_symbol_reading(symbol: Optional[str]) -> str:
+    """A framework's module lacks a cuDNN symbol. Its DT_NEEDED names libcudnn.so.<major> (the
+    soname), so ld.so bound a cuDNN of the build's major: an older minor lacks an entry the
+    build used (NVIDIA: minor releases are backward compatible only). An entry of the deprecated
+    _v2.._v7 suffixes is one a later major removed, a copy of another major behind that name."""
+    if symbol and _CUDNN_DEPRECATED_SUFFIX.match(symbol):
+        return "cudnn-major-mismatch"
+    return "cudnn-too-old"  # a program built against a newer cuDNN than the one loaded
+
+
 def _without_shadowed(failures: List[LoadFailure]) -> List[LoadFailure]:
     """glibc prints one "OBJECT: undefined symbol: SYM" per failed lookup (elf/dl-lookup.c): the
     catalogue's wording without OBJECT matches inside the same text, and would read it as if no
@@ -341,5 +358,5 @@ def finding_of(f: LoadFailure) -> Optional[str]:
         and f.needer is not None
         and (needer_fam is None or needer_fam.role != "cudnn")
     ):
-        return "cudnn-too-old"  # a program built against a newer cuDNN than the one loaded
+        return _cudnn_symbol_reading(f.symbol)
     return fam.mismatch

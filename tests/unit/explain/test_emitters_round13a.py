@@ -4,7 +4,8 @@
   for the symbol. A framework's own compiled Python module (a name with one of CPython's
   extension suffixes: cupy/cuda/cudnn.cpython-310-x86_64-linux-gnu.so) is a framework library,
   never a cuDNN file because its name starts with "cudnn": a cuDNN symbol it lacks is read like
-  torch's libtorch_cuda.so's (the loaded cuDNN is older than the build's), while a cuDNN
+  torch's libtorch_cuda.so's (the loaded cuDNN is older than the build's; an entry of the
+  deprecated _v2.._v7 suffixes, which the next major removes, is another major), while a cuDNN
   sub-library that lacks a cuDNN symbol stays two cuDNN releases mixed. The wording without
   OBJECT, which matches inside the same line, is that same lookup and adds no reading of its own.
 - torch 2.3.0's "Plan failed with a cudnnException / a CuDNNError / an OutOfMemoryError: ..."
@@ -42,7 +43,6 @@ PYTAG = st.sampled_from(
 )
 CUDNN_SYM = st.sampled_from(
     [
-        "cudnnSetConvolution2dDescriptor_v4",
         "cudnnGetConvolutionForwardAlgorithm",
         "cudnnGetLibConfig",
         "cudnnGetLastErrorString",
@@ -72,6 +72,23 @@ def test_an_extension_module_lacking_a_cudnn_symbol_is_not_two_cudnn_releases(
     ids = _ids(text)
     assert ids[0] == "cudnn-too-old"
     assert "cudnn-mixed" not in ids
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    site=SITE,
+    tag=PYTAG,
+    base=st.sampled_from(
+        ["cudnnSetFilterNdDescriptor", "cudnnSetPooling2dDescriptor", "cudnnActivationForward"]
+    ),
+    suffix=st.integers(2, 9),
+)
+def test_a_deprecated_suffixed_cudnn_entry_is_another_major(site, tag, base, suffix):
+    """cudnn.h 5-7: the _v2.._v7 entries are deprecated routines the next major removes; cuDNN 8's
+    _v8 names are its new API (added within a major)."""
+    text = f"ImportError: {site}/cupy/cuda/cudnn.{tag}.so: undefined symbol: {base}_v{suffix}"
+    want = "cudnn-major-mismatch" if suffix <= 7 else "cudnn-too-old"
+    assert _ids(text)[0] == want
 
 
 @settings(max_examples=examples(20), deadline=None)
