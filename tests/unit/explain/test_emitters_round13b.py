@@ -10,6 +10,9 @@
 - ONNX Runtime's fallback from TensorRT to CUDA (onnxruntime_inference_collection.py): log-noise.
 - PaddlePaddle's InitGpuProperties (gpu_resources.cc): architecture warnings, start-up report
   lines (log-noise), the CUDA/cuDNN enforce and the CUDA check (the driver's version).
+- XLA's "Possibly insufficient driver version: V" (printed after cudnnCreate returned
+  CUDNN_STATUS_NOT_INITIALIZED) reads like that status; JAX's "Unknown backend cuda. Available
+  backends are [...]" like its other "no GPU backend" answers.
 - A framework plug-in DLL that LoadLibrary refused with error 126: the check is the DLL search
   on PATH.
 
@@ -300,3 +303,29 @@ def test_plugin_failure_check_names_the_search_that_decides(plugin: str, d: str,
     assert [f.id for f in found.findings][:2] == ["cudnn-missing", "cuda-lib-missing"]
     assert "where cudnn64_" in checks["cudnn-missing"]
     assert checks["cudnn-missing"] == checks["cuda-lib-missing"]
+
+
+# --- XLA's cuDNN handle hint, JAX's unknown backend -------------------------------------------
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(NOISE, st.integers(300, 600), st.integers(0, 199), st.integers(0, 9), st.booleans())
+def test_xla_driver_hint_and_jax_unknown_backend(
+    noise: str, major: int, minor: int, patch: int, jax: bool
+) -> None:
+    if jax:
+        text = "RuntimeError: Unknown backend cuda. Available backends are ['cpu']\n"
+        assert _ids(noise + text)[:2] == ["gpu-missing", "cpu-only-build"]
+    else:
+        hint = (
+            "E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:439] Possibly insufficient "
+            f"driver version: {major}.{minor}.{patch}\n"
+        )
+        status = (
+            "E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:535] Could not create cudnn "
+            "handle: CUDNN_STATUS_NOT_INITIALIZED\n"
+        )
+        # the hint reads like the status it follows, alone or beside it
+        # (the noise line's own harmless reading aside)
+        first = [i for i in _ids(noise + hint) if i != "log-noise"]
+        assert first[:3] == _ids(status)[:3] == _ids(status + hint)[:3]
