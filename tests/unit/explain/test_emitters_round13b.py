@@ -12,7 +12,8 @@
   lines (log-noise), the CUDA/cuDNN enforce and the CUDA check (the driver's version).
 - XLA's "Possibly insufficient driver version: V" (printed after cudnnCreate returned
   CUDNN_STATUS_NOT_INITIALIZED) reads like that status; JAX's "Unknown backend cuda. Available
-  backends are [...]" like its other "no GPU backend" answers.
+  backends are [...]" like its other "no GPU backend" answers; XLA's "Falling back to the CUDA
+  driver for PTX compilation; ptxas does not support CC X.Y" like its "ptxas too old".
 - A framework plug-in DLL that LoadLibrary refused with error 126: the check is the DLL search
   on PATH.
 
@@ -329,3 +330,19 @@ def test_xla_driver_hint_and_jax_unknown_backend(
         # (the noise line's own harmless reading aside)
         first = [i for i in _ids(noise + hint) if i != "log-noise"]
         assert first[:3] == _ids(status)[:3] == _ids(status + hint)[:3]
+
+
+@settings(max_examples=examples(15), deadline=None)
+@given(
+    st.sampled_from(["tensorflow/compiler/xla/stream_executor/gpu/asm_compiler.cc", "x.cc"]),
+    st.integers(5, 12),
+    st.integers(0, 9),
+    st.sampled_from([" ", "\n  "]),
+)
+def test_xla_ptxas_does_not_support_the_gpu(where: str, major: int, minor: int, sep: str) -> None:
+    text = (
+        f"W {where}:231] Falling back to the CUDA driver for PTX compilation;{sep}ptxas does not "
+        f"support CC {major}.{minor}\nW {where}:234] Used ptxas at /usr/local/cuda/bin/ptxas\n"
+    )
+    too_old = "UNIMPLEMENTED: /usr/local/cuda/bin/ptxas ptxas too old. Falling back to the driver"
+    assert _ids(text)[:1] == _ids(too_old)[:1] == ["cuda-lib-mismatch"]
