@@ -186,6 +186,8 @@ EVIDENCE_KINDS = (
     "cudnn-major-named",
     "cudnn-part-absent",
     "cudnn-framework-copy",
+    "nvidia-gpu",
+    "other-gpu",
 )
 
 

@@ -37,6 +37,7 @@ from fixer.explainer import copies
 from fixer.explainer.catalogue import Catalogue
 from fixer.explainer.hits import DISPLACED, MAX, Hit, wanted_major
 from fixer.explainer.loader import line_at
+from fixer.model import FindingId
 from fixer.rules import decode_cudnn_version
 from fixer.system.versions import version_key
 
@@ -63,10 +64,18 @@ _DENIED = re.compile(
     r"\b(?:no|not|none|without|never|cannot|lacks?|lacking|absent)\b|n[’']?t\b", re.I
 )
 _CLAUSE_END = re.compile(r"[,;:!?\n]|\.(?:\s|$)")
-#: the kinds a denied clause never shows (a copy, a framework's own copy)
-_PRESENCE = ("cudnn-present", "cudnn-framework-copy")
-#: kinds read on any line, failure lines included (a failing soname names the major it needs)
-_ANY_LINE = ("memory-pressure", "cudnn-major-named", "cudnn-part-absent")
+#: the kinds a denied clause never shows (a copy, a framework's own copy, a GPU: "I don't have a
+#: GeForce", "nvidia-smi doesn't work")
+_PRESENCE = ("cudnn-present", "cudnn-framework-copy", "nvidia-gpu", "other-gpu")
+#: kinds read on any line, failure lines included (a failing soname names the major it needs; a
+#: GPU is named in the sentence that reports the error: "my Intel Iris laptop gives this error")
+_ANY_LINE = (
+    "memory-pressure",
+    "cudnn-major-named",
+    "cudnn-part-absent",
+    "nvidia-gpu",
+    "other-gpu",
+)
 _CUDNN_LOAD_FAILURES = ("cudnn-missing", "cudnn-incomplete", "cudnn-major-mismatch")
 
 
@@ -524,6 +533,112 @@ def _driver_short(hits: List[Hit], seen: Sequence[Seen], floor: Optional[DriverF
     return extra
 
 
+#: What the process lacks once the paste decided whether there is an NVIDIA GPU.
+_GPU_DECIDED = {
+    "driver-missing": (
+        "An NVIDIA GPU is there (the paste names it), but no NVIDIA driver reached this process",
+        "the GPU is there, so its driver is what the process lacks",
+        "Install (or load) the NVIDIA driver for this GPU; in a container, start it with the GPU "
+        "exposed (--gpus all, or NVIDIA_VISIBLE_DEVICES=all with NVIDIA_DRIVER_CAPABILITIES "
+        "including compute); on WSL use WSL 2 with the Windows NVIDIA driver.",
+        "nvidia-smi in the failing process's machine or container; ldconfig -p | grep libcuda.so.1",
+    ),
+    "gpu-missing": (
+        "No NVIDIA GPU in this machine: the paste names only another vendor's graphics",
+        "that graphics device is not an NVIDIA GPU, and no NVIDIA device is named",
+        "Run on a machine (or runtime) with an NVIDIA GPU (Colab: Runtime → Change runtime type "
+        "→ a GPU), or run the framework on the CPU (device='cpu').",
+        "lspci | grep -i nvidia (empty: no NVIDIA GPU)",
+    ),
+}
+
+
+def gpu_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
+    """A message that no NVIDIA driver answered (the `nodriver` group: torch's "Found no NVIDIA
+    driver", nvidia-smi's "couldn't communicate with the NVIDIA driver") beside a GPU the paste
+    names: an NVIDIA device means the driver is what is missing (driver-missing); only another
+    vendor's graphics (Intel, AMD, Apple) means there is no NVIDIA GPU (gpu-missing). The decided
+    reading ranks above every reading of those messages; with neither, nothing is decided."""
+    nodriver = [h for h in hits if "nodriver" in h.captures and h.alternative_of is None]
+    nvidia = next((s for s in seen if s.kind == "nvidia-gpu"), None)
+    other = next((s for s in seen if s.kind == "other-gpu"), None)
+    line = nvidia or other
+    if not nodriver or line is None:
+        return []
+    fid: FindingId = "driver-missing" if nvidia is not None else "gpu-missing"
+    title, why, fix, check = _GPU_DECIDED[fid]
+    last = max(nodriver, key=lambda h: h.offset)
+    top = max(h.finding.confidence for h in nodriver)
+    finding = dataclasses.replace(
+        last.finding,
+        id=fid,
+        severity="error",
+        title=title,
+        evidence=(last.finding.evidence[0], f"decided by: {line.line} ({why})"),
+        fix=fix,
+        confidence=round(min(MAX, top + 0.04), 3),
+    )
+    return [Hit(finding=finding, decisive=True, offset=last.offset, where=last.where, check=check)]
+
+
+def cudart_ignored(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
+    """TensorFlow's "Ignore above cudart dlerror if you do not have a GPU set up" (the
+    `cudart_ignored` group) follows the DSO loader's dlerror of the CUDA runtime, the last
+    missing-library reading before it. An NVIDIA GPU the paste shows decides for that missing
+    runtime; a failure after the line is the cause (TensorFlow went on past the dlerror), and the
+    runtime drops below it; with neither, the missing runtime keeps its rank and says what
+    decides. Changes the hits in place; adds none."""
+    said = [h for h in hits if "cudart_ignored" in h.captures]
+    if not said:
+        return []
+    at = said[-1].offset
+    before = [
+        h
+        for h in hits
+        if h.finding.id == "cuda-lib-missing" and h.alternative_of is None and h.offset < at
+    ]
+    if not before:
+        return []
+    cudart = max(before, key=lambda h: h.offset)
+    nvidia = next((s for s in seen if s.kind == "nvidia-gpu"), None)
+    later = [
+        h.finding.confidence
+        for h in hits
+        if h.offset > at
+        and not h.benign
+        and h.alternative_of is None
+        and h.finding.id != "log-noise"
+    ]
+    if nvidia is not None:
+        _with(
+            cudart,
+            evidence=cudart.finding.evidence
+            + (
+                f"decided by: {nvidia.line} (an NVIDIA GPU is there: TensorFlow needs this runtime)",
+            ),
+            confidence=round(min(MAX, cudart.finding.confidence + 0.02), 3),
+        )
+    elif later:
+        _with(
+            cudart,
+            evidence=cudart.finding.evidence
+            + ("TensorFlow went on past this dlerror; the failure after it ranks first",),
+            confidence=round(max(0.05, min(cudart.finding.confidence, max(later) - 0.05)), 3),
+        )
+        cudart.decisive = False
+    else:
+        _with(
+            cudart,
+            evidence=cudart.finding.evidence
+            + (
+                "TensorFlow's next line says to ignore it without a GPU; the paste shows no "
+                "NVIDIA GPU: nvidia-smi or lspci | grep -i nvidia decides",
+            ),
+        )
+        cudart.check = said[-1].check
+    return []
+
+
 def _is_failure(line: str) -> bool:
     return bool(_FAILURE.search(line))
 
@@ -544,6 +659,8 @@ def apply_evidence(
     extra += _caller_ships_cudnn(hits, seen, frameworks)
     extra += _driver_reached(hits, seen, floor, cudas)
     extra += _driver_short(hits, seen, floor)
+    extra += gpu_named(hits, seen)
+    extra += cudart_ignored(hits, seen)
     extra += copies.shadowed(hits, seen)
     extra += copies.framework_copy(hits + extra, seen)
     extra += copies.conflict(hits + extra, seen, frameworks, majors, _is_failure)
