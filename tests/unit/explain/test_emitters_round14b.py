@@ -217,3 +217,32 @@ def test_tensorflow_device_below_every_builds_minimum(major, minor, name, n, dle
     assert (ids[:1] == ["gpu-arch-unsupported"]) == below, (text, ids)
     if not below:
         assert "gpu-arch-unsupported" not in ids
+
+
+# --- Caffe's CUDA_CHECK: glog's CHECK_EQ(error, cudaSuccess) << " " << cudaGetErrorString ------
+
+CAFFE_ERRORS = st.sampled_from(
+    [
+        (2, "out of memory", "out-of-memory"),
+        (35, "CUDA driver version is insufficient for CUDA runtime version", "driver-too-old"),
+        (100, "no CUDA-capable device is detected", "gpu-missing"),
+        (209, "no kernel image is available for execution on the device", "gpu-arch-unsupported"),
+    ]
+)
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    err=CAFFE_ERRORS,
+    where=st.sampled_from(["syncedmem.cpp:71", "common.cpp:{n}", "math_functions.cu:{n}"]),
+    n=st.integers(1, 999),
+)
+def test_caffe_cuda_check_reads_the_runtime_error_string(err, where, n):
+    """The runtime's string after Caffe's prefix is read by the rule that reads that string;
+    "out of memory" (cudaErrorMemoryAllocation = 2) in that form is out-of-memory."""
+    num, string, want = err
+    text = (
+        f"F0312 10:17:11.250044  4242 {where.format(n=n)}] Check failed: error == cudaSuccess "
+        f"({num} vs. 0)  {string}\n*** Check failure stack trace: ***"
+    )
+    assert _ids(text)[:1] == [want], (text, _ids(text))
