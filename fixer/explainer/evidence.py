@@ -23,6 +23,11 @@ lists, pip / dpkg lists and nvidia-smi pasted beside an error show what is on th
 - A message that has a too-old driver among its readings (torch's is_available() False) beside
   a driver version below the minor-version floor of every CUDA the paste's builds name: the
   driver is too old for the build (driver-too-old first).
+- A message that no NVIDIA driver answered (torch's "Found no NVIDIA driver", nvidia-smi's
+  "couldn't communicate") beside a GPU the paste names: an NVIDIA device makes it driver-missing,
+  only another vendor's graphics gpu-missing (gpu_named).
+- TensorFlow's "Ignore above cudart dlerror if you do not have a GPU set up": an NVIDIA GPU shown
+  decides for the missing CUDA runtime, a failure after the line ranks above it (cudart_ignored).
 
 Every decision names the line that decided it. Lines that report a failure are not evidence of
 what is present."""
