@@ -586,13 +586,37 @@ def gpu_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
     return [Hit(finding=finding, decisive=True, offset=last.offset, where=last.where, check=check)]
 
 
+def _cudart_unshown(said: Hit, nvidia: Optional[Seen]) -> List[Hit]:
+    """The stub's line without the dlerror (XLA's DSO loader logs it only at VLOG(1)): beside an
+    NVIDIA GPU the missing CUDA runtime is the cause; else the line's own readings stand."""
+    if nvidia is None:
+        return []
+    finding = dataclasses.replace(
+        said.finding,
+        id="cuda-lib-missing",
+        severity="error",
+        title="The CUDA runtime (cudart) did not load, and the paste shows an NVIDIA GPU: "
+        "TensorFlow/XLA runs without it",
+        evidence=(
+            said.finding.evidence[0],
+            f"decided by: {nvidia.line} (an NVIDIA GPU is there: the build needs its CUDA runtime)",
+        ),
+        fix="Install the CUDA runtime this build needs where the loader finds it (TensorFlow >= "
+        "2.15: pip install 'tensorflow[and-cuda]'; JAX: the jax[cuda12] / jax[cuda13] extra).",
+        confidence=0.85,
+    )
+    check = "pip list | grep nvidia-cuda-runtime; python -c 'import tensorflow as tf; print(tf.sysconfig.get_build_info())'"
+    return [Hit(finding=finding, decisive=True, offset=said.offset, where=said.where, check=check)]
+
+
 def cudart_ignored(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
     """TensorFlow's "Ignore above cudart dlerror if you do not have a GPU set up" (the
     `cudart_ignored` group) follows the DSO loader's dlerror of the CUDA runtime, the last
     missing-library reading before it. An NVIDIA GPU the paste shows decides for that missing
     runtime; a failure after the line is the cause (TensorFlow went on past the dlerror), and the
     runtime drops below it; with neither, the missing runtime keeps its rank and says what
-    decides. Changes the hits in place; adds none."""
+    decides. Changes the hits in place; adds a reading only where the paste shows the stub's line
+    without the dlerror (_cudart_unshown)."""
     said = [h for h in hits if "cudart_ignored" in h.captures]
     if not said:
         return []
@@ -602,10 +626,10 @@ def cudart_ignored(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
         for h in hits
         if h.finding.id == "cuda-lib-missing" and h.alternative_of is None and h.offset < at
     ]
-    if not before:
-        return []
-    cudart = max(before, key=lambda h: h.offset)
     nvidia = next((s for s in seen if s.kind == "nvidia-gpu"), None)
+    if not before:
+        return _cudart_unshown(said[-1], nvidia)
+    cudart = max(before, key=lambda h: h.offset)
     later = [
         h.finding.confidence
         for h in hits

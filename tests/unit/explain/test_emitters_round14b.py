@@ -9,7 +9,9 @@
 - TensorFlow's "Ignore above cudart dlerror if you do not have a GPU set up on your machine"
   (stream_executor/cuda/cudart_stub.cc): an NVIDIA GPU shown keeps the missing CUDA runtime
   first; a failure after the line ranks first; with neither, the missing runtime stays first with
-  the check that decides, and the harmless reading second.
+  the check that decides, and the harmless reading second. XLA's later wording of the same line,
+  "Could not find cuda drivers on your machine, GPU will not be used" (its dlerror only at
+  VLOG(1)): alone the harmless reading first, the missing runtime second; never driver-missing.
 - TensorFlow's "Found device N with properties: ... computeCapability: X.Y" (gpu_device.cc) below
   3.5, the lowest minimum of every TensorFlow build in recipes/tensorflow.toml:
   gpu-arch-unsupported first.
@@ -176,6 +178,39 @@ def test_a_failure_after_the_cudart_line_ranks_first(line, ver, later, n):
     full = f"{line.format(v=ver[0], w=ver[1])}\n{IGNORE}\n{text.format(n=n)}"
     ids = _ids(full)
     assert ids[0] == want and "cuda-lib-missing" in ids[1:], (full, ids)
+
+
+XLA_STUB = (
+    "{y}-12-01 00:00:00.000000: I external/local_xla/xla/tsl/cuda/cudart_stub.cc:{n}] Could not "
+    "find cuda drivers on your machine, GPU will not be used."
+)
+AFTER = st.sampled_from(
+    [
+        ("", ""),
+        ("| NVIDIA-SMI 550.54.15   Driver Version: 550.54.15   CUDA Version: 12.4 |", "gpu"),
+        ("RuntimeError: CUDA error: out of memory", "failure"),
+        ("I don't have an NVIDIA GPU on this laptop", ""),
+    ]
+)
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(after=AFTER, y=st.integers(2023, 2026), n=st.integers(1, 99))
+def test_xlas_could_not_find_cuda_drivers_is_the_cuda_runtime(after, y, n):
+    """XLA's stub logs "Could not find cuda drivers" when the CUDA runtime (cudart) did not load
+    (xla/tsl/cuda/cudart_stub.cc GetDsoHandle): never driver-missing. Alone (or beside a sentence
+    saying there is no NVIDIA GPU) the harmless reading first, the missing runtime second; beside
+    an NVIDIA GPU the missing runtime; a failure after it ranks first."""
+    line, what = after
+    text = XLA_STUB.format(y=y, n=n) + (f"\n{line}" if line else "")
+    ids = _ids(text)
+    assert "driver-missing" not in ids, (text, ids)
+    want = {
+        "": ["log-noise", "cuda-lib-missing"],
+        "gpu": ["cuda-lib-missing", "log-noise"],
+        "failure": ["out-of-memory", "cuda-lib-missing"],
+    }[what]
+    assert ids[:2] == want, (text, ids)
 
 
 # --- TensorFlow's device log: a compute capability below every build's minimum ---------------
