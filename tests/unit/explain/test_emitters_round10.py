@@ -13,17 +13,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixer.explainer import explain
 from tests.helpers.examples import examples
+from tests.helpers.explained import ids as _ids
 
 NAME = st.from_regex(r"[a-z][a-z0-9_\-]{1,20}", fullmatch=True)
 VERSION = st.tuples(st.integers(0, 30), st.integers(0, 30), st.integers(0, 30)).map(
     lambda t: ".".join(map(str, t))
 )
-
-
-def _ids(text: str) -> list:
-    return [f.id for f in explain(text)]
 
 
 @settings(max_examples=examples(40), deadline=None)

@@ -38,6 +38,7 @@ from hypothesis import strategies as st
 
 from fixer.explainer import explain
 from tests.helpers.examples import examples
+from tests.helpers.explained import ids as _ids
 
 NOISE = st.sampled_from(
     [
@@ -62,10 +63,6 @@ CALL = st.sampled_from(
     ]
 )
 LINE = st.integers(1, 9999)
-
-
-def _ids(text: str) -> list:
-    return [f.id for f in explain(text)]
 
 
 def _cublas(status: str, call: str, tf: bool, line: int) -> str:

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from fixer.explainer import explain
 from tests.helpers.examples import examples
+from tests.helpers.explained import ids as _ids
 
 NOISE = st.sampled_from(
     [
@@ -38,10 +39,6 @@ CC = st.builds(
     st.integers(0, 9),
     st.sampled_from(["", "a"]),
 )
-
-
-def _ids(text: str) -> list:
-    return [f.id for f in explain(text)]
 
 
 def _jit(cc: str, n: int, old: bool) -> str:

@@ -24,13 +24,10 @@ from hypothesis import strategies as st
 from fixer.explainer import explain
 from fixer.rules import cudnn_relation
 from tests.helpers.examples import examples
+from tests.helpers.explained import ids as _ids
 
 DIR = st.sampled_from(["/usr/lib64-nvidia", "/usr/lib/x86_64-linux-gnu", "/usr/local/nvidia/lib64"])
 NOISE = st.sampled_from(["", "epoch 3: loss 0.41\n", "Traceback (most recent call last):\n"])
-
-
-def _ids(text: str) -> list:
-    return [f.id for f in explain(text)]
 
 
 def _triton(locs: list) -> str:

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from fixer.explainer import explain
 from tests.helpers.examples import examples
+from tests.helpers.explained import ids as _ids
 
 NOISE = st.sampled_from(
     [
@@ -31,10 +32,6 @@ NOISE = st.sampled_from(
         'Traceback (most recent call last):\n  File "infer.py", line 12, in <module>\n',
     ]
 )
-
-
-def _ids(text: str) -> list:
-    return [f.id for f in explain(text)]
 
 
 # --- ONNX Runtime: the CUDA provider is not in this build --------------------------------

@@ -25,9 +25,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixer.explainer import explain
 from fixer.rules import cudnn_relation
 from tests.helpers.examples import examples
+from tests.helpers.explained import ids as _ids
 
 NOISE = st.sampled_from(["", "epoch 3: loss 0.41\n", "Traceback (most recent call last):\n"])
 SITE = st.sampled_from(
@@ -49,10 +49,6 @@ CUDNN_SYM = st.sampled_from(
     ]
 )
 MAJOR = st.integers(5, 9)
-
-
-def _ids(text: str) -> list:
-    return [f.id for f in explain(text)]
 
 
 @settings(max_examples=examples(25), deadline=None)

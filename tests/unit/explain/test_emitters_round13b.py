@@ -24,8 +24,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixer.explainer import explain
 from tests.helpers.examples import examples
+from tests.helpers.explained import ids as _ids
 
 NOISE = st.sampled_from(
     [
@@ -35,10 +35,6 @@ NOISE = st.sampled_from(
         'Traceback (most recent call last):\n  File "train.py", line 12, in <module>\n',
     ]
 )
-
-
-def _ids(text: str) -> list:
-    return [f.id for f in explain(text)]
 
 
 # --- TensorFlow's issue template: "CUDA/cuDNN version" ---------------------------------------

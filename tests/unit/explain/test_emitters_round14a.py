@@ -19,8 +19,8 @@ from typing import List
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixer.explainer import explain
 from tests.helpers.examples import examples
+from tests.helpers.explained import ids as _ids
 
 NOISE = st.sampled_from(
     [
@@ -30,10 +30,6 @@ NOISE = st.sampled_from(
         'Traceback (most recent call last):\n  File "infer.py", line 12, in <module>\n',
     ]
 )
-
-
-def _ids(text: str) -> List[str]:
-    return [f.id for f in explain(text)]
 
 
 # --- ONNX Runtime: the available providers without CUDAExecutionProvider ---------------------

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from fixer.explainer import analyze, explain
 from fixer.recipebook import load as load_recipes
 from tests.helpers.examples import examples
+from tests.helpers.explained import ids as _ids
 
 TORCH = (
     "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA "
@@ -77,10 +78,6 @@ DENIED = st.sampled_from(
         "nvidia-smi doesn't work either",
     ]
 )
-
-
-def _ids(text: str) -> list:
-    return [f.id for f in explain(text)]
 
 
 def _fill(template: str, slot: str, num: str) -> str:

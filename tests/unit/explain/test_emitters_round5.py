@@ -12,16 +12,13 @@ from hypothesis import strategies as st
 
 from fixer.explainer import explain
 from tests.helpers.examples import examples
+from tests.helpers.explained import ids as _ids
 
 NAME = st.from_regex(r"[a-z][a-z0-9]{1,10}(?:-[a-z0-9]{1,6}){0,2}", fullmatch=True)
 VERSION = st.tuples(st.integers(0, 30), st.integers(0, 30), st.integers(0, 200)).map(
     lambda t: ".".join(map(str, t))
 )
 SPEC = st.tuples(st.sampled_from(["==", ">=", "<", "~=", "!="]), VERSION).map("".join)
-
-
-def _ids(text: str) -> list:
-    return [f.id for f in explain(text)]
 
 
 def _top(text: str) -> str:

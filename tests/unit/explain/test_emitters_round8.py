@@ -19,18 +19,15 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixer.explainer import explain, load_catalogue
+from fixer.explainer import load_catalogue
 from fixer.explainer.evidence import read_evidence
 from tests.helpers.examples import examples
+from tests.helpers.explained import ids as _ids
 
 CAT = load_catalogue()
 MAJOR = st.integers(5, 10)
 PART = st.sampled_from(["ops_infer", "cnn_infer", "adv_infer", "ops", "cnn", "graph"])
 QUOTE = st.sampled_from(["", "`", "'", '"'])
-
-
-def _ids(text: str) -> list:
-    return [f.id for f in explain(text)]
 
 
 def _lib(windows: bool, part: str, major: int) -> str:

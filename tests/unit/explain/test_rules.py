@@ -16,6 +16,7 @@ from fixer.explainer import (
     parse_rules,
     rules_files,
 )
+from tests.helpers.explained import ids
 
 FAILED_CONV = (
     "tensorflow.python.framework.errors_impl.UnknownError: Failed to get convolution algorithm. "
@@ -30,10 +31,6 @@ NOISE = (
     "E0000 00:00:1737659286.484845  763412 cuda_dnn.cc:8310] Unable to register cuDNN factory: Attempting to "
     "register factory for plugin cuDNN when one has already been registered"
 )
-
-
-def ids(text, **kw):
-    return [f.id for f in explain(text, **kw)]
 
 
 def test_shipped_rules_load():
