@@ -1,7 +1,6 @@
 """The checkout's Python sources, parsed once per test process: the static checks of tests/unit
 (test_house, test_fsgate_only, test_one_home, test_scripts_stand_alone) each read every module of
-the tool, and parsing and walking them was a good part of the quick loop. Those modules are one
-xdist_group ("sources"), so that under pytest-xdist one worker parses them, not each.
+the tool, and parsing and walking them was a good part of the quick loop.
 A tree is cached by (path, size, modification time), so an edited file is parsed again; the
 trees are shared, and no test changes them.
 

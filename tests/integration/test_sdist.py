@@ -16,10 +16,6 @@ from tests.helpers.paths import REPO
 ROOT = REPO
 pytestmark = pytest.mark.integration
 
-#: what runs the sdist's smoke tests beside the package: pytest-xdist too, since pyproject's
-#: addopts name its --dist option
-TEST_RUNNER = ("pytest>=8.3", "pytest-xdist>=3.5", "hypothesis>=6.100")
-
 
 @pytest.mark.skipif(
     shutil.which("uv") is None and not (Path(sys.executable).parent / "uv").exists(),
@@ -43,7 +39,7 @@ def test_sdist_builds_installs_and_passes_its_own_smoke_tests(tmp_path):
     )
     py = str(venv / "bin" / "python")
     subprocess.run(
-        [uv, "pip", "install", "-q", "--python", py, str(src), *TEST_RUNNER],
+        [uv, "pip", "install", "-q", "--python", py, str(src), "pytest>=8.3", "hypothesis>=6.100"],
         check=True,
         env=env,
         timeout=600,

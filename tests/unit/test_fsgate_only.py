@@ -18,13 +18,8 @@ from pathlib import Path
 from typing import Iterator, List, Tuple
 
 import fixer
-import pytest
 
 from tests.helpers import sources
-
-#: every test here reads the checkout's parsed sources (tests/helpers/sources.py, parsed once per
-#: process): on one pytest-xdist worker, they are parsed once (`--dist loadgroup`, pyproject)
-pytestmark = pytest.mark.xdist_group("sources")
 
 PACKAGE = Path(fixer.__file__).resolve().parent
 GATE = PACKAGE / "system" / "fsgate.py"

@@ -6,14 +6,9 @@ from __future__ import annotations
 
 import ast
 
-import pytest
 
 from tests.helpers import sources
 from tests.helpers.paths import REPO
-
-#: every test here reads the checkout's parsed sources (tests/helpers/sources.py, parsed once per
-#: process): on one pytest-xdist worker, they are parsed once (`--dist loadgroup`, pyproject)
-pytestmark = pytest.mark.xdist_group("sources")
 
 MAX_LINES = 80
 TREES = ("fixer", "scripts", "tests")

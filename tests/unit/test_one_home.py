@@ -9,13 +9,8 @@ import re
 from pathlib import Path
 from typing import Iterator, Tuple
 
-import pytest
 
 from tests.helpers import sources
-
-#: every test here reads the checkout's parsed sources (tests/helpers/sources.py, parsed once per
-#: process): on one pytest-xdist worker, they are parsed once (`--dist loadgroup`, pyproject)
-pytestmark = pytest.mark.xdist_group("sources")
 
 FIXER = Path(__file__).resolve().parents[2] / "fixer"
 RESOLVE = FIXER / "resolver"

@@ -6,14 +6,9 @@ from __future__ import annotations
 
 import ast
 
-import pytest
 
 from tests.helpers.paths import REPO
 from tests.helpers import sources
-
-#: every test here reads the checkout's parsed sources (tests/helpers/sources.py, parsed once per
-#: process): on one pytest-xdist worker, they are parsed once (`--dist loadgroup`, pyproject)
-pytestmark = pytest.mark.xdist_group("sources")
 
 SCRIPTS = sorted(p for p in (REPO / "scripts").rglob("*.py"))
 NAMES = {p.stem for p in SCRIPTS}
