@@ -42,6 +42,7 @@ TEMPLATE_SLOTS = frozenset(
         "built_mm",
         "lib",
         "lib2",
+        "dll",
         "dir",
         "sym",
         "n",

@@ -38,6 +38,7 @@ from fixer.explainer.loader import (
     LoadFailure,
     family_by_name,
     find_failures,
+    join_split_names,
     finding_of,
     keeps_its_line,
     line_at as _line_at,
@@ -413,8 +414,14 @@ def _loader_title(f: LoadFailure, fid: str) -> Tuple[str, str]:
             "cudnn-major-mismatch": "an entry a later cuDNN major removed, so the copy loaded is "
             "another major than the build's",
         }.get(fid, "an older copy was loaded")
+        if f.needer is None and f.symbol is None and lib is not None:
+            # a Windows error number (127): the DLL and its imports were found, and one lacks
+            # a procedure another imports
+            needer = f"{lib.describe()} or a DLL it imports"
+        code = f" ({f.detail})" if f.detail else ""
         return (
-            f"{needer} needs {f.symbol or 'a symbol'} from {prov}, which the loaded {prov} lacks: {why}"
+            f"{needer} needs {f.symbol or 'a symbol'} from {prov}, which the loaded {prov} "
+            f"lacks{code}: {why}"
         ), check
     what = {
         "missing": "cannot be found by the dynamic loader",
@@ -457,11 +464,24 @@ def _loader_hit(f: LoadFailure, fid: str) -> Hit:
     )
 
 
+def _how_it_failed(read: Sequence[Tuple[LoadFailure, Optional[str]]]) -> Dict[Tuple[str, str], str]:
+    """For each (line, library file) whose load a wording reads by HOW it failed (not a
+    wrapper's "could not load": a Windows error number, dlerror's reason), that reading."""
+    return {
+        (f.line, f.library.name): fid
+        for f, fid in read
+        if fid is not None and f.kind != "wrapper" and f.library is not None
+    }
+
+
 def _loader_hits(text: str, cat: Catalogue) -> List[Hit]:
     hits: List[Hit] = []
-    for f in find_failures(text, cat):
-        fid = finding_of(f)
+    read = [(f, finding_of(f)) for f in find_failures(text, cat)]
+    how = _how_it_failed(read)
+    for f, fid in read:
         lib = f.library
+        if f.kind == "wrapper" and lib is not None and how.get((f.line, lib.name), fid) != fid:
+            continue  # one load: the wording that says how it failed reads it, not the wrapper
         if fid is None and f.kind == "wrapper" and not f.inner and lib and lib.role == "framework":
             hits.extend(_plugin_hits(f))
         elif fid is not None:
@@ -1013,7 +1033,7 @@ def analyze_text(
 ) -> Explanation:
     if len(text) > LARGE_TEXT:
         text = relevant_lines(text)
-    text = join_wrapped(unmarked(text), cat.wrapped)
+    text = join_split_names(join_wrapped(unmarked(text), cat.wrapped), cat)
     colab_cpu = colab_without_gpu(env)
     hits = _colab_no_gpu(_text_hits(text, cat, env, rules), text, colab_cpu)
     ranked = _lower_layer_first(rank(hits))

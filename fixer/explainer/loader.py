@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from fixer.explainer.catalogue import Catalogue, Family
 
@@ -264,6 +264,89 @@ def _failures_of(
         for lib in libs or [None]
         if not (lib is None and needer is None and not sym)
     ]
+
+
+#: At most this many line breaks are tried as splits of a loader message (a long log's breaks
+#: near a loader wording's anchor; each try runs the patterns on two lines).
+MAX_SPLIT_TRIES = 200
+
+
+def _split_breaks(text: str, cat: Catalogue) -> List[int]:
+    """The line breaks that fall inside a token (no white space on either side) within reach of
+    a loader wording's anchor: where a renderer may have wrapped a message mid-token."""
+    out: Set[int] = set()
+    for rule in cat.loaders:
+        for p in rule.patterns:
+            for lo, hi in p.windows(text):
+                b = text.find("\n", lo, hi)
+                while b >= 0:
+                    if 0 < b < len(text) - 1 and not (
+                        text[b - 1].isspace() or text[b + 1].isspace()
+                    ):
+                        out.add(b)
+                    b = text.find("\n", b + 1, hi)
+    return sorted(out)[:MAX_SPLIT_TRIES]
+
+
+def _names_a_family(m: "re.Match[str]", fams: Sequence[Family]) -> bool:
+    """Whether a loader wording's match names a library (or a version node) of a known family."""
+    g: Dict[str, Optional[str]] = m.groupdict()
+    libs = _libraries(g, fams)
+    if g.get("needer"):
+        libs.append(parse_library(g["needer"] or "", fams))
+    if any(lib is not None and lib.family is not None for lib in libs):
+        return True
+    return bool(g.get("verlib")) and family_of_node(g["verlib"] or "", fams) is not None
+
+
+def _splits(line: str, cut: int, cat: Catalogue) -> bool:
+    """Whether the break at `cut` of `line` (two lines, the break at line[cut]) split a loader
+    message: with the break gone a wording matches across it and names a library of a known
+    family, while with the break in place no match from that start names one (the message was
+    not already whole: a greedy tail that runs on is no split) and the line after the break
+    starts no such message of its own (a new message, not the wrapped rest of one)."""
+    joined = line[:cut] + line[cut + 1 :]
+    fams = cat.families
+    for rule in cat.loaders:
+        for p in rule.patterns:
+            for m in p.rx.finditer(joined):
+                if not m.start() < cut < m.end() or not _names_a_family(m, fams):
+                    continue
+                whole = (p.rx.match(line, m.start()), p.rx.match(line, cut + 1))
+                if not any(w is not None and _names_a_family(w, fams) for w in whole):
+                    return True
+    return False
+
+
+def join_split_names(text: str, cat: Catalogue) -> str:
+    """The text with the line breaks joined that a renderer put inside a token of a loader
+    message (ld.so's, dlopen's and the wrappers' wordings): "version `GLIBC_2.3\n4' not found",
+    "/usr/lib/libcu\ndnn.so.8: cannot open shared object file". scan.join_wrapped joins a break
+    inside the catalogue's literal text; this one a break inside a name or a version, the part
+    a pattern matches by class: it is joined only when the two lines read as ONE message of a
+    loader wording that neither line completes alone (_splits)."""
+    if "\n" not in text:
+        return text
+    drop: List[int] = []
+    for b in _split_breaks(text, cat):
+        start = text.rfind("\n", 0, b) + 1
+        end = text.find("\n", b + 1)
+        end = len(text) if end < 0 else end
+        if (
+            b - start <= LINE_CUT * 2
+            and end - b <= LINE_CUT * 2
+            and _splits(text[start:end], b - start, cat)
+        ):
+            drop.append(b)
+    if not drop:
+        return text
+    out: List[str] = []
+    prev = 0
+    for b in drop:
+        out.append(text[prev:b])
+        prev = b + 1
+    out.append(text[prev:])
+    return "".join(out)
 
 
 def find_failures(text: str, cat: Catalogue) -> List[LoadFailure]:

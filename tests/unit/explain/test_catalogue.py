@@ -96,6 +96,16 @@ def library_of(draw: st.DrawFn, fam: Family) -> str:
     return f"{stem}.so{ver}"
 
 
+@st.composite
+def dll_of(draw: st.DrawFn, fam: Family) -> str:
+    """A Windows DLL of the family, as its wheels and toolkits name them: STEM64_MAJOR.dll
+    (cudnn_ops64_9.dll, cublasLt64_12.dll, nvcuda64_12.dll reads as the driver's nvcuda)."""
+    stem = draw(st.sampled_from([s for s in fam.stems if not s.startswith("lib")]))
+    if fam.role == "cudnn" and draw(st.booleans()):
+        stem += "_" + draw(_CUDNN_PART)
+    return f"{stem}64_{draw(st.integers(8, 13))}.dll"
+
+
 def _cudnn_forms(major: int, minor: int, patch: int) -> Dict[str, str]:
     n = major * 10000 + minor * 100 + patch if major >= 9 else major * 1000 + minor * 100 + patch
     return {
@@ -279,7 +289,10 @@ def _loader_round_trip(loader, template: str, data: st.DataObject) -> None:
     fam = data.draw(st.sampled_from(FAMILIES))
     lib, lib2 = data.draw(library_of(fam)), data.draw(library_of(fam))
     sym = _symbol_prefix(fam) + data.draw(_SYM_TAIL)
-    text = template.format(lib=lib, lib2=lib2, dir=data.draw(dirs), sym=sym, n=data.draw(small))
+    dll = data.draw(dll_of(fam))
+    text = template.format(
+        lib=lib, lib2=lib2, dll=dll, dir=data.draw(dirs), sym=sym, n=data.draw(small)
+    )
     expected: Optional[str] = {
         "missing": fam.missing,
         "wrapper": fam.missing,

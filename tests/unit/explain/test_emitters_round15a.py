@@ -1,0 +1,177 @@
+"""Round fifteen (a)'s readings, each from the code or the documentation that gives the message.
+
+- A Windows error NUMBER decides how a DLL failed to load, whatever language the text around it
+  is in (CPython's OSError prints "[WinError N] <FormatMessage text>"; torch's
+  _load_dll_libraries appends ' Error loading "<dll>" or one of its dependencies.'): 127
+  ERROR_PROC_NOT_FOUND is the family's version-mismatch kind (the DLL was found, an import of it
+  lacks a procedure), 193 ERROR_BAD_EXE_FORMAT its damaged kind, 126 ERROR_MOD_NOT_FOUND (and
+  the wrapper without a number) its missing kind.
+- The Windows loader's own "The procedure entry point X could not be located in the dynamic link
+  library Y" (STATUS_ENTRYPOINT_NOT_FOUND) and "The ordinal N could not be located ..."
+  (STATUS_ORDINAL_NOT_FOUND): the symbol's family decides, else the library's.
+- ld.so's and dlopen's messages pasted slightly damaged: a line wrapped inside a token (a name,
+  a version node) by a terminal or a renderer reads as the whole line; glibc's dlerror with the
+  colon after the name lost ("libX.so.N cannot open shared object file") reads as dlerror.
+
+Values are generated; the wordings are the emitters'."""
+
+from __future__ import annotations
+
+from typing import List
+
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from fixer.explainer.catalogue import Family
+from tests.helpers.examples import examples
+from tests.helpers.explained import ids as _ids
+from tests.unit.explain.test_catalogue import (
+    _COLAB_TEXT,
+    _SYM_TAIL,
+    CAT,
+    FAMILIES,
+    _symbol_prefix,
+    dirs,
+    dll_of,
+    library_of,
+    small,
+)
+
+#: the GPU stack's families, each with Windows DLL names (test_catalogue.dll_of)
+WIN_FAMILIES = FAMILIES
+WIN_DIRS = st.sampled_from(
+    [
+        r"C:\Users\me\miniconda3\Lib\site-packages\torch\lib",
+        r"D:\Python3\lib\site-packages\torch\lib",
+        r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.4\bin",
+    ]
+)
+#: FormatMessage's text of each number in some of the user's languages (the number decides)
+TEXTS = {
+    126: [
+        "The specified module could not be found.",
+        "找不到指定的模块。",
+        "Das angegebene Modul wurde nicht gefunden.",
+        "Impossibile trovare il modulo specificato.",
+    ],
+    127: [
+        "The specified procedure could not be found.",
+        "找不到指定的程序。",
+        "Die angegebene Prozedur wurde nicht gefunden.",
+        "Impossibile trovare la procedura specificata.",
+    ],
+    193: ["%1 is not a valid Win32 application.", "%1 不是有效的 Win32 应用程序。"],
+}
+NOISE = st.sampled_from(
+    [
+        "",
+        'Traceback (most recent call last):\n  File "demo.py", line 3, in <module>\n    import torch\n',
+        "Epoch 1/10\n",
+    ]
+)
+
+
+def _expected(fam: Family, code: int) -> str:
+    return {126: fam.missing, 127: fam.mismatch, 193: fam.damaged}[code] or ""
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(st.data(), st.sampled_from(WIN_FAMILIES), st.sampled_from([126, 127, 193]), NOISE, WIN_DIRS)
+def test_the_windows_error_number_decides(
+    data: st.DataObject, fam: Family, code: int, noise: str, where: str
+) -> None:
+    dll = data.draw(dll_of(fam))
+    words = data.draw(st.sampled_from(TEXTS[code]))
+    torch = f'OSError: [WinError {code}] {words} Error loading "{where}\\{dll}" or one of its dependencies.'
+    ort = f'LoadLibrary failed with error {code} "{words}" when trying to load "{where}\\{dll}"'
+    for text in (torch, ort):
+        assert _ids(noise + text)[:1] == [_expected(fam, code)], text
+    # the wrapper without a number keeps its own reading: the file could not be loaded
+    bare = f'OSError: Error loading "{where}\\{dll}" or one of its dependencies.'
+    assert _ids(noise + bare)[:1] == [fam.missing]
+
+
+@settings(max_examples=examples(15), deadline=None)
+@given(st.sampled_from([1114, 5, 1455]), st.sampled_from(WIN_FAMILIES), st.data())
+def test_other_numbers_keep_the_wrappers_reading(
+    code: int, fam: Family, data: st.DataObject
+) -> None:
+    # ERROR_DLL_INIT_FAILED and the rest name no failure of the family's files: unchanged
+    dll = data.draw(dll_of(fam))
+    text = f'OSError: [WinError {code}] x. Error loading "C:\\t\\lib\\{dll}" or one of its dependencies.'
+    assert _ids(text)[:1] == [fam.missing]
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(st.data(), st.sampled_from([f for f in FAMILIES if f.symbols]), NOISE, st.booleans())
+def test_the_windows_loaders_entry_point_wording(
+    data: st.DataObject, fam: Family, noise: str, ordinal: bool
+) -> None:
+    # the symbol's family decides, whichever library the dialog names (Windows 8 and later may
+    # name the importing module)
+    sym = _symbol_prefix(fam) + data.draw(_SYM_TAIL)
+    host = data.draw(st.sampled_from(["nvcuda.dll", "app.exe", r"C:\t\torch\lib\torch_cuda.dll"]))
+    text = f"{noise}The procedure entry point {sym} could not be located in the dynamic link library {host}"
+    assert _ids(text)[:1] == [fam.mismatch], text
+    if ordinal:
+        dll = data.draw(dll_of(fam))
+        n = data.draw(small)
+        text = f"The ordinal {n} could not be located in the dynamic link library C:\\x\\{dll}."
+        assert _ids(text)[:1] == [fam.mismatch], text
+
+
+#: every ld.so / dlopen wording of the catalogue with a template (the loader tables)
+LOADER_TEMPLATES = [(lr, t) for lr in CAT.loaders for t in lr.templates]
+
+
+def _filled(data: st.DataObject, template: str) -> str:
+    fam = data.draw(st.sampled_from(FAMILIES))
+    lib, lib2 = data.draw(library_of(fam)), data.draw(library_of(fam))
+    sym = _symbol_prefix(fam) + data.draw(_SYM_TAIL)
+    return template.format(
+        lib=lib,
+        lib2=lib2,
+        dll=data.draw(dll_of(fam)),
+        dir=data.draw(dirs),
+        sym=sym,
+        n=data.draw(small),
+    )
+
+
+def _token_columns(text: str) -> List[int]:
+    """Where a renderer may break a line inside a token: between two non-space characters."""
+    return [i for i in range(1, len(text)) if not (text[i - 1].isspace() or text[i].isspace())]
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(st.data(), st.sampled_from(LOADER_TEMPLATES), st.sampled_from(["", "> ", "E   "]))
+def test_a_line_wrapped_inside_a_token_reads_as_the_whole_line(
+    data: st.DataObject, loader_template: object, head: str
+) -> None:
+    _, template = loader_template  # type: ignore[misc]
+    text = _filled(data, template)
+    assume(not _COLAB_TEXT.search(text))
+    col = data.draw(st.sampled_from(_token_columns(text)))
+    whole = _ids(head + text)
+    assert _ids(head + text[:col] + "\n" + text[col:])[:1] == whole[:1], (text, col)
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(st.data(), st.sampled_from(FAMILIES), NOISE)
+def test_dlerror_with_the_colon_lost(data: st.DataObject, fam: Family, noise: str) -> None:
+    lib = data.draw(library_of(fam))
+    d = data.draw(dirs)
+    why = data.draw(st.sampled_from(["No such file or directory", "Permission denied"]))
+    assume(not (fam.missing == "driver-missing" and _COLAB_TEXT.search(noise + d)))
+    want = fam.missing
+    for text in (
+        f"ImportError: {lib} cannot open shared object file: {why}",
+        f"ImportError: {d}/{lib} cannot open shared object file: {why}",
+        # Java's UnsatisfiedLinkError: "<library>: <dlerror>" (the dlerror inside decides)
+        f"java.lang.UnsatisfiedLinkError: {d}/libJfoo.so: {lib}: cannot open shared object file: {why}",
+    ):
+        assert _ids(noise + text)[:1] == [want], text
+    # neighbours: no shared-object name before the words, or one the sentence only mentions
+    assert _ids(noise + "the loader cannot open shared object file: the path is wrong")[:1] != [
+        want
+    ]
