@@ -228,6 +228,49 @@ def framework_copy(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
     return []
 
 
+#: Where a process looks first for a library it was asked to load by name: Windows' loaded-module
+#: list, ld.so's loaded sonames.
+_ALREADY_LOADED = (
+    "https://learn.microsoft.com/windows/win32/dlls/dynamic-link-library-search-order "
+    "@release:learn-2025 (Loaded-module list: the system can check whether a DLL with the same "
+    "module name is already loaded into memory, no matter which folder it was loaded from; a "
+    "DLL's dependencies are searched as if loaded with just their module names, even when the "
+    "first DLL was loaded by its full path)"
+)
+
+
+def own_copy_mixed(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
+    """A file of a framework's own cuDNN copy (torch/lib) that lacks a procedure or symbol
+    another of its files imports (cudnn-mixed, read from a load failure on that file's line):
+    that copy is one release, so its import was bound to a same-named cuDNN file of another
+    release ALREADY LOADED in the process (Windows' loaded-module list, ld.so's loaded sonames),
+    by a second cuDNN user beside the framework: cudnn-conflict, the mixed reading kept below."""
+    own = [s for s in seen if s.kind == "cudnn-framework-file-failing" and s.major is not None]
+    if not own or any(h.finding.id == "cudnn-conflict" for h in hits):
+        return []
+    for h in hits:
+        if h.alternative_of or h.finding.id != "cudnn-mixed" or not h.finding.evidence:
+            continue
+        line = h.finding.evidence[0]
+        copy = next((s for s in own if s.line == line), None)
+        if copy is None:
+            continue
+        conf = max(x.finding.confidence for x in hits if not x.alternative_of) + 0.03
+        title = (
+            f"torch's own cuDNN {copy.major} (in torch's lib directory) was bound to a cuDNN file of "
+            "another release already loaded in the process: a second cuDNN user beside torch "
+            "(another framework, a preloaded cuDNN) needs another cuDNN"
+        )
+        decided = f"{copy.line} (a file of torch's own copy; source: {_ALREADY_LOADED})"
+        check = (
+            "import torch alone in a fresh process (it loads); then import the other framework "
+            "(or its preload) first: which cuDNN release each one brings (pip list | grep -i "
+            "cudnn, the DLLs/sonames in each package)"
+        )
+        return [_conflict_hit(title, line, decided, conf, h.offset, h.where, check)]
+    return []
+
+
 def part_absent(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
     """A sub-library libcudnn could not load, and the paste says the file is not inside the copy:
     cudnn-incomplete (in place), cuDNN absent from the search path the alternative (returned)."""

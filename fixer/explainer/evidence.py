@@ -81,6 +81,11 @@ _ANY_LINE = (
     "nvidia-gpu",
     "other-gpu",
 )
+#: a cuDNN file right inside the framework's lib directory (not one reached through it:
+#: torch/lib/../../nvidia/cudnn/lib is the nvidia-cudnn wheel's)
+_IN_OWN_DIR = re.compile(
+    r"[\w\-]{1,40}[\\/]{1,2}lib[\\/]{1,2}(?:libcudnn\w{0,40}\.so\.|cudnn\w{0,30}64_)\d{1,2}"
+)
 _CUDNN_LOAD_FAILURES = ("cudnn-missing", "cudnn-incomplete", "cudnn-major-mismatch")
 
 
@@ -156,6 +161,19 @@ def read_evidence(text: str, cat: Catalogue) -> List[Seen]:
                 if n >= MAX_SEEN:
                     break
                 line = line_at(text, m.start())
+                if ev.kind == "cudnn-framework-copy" and _FAILURE.search(line):
+                    # a file of the framework's own copy that failed to load: no copy shown
+                    # present, but which copy the failure is in (copies.own_copy_mixed)
+                    if _IN_OWN_DIR.fullmatch(m.group(0)):
+                        out.append(
+                            Seen(
+                                "cudnn-framework-file-failing",
+                                line,
+                                m.start(),
+                                _major(m.groupdict()),
+                            )
+                        )
+                    continue
                 if ev.kind not in _ANY_LINE and _FAILURE.search(line):
                     continue
                 g = m.groupdict()
@@ -692,6 +710,7 @@ def apply_evidence(
     extra += cudart_ignored(hits, seen)
     extra += copies.shadowed(hits, seen)
     extra += copies.framework_copy(hits + extra, seen)
+    extra += copies.own_copy_mixed(hits + extra, seen)
     extra += copies.conflict(hits + extra, seen, frameworks, majors, _is_failure)
     _needs(hits, seen)
     return hits + extra

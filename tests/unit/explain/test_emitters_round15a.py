@@ -9,6 +9,9 @@
 - The Windows loader's own "The procedure entry point X could not be located in the dynamic link
   library Y" (STATUS_ENTRYPOINT_NOT_FOUND) and "The ordinal N could not be located ..."
   (STATUS_ORDINAL_NOT_FOUND): the symbol's family decides, else the library's.
+- 127 (or ld.so's undefined symbol) on a file of torch's own cuDNN copy (torch/lib: one release):
+  its import was bound to another release's file already loaded in the process (Windows'
+  loaded-module list, ld.so's loaded sonames), i.e. by a second cuDNN user: cudnn-conflict.
 - ld.so's and dlopen's messages pasted slightly damaged: a line wrapped inside a token (a name,
   a version node) by a terminal or a renderer reads as the whole line; glibc's dlerror with the
   colon after the name lost ("libX.so.N cannot open shared object file") reads as dlerror.
@@ -41,9 +44,9 @@ from tests.unit.explain.test_catalogue import (
 WIN_FAMILIES = FAMILIES
 WIN_DIRS = st.sampled_from(
     [
-        r"C:\Users\me\miniconda3\Lib\site-packages\torch\lib",
-        r"D:\Python3\lib\site-packages\torch\lib",
         r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.4\bin",
+        r"C:\Program Files\NVIDIA\CUDNN\v9.1\bin",
+        r"D:\Python3\lib\site-packages\ctranslate2",
     ]
 )
 #: FormatMessage's text of each number in some of the user's languages (the number decides)
@@ -175,3 +178,30 @@ def test_dlerror_with_the_colon_lost(data: st.DataObject, fam: Family, noise: st
     assert _ids(noise + "the loader cannot open shared object file: the path is wrong")[:1] != [
         want
     ]
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(st.data(), st.integers(7, 9), NOISE, st.sampled_from(["ops_infer", "cnn", "adv_train", ""]))
+def test_a_procedure_missing_in_torchs_own_copy_is_a_second_cudnn_user(
+    data: st.DataObject, major: int, noise: str, part: str
+) -> None:
+    cudnn = next(f for f in FAMILIES if f.role == "cudnn")
+    stem = "cudnn" + (f"_{part}" if part else "")
+    site = data.draw(
+        st.sampled_from([r"C:\Python312\Lib\site-packages", r"D:\env\lib\site-packages"])
+    )
+    words = data.draw(st.sampled_from(TEXTS[127]))
+    win = f'OSError: [WinError 127] {words} Error loading "{site}\\torch\\lib\\{stem}64_{major}.dll" or one of its dependencies.'
+    so = f"lib{stem}.so.{major}"
+    linux = (
+        f"ImportError: /venv/lib/python3.8/site-packages/torch/lib/{so}: undefined symbol: "
+        f"cudnnFoo{data.draw(_SYM_TAIL)}, version libcudnn_ops_infer.so.{major}"
+    )
+    for text in (win, linux):
+        assert _ids(noise + text)[:2] == ["cudnn-conflict", cudnn.mismatch], text
+    # neighbours: the same failure of a copy that is not torch's own (a toolkit's bin, the
+    # nvidia-cudnn wheel reached through torch/lib/../../) mixes two releases on the search path
+    elsewhere = win.replace(f"{site}\\torch\\lib", r"C:\CUDA\v12\bin")
+    wheel = linux.replace("torch/lib/", "torch/lib/../../nvidia/cudnn/lib/")
+    for text in (elsewhere, wheel):
+        assert _ids(noise + text)[:1] == [cudnn.mismatch], text
