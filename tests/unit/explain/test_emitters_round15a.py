@@ -116,6 +116,11 @@ def test_the_windows_loaders_entry_point_wording(
     host = data.draw(st.sampled_from(["nvcuda.dll", "app.exe", r"C:\t\torch\lib\torch_cuda.dll"]))
     text = f"{noise}The procedure entry point {sym} could not be located in the dynamic link library {host}"
     assert _ids(text)[:1] == [fam.mismatch], text
+    # neighbours: the same dialog for a system DLL or a program of no GPU family reads nothing
+    for other in ("DecodePointer", "?expected_function@@YAXXZ"):
+        for dll in ("KERNEL32.DLL", r"c:\local\bin\MissingSymbol.exe"):
+            plain = f"The procedure entry point {other} could not be located in the dynamic link library {dll}"
+            assert _ids(noise + plain)[:1] != [fam.mismatch]
     if ordinal:
         dll = data.draw(dll_of(fam))
         n = data.draw(small)
