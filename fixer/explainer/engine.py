@@ -33,7 +33,7 @@ from fixer.rules import cudnn_relation, decode_cudnn_version, display_name, mino
 from fixer.explainer.catalogue import FACTS, Catalogue, Rule, cudnn_copies, load_catalogue
 from fixer.explainer.evidence import apply_evidence, read_evidence
 from fixer.explainer.hits import MAX, Hit, displaced
-from fixer.explainer.scan import AnchorIndex, join_wrapped, unmarked
+from fixer.explainer.scan import AnchorIndex, ascii_quotes, join_wrapped, unmarked
 from fixer.explainer.loader import (
     LoadFailure,
     family_by_name,
@@ -1031,6 +1031,7 @@ def analyze_text(
     rules: Optional[Sequence[Rule]] = None,
     notes: Sequence[str] = (),
 ) -> Explanation:
+    text = ascii_quotes(text)
     if len(text) > LARGE_TEXT:
         text = relevant_lines(text)
     text = join_split_names(join_wrapped(unmarked(text), cat.wrapped), cat)

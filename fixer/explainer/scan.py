@@ -194,6 +194,44 @@ def unmarked(text: str) -> str:
     return re.sub(r"^E {%d}" % width, "", text, flags=re.M)
 
 
+#: Typographic quotes and the ASCII quote each stands for. An issue tracker, a forum or a word
+#: processor ("smart quotes": Python-Markdown's smarty extension, SmartyPants) turns the ASCII quotes
+#: of a pasted message into these; every catalogue pattern spells the emitter's ASCII quote. One
+#: character for one, so every offset into the text stays where it was.
+_QUOTES = str.maketrans(
+    {
+        "\u2018": "'",  # LEFT SINGLE QUOTATION MARK
+        "\u2019": "'",  # RIGHT SINGLE QUOTATION MARK
+        "\u201a": "'",  # SINGLE LOW-9 QUOTATION MARK
+        "\u201b": "'",  # SINGLE HIGH-REVERSED-9 QUOTATION MARK
+        "\u2032": "'",  # PRIME
+        "\u00b4": "'",  # ACUTE ACCENT, typed for an apostrophe
+        "\u2039": "'",  # SINGLE LEFT-POINTING ANGLE QUOTATION MARK
+        "\u203a": "'",  # SINGLE RIGHT-POINTING ANGLE QUOTATION MARK
+        "\u201c": '"',  # LEFT DOUBLE QUOTATION MARK
+        "\u201d": '"',  # RIGHT DOUBLE QUOTATION MARK
+        "\u201e": '"',  # DOUBLE LOW-9 QUOTATION MARK
+        "\u201f": '"',  # DOUBLE HIGH-REVERSED-9 QUOTATION MARK
+        "\u2033": '"',  # DOUBLE PRIME
+        "\u00ab": '"',  # LEFT-POINTING DOUBLE ANGLE QUOTATION MARK
+        "\u00bb": '"',  # RIGHT-POINTING DOUBLE ANGLE QUOTATION MARK
+    }
+)
+#: The typographic quotes that stand for each ASCII quote (tests draw from these).
+TYPOGRAPHIC_QUOTES = {
+    "'": tuple(chr(k) for k, v in sorted(_QUOTES.items()) if v == "'"),
+    '"': tuple(chr(k) for k, v in sorted(_QUOTES.items()) if v == '"'),
+}
+
+
+def ascii_quotes(text: str) -> str:
+    """The text with each typographic quote replaced by the ASCII quote it stands for (a paste
+    from a page that "smartened" the message's quotes reads as the message was printed). The
+    backtick stays: glibc's "version `GLIBC_2.29' not found" spells it itself. Same length, same
+    offsets."""
+    return text.translate(_QUOTES)
+
+
 #: A line break and the next line's indentation: where a terminal, a log formatter or a Markdown
 #: quote wrapped a line.
 _BREAK = re.compile(rb"\n[ \t]*")
