@@ -57,6 +57,12 @@ class Library:
         return "".join(bits)
 
 
+#: Variant libraries named by a suffix glued to the stem: cuBLAS's libcublasLt, cuFFT's libcufftw,
+#: cuSOLVER's libcusolverMg and cuTENSOR's libcutensorMg / libcutensorMp (the cutensor-cu12 2.8.1
+#: wheel's cutensor/lib/).
+_VARIANTS = ("Lt", "w", "Mg", "Mp")
+
+
 def _family_of_stem(stem: str, families: Sequence[Family]) -> Tuple[Optional[Family], str]:
     """The family whose stem is this stem or a prefix of it followed by '_' or '-' (longest wins)."""
     best: Tuple[int, Optional[Family], str] = (0, None, "")
@@ -67,7 +73,7 @@ def _family_of_stem(stem: str, families: Sequence[Family]) -> Tuple[Optional[Fam
             if low == sl or (low.startswith(sl) and low[len(sl)] in "_-"):
                 if len(sl) > best[0]:
                     best = (len(sl), fam, stem[len(sl) :].lstrip("_-"))
-            elif low.startswith(sl) and len(sl) > best[0] and stem[len(sl) :] in ("Lt", "w", "Mg"):
+            elif low.startswith(sl) and len(sl) > best[0] and stem[len(sl) :] in _VARIANTS:
                 best = (len(sl), fam, stem[len(sl) :])
     return best[1], best[2]
 
