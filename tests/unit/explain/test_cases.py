@@ -85,7 +85,15 @@ Held-out sets 17 (held_out_17.toml, 45 reports) and 18 (held_out_18.toml, 45 rep
 collected blind at the same time by two other helpers while round fifteen was written, and
 measured without reading them before round fifteen (f7b4b70) and after it (1a0049d): 37/45
 (82.2 %) and 37/45 (82.2 %) both times (ff0c02e, before rounds thirteen and fourteen: 37/45 and
-35/45). Their texts have not been read: they guard the blind measure."""
+35/45). Then their misses were READ for round sixteen (typographic quotes read as ASCII ones;
+PyTorch's dispatcher finding no CUDA kernel of an extension's operator; the cuDSS, cuTENSOR and
+cuDLA libraries): 39/45 and 38/45 after it; they are no longer unseen.
+
+Held-out sets 19 (held_out_19.toml, 45 reports) and 20 (held_out_20.toml, 46 reports) were
+collected blind at the same time by two more helpers after round fifteen, and measured without
+reading them before round fifteen (f7b4b70), after it (2fcfe6e) and after round sixteen
+(ea2851c): 33/45 (73.3 %) and 34/46 (73.9 %) all three times. Their texts have not been read:
+they guard the blind measure."""
 
 from __future__ import annotations
 
@@ -196,15 +204,20 @@ SET14_GUARD = 38
 SET15_GUARD = 39
 #: set 16 measured blind after round fourteen (38/48), then read in round fifteen
 SET16_GUARD = 41
-#: sets 17 and 18 measured blind before and after round fifteen (37/45 each); not read
-SET17_GUARD = 37
-SET18_GUARD = 37
+#: set 17 measured blind before and after round fifteen (37/45), then read in round sixteen
+SET17_GUARD = 39
+#: set 18 measured blind before and after round fifteen (37/45), then read in round sixteen
+SET18_GUARD = 38
+#: sets 19 and 20 measured blind before and after rounds fifteen and sixteen (33/45, 34/46); not
+#: read
+SET19_GUARD = 33
+SET20_GUARD = 34
 
 #: Each held-out set: its reports and the number guarded. Set 2's guard is 90 %; sets 3 and 4
 #: were read while patterns were written (regression guards, not measures); set 5 too (round 5);
 #: sets 6 and 7 too (round 7); sets 8, 9 and 10 too (rounds 8, 9 and 10); sets 11 and 12 too
-#: (round 12); sets 13 and 14 too (round 14); sets 15 and 16 too (round 15). Sets 17 and 18 are
-#: unread: measured blind.
+#: (round 12); sets 13 and 14 too (round 14); sets 15 and 16 too (round 15); sets 17 and 18 too
+#: (round 16). Sets 19 and 20 are unread: measured blind.
 HELD_OUT_SETS = {
     "held-out-2": 27,
     "held-out-3": SET3_GUARD,
@@ -223,6 +236,8 @@ HELD_OUT_SETS = {
     "held-out-16": SET16_GUARD,
     "held-out-17": SET17_GUARD,
     "held-out-18": SET18_GUARD,
+    "held-out-19": SET19_GUARD,
+    "held-out-20": SET20_GUARD,
 }
 
 
@@ -235,8 +250,8 @@ def test_held_out_rate(name):
     reports, collected blind) was measured after rounds three and four (41/60) and read in
     round five; the rules came from the emitters and the copies a paste shows, not its cases.
     Sets 6 and 7: measured blind, then read in round seven; set 8 in round eight, set 9 in round nine, set 10 in round ten, sets 11 and 12
-    in round twelve, sets 13 and 14 in round fourteen, sets 15 and 16 in round fifteen; sets 17
-    and 18 are unread (the module docstring)."""
+    in round twelve, sets 13 and 14 in round fourteen, sets 15 and 16 in round fifteen, sets 17
+    and 18 in round sixteen; sets 19 and 20 are unread (the module docstring)."""
     guard = HELD_OUT_SETS[name]
     cases = HELD_OUT if name == "held-out-2" else held_out(name)
     assert len(cases) >= 30 and all(c["cause"] in FINDING_IDS for c in cases)
