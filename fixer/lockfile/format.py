@@ -50,6 +50,7 @@ Schema (version 2; version 1 files, whose [apt] was a table of package = "versio
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
@@ -313,7 +314,7 @@ def _lock(data: Any, recipes: Optional[Recipes]) -> Lock:
         )
     unknown = sorted(set(data) - set(_TOP_KEYS))
     if unknown:
-        raise _Bad(str(unknown[0])[:60], "unknown key")
+        raise _Bad(_key_name(unknown[0]), "unknown key")
     allow = data.get("allow_insecure_index", False)
     if not isinstance(allow, bool):
         raise _Bad("allow_insecure_index", "expected true or false")
@@ -348,6 +349,19 @@ def _warn_insecure(lock: Lock) -> None:
             f"the lock allows the plain-http index {grammar.mask_url(url)}: what it serves can be "
             "read and changed on the way (allow_insecure_index = true)"
         )
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]{1,60}")
+
+
+def _key_name(k: Any) -> str:
+    """A key of the untrusted lock as an error message names it: bare when TOML would write it
+    bare, else a quoted string with every character outside printable ASCII escaped (a key
+    can hold a newline or a Unicode line separator: the message stays one line)."""
+    text = str(k)
+    if _BARE_KEY.fullmatch(text):
+        return text
+    return json.dumps(text if len(text) <= 60 else text[:57] + "...", ensure_ascii=True)
 
 
 def _short(v: Any) -> str:
@@ -419,7 +433,7 @@ def _section(data: Mapping[str, Any], cls: type, key: str) -> Any:
     kw: Dict[str, Any] = {}
     for k, v in raw.items():
         if k not in fields:
-            raise _Bad(f"{key}.{str(k)[:60]}", "unknown key")
+            raise _Bad(f"{key}.{_key_name(k)}", "unknown key")
         fn = _REQUIRES.get(k) if cls is LockRequires else None
         one = fn or (lambda x: grammar.short_text(x, 256, "text"))
         if "Tuple" in str(fields[k].type):
@@ -434,7 +448,7 @@ def _record(raw: Any, key: str, keys: Tuple[str, ...], required: Tuple[str, ...]
         raise _Bad(key, "expected a table")
     extra = sorted(set(raw) - set(keys))
     if extra:
-        raise _Bad(f"{key}.{str(extra[0])[:60]}", "unknown key")
+        raise _Bad(f"{key}.{_key_name(extra[0])}", "unknown key")
     missing = [k for k in required if k not in raw]
     if missing:
         raise _Bad(key, f"needs {' and '.join(required)}")

@@ -145,6 +145,33 @@ def test_a_hostile_field_is_a_one_line_usage_error_and_nothing_runs(recipes, fie
     assert happened == []
 
 
+#: Characters str.splitlines breaks at (a key of a JSON or TOML lock may hold any of them).
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    where=st.sampled_from(["top", "requires", "remove"]),
+    key=st.tuples(st.text(max_size=8), st.sampled_from(LINE_BREAKS), st.text(max_size=80)).map(
+        "".join
+    ),
+)
+def test_an_unknown_key_of_any_text_is_named_on_one_line(recipes, where, key):
+    """The three places that name an unknown key (the top table, a table, a record) show it
+    quoted and escaped: found by CI's full run, where a key "\n" under [[remove]] printed a
+    two-line error."""
+    data = {k: (list(v) if isinstance(v, list) else v) for k, v in GOOD.items()}
+    if where == "top":
+        data[key] = 1
+    elif where == "requires":
+        data["requires"] = {**GOOD["requires"], key: "x"}
+    else:
+        data["remove"] = [{**GOOD["remove"][0], key: "x"}]
+    with pytest.raises(UsageError) as exc:
+        lock_from_dict(data, "hostile.toml", recipes=recipes)
+    assert one_line(str(exc.value)) and str(exc.value).endswith(": unknown key"), str(exc.value)
+
+
 def _toml(data: Dict[str, Any]) -> str:
     """GOOD as TOML text (the writer's own quoting), so that a key's line can be found."""
     lines = []

@@ -134,16 +134,23 @@ def _holds(data: bytes) -> Optional[Dict[str, Any]]:
     return spec
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Equal as JSON values: a NaN the hostile spec holds (Python's json reads and writes it)
+    equals itself here, which == on the parsed values never says."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
 def _only_the_entry_went(old: Dict[str, Any], new: Dict[str, Any], bad: str = BAD) -> None:
     """`new` is `old` but for `bad` gone from env.LD_PRELOAD (the key, then env, dropped when
     empty); every other key, value and entry as it was, in order."""
-    assert {k: v for k, v in new.items() if k != "env"} == {
-        k: v for k, v in old.items() if k != "env"
-    }
+    assert _same(
+        {k: v for k, v in new.items() if k != "env"}, {k: v for k, v in old.items() if k != "env"}
+    )
     old_env, new_env = old["env"], new.get("env", {})
-    assert {k: v for k, v in new_env.items() if k != "LD_PRELOAD"} == {
-        k: v for k, v in old_env.items() if k != "LD_PRELOAD"
-    }
+    assert _same(
+        {k: v for k, v in new_env.items() if k != "LD_PRELOAD"},
+        {k: v for k, v in old_env.items() if k != "LD_PRELOAD"},
+    )
     left = [e for e in _entries(old_env["LD_PRELOAD"]) if e != bad]
     assert _entries(new_env.get("LD_PRELOAD", "")) == left
     assert ("LD_PRELOAD" in new_env) == bool(left)
