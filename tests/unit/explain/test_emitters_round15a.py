@@ -83,6 +83,10 @@ def _expected(fam: Family, code: int) -> str:
 def test_the_windows_error_number_decides(
     data: st.DataObject, fam: Family, code: int, noise: str, where: str
 ) -> None:
+    # torch imported beside a DLL in ctranslate2's folder names two GPU frameworks: then the
+    # cuDNN copies the paste shows decide (cudnn-conflict, fixer/explainer/copies.conflict;
+    # test_copies.py), not the number (found by CI's full run: 126 read cudnn-conflict there)
+    assume(not ("import torch" in noise and "ctranslate2" in where))
     dll = data.draw(dll_of(fam))
     words = data.draw(st.sampled_from(TEXTS[code]))
     torch = f'OSError: [WinError {code}] {words} Error loading "{where}\\{dll}" or one of its dependencies.'
@@ -139,7 +143,8 @@ def _filled(data: st.DataObject, template: str) -> str:
     return template.format(
         lib=lib,
         lib2=lib2,
-        dll=data.draw(dll_of(fam)),
+        # only a template with a {dll} slot draws one: some families (cuDLA) have no Windows build
+        dll=data.draw(dll_of(fam)) if "{dll}" in template else "",
         dir=data.draw(dirs),
         sym=sym,
         n=data.draw(small),
