@@ -50,7 +50,6 @@ Schema (version 2; version 1 files, whose [apt] was a table of package = "versio
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 from pathlib import Path
 from typing import Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Set, Tuple
@@ -356,12 +355,10 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_-]{1,60}")
 
 def _key_name(k: Any) -> str:
     """A key of the untrusted lock as an error message names it: bare when TOML would write it
-    bare, else a quoted string with every character outside printable ASCII escaped (a key
-    can hold a newline or a Unicode line separator: the message stays one line)."""
+    bare, else as _short shows any value (repr escapes a newline or a Unicode line separator:
+    the message stays one line)."""
     text = str(k)
-    if _BARE_KEY.fullmatch(text):
-        return text
-    return json.dumps(text if len(text) <= 60 else text[:57] + "...", ensure_ascii=True)
+    return text if _BARE_KEY.fullmatch(text) else _short(text)
 
 
 def _short(v: Any) -> str:
