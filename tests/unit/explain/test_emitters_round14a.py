@@ -20,16 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers.examples import examples
+from tests.helpers.explained import NOISE
 from tests.helpers.explained import ids as _ids
-
-NOISE = st.sampled_from(
-    [
-        "",
-        "Epoch 1/10\n",
-        "I0000 00:00:1768485308.759699     549 port.cc:153] oneDNN custom operations are on.\n",
-        'Traceback (most recent call last):\n  File "infer.py", line 12, in <module>\n',
-    ]
-)
 
 
 # --- ONNX Runtime: the available providers without CUDAExecutionProvider ---------------------
