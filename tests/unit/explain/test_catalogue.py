@@ -100,6 +100,10 @@ def _windows_stems(fam: Family) -> List[str]:
     return [s for s in fam.stems if not s.startswith("lib")]
 
 
+#: the GPU stack's families with a Windows build (cuDLA is Jetson's, Linux only)
+WIN_FAMILIES = [f for f in FAMILIES if _windows_stems(f)]
+
+
 @st.composite
 def dll_of(draw: st.DrawFn, fam: Family) -> str:
     """A Windows DLL of the family, as its wheels and toolkits name them: STEM64_MAJOR.dll
@@ -287,18 +291,24 @@ def test_loader_template_round_trip(loader, template: str, data: st.DataObject) 
     _loader_round_trip(loader, template, data)
 
 
-def _loader_round_trip(loader, template: str, data: st.DataObject) -> None:
-    """A library of any family in the loader's wording: the family's cause of that kind ranks
-    first."""
-    # a Windows wording draws a family that has a Windows build (cuDLA is Jetson's, Linux only)
-    fams = [f for f in FAMILIES if "{dll}" not in template or _windows_stems(f)]
-    fam = data.draw(st.sampled_from(fams))
+def loader_text(data: st.DataObject, template: str) -> Tuple[Family, str]:
+    """A loader wording's template filled for a drawn family: its library names, a symbol of
+    its own, a directory, a number; a Windows DLL only where the template has a {dll} slot, and
+    then from a family with a Windows build."""
+    fam = data.draw(st.sampled_from(WIN_FAMILIES if "{dll}" in template else FAMILIES))
     lib, lib2 = data.draw(library_of(fam)), data.draw(library_of(fam))
     sym = _symbol_prefix(fam) + data.draw(_SYM_TAIL)
-    dll = data.draw(dll_of(fam)) if _windows_stems(fam) else ""
+    dll = data.draw(dll_of(fam)) if "{dll}" in template else ""
     text = template.format(
         lib=lib, lib2=lib2, dll=dll, dir=data.draw(dirs), sym=sym, n=data.draw(small)
     )
+    return fam, text
+
+
+def _loader_round_trip(loader, template: str, data: st.DataObject) -> None:
+    """A library of any family in the loader's wording: the family's cause of that kind ranks
+    first."""
+    fam, text = loader_text(data, template)
     expected: Optional[str] = {
         "missing": fam.missing,
         "wrapper": fam.missing,

@@ -33,15 +33,15 @@ from tests.unit.explain.test_catalogue import (
     _SYM_TAIL,
     CAT,
     FAMILIES,
+    WIN_FAMILIES,
     _symbol_prefix,
     dirs,
     dll_of,
     library_of,
+    loader_text,
     small,
 )
 
-#: the GPU stack's families, each with Windows DLL names (test_catalogue.dll_of)
-WIN_FAMILIES = [f for f in FAMILIES if any(not s.startswith("lib") for s in f.stems)]
 WIN_DIRS = st.sampled_from(
     [
         r"C:\Program Files\NVIDIA GPU Computing Toolkit\CUDA\v12.4\bin",
@@ -136,21 +136,6 @@ def test_the_windows_loaders_entry_point_wording(
 LOADER_TEMPLATES = [(lr, t) for lr in CAT.loaders for t in lr.templates]
 
 
-def _filled(data: st.DataObject, template: str) -> str:
-    fam = data.draw(st.sampled_from(WIN_FAMILIES if "{dll}" in template else FAMILIES))
-    lib, lib2 = data.draw(library_of(fam)), data.draw(library_of(fam))
-    sym = _symbol_prefix(fam) + data.draw(_SYM_TAIL)
-    return template.format(
-        lib=lib,
-        lib2=lib2,
-        # only a template with a {dll} slot draws one: some families (cuDLA) have no Windows build
-        dll=data.draw(dll_of(fam)) if "{dll}" in template else "",
-        dir=data.draw(dirs),
-        sym=sym,
-        n=data.draw(small),
-    )
-
-
 def _token_columns(text: str) -> List[int]:
     """Where a renderer may break a line inside a token: between two non-space characters."""
     return [i for i in range(1, len(text)) if not (text[i - 1].isspace() or text[i].isspace())]
@@ -162,7 +147,7 @@ def test_a_line_wrapped_inside_a_token_reads_as_the_whole_line(
     data: st.DataObject, loader_template: object, head: str
 ) -> None:
     _, template = loader_template  # type: ignore[misc]
-    text = _filled(data, template)
+    _, text = loader_text(data, template)
     assume(not _COLAB_TEXT.search(text))
     col = data.draw(st.sampled_from(_token_columns(text)))
     whole = _ids(head + text)
