@@ -20,8 +20,11 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:  # run from anywhere; PYTHONPATH still picks another tree first
-    sys.path.append(str(REPO))
+# This checkout's fixer, ahead of an installed (or another checkout's editable) one; a PYTHONPATH
+# still picks another tree first: its entries stay ahead of this one.
+sys.path.insert(
+    1 + len([p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]), str(REPO)
+)
 
 from fixer.explainer import explain  # noqa: E402
 from fixer.system.compat import tomllib  # noqa: E402
