@@ -189,6 +189,7 @@ EVIDENCE_KINDS = (
     "cudnn-framework-copy",
     "nvidia-gpu",
     "other-gpu",
+    "no-nvidia-gpu-said",
 )
 
 

@@ -25,7 +25,9 @@ lists, pip / dpkg lists and nvidia-smi pasted beside an error show what is on th
   driver is too old for the build (driver-too-old first).
 - A message that no NVIDIA driver answered (torch's "Found no NVIDIA driver", nvidia-smi's
   "couldn't communicate") beside a GPU the paste names: an NVIDIA device makes it driver-missing,
-  only another vendor's graphics gpu-missing (gpu_named).
+  only another vendor's graphics, or a sentence saying there is no NVIDIA GPU, gpu-missing; the
+  runtime's "insufficient driver" (also its answer when no driver loads) beside that same
+  no-GPU evidence: gpu-missing (gpu_named).
 - TensorFlow's "Ignore above cudart dlerror if you do not have a GPU set up": an NVIDIA GPU shown
   decides for the missing CUDA runtime, a failure after the line ranks above it (cudart_ignored).
 
@@ -80,6 +82,7 @@ _ANY_LINE = (
     "cudnn-part-absent",
     "nvidia-gpu",
     "other-gpu",
+    "no-nvidia-gpu-said",
 )
 #: a cuDNN file right inside the framework's lib directory (not one reached through it:
 #: torch/lib/../../nvidia/cudnn/lib is the nvidia-cudnn wheel's)
@@ -580,18 +583,26 @@ def gpu_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
     """A message that no NVIDIA driver answered (the `nodriver` group: torch's "Found no NVIDIA
     driver", nvidia-smi's "couldn't communicate with the NVIDIA driver") beside a GPU the paste
     names: an NVIDIA device means the driver is what is missing (driver-missing); only another
-    vendor's graphics (Intel, AMD, Apple) means there is no NVIDIA GPU (gpu-missing). The decided
-    reading ranks above every reading of those messages; with neither, nothing is decided."""
-    nodriver = [h for h in hits if "nodriver" in h.captures and h.alternative_of is None]
+    vendor's graphics (Intel, AMD, Apple), or a sentence saying the machine has no NVIDIA GPU
+    (no-nvidia-gpu-said), means there is no NVIDIA GPU (gpu-missing). The runtime's "insufficient
+    driver" (the `insufficient` group) is also what it answers when no driver library loads at
+    all, so the same no-GPU evidence decides it for gpu-missing too; an NVIDIA device named
+    decides nothing for it (the driver may be there and too old: a driver version decides,
+    _driver_reached / _driver_short). The decided reading ranks above every reading of those
+    messages; with no such line, nothing is decided."""
     nvidia = next((s for s in seen if s.kind == "nvidia-gpu"), None)
-    other = next((s for s in seen if s.kind == "other-gpu"), None)
-    line = nvidia or other
-    if not nodriver or line is None:
+    absent = next((s for s in seen if s.kind in ("other-gpu", "no-nvidia-gpu-said")), None)
+    groups = ("nodriver",) if nvidia is not None else ("nodriver", "insufficient")
+    asked = [h for h in hits if h.alternative_of is None and any(g in h.captures for g in groups)]
+    line = nvidia or absent
+    if not asked or line is None:
         return []
     fid: FindingId = "driver-missing" if nvidia is not None else "gpu-missing"
     title, why, fix, check = _GPU_DECIDED[fid]
-    last = max(nodriver, key=lambda h: h.offset)
-    top = max(h.finding.confidence for h in nodriver)
+    if line.kind == "no-nvidia-gpu-said":
+        title, why = _SAID
+    last = max(asked, key=lambda h: h.offset)
+    top = max(h.finding.confidence for h in asked)
     finding = dataclasses.replace(
         last.finding,
         id=fid,
@@ -602,6 +613,15 @@ def gpu_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
         confidence=round(min(MAX, top + 0.04), 3),
     )
     return [Hit(finding=finding, decisive=True, offset=last.offset, where=last.where, check=check)]
+
+
+#: gpu-missing's title and reason when a sentence of the paste, not a device, decided it
+_SAID = (
+    "No NVIDIA GPU in this machine: the paste says so beside the message that no (new enough) "
+    "driver answered",
+    "the paste says the machine has no NVIDIA GPU (or runs on the CPU, or is a Mac): with no GPU "
+    "there is no driver to answer",
+)
 
 
 def _cudart_unshown(said: Hit, nvidia: Optional[Seen]) -> List[Hit]:
