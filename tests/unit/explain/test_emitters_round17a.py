@@ -22,6 +22,14 @@ words, each from the code that prints it.
   available.
 - transformers' "Your setup doesn't support bf16/gpu" (a GPU without bf16, below Ampere):
   gpu-arch-unsupported, no GPU at all second.
+- transformers' "CUDA is required but not available for bitsandbytes" (is_available() False): the
+  no-usable-GPU reading.
+- TensorFlow's placer, "... was explicitly assigned to /device:GPU:0 but available devices are
+  [ <no GPU> ]": TF registered no GPU (gpu-missing, its CUDA libraries not loading second); with
+  "The requested device appears to be a GPU, but CUDA is not enabled." a build without CUDA; a
+  GPU:1 beside a listed GPU is not read.
+- vLLM's "Failed to infer device type" / "No platform detected, vLLM is running on
+  UnspecifiedPlatform" (NVML counted no GPU): gpu-missing, the driver's NVML missing second.
 
 Values are generated; the wordings are the emitters'."""
 
@@ -79,6 +87,10 @@ NO_USABLE_GPU = [
     "RuntimeError: GPU is required to run AWQ quantized model. You can use IPEX version AWQ if you "
     "have an Intel CPU",
     "RuntimeError: GPU is required to quantize or run quantize model.",
+    "RuntimeError: CUDA is required but not available for bitsandbytes. Please consider "
+    "installing the multi-platform enabled version of bitsandbytes, which is currently a work in "
+    "progress. Please check currently supported platforms and installation instructions at "
+    "https://huggingface.co/docs/bitsandbytes/main/en/installation#multi-backend",
 ]
 
 
@@ -238,3 +250,77 @@ def test_transformers_bf16_gpu_is_a_gpu_without_bf16(noise, prefix):
         "gpu-arch-unsupported",
         "gpu-missing",
     ], (text, found)
+
+
+CPU_DEVICES = st.lists(
+    st.sampled_from(["CPU", "XLA_CPU"]).flatmap(
+        lambda t: NUM.map(lambda i: f"/job:localhost/replica:0/task:0/device:{t}:{i}")
+    ),
+    min_size=1,
+    max_size=3,
+)
+PLACED = st.sampled_from(
+    [
+        "tensorflow.python.framework.errors_impl.InvalidArgumentError: Cannot assign a device for "
+        "operation {op}: {{{{node {op}}}}} was explicitly assigned to {dev} but available devices "
+        "are [ {devs} ]. Make sure the device specification refers to a valid device.",
+        "InvalidArgumentError (see above for traceback): Cannot assign a device for operation "
+        "'{op}': Operation was explicitly assigned to {dev} but available devices are [ {devs} ]. "
+        "Make sure the device specification refers to a valid device.",
+    ]
+)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    form=PLACED,
+    op=st.sampled_from(["MatMul", "random_normal/RandomStandardNormal", "Conv2D"]),
+    dev=st.sampled_from(
+        ["/device:GPU:0", "/gpu:0", "/job:localhost/replica:0/task:0/device:GPU:0"]
+    ),
+    devs=CPU_DEVICES,
+    cpu_build=st.booleans(),
+    noise=NOISE,
+)
+def test_tensorflow_placer_with_no_gpu_registered(form, op, dev, devs, cpu_build, noise):
+    text = noise + form.format(op=op, dev=dev, devs=", ".join(devs))
+    if cpu_build:
+        text += " The requested device appears to be a GPU, but CUDA is not enabled."
+    found = _ids(text)
+    if cpu_build:
+        assert found[0] == "cpu-only-build", (text, found)
+    else:
+        assert found[:2] == ["gpu-missing", "cuda-lib-missing"], (text, found)
+        assert "cpu-only-build" in found, (text, found)
+    # a GPU that is not the first, beside a registered GPU, is not "no GPU registered"
+    other = form.format(
+        op=op,
+        dev=dev.replace("GPU:0", "GPU:1").replace("gpu:0", "gpu:1"),
+        devs=", ".join(devs + ["/job:localhost/replica:0/task:0/device:GPU:0"]),
+    )
+    assert "gpu-missing" not in _ids(noise + other)[:1], other
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    n=st.integers(1, 3000),
+    noise=NOISE,
+    lines=st.sets(st.sampled_from(["info", "trace", "error"]), min_size=1),
+)
+def test_vllm_without_a_platform_is_no_gpu(n, noise, lines):
+    parts = []
+    if "info" in lines:
+        parts.append(
+            f"INFO 03-01 20:22:56 __init__.py:{n}] No platform detected, vLLM is running on "
+            "UnspecifiedPlatform"
+        )
+    if "trace" in lines:
+        parts.append(
+            f'  File "/usr/local/lib/python3.12/dist-packages/vllm/config.py", line {n}, in '
+            '__init__\n    raise RuntimeError("Failed to infer device type")'
+        )
+    if lines & {"trace", "error"}:  # a traceback ends with the exception's line
+        parts.append("RuntimeError: Failed to infer device type")
+    text = noise + "\n".join(parts)
+    found = _ids(text)
+    assert found[:2] == ["gpu-missing", "driver-missing"], (text, found)
