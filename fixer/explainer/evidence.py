@@ -586,14 +586,25 @@ def gpu_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
     vendor's graphics (Intel, AMD, Apple), or a sentence saying the machine has no NVIDIA GPU
     (no-nvidia-gpu-said), means there is no NVIDIA GPU (gpu-missing). The runtime's "insufficient
     driver" (the `insufficient` group) is also what it answers when no driver library loads at
-    all, so the same no-GPU evidence decides it for gpu-missing too; an NVIDIA device named
+    all, so the same no-GPU evidence decides it for gpu-missing too, as it does every other
+    driver-missing reading (a driver library the loader did not find); an NVIDIA device named
     decides nothing for it (the driver may be there and too old: a driver version decides,
     _driver_reached / _driver_short). The decided reading ranks above every reading of those
     messages; with no such line, nothing is decided."""
     nvidia = next((s for s in seen if s.kind == "nvidia-gpu"), None)
     absent = next((s for s in seen if s.kind in ("other-gpu", "no-nvidia-gpu-said")), None)
     groups = ("nodriver",) if nvidia is not None else ("nodriver", "insufficient")
-    asked = [h for h in hits if h.alternative_of is None and any(g in h.captures for g in groups)]
+    asked = [
+        h
+        for h in hits
+        if h.alternative_of is None
+        and (
+            any(g in h.captures for g in groups)
+            # with no NVIDIA device named, any reading that no driver reached the process (the
+            # loader's missing libcuda / libnvidia-ml too) is asked the same question
+            or (nvidia is None and h.finding.id == "driver-missing")
+        )
+    ]
     line = nvidia or absent
     if not asked or line is None:
         return []

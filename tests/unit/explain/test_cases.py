@@ -94,8 +94,11 @@ collected blind at the same time by two more helpers after round fifteen, and me
 reading them before round fifteen (f7b4b70), after it (2fcfe6e) and after round sixteen
 (ea2851c): 33/45 (73.3 %) and 34/46 (73.9 %) all three times; again after round seventeen (five
 emitter families read from their sources without reading any set, and the no-NVIDIA-GPU evidence;
-5191b08): 33/45 and 34/46 (top-2 34 and 36, recognised 38 and 39). Their texts have not been
-read: they guard the blind measure."""
+5191b08): 33/45 and 34/46 (top-2 34 and 36, recognised 38 and 39). Then their misses were READ
+for round eighteen (torch 2.11's capability warning, NVML that did not load, cudarc's loader,
+PaddlePaddle's first cuDNN header check, uv's "cannot be used", a glibc symbol version named
+alone, and the runtime's strings cut or framed by a wrapper): 40/45 and 39/46 after it; they are
+no longer unseen."""
 
 from __future__ import annotations
 
@@ -199,7 +202,8 @@ SET11_GUARD = 38
 #: 44 after round fourteen)
 SET12_GUARD = 44
 #: set 13 measured blind before and after round thirteen (26/45), then read in round fourteen
-SET13_GUARD = 31
+#: (32 since round eighteen: a glibc symbol version named without the loader's sentence)
+SET13_GUARD = 32
 #: set 14 measured blind before and after round thirteen (33/45), then read in round fourteen
 SET14_GUARD = 38
 #: set 15 measured blind after round fourteen (35/44), then read in round fifteen
@@ -210,10 +214,10 @@ SET16_GUARD = 41
 SET17_GUARD = 39
 #: set 18 measured blind before and after round fifteen (37/45), then read in round sixteen
 SET18_GUARD = 38
-#: sets 19 and 20 measured blind before and after rounds fifteen and sixteen (33/45, 34/46); not
-#: read
-SET19_GUARD = 33
-SET20_GUARD = 34
+#: sets 19 and 20 measured blind before and after rounds fifteen, sixteen and seventeen (33/45,
+#: 34/46), then read in round eighteen (40/45, 39/46)
+SET19_GUARD = 40
+SET20_GUARD = 39
 
 #: Each held-out set: its reports and the number guarded. Set 2's guard is 90 %; sets 3 and 4
 #: were read while patterns were written (regression guards, not measures); set 5 too (round 5);
