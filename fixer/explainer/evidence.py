@@ -593,16 +593,19 @@ def gpu_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
     messages; with no such line, nothing is decided."""
     nvidia = next((s for s in seen if s.kind == "nvidia-gpu"), None)
     absent = next((s for s in seen if s.kind in ("other-gpu", "no-nvidia-gpu-said")), None)
-    groups = ("nodriver",) if nvidia is not None else ("nodriver", "insufficient")
     asked = [
         h
         for h in hits
         if h.alternative_of is None
         and (
-            any(g in h.captures for g in groups)
-            # with no NVIDIA device named, any reading that no driver reached the process (the
-            # loader's missing libcuda / libnvidia-ml too) is asked the same question
-            or (nvidia is None and h.finding.id == "driver-missing")
+            "nodriver" in h.captures
+            # with no NVIDIA device named, the insufficient-driver answer and any reading that no
+            # driver reached the process (the loader's missing libcuda / libnvidia-ml too) are
+            # asked the same question
+            or (
+                nvidia is None
+                and ("insufficient" in h.captures or h.finding.id == "driver-missing")
+            )
         )
     ]
     line = nvidia or absent

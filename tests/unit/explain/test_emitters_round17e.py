@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from fixer.explainer import explain
 from tests.helpers.examples import examples
 from tests.helpers.explained import NOISE
+from tests.helpers.explained import ids as _ids
 
 INSUFFICIENT = st.sampled_from(
     [
@@ -81,10 +82,6 @@ def _paste(msg: str, line: str, noise: str, before: bool, n: str) -> str:
     msg, line = msg.format(n=n), line.format(n=n)
     parts = [line, noise, msg] if before else [noise, msg, line]
     return "\n".join(parts)
-
-
-def _ids(text: str):
-    return [f.id for f in explain(text)]
 
 
 @settings(max_examples=examples(40), deadline=None)

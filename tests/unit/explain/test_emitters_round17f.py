@@ -15,9 +15,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixer.explainer import explain
 from tests.helpers.examples import examples
 from tests.helpers.explained import NOISE
+from tests.helpers.explained import ids as _ids
 
 CAP = st.tuples(st.integers(3, 12), st.integers(0, 9))
 OPS = st.sampled_from(
@@ -30,10 +30,6 @@ HEAD = (
 
 def _cap(c) -> str:
     return f"({c[0]}, {c[1]})"
-
-
-def _ids(text: str):
-    return [f.id for f in explain(text)]
 
 
 @settings(max_examples=examples(40), deadline=None)

@@ -24,9 +24,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixer.explainer import explain
 from tests.helpers.examples import examples
 from tests.helpers.explained import NOISE
+from tests.helpers.explained import ids as _ids
 
 NUM = st.integers(0, 99)
 CC = st.sampled_from([50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 120])
@@ -39,10 +39,6 @@ NAMES = st.sampled_from(
         "Quadro P4000",
     ]
 )
-
-
-def _ids(text: str):
-    return [f.id for f in explain(text)]
 
 
 @settings(max_examples=examples(30), deadline=None)
