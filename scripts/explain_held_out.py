@@ -59,7 +59,10 @@ def measure(path: Path, texts: bool) -> List[str]:
         if not ids or ids[0] != case["cause"]:
             misses[(case["cause"], ids[0] if ids else "unrecognised")] += 1
             if texts:
-                shown.append(f"--- {case.get('url', '?')}\n{case['error'].strip()}")
+                shown.append(
+                    f"--- {case.get('url', '?')}\ncause {case['cause']}, ranked {ids[:3]}; "
+                    f"how: {case.get('how', '?')}\n{case['error'].strip()}"
+                )
     n = len(cases)
     out = [
         f"{path.name}: top-1 {top1}/{n} ({top1 / n:.1%}), top-2 {top2}/{n}, "

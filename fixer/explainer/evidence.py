@@ -589,8 +589,12 @@ def gpu_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
     all, so the same no-GPU evidence decides it for gpu-missing too, as it does every other
     driver-missing reading (a driver library the loader did not find); an NVIDIA device named
     decides nothing for it (the driver may be there and too old: a driver version decides,
-    _driver_reached / _driver_short). The decided reading ranks above every reading of those
-    messages; with no such line, nothing is decided."""
+    _driver_reached / _driver_short). A CPU-only build (cpu-only-build: "a framework installed
+    without CUDA on a GPU machine", DESIGN's finding table) is a cause only where there is an
+    NVIDIA GPU, so the no-GPU evidence decides its readings for gpu-missing as well (PyTorch's
+    macOS wheels carry no CUDA: "Torch not compiled with CUDA enabled" on a Mac). The decided
+    reading ranks above every reading of those messages; with no such line, nothing is
+    decided."""
     nvidia = next((s for s in seen if s.kind == "nvidia-gpu"), None)
     absent = next((s for s in seen if s.kind in ("other-gpu", "no-nvidia-gpu-said")), None)
     asked = [
@@ -604,7 +608,10 @@ def gpu_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
             # asked the same question
             or (
                 nvidia is None
-                and ("insufficient" in h.captures or h.finding.id == "driver-missing")
+                and (
+                    "insufficient" in h.captures
+                    or h.finding.id in ("driver-missing", "cpu-only-build")
+                )
             )
         )
     ]
@@ -615,6 +622,8 @@ def gpu_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
     title, why, fix, check = _GPU_DECIDED[fid]
     if line.kind == "no-nvidia-gpu-said":
         title, why = _SAID
+    if all(h.finding.id == "cpu-only-build" for h in asked):
+        title, why = _NO_GPU_FOR_BUILD[0], f"{why}; {_NO_GPU_FOR_BUILD[1]}"
     last = max(asked, key=lambda h: h.offset)
     top = max(h.finding.confidence for h in asked)
     finding = dataclasses.replace(
@@ -635,6 +644,14 @@ _SAID = (
     "driver answered",
     "the paste says the machine has no NVIDIA GPU (or runs on the CPU, or is a Mac): with no GPU "
     "there is no driver to answer",
+)
+
+
+#: gpu-missing's title, and what it adds to the reason, when the no-GPU evidence decided a reading
+#: of a CPU-only build
+_NO_GPU_FOR_BUILD = (
+    "No NVIDIA GPU in this machine: a CUDA build of the framework would not find one either",
+    "a build without CUDA is the cause only where an NVIDIA GPU is there to use",
 )
 
 
