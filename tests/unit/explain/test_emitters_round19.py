@@ -26,6 +26,17 @@
 - cuDNN not found in plain words (CMake's "Could NOT find CUDNN", PyTorch's cmake "Cannot find
   cuDNN library", waifu2x-caffe's "cuDNN cannot be used [cudnn64_N.dll] not found"): cudnn-missing.
 
+Round nineteen (b), from error texts sampled without labels (no held-out set):
+- c10's "PyTorch is not linked with support for cuda devices": cpu-only-build.
+- The NVIDIA kernel module's "The NVIDIA probe routine was not called for N device(s)" (nouveau
+  holds the GPU) and "None of the NVIDIA graphics adapters were initialized": driver-missing;
+  "No NVIDIA graphics adapter probed!" alone: driver-missing, gpu-missing second (and no
+  statement of the user's that there is no NVIDIA GPU).
+- The container toolkit's "unsatisfied condition: driver >= N" (an image's per-brand driver
+  range beside its cuda>=X.Y): driver-too-old, as for its cuda>= condition.
+- ONNX Runtime's "LoadLibrary failed with error 126 ... when trying to load "...dll" cut before
+  the closing quote.
+
 Values are generated; the wordings are the emitters'."""
 
 from __future__ import annotations
@@ -285,3 +296,64 @@ def test_cudnn_not_found_in_plain_words(form, dll, missing):
         "cuDNN Not Found",
     ][form]
     assert _ids(text)[0] == "cudnn-missing", text
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    frame=st.integers(100, 999),
+    api=st.sampled_from(
+        [
+            "Error in force(result) :\n  ",
+            "RuntimeError: ",
+            "terminate called after throwing an instance of 'c10::Error'\n  what():  ",
+        ]
+    ),
+)
+def test_libtorch_without_cuda_linked_in(frame, api):
+    text = (
+        f"{api}PyTorch is not linked with support for cuda devices (getDeviceGuardImpl at "
+        f"../c10/core/impl/DeviceGuardImplInterface.h:{frame})"
+    )
+    assert _ids(text)[0] == "cpu-only-build", text
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(n=st.integers(1, 8), t=st.integers(1, 99999), nouveau=st.booleans())
+def test_nvidia_kernel_module_that_took_no_gpu(n, t, nouveau):
+    probed = f"[{t}.595099] NVRM: No NVIDIA graphics adapter probed!"
+    held = (
+        f"[{t}.976351] NVRM: The NVIDIA probe routine was not called for {n} device(s).\n"
+        f"[{t}.977053] NVRM: This can occur when a driver such as: \nNVRM: nouveau, rivafb, "
+        "nvidiafb or rivatv \nNVRM: was loaded and obtained ownership of the NVIDIA device(s)."
+    )
+    text = f"{probed}\n{held}" if nouveau else probed
+    got = _ids(text)
+    assert got[0] == "driver-missing", text
+    if not nouveau:
+        assert got[1] == "gpu-missing", text
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    cond=st.sampled_from(["driver >= 410", "driver >= 525", "cuda>=12.8", "cuda >= 11.0"]),
+    ver=st.sampled_from(["18.06.0-ce", "24.0.5"]),
+)
+def test_container_toolkit_requirement(cond, ver):
+    text = (
+        "docker: Error response from daemon: OCI runtime create failed: container_linux.go:348: "
+        'starting container process caused "process_linux.go:402: container init caused '
+        '\\"running prestart hook 1 caused \\\\\\"error running hook: exit status 1, stdout: , '
+        "stderr: nvidia-container-cli: requirement error: unsatisfied condition: "
+        f'{cond}\\\\\\\\n\\\\\\"\\"": unknown.\n$ docker version\nClient:\n Version:           {ver}'
+    )
+    assert _ids(text)[0] == "driver-too-old", text
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(code=st.sampled_from(["126", "127"]), d=st.sampled_from(["D:\\Projects\\bin", "C:\\app"]))
+def test_onnxruntime_load_library_cut_before_its_quote(code, d):
+    text = (
+        "[ONNXRuntimeError] : 1 : FAIL : LoadLibrary failed with error "
+        f'{code} "" when trying to load "{d}\\onnxruntime_providers_cuda.dll'
+    )
+    assert _ids(text), text
