@@ -17,6 +17,14 @@
 - llama.cpp's system_info "BLAS = 0": cpu-only-build.
 - distutils' "unable to execute '.../bin/nvcc': No such file or directory": cuda-lib-missing.
 
+Round twenty (b), from the allocators' and wrappers' sources (no held-out set):
+- GPU memory: ONNX Runtime's BFC arena, ggml's "cudaMalloc failed: out of memory", TensorRT's
+  "Requested amount of GPU memory", vLLM's KV cache checks, transformers' "Make sure you have
+  enough GPU RAM": out-of-memory.
+- Host memory: PyTorch's DefaultCPUAllocator, NumPy's "Unable to allocate", the kernel's OOM
+  killer, a DataLoader worker out of shared memory (and, lower, one killed by SIGKILL).
+- PyTorch's TypedStorage deprecation and elastic's redirects notice: log-noise.
+
 Values are generated; the wordings are the emitters'."""
 
 from __future__ import annotations
@@ -234,3 +242,58 @@ def test_distutils_could_not_run_nvcc(home):
         f"error: command '{nvcc}' failed with exit status 1"
     )
     assert _ids(text)[0] == "cuda-lib-missing", text
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    form=st.integers(0, 5),
+    n=st.integers(1, 99999),
+    mib=st.floats(1, 90000),
+)
+def test_gpu_allocators_that_ran_out(form, n, mib):
+    text = [
+        f"onnxruntime::BFCArena::AllocateRawInternal Failed to allocate memory for requested buffer of size {n}",
+        f"ggml_backend_cuda_buffer_type_alloc_buffer: allocating {mib:.2f} MiB on device 0: cudaMalloc failed: out of memory",
+        f"[TRT] [E] 1: Requested amount of GPU memory ({n} bytes) could not be allocated. There may not be enough free memory for allocation to succeed.",
+        "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.",
+        f"ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be stored in KV cache ({n}). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+        "ValueError: Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU RAM to fit the quantized model. If you want to dispatch the model on the CPU or the disk while keeping these modules in 32-bit, you need to set `llm_int8_enable_fp32_cpu_offload=True`",
+    ][form]
+    assert _ids(text)[0] == "out-of-memory", text
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(form=st.integers(0, 5), n=st.integers(1, 10**12), gib=st.floats(0.1, 999))
+def test_host_memory_that_ran_out(form, n, gib):
+    text = [
+        f"RuntimeError: [enforce fail at alloc_cpu.cpp:83] . DefaultCPUAllocator: can't allocate memory: you tried to allocate {n} bytes. Error code 12 (Cannot allocate memory)",
+        f"RuntimeError: [enforce fail at C:\\cb\\pytorch_1000000000000\\work\\c10\\core\\impl\\alloc_cpu.cpp:72] data. DefaultCPUAllocator: not enough memory: you tried to allocate {n} bytes.",
+        f"numpy.core._exceptions._ArrayMemoryError: Unable to allocate {gib:.1f} GiB for an array with shape (100000, 100000) and data type float64",
+        f"[{n % 99999}.123] Out of memory: Killed process {n % 99999} (python) total-vm:52428800kB, anon-rss:50331648kB",
+        f"[{n % 99999}.123] Memory cgroup out of memory: Killed process {n % 99999} (python3)",
+        f"RuntimeError: DataLoader worker (pid {n % 99999}) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.",
+    ][form]
+    assert _ids(text)[0] == "out-of-memory", text
+
+
+@settings(max_examples=examples(10), deadline=None)
+@given(pid=st.integers(1, 99999))
+def test_a_killed_dataloader_worker_reads_memory_first(pid):
+    text = f"RuntimeError: DataLoader worker (pid {pid}) is killed by signal: Killed."
+    assert _ids(text)[0] == "out-of-memory", text
+
+
+@settings(max_examples=examples(10), deadline=None)
+@given(
+    notice=st.sampled_from(
+        [
+            "UserWarning: TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the only storage class. This should only matter to you if you are using storages directly.",
+            "NOTE: Redirects are currently not supported in Windows or MacOs.",
+            "NOTE: Redirects are currently not supported in MacOs.",
+        ]
+    ),
+    after=st.booleans(),
+)
+def test_pytorch_notices_are_warnings(notice, after):
+    text = notice + ("\nRuntimeError: CUDA error: out of memory" if after else "")
+    assert _ids(text)[0] == ("out-of-memory" if after else "log-noise"), text
