@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator, List, Tuple
@@ -84,9 +85,22 @@ def pytest_configure(config: pytest.Config) -> None:
     if not os.environ.get("COLAB_CUDNN_FIX_TEST_CACHE"):
         os.environ["COLAB_CUDNN_FIX_TEST_CACHE"] = "1"
         os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="fixer-test-cache-")
+        _MADE_CACHE.append(os.environ["XDG_CACHE_HOME"])
     # The per-interpreter apply locks live in the private state directory (fixer.system.paths.lock_dir),
     # which tests point into a sandbox (--root or XDG_STATE_HOME).
 
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The throw-away cache folder this process made (pytest_configure) goes with the run; xdist's
+    workers inherit the controller's folder and make none, so only the controller removes it,
+    after every worker has stopped."""
+    for folder in _MADE_CACHE:
+        shutil.rmtree(folder, ignore_errors=True)
+    _MADE_CACHE.clear()
+
+
+#: The cache folder pytest_configure made in this process (none where one was inherited).
+_MADE_CACHE: List[str] = []
 
 #: Whether the collector was on when collection began (pytest_sessionstart).
 _GC_WAS_ON: List[bool] = []
