@@ -70,7 +70,14 @@ _LOOKED_FOR = re.compile(
 _DENIED = re.compile(
     r"\b(?:no|not|none|without|never|cannot|lacks?|lacking|absent)\b|n[’']?t\b", re.I
 )
-_CLAUSE_END = re.compile(r"[,;:!?\n]|\.(?:\s|$)")
+#: a clause ends at punctuation, and where a double quote opens or closes: users quote the error
+#: inside their sentence ('I have AMD GPU I get this error "Torch not compiled with CUDA enabled"'),
+#: and the error's own words deny nothing the sentence says
+_CLAUSE_END = re.compile(r"[,;:!?\n\"“”]|\.(?:\s|$)")
+#: a parenthetical on one line: its own clause when the match is inside it ("(OSX) Torch not
+#: compiled ..."), left out of the clause around it otherwise ("cuDNN 7.4.1 on Windows 10 (Python
+#: 3.7) but I can't ...")
+_PARENTHETICAL = re.compile(r"\([^()\n]{0,120}\)")
 #: the kinds a denied clause never shows (a copy, a framework's own copy, a GPU: "I don't have a
 #: GeForce", "nvidia-smi doesn't work")
 _PRESENCE = ("cudnn-present", "cudnn-framework-copy", "nvidia-gpu", "other-gpu")
@@ -140,10 +147,16 @@ def _copy_version(g: Dict[str, Optional[str]]) -> str:
 
 
 def _clause(text: str, start: int, end: int) -> str:
-    """The clause around text[start:end]: from the last clause end before it to the next after."""
+    """The clause around text[start:end]: from the last clause end before it to the next after;
+    the parenthetical it sits in, if any; without the parentheticals around it."""
     head = text[max(0, start - 120) : start]
-    cut = [m.end() for m in _CLAUSE_END.finditer(head)]
     tail = text[end : end + 120]
+    opened = head.rfind("(")
+    closed = tail.find(")")
+    if opened >= 0 and ")" not in head[opened:] and closed >= 0 and "(" not in tail[:closed]:
+        head, tail = head[opened + 1 :], tail[:closed]
+    head, tail = _PARENTHETICAL.sub(" ", head), _PARENTHETICAL.sub(" ", tail)
+    cut = [m.end() for m in _CLAUSE_END.finditer(head)]
     stop = _CLAUSE_END.search(tail)
     return head[cut[-1] if cut else 0 :] + text[start:end] + tail[: stop.start() if stop else None]
 
