@@ -5,7 +5,8 @@
     PYTHONPATH=../other-tree python scripts/explain_held_out.py FILE    # another tree's explain
 
 For each file: how often the thread's cause is ranked first (top-1), first or second (top-2),
-and how many reports explain recognises at all; then each miss only as the pair (the cause,
+how many reports hold a message explain knows (recognised) and how many more it ranks from the
+words alone (guessed: recipes/errors.toml's [[fallback]]); then each miss only as the pair (the cause,
 what ranked first), counted, never its text: a set measured this way stays unseen. `--texts`
 prints the missed reports too, which makes the set read (say so where it is guarded:
 tests/unit/explain/test_cases.py)."""
@@ -26,7 +27,7 @@ sys.path.insert(
     1 + len([p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]), str(REPO)
 )
 
-from fixer.explainer import explain  # noqa: E402
+from fixer.explainer import analyze  # noqa: E402
 from fixer.system.compat import tomllib  # noqa: E402
 
 
@@ -48,14 +49,16 @@ def _cases(path: Path) -> List[Dict[str, Any]]:
 
 def measure(path: Path, texts: bool) -> List[str]:
     cases = _cases(path)
-    top1 = top2 = recognised = 0
+    top1 = top2 = recognised = guessed = 0
     misses: "collections.Counter[tuple]" = collections.Counter()
     shown: List[str] = []
     for case in cases:
-        ids = [f.id for f in explain(case["error"])]
+        result = analyze(case["error"])
+        ids = [f.id for f in result.findings]
         top1 += bool(ids) and ids[0] == case["cause"]
         top2 += case["cause"] in ids[:2]
-        recognised += bool(ids)
+        recognised += result.recognised
+        guessed += bool(ids) and not result.recognised
         if not ids or ids[0] != case["cause"]:
             misses[(case["cause"], ids[0] if ids else "unrecognised")] += 1
             if texts:
@@ -66,7 +69,7 @@ def measure(path: Path, texts: bool) -> List[str]:
     n = len(cases)
     out = [
         f"{path.name}: top-1 {top1}/{n} ({top1 / n:.1%}), top-2 {top2}/{n}, "
-        f"recognised {recognised}/{n}"
+        f"recognised {recognised}/{n}, guessed {guessed}/{n}"
     ]
     out += [f"  {k} x {cause} -> {got}" for (cause, got), k in misses.most_common()]
     return out + shown

@@ -206,12 +206,34 @@ class Evidence:
 
 
 @dataclasses.dataclass(frozen=True)
+class Fallback:
+    """One [[fallback]]: the words of a finding (its definition's nouns and verbs: "no GPU ...
+    found", "out of memory", a library of a family beside "not found"), read only where no message
+    of the catalogue is recognised but harmless lines. It ranks what such a text shows, as a guess with the check
+    that decides; it is no rule about a message, so it has a `basis` (what the words mean) and
+    no emitter cite. `id` is a finding id; or `family` names the kind of failure ("missing") and
+    the family of the library the `lib` group names, or of the display name in `name`, decides."""
+
+    id: str
+    title: str
+    patterns: Tuple[Pattern, ...]
+    check: str
+    fix: str
+    basis: str
+    examples: Tuple[str, ...] = ()
+    family: str = ""
+    where: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
 class Catalogue:
     families: Tuple[Family, ...]
     loaders: Tuple[LoaderRule, ...]
     rules: Tuple[Rule, ...]
     path: str = RULES_FILE
     evidence: Tuple[Evidence, ...] = ()
+    #: the [[fallback]] tables, in the file's order
+    fallbacks: Tuple[Fallback, ...] = ()
     #: every literal of the rules' and loaders' patterns (scan.wrapped_needles), for join_wrapped
     wrapped: FrozenSet[bytes] = frozenset()
 
@@ -280,6 +302,9 @@ _FAMILY_KEYS = {
     "check",
 }
 _LOADER_KEYS = {"kind", "patterns", "templates", "cites", "note"}
+_FALLBACK_KEYS = {"id", "family", "title", "patterns", "check", "fix", "basis", "examples", "note"}
+#: the kinds of failure a [[fallback]]'s `family` may name (Family's fields)
+FALLBACK_FAMILY_KINDS = ("missing", "mismatch")
 
 
 def rules_files(extra_dirs: Sequence[str] = ()) -> List[Path]:
@@ -398,12 +423,13 @@ def _parse(text: str, path: str, known: Dict[str, Facts]) -> Tuple[Catalogue, Di
             path=path,
             line=lines.top_key("schema") or 1,
         )
-    tops = ["schema", "family", "loader", "rule", "evidence"]
+    tops = ["schema", "family", "loader", "rule", "evidence", "fallback"]
     for top in doc:
         if top not in tops:
             raise RecipeError(
                 f"unknown table or key {top!r}{_did_you_mean(top, tops)}; "
-                "an error catalogue holds `schema`, [[family]], [[loader]], [[rule]] and [[evidence]] tables",
+                "an error catalogue holds `schema`, [[family]], [[loader]], [[rule]], [[evidence]] "
+                "and [[fallback]] tables",
                 path=path,
                 line=lines.record(top, 0) or lines.top_key(top),
             )
@@ -415,6 +441,7 @@ def _parse(text: str, path: str, known: Dict[str, Facts]) -> Tuple[Catalogue, Di
     loaders = tuple(_loader(r, i, ctx) for i, r in enumerate(_list(doc, "loader", ctx)))
     rules = tuple(_rule(r, i, ctx) for i, r in enumerate(raw))
     evidence = tuple(_evidence(r, i, ctx) for i, r in enumerate(_list(doc, "evidence", ctx)))
+    fallbacks = tuple(_fallback(r, i, ctx) for i, r in enumerate(_list(doc, "fallback", ctx)))
     wrapped = scan.wrapped_needles(
         [p for r in rules for p in r.patterns] + [p for lr in loaders for p in lr.patterns]
     )
@@ -425,6 +452,7 @@ def _parse(text: str, path: str, known: Dict[str, Facts]) -> Tuple[Catalogue, Di
         path=path,
         evidence=evidence,
         wrapped=wrapped,
+        fallbacks=fallbacks,
     )
     return cat, ctx.derived
 
@@ -781,4 +809,41 @@ def _evidence(r: Any, i: int, ctx: _Ctx) -> Evidence:
         patterns=_regexes(r, "patterns", "evidence", i, ctx, False),
         cites=_cites(r, "evidence", i, ctx),
         where=f"{os.path.basename(ctx.path)}:{ctx.lines.record('evidence', i) or '?'}",
+    )
+
+
+def _fallback(r: Any, i: int, ctx: _Ctx) -> Fallback:
+    kind = "fallback"
+    _keys(
+        r, _FALLBACK_KEYS, ("title", "patterns", "check", "fix", "basis", "examples"), kind, i, ctx
+    )
+    fid = _finding_id(r["id"], "id", kind, i, ctx) if "id" in r else ""
+    family = str(r.get("family", ""))
+    if bool(fid) == bool(family):
+        raise ctx.bad(kind, i, "give either `id` (a finding id) or `family` (a kind of failure)")
+    if family and family not in FALLBACK_FAMILY_KINDS:
+        raise ctx.bad(
+            kind,
+            i,
+            f"family {family!r} must be one of {', '.join(FALLBACK_FAMILY_KINDS)}",
+            "family",
+        )
+    patterns = _regexes(r, "patterns", kind, i, ctx, allow_empty=False)
+    if family and not all({"lib", "name"} & set(p.groups) for p in patterns):
+        raise ctx.bad(
+            kind, i, "with `family`, each pattern names a `lib` or a `name` group", "patterns"
+        )
+    for k in ("title", "check", "fix", "basis"):
+        if not isinstance(r[k], str) or not r[k].strip():
+            raise ctx.bad(kind, i, f"{k!r} must be a non-empty string", k)
+    return Fallback(
+        id=fid,
+        title=r["title"],
+        patterns=patterns,
+        check=r["check"],
+        fix=r["fix"],
+        basis=r["basis"],
+        examples=_strs(r, "examples", kind, i, ctx, allow_empty=False),
+        family=family,
+        where=f"{os.path.basename(ctx.path)}:{ctx.lines.record('fallback', i) or '?'}",
     )

@@ -15,7 +15,7 @@ import functools
 import os
 import re
 import string
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Dict, List, Optional, Sequence, Set, Tuple
 
 from fixer.diagnosis.findings import diagnose, ordered
 from fixer.system.versions import version_key
@@ -37,6 +37,7 @@ from fixer.explainer.scan import AnchorIndex, ascii_quotes, join_wrapped, unmark
 from fixer.explainer.loader import (
     LoadFailure,
     family_by_name,
+    parse_library,
     find_failures,
     join_split_names,
     finding_of,
@@ -957,6 +958,9 @@ def _text_hits(
         hits.extend(_match_rule(r, text, env, cat))
     if rules is None:
         hits.extend(_unquoted(_loader_hits(text, cat), hits, text))
+        if all(h.benign or h.finding.id == "log-noise" for h in hits):
+            # nothing read but harmless lines: the failure, if any, is in words no message holds
+            hits.extend(_fallback_hits(text, cat, _lines_of(hits)))
         hits = apply_evidence(
             hits,
             read_evidence(text, cat),
@@ -966,6 +970,74 @@ def _text_hits(
             _cuda_majors,
         )
     return hits
+
+
+#: a reading from a finding's words alone: below every reading of a message the catalogue knows
+FALLBACK_CONFIDENCE = 0.3
+#: the matches of one fallback pattern read at most (a long log repeats its lines)
+_FALLBACK_MATCHES = 20
+
+
+def _lines_of(hits: Sequence[Hit]) -> Set[str]:
+    """The lines each hit was read from (its finding's evidence lines)."""
+    return {e for h in hits for e in h.finding.evidence if not e.startswith("source: ")}
+
+
+def _fallback_hits(text: str, cat: Catalogue, harmless: AbstractSet[str] = frozenset()) -> List[Hit]:
+    """Where no message of the catalogue but harmless lines is recognised: the readings the text's words point to
+    ([[fallback]]), each a guess at FALLBACK_CONFIDENCE with the check that decides; the last in
+    the text ranks first, as for messages. A `family` fallback takes the finding from the family
+    of the library (`lib`) or display name (`name`) it matched; none when that names no family.
+    Words on the lines of a harmless message (`harmless`) are that message's own ("ran out of
+    memory ... this is not a failure"): they are not read."""
+    hits: List[Hit] = []
+    for fb in cat.fallbacks:
+        for p in fb.patterns:
+            for n, m in enumerate(p.finditer(text)):
+                if n >= _FALLBACK_MATCHES:
+                    break
+                if _line_at(text, m.start()) in harmless:
+                    continue
+                fid = fb.id or _family_finding(m, fb.family, cat)
+                if not fid:
+                    continue
+                captures = {k: v for k, v in m.groupdict().items() if v}
+                hits.append(
+                    Hit(
+                        finding=Finding(
+                            id=fid,  # type: ignore[arg-type]
+                            severity="error",
+                            title=_fmt(fb.title, captures),
+                            evidence=(
+                                _line_at(text, m.start()),
+                                f"read from its words: {fb.basis}",
+                            ),
+                            fix=fb.fix,
+                            confidence=FALLBACK_CONFIDENCE,
+                        ),
+                        decisive=False,
+                        offset=m.start(),
+                        where=fb.where,
+                        check=fb.check,
+                        captures=captures,
+                        fallback=True,
+                    )
+                )
+    return hits
+
+
+def _family_finding(m: "re.Match[str]", kind: str, cat: Catalogue) -> Optional[str]:
+    groups = m.groupdict()
+    family = None
+    if groups.get("lib"):
+        lib = parse_library(groups["lib"], cat.families)
+        family = lib.family if lib is not None else None
+    elif groups.get("name"):
+        family = family_by_name(groups["name"], cat.families)
+    if family is None or family.role == "framework":
+        return None
+    found = getattr(family, kind, None)
+    return str(found) if found else None
 
 
 def _unquoted(loader: List[Hit], rule_hits: Sequence[Hit], text: str) -> List[Hit]:
@@ -1046,7 +1118,8 @@ def analyze_text(
     checks = [(h.finding.id, h.check) for h in ranked if h.check]
     fws = frameworks_in(text, env)
     _several_frameworks(findings, fws)
-    recognised = bool(findings)
+    # a reading from the words alone ([[fallback]]) is a guess: the text stays unrecognised
+    recognised = any(not h.fallback for h in ranked)
     if env is not None:
         findings = _with_machine(findings, env, recipes, out_notes)
     windows = bool(_WINDOWS_TEXT.search(text))

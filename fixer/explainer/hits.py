@@ -27,6 +27,7 @@ class Hit:
     absent: bool = False  # says a driver/GPU is not there at all (not damaged, not mismatched)
     needs: str = ""  # an [[evidence]] kind this reading needs to rank first
     alt_best: float = 0.0  # the best alternative's confidence of the same message
+    fallback: bool = False  # read from a finding's words alone ([[fallback]]), not from a message
 
 
 def displaced(h: Hit, by: str, **finding_changes: object) -> Hit:

@@ -28,6 +28,12 @@ def _header(console: Any, result: Any) -> None:
                 " none of the known error patterns appears in this text.",
             ),
         )
+        if result.findings:
+            say(
+                console,
+                "Its words point to the cause below: a guess, ranked from what the text says;"
+                " the check under it decides.",
+            )
         say(
             console,
             "Run `colab-cudnn-fix doctor` to look at the machine, or `colab-cudnn-fix verify` to"
