@@ -190,6 +190,7 @@ EVIDENCE_KINDS = (
     "nvidia-gpu",
     "other-gpu",
     "no-nvidia-gpu-said",
+    "in-container",
 )
 
 
@@ -223,6 +224,8 @@ class Fallback:
     examples: Tuple[str, ...] = ()
     family: str = ""
     where: str = ""
+    #: words that keep it from being read at all (log-noise's: any line that reports an error)
+    excludes: Tuple[Pattern, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -302,7 +305,18 @@ _FAMILY_KEYS = {
     "check",
 }
 _LOADER_KEYS = {"kind", "patterns", "templates", "cites", "note"}
-_FALLBACK_KEYS = {"id", "family", "title", "patterns", "check", "fix", "basis", "examples", "note"}
+_FALLBACK_KEYS = {
+    "id",
+    "family",
+    "title",
+    "patterns",
+    "check",
+    "fix",
+    "basis",
+    "examples",
+    "excludes",
+    "note",
+}
 #: the kinds of failure a [[fallback]]'s `family` may name (Family's fields)
 FALLBACK_FAMILY_KINDS = ("missing", "mismatch")
 
@@ -846,4 +860,5 @@ def _fallback(r: Any, i: int, ctx: _Ctx) -> Fallback:
         examples=_strs(r, "examples", kind, i, ctx, allow_empty=False),
         family=family,
         where=f"{os.path.basename(ctx.path)}:{ctx.lines.record('fallback', i) or '?'}",
+        excludes=_regexes(r, "excludes", kind, i, ctx),
     )

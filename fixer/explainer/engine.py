@@ -48,7 +48,9 @@ from fixer.explainer.loader import (
 #: frameworks as a text names them (imports, paths, package names)
 _FRAMEWORK_WORDS = {
     "torch": r"\bimport torch|\btorch\w*[/\\.]|\bPyTorch\b|\btorch\w*\b",
-    "tensorflow": r"\bimport tensorflow\b|\btensorflow[/\\.]|\bTensorFlow\b|\btensorflow\b",
+    # not jaxlib's own log paths: its XLA was built inside TensorFlow's tree (external/org_tensorflow/
+    # tensorflow/stream_executor/..., jaxlib 0.1.x)
+    "tensorflow": r"\bimport tensorflow\b|(?<!org_tensorflow/)\btensorflow[/\\.]|\bTensorFlow\b|(?<!org_tensorflow/)\btensorflow\b",
     # pip's names count too: "jax[cuda12]", "jax==0.4.30", "paddlepaddle-gpu"
     "jax": r"\bimport jax\b|\bjax[/\\.]|\bjaxlib\b|\bJAX\b|\bjax(?:\[[\w,\-]{1,40}\])?(?:[=<>~]=| \d)|\bjax\[",
     "paddle": r"\bpaddle\b|\bPaddle\b|(?i:\bpaddlepaddle\b)",
@@ -983,7 +985,9 @@ def _lines_of(hits: Sequence[Hit]) -> Set[str]:
     return {e for h in hits for e in h.finding.evidence if not e.startswith("source: ")}
 
 
-def _fallback_hits(text: str, cat: Catalogue, harmless: AbstractSet[str] = frozenset()) -> List[Hit]:
+def _fallback_hits(
+    text: str, cat: Catalogue, harmless: AbstractSet[str] = frozenset()
+) -> List[Hit]:
     """Where no message of the catalogue but harmless lines is recognised: the readings the text's words point to
     ([[fallback]]), each a guess at FALLBACK_CONFIDENCE with the check that decides; the last in
     the text ranks first, as for messages. A `family` fallback takes the finding from the family
@@ -992,6 +996,8 @@ def _fallback_hits(text: str, cat: Catalogue, harmless: AbstractSet[str] = froze
     memory ... this is not a failure"): they are not read."""
     hits: List[Hit] = []
     for fb in cat.fallbacks:
+        if any(not x.absent_from(text) and x.search(text) for x in fb.excludes):
+            continue
         for p in fb.patterns:
             for n, m in enumerate(p.finditer(text)):
                 if n >= _FALLBACK_MATCHES:

@@ -78,9 +78,16 @@ _CLAUSE_END = re.compile(r"[,;:!?\n\"“”]|\.(?:\s|$)")
 #: compiled ..."), left out of the clause around it otherwise ("cuDNN 7.4.1 on Windows 10 (Python
 #: 3.7) but I can't ...")
 _PARENTHETICAL = re.compile(r"\([^()\n]{0,120}\)")
+#: a search command before a match on its line: the match is what was searched for
+_QUERY = re.compile(
+    r"(?:^[ \t]*(?:\S{0,80}[$#>][ \t]{1,4})?(?:sudo[ \t]{1,4})?|[|;&][ \t]{0,4})"
+    r"(?:e?grep|rg|find|locate|whereis|which)[ \t][^\n]*$"
+)
+#: the kinds that show a copy on the machine
+_COPY_KINDS = ("cudnn-present", "cudnn-framework-copy")
 #: the kinds a denied clause never shows (a copy, a framework's own copy, a GPU: "I don't have a
 #: GeForce", "nvidia-smi doesn't work")
-_PRESENCE = ("cudnn-present", "cudnn-framework-copy", "nvidia-gpu", "other-gpu")
+_PRESENCE = ("cudnn-present", "cudnn-framework-copy", "nvidia-gpu", "other-gpu", "in-container")
 #: kinds read on any line, failure lines included (a failing soname names the major it needs; a
 #: GPU is named in the sentence that reports the error: "my Intel Iris laptop gives this error")
 _ANY_LINE = (
@@ -90,6 +97,7 @@ _ANY_LINE = (
     "nvidia-gpu",
     "other-gpu",
     "no-nvidia-gpu-said",
+    "in-container",
 )
 #: a cuDNN file right inside the framework's lib directory (not one reached through it:
 #: torch/lib/../../nvidia/cudnn/lib is the nvidia-cudnn wheel's)
@@ -204,12 +212,21 @@ def read_evidence(text: str, cat: Catalogue) -> List[Seen]:
                     version = g.get("version") or ""
                     out.append(Seen(kind, line, m.start(), None, name, None, version))
                     continue
-                if kind in _PRESENCE and _denied(text, m):
+                if _shows_nothing(kind, text, m):
                     continue
                 version = _copy_version(g) if kind == "cudnn-present" else ""
                 out.append(Seen(kind, line, m.start(), _major(g), name, share, version))
     out.sort(key=lambda s: s.offset)
     return out
+
+
+def _shows_nothing(kind: str, text: str, m: "re.Match[str]") -> bool:
+    """A match that shows nothing present: in a clause that denies it, or (for a copy) the term
+    of a search the user ran ("grep -r 'libcudnn.so.5'"), not its output."""
+    if kind in _PRESENCE and _denied(text, m):
+        return True
+    line_start = text.rfind("\n", 0, m.start()) + 1
+    return kind in _COPY_KINDS and bool(_QUERY.search(text[line_start : m.start()]))
 
 
 def _with(h: Hit, **changes: object) -> None:
@@ -623,18 +640,33 @@ def gpu_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
                 nvidia is None
                 and (
                     "insufficient" in h.captures
-                    or h.finding.id in ("driver-missing", "cpu-only-build")
+                    or h.finding.id in ("driver-missing", "cpu-only-build", "driver-too-old")
                 )
             )
         )
     ]
     line = nvidia or absent
+    if line is None:
+        # no GPU named either way: a process in a container that no driver answered (or whose
+        # runtime found no driver library: the insufficient-driver answer) was started without the
+        # GPU (the NVIDIA container toolkit mounts the driver's libraries and device nodes only
+        # into a container started with --gpus / the NVIDIA runtime)
+        line = next((s for s in seen if s.kind == "in-container"), None)
+        asked = (
+            [h for h in asked if "nodriver" in h.captures or "insufficient" in h.captures]
+            if line is not None
+            else []
+        )
     if not asked or line is None:
         return []
-    fid: FindingId = "driver-missing" if nvidia is not None else "gpu-missing"
+    fid: FindingId = (
+        "driver-missing" if nvidia is not None or line.kind == "in-container" else "gpu-missing"
+    )
     title, why, fix, check = _GPU_DECIDED[fid]
     if line.kind == "no-nvidia-gpu-said":
         title, why = _SAID
+    elif line.kind == "in-container":
+        title, why = _IN_CONTAINER
     if all(h.finding.id == "cpu-only-build" for h in asked):
         title, why = _NO_GPU_FOR_BUILD[0], f"{why}; {_NO_GPU_FOR_BUILD[1]}"
     last = max(asked, key=lambda h: h.offset)
@@ -649,6 +681,15 @@ def gpu_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
         confidence=round(min(MAX, top + 0.04), 3),
     )
     return [Hit(finding=finding, decisive=True, offset=last.offset, where=last.where, check=check)]
+
+
+#: driver-missing's title and reason when the paste shows a container and names no GPU
+_IN_CONTAINER = (
+    "In a container, no NVIDIA driver reached the process: the container was started without "
+    "the GPU (--gpus all / the NVIDIA runtime)",
+    "the paste runs in a container, and the NVIDIA container toolkit gives a container the "
+    "driver's libraries and the GPU's device nodes only when it is started with GPU access",
+)
 
 
 #: gpu-missing's title and reason when a sentence of the paste, not a device, decided it
