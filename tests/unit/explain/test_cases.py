@@ -230,7 +230,8 @@ SET5_GUARD = 55
 #: set 6 measured blind after round five (38/54), then read in round seven (44 since round
 #: fourteen; 45 since round seventeen: another vendor's graphics named in lower case; 46 since
 #: round nineteen: "don't have a GPU" beside "Torch not compiled with CUDA enabled")
-SET6_GUARD = 46
+#: 47 since round twenty-two (its evidence and fallbacks)
+SET6_GUARD = 47
 #: set 7 measured blind after round six (35/48), then read in round seven
 SET7_GUARD = 37
 #: set 8 measured blind after round seven (35/48), then read in round eight (41 since round
@@ -243,38 +244,48 @@ SET8_GUARD = 43
 #: report of that kind (CompVis/stable-diffusion#161, WSL 1) second
 SET9_GUARD = 41
 #: set 10 measured blind after round nine (45/57), then read in round ten (49 since round eleven)
-SET10_GUARD = 49
+#: 50 since round twenty-two (its evidence and fallbacks)
+SET10_GUARD = 50
 #: set 11 measured blind before and after round eleven (31/48), then read in round twelve (33;
 #: 37 after round thirteen, 38 after round fourteen)
 SET11_GUARD = 38
 #: set 12 measured blind before and after round eleven (35/54), then read in round twelve (43;
 #: 44 after round fourteen)
-SET12_GUARD = 44
+#: 45 since round twenty-two (its evidence and fallbacks)
+SET12_GUARD = 45
 #: set 13 measured blind before and after round thirteen (26/45), then read in round fourteen
 #: (32 since round eighteen: a glibc symbol version named without the loader's sentence)
 SET13_GUARD = 32
 #: set 14 measured blind before and after round thirteen (33/45), then read in round fourteen
-SET14_GUARD = 38
+#: 39 since round twenty-two (its evidence and fallbacks)
+SET14_GUARD = 39
 #: set 15 measured blind after round fourteen (35/44), then read in round fifteen
 SET15_GUARD = 39
 #: set 16 measured blind after round fourteen (38/48), then read in round fifteen
 SET16_GUARD = 41
 #: set 17 measured blind before and after round fifteen (37/45), then read in round sixteen
-SET17_GUARD = 39
+#: 40 since round twenty-two (its evidence and fallbacks)
+SET17_GUARD = 40
 #: set 18 measured blind before and after round fifteen (37/45), then read in round sixteen
-SET18_GUARD = 38
+#: 39 since round twenty-two (its evidence and fallbacks)
+SET18_GUARD = 39
 #: sets 19 and 20 measured blind before and after rounds fifteen, sixteen and seventeen (33/45,
 #: 34/46), then read in round eighteen (40/45, 39/46)
-SET19_GUARD = 40
-SET20_GUARD = 39
+#: 41 since round twenty-two (its evidence and fallbacks)
+SET19_GUARD = 41
+#: 40 since round twenty-two (its evidence and fallbacks)
+SET20_GUARD = 40
 #: sets 21 and 22 measured blind before and after rounds seventeen and eighteen (25/37, 24/38),
 #: then read in round nineteen (28/37, 35/38)
 SET21_GUARD = 28
-SET22_GUARD = 35
+#: 36 since round twenty-two (its evidence and fallbacks)
+SET22_GUARD = 36
 #: sets 23 and 24 measured blind before and after round nineteen (34/45 both times; 25/46, then
 #: 26/46), then read in round twenty (39/45, 35/46)
-SET23_GUARD = 39
-SET24_GUARD = 35
+#: 40 since round twenty-two (its evidence and fallbacks)
+SET23_GUARD = 40
+#: 39 since round twenty-two (its evidence and fallbacks)
+SET24_GUARD = 39
 #: sets 25 and 26 measured blind before round nineteen (36/45, 21/45), after it (37/45, 23/45) and
 #: after round twenty (37/45, 26/45), then read in round twenty-one (45/45, 36/45); set 26 at 35
 #: since round twenty-two (CUDA error 803 read as driver-missing, as cuda.h defines it: one report

@@ -291,3 +291,54 @@ def test_a_search_term_shows_no_copy():
 def test_a_cpu_wheel_named_in_any_case(name, minor):
     text = f"INFO     {name} 2.{minor}.1+cpu\nWARNING  Torch reports CUDA not available"
     assert _ids(text)[0] == "cpu-only-build"
+
+
+# round twenty-two (b): the Windows loaders' own words
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    module=st.sampled_from(
+        ["", " while importing _pywrap_tensorflow_internal", " while importing _C"]
+    ),
+    how=st.sampled_from(
+        [
+            ("The specified module could not be found.", "cuda-lib-missing"),
+            ("The specified procedure could not be found.", "cuda-lib-mismatch"),
+        ]
+    ),
+)
+def test_python_dll_load_failed_by_the_systems_message(module, how):
+    message, want = how
+    text = f"ImportError: DLL load failed{module}: {message}"
+    found = explain(text)
+    assert found[0].id == want and len(found) >= 3, text
+    assert "system-runtime-too-old" in [f.id for f in found]
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    dll=st.sampled_from(
+        [
+            ("c10.dll", "system-runtime-too-old"),
+            ("shm.dll", "system-runtime-too-old"),
+            ("fbgemm.dll", "system-runtime-too-old"),
+        ]
+    ),
+    root=st.sampled_from(["C:\\Python310\\lib\\site-packages", "D:\\envs\\sd\\Lib\\site-packages"]),
+)
+def test_a_dependency_of_torchs_own_dll(dll, root):
+    name, want = dll
+    text = (
+        "OSError: [WinError 126] The specified module could not be found. Error loading "
+        f'"{root}\\torch\\lib\\{name}" or one of its dependencies.'
+    )
+    assert _ids(text)[0] == want, text
+
+
+def test_torchs_visual_cpp_runtime_check():
+    text = (
+        "Microsoft Visual C++ Redistributable is not installed, this may lead to the DLL load "
+        "failure.\n                 It can be downloaded at https://aka.ms/vs/16/release/vc_redist.x64.exe"
+    )
+    assert _ids(text)[0] == "system-runtime-too-old"
