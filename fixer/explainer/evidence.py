@@ -666,7 +666,7 @@ def gpu_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
     if line.kind == "no-nvidia-gpu-said":
         title, why = _SAID
     elif line.kind == "in-container":
-        title, why = _IN_CONTAINER
+        title, why, fix, check = _IN_CONTAINER
     if all(h.finding.id == "cpu-only-build" for h in asked):
         title, why = _NO_GPU_FOR_BUILD[0], f"{why}; {_NO_GPU_FOR_BUILD[1]}"
     last = max(asked, key=lambda h: h.offset)
@@ -689,6 +689,11 @@ _IN_CONTAINER = (
     "the GPU (--gpus all / the NVIDIA runtime)",
     "the paste runs in a container, and the NVIDIA container toolkit gives a container the "
     "driver's libraries and the GPU's device nodes only when it is started with GPU access",
+    "Start the container with the GPU: docker run --gpus all (or --runtime=nvidia with "
+    "NVIDIA_VISIBLE_DEVICES=all); Docker Compose: a device reservation with capabilities [gpu]; "
+    "Kubernetes: a limit of nvidia.com/gpu. The host needs the NVIDIA driver and the NVIDIA "
+    "Container Toolkit.",
+    "nvidia-smi on the host, then docker run --rm --gpus all IMAGE nvidia-smi",
 )
 
 

@@ -230,6 +230,7 @@ def test_no_driver_in_a_container(where):
     found = explain(text)
     assert found[0].id == "driver-missing", text
     assert any("container" in e for e in found[0].evidence)
+    assert "--gpus all" in found[0].fix
     # the user's words that there is no NVIDIA GPU decide first
     assert _ids(f"The host has no NVIDIA GPU.\n{text}")[0] == "gpu-missing"
 
