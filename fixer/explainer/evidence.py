@@ -651,7 +651,11 @@ def gpu_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
         # runtime found no driver library: the insufficient-driver answer) was started without the
         # GPU (the NVIDIA container toolkit mounts the driver's libraries and device nodes only
         # into a container started with --gpus / the NVIDIA runtime)
+        # (a driver version in the paste decides those answers instead: _driver_reached,
+        # _driver_short)
         line = next((s for s in seen if s.kind == "in-container"), None)
+        if any(s.kind == "driver-version" for s in seen):
+            line = None
         asked = (
             [h for h in asked if "nodriver" in h.captures or "insufficient" in h.captures]
             if line is not None

@@ -235,6 +235,16 @@ def test_no_driver_in_a_container(where):
     assert _ids(f"The host has no NVIDIA GPU.\n{text}")[0] == "gpu-missing"
 
 
+def test_a_driver_version_decides_before_the_container():
+    """A driver version in the paste is what decides an insufficient-driver answer."""
+    text = (
+        "I run it in the docker container; on the host, Driver Version: 470.57\n"
+        "RuntimeError: CUDA driver version is insufficient for CUDA runtime version"
+    )
+    found = explain(text)
+    assert not any("In a container" in f.title for f in found), text
+
+
 def test_a_denied_container_is_no_evidence():
     assert _ids(f"I am not using docker here.\n{NO_DRIVER}")[0] == "gpu-missing"
 
