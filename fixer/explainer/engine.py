@@ -996,13 +996,14 @@ def _fallback_hits(
     memory ... this is not a failure"): they are not read."""
     hits: List[Hit] = []
     for fb in cat.fallbacks:
-        if any(not x.absent_from(text) and x.search(text) for x in fb.excludes):
+        if any(x.search(text) for x in fb.excludes):
             continue
         for p in fb.patterns:
             for n, m in enumerate(p.finditer(text)):
                 if n >= _FALLBACK_MATCHES:
                     break
-                if _line_at(text, m.start()) in harmless:
+                line = _line_at(text, m.start())
+                if line in harmless:
                     continue
                 fid = fb.id or _family_finding(m, fb.family, cat)
                 if not fid:
@@ -1014,10 +1015,7 @@ def _fallback_hits(
                             id=fid,  # type: ignore[arg-type]
                             severity="error",
                             title=_fmt(fb.title, captures),
-                            evidence=(
-                                _line_at(text, m.start()),
-                                f"read from its words: {fb.basis}",
-                            ),
+                            evidence=(line, f"read from its words: {fb.basis}"),
                             fix=fb.fix,
                             confidence=FALLBACK_CONFIDENCE,
                         ),

@@ -646,21 +646,14 @@ def gpu_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
         )
     ]
     line = nvidia or absent
-    if line is None:
-        # no GPU named either way: a process in a container that no driver answered (or whose
-        # runtime found no driver library: the insufficient-driver answer) was started without the
-        # GPU (the NVIDIA container toolkit mounts the driver's libraries and device nodes only
-        # into a container started with --gpus / the NVIDIA runtime)
-        # (a driver version in the paste decides those answers instead: _driver_reached,
-        # _driver_short)
+    if line is None and not any(s.kind == "driver-version" for s in seen):
+        # no GPU named either way, and no driver version (which decides those answers instead:
+        # _driver_reached, _driver_short): a process in a container that no driver answered (or
+        # whose runtime found no driver library: the insufficient-driver answer) was started
+        # without the GPU (the NVIDIA container toolkit mounts the driver's libraries and device
+        # nodes only into a container started with --gpus / the NVIDIA runtime)
         line = next((s for s in seen if s.kind == "in-container"), None)
-        if any(s.kind == "driver-version" for s in seen):
-            line = None
-        asked = (
-            [h for h in asked if "nodriver" in h.captures or "insufficient" in h.captures]
-            if line is not None
-            else []
-        )
+        asked = [h for h in asked if "nodriver" in h.captures or "insufficient" in h.captures]
     if not asked or line is None:
         return []
     fid: FindingId = (

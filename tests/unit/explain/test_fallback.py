@@ -43,10 +43,13 @@ PLAIN = st.sampled_from(
 )
 
 
+def _from_words(f) -> bool:
+    """The finding is a guess read from a finding's words (a [[fallback]])."""
+    return any(e.startswith("read from its words: ") for e in f.evidence)
+
+
 def _guessed(text: str):
-    return [
-        f for f in analyze(text).findings if any("read from its words" in e for e in f.evidence)
-    ]
+    return [f for f in analyze(text).findings if _from_words(f)]
 
 
 @pytest.mark.parametrize(
@@ -61,7 +64,7 @@ def test_a_findings_words_alone_are_a_guess(fb, example, noise, after):
     result = analyze(text)
     # a harmless line the catalogue knows (TensorFlow's oneDNN notice) is recognised, and ranks
     # below the guess; with nothing else, the text is not recognised
-    known = [f for f in result.findings if not any("read from its words" in e for e in f.evidence)]
+    known = [f for f in result.findings if not _from_words(f)]
     assert result.recognised == bool(known) and all(f.id == "log-noise" for f in known), text
     first = result.findings[0]
     if fb.id:
@@ -69,7 +72,7 @@ def test_a_findings_words_alone_are_a_guess(fb, example, noise, after):
     else:
         assert first.id in FAMILY_IDS[fb.family], text
     assert first.confidence == FALLBACK_CONFIDENCE
-    assert any(e.startswith("read from its words: ") for e in first.evidence)
+    assert _from_words(first)
     assert result.check_for(first.id)
 
 
