@@ -54,3 +54,38 @@ def test_a_file_that_is_no_held_out_set_is_one_line_exit_2(tmp_path, capsys, con
     err = capsys.readouterr().err
     assert err.startswith(f"{f}: not a held-out set this script reads: ")
     assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_second_labellers_causes_give_the_agreement_and_the_top1_on_it(tmp_path, capsys):
+    f = tmp_path / "set.toml"
+    f.write_text(GOOD)
+    labels = tmp_path / "labels.toml"
+    labels.write_text(
+        '[[case]]\nurl = "https://example.invalid/1"\ncause = "cudnn-missing"\n\n'
+        '[[case]]\nurl = "https://example.invalid/2"\ncause = "log-noise"\n'
+    )
+    assert SCRIPT.main([str(f), "--labels", str(labels)]) == 0
+    out = capsys.readouterr().out
+    assert "right when answered 1/1" in out
+    assert "second labels: 2/2 labelled, 1 agree; top-1 on the agreed 1/1" in out
+    assert "1 x out-of-memory / second: log-noise" in out
+    assert "nothing any rule knows" not in out
+
+
+@pytest.mark.parametrize("content", [None, "x = [", '[[case]]\nurl = 1\ncause = "x"\n'])
+def test_a_labels_file_it_cannot_read_is_one_line_exit_2(tmp_path, capsys, content):
+    f = tmp_path / "set.toml"
+    f.write_text(GOOD)
+    labels = tmp_path / "labels.toml"
+    if content is not None:
+        labels.write_text(content)
+    assert SCRIPT.main([str(f), "--labels", str(labels)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a labels file this script reads" in err
+
+
+def test_labels_files_must_pair_with_the_sets(tmp_path, capsys):
+    f = tmp_path / "set.toml"
+    f.write_text(GOOD)
+    assert SCRIPT.main([str(f), str(f), "--labels", str(f)]) == 2
+    assert "one file per set" in capsys.readouterr().err
