@@ -74,14 +74,17 @@ def analyze(
     rules: Optional[Sequence[Rule]] = None,
     extra_dirs: Sequence[str] = (),
     notes: Sequence[str] = (),
+    similar: bool = True,
 ) -> Explanation:
-    """explain(), with whether the text was recognised, the checks that decide, and notes."""
+    """explain(), with whether the text was recognised, the checks that decide, and notes.
+    `similar=False` leaves out the guess by similarity (explainer.similar) for a text nothing
+    else reads: only the readings of messages and of a finding's words."""
     if not isinstance(text, str) or not text.strip():
         raise UsageError(
             "explain needs an error text: pass it as an argument, with --file FILE, or on stdin with -"
         )
     cat = load_catalogue(extra_dirs)
-    return analyze_text(text, cat, env, recipes, rules=rules, notes=notes)
+    return analyze_text(text, cat, env, recipes, rules=rules, notes=notes, similar=similar)
 
 
 def explain(

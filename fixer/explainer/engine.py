@@ -34,6 +34,7 @@ from fixer.explainer.catalogue import FACTS, Catalogue, Rule, cudnn_copies, load
 from fixer.explainer.evidence import apply_evidence, read_evidence
 from fixer.explainer.hits import MAX, Hit, displaced
 from fixer.explainer.scan import AnchorIndex, ascii_quotes, join_wrapped, unmarked
+from fixer.explainer import similar
 from fixer.explainer.loader import (
     LoadFailure,
     family_by_name,
@@ -947,7 +948,11 @@ def _anchor_index(rules: Tuple[Rule, ...]) -> AnchorIndex:
 
 
 def _text_hits(
-    text: str, cat: Catalogue, env: Optional[Environment], rules: Optional[Sequence[Rule]]
+    text: str,
+    cat: Catalogue,
+    env: Optional[Environment],
+    rules: Optional[Sequence[Rule]],
+    similar_guess: bool = True,
 ) -> List[Hit]:
     hits: List[Hit] = []
     if rules is None:
@@ -963,6 +968,9 @@ def _text_hits(
         if all(h.benign or h.finding.id == "log-noise" for h in hits):
             # nothing read but harmless lines: the failure, if any, is in words no message holds
             hits.extend(_fallback_hits(text, cat, _lines_of(hits)))
+        if not hits and similar_guess:
+            # nothing read at all: the labelled reports most like the text (explainer.similar)
+            hits.extend(_similar_hits(text, cat))
         hits = apply_evidence(
             hits,
             read_evidence(text, cat),
@@ -1028,6 +1036,56 @@ def _fallback_hits(
                     )
                 )
     return hits
+
+
+#: where a guess by similarity comes from (Explanation.rules names it)
+SIMILAR_WHERE = "recipes/similar_reports.json"
+
+
+def _similar_hits(text: str, cat: Catalogue) -> List[Hit]:
+    """The cause whose labelled public reports are most like the text (explainer.similar), as a
+    guess at FALLBACK_CONFIDENCE with the check that decides; none below similar.MIN_SCORE or
+    without the shipped model."""
+    model = similar.load()
+    found = similar.nearest(text, model) if model is not None else []
+    noise = next((fb for fb in cat.fallbacks if fb.id == "log-noise"), None)
+    if noise is None or any(x.search(text) for x in noise.excludes):
+        # a line that reports an error is never guessed harmless (the log-noise fallback's own
+        # test of one: its excludes)
+        found = [(c, s) for c, s in found if c != "log-noise"]
+    if model is None or not found or found[0][1] < similar.MIN_SCORE:
+        return []
+    cause, score = found[0]
+    own = next((fb for fb in cat.fallbacks if fb.id == cause), None)
+    check = own.check if own else _LOADER_CHECK.get(cause, _DOCTOR_DECIDES)
+    fix = _FIX.get(cause) or (own.fix if own else _DOCTOR_DECIDES)
+    return [
+        Hit(
+            finding=Finding(
+                id=cause,  # type: ignore[arg-type]
+                severity="error",
+                title=(
+                    f"Public reports with words like these were most often this cause: "
+                    f"{similar.MEANING.get(cause, cause)} (not a message explain knows)"
+                ),
+                evidence=(
+                    similar.telling_line(text, model, cause),
+                    f"read by similarity: of {model.reports} labelled public reports, those "
+                    f"most like this text (cosine {score:.2f}) were most often {cause}",
+                ),
+                fix=fix,
+                confidence=FALLBACK_CONFIDENCE,
+            ),
+            decisive=False,
+            offset=len(text),
+            where=SIMILAR_WHERE,
+            check=check,
+            fallback=True,
+        )
+    ]
+
+
+_DOCTOR_DECIDES = "`colab-cudnn-fix doctor` on the failing machine: it checks this cause directly"
 
 
 def _family_finding(m: "re.Match[str]", kind: str, cat: Catalogue) -> Optional[str]:
@@ -1106,13 +1164,14 @@ def analyze_text(
     recipes: Optional[Recipes] = None,
     rules: Optional[Sequence[Rule]] = None,
     notes: Sequence[str] = (),
+    similar: bool = True,
 ) -> Explanation:
     text = ascii_quotes(text)
     if len(text) > LARGE_TEXT:
         text = relevant_lines(text)
     text = join_split_names(join_wrapped(unmarked(text), cat.wrapped), cat)
     colab_cpu = colab_without_gpu(env)
-    hits = _colab_no_gpu(_text_hits(text, cat, env, rules), text, colab_cpu)
+    hits = _colab_no_gpu(_text_hits(text, cat, env, rules, similar), text, colab_cpu)
     ranked = _lower_layer_first(rank(hits))
     out_notes: List[str] = list(notes)
     if env is not None:

@@ -31,8 +31,8 @@ def _header(console: Any, result: Any) -> None:
         if result.findings:
             say(
                 console,
-                "Its words point to the cause below: a guess, ranked from what the text says;"
-                " the check under it decides.",
+                "The cause below is a guess (from the text's words, or from public reports with"
+                " words like these); the check under it decides.",
             )
         say(
             console,

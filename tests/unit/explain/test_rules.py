@@ -124,8 +124,12 @@ def test_two_cudnn_directories_in_a_loader_trace_are_mixed():
 
 
 def test_unrecognised_text_is_said_honestly():
-    r = analyze("Segmentation fault in my own code")
+    r = analyze("Segmentation fault in my own code", similar=False)
     assert r.findings == () and r.recognised is False
+    # with the guess by similarity: still not recognised, and every finding says how it was read
+    r = analyze("Segmentation fault in my own code")
+    assert r.recognised is False
+    assert all(f.evidence[1].startswith("read by similarity:") for f in r.findings)
 
 
 @pytest.mark.parametrize("text", ["", "   \n"])

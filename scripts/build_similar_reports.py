@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Write recipes/similar_reports.json, explain's guess by similarity (fixer.explainer.similar),
+from the labelled reports that have been read.
+
+    python scripts/build_similar_reports.py                 # write the model
+    python scripts/build_similar_reports.py --check         # exit 1 if the shipped one differs
+    python scripts/build_similar_reports.py --cross-validate [--keep 300 1000 3000]
+
+Only READ sets train it: cases.toml and held-out sets 3-30, each read while rules were written
+(tests/unit/explain/test_cases.py says which). The unread sets (31 and later) are never read here:
+they stay the blind measure of the guess as of everything else.
+
+--cross-validate leaves each file out in turn, builds the model from the others and counts how
+often the left-out reports' nearest cause is their label: over all of them, and over those that
+explain's message rules and fallbacks leave with no reading at all (where the guess is used)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(
+    1 + len([p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]), str(REPO)
+)
+
+from fixer.explainer import similar  # noqa: E402
+from fixer.system.compat import tomllib  # noqa: E402
+
+CASES = REPO / "tests" / "unit" / "explain"
+#: the labelled files read while rules were written (never an unread held-out set)
+READ = ["cases.toml"] + [f"held_out_{n}.toml" for n in range(3, 31)]
+OUT = REPO / "recipes" / similar.MODEL_FILE
+
+
+def _labelled(name: str) -> List[Tuple[str, str]]:
+    tables = tomllib.loads((CASES / name).read_text(encoding="utf-8")).get("case", [])
+    return similar.labelled_texts(tables)
+
+
+def model_text(files: Optional[List[str]] = None, keep: int = similar.KEEP) -> str:
+    labelled = [pair for name in (files or READ) for pair in _labelled(name)]
+    model = similar.build(labelled, keep)
+    model["trained_on"] = files or READ
+    return json.dumps(model, indent=0, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def cross_validate(keeps: List[int]) -> List[str]:
+    from fixer.explainer import analyze
+
+    per_file: Dict[str, List[Tuple[str, str]]] = {name: _labelled(name) for name in READ}
+    from fixer.explainer.engine import SIMILAR_WHERE
+
+    # the reports nothing but the guess reads (no message, no fallback)
+    unread_by_rules = {
+        (name, i)
+        for name, pairs in per_file.items()
+        for i, (text, _) in enumerate(pairs)
+        if set(analyze(text).rules) <= {SIMILAR_WHERE}
+    }
+    out = []
+    for keep in keeps:
+        right = right_unread = 0
+        for name in READ:
+            others = [p for other, pairs in per_file.items() if other != name for p in pairs]
+            model = similar.from_json(similar.build(others, keep))
+            for i, (text, cause) in enumerate(per_file[name]):
+                found = similar.nearest(text, model)
+                ok = bool(found) and found[0][1] >= similar.MIN_SCORE and found[0][0] == cause
+                right += ok
+                right_unread += ok and (name, i) in unread_by_rules
+        total = sum(len(p) for p in per_file.values())
+        out.append(
+            f"keep {keep}: nearest cause right {right}/{total}; on the reports nothing else "
+            f"reads {right_unread}/{len(unread_by_rules)}"
+        )
+    return out
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 if the shipped model differs")
+    ap.add_argument("--cross-validate", action="store_true", help="leave-one-file-out measure")
+    ap.add_argument("--keep", nargs="+", type=int, default=[similar.KEEP])
+    args = ap.parse_args(argv)
+    if args.cross_validate:
+        print("\n".join(cross_validate(args.keep)))
+        return 0
+    text = model_text(keep=args.keep[0])
+    if args.check:
+        same = OUT.exists() and OUT.read_text(encoding="utf-8") == text
+        print(
+            f"{OUT.name}: {'up to date' if same else 'differs: run scripts/build_similar_reports.py'}"
+        )
+        return 0 if same else 1
+    OUT.write_text(text, encoding="utf-8")
+    print(f"wrote {OUT.relative_to(REPO)} ({len(text)} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,212 @@
+"""The guess by similarity (fixer.explainer.similar, recipes/similar_reports.json): for a text
+that nothing else reads, the cause whose labelled public reports are most like it.
+
+- The shipped model is what scripts/build_similar_reports.py builds, from read sets only (never an
+  unread held-out set: those stay the blind measure).
+- Building is deterministic and does not depend on the order of the reports; a text made of one
+  cause's words is nearest that cause.
+- The guess is made only where nothing else reads the text; it is not recognised, at 0.3, with a
+  line of the text, how it was read and the check that decides; never log-noise where a line
+  reports an error.
+- A missing or broken model gives no guess and no crash; a malformed model is refused naming what
+  is wrong.
+- The CLI shows it as the user sees it: not recognised (exit 1), the guess and its check."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fixer.cli import main
+from fixer.explainer import analyze, similar
+from fixer.explainer.engine import FALLBACK_CONFIDENCE, SIMILAR_WHERE
+from fixer.system.paths import recipes_dir
+from tests.helpers.envs import load_script
+from tests.helpers.examples import examples
+
+BUILD = load_script("build_similar_reports")
+
+
+def test_the_shipped_model_is_built_from_the_read_sets_only():
+    text = BUILD.model_text()
+    assert (recipes_dir() / similar.MODEL_FILE).read_text(encoding="utf-8") == text, (
+        "recipes/similar_reports.json is stale: run scripts/build_similar_reports.py"
+    )
+    trained = json.loads(text)["trained_on"]
+    for name in trained:
+        m = re.fullmatch(r"held_out_(\d+)\.toml", name)
+        assert name == "cases.toml" or (m and int(m.group(1)) <= 30), name
+    assert similar.load() is not None
+
+
+COMMON = ["error", "the", "when", "running", "python", "import"]
+
+
+@st.composite
+def corpora(draw):
+    """Two to five causes, each with its own words, and three to six reports per cause made of
+    its words and common ones."""
+    causes = draw(
+        st.lists(st.sampled_from(sorted(similar.MEANING)), min_size=2, max_size=5, unique=True)
+    )
+    rng = random.Random(draw(st.integers(0, 10**6)))
+    own = {c: [f"{c.replace('-', '_')}_w{i}" for i in range(8)] for c in causes}
+    reports = []
+    for c in causes:
+        for _ in range(rng.randint(3, 6)):
+            words = rng.sample(own[c], 4) + rng.sample(COMMON, 2)
+            rng.shuffle(words)
+            reports.append((" ".join(words), c))
+    return reports, own
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(data=corpora(), seed=st.integers(0, 10**6))
+def test_building_ignores_the_order_and_a_cause_s_own_words_are_nearest_it(data, seed):
+    reports, own = data
+    shuffled = list(reports)
+    random.Random(seed).shuffle(shuffled)
+    assert similar.build(reports) == similar.build(shuffled)
+    model = similar.from_json(similar.build(reports))
+    for cause, words in own.items():
+        # its words that two of its reports or more hold (a term of one report has no IDF)
+        held = [w for w in words if sum(w in r.split() for r, c in reports if c == cause) >= 2]
+        if len(held) < 2:
+            continue
+        text = "Traceback:\n" + " ".join(held) + " error"
+        assert similar.nearest(text, model)[0][0] == cause, text
+
+
+KNOWN = [
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB",
+    "ImportError: libcudnn.so.8: cannot open shared object file: No such file or directory",
+    "RuntimeError: Found no NVIDIA driver on your system.",
+    "Exception: No GPU found, please run without --cuda",
+]
+NOISE_LINES = st.sampled_from(
+    ["", "Epoch 1/10", "loading model weights", "step 200 loss 0.31", "INFO: started"]
+)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(known=st.sampled_from(KNOWN), before=st.lists(NOISE_LINES, max_size=3))
+def test_no_guess_where_anything_else_reads_the_text(known, before):
+    result = analyze("\n".join([*before, known]))
+    assert result.findings
+    assert SIMILAR_WHERE not in result.rules
+    assert not any(e.startswith("read by similarity:") for f in result.findings for e in f.evidence)
+
+
+WORDS = st.sampled_from(
+    [
+        "kernel", "crashed", "while", "training", "model", "segfault", "gpu", "cuda", "process",
+        "exited", "code", "worker", "died", "tensor", "device", "launch", "failed", "stack",
+        "frame", "module", "illegal", "access", "encountered", "library", "version",
+    ]
+)  # fmt: skip
+
+
+def test_a_text_nothing_else_reads_gets_the_guess():
+    result = analyze("RuntimeError: CUDA error: an illegal memory access was encountered")
+    assert result.rules == (SIMILAR_WHERE,) and not result.recognised
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(lines=st.lists(st.lists(WORDS, min_size=2, max_size=8), min_size=1, max_size=5))
+def test_a_guess_is_said_to_be_one(lines):
+    text = "\n".join(" ".join(line) for line in lines)
+    result = analyze(text)
+    if SIMILAR_WHERE not in result.rules:
+        return  # something else read it (a fallback's words): not this test's
+    assert result.recognised is False
+    (guess,) = result.findings
+    assert guess.confidence == FALLBACK_CONFIDENCE
+    assert guess.evidence[0] in [line.strip() for line in text.splitlines()]
+    assert guess.evidence[1].startswith("read by similarity:")
+    assert result.checks and result.checks[0][0] == guess.id
+
+
+ERROR_LINES = st.sampled_from(
+    [
+        "Traceback (most recent call last):",
+        "RuntimeError: the job stopped",
+        "fatal: could not continue",
+        "Segmentation fault (core dumped)",
+        "[E] engine build failed",
+    ]
+)
+WARNING_LINES = st.sampled_from(
+    [
+        "UserWarning: this option is deprecated",
+        "WARNING: the TensorRT library was not found, TF-TRT is disabled",
+        "FutureWarning: the default will change",
+    ]
+)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    warnings=st.lists(WARNING_LINES, min_size=1, max_size=4),
+    error=ERROR_LINES,
+    at=st.integers(0, 4),
+)
+def test_never_harmless_where_a_line_reports_an_error(warnings, error, at):
+    lines = list(warnings)
+    lines.insert(min(at, len(lines)), error)
+    result = analyze("\n".join(lines))
+    if SIMILAR_WHERE in result.rules:
+        assert result.findings[0].id != "log-noise", lines
+
+
+@pytest.mark.parametrize("content", [None, "", "{", "[]", '{"schema": 9}', '{"schema": 1}'])
+def test_a_missing_or_broken_model_gives_no_guess(tmp_path, content):
+    path = tmp_path / "model.json"
+    if content is not None:
+        path.write_text(content)
+    assert similar.load(path) is None
+
+
+JUNK = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(idf=JUNK, centroids=JUNK, reports=JUNK)
+def test_a_malformed_model_is_refused_naming_what_is_wrong(idf, centroids, reports):
+    raw = {"schema": similar.SCHEMA, "idf": idf, "centroids": centroids, "reports": reports}
+    try:
+        model = similar.from_json(raw)
+    except ValueError as exc:
+        assert str(exc)
+        return
+    # what it accepts it can use, on any text (terms of the model's own among them)
+    assert isinstance(model.reports, int)
+    for text in ["cuda error while loading", " ".join(str(t) for t in model.idf)]:
+        similar.nearest(text, model)
+
+
+def test_the_cli_says_not_recognised_and_shows_the_guess_by_similarity(capsys):
+    text = "RuntimeError: CUDA error: an illegal memory access was encountered"
+    assert SIMILAR_WHERE in analyze(text).rules
+    assert main(["explain", "--no-detect", text]) == 1
+    out = capsys.readouterr().out
+    assert "Not recognised" in out and "The cause below is a guess" in out
+    assert "read by similarity" in out and "check:" in out
+
+
+def test_the_json_keeps_recognised_false(capsys):
+    text = "RuntimeError: CUDA error: an illegal memory access was encountered"
+    assert main(["explain", "--no-detect", "--json", text]) == 1
+    body = json.loads(capsys.readouterr().out)
+    assert body["recognised"] is False and body["rules"] == [SIMILAR_WHERE]
+    assert body["findings"][0]["evidence"][1].startswith("read by similarity:")
