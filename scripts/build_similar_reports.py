@@ -12,11 +12,13 @@ they stay the blind measure of the guess as of everything else.
 
 --cross-validate leaves each file out in turn, builds the model from the others and counts how
 often the left-out reports' nearest cause is their label: over all of them, and over those that
-explain's message rules and fallbacks leave with no reading at all (where the guess is used)."""
+explain's message rules and fallbacks leave with no reading at all (where the guess is used), and
+the right share by the probability the model gave its first cause."""
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -35,6 +37,8 @@ CASES = REPO / "tests" / "unit" / "explain"
 #: the labelled files read while rules were written (never an unread held-out set)
 READ = ["cases.toml"] + [f"held_out_{n}.toml" for n in range(3, 31)]
 OUT = REPO / "recipes" / similar.MODEL_FILE
+#: the probability bins --cross-validate reports the right share of
+BINS = [(0.0, 0.2), (0.2, 0.4), (0.4, 0.6), (0.6, 0.8), (0.8, 1.01)]
 
 
 def _labelled(name: str) -> List[Tuple[str, str]]:
@@ -42,10 +46,26 @@ def _labelled(name: str) -> List[Tuple[str, str]]:
     return similar.labelled_texts(tables)
 
 
+def trained_on(files: Optional[List[str]] = None) -> List[Dict[str, str]]:
+    """The files a model is built from, each with its sha256 (the shipped model records them: a
+    changed file makes it stale)."""
+    return [
+        {"file": name, "sha256": hashlib.sha256((CASES / name).read_bytes()).hexdigest()}
+        for name in (files or READ)
+    ]
+
+
 def model_text(files: Optional[List[str]] = None, keep: int = similar.KEEP) -> str:
     labelled = [pair for name in (files or READ) for pair in _labelled(name)]
     model = similar.build(labelled, keep)
-    model["trained_on"] = files or READ
+    model["trained_on"] = trained_on(files)
+    model["params"] = {
+        "keep": keep,
+        "epochs": similar.EPOCHS,
+        "step": similar.STEP,
+        "l2": similar.L2,
+        "seed": similar.SEED,
+    }
     return json.dumps(model, indent=0, sort_keys=True, ensure_ascii=False) + "\n"
 
 
@@ -53,30 +73,34 @@ def cross_validate(keeps: List[int]) -> List[str]:
     from fixer.explainer import analyze
 
     per_file: Dict[str, List[Tuple[str, str]]] = {name: _labelled(name) for name in READ}
-    from fixer.explainer.engine import SIMILAR_WHERE
-
     # the reports nothing but the guess reads (no message, no fallback)
     unread_by_rules = {
         (name, i)
         for name, pairs in per_file.items()
         for i, (text, _) in enumerate(pairs)
-        if set(analyze(text).rules) <= {SIMILAR_WHERE}
+        if not analyze(text, similar=False).findings
     }
     out = []
     for keep in keeps:
         right = right_unread = 0
+        bins = {b: [0, 0] for b in BINS}
         for name in READ:
             others = [p for other, pairs in per_file.items() if other != name for p in pairs]
             model = similar.from_json(similar.build(others, keep))
             for i, (text, cause) in enumerate(per_file[name]):
                 found = similar.nearest(text, model)
-                ok = bool(found) and found[0][1] >= similar.MIN_SCORE and found[0][0] == cause
+                ok = bool(found) and found[0][0] == cause
+                for low, high in BINS:
+                    if found and low <= found[0][1] < high:
+                        bins[(low, high)][0] += ok
+                        bins[(low, high)][1] += 1
                 right += ok
                 right_unread += ok and (name, i) in unread_by_rules
         total = sum(len(p) for p in per_file.values())
         out.append(
             f"keep {keep}: nearest cause right {right}/{total}; on the reports nothing else "
-            f"reads {right_unread}/{len(unread_by_rules)}"
+            f"reads {right_unread}/{len(unread_by_rules)}; by its probability: "
+            + ", ".join(f"[{lo:.1f}, {hi:.1f}) {k}/{n}" for (lo, hi), (k, n) in bins.items())
         )
     return out
 

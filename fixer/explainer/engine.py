@@ -1070,8 +1070,9 @@ def _similar_hits(text: str, cat: Catalogue) -> List[Hit]:
                 ),
                 evidence=(
                     similar.telling_line(text, model, cause),
-                    f"read by similarity: of {model.reports} labelled public reports, those "
-                    f"most like this text (cosine {score:.2f}) were most often {cause}",
+                    f"read by similarity: a classifier trained on {model.reports} labelled "
+                    f"public reports gives {cause} the highest probability ({score:.2f}) for "
+                    "words like these",
                 ),
                 fix=fix,
                 confidence=FALLBACK_CONFIDENCE,

@@ -1,9 +1,8 @@
 """A guess by similarity, for a text that nothing else reads: no message of the catalogue, no
-finding's own words ([[fallback]]). The labelled public reports explain has been measured on and
-read (tests/unit/explain: cases.toml and the held-out sets marked read) are summed per cause into
-one TF-IDF centroid each (recipes/similar_reports.json, written by
-scripts/build_similar_reports.py); the text's own TF-IDF vector is compared with each, and the
-nearest cause is the guess.
+finding's own words ([[fallback]]). A linear classifier is trained on the labelled public reports
+explain has been measured on and read (tests/unit/explain: cases.toml and the held-out sets marked
+read) and shipped as recipes/similar_reports.json (written by scripts/build_similar_reports.py);
+the cause it gives the text the highest probability is the guess.
 
 What it claims is what it computes: "public reports with words like these were most often caused
 by X". It stays a guess (the text is not recognised), ranks below every reading of a message, and
@@ -11,8 +10,13 @@ carries the check that decides. Nothing acts on it: explain only ranks causes.
 
 Terms are words of three or more letters, digits and underscores (lowercased), and each pair of
 neighbouring words; a term's weight in a text is (1 + log of its count) x its IDF over the labelled
-reports, the vector then scaled to length 1 (the usual sublinear TF-IDF with cosine similarity:
-Manning, Raghavan and Schütze, "Introduction to Information Retrieval", 2008, sections 6.2-6.4)."""
+reports, the vector then scaled to length 1 (sublinear TF-IDF: Manning, Raghavan and Schütze,
+"Introduction to Information Retrieval", 2008, sections 6.2-6.4). The classifier is multinomial
+logistic regression (softmax; the same book, section 14.6, and Bishop, "Pattern Recognition and
+Machine Learning", 2006, section 4.3.4), fitted by stochastic gradient descent with an L2 penalty
+in a fixed order (a seeded shuffle), so the same reports give the same model. Chosen over the
+per-cause TF-IDF centroid by leave-one-file-out cross-validation on the read sets
+(`scripts/build_similar_reports.py --cross-validate`, docs/measurements/runs-2026-11-28e)."""
 
 from __future__ import annotations
 
@@ -21,21 +25,27 @@ import dataclasses
 import functools
 import json
 import math
+import random
 import re
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from fixer.system.paths import recipes_dir
 
-#: the model's format; build() writes it, load() refuses any other
-SCHEMA = 1
+#: the model's format; build() writes it, from_json() refuses any other
+SCHEMA = 2
 #: the file in the recipes directory
 MODEL_FILE = "similar_reports.json"
-#: the terms kept per cause (the centroid's heaviest): the measure of scripts/build_similar_reports.py
-#: --cross-validate moves little above 1000 (docs/measurements/runs-2026-11-28e)
-KEEP = 1000
-#: below this similarity the text shares too little with any cause's reports to guess
-MIN_SCORE = 0.05
+#: the weights kept per cause (the largest in size): the rest move the cross-validated measure
+#: little (docs/measurements/runs-2026-11-28e)
+KEEP = 500
+#: stochastic gradient descent: passes over the reports, step, L2 penalty, shuffle seed
+EPOCHS = 15
+STEP = 0.5
+L2 = 1e-4
+SEED = 0
+#: below this probability the guess is not made
+MIN_SCORE = 0.2
 
 _WORD = re.compile(r"[a-z_][a-z0-9_]{2,40}")
 
@@ -77,32 +87,65 @@ def _vector(counts: Mapping[str, int], idf: Mapping[str, float]) -> Dict[str, fl
     return {t: x / norm for t, x in v.items()} if norm else {}
 
 
-def build(labelled: Sequence[Tuple[str, str]], keep: int = KEEP) -> Dict[str, object]:
+def _scores(
+    v: Mapping[str, float], weights: Mapping[str, Mapping[str, float]], bias: Mapping[str, float]
+) -> Dict[str, float]:
+    return {c: bias[c] + sum(w.get(t, 0.0) * x for t, x in v.items()) for c, w in weights.items()}
+
+
+def _softmax(scores: Mapping[str, float]) -> Dict[str, float]:
+    top = max(scores.values())
+    e = {c: math.exp(s - top) for c, s in scores.items()}
+    z = sum(e.values())
+    return {c: x / z for c, x in e.items()}
+
+
+def build(
+    labelled: Sequence[Tuple[str, str]],
+    keep: int = KEEP,
+    epochs: int = EPOCHS,
+) -> Dict[str, object]:
     """The model (JSON-able) from (text, cause) pairs: the IDF of every term that occurs in two
-    reports or more, and per cause the `keep` heaviest terms of the sum of its reports' vectors."""
-    docs = [(terms(text), cause) for text, cause in labelled]
+    reports or more, and per cause the bias and the `keep` largest weights of the fitted
+    softmax regression."""
+    # in one order whatever the input's (SGD's result depends on the order it sees the reports)
+    docs = [(terms(text), cause) for text, cause in sorted(labelled, key=lambda tc: (tc[1], tc[0]))]
     df: "collections.Counter[str]" = collections.Counter()
     for counts, _ in docs:
         df.update(counts.keys())
     n = len(docs)
     idf = {t: math.log((n + 1) / (k + 1)) for t, k in df.items() if k >= 2}
-    sums: Dict[str, Dict[str, float]] = collections.defaultdict(dict)
-    reports: "collections.Counter[str]" = collections.Counter()
-    for counts, cause in docs:
-        reports[cause] += 1
-        for t, x in _vector(counts, idf).items():
-            sums[cause][t] = sums[cause].get(t, 0.0) + x
-    centroids: Dict[str, Dict[str, float]] = {}
-    for cause in sorted(sums):
-        top = sorted(sums[cause].items(), key=lambda kv: (-kv[1], kv[0]))[:keep]
-        centroids[cause] = {t: round(x, 5) for t, x in sorted(top)}
-    used = {t for c in centroids.values() for t in c}
+    data = [(_vector(counts, idf), cause) for counts, cause in docs]
+    causes = sorted({cause for _, cause in data})
+    weights: Dict[str, Dict[str, float]] = {c: {} for c in causes}
+    bias = {c: 0.0 for c in causes}
+    rng = random.Random(SEED)
+    order = list(range(len(data)))
+    for _ in range(epochs):
+        rng.shuffle(order)
+        for i in order:
+            v, y = data[i]
+            p = _softmax(_scores(v, weights, bias))
+            for c in causes:
+                g = p[c] - (1.0 if c == y else 0.0)
+                w = weights[c]
+                for t, x in v.items():
+                    old = w.get(t, 0.0)
+                    w[t] = old - STEP * (g * x + L2 * old)
+                bias[c] -= STEP * g
+    kept: Dict[str, Dict[str, float]] = {}
+    for c in causes:
+        top = sorted(weights[c].items(), key=lambda kv: (-abs(kv[1]), kv[0]))[:keep]
+        kept[c] = {t: round(x, 5) for t, x in sorted(top) if round(x, 5)}
+    used = {t for w in kept.values() for t in w}
+    per_cause = collections.Counter(cause for _, cause in data)
     return {
         "schema": SCHEMA,
         "reports": n,
-        "per_cause": dict(sorted(reports.items())),
+        "per_cause": dict(sorted(per_cause.items())),
         "idf": {t: round(idf[t], 5) for t in sorted(used)},
-        "centroids": centroids,
+        "bias": {c: round(bias[c], 5) for c in causes},
+        "weights": kept,
     }
 
 
@@ -110,28 +153,31 @@ def build(labelled: Sequence[Tuple[str, str]], keep: int = KEEP) -> Dict[str, ob
 class Model:
     reports: int
     idf: Mapping[str, float]
-    centroids: Mapping[str, Mapping[str, float]]
-    norms: Mapping[str, float]
+    weights: Mapping[str, Mapping[str, float]]
+    bias: Mapping[str, float]
+
+
+def _numbers(d: Mapping[str, object]) -> bool:
+    return all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in d.values())
 
 
 def from_json(raw: object) -> Model:
     """The model of build()'s JSON; ValueError naming what is wrong otherwise."""
     if not isinstance(raw, dict) or raw.get("schema") != SCHEMA:
         raise ValueError(f"not a similar-reports model of schema {SCHEMA}")
-    idf, centroids, reports = raw.get("idf"), raw.get("centroids"), raw.get("reports")
-    if not isinstance(idf, dict) or not isinstance(centroids, dict) or not isinstance(reports, int):
-        raise ValueError("idf, centroids (objects) and reports (an integer) are required")
-    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in idf.values()):
-        raise ValueError("idf: a number per term is required")
-    norms: Dict[str, float] = {}
-    for cause, c in centroids.items():
-        if not isinstance(c, dict) or not all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) and t in idf
-            for t, x in c.items()
-        ):
-            raise ValueError(f"centroid {cause!r}: term weights of terms with an IDF are required")
-        norms[cause] = math.sqrt(sum(float(x) ** 2 for x in c.values()))
-    return Model(reports, idf, centroids, norms)
+    idf, weights, bias, reports = (raw.get(k) for k in ("idf", "weights", "bias", "reports"))
+    if not (isinstance(idf, dict) and isinstance(weights, dict) and isinstance(bias, dict)):
+        raise ValueError("idf, weights and bias (objects) are required")
+    if not isinstance(reports, int) or isinstance(reports, bool):
+        raise ValueError("reports (an integer) is required")
+    if not _numbers(idf) or not _numbers(bias):
+        raise ValueError("idf and bias: a number per term and per cause are required")
+    if set(weights) != set(bias) or not weights:
+        raise ValueError("weights and bias must name the same causes")
+    for cause, w in weights.items():
+        if not isinstance(w, dict) or not _numbers(w) or not all(t in idf for t in w):
+            raise ValueError(f"weights {cause!r}: a number per term with an IDF is required")
+    return Model(reports, idf, weights, bias)
 
 
 @functools.lru_cache(maxsize=4)
@@ -145,22 +191,18 @@ def load(path: Optional[Path] = None) -> Optional[Model]:
 
 
 def nearest(text: str, model: Model) -> List[Tuple[str, float]]:
-    """Each cause with the cosine similarity of the text to its centroid, nearest first (ties by
+    """Each cause with the probability the model gives it for the text, likeliest first (ties by
     name); empty when the text shares no term with the model."""
     v = _vector(terms(text), model.idf)
     if not v:
         return []
-    scores = []
-    for cause, c in model.centroids.items():
-        norm = model.norms[cause]
-        if norm:
-            scores.append((cause, sum(x * c.get(t, 0.0) for t, x in v.items()) / norm))
-    return sorted(scores, key=lambda kv: (-kv[1], kv[0]))
+    p = _softmax(_scores(v, model.weights, model.bias))
+    return sorted(p.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
 def telling_line(text: str, model: Model, cause: str) -> str:
-    """The line of the text whose terms weigh most in the cause's centroid (the last of equals)."""
-    c = model.centroids.get(cause, {})
+    """The line of the text whose terms weigh most for the cause (the last of equals)."""
+    c = model.weights.get(cause, {})
     best, weight = "", 0.0
     for line in text.splitlines():
         w = sum(c.get(t, 0.0) for t in terms(line))
