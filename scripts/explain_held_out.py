@@ -24,7 +24,7 @@ import collections
 import os
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 REPO = Path(__file__).resolve().parent.parent
 # This checkout's fixer, ahead of an installed (or another checkout's editable) one; a PYTHONPATH
@@ -37,38 +37,26 @@ from fixer.explainer import analyze  # noqa: E402
 from fixer.system.compat import tomllib  # noqa: E402
 
 
-def _cases(path: Path) -> List[Dict[str, Any]]:
-    """The [[case]] tables of a held-out file, each with a string error and cause; ValueError
-    naming what is wrong otherwise (OSError, TOMLDecodeError when it cannot be read as TOML)."""
+def _case_tables(path: Path, keys: Tuple[str, str]) -> List[Dict[str, Any]]:
+    """The [[case]] tables of a file, each with the `keys` as strings; ValueError naming what is
+    wrong otherwise (OSError, TOMLDecodeError when it cannot be read as TOML)."""
     cases = tomllib.loads(path.read_text(encoding="utf-8")).get("case")
     if not isinstance(cases, list) or not cases:
         raise ValueError("no [[case]] tables")
     for i, case in enumerate(cases, 1):
-        if not (
-            isinstance(case, dict)
-            and isinstance(case.get("error"), str)
-            and isinstance(case.get("cause"), str)
-        ):
-            raise ValueError(f"[[case]] number {i}: error and cause must be strings")
+        if not (isinstance(case, dict) and all(isinstance(case.get(k), str) for k in keys)):
+            raise ValueError(f"[[case]] number {i}: {' and '.join(keys)} must be strings")
     return cases
 
 
+def _cases(path: Path) -> List[Dict[str, Any]]:
+    """The [[case]] tables of a held-out file, each with a string error and cause."""
+    return _case_tables(path, ("error", "cause"))
+
+
 def _second_labels(path: Path) -> Dict[str, str]:
-    """url -> cause of a second labeller's file ([[case]] url, cause); ValueError naming what is
-    wrong otherwise."""
-    cases = tomllib.loads(path.read_text(encoding="utf-8")).get("case")
-    if not isinstance(cases, list) or not cases:
-        raise ValueError("no [[case]] tables")
-    out: Dict[str, str] = {}
-    for i, case in enumerate(cases, 1):
-        if not (
-            isinstance(case, dict)
-            and isinstance(case.get("url"), str)
-            and isinstance(case.get("cause"), str)
-        ):
-            raise ValueError(f"[[case]] number {i}: url and cause must be strings")
-        out[case["url"]] = case["cause"]
-    return out
+    """url -> cause of a second labeller's file ([[case]] url, cause)."""
+    return {c["url"]: c["cause"] for c in _case_tables(path, ("url", "cause"))}
 
 
 def measure(path: Path, texts: bool, second: Optional[Dict[str, str]] = None) -> List[str]:

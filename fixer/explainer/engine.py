@@ -1018,24 +1018,48 @@ def _fallback_hits(
                     continue
                 captures = {k: v for k, v in m.groupdict().items() if v}
                 hits.append(
-                    Hit(
-                        finding=Finding(
-                            id=fid,  # type: ignore[arg-type]
-                            severity="error",
-                            title=_fmt(fb.title, captures),
-                            evidence=(line, f"read from its words: {fb.basis}"),
-                            fix=fb.fix,
-                            confidence=FALLBACK_CONFIDENCE,
-                        ),
-                        decisive=False,
-                        offset=m.start(),
+                    _guess(
+                        fid,
+                        _fmt(fb.title, captures),
+                        (line, f"read from its words: {fb.basis}"),
+                        fb.fix,
+                        fb.check,
                         where=fb.where,
-                        check=fb.check,
+                        offset=m.start(),
                         captures=captures,
-                        fallback=True,
                     )
                 )
     return hits
+
+
+def _guess(
+    fid: str,
+    title: str,
+    evidence: Tuple[str, str],
+    fix: str,
+    check: str,
+    where: str,
+    offset: int,
+    captures: Optional[Dict[str, str]] = None,
+) -> Hit:
+    """A reading that is a guess (from a finding's words, or by similarity): at
+    FALLBACK_CONFIDENCE, never decisive, and it leaves the text unrecognised."""
+    return Hit(
+        finding=Finding(
+            id=fid,  # type: ignore[arg-type]
+            severity="error",
+            title=title,
+            evidence=evidence,
+            fix=fix,
+            confidence=FALLBACK_CONFIDENCE,
+        ),
+        decisive=False,
+        offset=offset,
+        where=where,
+        check=check,
+        captures=captures or {},
+        fallback=True,
+    )
 
 
 #: where a guess by similarity comes from (Explanation.rules names it)
@@ -1047,41 +1071,32 @@ def _similar_hits(text: str, cat: Catalogue) -> List[Hit]:
     guess at FALLBACK_CONFIDENCE with the check that decides; none below similar.MIN_SCORE or
     without the shipped model."""
     model = similar.load()
-    found = similar.nearest(text, model) if model is not None else []
+    if model is None:
+        return []
+    found = similar.nearest(text, model)
     noise = next((fb for fb in cat.fallbacks if fb.id == "log-noise"), None)
     if noise is None or any(x.search(text) for x in noise.excludes):
         # a line that reports an error is never guessed harmless (the log-noise fallback's own
         # test of one: its excludes)
         found = [(c, s) for c, s in found if c != "log-noise"]
-    if model is None or not found or found[0][1] < similar.MIN_SCORE:
+    if not found or found[0][1] < similar.MIN_SCORE:
         return []
     cause, score = found[0]
     own = next((fb for fb in cat.fallbacks if fb.id == cause), None)
-    check = own.check if own else _LOADER_CHECK.get(cause, _DOCTOR_DECIDES)
-    fix = _FIX.get(cause) or (own.fix if own else _DOCTOR_DECIDES)
     return [
-        Hit(
-            finding=Finding(
-                id=cause,  # type: ignore[arg-type]
-                severity="error",
-                title=(
-                    f"Public reports with words like these were most often this cause: "
-                    f"{similar.MEANING.get(cause, cause)} (not a message explain knows)"
-                ),
-                evidence=(
-                    similar.telling_line(text, model, cause),
-                    f"read by similarity: a classifier trained on {model.reports} labelled "
-                    f"public reports gives {cause} the highest probability ({score:.2f}) for "
-                    "words like these",
-                ),
-                fix=fix,
-                confidence=FALLBACK_CONFIDENCE,
+        _guess(
+            cause,
+            f"Public reports with words like these were most often this cause: "
+            f"{similar.MEANING.get(cause, cause)} (not a message explain knows)",
+            (
+                similar.telling_line(text, model, cause),
+                f"read by similarity: a classifier trained on {model.reports} labelled public "
+                f"reports gives {cause} the highest probability ({score:.2f}) for words like these",
             ),
-            decisive=False,
-            offset=len(text),
+            _FIX.get(cause) or (own.fix if own else _DOCTOR_DECIDES),
+            own.check if own else _LOADER_CHECK.get(cause, _DOCTOR_DECIDES),
             where=SIMILAR_WHERE,
-            check=check,
-            fallback=True,
+            offset=len(text),
         )
     ]
 

@@ -100,11 +100,7 @@ def _softmax(scores: Mapping[str, float]) -> Dict[str, float]:
     return {c: x / z for c, x in e.items()}
 
 
-def build(
-    labelled: Sequence[Tuple[str, str]],
-    keep: int = KEEP,
-    epochs: int = EPOCHS,
-) -> Dict[str, object]:
+def build(labelled: Sequence[Tuple[str, str]], keep: int = KEEP) -> Dict[str, object]:
     """The model (JSON-able) from (text, cause) pairs: the IDF of every term that occurs in two
     reports or more, and per cause the bias and the `keep` largest weights of the fitted
     softmax regression."""
@@ -121,7 +117,7 @@ def build(
     bias = {c: 0.0 for c in causes}
     rng = random.Random(SEED)
     order = list(range(len(data)))
-    for _ in range(epochs):
+    for _ in range(EPOCHS):
         rng.shuffle(order)
         for i in order:
             v, y = data[i]
