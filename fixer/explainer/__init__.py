@@ -11,7 +11,7 @@ Benign lines are said to be benign. Long logs are read head and tail (fixer.expl
 
 from __future__ import annotations
 
-from typing import Optional, Sequence, Tuple
+from typing import Optional, Sequence, Tuple, Union
 
 from fixer.errors import UsageError
 from fixer.model import Environment, Finding, Recipes
@@ -33,6 +33,7 @@ from fixer.explainer.catalogue import (
 )
 from fixer.explainer.engine import Explanation, analyze_text, diagnose_all, view_findings
 from fixer.explainer.loader import Library, LoadFailure, find_failures, parse_library
+from fixer.explainer.similar import Model as SimilarModel
 
 __all__ = [
     "FACTS",
@@ -74,11 +75,12 @@ def analyze(
     rules: Optional[Sequence[Rule]] = None,
     extra_dirs: Sequence[str] = (),
     notes: Sequence[str] = (),
-    similar: bool = True,
+    similar: Union[bool, SimilarModel] = True,
 ) -> Explanation:
     """explain(), with whether the text was recognised, the checks that decide, and notes.
     `similar=False` leaves out the guess by similarity (explainer.similar) for a text nothing
-    else reads: only the readings of messages and of a finding's words."""
+    else reads: only the readings of messages and of a finding's words; a similar.Model makes
+    the guess with that model instead of the shipped one (cross-validation builds one per fold)."""
     if not isinstance(text, str) or not text.strip():
         raise UsageError(
             "explain needs an error text: pass it as an argument, with --file FILE, or on stdin with -"

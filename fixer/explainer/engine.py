@@ -15,7 +15,7 @@ import functools
 import os
 import re
 import string
-from typing import AbstractSet, Dict, List, Optional, Sequence, Set, Tuple
+from typing import AbstractSet, Dict, List, Optional, Sequence, Set, Tuple, Union
 
 from fixer.diagnosis.findings import diagnose, ordered
 from fixer.system.versions import version_key
@@ -35,6 +35,7 @@ from fixer.explainer.evidence import apply_evidence, read_evidence
 from fixer.explainer.hits import MAX, Hit, displaced
 from fixer.explainer.scan import AnchorIndex, ascii_quotes, join_wrapped, unmarked
 from fixer.explainer import similar
+from fixer.explainer.similar import Model as SimilarModel
 from fixer.explainer.loader import (
     LoadFailure,
     family_by_name,
@@ -952,7 +953,7 @@ def _text_hits(
     cat: Catalogue,
     env: Optional[Environment],
     rules: Optional[Sequence[Rule]],
-    similar_guess: bool = True,
+    similar_guess: Union[bool, SimilarModel] = True,
 ) -> List[Hit]:
     hits: List[Hit] = []
     if rules is None:
@@ -968,9 +969,10 @@ def _text_hits(
         if all(h.benign or h.finding.id == "log-noise" for h in hits):
             # nothing read but harmless lines: the failure, if any, is in words no message holds
             hits.extend(_fallback_hits(text, cat, _lines_of(hits)))
-        if not hits and similar_guess:
+        if not hits and similar_guess is not False:
             # nothing read at all: the labelled reports most like the text (explainer.similar)
-            hits.extend(_similar_hits(text, cat))
+            model = similar.load() if similar_guess is True else similar_guess
+            hits.extend(_similar_hits(text, cat, model))
         hits = apply_evidence(
             hits,
             read_evidence(text, cat),
@@ -1066,11 +1068,10 @@ def _guess(
 SIMILAR_WHERE = "recipes/similar_reports.json"
 
 
-def _similar_hits(text: str, cat: Catalogue) -> List[Hit]:
+def _similar_hits(text: str, cat: Catalogue, model: Optional[SimilarModel]) -> List[Hit]:
     """The cause whose labelled public reports are most like the text (explainer.similar), as a
     guess at FALLBACK_CONFIDENCE with the check that decides; none below similar.MIN_SCORE or
-    without the shipped model."""
-    model = similar.load()
+    without a model."""
     if model is None:
         return []
     found = similar.nearest(text, model)
@@ -1180,7 +1181,7 @@ def analyze_text(
     recipes: Optional[Recipes] = None,
     rules: Optional[Sequence[Rule]] = None,
     notes: Sequence[str] = (),
-    similar: bool = True,
+    similar: Union[bool, SimilarModel] = True,
 ) -> Explanation:
     text = ascii_quotes(text)
     if len(text) > LARGE_TEXT:

@@ -1,8 +1,9 @@
 """A guess by similarity, for a text that nothing else reads: no message of the catalogue, no
-finding's own words ([[fallback]]). A linear classifier is trained on the labelled public reports
-explain has been measured on and read (tests/unit/explain: cases.toml and the held-out sets marked
-read) and shipped as recipes/similar_reports.json (written by scripts/build_similar_reports.py);
-the cause it gives the text the highest probability is the guess.
+finding's own words ([[fallback]]). A linear classifier is trained on labelled public reports
+that are no longer a blind measure (tests/unit/explain: cases.toml, the held-out sets read while
+rules were written, and the sets given to it as data unread) and shipped as
+recipes/similar_reports.json (written by scripts/build_similar_reports.py); the cause it gives the
+text the highest probability is the guess.
 
 What it claims is what it computes: "public reports with words like these were most often caused
 by X". It stays a guess (the text is not recognised), ranks below every reading of a message, and

@@ -1,5 +1,5 @@
 """recipes/similar_reports.json is exactly what scripts/build_similar_reports.py builds from the
-read sets (a full rebuild: about 20 s of training, so here and not in the unit tier, which checks
+training sets (a full rebuild: about 30 s of training, so here and not in the unit tier, which checks
 the training files' digests)."""
 
 from __future__ import annotations
