@@ -954,7 +954,11 @@ def _text_hits(
     env: Optional[Environment],
     rules: Optional[Sequence[Rule]],
     similar_guess: Union[bool, SimilarModel] = True,
+    pasted: str = "",
 ) -> List[Hit]:
+    """The readings of the text (as read: wrapped lines joined); `pasted` is the text as the
+    user pasted it, which the guess by similarity reads (its model learnt from pastes, and the
+    line it quotes is one of the user's lines)."""
     hits: List[Hit] = []
     if rules is None:
         # only the rules one of whose anchors the text holds (_match_rule finds nothing in the others)
@@ -972,7 +976,7 @@ def _text_hits(
         if not hits and similar_guess is not False:
             # nothing read at all: the labelled reports most like the text (explainer.similar)
             model = similar.load() if similar_guess is True else similar_guess
-            hits.extend(_similar_hits(text, cat, model))
+            hits.extend(_similar_hits(pasted or text, text, cat, model))
         hits = apply_evidence(
             hits,
             read_evidence(text, cat),
@@ -1068,15 +1072,15 @@ def _guess(
 SIMILAR_WHERE = "recipes/similar_reports.json"
 
 
-def _similar_hits(text: str, cat: Catalogue, model: Optional[SimilarModel]) -> List[Hit]:
-    """The cause whose labelled public reports are most like the text (explainer.similar), as a
-    guess at FALLBACK_CONFIDENCE with the check that decides; none below similar.MIN_SCORE or
-    without a model."""
+def _similar_hits(text: str, read: str, cat: Catalogue, model: Optional[SimilarModel]) -> List[Hit]:
+    """The cause whose labelled public reports are most like the text as pasted (explainer.similar),
+    as a guess at FALLBACK_CONFIDENCE with the check that decides; none below similar.MIN_SCORE or
+    without a model. `read` is the text as the rules read it (wrapped lines joined)."""
     if model is None:
         return []
     found = similar.nearest(text, model)
     noise = next((fb for fb in cat.fallbacks if fb.id == "log-noise"), None)
-    if noise is None or any(x.search(text) for x in noise.excludes):
+    if noise is None or any(x.search(t) for x in noise.excludes for t in (text, read)):
         # a line that reports an error is never guessed harmless (the log-noise fallback's own
         # test of one: its excludes)
         found = [(c, s) for c, s in found if c != "log-noise"]
@@ -1186,9 +1190,10 @@ def analyze_text(
     text = ascii_quotes(text)
     if len(text) > LARGE_TEXT:
         text = relevant_lines(text)
+    pasted = text
     text = join_split_names(join_wrapped(unmarked(text), cat.wrapped), cat)
     colab_cpu = colab_without_gpu(env)
-    hits = _colab_no_gpu(_text_hits(text, cat, env, rules, similar), text, colab_cpu)
+    hits = _colab_no_gpu(_text_hits(text, cat, env, rules, similar, pasted), text, colab_cpu)
     ranked = _lower_layer_first(rank(hits))
     out_notes: List[str] = list(notes)
     if env is not None:

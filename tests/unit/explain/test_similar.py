@@ -19,7 +19,7 @@ import random
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from fixer.cli import main
@@ -92,7 +92,6 @@ def test_building_ignores_the_order_and_a_cause_s_own_words_are_nearest_it(data,
         assert similar.nearest(text, model)[0][0] == cause, text
 
 
-
 @settings(max_examples=examples(20), deadline=None)
 @given(data=corpora())
 def test_analyze_guesses_with_the_model_it_is_given(data):
@@ -111,6 +110,7 @@ def test_analyze_guesses_with_the_model_it_is_given(data):
             continue  # something else reads it, or too weak to guess: not this test's
         assert result.findings[0].id == cause and not result.recognised, text
         assert f"trained on {len(reports)} labelled" in " ".join(result.findings[0].evidence)
+
 
 KNOWN = [
     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB",
@@ -148,6 +148,9 @@ def test_a_text_nothing_else_reads_gets_the_guess():
 
 @settings(max_examples=examples(40), deadline=None)
 @given(lines=st.lists(st.lists(WORDS, min_size=2, max_size=8), min_size=1, max_size=5))
+# a break the rules read as a wrap ("...version" + "stack..." hold a catalogue literal): the line
+# quoted is still one the user pasted (the guess reads the text as pasted)
+@example(lines=[["kernel", "version"], ["stack", "kernel"]])
 def test_a_guess_is_said_to_be_one(lines):
     text = "\n".join(" ".join(line) for line in lines)
     result = analyze(text)
