@@ -169,8 +169,13 @@ Held-out sets 43-45 (held_out_43.toml .. held_out_45.toml: 30, 45 and 45 reports
 blind by three helpers while the guess was retrained (every URL of the sets before and cases.toml
 excluded; leans: none, starting from framework, application and environment projects), and
 measured without reading them at bda357e (the session's start: 24/30, 33/45, 31/45) and with the
-model trained on sets 31-42 as well (25/30, 33/45, 31/45). Their texts have not been read, and
-the guess by similarity never trains on them (tests/unit/explain/test_similar.py)."""
+model trained on sets 31-42 as well (25/30, 33/45, 31/45). Sets 46-49 (held_out_46.toml ..
+held_out_49.toml: 37, 45, 32 and 38 reports) were collected blind by four more helpers after that
+(every URL of sets 2-45 excluded; leans: none, starting from the frameworks, end-user
+applications, environments, research code) and measured without reading them, once at bda357e
+(33/37, 33/45, 22/32, 27/38) and once on the tree that trains on sets 31-42 (33/37, 33/45, 20/32,
+27/38). The texts of sets 43-49 have not been read, and the guess by similarity never trains on
+them (tests/unit/explain/test_similar.py)."""
 
 from __future__ import annotations
 
@@ -348,6 +353,12 @@ SET42_GUARD = 32
 SET43_GUARD = 25
 SET44_GUARD = 33
 SET45_GUARD = 31
+#: sets 46-49 measured blind at bda357e and after the guess was trained on sets 31-42 (the module
+#: docstring); not read, never trained on
+SET46_GUARD = 33
+SET47_GUARD = 33
+SET48_GUARD = 20
+SET49_GUARD = 27
 
 #: Each held-out set: its reports and the number guarded. Set 2's guard is 90 %; sets 3 and 4
 #: were read while patterns were written (regression guards, not measures); set 5 too (round 5);
@@ -400,6 +411,10 @@ HELD_OUT_SETS = {
     "held-out-43": SET43_GUARD,
     "held-out-44": SET44_GUARD,
     "held-out-45": SET45_GUARD,
+    "held-out-46": SET46_GUARD,
+    "held-out-47": SET47_GUARD,
+    "held-out-48": SET48_GUARD,
+    "held-out-49": SET49_GUARD,
 }
 
 

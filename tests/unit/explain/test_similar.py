@@ -2,7 +2,7 @@
 that nothing else reads, the cause whose labelled public reports are most like it.
 
 - The shipped model is what scripts/build_similar_reports.py builds, from the read sets and the
-  sets given to it as data (31-42), never from a set that is still a blind measure (43 on).
+  sets given to it as data (31-42), never from a set that is still a blind measure (43-49).
 - Building is deterministic and does not depend on the order of the reports; a text made of one
   cause's words is nearest that cause.
 - The guess is made only where nothing else reads the text; it is not recognised, at 0.3, with a
@@ -53,6 +53,16 @@ def test_the_shipped_model_is_built_from_its_training_sets_only():
     assert [row["file"] for row in shipped["trained_on"]] == BUILD.TRAIN
     assert similar.load() is not None
 
+
+
+def test_cross_validation_refuses_a_fold_it_does_not_train_on(capsys):
+    """--folds names training files only: a blind set (or a typo) is one line and exit 2, and
+    nothing is built."""
+    with pytest.raises(SystemExit) as e:
+        BUILD.main(["--cross-validate", "--folds", "held_out_43.toml", "held_out_31.toml"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.endswith("--folds: not a training file: held_out_43.toml")
 
 COMMON = ["error", "the", "when", "running", "python", "import"]
 
