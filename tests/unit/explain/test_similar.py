@@ -54,7 +54,6 @@ def test_the_shipped_model_is_built_from_its_training_sets_only():
     assert similar.load() is not None
 
 
-
 def test_cross_validation_refuses_a_fold_it_does_not_train_on(capsys):
     """--folds names training files only: a blind set (or a typo) is one line and exit 2, and
     nothing is built."""
@@ -63,6 +62,7 @@ def test_cross_validation_refuses_a_fold_it_does_not_train_on(capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.endswith("--folds: not a training file: held_out_43.toml")
+
 
 COMMON = ["error", "the", "when", "running", "python", "import"]
 
