@@ -953,8 +953,8 @@ def _text_hits(
     cat: Catalogue,
     env: Optional[Environment],
     rules: Optional[Sequence[Rule]],
-    similar_guess: Union[bool, SimilarModel] = True,
-    pasted: str = "",
+    similar_guess: Union[bool, SimilarModel],
+    pasted: str,
 ) -> List[Hit]:
     """The readings of the text (as read: wrapped lines joined); `pasted` is the text as the
     user pasted it, which the guess by similarity reads (its model learnt from pastes, and the
@@ -976,7 +976,7 @@ def _text_hits(
         if not hits and similar_guess is not False:
             # nothing read at all: the labelled reports most like the text (explainer.similar)
             model = similar.load() if similar_guess is True else similar_guess
-            hits.extend(_similar_hits(pasted or text, text, cat, model))
+            hits.extend(_similar_hits(pasted, text, cat, model))
         hits = apply_evidence(
             hits,
             read_evidence(text, cat),
