@@ -680,6 +680,63 @@ def gpu_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
     return [Hit(finding=finding, decisive=True, offset=last.offset, where=last.where, check=check)]
 
 
+def driver_unreached(hits: List[Hit]) -> List[Hit]:
+    """A process that the driver answered with no device or as unusable (the `nodevice` group:
+    the runtime's cudaErrorNoDevice, "no CUDA-capable device is detected", the driver's
+    CUDA_ERROR_NO_DEVICE, torch's "No CUDA GPUs are available"; the `insufficient` group: "CUDA
+    driver version is insufficient for CUDA runtime version"; the `compat` group: 803 / 804, "forward
+    compatibility was attempted on non supported HW") beside a line that shows the driver itself
+    unreachable (the `unreached` group: nvidia-smi's "couldn't communicate with the NVIDIA driver",
+    NVML's "Driver/library version mismatch", the kernel module's "NVRM: API mismatch"). CUDA
+    defines the no-device error as no CUDA-capable device "detected by the installed CUDA driver",
+    and 803 / 804 as a user-space driver out of step with the kernel module's (cuda.h, cited in
+    recipes/errors.toml beside the `unreached` patterns): a driver whose kernel module is not
+    loaded, or is of another release than its user-space library, detects no device and runs no
+    CUDA. So the driver's state is what to fix (driver-missing), decided by that line and ranked
+    above the answer's own reading, which stays as its alternative. With no such line the answer's
+    readings stand."""
+    unreached = [h for h in hits if h.alternative_of is None and "unreached" in h.captures]
+    nodevice = [
+        h
+        for h in hits
+        if h.alternative_of is None and {"nodevice", "insufficient", "compat"} & set(h.captures)
+    ]
+    if not unreached or not nodevice:
+        return []
+    said = max(unreached, key=lambda h: h.offset)
+    top = max(h.finding.confidence for h in unreached + nodevice)
+    finding = dataclasses.replace(
+        said.finding,
+        id="driver-missing",
+        severity="error",
+        title=(
+            "The NVIDIA driver is installed but not reachable (its kernel module is not loaded, "
+            "or is of another release): so CUDA sees no usable device"
+        ),
+        evidence=(
+            said.finding.evidence[0],
+            f"decided by: {said.finding.evidence[0]} (the driver answered that it sees no "
+            "device or cannot run CUDA, and this line shows the driver itself unreachable)",
+        ),
+        fix=(
+            "Reboot after a driver install or upgrade (the kernel module and the user-space "
+            "driver must be the same release), or reinstall the driver; on WSL, update the "
+            "Windows NVIDIA driver and WSL; in a container, start it with --gpus all."
+        ),
+        confidence=round(min(MAX, top + 0.04), 3),
+    )
+    return [
+        Hit(
+            finding=finding,
+            decisive=True,
+            offset=max(h.offset for h in unreached + nodevice),
+            where=said.where,
+            check="nvidia-smi; cat /proc/driver/nvidia/version against the user-space driver "
+            "(a driver upgraded without a reboot); lsmod | grep nvidia",
+        )
+    ]
+
+
 #: driver-missing's title and reason when the paste shows a container and names no GPU
 _IN_CONTAINER = (
     "In a container, no NVIDIA driver reached the process: the container was started without "
@@ -814,6 +871,7 @@ def apply_evidence(
     extra += _driver_reached(hits, seen, floor, cudas)
     extra += _driver_short(hits, seen, floor)
     extra += gpu_named(hits, seen)
+    extra += driver_unreached(hits)
     extra += cudart_ignored(hits, seen)
     extra += copies.shadowed(hits, seen)
     extra += copies.framework_copy(hits + extra, seen)
