@@ -191,6 +191,8 @@ EVIDENCE_KINDS = (
     "other-gpu",
     "no-nvidia-gpu-said",
     "in-container",
+    "torch-warned-no-driver",
+    "torch-raised-no-driver",
 )
 
 

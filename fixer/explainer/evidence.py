@@ -30,6 +30,12 @@ lists, pip / dpkg lists and nvidia-smi pasted beside an error show what is on th
   no-GPU evidence: gpu-missing (gpu_named).
 - TensorFlow's "Ignore above cudart dlerror if you do not have a GPU set up": an NVIDIA GPU shown
   decides for the missing CUDA runtime, a failure after the line ranks above it (cudart_ignored).
+- A no-device or unusable-driver answer (cudaErrorNoDevice, the insufficient driver, 803 / 804)
+  beside a line that shows the driver itself unreachable (nvidia-smi cannot talk to it, NVML's
+  "Driver/library version mismatch", NVRM's API mismatch): driver-missing (driver_unreached).
+- torch's "Found no NVIDIA driver" only as device_count()'s warning, with no other failure and
+  nothing that shows the GPU or the machine either way: a program that went on, harmless
+  (log-noise), the no-GPU and no-driver readings its alternatives (torch_went_on).
 
 Every decision names the line that decided it. Lines that report a failure are not evidence of
 what is present."""
@@ -42,7 +48,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from fixer.explainer import copies
 from fixer.explainer.catalogue import Catalogue
-from fixer.explainer.hits import DISPLACED, MAX, Hit, wanted_major
+from fixer.explainer.hits import DISPLACED, MAX, Hit, displaced, wanted_major
 from fixer.explainer.loader import line_at
 from fixer.model import FindingId
 from fixer.rules import decode_cudnn_version
@@ -98,6 +104,8 @@ _ANY_LINE = (
     "other-gpu",
     "no-nvidia-gpu-said",
     "in-container",
+    "torch-warned-no-driver",
+    "torch-raised-no-driver",
 )
 #: a cuDNN file right inside the framework's lib directory (not one reached through it:
 #: torch/lib/../../nvidia/cudnn/lib is the nvidia-cudnn wheel's)
@@ -737,6 +745,76 @@ def driver_unreached(hits: List[Hit]) -> List[Hit]:
     ]
 
 
+#: evidence that leaves torch's no-driver warning to other decisions: the warning raised as well,
+#: or the GPU or the machine shown either way (gpu_named's evidence)
+_DECIDES_THE_WARNING = (
+    "torch-raised-no-driver",
+    "nvidia-gpu",
+    "other-gpu",
+    "no-nvidia-gpu-said",
+    "in-container",
+)
+
+
+def _read_from(h: Hit, lines: Set[str]) -> bool:
+    """Every line the reading was read from is one of `lines`: an alternative's one line, or a
+    reading's lines up to its notes ("source: ...", "decided by: ...")."""
+    own: List[str] = []
+    for e in h.finding.evidence[: 1 if h.alternative_of else None]:
+        if e.startswith(("source: ", "decided by: ")):
+            break
+        own.append(e)
+    return bool(own) and all(e in lines for e in own)
+
+
+def torch_went_on(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
+    """torch's "Found no NVIDIA driver" only as device_count()'s warning ("CUDA initialization:
+    ...", the torch-warned-no-driver evidence; never raised: no torch-raised-no-driver line), and
+    no other failure in the paste: every reading that is not harmless was read from a line of that
+    warning. torch turned the failed count into a warning and 0 devices and the program went on
+    (on the CPU): the lines are harmless (log-noise, decided by the warning's line), and the
+    warning's own readings (no GPU, no driver) stay as its alternatives, for a program that was
+    meant to use a GPU. A failure read from any other line (an exception, "CUDA available: False",
+    nvidia-smi's error) leaves the readings as they are, and so does a paste that shows the GPU or
+    the machine either way (a GPU named, a sentence, a container: gpu_named decides those). Returns
+    the hits, changed or not."""
+    warned = {s.line for s in seen if s.kind == "torch-warned-no-driver"}
+    if not warned or any(s.kind in _DECIDES_THE_WARNING for s in seen):
+        return hits
+    failures = [h for h in hits if not h.benign and h.finding.id != "log-noise"]
+    if not failures or any(not _read_from(h, warned) for h in failures):
+        return hits
+    last = max(failures, key=lambda h: h.offset)
+    noise = Hit(
+        finding=dataclasses.replace(
+            last.finding,
+            id="log-noise",
+            severity="info",
+            title=(
+                "torch warned that it found no NVIDIA driver and went on without CUDA (on the "
+                "CPU): harmless where no GPU is meant to be used"
+            ),
+            evidence=(
+                last.finding.evidence[0],
+                'decided by: the message is torch\'s warning ("CUDA initialization: ..."), '
+                "after which torch counts 0 CUDA devices and goes on; the paste shows no failure",
+            ),
+            fix=(
+                "Nothing to fix if the program is meant to run on the CPU (a CPU-only torch build "
+                "does not print this). If a GPU was meant to be used, see the next reading."
+            ),
+            confidence=round(min(MAX, max(h.finding.confidence for h in failures) + 0.04), 3),
+        ),
+        decisive=True,
+        offset=last.offset,
+        where=last.where,
+        check="python -c 'import torch; print(torch.cuda.is_available())' where the GPU is meant "
+        "to be used; nvidia-smi",
+        benign=True,
+    )
+    return [noise] + [displaced(h, "log-noise") if h in failures else h for h in hits]
+
+
 #: driver-missing's title and reason when the paste shows a container and names no GPU
 _IN_CONTAINER = (
     "In a container, no NVIDIA driver reached the process: the container was started without "
@@ -878,4 +956,4 @@ def apply_evidence(
     extra += copies.own_copy_mixed(hits + extra, seen)
     extra += copies.conflict(hits + extra, seen, frameworks, majors, _is_failure)
     _needs(hits, seen)
-    return hits + extra
+    return torch_went_on(hits + extra, seen)

@@ -116,13 +116,16 @@ def test_only_another_vendors_gpu_named_decides_gpu_missing(msg, shown, slot, nu
 @given(msg=NO_DRIVER, denied=DENIED, num=NUM)
 def test_a_denied_or_absent_gpu_decides_nothing(msg, denied, num):
     """A clause that denies the device is no evidence of it; with nothing that decides, torch's
-    wording ranks gpu-missing first (its first request), nvidia-smi's the driver."""
+    wording ranks gpu-missing first (its first request), nvidia-smi's the driver; torch's warning
+    alone is a program that went on (round twenty-four: harmless first, then the same two)."""
     msg = msg.format(n=num)
     plain = _ids(msg)
     torch = "Found no NVIDIA driver" in msg
     want = ["gpu-missing", "driver-missing"] if torch else ["driver-missing", "gpu-missing"]
-    assert plain[:2] == want, plain
-    assert _ids(f"{msg}\n{_fill(denied, '01:00.0', num)}")[:2] == plain
+    if "CUDA initialization: " in msg:
+        want = ["log-noise"] + want
+    assert plain[: len(want)] == want, plain
+    assert _ids(f"{msg}\n{_fill(denied, '01:00.0', num)}")[: len(want)] == plain[: len(want)]
 
 
 # --- TensorFlow's cudart stub ------------------------------------------------------------------

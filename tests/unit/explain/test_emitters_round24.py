@@ -303,3 +303,64 @@ def test_dlibs_check_cuda_with_the_unknown_error(code, line):
         f"/tmp/pip-install/dlib/dlib/cuda/gpu_data.cpp:{line}. code: {code}, reason: unknown error"
     )
     assert _ids(paste)[0] == "driver-missing", paste
+
+
+# torch's no-driver warning (device_count's TORCH_WARN "CUDA initialization: ...") -------------
+
+WARNED = (
+    "{path}:{line}: UserWarning: CUDA initialization: Found no NVIDIA driver on your system. "
+    "Please check that you have an NVIDIA GPU and installed a driver from "
+    "http://www.nvidia.com/Download/index.aspx (Triggered internally at "
+    "/pytorch/c10/cuda/CUDAFunctions.cpp:100.)\n  return torch._C._cuda_getDeviceCount() > 0"
+)
+PATHS = st.sampled_from(
+    [
+        "/opt/conda/lib/python3.8/site-packages/torch/cuda/__init__.py",
+        "/home/u/env/lib/python3.6/site-packages/torch/autograd/__init__.py",
+    ]
+)
+AFTER = st.sampled_from(
+    ["", "Epoch 1/3: loss 0.52", "YOLOv5 v4.0 torch 1.8.0 CPU", "Results saved to runs/exp"]
+)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(path=PATHS, line=st.integers(1, 999), after=AFTER)
+def test_torchs_no_driver_warning_alone_is_a_program_that_went_on(path, line, after):
+    paste = WARNED.format(path=path, line=line) + "\n" + after
+    found = _ids(paste)
+    assert found[0] == "log-noise", paste
+    # the warning's own readings stay, for a program that was meant to use a GPU
+    assert found[1:3] == ["gpu-missing", "driver-missing"], paste
+
+
+FAILURES = [
+    "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA "
+    "GPU and installed a driver from http://www.nvidia.com/Download/index.aspx",
+    "AssertionError: Torch not compiled with CUDA enabled",
+    "RuntimeError: No CUDA GPUs are available",
+    "CUDA available: False",
+    "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that "
+    "the latest NVIDIA driver is installed and running.",
+]
+SHOWN = [
+    "GPU: NVIDIA GeForce RTX 3060 Laptop GPU",
+    "I have an AMD Radeon RX 6600",
+    "I don't have an NVIDIA GPU",
+    "docker run -it myimage python train.py",
+]
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    path=PATHS,
+    line=st.integers(1, 999),
+    other=st.sampled_from(FAILURES + SHOWN),
+    other_first=st.booleans(),
+)
+def test_a_failure_or_the_machine_shown_beside_the_warning_decides_instead(
+    path, line, other, other_first
+):
+    parts = [WARNED.format(path=path, line=line), other]
+    paste = "\n".join(parts[::-1] if other_first else parts)
+    assert _ids(paste)[0] != "log-noise", paste
