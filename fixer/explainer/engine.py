@@ -1074,8 +1074,8 @@ SIMILAR_WHERE = "recipes/similar_reports.json"
 
 def _similar_hits(text: str, read: str, cat: Catalogue, model: Optional[SimilarModel]) -> List[Hit]:
     """The cause whose labelled public reports are most like the text as pasted (explainer.similar),
-    as a guess at FALLBACK_CONFIDENCE with the check that decides; none below similar.MIN_SCORE or
-    without a model. `read` is the text as the rules read it (wrapped lines joined)."""
+    as a guess at FALLBACK_CONFIDENCE with the check that decides; none below similar.MIN_SCORE,
+    none where no line's words weigh for that cause, and none without a model. `read` is the text as the rules read it (wrapped lines joined)."""
     if model is None:
         return []
     found = similar.nearest(text, model)
@@ -1087,6 +1087,9 @@ def _similar_hits(text: str, read: str, cat: Catalogue, model: Optional[SimilarM
     if not found or found[0][1] < similar.MIN_SCORE:
         return []
     cause, score = found[0]
+    line = similar.telling_line(text, model, cause)
+    if not line:
+        return []  # no line's words weigh for the cause: "words like these" would say nothing
     own = next((fb for fb in cat.fallbacks if fb.id == cause), None)
     return [
         _guess(
@@ -1094,7 +1097,7 @@ def _similar_hits(text: str, read: str, cat: Catalogue, model: Optional[SimilarM
             f"Public reports with words like these were most often this cause: "
             f"{similar.MEANING.get(cause, cause)} (not a message explain knows)",
             (
-                similar.telling_line(text, model, cause),
+                line,
                 f"read by similarity: a classifier trained on {model.reports} labelled public "
                 f"reports gives {cause} the highest probability ({score:.2f}) for words like these",
             ),

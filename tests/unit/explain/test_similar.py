@@ -163,6 +163,14 @@ def test_a_text_nothing_else_reads_gets_the_guess():
     assert result.rules == (SIMILAR_WHERE,) and not result.recognised
 
 
+@settings(max_examples=examples(20), deadline=None)
+@given(text=st.text(alphabet="0123456789-#:.()[]", min_size=1, max_size=60))
+def test_a_text_without_words_gets_no_guess(text):
+    """No line whose words weigh for a cause: "words like these" would say nothing, whatever
+    probability the model's biases give (similar.MIN_SCORE is low)."""
+    assert SIMILAR_WHERE not in analyze(text).rules
+
+
 @settings(max_examples=examples(40), deadline=None)
 @given(lines=st.lists(st.lists(WORDS, min_size=2, max_size=8), min_size=1, max_size=5))
 # a break the rules read as a wrap ("...version" + "stack..." hold a catalogue literal): the line
