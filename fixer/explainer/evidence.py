@@ -712,9 +712,10 @@ def driver_unreached(hits: List[Hit]) -> List[Hit]:
     if not unreached or not nodevice:
         return []
     said = max(unreached, key=lambda h: h.offset)
+    answer = max(nodevice, key=lambda h: h.offset)
     top = max(h.finding.confidence for h in unreached + nodevice)
     finding = dataclasses.replace(
-        said.finding,
+        answer.finding,
         id="driver-missing",
         severity="error",
         title=(
@@ -722,7 +723,7 @@ def driver_unreached(hits: List[Hit]) -> List[Hit]:
             "or is of another release): so CUDA sees no usable device"
         ),
         evidence=(
-            said.finding.evidence[0],
+            answer.finding.evidence[0],
             f"decided by: {said.finding.evidence[0]} (the driver answered that it sees no "
             "device or cannot run CUDA, and this line shows the driver itself unreachable)",
         ),
@@ -796,8 +797,8 @@ def torch_went_on(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
             ),
             evidence=(
                 last.finding.evidence[0],
-                'decided by: the message is torch\'s warning ("CUDA initialization: ..."), '
-                "after which torch counts 0 CUDA devices and goes on; the paste shows no failure",
+                f"decided by: {last.finding.evidence[0]} (torch's warning, \"CUDA initialization: "
+                '...": torch counts 0 CUDA devices and goes on; the paste shows no other failure)',
             ),
             fix=(
                 "Nothing to fix if the program is meant to run on the CPU (a CPU-only torch build "
@@ -812,7 +813,8 @@ def torch_went_on(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
         "to be used; nvidia-smi",
         benign=True,
     )
-    return [noise] + [displaced(h, "log-noise") if h in failures else h for h in hits]
+    warned_ids = {id(h) for h in failures}
+    return [noise] + [displaced(h, "log-noise") if id(h) in warned_ids else h for h in hits]
 
 
 #: driver-missing's title and reason when the paste shows a container and names no GPU
