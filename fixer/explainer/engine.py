@@ -1312,11 +1312,13 @@ def view_findings(env: Environment, found: Sequence[Finding]) -> List[Finding]:
 
 
 def _classified(error: str) -> Optional[Finding]:
-    """The catalogue's first error or warning for `error` alone (no machine), or None."""
+    """The catalogue's first error or warning for `error` alone (no machine), or None. Never the
+    guess by similarity: a finding of the machine does not rest on words like those of other
+    reports."""
     if not error.strip():
         return None
     try:
-        found = analyze_text(error, load_catalogue(())).findings
+        found = analyze_text(error, load_catalogue(()), similar=False).findings
     except Exception:  # noqa: BLE001 - a catalogue problem must not hide the import failure
         return None
     known = [f for f in found if f.severity in ("error", "warning") and f.id in FINDING_IDS]
