@@ -1085,6 +1085,9 @@ def _similar_hits(text: str, read: str, cat: Catalogue, model: Optional[SimilarM
         # a line that reports an error is never guessed harmless (the log-noise fallback's own
         # test of one: its excludes)
         found = [(c, s) for c, s in found if c != "log-noise"]
+    # a cause whose own check the paste already answers "no" is not guessed: the load lines a
+    # distinct-directories rule reads, all in one directory, are that rule's check answered
+    found = [(c, s) for c, s in found if not _one_directory(c, read, cat)]
     if not found or found[0][1] < similar.MIN_SCORE:
         return []
     cause, score = found[0]
@@ -1111,6 +1114,19 @@ def _similar_hits(text: str, read: str, cat: Catalogue, model: Optional[SimilarM
 
 
 _DOCTOR_DECIDES = "`colab-cudnn-fix doctor` on the failing machine: it checks this cause directly"
+
+
+def _one_directory(cause: str, text: str, cat: Catalogue) -> bool:
+    """Whether the text holds the load lines of a rule of `cause` that reads distinct
+    directories (cudnn-mixed's "calling init:", ldd and /proc/PID/maps lines), and they all lie in
+    one directory: the text then shows what that rule's check asks, and answers it "one copy"."""
+    for rule in cat.rules:
+        if rule.id != cause or not rule.distinct_dirs:
+            continue
+        matches = [m for p in rule.patterns for m in p.finditer(text)]
+        if matches and len(_distinct_dirs(rule, matches)) == 1:
+            return True
+    return False
 
 
 def _family_finding(m: "re.Match[str]", kind: str, cat: Catalogue) -> Optional[str]:

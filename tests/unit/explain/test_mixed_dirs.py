@@ -2,13 +2,16 @@
 file WAS loaded (the loader's "calling init:", ldd's "NAME => PATH (0x...)", a /proc/PID/maps
 mapping). Paths that only appear in a "cannot open" message or a search list never make it: a
 log naming two cuDNN directories while one file is missing is a missing file, not a mix.
+One directory is not read as a mix by any reading, the guess by similarity included: the load
+lines in the text answer the mix's own check (found by CI: two cuDNN 8 sub-libraries loaded from
+one directory were guessed cudnn-mixed from their words once the guess's floor came down).
 Checked over generated directories, file names and line forms."""
 
 from __future__ import annotations
 
 import os
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 import fixer
 from tests.helpers.examples import examples
@@ -42,6 +45,7 @@ def _loaded(form: str, path: str, i: int) -> str:
 
 @settings(max_examples=examples(60), deadline=None)
 @given(a=DIRS, b=DIRS, n1=NAMES, n2=NAMES, form=st.sampled_from(["init", "ldd", "maps"]))
+@example(a="/0", b="/0", n1="libcudnn_cnn_infer.so.8", n2="libcudnn_ops_infer.so.8", form="init")
 def test_two_load_directories_read_as_mixed(a: str, b: str, n1: str, n2: str, form: str) -> None:
     text = "\n".join([_loaded(form, f"{a}/{n1}", 0), _loaded(form, f"{b}/{n2}", 1)])
     ids = [f.id for f in fixer.explain(text, detect=False).explanation.findings]
