@@ -1075,7 +1075,8 @@ SIMILAR_WHERE = "recipes/similar_reports.json"
 def _similar_hits(text: str, read: str, cat: Catalogue, model: Optional[SimilarModel]) -> List[Hit]:
     """The cause whose labelled public reports are most like the text as pasted (explainer.similar),
     as a guess at FALLBACK_CONFIDENCE with the check that decides; none below similar.MIN_SCORE,
-    none where no line's words weigh for that cause, and none without a model. `read` is the text
+    none where no line's words weigh for that cause, never a cause the text already answers "no"
+    (_one_directory), and none without a model. `read` is the text
     as the rules read it (wrapped lines joined)."""
     if model is None:
         return []
