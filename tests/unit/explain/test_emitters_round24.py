@@ -138,6 +138,30 @@ def test_a_framework_line_about_no_gpu_is_not_a_saying(line):
     assert _ids(paste)[0] == "cpu-only-build", paste
 
 
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    who=st.sampled_from(["caffe", "paddle", "torch ", "我的", ""]),
+    built=st.sampled_from(["编译", "构建", "安装"]),
+    verb=st.sampled_from(["使用的是", "用的是"]),
+    cpu=st.sampled_from(["cpu", "CPU"]),
+    version=st.sampled_from(["", "版本", "版"]),
+    noise=NOISE,
+)
+def test_a_build_said_to_be_for_the_cpu_is_not_a_machine_without_a_gpu(
+    who, built, verb, cpu, version, noise
+):
+    """ "caffe编译使用的是CPU" (compiled for the CPU), "用的是cpu版本" (the CPU version) say what was
+    built, as "compiled without GPU support" does in English: the framework's own CPU-build error
+    keeps its reading (noted while reading the misses of sets 31-42)."""
+    said = f"{who}{built}{verb}{cpu}{version}"
+    paste = f"{noise}\n{said}\nAssertionError: Torch not compiled with CUDA enabled"
+    assert _ids(paste)[0] == "cpu-only-build", paste
+    if not version:
+        return
+    alone = f"{noise}\n我{verb}{cpu}{version}\nAssertionError: Torch not compiled with CUDA enabled"
+    assert _ids(alone)[0] == "cpu-only-build", alone
+
+
 # ---------------------------------------------------------------------------------------------
 # the emitters of round twenty-four's rules, in recipes/errors.toml with their sources
 # ---------------------------------------------------------------------------------------------
