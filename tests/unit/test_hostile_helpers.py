@@ -9,7 +9,14 @@ import json
 from hypothesis import given, settings, strategies as st
 
 from tests.helpers.examples import examples
-from tests.helpers.hostile import EVERY_ITEM, field_at, field_paths, with_field, without_field
+from tests.helpers.hostile import (
+    EVERY_ITEM,
+    field_at,
+    field_paths,
+    mutations,
+    with_field,
+    without_field,
+)
 
 documents = st.recursive(
     st.none() | st.integers() | st.text(max_size=3),
@@ -31,4 +38,18 @@ def test_a_changed_copy_equals_a_deep_copy_changed_and_the_original_stays(doc, d
     expected = copy.deepcopy(doc)
     del field_at(expected, path[:-1])[path[-1]]
     assert without_field(doc, path) == expected
+    assert json.dumps(doc) == before
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(documents, st.data())
+def test_a_kept_field_survives_every_mutation(doc, data) -> None:
+    """mutations(keep=...) never sets or removes a kept field, nor what holds it; it still
+    changes the document, and the good one stays as it was."""
+    before = json.dumps(doc)
+    kept = data.draw(st.sampled_from(field_paths(doc, EVERY_ITEM)))
+    value = json.dumps(field_at(doc, kept))
+    m = data.draw(mutations(doc, st.just("hostile"), keep=[kept]))
+    assert json.dumps(field_at(m.doc, kept)) == value, (m, kept)
+    assert m.doc != doc or m.kind != "set", m
     assert json.dumps(doc) == before

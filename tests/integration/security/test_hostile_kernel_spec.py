@@ -234,16 +234,8 @@ def _hostile_with_entry(bad: str) -> st.SearchStrategy[Dict[str, Any]]:
     """A good spec setting LD_PRELOAD=`bad`, with one hostile change elsewhere (env.LD_PRELOAD
     itself is kept, so that the planner has something to fix)."""
     good = {**GOOD, "env": {"LD_PRELOAD": bad, "A": "1"}}
-    return (
-        mutations(good, st.one_of(values(), _ENV_VALUES))
-        .map(lambda t: t.doc)
-        .filter(
-            lambda d: (
-                isinstance(d, dict)
-                and isinstance(d.get("env"), dict)
-                and d["env"].get("LD_PRELOAD") == bad
-            )
-        )
+    return mutations(good, st.one_of(values(), _ENV_VALUES), keep=[("env", "LD_PRELOAD")]).map(
+        lambda t: t.doc
     )
 
 
