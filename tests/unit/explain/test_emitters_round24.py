@@ -15,7 +15,10 @@ data; each rule from its emitter's source, cited in recipes/errors.toml).
 - The linker that cannot find a GPU library (GNU ld's "cannot find -lcudnn", MSVC's LNK1181 on
   cudnn.lib): cudnn-missing, or cuda-lib-missing for the CUDA libraries; another library reads no
   GPU cause.
-- FFmpeg's NVENC API check (a driver older than the SDK FFmpeg was built with): driver-too-old.
+- FFmpeg's NVENC API check (a driver older than the SDK FFmpeg was built with): driver-too-old;
+  the driver's video library that nv-codec-headers cannot load ("Cannot load
+  libnvidia-encode.so.1"): driver-missing (added in the sixteenth session, from nvenc.c: the
+  requirement line follows a failed load too).
 - xformers' "this function is for smN, but was built for smM" and Paddle 3.1's "Mismatched GPU
   Architecture": gpu-arch-unsupported.
 - ONNX Runtime's "Memcpy nodes are added to the graph": harmless (log-noise), below any failure.
@@ -216,6 +219,40 @@ def test_ffmpeg_nvenc_needs_a_newer_driver(codec, req, minimum):
         "or newer"
     )
     assert _ids(paste)[0] == "driver-too-old", paste
+
+
+_ENCODE = (
+    ["h264_nvenc", "hevc_nvenc", "av1_nvenc"],
+    ["libnvidia-encode.so.1", "nvEncodeAPI64.dll", "nvEncodeAPI.dll"],
+)
+_DECODE = (["h264_cuvid", "hevc_cuvid", "av1_cuvid"], ["libnvcuvid.so.1", "nvcuvid.dll"])
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    side=st.sampled_from([_ENCODE, _DECODE]).flatmap(
+        lambda s: st.tuples(st.sampled_from(s[0]), st.sampled_from(s[1]))
+    ),
+    minimum=st.sampled_from(["", "(unknown)", "470.57.02", "531.61"]),
+    noise=NOISE,
+)
+def test_ffmpeg_that_cannot_load_the_drivers_video_library(side, minimum, noise):
+    """nv-codec-headers' LOAD_LIBRARY ("Cannot load %s") for the driver's own video libraries: no
+    driver reaches the process (or a container lacks the video capability). After a failed
+    encoder load nvenc.c prints the driver it needs, as after a too-old API version: that line
+    does not make it driver-too-old. (A decoder prints no such line.)"""
+    codec, lib = side
+    lines = [noise, f"[{codec} @ 0x55d0c0a3c0c0] Cannot load {lib}"]
+    if minimum and codec.endswith("nvenc"):
+        lines.append(
+            f"[{codec} @ 0x55d0c0a3c0c0] The minimum required Nvidia driver for nvenc is "
+            f"{minimum} or newer"
+        )
+    paste = "\n".join(lines)
+    ids = _ids(paste)
+    assert ids[0] == "driver-missing", (paste, ids)
+    assert "gpu-missing" in ids[1:], (paste, ids)
+    assert "driver-too-old" not in ids, (paste, ids)
 
 
 @settings(max_examples=examples(20), deadline=None)
