@@ -688,6 +688,64 @@ def gpu_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
     return [Hit(finding=finding, decisive=True, offset=last.offset, where=last.where, check=check)]
 
 
+def unavailable_beside_gpu(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
+    """CUDA reported not available (torch.cuda.is_available() False and the frameworks' own
+    wordings of it: the `unavailable` group of the gpu-missing rule) in a paste that names an
+    NVIDIA GPU (nvidia-gpu: a product name, lspci's line, nvidia-smi's header) and neither
+    another vendor's graphics, a sentence saying there is none, nor the build's CUDA (which
+    rules out a CPU build). torch's is_available() is False for no driver, no device or a CPU-only build (cited on
+    the rule); the paste rules out "no device", so the rule's first alternative that it leaves,
+    a build without CUDA, ranks first, a driver too old and no driver after it, as the rule
+    orders them. The no-GPU reading stays below (CUDA_VISIBLE_DEVICES can still hide the GPU).
+    Returns the reading that takes first place, or nothing."""
+    nvidia = next((s for s in seen if s.kind == "nvidia-gpu"), None)
+    if nvidia is None or any(
+        s.kind in ("other-gpu", "no-nvidia-gpu-said", "cuda-runtime") for s in seen
+    ):
+        # another vendor's graphics or a sentence: gpu_named decides; the build's CUDA named
+        # (cuda-runtime: +cu118, a conda build string): not a CPU build, and the driver's
+        # version against it decides (_driver_reached, _driver_short)
+        return []
+    asked = [
+        h
+        for h in hits
+        if "unavailable" in h.captures and h.finding.id == "gpu-missing" and not h.alternative_of
+    ]
+    if not asked:
+        return []
+    last = max(asked, key=lambda h: h.offset)
+    build = next(
+        (
+            h
+            for h in hits
+            if h.alternative_of == "gpu-missing"
+            and h.offset == last.offset
+            and h.finding.id == "cpu-only-build"
+        ),
+        None,
+    )
+    if build is None:
+        return []
+    finding = dataclasses.replace(
+        build.finding,
+        evidence=(
+            last.finding.evidence[0],
+            f"decided by: {nvidia.line} (an NVIDIA GPU is there, so CUDA is not available "
+            "for want of a CUDA build or a driver that serves it, not for want of a GPU)",
+        ),
+        confidence=round(min(MAX, last.finding.confidence + 0.02), 3),
+    )
+    return [
+        Hit(
+            finding=finding,
+            decisive=False,
+            offset=last.offset,
+            where=last.where,
+            check=build.check,
+        )
+    ]
+
+
 def driver_unreached(hits: List[Hit]) -> List[Hit]:
     """A process that the driver answered with no device or as unusable (the `nodevice` group:
     the runtime's cudaErrorNoDevice, "no CUDA-capable device is detected", the driver's
@@ -951,6 +1009,7 @@ def apply_evidence(
     extra += _driver_reached(hits, seen, floor, cudas)
     extra += _driver_short(hits, seen, floor)
     extra += gpu_named(hits, seen)
+    extra += unavailable_beside_gpu(hits, seen)
     extra += driver_unreached(hits)
     extra += cudart_ignored(hits, seen)
     extra += copies.shadowed(hits, seen)

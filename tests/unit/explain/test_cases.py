@@ -370,7 +370,8 @@ SET35_GUARD = 35
 SET36_GUARD = 32
 SET37_GUARD = 39
 SET38_GUARD = 41
-SET39_GUARD = 33
+#: 34 since torch's printed is_built() False reads a build without CUDA (the sixteenth session)
+SET39_GUARD = 34
 #: 32 since a build said in Chinese to be the CPU one no longer reads as a machine without a GPU
 SET40_GUARD = 32
 SET41_GUARD = 42

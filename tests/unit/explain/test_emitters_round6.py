@@ -60,13 +60,17 @@ def test_no_gpu_beside_a_driver_below_the_builds_cuda_is_a_too_old_driver(
     """is_available() False with nvidia-smi's driver and the build's +cuXXX in the paste: a driver
     below the floor of the build's CUDA major is too old (driver-too-old first, the line that
     decided it named); one that runs it leaves the message's own reading (gpu-missing) first.
-    Without the build's CUDA named, the driver alone decides nothing."""
+    Without the build's CUDA named, the driver alone decides nothing about its age; the GPU that
+    nvidia-smi's header shows puts a build without CUDA first (the sixteenth session)."""
     text = f"{no_gpu}\n| NVIDIA-SMI {driver}    Driver Version: {driver}    CUDA Version: 12.2 |\n"
     if shown:
         text += build.format(v="2.1.0", m=major, n=minor) + "\n"
     found = explain(text)
     too_old = shown and not _runs(driver, major)
-    assert found[0].id == ("driver-too-old" if too_old else "gpu-missing"), text
+    # nvidia-smi's header shows the GPU: without the build's CUDA, a CPU build ranks first
+    # (evidence.unavailable_beside_gpu); with it, the message's own reading stays first
+    expected = "driver-too-old" if too_old else ("gpu-missing" if shown else "cpu-only-build")
+    assert found[0].id == expected, text
     if too_old:
         assert any(e.startswith("decided by: | NVIDIA-SMI") for e in found[0].evidence)
 
