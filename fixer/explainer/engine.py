@@ -1076,8 +1076,8 @@ def _similar_hits(text: str, read: str, cat: Catalogue, model: Optional[SimilarM
     """The cause whose labelled public reports are most like the text as pasted (explainer.similar),
     as a guess at FALLBACK_CONFIDENCE with the check that decides; none below similar.MIN_SCORE,
     none where no line's words weigh for that cause, never a cause the text already answers "no"
-    (_one_directory), and none without a model. `read` is the text
-    as the rules read it (wrapped lines joined)."""
+    (_one_directory), and none without a model. `read` is the text as the rules read it
+    (wrapped lines joined)."""
     if model is None:
         return []
     found = similar.nearest(text, model)

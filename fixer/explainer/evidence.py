@@ -693,11 +693,12 @@ def unavailable_beside_gpu(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
     wordings of it: the `unavailable` group of the gpu-missing rule) in a paste that names an
     NVIDIA GPU (nvidia-gpu: a product name, lspci's line, nvidia-smi's header) and neither
     another vendor's graphics, a sentence saying there is none, nor the build's CUDA (which
-    rules out a CPU build). torch's is_available() is False for no driver, no device or a CPU-only build (cited on
-    the rule); the paste rules out "no device", so the rule's first alternative that it leaves,
-    a build without CUDA, ranks first, a driver too old and no driver after it, as the rule
-    orders them. The no-GPU reading stays below (CUDA_VISIBLE_DEVICES can still hide the GPU).
-    Returns the reading that takes first place, or nothing."""
+    rules out a CPU build). torch's is_available() is False for no driver, no device or a
+    CPU-only build (cited on the rule); the paste rules out "no device", so the rule's first
+    alternative that it leaves, a build without CUDA, ranks first, a driver too old and no
+    driver after it, as the rule orders them. The no-GPU reading stays below
+    (CUDA_VISIBLE_DEVICES can still hide the GPU). Returns the reading that takes first place,
+    or nothing."""
     nvidia = next((s for s in seen if s.kind == "nvidia-gpu"), None)
     if nvidia is None or any(
         s.kind in ("other-gpu", "no-nvidia-gpu-said", "cuda-runtime") for s in seen
