@@ -5,7 +5,8 @@ decides between the causes of "CUDA is not available".
   scripts word it ("PyTorch built with CUDA: False"): a build without CUDA, decisively, as
   tf.test.is_built_with_cuda() False already was.
 - CUDA reported not available (torch.cuda.is_available() False and the frameworks' wordings of
-  it) in a paste that names an NVIDIA GPU (a product name, lspci's line, nvidia-smi's header):
+  it) in a paste that names an NVIDIA GPU (a product name, also in lower case after the vendor
+  as users write it, "an Nvidia v100 node"; lspci's line; nvidia-smi's header):
   torch answers False for no driver, no device or a CPU-only build, and the paste rules out "no
   device"; a build without CUDA ranks first, the no-GPU reading stays below it, and the line
   that decided is named. Another vendor's graphics or a sentence saying there is no NVIDIA GPU
@@ -42,6 +43,9 @@ NVIDIA = st.sampled_from(
         "| NVIDIA-SMI 535.{n}    Driver Version: 535.{n}    CUDA Version: 12.2 |",
         "GPU 0: NVIDIA A100-SXM4-40GB (UUID: GPU-{n}aa-bb)",
         "I am on a Tesla T4 ({n} MiB free)",
+        # as users write a data-centre GPU after the vendor, in any case
+        "I am running this on an Nvidia v100 node ({n} jobs)",
+        "nvidia a100 80gb, {n} hours in",
     ]
 )
 NUM = st.sampled_from(["2060", "2080", "3060", "3090", "4070", "4090", "5090"])
