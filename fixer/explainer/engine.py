@@ -1076,7 +1076,7 @@ def _similar_hits(text: str, read: str, cat: Catalogue, model: Optional[SimilarM
     """The cause whose labelled public reports are most like the text as pasted (explainer.similar),
     as a guess at FALLBACK_CONFIDENCE with the check that decides; none below similar.MIN_SCORE,
     none where no line's words weigh for that cause, never a cause the text already answers "no"
-    (_one_directory), and none without a model. `read` is the text as the rules read it
+    (_one_copy_causes), and none without a model. `read` is the text as the rules read it
     (wrapped lines joined)."""
     if model is None:
         return []
@@ -1088,7 +1088,8 @@ def _similar_hits(text: str, read: str, cat: Catalogue, model: Optional[SimilarM
         found = [(c, s) for c, s in found if c != "log-noise"]
     # a cause whose own check the paste already answers "no" is not guessed: the load lines a
     # distinct-directories rule reads, all in one directory, are that rule's check answered
-    found = [(c, s) for c, s in found if not _one_directory(c, read, cat)]
+    answered = _one_copy_causes(read, cat)
+    found = [(c, s) for c, s in found if c not in answered]
     if not found or found[0][1] < similar.MIN_SCORE:
         return []
     cause, score = found[0]
@@ -1117,17 +1118,18 @@ def _similar_hits(text: str, read: str, cat: Catalogue, model: Optional[SimilarM
 _DOCTOR_DECIDES = "`colab-cudnn-fix doctor` on the failing machine: it checks this cause directly"
 
 
-def _one_directory(cause: str, text: str, cat: Catalogue) -> bool:
-    """Whether the text holds the load lines of a rule of `cause` that reads distinct
-    directories (cudnn-mixed's "calling init:", ldd and /proc/PID/maps lines), and they all lie in
-    one directory: the text then shows what that rule's check asks, and answers it "one copy"."""
+def _one_copy_causes(text: str, cat: Catalogue) -> Set[str]:
+    """The causes of the rules that read distinct directories (cudnn-mixed's "calling init:",
+    ldd and /proc/PID/maps lines) whose load lines the text holds, all in one directory: the text
+    then shows what such a rule's check asks, and answers it "one copy"."""
+    answered: Set[str] = set()
     for rule in cat.rules:
-        if rule.id != cause or not rule.distinct_dirs:
+        if not rule.distinct_dirs:
             continue
         matches = [m for p in rule.patterns for m in p.finditer(text)]
         if matches and len(_distinct_dirs(rule, matches)) == 1:
-            return True
-    return False
+            answered.add(rule.id)
+    return answered
 
 
 def _family_finding(m: "re.Match[str]", kind: str, cat: Catalogue) -> Optional[str]:
