@@ -248,7 +248,6 @@ def mutations(
     for a kernel spec)."""
     hostile = values() if hostile is None else hostile
     every = field_paths(doc, items)
-
     paths = [p for p in every if not _holds(p, keep) and not _in(p, keep)]
     dropped = [p for p in paths if not _moves(p, keep)]
     roots: List[FieldPath] = [()] if isinstance(doc, dict) else []
