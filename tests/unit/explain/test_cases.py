@@ -201,7 +201,11 @@ Sets 56-58 (held_out_56.toml .. held_out_58.toml: 45 reports each) were collecte
 helpers (every URL of the earlier sets excluded: 2616; leans: the newest reports, 2025-2026; the
 serving and generation stacks; TensorFlow, JAX and research code, notebooks and clusters) and
 measured without reading them on the session's first tree (61bdf6e) and its last: 40, 38 and 38
-both times (116 of 135). Their texts have not been read, and the guess never trains on them."""
+both times (116 of 135). Their texts have not been read, and the guess never trains on them.
+Sets 59-61 (held_out_59.toml .. held_out_61.toml: 30, 34 and 38 reports) were collected the same
+way on the seventeenth session (every earlier URL excluded: 2780; leans: Windows, WSL, conda and
+2017-2022; libraries beyond PyTorch; Docker, clusters and notebooks) and measured without reading
+them at 9e9aa32: 26, 32 and 26 (84 of 102). Not read, never trained on."""
 
 from __future__ import annotations
 
@@ -405,6 +409,10 @@ SET55_GUARD = 24
 SET56_GUARD = 40
 SET57_GUARD = 38
 SET58_GUARD = 38
+#: sets 59-61 measured blind at 9e9aa32 (the module docstring); not read, never trained on
+SET59_GUARD = 26
+SET60_GUARD = 32
+SET61_GUARD = 26
 
 #: Each held-out set: its reports and the number guarded. Set 2's guard is 90 %; sets 3 and 4
 #: were read while patterns were written (regression guards, not measures); set 5 too (round 5);
@@ -470,6 +478,9 @@ HELD_OUT_SETS = {
     "held-out-56": SET56_GUARD,
     "held-out-57": SET57_GUARD,
     "held-out-58": SET58_GUARD,
+    "held-out-59": SET59_GUARD,
+    "held-out-60": SET60_GUARD,
+    "held-out-61": SET61_GUARD,
 }
 
 

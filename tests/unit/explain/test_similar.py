@@ -2,7 +2,7 @@
 that nothing else reads, the cause whose labelled public reports are most like it.
 
 - The shipped model is what scripts/build_similar_reports.py builds, from the read sets and the
-  sets given to it as data (31-42), never from a set that is still a blind measure (43-58).
+  sets given to it as data (31-42), never from a set that is still a blind measure (43-61).
 - Building is deterministic and does not depend on the order of the reports; a text made of one
   cause's words is nearest that cause.
 - The guess is made only where nothing else reads the text; it is not recognised, at 0.3, with a
