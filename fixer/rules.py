@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Dict, FrozenSet, List, NamedTuple, Optional, Sequence, Set, Tuple, Union
 
 from fixer.children.childrules import (  # the rules the children share, re-exported
     CUDNN_SUBLIBRARIES as CUDNN_SUBLIBRARIES,
@@ -362,6 +362,51 @@ def runs_on_arch_list(cc: str, tokens: Sequence[str]) -> bool:
         if ok:
             return True
     return False
+
+
+#: The real GPU architectures (compute capability as an integer: 86 for sm_86) each CUDA toolkit's
+#: nvcc compiles for, before 13.0: (toolkit, added, removed), applied in order. CMake's table of
+#: CMAKE_CUDA_ARCHITECTURES_ALL by toolkit version (Kitware/CMake
+#: Modules/Internal/CMakeCUDAArchitecturesAll.cmake:16-103@v4.4.2: the CUDA 7.0 set, then 8.0 adds
+#: 60 61 62; 9.0 adds 70 72 and removes 20 21; 10.0 adds 75; 11.0 adds 80 and removes 30; 11.1
+#: adds 86; 11.4 adds 87; 11.8 adds 89 90; 12.0 removes 35 37; 12.8 adds 100 101 120; 12.9 adds
+#: 103 121). CUDA 13.0 starts a set of its own (:11-14): Turing and newer only.
+_NVCC_ARCH_STEPS: Tuple[Tuple[Tuple[int, int], Tuple[int, ...], Tuple[int, ...]], ...] = (
+    ((7, 0), (20, 21, 30, 35, 37, 50, 52, 53), ()),
+    ((8, 0), (60, 61, 62), ()),
+    ((9, 0), (70, 72), (20, 21)),
+    ((10, 0), (75,), ()),
+    ((11, 0), (80,), (30,)),
+    ((11, 1), (86,), ()),
+    ((11, 4), (87,), ()),
+    ((11, 8), (89, 90), ()),
+    ((12, 0), (), (35, 37)),
+    ((12, 8), (100, 101, 120), ()),
+    ((12, 9), (103, 121), ()),
+)
+_NVCC_ARCHS_13 = frozenset((75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121))
+_NVCC_KNOWN = _NVCC_ARCHS_13.union(*(add for _, add, _ in _NVCC_ARCH_STEPS))
+
+
+def nvcc_archs(cuda: Tuple[int, ...]) -> FrozenSet[int]:
+    """The real architectures the nvcc of CUDA `cuda` (major, minor) compiles for (empty before
+    7.0, where the table starts)."""
+    if cuda >= (13, 0):
+        return _NVCC_ARCHS_13
+    out: Set[int] = set()
+    for since, added, removed in _NVCC_ARCH_STEPS:
+        if cuda >= since:
+            out = (out | set(added)) - set(removed)
+    return frozenset(out)
+
+
+def nvcc_compiles_for(cuda: Tuple[int, ...], arch: int) -> Optional[bool]:
+    """Does the nvcc (and ptxas) of CUDA `cuda` know architecture `arch` (86 for sm_86 /
+    compute_86)? None where the table cannot say: a toolkit before 7.0, or an architecture no
+    toolkit of the table lists (sm_32, a Tegra K1 target CMake leaves out)."""
+    if cuda < (7, 0) or arch not in _NVCC_KNOWN:
+        return None
+    return arch in nvcc_archs(cuda)
 
 
 def build_runs_on(cc: str, build: Build) -> Optional[bool]:

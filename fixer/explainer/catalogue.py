@@ -184,6 +184,7 @@ EVIDENCE_KINDS = (
     "cudnn-caller-ships-cudnn",
     "driver-version",
     "cuda-runtime",
+    "cuda-toolkit-named",
     "cudnn-major-named",
     "cudnn-part-absent",
     "cudnn-framework-copy",

@@ -51,7 +51,7 @@ from fixer.explainer.catalogue import Catalogue
 from fixer.explainer.hits import DISPLACED, MAX, Hit, displaced, wanted_major
 from fixer.explainer.loader import line_at
 from fixer.model import FindingId
-from fixer.rules import decode_cudnn_version
+from fixer.rules import decode_cudnn_version, nvcc_archs, nvcc_compiles_for
 from fixer.system.versions import version_key
 
 #: More lines of one kind decide nothing more (a log that repeats a listing 10^5 times).
@@ -106,6 +106,7 @@ _ANY_LINE = (
     "in-container",
     "torch-warned-no-driver",
     "torch-raised-no-driver",
+    "cuda-toolkit-named",
 )
 #: a cuDNN file right inside the framework's lib directory (not one reached through it:
 #: torch/lib/../../nvidia/cudnn/lib is the nvidia-cudnn wheel's)
@@ -216,7 +217,7 @@ def read_evidence(text: str, cat: Catalogue) -> List[Seen]:
                 name = (g.get("name") or "").strip()
                 if kind == "framework-version":
                     name = _FRAMEWORK_IDS.get(name.lower(), name.lower())
-                if kind in ("framework-version", "driver-version"):
+                if kind in ("framework-version", "driver-version", "cuda-toolkit-named"):
                     version = g.get("version") or ""
                     out.append(Seen(kind, line, m.start(), None, name, None, version))
                     continue
@@ -747,6 +748,105 @@ def unavailable_beside_gpu(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
     ]
 
 
+#: nvidia-smi's header names the driver's CUDA, not a toolkit's
+_SMI_HEADER = re.compile(r"Driver Version|NVIDIA-SMI")
+_ARCH_VALUE = re.compile(r"(?:sm|compute)_(\d{2,3})")
+
+
+def _release_verdict(value: str, named: Sequence[Seen]) -> Optional[Tuple[str, Seen, str, str]]:
+    """(the reading that ranks first, the line that decided, why, its title) for the unknown
+    architecture `value` ("compute_86") beside the releases named; None where they leave the
+    rule's order."""
+    m = _ARCH_VALUE.fullmatch(value)
+    if not m:
+        return None
+    arch = int(m.group(1))
+    releases = [(s, version_key(s.version)[:2]) for s in named]
+    knows = [s for s, r in releases if nvcc_compiles_for(r, arch)]
+    if knows:
+        v = knows[0].version
+        return (
+            "cuda-lib-mismatch",
+            knows[0],
+            f"CUDA {v} compiles for {value}: the nvcc or ptxas that ran is another, older one",
+            f"The nvcc / ptxas that ran is not CUDA {v}'s, which knows {value}: an older toolkit "
+            "comes first (PATH, CUDA_HOME, /usr/bin/nvcc)",
+        )
+    dropped = all(
+        nvcc_compiles_for(r, arch) is False and arch < min(nvcc_archs(r), default=arch + 1)
+        for _, r in releases
+    )
+    if not dropped:
+        # a release older than the architecture: the rule's own order stands (the labelled
+        # reports split between "an older toolkit" and "a GPU the toolkit does not support")
+        return None
+    v = named[0].version
+    return (
+        "gpu-arch-unsupported",
+        named[0],
+        f"CUDA {v} no longer compiles for {value}: the toolkit dropped this GPU's architecture",
+        f"CUDA {v} no longer builds for {value}: this GPU needs an older CUDA release",
+    )
+
+
+def toolkit_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
+    """nvcc's or ptxas's unknown architecture (the `toolchain_arch` group: "nvcc fatal :
+    Unsupported gpu architecture 'compute_86'", "Value 'sm_70' is not defined for option
+    'gpu-name'") in a paste that names a CUDA toolkit release (cuda-toolkit-named: nvcc --version,
+    "CUDA 11.1", /usr/local/cuda-8.0). The architectures each release compiles for
+    (fixer.rules.nvcc_compiles_for, CMake's table) decide: a release named that knows the
+    architecture means the nvcc or ptxas that ran is another one (cuda-lib-mismatch first, an
+    older toolkit earlier on PATH or CUDA_HOME); every release named having dropped it (the
+    architecture below the release's lowest) means the toolkit cannot build for this GPU any
+    more (gpu-arch-unsupported first). A release older than the architecture, a table that
+    cannot say, or no release named: the rule's own order stands. Returns the reading that
+    takes first place where it was the alternative; marks the line that decided on a first
+    reading."""
+    named = [
+        s
+        for s in seen
+        if s.kind == "cuda-toolkit-named" and s.version and not _SMI_HEADER.search(s.line)
+    ]
+    out: List[Hit] = []
+    for h in hits:
+        verdict = _release_verdict(h.captures.get("toolchain_arch", ""), named) if named else None
+        if verdict is None or h.alternative_of is not None:
+            continue
+        want, line, why, title = verdict
+        decided = f"decided by: {line.line} ({why})"
+        if h.finding.id == want:
+            _with(h, evidence=h.finding.evidence + (decided,))
+            continue
+        other = next(
+            (
+                a
+                for a in hits
+                if a.alternative_of == h.finding.id
+                and a.offset == h.offset
+                and a.finding.id == want
+            ),
+            None,
+        )
+        if other is None:
+            continue
+        finding = dataclasses.replace(
+            other.finding,
+            title=title,
+            evidence=(h.finding.evidence[0], decided),
+            confidence=round(min(MAX, h.finding.confidence + 0.02), 3),
+        )
+        out.append(
+            Hit(
+                finding=finding,
+                decisive=h.decisive,
+                offset=h.offset,
+                where=h.where,
+                check=other.check,
+            )
+        )
+    return out
+
+
 def driver_unreached(hits: List[Hit]) -> List[Hit]:
     """A process that the driver answered with no device or as unusable (the `nodevice` group:
     the runtime's cudaErrorNoDevice, "no CUDA-capable device is detected", the driver's
@@ -1011,6 +1111,7 @@ def apply_evidence(
     extra += _driver_short(hits, seen, floor)
     extra += gpu_named(hits, seen)
     extra += unavailable_beside_gpu(hits, seen)
+    extra += toolkit_named(hits, seen)
     extra += driver_unreached(hits)
     extra += cudart_ignored(hits, seen)
     extra += copies.shadowed(hits, seen)

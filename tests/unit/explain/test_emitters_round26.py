@@ -1,0 +1,307 @@
+"""Round twenty-six (the seventeenth session): read from the misses of sets 43-49, each reading
+derived from its emitter's source.
+
+- JAX logs every backend that fails to start at INFO ("Unable to initialize backend 'tpu': ...")
+  and goes on with the others (xla_bridge.backends, fail_quietly): the TPU / ROCm lines are
+  harmless (log-noise); the CUDA backend's own line, and a line JAX raised because JAX_PLATFORMS
+  asked for the backend, are not read so.
+- A Mac named as users write it ("on a mac", "M2 MAX", "those of us on an M1"): no NVIDIA GPU, so
+  a framework's "not compiled with CUDA" is a machine without a GPU first (the existing
+  no-GPU-for-a-build reading).
+- CMake's "Could NOT find CUDA: Found unsuitable version \"7.5\", but required is at least
+  \"8.0\"": an older toolkit was found and picked (cuda-lib-mismatch); an empty version is a
+  toolkit not found (cuda-lib-missing), as before.
+- "Unsupported .version X; current version is Y" beside the driver's JIT at work (cuLinkAddData,
+  CUDA_ERROR_INVALID_PTX, libnvidia-ptxjitcompiler): the driver is too old; from a ptxas binary
+  it stays the toolkit's (cuda-lib-mismatch).
+- nvcc's / ptxas's unknown architecture beside a CUDA release the paste names: the release's
+  architectures (fixer.rules.nvcc_compiles_for, CMake's table) decide. A release that knows the
+  architecture: another nvcc ran (cuda-lib-mismatch); a release that dropped it: the GPU is too
+  old for the toolkit (gpu-arch-unsupported); a release older than it: the rule's order stands.
+
+Values are generated; the messages are the emitters'."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fixer.explainer import explain
+from fixer.rules import nvcc_archs, nvcc_compiles_for
+from tests.helpers.examples import examples
+from tests.helpers.explained import NOISE
+from tests.helpers.explained import ids as _ids
+
+# --- JAX's backend start-up lines ---------------------------------------------------------------
+
+_PREFIX = st.sampled_from(
+    [
+        "",
+        "I0820 16:10:25.293788 140208504612672 xla_bridge.py:353] ",
+        "xla_bridge.py:841] ",
+        "INFO:jax._src.xla_bridge:",
+        "2024-01-05 14:05:05,750 - INFO - ",
+    ]
+)
+_QUIET = {
+    "tpu": [
+        "INTERNAL: Failed to open libtpu.so: libtpu.so: cannot open shared object file: No such "
+        "file or directory",
+        "INVALID_ARGUMENT: TpuPlatform is not available.",
+    ],
+    "tpu_driver": ["NOT_FOUND: Unable to find driver in registry given worker: "],
+    "rocm": [
+        'NOT_FOUND: Could not find registered platform with name: "rocm". Available platform '
+        "names are: Interpreter Host CUDA",
+        "module 'jaxlib.xla_extension' has no attribute 'GpuAllocatorConfig'",
+    ],
+    "plugin": ["xla_extension has no attributes named get_plugin_device_client."],
+}
+_BACKEND = st.sampled_from(sorted(_QUIET)).flatmap(
+    lambda b: st.tuples(st.just(b), st.sampled_from(_QUIET[b]))
+)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(prefix=_PREFIX, backends=st.lists(_BACKEND, min_size=1, max_size=3), noise=NOISE)
+def test_backends_jax_went_on_without_are_harmless(prefix, backends, noise):
+    """xla_bridge.backends(): a backend registered fail_quietly that fails is logged at INFO and
+    skipped (jax/_src/xla_bridge.py, cited on the rule)."""
+    lines = [f"{prefix}Unable to initialize backend '{b}': {err}" for b, err in backends]
+    found = explain(noise + "\n" + "\n".join(lines))
+    assert found[0].id == "log-noise", (lines, [f.id for f in found])
+    assert "JAX" in found[0].title
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    prefix=_PREFIX,
+    backend=_BACKEND,
+    suffix=st.sampled_from(
+        [
+            " (set JAX_PLATFORMS='' to automatically choose an available backend)",
+            " (you may need to uninstall the failing plugin package, or set JAX_PLATFORMS=cpu "
+            "to skip this backend.)",
+        ]
+    ),
+)
+def test_a_backend_jax_was_told_to_use_is_not_harmless(prefix, backend, suffix):
+    """Raised (JAX_PLATFORMS named it, or a plugin that must not fail quietly): not this reading."""
+    b, err = backend
+    line = f"RuntimeError: {prefix}Unable to initialize backend '{b}': {err}{suffix}"
+    assert not any("JAX start-up" in f.title for f in explain(line)), line
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    prefix=_PREFIX,
+    err=st.sampled_from(
+        [
+            "FAILED_PRECONDITION: No visible GPU devices.",
+            "Found cuSOLVER version 11002, but JAX was built against version 11401, which is "
+            "newer. The copy of cuSOLVER that is installed must be at least as new as the "
+            "version against which JAX was built.",
+        ]
+    ),
+)
+def test_the_cuda_backends_own_failure_is_never_read_as_harmless(prefix, err):
+    line = f"{prefix}Unable to initialize backend 'cuda': {err}"
+    found = explain(line)
+    assert found and found[0].id != "log-noise", (line, [f.id for f in found])
+
+
+# --- a Mac, as users write it -------------------------------------------------------------------
+
+_NOT_COMPILED = st.sampled_from(
+    [
+        "AssertionError: Torch not compiled with CUDA enabled",
+        'I am getting "XGBoost version not compiled with GPU support" error.',
+    ]
+)
+_MAC = st.sampled_from(
+    [
+        "When I try to train on my mac i get - {err}",
+        "Hello. I have Mac PRO with M2 MAX Chipset. {err}",
+        "{err}\nWould be good if there was a check for cuda (else mps, for those of us on an M1)",
+        "Running on an m3 pro laptop: {err}",
+        "using a MacBook Air (M1 chip)\n{err}",
+    ]
+)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(err=_NOT_COMPILED, said=_MAC, noise=NOISE)
+def test_a_mac_has_no_nvidia_gpu_for_a_cuda_build(err, said, noise):
+    paste = noise + "\n" + said.format(err=err)
+    ids = _ids(paste)
+    assert ids[0] == "gpu-missing", (paste, ids)
+    assert "cpu-only-build" in ids[1:], (paste, ids)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    err=_NOT_COMPILED,
+    other=st.sampled_from(
+        [
+            "the MAC address of eth0 is 00:11:22:33:44:55",
+            "my NVMe sits on an M.2 slot",
+            "a Tesla M40 and a Quadro M4000 in the box",
+            "on a machine with an M2 ssd",
+            "installed on an M2 SSD, on the M2 slot",
+        ]
+    ),
+)
+def test_what_is_not_a_mac_leaves_the_build_reading(err, other):
+    paste = other + "\n" + err
+    assert _ids(paste)[0] == "cpu-only-build", paste
+
+
+# --- CMake's unsuitable CUDA --------------------------------------------------------------------
+
+_RELEASE = st.tuples(st.integers(6, 12), st.integers(0, 9))
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    found=_RELEASE,
+    need=_RELEASE,
+    what=st.sampled_from(["CUDA", "CUDAToolkit"]),
+    exact=st.booleans(),
+    wrap=st.sampled_from([" ", "\n  "]),
+    noise=NOISE,
+)
+def test_cmake_found_an_older_cuda_toolkit(found, need, what, exact, wrap, noise):
+    """FindPackageHandleStandardArgs: "Found unsuitable version ..., but required is at least /
+    exact version ..." (cited on the rule); CMake's message wraps where the terminal does."""
+    f, r = ".".join(map(str, found)), ".".join(map(str, need))
+    kind = "exact version" if exact else "at least"
+    line = (
+        "CMake Error at /usr/share/cmake-3.16/Modules/FindPackageHandleStandardArgs.cmake:146 "
+        f'(message):\n  Could NOT find {what}: Found unsuitable version "{f}", but required is'
+        f'{wrap}{kind} "{r}" (found /usr)'
+    )
+    found_ = explain(noise + "\n" + line)
+    assert found_[0].id == "cuda-lib-mismatch", (line, [x.id for x in found_])
+    assert f in found_[0].title and r in found_[0].title
+
+
+def test_cmake_that_found_no_cuda_version_is_a_missing_toolkit():
+    line = (
+        'Could NOT find CUDA: Found unsuitable version "", but required is at least "9.0" '
+        "(found /usr/local/cuda)"
+    )
+    assert _ids(line)[0] == "cuda-lib-missing"
+
+
+# --- the driver's PTX JIT -----------------------------------------------------------------------
+
+_ISA = st.tuples(st.integers(6, 9), st.integers(0, 9))
+_JIT_API = (
+    "the failure occurs during CUDA kernel linking (`cuLinkAddData()`).",
+    "cuModuleLoadDataEx() failed: CUDA_ERROR_INVALID_PTX",
+    "CUDA error 'a PTX JIT compilation failed' in func 'load_kernel'",
+    "`libcuda.so` and `libnvidia-ptxjitcompiler.so` are both version 595.84.",
+    "CUDA_ERROR_UNSUPPORTED_PTX_VERSION: the provided PTX was compiled with an unsupported "
+    "toolchain.",
+)
+_JIT = st.sampled_from(_JIT_API)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(given_=_ISA, reads=_ISA, jit=_JIT, jit_first=st.booleans(), noise=NOISE)
+def test_the_drivers_jit_rejects_newer_ptx(given_, reads, jit, jit_first, noise):
+    """cuda.h / driver_types.h: CUDA_ERROR_UNSUPPORTED_PTX_VERSION, most often PTX from a compiler
+    newer than the driver's JIT (cited on the rule)."""
+    b, r = ".".join(map(str, given_)), ".".join(map(str, reads))
+    said = f'fails with "Unsupported .version {b}; current version is {r}"'
+    parts = [jit, said] if jit_first else [said, jit]
+    ids = _ids(noise + "\n" + "\n".join(parts))
+    assert ids[0] == "driver-too-old", (parts, ids)
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(given_=_ISA, reads=_ISA, jit=st.sampled_from([_JIT_API[0], _JIT_API[3]]))
+def test_a_ptxas_binary_that_ran_stays_the_toolkits(given_, reads, jit):
+    """The markers that only show the JIT's presence (the driver's own error codes have their own
+    rules, which read the driver either way)."""
+    b, r = ".".join(map(str, given_)), ".".join(map(str, reads))
+    paste = (
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: ptxas exited with non-zero error code "
+        f"65280, output: ptxas /tmp/tempfile-x, line 5; fatal   : Unsupported .version {b}; "
+        f"current version is '{r}'\n{jit}"
+    )
+    assert _ids(paste)[0] == "cuda-lib-mismatch", paste
+
+
+# --- nvcc's architectures by release ------------------------------------------------------------
+
+
+def test_the_release_table_reads_as_cmakes():
+    """Points of Kitware/CMake Modules/Internal/CMakeCUDAArchitecturesAll.cmake@v4.4.2."""
+    assert nvcc_compiles_for((8, 0), 61) and nvcc_compiles_for((11, 1), 86)
+    assert nvcc_compiles_for((11, 0), 86) is False and nvcc_compiles_for((11, 3), 89) is False
+    assert nvcc_compiles_for((11, 8), 89) and nvcc_compiles_for((11, 8), 35)
+    assert nvcc_compiles_for((12, 0), 35) is False and nvcc_compiles_for((12, 9), 70)
+    assert nvcc_compiles_for((13, 0), 70) is False and nvcc_compiles_for((13, 0), 110)
+    assert nvcc_compiles_for((10, 2), 30) and nvcc_compiles_for((11, 0), 30) is False
+    assert nvcc_compiles_for((12, 8), 120) and nvcc_compiles_for((12, 6), 120) is False
+    assert nvcc_compiles_for((6, 5), 52) is None and nvcc_compiles_for((10, 0), 32) is None
+    assert nvcc_archs((6, 5)) == frozenset()
+
+
+_ARCHS = sorted(nvcc_archs((11, 8)) | nvcc_archs((13, 0)) | {20, 30})
+_RELEASES = [(m, n) for m in range(8, 14) for n in range(0, 10)]
+_NAMING = st.sampled_from(
+    [
+        "I use GTX 1060 with nvidia driver 390 and CUDA {v}",
+        "Cuda compilation tools, release {v}, V{v}.85",
+        "-- got cuda version {v}",
+        "cuda: {v}",
+        "CUDA Version：{v}",
+        "RTX3090+TORCH1.7.0+CUDA{v}",
+        "error: command '/usr/local/cuda-{v}/bin/nvcc' failed with exit status 1",
+    ]
+)
+_UNKNOWN = st.sampled_from(
+    [
+        "nvcc fatal   : Unsupported gpu architecture 'compute_{a}'",
+        "nvcc fatal : Unsupported gpu architecture 'sm_{a}'",
+        "ptxas fatal   : Value 'sm_{a}' is not defined for option 'gpu-name'",
+    ]
+)
+
+
+@settings(max_examples=examples(80), deadline=None)
+@given(
+    arch=st.sampled_from(_ARCHS),
+    release=st.sampled_from(_RELEASES),
+    naming=_NAMING,
+    unknown=_UNKNOWN,
+    named_first=st.booleans(),
+)
+def test_the_release_named_decides_between_another_nvcc_and_a_dropped_gpu(
+    arch, release, naming, unknown, named_first
+):
+    v = f"{release[0]}.{release[1]}"
+    parts = [naming.format(v=v), unknown.format(a=arch)]
+    paste = "\n".join(parts if named_first else parts[::-1])
+    alone = _ids(unknown.format(a=arch))
+    found = explain(paste)
+    ids = [f.id for f in found]
+    knows = nvcc_compiles_for(release, arch)
+    if knows:
+        assert ids[0] == "cuda-lib-mismatch", (paste, ids)
+        assert any(e.startswith("decided by: ") for e in found[0].evidence), found[0].evidence
+    elif knows is False and arch < min(nvcc_archs(release)):
+        assert ids[0] == "gpu-arch-unsupported", (paste, ids)
+    else:
+        assert ids[:2] == alone[:2], (paste, ids, alone)
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(arch=st.sampled_from([61, 70, 86, 89, 120]), unknown=_UNKNOWN)
+def test_nvidia_smis_cuda_version_is_not_a_toolkit(arch, unknown):
+    """nvidia-smi's header names the CUDA the driver supports, not the toolkit that ran."""
+    header = "| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |"
+    line = unknown.format(a=arch)
+    assert _ids(header + "\n" + line)[:2] == _ids(line)[:2]
