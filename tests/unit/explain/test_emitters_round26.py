@@ -305,3 +305,82 @@ def test_nvidia_smis_cuda_version_is_not_a_toolkit(arch, unknown):
     header = "| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2     |"
     line = unknown.format(a=arch)
     assert _ids(header + "\n" + line)[:2] == _ids(line)[:2]
+
+
+# --- (b) a Jetson's GPU, a lower-case False, CatBoost's GPU trainer, xmr-stak, a Radeon ------------
+
+_JETSON = st.sampled_from(
+    [
+        "I successfully install the torch on my jetson nano(Jetpack 4.4 [L4T 32.4.3])",
+        "Running on a Jetson AGX Orin with JetPack 6.0",
+        "docker run --runtime nvidia -it nvcr.io/nvidia/l4t-pytorch:r35.2.1-pth2.0-py3",
+        "Device: Xavier NX, JETPACK 5.1.5",
+    ]
+)
+_FALSE = st.sampled_from(
+    [
+        "but cuda.is_available() returns false",
+        "torch.cuda.is_available() -> false",
+        ">>> torch.cuda.is_available()\nFalse",
+    ]
+)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(jetson=_JETSON, unavailable=_FALSE, noise=NOISE)
+def test_cuda_unavailable_on_a_jetson_is_a_build_without_cuda(jetson, unavailable, noise):
+    """A Jetson module's GPU is NVIDIA's: the paste shows the GPU, so round twenty-five's reading
+    (a build without CUDA first) applies."""
+    paste = "\n".join([noise, jetson, unavailable])
+    ids = _ids(paste)
+    assert ids[0] == "cpu-only-build", (paste, ids)
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    word=st.sampled_from(["xavier_uniform_", "nn.init.xavier_normal_", "Xavier initialisation"]),
+    unavailable=_FALSE,
+)
+def test_xavier_initialisation_is_not_a_jetson(word, unavailable):
+    assert _ids(word + "\n" + unavailable)[0] == "gpu-missing"
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    form=st.sampled_from(
+        [
+            "_catboost.CatBoostError: catboost/libs/train_lib/train_model.cpp:{n}: Can't load GPU "
+            "learning library. Module was not compiled or driver  is incompatible with package. "
+            "Please install latest NVDIA driver and check again",
+            "CatboostError: catboost/libs/train_lib/train_model.cpp:{n}: Can't load GPU learning "
+            "library. Module was not compiled or CUDA version/driver  is incompatible with package",
+        ]
+    ),
+    n=st.integers(1, 3000),
+    noise=NOISE,
+)
+def test_catboost_without_its_gpu_trainer_is_a_build_without_cuda(form, n, noise):
+    """TTrainerFactory::Has(GPU) is false only where the statically registered GPU trainer is not
+    linked in (catboost/cuda/train_lib/train.cpp, cited on the rule)."""
+    ids = _ids(noise + "\n" + form.format(n=n))
+    assert ids[0] == "cpu-only-build" and "driver-too-old" in ids[1:], ids
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(dev=st.integers(0, 7), arch=st.sampled_from([20, 30, 35, 50, 61, 75, 86]))
+def test_a_miner_not_compiled_for_the_gpus_architecture(dev, arch):
+    line = f"WARNING: NVIDIA GPU {dev}: miner not compiled for the gpu architecture {arch}."
+    found = explain(line)
+    assert found[0].id == "gpu-arch-unsupported" and str(arch) in found[0].title, found[0]
+
+
+def test_a_radeon_named_with_nvidias_letters_is_not_an_nvidia_gpu():
+    """Another vendor's brand before "GTX" (a mistyped Radeon RX): the other-gpu evidence decides
+    torch's "Found no NVIDIA driver" as no NVIDIA GPU."""
+    paste = (
+        "I'm on Ubuntu 22.04 and using an  AMD Radeon GTX 6750 GPU.\n"
+        "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an "
+        "NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx"
+    )
+    assert _ids(paste)[0] == "gpu-missing"
+    assert _ids(paste.replace("AMD Radeon GTX 6750", "GeForce GTX 1650"))[0] == "driver-missing"
