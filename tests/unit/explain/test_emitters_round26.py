@@ -384,3 +384,27 @@ def test_a_radeon_named_with_nvidias_letters_is_not_an_nvidia_gpu():
     )
     assert _ids(paste)[0] == "gpu-missing"
     assert _ids(paste.replace("AMD Radeon GTX 6750", "GeForce GTX 1650"))[0] == "driver-missing"
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    release=st.sampled_from(["11.2", "12.4", "13.0"]),
+    form=st.sampled_from(
+        [
+            "nvrtc: error: failed to open libnvrtc-builtins.so.{r}.\n  Make sure that "
+            "libnvrtc-builtins.so.{r} is installed correctly.",
+            "nvrtc: error: failed to open nvrtc-builtins64_{rr}.dll.\n  Make sure that "
+            "nvrtc-builtins64_{rr}.dll is installed correctly.",
+            "nvrtcCompileProgram failed: NVRTC_ERROR unknown\nProgram compile log: nvrtc: error: "
+            "failed to load builtins for compute_90\n[CUDA] Error gpu 0: device kernel image is "
+            "invalid",
+        ]
+    ),
+    noise=NOISE,
+)
+def test_nvrtc_without_its_builtins_library(release, form, noise):
+    """libnvrtc's own strings (read on the GPU machine, cited on the rule): the builtins library
+    of its release is missing, whatever the program reports after it."""
+    paste = noise + "\n" + form.format(r=release, rr=release.replace(".", ""))
+    found = explain(paste)
+    assert found[0].id == "cuda-lib-missing" and "NVRTC" in found[0].title, (paste, found[0])
