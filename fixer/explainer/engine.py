@@ -1023,6 +1023,8 @@ def _fallback_hits(
                 if not fid:
                     continue
                 captures = {k: v for k, v in m.groupdict().items() if v}
+                if fid == "cudnn-missing":
+                    captures.update(_soname_major(captures.get("lib", ""), cat))
                 hits.append(
                     _guess(
                         fid,
@@ -1130,6 +1132,17 @@ def _one_copy_causes(text: str, cat: Catalogue) -> Set[str]:
         if matches and len(_distinct_dirs(rule, matches)) == 1:
             answered.add(rule.id)
     return answered
+
+
+def _soname_major(lib: str, cat: Catalogue) -> Dict[str, str]:
+    """{"major": N} for a cuDNN file whose name carries its major ("libcudnn.so.7", "cudnn64_8.dll"):
+    the major the failing text asks for, as a message's own `major` group gives it (the evidence
+    then weighs it against the copies the paste shows); empty otherwise."""
+    parsed = parse_library(lib, cat.families) if lib else None
+    if parsed is None or not parsed.version:
+        return {}
+    major = parsed.version.split(".")[0]
+    return {"major": major} if major.isdigit() else {}
 
 
 def _family_finding(m: "re.Match[str]", kind: str, cat: Catalogue) -> Optional[str]:

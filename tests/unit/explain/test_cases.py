@@ -388,7 +388,7 @@ SET42_GUARD = 34
 #: sets 43-45 measured blind before and after the guess was trained on sets 31-42 (the module
 #: docstring); not read, never trained on
 #: sets 43-49 were read in round twenty-six (the seventeenth session): 43 and 44 then gain one and
-#: two, 45 two, 47 four, 48 three, 49 one
+#: two, 45 two, 47 four, 48 three, 49 three
 SET43_GUARD = 26
 SET44_GUARD = 36
 #: 33 since FFmpeg's requirement line after a failed load of the driver's encode library no
@@ -400,7 +400,7 @@ SET46_GUARD = 34
 #: 34 since the same (the sixteenth session); 38 since round twenty-six
 SET47_GUARD = 38
 SET48_GUARD = 25
-SET49_GUARD = 28
+SET49_GUARD = 30
 #: sets 43-49 since the guess's floor came down (round twenty-four): 25, 34, 32, 34, 33, 22, 27;
 #: sets 50-55 measured blind at 70d38c2 and on each tree of round twenty-four (the module
 #: docstring); not read, never trained on

@@ -408,3 +408,35 @@ def test_nvrtc_without_its_builtins_library(release, form, noise):
     paste = noise + "\n" + form.format(r=release, rr=release.replace(".", ""))
     found = explain(paste)
     assert found[0].id == "cuda-lib-missing" and "NVRTC" in found[0].title, (paste, found[0])
+
+
+# --- (d) a cuDNN soname in words, beside the copy the paste says is installed -------------------
+
+_WORDS = st.sampled_from(
+    [
+        "not able to find libcudnn.so.{want}",
+        "Cortex tests fail because it cannot find libcudnn.so.{want}.",
+        "the program is unable to load cudnn64_{want}.dll",
+    ]
+)
+_HAVE = st.sampled_from(["cuDNN: {have}.0.4", "cudnn v{have} is installed", "CuDNN 版本: {have}.1"])
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(words=_WORDS, have=_HAVE, want=st.integers(5, 9), other=st.integers(5, 9))
+def test_a_soname_asked_for_in_words_beside_another_major_is_a_major_mismatch(
+    words, have, want, other
+):
+    """A failing soname names the major the build asks for (as a message's own `major` group
+    does): beside only another major on the machine, the copy is there, of the wrong major."""
+    paste = have.format(have=other) + "\n" + words.format(want=want)
+    ids = _ids(paste)
+    expected = "cudnn-missing" if other == want else "cudnn-major-mismatch"
+    assert ids[0] == expected, (paste, ids)
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(words=_WORDS, want=st.integers(5, 9))
+def test_cudnns_v8_api_is_no_copy(words, want):
+    paste = "torch uses the cuDNN v8 API (TORCH_CUDNN_V8_API_ENABLED=1)\n" + words.format(want=want)
+    assert _ids(paste)[0] == "cudnn-missing", paste
