@@ -440,3 +440,33 @@ def test_a_soname_asked_for_in_words_beside_another_major_is_a_major_mismatch(
 def test_cudnns_v8_api_is_no_copy(words, want):
     paste = "torch uses the cuDNN v8 API (TORCH_CUDNN_V8_API_ENABLED=1)\n" + words.format(want=want)
     assert _ids(paste)[0] == "cudnn-missing", paste
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    said=st.sampled_from(
+        [
+            "I had installed both onnxruntime and onnxruntime-gpu.",
+            "both the onnxruntime-gpu and the onnxruntime packages are installed",
+            "I have both onnxruntime & onnxruntime_gpu in the venv",
+        ]
+    ),
+    providers=st.sampled_from(
+        [
+            "when I check the providers only ['CPUExecutionProvider'] is available.",
+            "ort.get_available_providers() -> available: ['AzureExecutionProvider', "
+            "'CPUExecutionProvider']",
+        ]
+    ),
+    said_first=st.booleans(),
+)
+def test_both_onnxruntime_packages_said_to_be_installed(said, providers, said_first):
+    """ONNX Runtime's docs: only one of the two packages in an environment (cited on the rule);
+    a sentence saying both are installed shows it as a pip list does."""
+    parts = [said, providers] if said_first else [providers, said]
+    assert _ids("\n".join(parts))[0] == "pip-conflict", parts
+
+
+def test_one_onnxruntime_package_named_is_not_both():
+    paste = "I installed onnxruntime-gpu.\nonly ['CPUExecutionProvider'] is available"
+    assert _ids(paste)[0] != "pip-conflict"
