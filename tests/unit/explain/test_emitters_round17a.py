@@ -19,7 +19,8 @@ words, each from the code that prints it.
 - torch.utils.cpp_extension's "No CUDA runtime is found, using CUDA_HOME=..." (a build-time note)
   and whisper's "FP16 is not supported on CPU; using FP32 instead" (the model is on the CPU):
   the no-usable-GPU reading below any error of the paste; whisper's not when it said CUDA is
-  available.
+  available (since round twenty-six whisper's warning itself ranks first, as harmless, with the
+  no-usable-GPU reading right below it).
 - transformers' "Your setup doesn't support bf16/gpu" (a GPU without bf16, below Ampere):
   gpu-arch-unsupported, no GPU at all second.
 - transformers' "CUDA is required but not available for bitsandbytes" (is_available() False): the
@@ -227,10 +228,12 @@ PREFIX = st.sampled_from(
 
 @settings(max_examples=examples(30), deadline=None)
 @given(p=PREFIX, n=st.integers(1, 600), noise=NOISE, error=ERRORS)
-def test_whisper_on_the_cpu_is_no_usable_gpu_unless_cuda_was_available(p, n, noise, error):
+def test_whisper_on_the_cpu_is_a_warning_with_no_usable_gpu_below_it(p, n, noise, error):
+    """Round twenty-six: the warning is harmless by its emitter (transcribe() goes on in FP32);
+    no usable GPU and a CPU-only build stay right below it."""
     warn = WHISPER.format(p=p, n=n)
     found = _ids(noise + warn)
-    assert found[:2] == ["gpu-missing", "cpu-only-build"], (warn, found)
+    assert found[0] == "log-noise" and found[1:3] == ["gpu-missing", "cpu-only-build"], (warn, found)
     chose = f"{p}/whisper/transcribe.py:{n}: UserWarning: Performing inference on CPU when CUDA is available\n"
     assert "gpu-missing" not in _ids(noise + chose + warn)
     err, fid = error

@@ -470,3 +470,58 @@ def test_both_onnxruntime_packages_said_to_be_installed(said, providers, said_fi
 def test_one_onnxruntime_package_named_is_not_both():
     paste = "I installed onnxruntime-gpu.\nonly ['CPUExecutionProvider'] is available"
     assert "pip-conflict" not in _ids(paste)[:1]
+
+
+# --- (f) sets 50-52 read: DGL, Ollama, PaddlePaddle, Chainer with CuPy 8 ---------------------------
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(dev=st.sampled_from(["cuda", "gpu"]), line=st.integers(1, 200), noise=NOISE)
+def test_dgl_without_a_cuda_device_api_is_its_cpu_package(dev, line, noise):
+    """Only a CUDA build registers "device_api.cuda" (cited on the rule)."""
+    err = (
+        f"dgl._ffi.base.DGLError: [14:00:04] /opt/dgl/src/runtime/c_runtime_api.cc:{line}: Check "
+        f"failed: allow_missing: Device API {dev} is not enabled. Please install the cuda version "
+        "of dgl."
+    )
+    assert _ids(noise + "\n" + err)[0] == "cpu-only-build", err
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(cc=st.sampled_from(["3.0", "3.5", "5.0", "5.2", "6.1"]), noise=NOISE)
+def test_ollama_falls_back_to_the_cpu_for_an_old_gpu(cc, noise):
+    paste = (
+        f"{noise}\n2024/01/14 19:50:06 gpu.go:94: Nvidia GPU detected\n2024/01/14 19:50:06 "
+        f"gpu.go:138: CUDA GPU is too old. Falling back to CPU mode. Compute Capability detected: "
+        f"{cc}\n2024/01/14 19:50:06 routes.go:953: no GPU detected"
+    )
+    found = explain(paste)
+    assert found[0].id == "gpu-arch-unsupported" and cc in found[0].title, found[0]
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    gen=st.sampled_from(["Pascal", "Maxwell", "Kepler", "Turing"]),
+    archs=st.sampled_from(["61 70 75 80 86 90 ", "70 75 80 86 89 90 "]),
+    after=st.sampled_from(
+        [
+            "CUDA error 101 [../third_party/cccl/cub/cub/util_device.cuh, 102]: invalid device "
+            "ordinal",
+            "",
+        ]
+    ),
+)
+def test_paddles_own_architecture_check(gen, archs, after):
+    line = (
+        "W1125 07:37:50.996143   570 gpu_resources.cc:96] The GPU architecture in your current "
+        f"machine is {gen}, which is not compatible with Paddle installation with arch: {archs}, "
+        "it is recommended to install the corresponding wheel package according to the "
+        "installation information on the official Paddle website."
+    )
+    assert _ids(line + "\n" + after)[0] == "gpu-arch-unsupported", (line, after)
+
+
+def test_chainer_7_beside_cupy_8_is_a_conflict_and_cupy_missing_is_not():
+    head = "RuntimeError: CUDA environment is not correctly set up\n(see https://github.com/chainer/chainer#installation)."
+    assert _ids(head + "No module named 'cupy.util'")[0] == "pip-conflict"
+    assert _ids(head + "No module named 'cupy'")[0] == "cpu-only-build"
