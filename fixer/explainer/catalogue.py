@@ -40,6 +40,7 @@ TEMPLATE_SLOTS = frozenset(
         "built_tuple",
         "loaded_mm",
         "built_mm",
+        "loaded_k",
         "lib",
         "lib2",
         "dll",
@@ -165,6 +166,9 @@ class Rule:
     #: the message is printed also when the versions are compatible (a warning, not a failed
     #: check): a compatible pair is then benign. A failed check is never benign.
     compatible_is_benign: bool = False
+    #: how the emitter prints the loaded version: "" (as it is), or "thousands": cudnnGetVersion()
+    #: // 1000 "." cudnnGetVersion() % 1000 // 100 (cuDNN 8's formula, which reads 9.1 as "90.1")
+    loaded_form: str = ""
     #: an [[evidence]] kind this reading needs to rank first (else it drops below its alternatives)
     needs_evidence: str = ""
 
@@ -290,6 +294,7 @@ _RULE_KEYS = {
     "frameworks",
     "note",
     "compatible_is_benign",
+    "loaded_form",
     "needs_evidence",
 }
 _EVIDENCE_KEYS = {"kind", "patterns", "cites", "note"}
@@ -650,6 +655,8 @@ def _rule_flags(r: Dict[str, Any], kind: str, i: int, ctx: _Ctx) -> str:
     for k in ("decisive", "benign", "compatible_is_benign"):
         if k in r and not isinstance(r[k], bool):
             raise ctx.bad(kind, i, f"{k!r} must be true or false", k)
+    if r.get("loaded_form", "") not in ("", "thousands"):
+        raise ctx.bad(kind, i, "'loaded_form' must be \"thousands\" (or left out)", "loaded_form")
     severity = r.get("severity", "error")
     if severity not in ("error", "warning", "info"):
         raise ctx.bad(
@@ -792,6 +799,7 @@ def _rule(r: Any, i: int, ctx: _Ctx) -> Rule:
         severity=severity,
         benign=bool(r.get("benign", False)),
         compatible_is_benign=bool(r.get("compatible_is_benign", False)),
+        loaded_form=str(r.get("loaded_form", "")),
         needs_evidence=_needs_evidence(r, kind, i, ctx),
         check=str(r.get("check", "")),
         alternatives=_alternatives(r, base, kind, i, ctx),

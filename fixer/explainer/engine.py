@@ -135,6 +135,8 @@ def _version_outcome(
         if lo_n < bu_n or not rule.compatible_is_benign:
             return None, ""
         return "benign", f"{fam.name} {raw_lo} is not older than the {raw_bu} JAX needs"
+    if rule.loaded_form == "thousands":
+        raw_lo = _from_thousands(raw_lo)
     lo, bu = _norm(raw_lo), _norm(raw_bu)
     if not lo or not bu:
         return None, ""
@@ -149,6 +151,14 @@ def _version_outcome(
             f"supports ({floor}; built against {bu})"
         )
     return _cudnn_outcome(rule, lo, bu)
+
+
+def _from_thousands(raw: str) -> str:
+    """cudnnGetVersion() // 1000 "." cudnnGetVersion() % 1000 // 100 back to an integer the
+    decoder reads: "90.1" (cuDNN 9.1's 90100 read with cuDNN 8's formula) -> "90100", "8.9" ->
+    "8900"; the patch level the form drops is 0. Anything else is returned as it came."""
+    m = re.fullmatch(r"(\d{1,3})\.(\d)", raw.strip())
+    return str(int(m.group(1)) * 1000 + int(m.group(2)) * 100) if m else raw
 
 
 def _cudnn_outcome(rule: Rule, lo: str, bu: str) -> Tuple[Optional[str], str]:

@@ -121,6 +121,8 @@ def _cudnn_forms(major: int, minor: int, patch: int) -> Dict[str, str]:
         "_int": str(n),
         "_tuple": f"({major}, {minor}, {patch})",
         "_mm": f"{major}.{minor}",
+        # cudnnGetVersion() // 1000 "." % 1000 // 100: OpenCV's decode up to 4.9 (loaded_form)
+        "_k": f"{n // 1000}.{n % 1000 // 100}",
     }
 
 
@@ -241,10 +243,11 @@ def _rule_round_trip(rule: Rule, template: str, data: st.DataObject) -> None:
             "built_tuple",
             "loaded_mm",
             "built_mm",
+            "loaded_k",
         )
     ):
         loaded, built = data.draw(cudnn_pair())
-        if any(f.endswith("_mm") for f in fields):
+        if any(f.endswith(("_mm", "_k")) for f in fields):
             loaded, built = (loaded[0], loaded[1], 0), (built[0], built[1], 0)
         for suffix, v in _cudnn_forms(*loaded).items():
             values["loaded" + suffix] = v

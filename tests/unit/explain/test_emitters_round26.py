@@ -525,3 +525,108 @@ def test_chainer_7_beside_cupy_8_is_a_conflict_and_cupy_missing_is_not():
     head = "RuntimeError: CUDA environment is not correctly set up\n(see https://github.com/chainer/chainer#installation)."
     assert _ids(head + "No module named 'cupy.util'")[0] == "pip-conflict"
     assert _ids(head + "No module named 'cupy'")[0] == "cpu-only-build"
+
+
+# --- (h) sets 53-55 read: XLA's ptxas, RAPIDS' GPU check, OpenCV's cuDNN check, Docker, stubs ----
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    form=st.sampled_from(
+        [
+            "W external/xla/xla/stream_executor/gpu/asm_compiler.cc:85] Couldn't get ptxas "
+            "version string: INTERNAL: Couldn't invoke ptxas --version",
+            "FAILED_PRECONDITION: Couldn't get ptxas version string: INTERNAL: Couldn't invok",
+            "W redzone_allocator.cc:318] INTERNAL: Failed to launch ptxas\nRelying on driver to "
+            "perform ptx compilation.",
+            "INTERNAL: Couldn't invoke /usr/local/cuda-12.2/bin/ptxas --version",
+        ]
+    ),
+    noise=NOISE,
+)
+def test_xla_that_cannot_run_ptxas(form, noise):
+    found = explain(noise + "\n" + form)
+    assert found[0].id == "cuda-lib-missing" and "ptxas" in found[0].title, (form, found[0])
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    form=st.sampled_from(
+        [
+            "UserWarning: You will need a GPU with NVIDIA Pascal™ or newer architecture\nDetected "
+            "GPU 0: Tesla K80\nDetected Compute Capability: 3.7",
+            "cudf.errors.UnsupportedCUDAError: A GPU with NVIDIA Volta™ (Compute Capability 7.0) "
+            "or newer architecture is required.\nDetected GPU 0: Tesla P4",
+            "you will need a GPU with NVIIDA Pascal or newer architecture",
+        ]
+    )
+)
+def test_rapids_needs_a_newer_gpu(form):
+    assert _ids(form)[0] == "gpu-arch-unsupported", form
+
+
+def _k(major: int, minor: int) -> str:
+    """cudnnGetVersion() read with cuDNN 8's formula, as OpenCV up to 4.9 prints it."""
+    n = major * 10000 + minor * 100 if major >= 9 else major * 1000 + minor * 100
+    return f"{n // 1000}.{n % 1000 // 100}"
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    loaded=st.tuples(st.integers(7, 9), st.integers(0, 20)),
+    built=st.tuples(st.integers(7, 9), st.integers(0, 9)),
+)
+def test_opencvs_cudnn_check_decoded(loaded, built):
+    """OpenCV's checkVersions up to 4.9 divides cuDNN 9's integer by 1000 (cited on the rule):
+    decoded right, the same major with a minor not older is harmless, an older minor too old,
+    another major a major mismatch."""
+    line = (
+        f"[ WARN:0@410.036] global init.hpp:32 checkVersions cuDNN reports version "
+        f"{_k(*loaded)} which is not compatible with the version {built[0]}.{built[1]} with "
+        "which OpenCV was built"
+    )
+    if loaded[0] < 9 and loaded[1] > 9:
+        return  # no cuDNN 7 / 8 minor above 9
+    ids = _ids(line)
+    if loaded[0] != built[0]:
+        assert ids[0] == "cudnn-major-mismatch", (line, ids)
+    elif loaded[1] < built[1]:
+        assert ids[0] == "cudnn-too-old", (line, ids)
+    else:
+        assert ids[0] == "log-noise", (line, ids)
+
+
+def test_docker_that_cannot_give_the_gpu_decides_over_the_containers_no_driver():
+    paste = (
+        "Host: Ubuntu 24.04, Driver Version: 550.120\n"
+        'docker: Error response from daemon: could not select device driver "" with '
+        "capabilities: [[gpu]].\nMissing device driver, re-trying without GPU\n"
+        "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an "
+        "NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx"
+    )
+    found = explain(paste)
+    assert found[0].id == "driver-missing" and "Docker" in found[0].title, found[0]
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    entry=st.sampled_from(["cuDriverGetVersion", "cuInit", "cuDeviceGet"]),
+    prefix=st.sampled_from(["Warp CUDA error: Failed to get driver entry point '{e}' ", ""]),
+)
+def test_cuda_error_34_is_the_drivers_stub(entry, prefix):
+    """CUDA_ERROR_STUB_LIBRARY = cudaErrorStubLibrary = 34 (cuda.h, driver_types.h)."""
+    line = prefix.format(e=entry) + "(CUDA error 34)"
+    assert _ids(line)[0] == "driver-missing", line
+    assert _ids(line.replace("34)", "340)"))[:1] != ["driver-missing"]
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(verb=st.sampled_from(["re-trying", "retrying", "running", "continuing"]))
+def test_a_program_going_on_without_the_gpu_says_nothing_of_the_machine(verb):
+    paste = (
+        f"Missing device driver, {verb} without GPU\nRuntimeError: Found no NVIDIA driver on your "
+        "system. Please check that you have an NVIDIA GPU and installed a driver from "
+        "http://www.nvidia.com/Download/index.aspx"
+    )
+    found = explain(paste)
+    assert not any(e.startswith("decided by: Missing device driver") for e in found[0].evidence)
