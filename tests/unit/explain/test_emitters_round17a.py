@@ -233,7 +233,10 @@ def test_whisper_on_the_cpu_is_a_warning_with_no_usable_gpu_below_it(p, n, noise
     no usable GPU and a CPU-only build stay right below it."""
     warn = WHISPER.format(p=p, n=n)
     found = _ids(noise + warn)
-    assert found[0] == "log-noise" and found[1:3] == ["gpu-missing", "cpu-only-build"], (warn, found)
+    assert found[0] == "log-noise" and found[1:3] == ["gpu-missing", "cpu-only-build"], (
+        warn,
+        found,
+    )
     chose = f"{p}/whisper/transcribe.py:{n}: UserWarning: Performing inference on CPU when CUDA is available\n"
     assert "gpu-missing" not in _ids(noise + chose + warn)
     err, fid = error
