@@ -8,7 +8,9 @@
 #   3. the driver's JIT given PTX of an ISA newer than it reads (cuModuleLoadDataEx with the JIT's
 #      error log): the real CUresult name and log, explained (driver-too-old)
 #   4. NVRTC loaded from a directory without its builtins library: the real compile log, explained
-#      (cuda-lib-missing)
+#      (cuda-lib-missing); the machine's own builtins are found through ldconfig's cache, so 4b
+#      hides their directory for one process (a private mount namespace) to reach NVRTC's own
+#      missing-builtins message
 # One line per paste:  PASTE  top(confidence) second  |  title
 # Usage (repo root, GPU machine): OUT=/tmp/out bash scripts/device/explain_toolchain.sh  (~40 s)
 set -u
@@ -110,4 +112,30 @@ print(out, end="")
 open(os.path.join(tmp, "nvrtc.txt"), "w").write(out)
 PY
 [ -s "$tmp/nvrtc.txt" ] && explain "nvrtc-no-builtins" "$tmp/nvrtc.txt"
+# the machine's own builtins (ldconfig's cache names /usr/local/cuda/targets/x86_64-linux/lib) are
+# found by name; hide that directory for one process in a private mount namespace (unshare -rm:
+# nothing outside the process sees it) so that the compile meets NVRTC's own missing-builtins path
+cuda_lib=/usr/local/cuda/targets/x86_64-linux/lib
+if [ -d "$cuda_lib" ] && unshare -rm true 2>/dev/null; then
+  echo "== 4b. the same with $cuda_lib hidden (unshare -rm, a tmpfs over it for this process only)"
+  unshare -rm sh -c "mount -t tmpfs none $cuda_lib && $py - '$tmp' hidden" <<'PY'
+import ctypes, glob, os, sys
+tmp = sys.argv[1]
+lib = glob.glob(os.path.join(tmp, "alone", "libnvrtc.so.*"))[0]
+nvrtc = ctypes.CDLL(lib)
+prog = ctypes.c_void_p()
+nvrtc.nvrtcCreateProgram(ctypes.byref(prog), b'extern "C" __global__ void k(float *x) { x[0] = sinf(x[0]); }', b"k.cu", 0, None, None)
+opts = (ctypes.c_char_p * 1)(b"--gpu-architecture=compute_90")
+rc = nvrtc.nvrtcCompileProgram(prog, 1, opts)
+nvrtc.nvrtcGetErrorString.restype = ctypes.c_char_p
+size = ctypes.c_size_t(); nvrtc.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+log = ctypes.create_string_buffer(size.value); nvrtc.nvrtcGetProgramLog(prog, log)
+out = f"nvrtcCompileProgram: {rc} {nvrtc.nvrtcGetErrorString(rc).decode()}\n{log.value.decode()}\n"
+print(out, end="")
+open(os.path.join(tmp, "nvrtc_hidden.txt"), "w").write(out)
+PY
+  [ -s "$tmp/nvrtc_hidden.txt" ] && explain "nvrtc-builtins-hidden" "$tmp/nvrtc_hidden.txt"
+else
+  echo "== 4b. skipped: no private mount namespace here (unshare -rm)"
+fi
 echo "== done"

@@ -3,7 +3,7 @@ that nothing else reads, the cause whose labelled public reports are most like i
 
 - The shipped model is what scripts/build_similar_reports.py builds, from the read sets (3-30,
   43-52) and the sets given to it as data (31-42), never from a set that is still a blind measure
-  (56 on) or from the read sets 53-55.
+  (56-64) or from the read sets 53-55.
 - Building is deterministic and does not depend on the order of the reports; a text made of one
   cause's words is nearest that cause.
 - The guess is made only where nothing else reads the text; it is not recognised, at 0.3, with a
