@@ -18,6 +18,15 @@ derived from its emitter's source.
   architectures (fixer.rules.nvcc_compiles_for, CMake's table) decide. A release that knows the
   architecture: another nvcc ran (cuda-lib-mismatch); a release that dropped it: the GPU is too
   old for the toolkit (gpu-arch-unsupported); a release older than it: the rule's order stands.
+- (b) a Jetson names its NVIDIA GPU; is_available() "false" in lower case; CatBoost without its
+  GPU trainer; xmr-stak's "not compiled for the gpu architecture"; a Radeon typed with NVIDIA's
+  letters. (c) NVRTC that cannot open its builtins library. (d) a cuDNN soname asked for in
+  words carries its major. (e) a sentence saying both onnxruntime packages are installed.
+- (f, sets 50-52 read) whisper's FP16-on-CPU warning is harmless by its emitter; DGL's CPU
+  package; Ollama's too-old GPU; PaddlePaddle's own architecture check; Chainer 7 beside CuPy 8.
+- (h, sets 53-55 read) XLA that cannot run ptxas; RAPIDS' GPU check; OpenCV's cuDNN check read
+  as cuDNN 9 prints it (loaded_form); Docker's refusal to give the GPU; CUDA error 34 (the
+  driver's stub); a program going on "without GPU" says nothing of the machine.
 
 Values are generated; the messages are the emitters'."""
 
