@@ -213,6 +213,11 @@ cites = ["pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp:1133@v2.4.0"]
             "which no pattern captures",
             7,
         ),
+        (
+            ('fix = "free memory"', 'fix = "free memory"\nloaded_form = "hundreds"'),
+            "'loaded_form' must be \"thousands\"",
+            7,
+        ),
         (("[[rule]]", "[[rules]]"), "unknown table or key 'rules' (did you mean 'rule'?)", 2),
         (('fix = "free memory"', 'fix = "free memory'), "TOML syntax error", 6),
     ],
