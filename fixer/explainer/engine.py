@@ -460,7 +460,7 @@ def _loader_hit(f: LoadFailure, fid: str) -> Hit:
         )
     captures: Dict[str, str] = {}
     if lib is not None and lib.role == "cudnn":
-        captures = {"major": (lib.version or "").split(".")[0], "part": lib.part, "name": lib.name}
+        captures = {"major": lib.major, "part": lib.part, "name": lib.name}
     return Hit(
         finding=Finding(
             id=fid,  # type: ignore[arg-type]
@@ -1149,10 +1149,7 @@ def _soname_major(lib: str, cat: Catalogue) -> Dict[str, str]:
     the major the failing text asks for, as a message's own `major` group gives it (the evidence
     then weighs it against the copies the paste shows); empty otherwise."""
     parsed = parse_library(lib, cat.families) if lib else None
-    if parsed is None or not parsed.version:
-        return {}
-    major = parsed.version.split(".")[0]
-    return {"major": major} if major.isdigit() else {}
+    return {"major": parsed.major} if parsed is not None and parsed.major.isdigit() else {}
 
 
 def _family_finding(m: "re.Match[str]", kind: str, cat: Catalogue) -> Optional[str]:

@@ -716,36 +716,43 @@ def unavailable_beside_gpu(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
     if not asked:
         return []
     last = max(asked, key=lambda h: h.offset)
-    build = next(
+    build = _alternative(hits, last, "cpu-only-build")
+    if build is None:
+        return []
+    decided = (
+        f"decided by: {nvidia.line} (an NVIDIA GPU is there, so CUDA is not available for want "
+        "of a CUDA build or a driver that serves it, not for want of a GPU)"
+    )
+    return [_promoted(build, last, decided, decisive=False)]
+
+
+def _alternative(hits: Sequence[Hit], reading: Hit, fid: str) -> Optional[Hit]:
+    """The reading `fid` that `reading`'s rule ranks below it (its alternative at the same
+    place), or None where the rule has none."""
+    return next(
         (
-            h
-            for h in hits
-            if h.alternative_of == "gpu-missing"
-            and h.offset == last.offset
-            and h.finding.id == "cpu-only-build"
+            a
+            for a in hits
+            if a.alternative_of == reading.finding.id
+            and a.offset == reading.offset
+            and a.finding.id == fid
         ),
         None,
     )
-    if build is None:
-        return []
+
+
+def _promoted(alt: Hit, over: Hit, decided: str, decisive: bool, title: str = "") -> Hit:
+    """The alternative `alt` taking first place over the reading `over`: `over`'s line, the line
+    that decided (`decided`), a confidence just above `over`'s, and `title` where one is given."""
     finding = dataclasses.replace(
-        build.finding,
-        evidence=(
-            last.finding.evidence[0],
-            f"decided by: {nvidia.line} (an NVIDIA GPU is there, so CUDA is not available "
-            "for want of a CUDA build or a driver that serves it, not for want of a GPU)",
-        ),
-        confidence=round(min(MAX, last.finding.confidence + 0.02), 3),
+        alt.finding,
+        title=title or alt.finding.title,
+        evidence=(over.finding.evidence[0], decided),
+        confidence=round(min(MAX, over.finding.confidence + 0.02), 3),
     )
-    return [
-        Hit(
-            finding=finding,
-            decisive=False,
-            offset=last.offset,
-            where=last.where,
-            check=build.check,
-        )
-    ]
+    return Hit(
+        finding=finding, decisive=decisive, offset=over.offset, where=over.where, check=alt.check
+    )
 
 
 #: nvidia-smi's header names the driver's CUDA, not a toolkit's
@@ -817,33 +824,9 @@ def toolkit_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
         if h.finding.id == want:
             _with(h, evidence=h.finding.evidence + (decided,))
             continue
-        other = next(
-            (
-                a
-                for a in hits
-                if a.alternative_of == h.finding.id
-                and a.offset == h.offset
-                and a.finding.id == want
-            ),
-            None,
-        )
-        if other is None:
-            continue
-        finding = dataclasses.replace(
-            other.finding,
-            title=title,
-            evidence=(h.finding.evidence[0], decided),
-            confidence=round(min(MAX, h.finding.confidence + 0.02), 3),
-        )
-        out.append(
-            Hit(
-                finding=finding,
-                decisive=h.decisive,
-                offset=h.offset,
-                where=h.where,
-                check=other.check,
-            )
-        )
+        other = _alternative(hits, h, want)
+        if other is not None:
+            out.append(_promoted(other, h, decided, decisive=h.decisive, title=title))
     return out
 
 

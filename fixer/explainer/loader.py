@@ -44,6 +44,12 @@ class Library:
     def role(self) -> Optional[str]:
         return self.family.role if self.family else None
 
+    @property
+    def major(self) -> str:
+        """The major its name carries ("9" for libcudnn_ops.so.9.1.0, "8" for cudnn64_8.dll), or
+        "" where the name carries no version."""
+        return (self.version or "").split(".")[0]
+
     def describe(self) -> str:
         fam = self.family.name if self.family else "unknown library"
         bits = [f"{self.name} ({fam}"]

@@ -86,43 +86,26 @@ explain "driver-jit-retold" "$tmp/jit3.txt"
 
 echo "== 4. NVRTC without its builtins library"
 $py - "$tmp" <<'PY'
-import ctypes, glob, os, shutil, site, sys
+import glob, os, shutil, site, sys
 tmp = sys.argv[1]
 found = []
 for d in site.getsitepackages():
     found += glob.glob(os.path.join(d, "nvidia", "*", "lib", "libnvrtc.so.*")) + glob.glob(os.path.join(d, "nvidia", "cuda_nvrtc", "lib", "libnvrtc.so.*"))
 found = [f for f in found if "builtins" not in f]
 print("libnvrtc:", found[:3])
-if not found:
-    sys.exit(0)
-src = found[0]
-print("builtins beside it:", sorted(os.path.basename(f) for f in glob.glob(os.path.join(os.path.dirname(src), "libnvrtc-builtins*"))))
-alone = os.path.join(tmp, "alone"); os.makedirs(alone)
-lib = os.path.join(alone, os.path.basename(src)); shutil.copy(src, lib)
-nvrtc = ctypes.CDLL(lib)
-prog = ctypes.c_void_p()
-rc = nvrtc.nvrtcCreateProgram(ctypes.byref(prog), b'extern "C" __global__ void k(float *x) { x[0] = sinf(x[0]); }', b"k.cu", 0, None, None)
-opts = (ctypes.c_char_p * 1)(b"--gpu-architecture=compute_90")
-rc = nvrtc.nvrtcCompileProgram(prog, 1, opts)
-nvrtc.nvrtcGetErrorString.restype = ctypes.c_char_p
-size = ctypes.c_size_t(); nvrtc.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
-log = ctypes.create_string_buffer(size.value); nvrtc.nvrtcGetProgramLog(prog, log)
-out = f"nvrtcCompileProgram: {rc} {nvrtc.nvrtcGetErrorString(rc).decode()}\n{log.value.decode()}\n"
-print(out, end="")
-open(os.path.join(tmp, "nvrtc.txt"), "w").write(out)
+if found:
+    src = found[0]
+    print("builtins beside it:", sorted(os.path.basename(f) for f in glob.glob(os.path.join(os.path.dirname(src), "libnvrtc-builtins*"))))
+    os.makedirs(os.path.join(tmp, "alone"))
+    shutil.copy(src, os.path.join(tmp, "alone", os.path.basename(src)))
 PY
-[ -s "$tmp/nvrtc.txt" ] && explain "nvrtc-no-builtins" "$tmp/nvrtc.txt"
-# the machine's own builtins (ldconfig's cache names /usr/local/cuda/targets/x86_64-linux/lib) are
-# found by name; hide that directory for one process in a private mount namespace (unshare -rm:
-# nothing outside the process sees it) so that the compile meets NVRTC's own missing-builtins path
-cuda_lib=/usr/local/cuda/targets/x86_64-linux/lib
-if [ -d "$cuda_lib" ] && unshare -rm true 2>/dev/null; then
-  echo "== 4b. the same with $cuda_lib hidden (unshare -rm, a tmpfs over it for this process only)"
-  unshare -rm sh -c "mount -t tmpfs none $cuda_lib && $py - '$tmp' hidden" <<'PY'
+# one compile, run twice: with the copy alone, then with the toolkit's directory hidden (4b)
+cat > "$tmp/nvrtc_compile.py" <<'PY'
+"""python nvrtc_compile.py TMP OUT: compile a kernel with the libnvrtc copied into TMP/alone and
+write NVRTC's result and log to TMP/OUT."""
 import ctypes, glob, os, sys
-tmp = sys.argv[1]
-lib = glob.glob(os.path.join(tmp, "alone", "libnvrtc.so.*"))[0]
-nvrtc = ctypes.CDLL(lib)
+tmp, name = sys.argv[1], sys.argv[2]
+nvrtc = ctypes.CDLL(glob.glob(os.path.join(tmp, "alone", "libnvrtc.so.*"))[0])
 prog = ctypes.c_void_p()
 nvrtc.nvrtcCreateProgram(ctypes.byref(prog), b'extern "C" __global__ void k(float *x) { x[0] = sinf(x[0]); }', b"k.cu", 0, None, None)
 opts = (ctypes.c_char_p * 1)(b"--gpu-architecture=compute_90")
@@ -132,10 +115,20 @@ size = ctypes.c_size_t(); nvrtc.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
 log = ctypes.create_string_buffer(size.value); nvrtc.nvrtcGetProgramLog(prog, log)
 out = f"nvrtcCompileProgram: {rc} {nvrtc.nvrtcGetErrorString(rc).decode()}\n{log.value.decode()}\n"
 print(out, end="")
-open(os.path.join(tmp, "nvrtc_hidden.txt"), "w").write(out)
+open(os.path.join(tmp, name), "w").write(out)
 PY
-  [ -s "$tmp/nvrtc_hidden.txt" ] && explain "nvrtc-builtins-hidden" "$tmp/nvrtc_hidden.txt"
+if [ -d "$tmp/alone" ]; then
+  $py "$tmp/nvrtc_compile.py" "$tmp" nvrtc.txt && explain "nvrtc-no-builtins" "$tmp/nvrtc.txt"
+fi
+# the machine's own builtins (ldconfig's cache names /usr/local/cuda/targets/x86_64-linux/lib) are
+# found by name; hide that directory for one process in a private mount namespace (unshare -rm:
+# nothing outside the process sees it) so that the compile meets NVRTC's own missing-builtins path
+cuda_lib=/usr/local/cuda/targets/x86_64-linux/lib
+if [ -d "$tmp/alone" ] && [ -d "$cuda_lib" ] && unshare -rm true 2>/dev/null; then
+  echo "== 4b. the same with $cuda_lib hidden (unshare -rm, a tmpfs over it for this process only)"
+  unshare -rm sh -c "mount -t tmpfs none $cuda_lib && $py '$tmp/nvrtc_compile.py' '$tmp' nvrtc_hidden.txt" \
+    && explain "nvrtc-builtins-hidden" "$tmp/nvrtc_hidden.txt"
 else
-  echo "== 4b. skipped: no private mount namespace here (unshare -rm)"
+  echo "== 4b. skipped: no libnvrtc copy, or no private mount namespace here (unshare -rm)"
 fi
 echo "== done"
