@@ -288,7 +288,12 @@ def part_absent(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
         hits[i] = _replace(
             h,
             id="cudnn-incomplete",
-            title=f"libcudnn loaded, but its sub-library {lib} is not inside the copy: an incomplete cuDNN copy",
+            title=(
+                f"The paste says the cuDNN copy lacks its sub-library {lib}: an incomplete cuDNN copy"
+                if h.fallback  # read from words: nothing shows that libcudnn itself loaded
+                else f"libcudnn loaded, but its sub-library {lib} is not inside the copy: an "
+                "incomplete cuDNN copy"
+            ),
             evidence=old.evidence + (f"decided by: {said.line}",),
             confidence=round(min(MAX, old.confidence + 0.02), 3),
             fix=(

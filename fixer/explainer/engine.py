@@ -37,6 +37,7 @@ from fixer.explainer.scan import AnchorIndex, ascii_quotes, join_wrapped, unmark
 from fixer.explainer import similar
 from fixer.explainer.similar import Model as SimilarModel
 from fixer.explainer.loader import (
+    Library,
     LoadFailure,
     family_by_name,
     parse_library,
@@ -458,9 +459,7 @@ def _loader_hit(f: LoadFailure, fid: str) -> Hit:
             "a Windows library name: colab-cudnn-fix repairs Linux machines (Colab, Kaggle, WSL, "
             "containers); on Windows put the DLL's directory on PATH"
         )
-    captures: Dict[str, str] = {}
-    if lib is not None and lib.role == "cudnn":
-        captures = {"major": lib.major, "part": lib.part, "name": lib.name}
+    captures = _cudnn_captures(lib)
     return Hit(
         finding=Finding(
             id=fid,  # type: ignore[arg-type]
@@ -1034,7 +1033,10 @@ def _fallback_hits(
                     continue
                 captures = {k: v for k, v in m.groupdict().items() if v}
                 if fid == "cudnn-missing":
-                    captures.update(_soname_major(captures.get("lib", ""), cat))
+                    lib = captures.get("lib", "")
+                    captures.update(
+                        _cudnn_captures(parse_library(lib, cat.families) if lib else None)
+                    )
                 hits.append(
                     _guess(
                         fid,
@@ -1144,12 +1146,15 @@ def _one_copy_causes(text: str, cat: Catalogue) -> Set[str]:
     return answered
 
 
-def _soname_major(lib: str, cat: Catalogue) -> Dict[str, str]:
-    """{"major": N} for a cuDNN file whose name carries its major ("libcudnn.so.7", "cudnn64_8.dll"):
-    the major the failing text asks for, as a message's own `major` group gives it (the evidence
-    then weighs it against the copies the paste shows); empty otherwise."""
-    parsed = parse_library(lib, cat.families) if lib else None
-    return {"major": parsed.major} if parsed is not None and parsed.major.isdigit() else {}
+def _cudnn_captures(lib: Optional[Library]) -> Dict[str, str]:
+    """The captures a cuDNN file named in the text gives its reading, whether the loader's
+    message or a user's words name it ("not able to find libcudnn.so.7", "没有包含
+    cudnn_ops_infer64_8.dll"): the major its name carries, its sub-library part and its name, so
+    that the evidence weighs it against the copies the paste shows (cudnn-major-mismatch,
+    cudnn-incomplete); empty for a file of another family."""
+    if lib is None or lib.role != "cudnn":
+        return {}
+    return {"major": lib.major, "part": lib.part, "name": lib.name}
 
 
 def _family_finding(m: "re.Match[str]", kind: str, cat: Catalogue) -> Optional[str]:

@@ -62,7 +62,10 @@ MAX_SEEN = 50
 #: to X", "For example: export CUDNN_PATH=..." in cudnn.torch's ffi.lua at R5/R7).
 _FAILURE = re.compile(
     r"cannot open|not found|could not|couldn.t|unable to|no such file|failed|error|missing|"
-    r"make sure|set the path to|for example|not in|is not",
+    r"make sure|set the path to|for example|not in|is not|"
+    # the same in Chinese, as the fallback's words read it: cannot find, lacks, missing, not
+    # found, does not contain, there is no, failed, error
+    r"找不到|缺少|缺失|未找到|不包含|没有|失败|错误",
     re.I,
 )
 #: "saw X instead of Y", "X rather than Y": the copy named after the phrase is the one looked for
@@ -633,7 +636,8 @@ def gpu_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
     NVIDIA GPU, so the no-GPU evidence decides its readings for gpu-missing as well (PyTorch's
     macOS wheels carry no CUDA: "Torch not compiled with CUDA enabled" on a Mac). The decided
     reading ranks above every reading of those messages; with no such line, nothing is
-    decided."""
+    decided. A container runtime that has no GPU device driver (`runtime_nodriver`) is asked
+    only by the no-GPU evidence."""
     nvidia = next((s for s in seen if s.kind == "nvidia-gpu"), None)
     absent = next((s for s in seen if s.kind in ("other-gpu", "no-nvidia-gpu-said")), None)
     asked = [
@@ -654,6 +658,11 @@ def gpu_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
             )
         )
     ]
+    if nvidia is None and absent is not None:
+        # a container runtime with no GPU device driver (the `runtime_nodriver` group: Docker's
+        # "could not select device driver"): on a machine with no NVIDIA GPU there is nothing for
+        # it to give; beside an NVIDIA GPU or in a container its own reading stands
+        asked += [h for h in hits if "runtime_nodriver" in h.captures and h.alternative_of is None]
     line = nvidia or absent
     if line is None and not any(s.kind == "driver-version" for s in seen):
         # no GPU named either way, and no driver version (which decides those answers instead:

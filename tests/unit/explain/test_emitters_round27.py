@@ -1,0 +1,264 @@
+"""Round twenty-seven (the eighteenth session): read from the misses of sets 59-64, each reading
+derived from its emitter's source (cited beside the rule in recipes/errors.toml).
+
+- StreamExecutor's "Could not find registered platform with name: "cuda"": the CUDA platform
+  registers itself only in a build with CUDA, so a lookup that fails, with a list of registered
+  platforms that holds no CUDA, is a CPU build of jaxlib / XLA (cpu-only-build).
+- CUDAnative.jl's "CUDA X is not supported by\\nyour driver (which supports up to Y)": the driver
+  is older than the toolkit (driver-too-old).
+- MegEngine's "cudnn version mismatch: compiled with N; detected M at runtime": its wheel's own
+  cuDNN is shadowed by another on the search path (cudnn-shadowed).
+- nvcc's "Value 'c++NN' is not defined for option 'std'": the nvcc that ran predates the dialect
+  the build asks for (cuda-lib-mismatch); a dialect no nvcc defines is not read so.
+- Docker's "could not select device driver" beside only another vendor's graphics: no NVIDIA GPU
+  at all (gpu-missing); beside an NVIDIA GPU or alone, Docker's own reading.
+- Evidence: Mesa's "Intel® Xe Graphics", an issue template's "OS: mac"; Chinese words of a
+  library that is not there ("没有包含", "缺失") read like the English ones, and a line that says
+  so shows no copy present.
+
+Values are generated; the messages are the emitters'."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fixer.explainer import analyze, explain
+from tests.helpers.examples import examples
+from tests.helpers.explained import NOISE
+from tests.helpers.explained import ids as _ids
+
+# --- StreamExecutor's platform registry ---------------------------------------------------------
+
+_HEAD = st.sampled_from(
+    [
+        "RuntimeError: Backend 'gpu' failed to initialize: NOT_FOUND: ",
+        "RuntimeError: Backend 'gpu' failed to initialize: Not found: ",
+        "Error: xla error ",
+        "jaxlib.xla_extension.XlaRuntimeError: NOT_FOUND: ",
+    ]
+)
+_PLATFORMS = st.lists(
+    st.sampled_from(["Host", "Interpreter", "ROCM"]), min_size=1, max_size=3, unique=True
+)
+_BREAK = st.sampled_from([" ", "\n", " \n"])
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    head=_HEAD,
+    name=st.sampled_from(["cuda", "CUDA", "gpu"]),
+    platforms=_PLATFORMS,
+    listed=st.booleans(),
+    wrap=_BREAK,
+    noise=NOISE,
+)
+def test_no_cuda_platform_registered_is_a_build_without_cuda(
+    head, name, platforms, listed, wrap, noise
+):
+    """multi_platform_manager.cc / platform_manager.cc: the lookup's NOT_FOUND, with the names
+    that registered (later releases) or without (earlier); a notebook may wrap it anywhere."""
+    line = f'{head}Could not find{wrap}registered platform with name: "{name}".'
+    if listed:
+        line += f" Available platform names are:{wrap}{' '.join(platforms)}"
+    found = analyze(noise + "\n" + line, similar=False).findings
+    assert found[0].id == "cpu-only-build", (line, [f.id for f in found])
+    assert "XLA" in found[0].title
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(head=_HEAD, platforms=_PLATFORMS, where=st.integers(0, 3))
+def test_a_registry_that_holds_cuda_or_a_lookup_of_rocm_is_no_cpu_build(head, platforms, where):
+    """A list with CUDA in it: the CUDA build is there (the lookup failed for another reason);
+    a lookup of "rocm": JAX's ROCm backend failing quietly on an NVIDIA machine."""
+    names = list(platforms)
+    names.insert(min(where, len(names)), "CUDA")
+    cuda_listed = (
+        f'{head}Could not find registered platform with name: "cuda". '
+        f"Available platform names are: {' '.join(names)}"
+    )
+    rocm = (
+        "Unable to initialize backend 'rocm': NOT_FOUND: Could not find registered platform "
+        f'with name: "rocm". Available platform names are: {" ".join(names)}'
+    )
+    for line in (cuda_listed, rocm):
+        assert not any("XLA build registered no CUDA" in f.title for f in explain(line)), line
+
+
+# --- CUDAnative.jl's driver check ---------------------------------------------------------------
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    have=st.tuples(st.integers(8, 12), st.integers(0, 2)),
+    ahead=st.tuples(st.integers(0, 2), st.integers(0, 2)),
+    wrap=st.sampled_from(["\n", " ", "\n    "]),
+    noise=NOISE,
+)
+def test_cudanative_says_the_driver_is_older_than_the_toolkit(have, ahead, wrap, noise):
+    """deps/build.jl cuda_support: build_error when toolkit_version > driver_version; the
+    message breaks its line after "by" (cited on the rule)."""
+    need = (have[0] + ahead[0], have[1] + ahead[1] + (0 if ahead[0] else 1))
+    n, h = ".".join(map(str, need)), ".".join(map(str, have))
+    line = f"ERROR: LoadError: CUDA {n} is not supported by{wrap}"
+    line += f"your driver (which supports up to {h})"
+    found = analyze(noise + "\n" + line, similar=False).findings
+    assert found[0].id == "driver-too-old", (line, [f.id for f in found])
+    assert n in found[0].title and h in found[0].title
+
+
+# --- MegEngine's cuDNN equality check -----------------------------------------------------------
+
+_CUDNN_INT = st.tuples(st.integers(7, 9), st.integers(0, 9), st.integers(0, 9)).map(
+    lambda v: str(v[0] * 1000 + v[1] * 100 + v[2])
+)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    pair=st.tuples(_CUDNN_INT, _CUDNN_INT).filter(lambda p: p[0] != p[1]),
+    tail=st.sampled_from(
+        [
+            "",
+            ", may caused by customized environment, for example LD_LIBRARY_PATH on LINUX and "
+            "PATH on Windows!!",
+        ]
+    ),
+)
+def test_megengine_loaded_another_cudnn_than_its_own(pair, tail):
+    """handle.cpp: megdnn_assert(CUDNN_VERSION == cudnnGetVersion(), ...): any other release
+    that loads came from the search path ahead of the wheel's own."""
+    compiled, found_ = pair
+    text = (
+        "RuntimeError: assertion `CUDNN_VERSION == cudnnGetVersion()' failed at "
+        "../../../../../../dnn/src/cuda/handle.cpp:58: "
+        "megdnn::cuda::HandleImpl::HandleImpl(megcoreComputingHandle_t)\n"
+        f"extra message: cudnn version mismatch: compiled with {compiled}; detected {found_} "
+        f"at runtime{tail}"
+    )
+    found = analyze(text, similar=False).findings
+    assert found[0].id == "cudnn-shadowed", (text, [f.id for f in found])
+    assert compiled in found[0].title and found_ in found[0].title
+
+
+# --- nvcc's C++ dialects ------------------------------------------------------------------------
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    std=st.sampled_from(["c++11", "c++14", "c++17", "c++20"]),
+    after=st.sampled_from(["", "\nninja: build stopped: subcommand failed.", "\nerror: command "]),
+    noise=NOISE,
+)
+def test_nvcc_that_does_not_know_the_dialect_is_an_older_toolkit(std, after, noise):
+    line = f"nvcc fatal   : Value '{std}' is not defined for option 'std'{after}"
+    found = analyze(noise + "\n" + line, similar=False).findings
+    assert found[0].id == "cuda-lib-mismatch", (line, [f.id for f in found])
+    assert std in found[0].title
+
+
+@settings(max_examples=examples(10), deadline=None)
+@given(std=st.sampled_from(["c++23", "gnu++20", "gnu++17", "c++2b"]))
+def test_a_dialect_no_nvcc_defines_is_not_an_older_toolkit(std):
+    """No nvcc release defines these (nvcc 13.0 on the GPU machine rejects c++23 with this very
+    message: scripts/device/explain_toolchain.sh): no toolkit would help."""
+    line = f"nvcc fatal   : Value '{std}' is not defined for option 'std'"
+    assert not any("does not know -std" in f.title for f in explain(line)), line
+
+
+# --- Docker's GPU request on a machine with no NVIDIA GPU ---------------------------------------
+
+_DOCKER = (
+    'docker: Error response from daemon: could not select device driver "" with capabilities: '
+    "[[gpu]]."
+)
+_OTHER = st.sampled_from(
+    [
+        "Graphics Mesa Intel® Xe Graphics (TGL GT2)",
+        "Graphics: Intel(R) UHD Graphics 620",
+        "00:02.0 VGA compatible controller: Intel Corporation Device 9a49 (rev 01)",
+        "GPU: AMD Radeon RX 6700 XT",
+    ]
+)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(other=_OTHER, before=st.booleans(), noise=NOISE)
+def test_docker_without_a_gpu_device_driver_on_a_machine_without_an_nvidia_gpu(
+    other, before, noise
+):
+    paste = noise + "\n" + ("\n".join([other, _DOCKER]) if before else "\n".join([_DOCKER, other]))
+    ids = _ids(paste)
+    assert ids[0] == "gpu-missing", (paste, ids)
+    assert "driver-missing" in ids[1:], (paste, ids)
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    nvidia=st.sampled_from(["", "GPU: NVIDIA GeForce RTX 3090", "Tesla T4 on the host"]),
+    noise=NOISE,
+)
+def test_docker_beside_an_nvidia_gpu_or_alone_keeps_its_own_reading(nvidia, noise):
+    paste = noise + "\n" + _DOCKER + ("\n" + nvidia if nvidia else "")
+    found = analyze(paste, similar=False).findings
+    assert found[0].id == "driver-missing", (paste, [f.id for f in found])
+    assert "Docker could not give the container the GPU" in found[0].title
+
+
+# --- a Mac in an issue template's OS field ------------------------------------------------------
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    field=st.sampled_from(["- OS: mac 13.0", "OS: Mac", "* OS: macintosh", "OS：mac"]),
+    noise=NOISE,
+)
+def test_an_os_field_naming_a_mac_has_no_nvidia_gpu(field, noise):
+    paste = f"{noise}\nAssertionError: Torch not compiled with CUDA enabled\n{field}\n- Python: 3.9"
+    ids = _ids(paste)
+    assert ids[0] == "gpu-missing", (paste, ids)
+
+
+@settings(max_examples=examples(10), deadline=None)
+@given(field=st.sampled_from(["- OS: Ubuntu 22.04", "OS: machine learning box", "OS: macro"]))
+def test_an_os_field_naming_no_mac_leaves_the_build_reading(field):
+    paste = f"AssertionError: Torch not compiled with CUDA enabled\n{field}"
+    assert _ids(paste)[0] == "cpu-only-build", paste
+
+
+# --- Chinese words of a library that is not there -----------------------------------------------
+
+_ABSENT = st.sampled_from(["没有包含", "没有", "缺少", "缺失", "不包含"])
+_DIR = st.sampled_from(
+    [
+        "runtime\\Lib\\site-packages\\torch\\lib\\路径下",
+        "torch/lib目录下",
+        "site-packages/nvidia/cudnn/lib 文件夹里",
+    ]
+)
+_PART = st.sampled_from(
+    ["cudnn_ops_infer64_8.dll", "cudnn_cnn_infer64_8.dll", "libcudnn_ops.so.9", "libcudnn_cnn.so.9"]
+)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(where=_DIR, absent=_ABSENT, part=_PART, more=st.sampled_from(["", "，导致asr失败"]))
+def test_a_directory_said_in_chinese_to_lack_a_cudnn_sub_library_is_an_incomplete_copy(
+    where, absent, part, more
+):
+    text = f"整合包中{where}{absent}{part}{more}"
+    found = analyze(text, similar=False).findings
+    assert found[0].id == "cudnn-incomplete", (text, [f.id for f in found])
+    assert part in found[0].title
+    # read from words: the title does not claim that libcudnn itself loaded
+    assert "libcudnn loaded" not in found[0].title
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    absent=st.sampled_from(["找不到", "缺少", "缺失", "没有"]),
+    lib=st.sampled_from(["libcudart.so.11.0", "cublas64_11.dll", "libnvrtc.so.12"]),
+)
+def test_a_cuda_library_said_missing_in_chinese(absent, lib):
+    text = f"运行时{absent}{lib}，程序退出"
+    assert _ids(text)[0] == "cuda-lib-missing", text
