@@ -11,6 +11,9 @@
 #      (cuda-lib-missing); the machine's own builtins are found through ldconfig's cache, so 4b
 #      hides their directory for one process (a private mount namespace) to reach NVRTC's own
 #      missing-builtins message
+#   5. (round twenty-seven) nvcc's C++ dialects: each -std value compiled for real; a dialect the
+#      release does not define prints "Value '...' is not defined for option 'std'", explained
+#      (the rule reads c++11..c++20 as an older toolkit; c++23, which no nvcc defines, is not)
 # One line per paste:  PASTE  top(confidence) second  |  title
 # Usage (repo root, GPU machine): OUT=/tmp/out bash scripts/device/explain_toolchain.sh  (~40 s)
 set -u
@@ -131,4 +134,21 @@ if [ -d "$tmp/alone" ] && [ -d "$cuda_lib" ] && unshare -rm true 2>/dev/null; th
 else
   echo "== 4b. skipped: no libnvrtc copy, or no private mount namespace here (unshare -rm)"
 fi
+echo "== 5. nvcc -std=..."
+if [ -n "$nvcc" ]; then
+  printf '__global__ void k(int *x) { *x = 1; }\n' > "$tmp/s.cu"
+  for std in c++11 c++14 c++17 c++20 c++23 gnu++17; do
+    if (cd "$tmp" && "$nvcc" -std=$std -c s.cu -o s.o) > "$tmp/std_$std.txt" 2>&1; then
+      echo "-std=$std: compiled"
+    else
+      echo "-std=$std: nvcc printed: $(cat "$tmp/std_$std.txt")"
+      explain "nvcc-std=$std" "$tmp/std_$std.txt"
+    fi
+  done
+  # the same message for a dialect this release knows, as an older nvcc prints it (CUDA 8 for
+  # c++14): the text is nvcc's own template with the value changed
+  sed 's/c++23/c++14/' "$tmp/std_c++23.txt" > "$tmp/std_old.txt"
+  explain "nvcc-std=c++14(as-CUDA-8)" "$tmp/std_old.txt"
+fi
+
 echo "== done"
