@@ -813,6 +813,20 @@ def cuda_fit(
     return "minor-version"
 
 
+def driver_runs_build(driver: str, cuda: str, floors: Sequence[CudaDriverFloor]) -> Optional[bool]:
+    """Whether a driver of version `driver` runs a build of CUDA release `cuda` ("10.1"), by
+    NVIDIA's table (recipes/nvidia.toml): the CUDA the driver runs natively is the newest toolkit
+    whose GA driver it meets (driver_cuda), and cuda_fit decides (natively, or by minor-version
+    compatibility from CUDA 11 on; before 11 every release needs its own GA driver). A driver
+    below every row: False where the release has a row (it is older than that row's driver),
+    None where the table cannot say."""
+    have = driver_cuda(driver, None, floors)
+    if have is None:
+        row = next((f for f in floors if f.cuda == cuda), None)
+        return False if row and version_key(driver) < version_key(row.min_driver) else None
+    return cuda_fit(cuda, driver, have, floors) is not None
+
+
 def runs_under(cc: str, sass: Sequence[str], ptx: Optional[str], fit: Optional[CudaFit]) -> bool:
     """Whether a GPU of compute capability `cc` runs a build shipping these kernels under a driver
     it fits as `fit`: natively SASS or PTX (runs_on); by minor-version compatibility SASS only, since

@@ -29,7 +29,13 @@ from fixer.model import (
     RuntimeView,
 )
 from fixer.recipebook import load as load_recipes
-from fixer.rules import cudnn_relation, decode_cudnn_version, display_name, minor_version_floor
+from fixer.rules import (
+    cudnn_relation,
+    decode_cudnn_version,
+    display_name,
+    driver_runs_build,
+    minor_version_floor,
+)
 from fixer.explainer.catalogue import FACTS, Catalogue, Rule, cudnn_copies, load_catalogue
 from fixer.explainer.evidence import apply_evidence, read_evidence
 from fixer.explainer.hits import MAX, Hit, displaced
@@ -993,6 +999,7 @@ def _text_hits(
             _driver_floor,
             frameworks_in(text, None),
             _cuda_majors,
+            _driver_runs_build,
         )
     return hits
 
@@ -1188,6 +1195,16 @@ def _unquoted(loader: List[Hit], rule_hits: Sequence[Hit], text: str) -> List[Hi
         for h in loader
         if keeps_its_line(h.finding.id) or not any(a <= h.offset < b for a, b in spans)
     ]
+
+
+def _driver_runs_build(driver: str, cuda: str) -> Optional[bool]:
+    """Whether the driver runs a build of CUDA release `cuda` (fixer.rules.driver_runs_build over
+    recipes/nvidia.toml's rows)."""
+    try:
+        recipes = load_recipes()
+    except Exception:  # noqa: BLE001 - a broken recipe file must not hide what the text says
+        return None
+    return driver_runs_build(driver, cuda, recipes.driver_floors)
 
 
 def _driver_floor(major: int) -> Optional[str]:

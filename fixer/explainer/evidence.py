@@ -139,6 +139,9 @@ CudaMajors = Callable[[str, str], Set[int]]
 #: The lowest driver of a CUDA major's minor-version compatibility (recipes/nvidia.toml's
 #: [[driver_floor]] family rows, read by fixer.rules.minor_version_floor); None where none.
 DriverFloor = Callable[[int], Optional[str]]
+#: Whether a driver version runs a build of a CUDA release ("10.1"): True, False, or None where
+#: NVIDIA's table cannot say (fixer.rules.cuda_fit over recipes/nvidia.toml's rows).
+DriverRuns = Callable[[str, str], Optional[bool]]
 #: the CUDA majors a driver floor is asked for (NVIDIA defines minor-version floors from 11 on)
 _CUDA_MAJORS = range(11, 20)
 #: how a paste names a framework, to the recipes' framework ids
@@ -164,6 +167,16 @@ def _copy_version(g: Dict[str, Optional[str]]) -> str:
     if "." not in raw and len(raw) < 4:
         return ""
     return decode_cudnn_version(raw) or ""
+
+
+def _version(kind: str, g: Dict[str, Optional[str]]) -> str:
+    """The release a line of evidence names beside its major: a present cuDNN copy's, or the
+    CUDA release a build names where its name gives the minor ("cu118", "cuda10.1")."""
+    if kind == "cudnn-present":
+        return _copy_version(g)
+    if kind == "cuda-runtime" and g.get("minor"):
+        return f"{g.get('major')}.{g.get('minor')}"
+    return ""
 
 
 def _clause(text: str, start: int, end: int) -> str:
@@ -226,8 +239,7 @@ def read_evidence(text: str, cat: Catalogue) -> List[Seen]:
                     continue
                 if _shows_nothing(kind, text, m):
                     continue
-                version = _copy_version(g) if kind == "cudnn-present" else ""
-                out.append(Seen(kind, line, m.start(), _major(g), name, share, version))
+                out.append(Seen(kind, line, m.start(), _major(g), name, share, _version(kind, g)))
     out.sort(key=lambda s: s.offset)
     return out
 
@@ -542,27 +554,54 @@ def _driver_reached(
     return extra
 
 
-def _driver_short(hits: List[Hit], seen: Sequence[Seen], floor: Optional[DriverFloor]) -> List[Hit]:
+def _build_runs(
+    s: Seen, driver: str, floor: DriverFloor, runs: Optional[DriverRuns]
+) -> Optional[bool]:
+    """Whether `driver` runs the build whose CUDA the line `s` names: by its release where the line
+    gives one (NVIDIA's table: before CUDA 11 every release needs its own GA driver, from 11 on
+    minor-version compatibility within the major; fixer.rules.cuda_fit), else by its major's
+    minor-version floor (11 on). None where neither can say."""
+    if s.version and runs is not None:
+        return runs(driver, s.version)
+    if s.major is None or floor(s.major) is None:
+        return None
+    return s.major in _driver_runs(driver, floor)
+
+
+def _driver_short(
+    hits: List[Hit],
+    seen: Sequence[Seen],
+    floor: Optional[DriverFloor],
+    runs: Optional[DriverRuns] = None,
+) -> List[Hit]:
     """A message that names a too-old driver as one of its readings (driver-too-old among its
     alternatives: torch's is_available() False, a CUDA backend that falls back to the CPU) beside
-    a driver version (nvidia-smi) below the minor-version floor of every CUDA major the paste's
-    builds name (+cuXXX tags, -cuNN wheels): that driver cannot run those builds, and the
-    framework then reports no GPU. The too-old driver ranks first.
+    a driver version (nvidia-smi, torch's collect_env) that runs none of the builds the paste
+    names (+cuXXX tags, -cuNN wheels, conda build strings, "CUDA used to build PyTorch"): by the
+    release where one is named (`runs`: before CUDA 11 each release needs its own driver), else by
+    the major's minor-version floor. The framework then reports no GPU; the too-old driver ranks
+    first.
 
     Sources: torch's device_count() turns cudaErrorInsufficientDriver with a driver present
     into the warning "CUDA initialization: The NVIDIA driver on your system is too old" and zero
     devices, so is_available() is False (pytorch/pytorch c10/cuda/CUDAFunctions.cpp:45-53
     @01a6a16d9bb6424c034f5623c46bfd08ec21613b, device_count's TORCH_WARN not line-checked); the
-    floors are NVIDIA's minor-version compatibility (recipes/nvidia.toml's [[driver_floor]]
-    family rows, each with its source)."""
+    floors are NVIDIA's (recipes/nvidia.toml's [[driver_floor]] rows, each with its source)."""
     drivers, named = _drivers_and_cudas(seen)
     if floor is None or not drivers or not named:
         return []
     driver = drivers[-1]
-    runs = _driver_runs(driver.version, floor)
-    if any(m in runs or floor(m) is None for m in named):
+    builds = [s for s in seen if s.kind == "cuda-runtime" and s.major is not None]
+    if any(_build_runs(s, driver.version, floor, runs) is not False for s in builds):
         return []
-    lows = ", ".join(f"{floor(m)} for CUDA {m}.x" for m in named)
+    releases = sorted({s.version or str(s.major) for s in builds}, key=version_key)
+    lows = ", ".join(f"{floor(m)} for CUDA {m}.x" for m in named if str(m) in releases)
+    why = (
+        f"NVIDIA's minor-version compatibility needs at least {lows}"
+        if lows and all("." not in r for r in releases)
+        else f"by NVIDIA's table driver {driver.version} runs none of CUDA {', '.join(releases)}: "
+        "before CUDA 11 every release needs its own driver, from 11 on its major's floor"
+    )
     extra: List[Hit] = []
     for alt in hits:
         if alt.finding.id != "driver-too-old" or not alt.alternative_of:
@@ -579,12 +618,11 @@ def _driver_short(hits: List[Hit], seen: Sequence[Seen], floor: Optional[DriverF
                     alt.finding,
                     title=(
                         f"The driver ({driver.version}) is older than the CUDA "
-                        f"{', '.join(map(str, named))} the build needs: the framework sees no GPU"
+                        f"{', '.join(releases)} the build needs: the framework sees no GPU"
                     ),
                     evidence=(
                         alt.finding.evidence[0],
-                        f"decided by: {driver.line} (NVIDIA's minor-version compatibility needs "
-                        f"at least {lows})",
+                        f"decided by: {driver.line} ({why})",
                     ),
                     fix=(
                         "Install a driver that runs the build's CUDA, or a framework build for "
@@ -1092,15 +1130,17 @@ def apply_evidence(
     floor: Optional[DriverFloor] = None,
     frameworks: Sequence[str] = (),
     cudas: Optional[CudaMajors] = None,
+    runs: Optional[DriverRuns] = None,
 ) -> List[Hit]:
     """The hits, with the decisions the paste's own evidence makes (see the module's doc);
     `majors` gives a framework release's cuDNN majors from the build tables, `floor` a CUDA
-    major's lowest driver from NVIDIA's table, `cudas` a framework release's CUDA majors."""
+    major's lowest driver from NVIDIA's table, `cudas` a framework release's CUDA majors, `runs`
+    whether a driver runs a build of a CUDA release (NVIDIA's table)."""
     extra = _major_mismatch(hits, seen, majors) + _sub_library(hits, seen)
     extra += copies.part_absent(hits, seen)
     extra += _caller_ships_cudnn(hits, seen, frameworks)
     extra += _driver_reached(hits, seen, floor, cudas)
-    extra += _driver_short(hits, seen, floor)
+    extra += _driver_short(hits, seen, floor, runs)
     extra += gpu_named(hits, seen)
     extra += unavailable_beside_gpu(hits, seen)
     extra += toolkit_named(hits, seen)

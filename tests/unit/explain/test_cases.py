@@ -218,7 +218,11 @@ In the eighteenth session (docs/measurements/runs-2026-11-29) sets 59-64 became 
 misses were read for round twenty-seven (tests/unit/explain/test_emitters_round27.py; 174 -> 182 of
 211), and the guess trains on them and on 53-55 (scripts/build_similar_reports.py). Sets 56-58
 stay the validation sets (121 of 135 before and after). Sets 65-68 (held_out_65.toml ..
-held_out_68.toml) were collected blind during the session and measured once, unread, at its end."""
+held_out_68.toml: 34, 25, 33 and 27 reports; leans: libraries built on the frameworks; research
+code 2017-2022; the newest stacks; end-user applications; every earlier URL excluded: 2997) were
+collected blind during the session, measured unread at 0a1d19b (25, 17, 28, 21: 91 of 119) and
+at b868c85 (24, 20, 28, 21: 93), then read for round twenty-seven (b). Sets 69-72 were collected
+blind after them and are measured once, unread, at the session's end."""
 
 from __future__ import annotations
 
@@ -447,6 +451,12 @@ SET60_GUARD = 33
 SET61_GUARD = 31
 SET62_GUARD = 40
 SET63_GUARD = 41
+#: sets 65-68 (34, 25, 33 and 27 reports) collected blind in the eighteenth session and measured
+#: unread at 0a1d19b (25, 17, 28, 21) and b868c85 (24, 20, 28, 21); then read in round
+#: twenty-seven (b): 27, 20, 29, 22; the guess then trains on them: 30, 23, 31, 25 (validation
+#: 56-58 unmoved at 121 of 135). Sets 66 and 68 are below the 30 a guarded set needs.
+SET65_GUARD = 30
+SET67_GUARD = 31
 #: set 64 (19 reports, 17 right at 129b030) is below the 30 a guarded set needs: kept as data, and
 #: its 19 reports count in the measures of docs/measurements/runs-2026-11-28i, not guarded here
 
@@ -519,6 +529,8 @@ HELD_OUT_SETS = {
     "held-out-61": SET61_GUARD,
     "held-out-62": SET62_GUARD,
     "held-out-63": SET63_GUARD,
+    "held-out-65": SET65_GUARD,
+    "held-out-67": SET67_GUARD,
 }
 
 

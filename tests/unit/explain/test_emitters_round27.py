@@ -15,6 +15,12 @@ derived from its emitter's source (cited beside the rule in recipes/errors.toml)
 - Evidence: Mesa's "Intel® Xe Graphics", an issue template's "OS: mac"; Chinese words of a
   library that is not there ("没有包含", "缺失") read like the English ones, and a line that says
   so shows no copy present.
+- (b, sets 65-68 read) a driver too old for the build's CUDA release: before CUDA 11 every
+  release needs its own driver (NVIDIA's table, fixer.rules.driver_runs_build), read from
+  collect_env ("Is CUDA available: No", "CUDA used to build PyTorch", "Nvidia driver version")
+  and conda build strings; TensorRT's "CUDA initialization failure with error: 35" (the
+  insufficient driver); MMCV without mmcv._ext (its lite package); the defaults channel's CPU
+  pytorch selector.
 
 Values are generated; the messages are the emitters'."""
 
@@ -24,6 +30,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fixer.explainer import analyze, explain
+from fixer.recipebook import load as load_recipes
+from fixer.rules import driver_runs_build
+from fixer.system.versions import version_key
 from tests.helpers.examples import examples
 from tests.helpers.explained import NOISE
 from tests.helpers.explained import ids as _ids
@@ -262,3 +271,108 @@ def test_a_directory_said_in_chinese_to_lack_a_cudnn_sub_library_is_an_incomplet
 def test_a_cuda_library_said_missing_in_chinese(absent, lib):
     text = f"运行时{absent}{lib}，程序退出"
     assert _ids(text)[0] == "cuda-lib-missing", text
+
+
+# --- (b, sets 65-68 read) a driver too old for the build's CUDA release -------------------------
+
+FLOORS = load_recipes().driver_floors
+#: NVIDIA's toolkit rows (recipes/nvidia.toml): "X.Y" -> the GA driver
+_ROWS = {f.cuda: f.min_driver for f in FLOORS if f.cuda.count(".") == 1}
+_BEFORE_11 = sorted((c for c in _ROWS if int(c.split(".")[0]) < 11), key=version_key)
+
+
+def _below(driver: str) -> str:
+    """A driver version just below `driver` ("418.39" -> "418.38", "410.48" -> "410.47")."""
+    parts = [int(x) for x in driver.split(".")]
+    parts[-1] -= 1
+    if parts[-1] < 0:
+        parts = [parts[0] - 1, 99]
+    return ".".join(map(str, parts))
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(cuda=st.sampled_from(_BEFORE_11), data=st.data())
+def test_before_cuda_11_each_release_needs_its_own_driver(cuda, data):
+    """fixer.rules.driver_runs_build over NVIDIA's table: a build of CUDA X.Y (X < 11) runs from
+    its GA driver on and not below it (no minor-version compatibility before 11)."""
+    row = _ROWS[cuda]
+    assert driver_runs_build(row, cuda, FLOORS) is True
+    assert driver_runs_build(_below(row), cuda, FLOORS) is False
+    newer = data.draw(st.sampled_from([c for c in _ROWS if version_key(c) > version_key(cuda)]))
+    assert driver_runs_build(_ROWS[newer], cuda, FLOORS) is True  # drivers run older builds
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    cuda=st.sampled_from(_BEFORE_11),
+    yes=st.sampled_from(["No", "False"]),
+    gpu=st.sampled_from(
+        ["GPU 0: Tesla T4", "GPU 0: GeForce GTX 1080 Ti", "GPU 0: Tesla V100-SXM2-16GB"]
+    ),
+    where=st.sampled_from(["collect_env", "conda"]),
+)
+def test_collect_env_of_a_build_newer_than_the_driver_reads_driver_too_old(cuda, yes, gpu, where):
+    """torch's collect_env: "CUDA used to build PyTorch", "Is CUDA available" (Yes/No before
+    torch printed booleans), "Nvidia driver version" (cited on the evidence); the pytorch
+    channel's build string names the same release."""
+    built = (
+        f"CUDA used to build PyTorch: {cuda}.{130}"
+        if where == "collect_env"
+        else f"[conda] pytorch                   1.3.0           py3.7_cuda{cuda}.243_cudnn7.6.3_0    pytorch"
+    )
+    driver = _below(_ROWS[cuda])
+    paste = (
+        f"PyTorch version: 1.3.0\nIs debug build: No\n{built}\nIs CUDA available: {yes}\n"
+        f"GPU models and configuration: {gpu}\nNvidia driver version: {driver}\n"
+    )
+    found = analyze(paste, similar=False).findings
+    assert found[0].id == "driver-too-old", (paste, [f.id for f in found])
+    assert driver in found[0].title and cuda in found[0].title
+    # the same paste with the release's own driver: that driver runs it, nothing says too old
+    ok = paste.replace(f"Nvidia driver version: {driver}", f"Nvidia driver version: {_ROWS[cuda]}")
+    assert analyze(ok, similar=False).findings[0].id != "driver-too-old", ok
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    head=st.sampled_from(
+        ["ERROR: ", "[TRT] [W] ", "[TRT] [E] createInferBuilder: Error Code 6: API Usage Error ("]
+    ),
+    colon=st.sampled_from([":", ""]),
+)
+def test_tensorrts_cuda_initialization_failure_35_is_the_insufficient_driver(head, colon):
+    """TensorRT prints its first CUDA call's cudaError_t: 35 is cudaErrorInsufficientDriver
+    (driver_types.h, cited on the rule); 2, cudaErrorMemoryAllocation, is not a driver's."""
+    text = f"{head}CUDA initialization failure with error{colon} 35. Please check your CUDA installation"
+    assert _ids(text)[0] == "driver-too-old", text
+    for other in ("2", "350", "46"):
+        t = text.replace("error" + colon + " 35", f"error{colon} {other}")
+        assert "driver-too-old" not in _ids(t)[:1], t
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    how=st.sampled_from(
+        [
+            "ModuleNotFoundError: No module named 'mmcv._ext'",
+            "but getting the error `ModuleNotFoundError: No module named 'mmcv._ext'`",
+            '  File "/x/mmcv/utils/ext_loader.py", line 13, in load_ext\n    ext = importlib.'
+            "import_module('mmcv.' + name)\nModuleNotFoundError: No module named 'mmcv._ext'",
+        ]
+    ),
+    noise=NOISE,
+)
+def test_mmcv_without_its_compiled_ops_is_the_lite_package(how, noise):
+    found = analyze(noise + "\n" + how, similar=False).findings
+    assert found[0].id == "cpu-only-build", (how, [f.id for f in found])
+    assert "pip-conflict" in [f.id for f in found[1:]]
+
+
+def test_the_defaults_channels_cpu_selector_is_a_cpu_build():
+    paste = (
+        "You requested GPUs: [0]\n            But your machine only has: []\n"
+        "# Name                    Version                   Build  Channel\n"
+        "_pytorch_select           0.1                       cpu_0\n"
+    )
+    assert _ids(paste)[0] == "cpu-only-build", paste
+    assert _ids(paste.replace("cpu_0", "gpu_0"))[0] != "cpu-only-build"
