@@ -21,6 +21,10 @@ derived from its emitter's source (cited beside the rule in recipes/errors.toml)
   and conda build strings; TensorRT's "CUDA initialization failure with error: 35" (the
   insufficient driver); MMCV without mmcv._ext (its lite package); the defaults channel's CPU
   pytorch selector.
+- (c, sets 69-72 read) Windows' page file too small (ERROR_COMMITMENT_LIMIT) and a compiler killed
+  by signal 9 are the host's memory; conda's missing __cuda virtual package is the solver
+  refusing; the linker without -lcuda is the driver's library; the open kernel modules' wording
+  of "no device probed".
 
 Values are generated; the messages are the emitters'."""
 
@@ -376,3 +380,104 @@ def test_the_defaults_channels_cpu_selector_is_a_cpu_build():
     )
     assert _ids(paste)[0] == "cpu-only-build", paste
     assert _ids(paste.replace("cpu_0", "gpu_0"))[0] != "cpu-only-build"
+
+
+# --- (c, sets 69-72 read) the host's memory, conda's __cuda, the driver's link library -----------
+
+_DLL = st.sampled_from(
+    [
+        "caffe2_detectron_ops_gpu.dll",
+        "cudnn_cnn_infer64_8.dll",
+        "cublasLt64_11.dll",
+        "torch_cuda.dll",
+    ]
+)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(dll=_DLL, head=st.sampled_from(["OSError: ", "", "ImportError: "]), noise=NOISE)
+def test_windows_page_file_too_small_is_the_hosts_memory(dll, head, noise):
+    """ERROR_COMMITMENT_LIMIT (1455): the load of the DLL failed for want of committable memory,
+    not for want of the DLL (cited on the rule)."""
+    text = (
+        f"{head}[WinError 1455] The paging file is too small for this operation to complete. "
+        f'Error loading "C:\\Users\\me\\anaconda3\\envs\\x\\lib\\site-packages\\torch\\lib\\{dll}" '
+        "or one of its dependencies."
+    )
+    found = analyze(noise + "\n" + text, similar=False).findings
+    assert found[0].id == "out-of-memory", (text, [f.id for f in found])
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    line=st.sampled_from(
+        [
+            "nvcc error   : 'cicc' died due to signal 9 (Kill signal)",
+            "nvcc error   : 'ptxas' died due to signal 9 (Kill signal)",
+            "c++: fatal error: Killed signal terminated program cc1plus",
+            "x86_64-linux-gnu-gcc: fatal error: Killed signal terminated program cc1plus",
+        ]
+    ),
+    times=st.integers(1, 4),
+    after=st.sampled_from(
+        ["", "\nninja: build stopped: subcommand failed.", "\ncompilation terminated."]
+    ),
+)
+def test_a_compiler_killed_by_signal_9_is_the_hosts_memory(line, times, after):
+    """gcc's execute(): SIGKILL is "the user or OOM killer" (cited on the rule); nvcc names the
+    sub-process the same signal ended."""
+    text = "\n".join([line] * times) + after
+    assert _ids(text)[0] == "out-of-memory", text
+
+
+@settings(max_examples=examples(10), deadline=None)
+@given(sig=st.sampled_from(["11 (Segmentation fault)", "6 (Aborted)"]))
+def test_a_compiler_ended_by_another_signal_is_not_memory(sig):
+    text = f"nvcc error   : 'cicc' died due to signal {sig}"
+    assert "The compiler was killed" not in " ".join(f.title for f in explain(text)), text
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    spec=st.sampled_from(["", " >=11.8", " >=12", " =* *"]),
+    head=st.sampled_from(
+        [
+            "└─ pytorch 2.0.1 would require\n   └─ ",
+            "│  └─ tensorflow 2.9.* cuda*, which requires\n│     └─ ",
+            "my hunch is this tiny line `",
+        ]
+    ),
+)
+def test_conda_without_its_cuda_virtual_package_is_the_solver_refusing(spec, head):
+    """conda's __cuda exists only where libcuda answered (conda/plugins/virtual_packages/cuda.py,
+    cited on the rule); libmamba names it missing on the system."""
+    text = f"Could not solve for environment specs\n{head}__cuda{spec}, which is missing on the system."
+    found = analyze(text, similar=False).findings
+    assert found[0].id == "pip-conflict", (text, [f.id for f in found])
+    assert {"gpu-missing", "driver-missing"} <= {f.id for f in found[1:]}
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    ld=st.sampled_from(["/usr/bin/ld", "/usr/bin/x86_64-linux-gnu-ld", "ld.gold"]),
+    lib=st.sampled_from(["-lcuda", "-lnvidia-ml"]),
+    err=st.sampled_from(["", ": No such file or directory"]),
+)
+def test_the_linker_without_the_drivers_library_is_the_driver(ld, lib, err):
+    """libcuda and libnvidia-ml are the driver's (the family's missing finding elsewhere too);
+    the toolkit's stub is the alternative."""
+    text = f"{ld}: cannot find {lib}{err}\ncollect2: error: ld returned 1 exit status"
+    ids = _ids(text)
+    assert ids[0] == "driver-missing" and "cuda-lib-missing" in ids[1:], (text, ids)
+    assert _ids(text.replace(lib, "-lcudart"))[0] == "cuda-lib-missing"
+
+
+@settings(max_examples=examples(10), deadline=None)
+@given(
+    line=st.sampled_from(
+        ["NVRM: No NVIDIA devices probed.", "NVRM: None of the NVIDIA devices were initialized."]
+    )
+)
+def test_the_open_kernel_modules_wording_is_read_as_the_closed_ones(line):
+    """kernel-open/nvidia/nv.c (cited on the rules): the open modules' wording of the same."""
+    assert _ids(f"[    4.512345] {line}")[0] == "driver-missing", line
