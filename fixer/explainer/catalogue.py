@@ -198,6 +198,7 @@ EVIDENCE_KINDS = (
     "in-container",
     "torch-warned-no-driver",
     "torch-raised-no-driver",
+    "visible-devices-named",
 )
 
 

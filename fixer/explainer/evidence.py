@@ -101,6 +101,7 @@ _PRESENCE = ("cudnn-present", "cudnn-framework-copy", "nvidia-gpu", "other-gpu",
 #: GPU is named in the sentence that reports the error: "my Intel Iris laptop gives this error")
 _ANY_LINE = (
     "memory-pressure",
+    "visible-devices-named",
     "cudnn-major-named",
     "cudnn-part-absent",
     "nvidia-gpu",
@@ -558,11 +559,12 @@ def _build_runs(
     s: Seen, driver: str, floor: DriverFloor, runs: Optional[DriverRuns]
 ) -> Optional[bool]:
     """Whether `driver` runs the build whose CUDA the line `s` names: by its release where the line
-    gives one (NVIDIA's table: before CUDA 11 every release needs its own GA driver, from 11 on
-    minor-version compatibility within the major; fixer.rules.cuda_fit), else by its major's
-    minor-version floor (11 on). None where neither can say."""
-    if s.version and runs is not None:
-        return runs(driver, s.version)
+    gives one the table knows (NVIDIA's table: before CUDA 11 every release needs its own GA
+    driver, from 11 on minor-version compatibility within the major; fixer.rules.cuda_fit), else
+    by its major's minor-version floor (11 on). None where neither can say."""
+    by_release = runs(driver, s.version) if s.version and runs is not None else None
+    if by_release is not None:
+        return by_release
     if s.major is None or floor(s.major) is None:
         return None
     return s.major in _driver_runs(driver, floor)
@@ -659,6 +661,47 @@ _GPU_DECIDED = {
 }
 
 
+def _asked_about_the_gpu(
+    hits: Sequence[Hit], seen: Sequence[Seen], nvidia: Optional[Seen], absent: Optional[Seen]
+) -> List[Hit]:
+    """The readings whose question the GPU named in the paste answers (gpu_named): a message
+    that no driver answered; with no NVIDIA device named, the insufficient-driver answer and any
+    reading that no driver reached the process (the loader's missing libcuda / libnvidia-ml too);
+    with the NVIDIA GPU named, the driver's "no device"; with only another vendor's graphics, a
+    container runtime that has no GPU device driver."""
+    asked = [
+        h
+        for h in hits
+        if h.alternative_of is None
+        and (
+            "nodriver" in h.captures
+            # with no NVIDIA device named, the insufficient-driver answer and any reading that no
+            # driver reached the process (the loader's missing libcuda / libnvidia-ml too) are
+            # asked the same question
+            or (
+                nvidia is None
+                and (
+                    "insufficient" in h.captures
+                    or h.finding.id in ("driver-missing", "cpu-only-build", "driver-too-old")
+                )
+            )
+        )
+    ]
+    if nvidia is not None and not any(s.kind == "visible-devices-named" for s in seen):
+        # the driver detected no device (the `nodevice` group: cudaErrorNoDevice is "no
+        # CUDA-capable device is detected by the installed CUDA driver") while the paste names
+        # the NVIDIA GPU: the GPU is there and its driver does not reach it (not loaded, a
+        # container without the device nodes, WSL's library path). CUDA_VISIBLE_DEVICES that
+        # hides every device is the other way to this answer, and decides nothing here.
+        asked += [h for h in hits if "nodevice" in h.captures and h.alternative_of is None]
+    if nvidia is None and absent is not None:
+        # a container runtime with no GPU device driver (the `runtime_nodriver` group: Docker's
+        # "could not select device driver"): on a machine with no NVIDIA GPU there is nothing for
+        # it to give; beside an NVIDIA GPU or in a container its own reading stands
+        asked += [h for h in hits if "runtime_nodriver" in h.captures and h.alternative_of is None]
+    return asked
+
+
 def gpu_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
     """A message that no NVIDIA driver answered (the `nodriver` group: torch's "Found no NVIDIA
     driver", nvidia-smi's "couldn't communicate with the NVIDIA driver") beside a GPU the paste
@@ -678,29 +721,7 @@ def gpu_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
     only by the no-GPU evidence."""
     nvidia = next((s for s in seen if s.kind == "nvidia-gpu"), None)
     absent = next((s for s in seen if s.kind in ("other-gpu", "no-nvidia-gpu-said")), None)
-    asked = [
-        h
-        for h in hits
-        if h.alternative_of is None
-        and (
-            "nodriver" in h.captures
-            # with no NVIDIA device named, the insufficient-driver answer and any reading that no
-            # driver reached the process (the loader's missing libcuda / libnvidia-ml too) are
-            # asked the same question
-            or (
-                nvidia is None
-                and (
-                    "insufficient" in h.captures
-                    or h.finding.id in ("driver-missing", "cpu-only-build", "driver-too-old")
-                )
-            )
-        )
-    ]
-    if nvidia is None and absent is not None:
-        # a container runtime with no GPU device driver (the `runtime_nodriver` group: Docker's
-        # "could not select device driver"): on a machine with no NVIDIA GPU there is nothing for
-        # it to give; beside an NVIDIA GPU or in a container its own reading stands
-        asked += [h for h in hits if "runtime_nodriver" in h.captures and h.alternative_of is None]
+    asked = _asked_about_the_gpu(hits, seen, nvidia, absent)
     line = nvidia or absent
     if line is None and not any(s.kind == "driver-version" for s in seen):
         # no GPU named either way, and no driver version (which decides those answers instead:

@@ -99,11 +99,13 @@ def test_the_windows_error_number_decides(
 
 
 @settings(max_examples=examples(15), deadline=None)
-@given(st.sampled_from([1114, 5, 1455]), st.sampled_from(WIN_FAMILIES), st.data())
+@given(st.sampled_from([1114, 5]), st.sampled_from(WIN_FAMILIES), st.data())
 def test_other_numbers_keep_the_wrappers_reading(
     code: int, fam: Family, data: st.DataObject
 ) -> None:
     # ERROR_DLL_INIT_FAILED and the rest name no failure of the family's files: unchanged
+    # (1455, ERROR_COMMITMENT_LIMIT, reads the host's memory since round twenty-seven:
+    # test_emitters_round27.test_windows_page_file_too_small_is_the_hosts_memory)
     dll = data.draw(dll_of(fam))
     text = f'OSError: [WinError {code}] x. Error loading "C:\\t\\lib\\{dll}" or one of its dependencies.'
     assert _ids(text)[:1] == [fam.missing]

@@ -24,7 +24,8 @@ derived from its emitter's source (cited beside the rule in recipes/errors.toml)
 - (c, sets 69-72 read) Windows' page file too small (ERROR_COMMITMENT_LIMIT) and a compiler killed
   by signal 9 are the host's memory; conda's missing __cuda virtual package is the solver
   refusing; the linker without -lcuda is the driver's library; the open kernel modules' wording
-  of "no device probed".
+  of "no device probed"; no device detected beside an NVIDIA GPU the paste names is the driver
+  not reaching it (unless the paste names CUDA_VISIBLE_DEVICES).
 
 Values are generated; the messages are the emitters'."""
 
@@ -481,3 +482,45 @@ def test_the_linker_without_the_drivers_library_is_the_driver(ld, lib, err):
 def test_the_open_kernel_modules_wording_is_read_as_the_closed_ones(line):
     """kernel-open/nvidia/nv.c (cited on the rules): the open modules' wording of the same."""
     assert _ids(f"[    4.512345] {line}")[0] == "driver-missing", line
+
+
+# --- (c) no device detected beside an NVIDIA GPU the paste names ---------------------------------
+
+_NODEVICE = st.sampled_from(
+    [
+        "RuntimeError: CUDA error: no CUDA-capable device is detected",
+        "CUDA Error CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected while calling init "
+        "(cuInit)",
+        "cudaErrorNoDevice: no CUDA-capable device is detected",
+    ]
+)
+_NVIDIA = st.sampled_from(
+    [
+        "[Genesis] Running on [NVIDIA GeForce RTX 4080 SUPER] with backend gs.cuda.",
+        "GPU: NVIDIA GeForce RTX 3090",
+        "01:00.0 3D controller: NVIDIA Corporation GA100 [A100 PCIe 40GB] (rev a1)",
+    ]
+)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(err=_NODEVICE, gpu=_NVIDIA, before=st.booleans(), noise=NOISE)
+def test_no_device_detected_beside_a_named_nvidia_gpu_is_the_driver(err, gpu, before, noise):
+    """cudaErrorNoDevice is "no CUDA-capable device is detected by the installed CUDA driver"
+    (driver_types.h, cited on the rule): with the GPU named, the driver does not reach it."""
+    paste = noise + "\n" + ("\n".join([gpu, err]) if before else "\n".join([err, gpu]))
+    ids = _ids(paste)
+    assert ids[0] == "driver-missing" and "gpu-missing" in ids[1:], (paste, ids)
+
+
+@settings(max_examples=examples(20), deadline=None)
+@given(
+    err=_NODEVICE,
+    gpu=_NVIDIA,
+    cvd=st.sampled_from(['export CUDA_VISIBLE_DEVICES=""', "CUDA_VISIBLE_DEVICES=-1 python t.py"]),
+)
+def test_no_device_with_cuda_visible_devices_named_or_no_gpu_named_stays_no_gpu(err, gpu, cvd):
+    """CUDA_VISIBLE_DEVICES that hides every device gives the same answer on a machine with the
+    GPU; nothing named, the answer's own reading stands."""
+    assert _ids("\n".join([cvd, gpu, err]))[0] == "gpu-missing"
+    assert _ids(err)[0] == "gpu-missing"
