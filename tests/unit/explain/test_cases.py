@@ -225,8 +225,11 @@ at b868c85 (24, 20, 28, 21: 93), then read for round twenty-seven (b). Sets 69-7
 (held_out_69.toml .. held_out_72.toml: 14, 22, 29 and 40 reports; leans: 2023-2026; Windows and
 conda; clusters and servers; building CUDA extensions; every earlier URL excluded: 3116) were
 collected blind after them, measured unread at 0a1d19b (80 of 105) and 313de8a (84), then read for
-round twenty-seven (c); the guess does not train on them. Sets 73-76 were collected blind after
-those and are measured once, unread, at the session's end."""
+round twenty-seven (c); the guess does not train on them. Sets 73-76 (held_out_73.toml ..
+held_out_76.toml: 29, 18, 25 and 31 reports; leans: PyTorch and its ecosystem; TensorFlow, Keras
+and JAX; inference engines; GPU computing beyond deep learning; every earlier URL excluded: 3221)
+were collected blind after those and measured, unread, on the session's first tree (0a1d19b: 24,
+14, 19, 20: 77 of 103) and its last (e2369b7: 25, 13, 19, 19: 76)."""
 
 from __future__ import annotations
 
@@ -466,6 +469,10 @@ SET67_GUARD = 31
 #: twenty-seven (c): 13, 20, 24, 32. The guess is not trained on them (trained, validation 56-58
 #: stayed at 121 and the read sets lost three). Only set 72 has the 30 a guarded set needs.
 SET72_GUARD = 32
+#: sets 73-76 (29, 18, 25 and 31 reports): the session's final blind sets, measured once at its
+#: first tree (0a1d19b: 24, 14, 19, 20) and at its last (e2369b7: 25, 13, 19, 19); not read,
+#: never trained on. Only set 76 has the 30 a guarded set needs.
+SET76_GUARD = 19
 #: set 64 (19 reports, 17 right at 129b030) is below the 30 a guarded set needs: kept as data, and
 #: its 19 reports count in the measures of docs/measurements/runs-2026-11-28i, not guarded here
 
@@ -541,6 +548,7 @@ HELD_OUT_SETS = {
     "held-out-65": SET65_GUARD,
     "held-out-67": SET67_GUARD,
     "held-out-72": SET72_GUARD,
+    "held-out-76": SET76_GUARD,
 }
 
 
