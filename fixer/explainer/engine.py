@@ -1197,31 +1197,33 @@ def _unquoted(loader: List[Hit], rule_hits: Sequence[Hit], text: str) -> List[Hi
     ]
 
 
+def _recipes() -> Optional[Recipes]:
+    """The shipped recipes, or None where they do not load: a broken recipe file must not hide
+    what the text says (the evidence that asks them then decides nothing)."""
+    try:
+        return load_recipes()
+    except Exception:  # noqa: BLE001 - any failure to load is the same "cannot say"
+        return None
+
+
 def _driver_runs_build(driver: str, cuda: str) -> Optional[bool]:
     """Whether the driver runs a build of CUDA release `cuda` (fixer.rules.driver_runs_build over
     recipes/nvidia.toml's rows)."""
-    try:
-        recipes = load_recipes()
-    except Exception:  # noqa: BLE001 - a broken recipe file must not hide what the text says
-        return None
-    return driver_runs_build(driver, cuda, recipes.driver_floors)
+    recipes = _recipes()
+    return None if recipes is None else driver_runs_build(driver, cuda, recipes.driver_floors)
 
 
 def _driver_floor(major: int) -> Optional[str]:
     """The lowest driver that runs every CUDA `major`.x (recipes/nvidia.toml's floors)."""
-    try:
-        recipes = load_recipes()
-    except Exception:  # noqa: BLE001 - a broken recipe file must not hide what the text says
-        return None
-    return minor_version_floor(major, recipes.driver_floors)
+    recipes = _recipes()
+    return None if recipes is None else minor_version_floor(major, recipes.driver_floors)
 
 
 def _release_builds(framework: str, version: str) -> Tuple[Build, ...]:
     """The recipes' builds of this framework release, or of its release series ("1.19" for
     "1.19.2": the tables' sources give rows per series); none when the recipes do not load."""
-    try:
-        recipes = load_recipes()
-    except Exception:  # noqa: BLE001 - a broken recipe file must not hide what the text says
+    recipes = _recipes()
+    if recipes is None:
         return ()
     parts = version.split(".")
     return tuple(

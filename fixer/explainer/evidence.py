@@ -597,13 +597,14 @@ def _driver_short(
     if any(_build_runs(s, driver.version, floor, runs) is not False for s in builds):
         return []
     releases = sorted({s.version or str(s.major) for s in builds}, key=version_key)
-    lows = ", ".join(f"{floor(m)} for CUDA {m}.x" for m in named if str(m) in releases)
-    why = (
-        f"NVIDIA's minor-version compatibility needs at least {lows}"
-        if lows and all("." not in r for r in releases)
-        else f"by NVIDIA's table driver {driver.version} runs none of CUDA {', '.join(releases)}: "
-        "before CUDA 11 every release needs its own driver, from 11 on its major's floor"
-    )
+    if all("." not in r for r in releases):  # majors only: their minor-version floors decided
+        lows = ", ".join(f"{floor(m)} for CUDA {m}.x" for m in named)
+        why = f"NVIDIA's minor-version compatibility needs at least {lows}"
+    else:
+        why = (
+            f"by NVIDIA's table driver {driver.version} runs none of CUDA {', '.join(releases)}: "
+            "before CUDA 11 every release needs its own driver, from 11 on its major's floor"
+        )
     extra: List[Hit] = []
     for alt in hits:
         if alt.finding.id != "driver-too-old" or not alt.alternative_of:
