@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from fixer.explainer import explain, load_catalogue
 from fixer.explainer.scan import join_wrapped
 from fixer.recipebook import load as load_recipes
-from fixer.rules import minor_version_floor
+from fixer.rules import driver_runs_build, minor_version_floor
 from fixer.system.versions import version_key
 from tests.helpers.examples import examples
 from tests.unit.explain.test_catalogue import FIXED_TEMPLATES
@@ -45,6 +45,14 @@ def _runs(driver: str, major: int) -> bool:
     return low is not None and version_key(driver) >= version_key(low)
 
 
+def _runs_release(driver: str, major: int, minor: int) -> bool:
+    """NVIDIA's table by the build's release where it knows the release (a driver at or above
+    that release's own GA driver runs it: 450.52 runs CUDA 11.0, whose GA driver is 450.51.05,
+    though it is below 11.x's minor-version floor 450.80.02), else by the major's floor."""
+    by_release = driver_runs_build(driver, f"{major}.{minor}", FLOORS)
+    return _runs(driver, major) if by_release is None else by_release
+
+
 @settings(max_examples=examples(150), deadline=None)
 @given(
     no_gpu=NO_GPU,
@@ -66,7 +74,7 @@ def test_no_gpu_beside_a_driver_below_the_builds_cuda_is_a_too_old_driver(
     if shown:
         text += build.format(v="2.1.0", m=major, n=minor) + "\n"
     found = explain(text)
-    too_old = shown and not _runs(driver, major)
+    too_old = shown and not _runs_release(driver, major, minor)
     # nvidia-smi's header shows the GPU: without the build's CUDA, a CPU build ranks first
     # (evidence.unavailable_beside_gpu); with it, the message's own reading stays first
     expected = "driver-too-old" if too_old else ("gpu-missing" if shown else "cpu-only-build")
@@ -112,9 +120,8 @@ def test_the_conda_build_string_names_the_builds_cuda(no_gpu, driver, major, min
         f"py3.10_cuda{major}.{minor}_cudnn8.9.2_0    pytorch\n"
         f"| NVIDIA-SMI {driver}    Driver Version: {driver}    CUDA Version: 12.2 |\n"
     )
-    assert explain(text)[0].id == ("gpu-missing" if _runs(driver, major) else "driver-too-old"), (
-        text
-    )
+    runs = _runs_release(driver, major, minor)
+    assert explain(text)[0].id == ("gpu-missing" if runs else "driver-too-old"), text
 
 
 CATALOGUE = load_catalogue()
