@@ -168,6 +168,19 @@ def _from_thousands(raw: str) -> str:
     return str(int(m.group(1)) * 1000 + int(m.group(2)) * 100) if m else raw
 
 
+#: A framework check that wants its build's own cuDNN release failed on a *newer* one: torch 0.3's
+#: `(__cudnn_version // 100) != (compile_version // 100)` (pytorch/pytorch
+#: torch/backends/cudnn/__init__.py @release:v0.3.0, "cuDNN version mismatch: PyTorch was compiled
+#: against {} but linked against {}"), TensorFlow 1.x's compatibility version (major.minor before
+#: cuDNN 7.1's rule), the cuDNN < 7 rule of the same minor. The loaded copy is not too old; it is
+#: another one than the build's, found first (the read sets' reports of it: 3 of 3 another copy)
+_NEWER_COPY = (
+    "The framework's own check refused cuDNN {lo}, newer than its build's {bu}: the check wants the "
+    "build's own release, so the copy that loaded is another one than the build's, found first on "
+    "the search path (LD_LIBRARY_PATH, a system or another environment's copy)"
+)
+
+
 def _cudnn_outcome(rule: Rule, lo: str, bu: str) -> Tuple[Optional[str], str]:
     rel = cudnn_relation(lo, bu)
     if rel == "ok" and rule.compatible_is_benign:
@@ -175,6 +188,12 @@ def _cudnn_outcome(rule: Rule, lo: str, bu: str) -> Tuple[Optional[str], str]:
             f"cuDNN {lo} satisfies a build against {bu} (same major, minor not older): "
             "this pair is fine, the cause lies elsewhere"
         )
+    if (
+        rel in ("ok", "other-minor")
+        and rule.id == "cudnn-too-old"
+        and (version_key(lo) > version_key(bu))
+    ):
+        return "cudnn-shadowed", _NEWER_COPY.format(lo=lo, bu=bu)
     if rel == "ok":
         return None, (
             f"The framework's own check failed for cuDNN {lo} against its build's {bu}: its check "

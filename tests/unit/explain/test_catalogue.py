@@ -152,10 +152,14 @@ def _expected_for_versions(
     rule: Rule, loaded: Tuple[int, int, int], built: Tuple[int, int, int]
 ) -> str:
     rel = cudnn_relation(".".join(map(str, loaded)), ".".join(map(str, built)))
-    if rel == "ok":  # a check printed as failed is never benign
-        return "log-noise" if rule.compatible_is_benign else rule.id
+    if rel == "ok" and rule.compatible_is_benign:
+        return "log-noise"
     if rel == "other-major":
         return "cudnn-major-mismatch"
+    if rule.id == "cudnn-too-old" and loaded > built:
+        # a check printed as failed is never benign; one that refused a newer copy wants the
+        # build's own release, so another copy than the build's loaded (engine._NEWER_COPY)
+        return "cudnn-shadowed"
     return rule.id
 
 

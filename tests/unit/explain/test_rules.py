@@ -75,11 +75,15 @@ def test_log_noise_alone_is_the_cause_and_never_outranks_a_real_one():
 
 def test_a_check_printed_as_failed_is_never_benign():
     """TensorFlow/XLA print this only when their own check failed: even when the pair
-    looks compatible by the major/minor rule, the text is a failure, not a harmless line."""
+    looks compatible by the major/minor rule, the text is a failure, not a harmless line. A check
+    that refused a newer copy wants the build's own release (TF 1.x's compatibility version): the
+    copy that loaded is another one than the build's."""
     text = "Loaded runtime CuDNN library: 9.3.0 but source was compiled with: 9.1.0."
     found = explain(text)
     assert found[0].id != "log-noise" and found[0].severity != "info"
-    assert "check failed" in found[0].title
+    assert found[0].id == "cudnn-shadowed" and "check refused" in found[0].title
+    older = explain("Loaded runtime CuDNN library: 9.1.0 but source was compiled with: 9.1.2.")
+    assert older[0].id == "cudnn-too-old" and "check failed" in older[0].title
 
 
 def test_other_major_is_major_mismatch():
