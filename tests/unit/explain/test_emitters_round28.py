@@ -225,3 +225,22 @@ def test_xla_invoking_a_ptxas_of_cuda_12_0_to_12_6_2_is_an_older_toolkit_found_f
         "around clamping.\nPlease upgrade to CUDA 12.6.3 or newer.\n"
     )
     assert _ids(text)[0] == "cuda-lib-mismatch", text
+
+
+# --- "CPU Only Machine" in any case ---------------------------------------------------------------
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    only=st.sampled_from(["only", "Only", "ONLY"]),
+    noun=st.sampled_from(["machine", "Machine", "laptop", "Server", "instance"]),
+    sep=st.sampled_from([" ", "-"]),
+)
+def test_a_cpu_only_machine_said_in_any_case_has_no_gpu(only, noun, sep):
+    """The no-nvidia-gpu-said evidence reads the user's "CPU Only Machine" as "CPU-only machine";
+    beside the driver library that does not load, no GPU ranks first."""
+    text = (
+        'I had "ImportError: libcuda.so.1: cannot open shared object file: No such file or '
+        f'directory" on my local env (CPU{sep}{only} {noun})\n'
+    )
+    assert _ids(text)[0] == "gpu-missing", text
