@@ -244,3 +244,112 @@ def test_a_cpu_only_machine_said_in_any_case_has_no_gpu(only, noun, sep):
         f'directory" on my local env (CPU{sep}{only} {noun})\n'
     )
     assert _ids(text)[0] == "gpu-missing", text
+
+
+# --- (b), sets 78-80 read -------------------------------------------------------------------------
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    codec=st.sampled_from(["h264_nvenc", "hevc_nvenc", "av1_nvenc", "h264_cuvid"]),
+    case=st.sampled_from(["Unknown", "unknown"]),
+    noise=NOISE,
+)
+def test_an_ffmpeg_without_the_nvidia_codec_is_a_build_without_it(codec, case, noise):
+    kind = "decoder" if codec.endswith("cuvid") else "encoder"
+    assert _ids(f"{noise}{case} {kind} '{codec}'\n")[0] == "cpu-only-build"
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    codec=st.sampled_from(["h264_nvenc", "hevc_nvenc"]),
+    what=st.sampled_from(
+        [
+            "Cannot get the preset configuration",
+            "OpenEncodeSessionEx failed",
+            "InitializeEncoder failed",
+        ]
+    ),
+    addr=st.sampled_from(["000001e8482050c0", "0x55d0c0a3c0c0"]),
+)
+def test_nvenc_invalid_struct_version_is_a_driver_older_than_the_sdk(codec, what, addr):
+    text = f"[{codec} @ {addr}] {what}: invalid version (15)\n"
+    assert _ids(text)[0] == "driver-too-old", text
+    other = f"[{codec} @ {addr}] {what}: out of memory (10)\n"
+    assert "driver-too-old" not in _ids(other)[:1], other
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(n=st.integers(1, 400), first=st.booleans())
+def test_the_drivers_linker_refusing_xlas_cubin_is_an_older_driver(n, first):
+    kernel = "RuntimeError: Unknown: no kernel image is available for execution on the device"
+    link = (
+        f"in external/org_tensorflow/tensorflow/stream_executor/cuda/cuda_asm_compiler.cc({n}): "
+        "'cuLinkAddData( link_state, CU_JIT_INPUT_CUBIN, static_cast<void*>(image.bytes.data()), "
+        'image.bytes.size(), "", 0, nullptr, nullptr)\''
+    )
+    text = f"{kernel}\n{link}\n" if first else f"{link}\n{kernel}\n"
+    assert _ids(text)[:2] == ["driver-too-old", "gpu-arch-unsupported"], text
+    assert _ids(kernel + "\n")[0] == "gpu-arch-unsupported"
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(code=st.sampled_from([222, 35, 2, 46]), noise=NOISE)
+def test_tensorrts_cuda_initialization_failure_222_is_the_drivers_jit(code, noise):
+    text = (
+        f"{noise}ERROR: CUDA initialization failure with error {code}. Please check your CUDA "
+        "installation:  http://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html\n"
+    )
+    found = _ids(text)
+    assert (found[:1] == ["driver-too-old"]) == (code in (222, 35)), text
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    name=st.sampled_from(["NVDIA", "NVIDA", "Nvida", "NIVIDIA", "NVIDIA"]),
+    noun=st.sampled_from(["GPU", "card", "graphics card"]),
+)
+def test_a_misspelt_nvidia_in_no_gpu_said_still_says_no_gpu(name, noun):
+    text = (
+        f"I don't have an {name} {noun} so I tried to run with CPU only.\n"
+        "RuntimeError: CUDA failed with error CUDA driver version is insufficient for CUDA runtime version\n"
+    )
+    assert _ids(text)[0] == "gpu-missing", text
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    driver=st.sampled_from(["550.78", "535.104.05", "570.124.06"]),
+    form=st.sampled_from(["Nvidia Driver: v{d}", "NVIDIA driver {d}", "nvidia driver: {d}"]),
+)
+def test_a_new_driver_named_in_an_issue_template_beside_an_insufficient_driver(driver, form):
+    """cudaErrorInsufficientDriver beside a driver that runs every CUDA 12 build: no driver
+    reached the process (driver-missing), the template's "Nvidia Driver: v550.78" read as the
+    driver's version like nvidia-smi's."""
+    text = (
+        "CUDA failure 35: CUDA driver version is insufficient for CUDA runtime version\n"
+        + form.format(d=driver)
+        + "\n"
+    )
+    assert _ids(text)[0] == "driver-missing", text
+
+
+def test_thrust_function_attributes_of_an_invalid_device_function():
+    text = "RuntimeError: function_attributes(): after cudaFuncGetAttributes: invalid device function\n"
+    assert _ids(text)[0] == "gpu-arch-unsupported"
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(
+    model=st.sampled_from(["rx 6600", "RX 580", "RX 7900 XTX", "Radeon RX 6800", "intel IGPU"]),
+)
+def test_an_amd_rx_model_or_an_intel_igpu_is_another_vendors_graphics(model):
+    text = f"GPU: {model}\nCannot load libnvidia-encode.so.1\n"
+    assert _ids(text)[0] == "gpu-missing", text
+    nvidia = "GPU: RTX 3060\nCannot load libnvidia-encode.so.1\n"
+    assert _ids(nvidia)[0] == "driver-missing"
+
+
+def test_im_running_without_gpu_is_the_users_statement():
+    text = "I'm running without  GPU\n[hevc_nvenc @ 0x56547a989800] Cannot load libcuda.so.1\n"
+    assert _ids(text)[0] == "gpu-missing"

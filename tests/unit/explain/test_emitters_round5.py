@@ -434,7 +434,9 @@ def test_paddles_cuda_runtime_check(built, loaded, tab):
 def test_xla_driver_older_than_its_ptx_compiler_either_wording(drv, ptx, newer):
     tail = f"the PTX compiler version {ptx}." if newer else f"the ptxas CUDA version ({ptx})."
     text = f"The NVIDIA driver's CUDA version is {drv[0]}.{drv[1]} which is older than {tail}"
-    assert _top(text) == "driver-too-old", text
+    # XLA warns and compiles serially (round twenty-eight): alone, no failure; the older driver
+    # is the reading it offers next
+    assert _ids(text)[:2] == ["log-noise", "driver-too-old"], text
 
 
 @settings(max_examples=examples(20), deadline=None)
