@@ -232,7 +232,10 @@ were collected blind after those and measured, unread, on the session's first tr
 14, 19, 20: 77 of 103) and its last (e2369b7: 25, 13, 19, 19: 76).
 In the nineteenth session (docs/measurements/runs-2026-11-29b) sets 73-76 became read sets: their
 misses were read for round twenty-eight (tests/unit/explain/test_emitters_round28.py; 76 -> 89 of
-103). The guess does not train on them."""
+103). The guess does not train on them. Sets 77-80 (held_out_77.toml .. held_out_80.toml) were
+collected blind in the same session and measured unread (111 of 152 on the session's first tree and
+after round twenty-eight (a)); 78-80 were then read for round twenty-eight (b), and 77 was not. The
+guess trains on none of them."""
 
 from __future__ import annotations
 
@@ -482,6 +485,16 @@ SET72_GUARD = 32
 #: for round twenty-eight (28, 14, 22 and 25 after it; test_emitters_round28.py): set 76 guarded at
 #: what it reads now.
 SET76_GUARD = 25
+#: sets 77-80 (36, 36, 40 and 40 reports; leans: PyTorch and its ecosystem; TensorFlow, Keras and
+#: JAX; inference engines; GPU computing beyond deep learning; every earlier URL excluded: 3177)
+#: collected blind in the nineteenth session and measured unread at its first tree (88b4224, the
+#: same at 15ab490 after round twenty-eight (a)): 33, 21, 32, 25 (111 of 152). Set 77 is not read
+#: and never trained on: guarded at what it reads (33). Sets 78-80 were then read for round
+#: twenty-eight (b) (23, 36, 29 after it) and are guarded at that.
+SET77_GUARD = 33
+SET78_GUARD = 23
+SET79_GUARD = 36
+SET80_GUARD = 29
 #: set 64 (19 reports, 17 right at 129b030) is below the 30 a guarded set needs: kept as data, and
 #: its 19 reports count in the measures of docs/measurements/runs-2026-11-28i, not guarded here
 
@@ -558,6 +571,10 @@ HELD_OUT_SETS = {
     "held-out-67": SET67_GUARD,
     "held-out-72": SET72_GUARD,
     "held-out-76": SET76_GUARD,
+    "held-out-77": SET77_GUARD,
+    "held-out-78": SET78_GUARD,
+    "held-out-79": SET79_GUARD,
+    "held-out-80": SET80_GUARD,
 }
 
 
