@@ -235,7 +235,8 @@ misses were read for round twenty-eight (tests/unit/explain/test_emitters_round2
 103). The guess does not train on them. Sets 77-80 (held_out_77.toml .. held_out_80.toml) were
 collected blind in the same session and measured unread (111 of 152 on the session's first tree and
 after round twenty-eight (a)); 78-80 were then read for round twenty-eight (b), and 77 was not. The
-guess trains on none of them."""
+guess trains on none of them. Sets 81-84 (held_out_81.toml .. held_out_84.toml), collected blind
+after that, were the session's final test: 109 of 122 on its first tree and on its last; not read."""
 
 from __future__ import annotations
 
@@ -495,6 +496,13 @@ SET77_GUARD = 33
 SET78_GUARD = 23
 SET79_GUARD = 36
 SET80_GUARD = 29
+#: sets 81-84 (26, 30, 40 and 26 reports; leans: 2024-2026 across the stacks; Windows, WSL and conda;
+#: containers, clusters and hosted notebooks; end-user applications and research code; every earlier
+#: URL excluded: 3323) collected blind after 77-80 read, the session's final test: measured unread on
+#: its first tree (88b4224) and its last, 21, 28, 34, 26 both times (109 of 122). Not read, never
+#: trained on; sets 82 and 83 have the 30 a guarded set needs.
+SET82_GUARD = 28
+SET83_GUARD = 34
 #: set 64 (19 reports, 17 right at 129b030) is below the 30 a guarded set needs: kept as data, and
 #: its 19 reports count in the measures of docs/measurements/runs-2026-11-28i, not guarded here
 
@@ -575,6 +583,8 @@ HELD_OUT_SETS = {
     "held-out-78": SET78_GUARD,
     "held-out-79": SET79_GUARD,
     "held-out-80": SET80_GUARD,
+    "held-out-82": SET82_GUARD,
+    "held-out-83": SET83_GUARD,
 }
 
 
