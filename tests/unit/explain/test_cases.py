@@ -236,7 +236,10 @@ misses were read for round twenty-eight (tests/unit/explain/test_emitters_round2
 collected blind in the same session and measured unread (111 of 152 on the session's first tree and
 after round twenty-eight (a)); 78-80 were then read for round twenty-eight (b), and 77 was not. The
 guess trains on none of them. Sets 81-84 (held_out_81.toml .. held_out_84.toml), collected blind
-after that, were the session's final test: 109 of 122 on its first tree and on its last; not read."""
+after that, were the session's final test: 109 of 122 on its first tree and on its last. In the
+twentieth session 77 and 81-84 became read sets: their misses were read for round twenty-nine
+(tests/unit/explain/test_emitters_round29.py; 77: 33 -> 34, 81-84: 109 -> 116 of 122). The guess
+trains on none of them."""
 
 from __future__ import annotations
 
@@ -491,8 +494,9 @@ SET76_GUARD = 25
 #: collected blind in the nineteenth session and measured unread at its first tree (88b4224, the
 #: same at 15ab490 after round twenty-eight (a)): 33, 21, 32, 25 (111 of 152). Set 77 is not read
 #: and never trained on: guarded at what it reads (33). Sets 78-80 were then read for round
-#: twenty-eight (b) (23, 36, 29 after it) and are guarded at that.
-SET77_GUARD = 33
+#: twenty-eight (b) (23, 36, 29 after it) and are guarded at that. Set 77 was read in the twentieth
+#: session for round twenty-nine (test_emitters_round29.py): 34, guarded at that.
+SET77_GUARD = 34
 SET78_GUARD = 23
 SET79_GUARD = 36
 SET80_GUARD = 29
@@ -500,9 +504,10 @@ SET80_GUARD = 29
 #: containers, clusters and hosted notebooks; end-user applications and research code; every earlier
 #: URL excluded: 3323) collected blind after 77-80 read, the session's final test: measured unread on
 #: its first tree (88b4224) and its last, 21, 28, 34, 26 both times (109 of 122). Not read, never
-#: trained on; sets 82 and 83 have the 30 a guarded set needs.
-SET82_GUARD = 28
-SET83_GUARD = 34
+#: trained on; sets 82 and 83 have the 30 a guarded set needs. All four were read in the twentieth
+#: session for round twenty-nine (test_emitters_round29.py): 23, 30, 37, 26, guarded at that.
+SET82_GUARD = 30
+SET83_GUARD = 37
 #: set 64 (19 reports, 17 right at 129b030) is below the 30 a guarded set needs: kept as data, and
 #: its 19 reports count in the measures of docs/measurements/runs-2026-11-28i, not guarded here
 
