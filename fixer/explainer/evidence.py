@@ -852,9 +852,23 @@ def _release_verdict(value: str, named: Sequence[Seen]) -> Optional[Tuple[str, S
         nvcc_compiles_for(r, arch) is False and arch < min(nvcc_archs(r), default=arch + 1)
         for _, r in releases
     )
+    older = all(
+        nvcc_compiles_for(r, arch) is False and arch > max(nvcc_archs(r), default=arch)
+        for _, r in releases
+    )
+    if older:
+        # every release named predates the architecture (CUDA 7.5 and compute_60): the toolkit
+        # never knew it, so it did not drop it either; the toolkit is older than the GPU, the
+        # reading most labelled reports give (round twenty-nine (c))
+        v = named[0].version
+        return (
+            "cuda-lib-mismatch",
+            named[0],
+            f"CUDA {v} predates {value}: the toolkit is older than the GPU",
+            f"CUDA {v} is older than {value}: the toolkit that builds predates this GPU (a newer "
+            "CUDA release compiles for it)",
+        )
     if not dropped:
-        # a release older than the architecture: the rule's own order stands (the labelled
-        # reports split between "an older toolkit" and "a GPU the toolkit does not support")
         return None
     v = named[0].version
     return (

@@ -239,7 +239,11 @@ guess trains on none of them. Sets 81-84 (held_out_81.toml .. held_out_84.toml),
 after that, were the session's final test: 109 of 122 on its first tree and on its last. In the
 twentieth session 77 and 81-84 became read sets: their misses were read for round twenty-nine
 (tests/unit/explain/test_emitters_round29.py; 77: 33 -> 34, 81-84: 109 -> 116 of 122). The guess
-trains on none of them."""
+trains on none of them. Sets 85-88 (held_out_85.toml .. held_out_88.toml) were collected blind in
+the same session (every earlier URL excluded: 3452) and measured unread on its first tree and after
+round twenty-nine (a) and its emitter sweep (b): 124 of 159 both times; then read for round
+twenty-nine (c) (140 of 159 after it). Sets 89-92 were the session's final test
+(docs/measurements/runs-2026-11-29c)."""
 
 from __future__ import annotations
 
@@ -508,6 +512,15 @@ SET80_GUARD = 29
 #: session for round twenty-nine (test_emitters_round29.py): 23, 30, 37, 26, guarded at that.
 SET82_GUARD = 30
 SET83_GUARD = 37
+#: sets 85-88 (43, 40, 34 and 42 reports; leans: 2017-2020; 2021-2023; 2024-2026; tools beyond
+#: the big frameworks; every earlier URL excluded: 3452) collected blind in the twentieth session
+#: and measured unread on its first tree (29bfac5) and after rounds twenty-nine (a) and (b)
+#: (ef76d1e): 35, 35, 26, 28 both times (124 of 159). Read for round twenty-nine (c)
+#: (test_emitters_round29c.py): 40, 37, 29, 34, guarded at that. The guess trains on none of them.
+SET85_GUARD = 40
+SET86_GUARD = 37
+SET87_GUARD = 29
+SET88_GUARD = 34
 #: set 64 (19 reports, 17 right at 129b030) is below the 30 a guarded set needs: kept as data, and
 #: its 19 reports count in the measures of docs/measurements/runs-2026-11-28i, not guarded here
 
@@ -590,6 +603,10 @@ HELD_OUT_SETS = {
     "held-out-80": SET80_GUARD,
     "held-out-82": SET82_GUARD,
     "held-out-83": SET83_GUARD,
+    "held-out-85": SET85_GUARD,
+    "held-out-86": SET86_GUARD,
+    "held-out-87": SET87_GUARD,
+    "held-out-88": SET88_GUARD,
 }
 
 
