@@ -521,6 +521,15 @@ SET85_GUARD = 40
 SET86_GUARD = 37
 SET87_GUARD = 29
 SET88_GUARD = 34
+#: sets 89-92 (40, 39, 41 and 40 reports; leans: PyTorch and its ecosystem; TensorFlow, Keras and
+#: JAX; inference engines and applications; GPU computing beyond deep learning and its platforms;
+#: every earlier URL excluded: 3611) collected blind after 85-88 were read: the twentieth session's
+#: final test, measured unread on its first tree (29bfac5) and its last: 35, 29, 38, 32 both times
+#: (134 of 160). Not read, never trained on; guarded at what they read.
+SET89_GUARD = 35
+SET90_GUARD = 29
+SET91_GUARD = 38
+SET92_GUARD = 32
 #: set 64 (19 reports, 17 right at 129b030) is below the 30 a guarded set needs: kept as data, and
 #: its 19 reports count in the measures of docs/measurements/runs-2026-11-28i, not guarded here
 
@@ -607,6 +616,10 @@ HELD_OUT_SETS = {
     "held-out-86": SET86_GUARD,
     "held-out-87": SET87_GUARD,
     "held-out-88": SET88_GUARD,
+    "held-out-89": SET89_GUARD,
+    "held-out-90": SET90_GUARD,
+    "held-out-91": SET91_GUARD,
+    "held-out-92": SET92_GUARD,
 }
 
 
