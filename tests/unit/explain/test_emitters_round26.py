@@ -303,6 +303,10 @@ def test_the_release_named_decides_between_another_nvcc_and_a_dropped_gpu(
         assert any(e.startswith("decided by: ") for e in found[0].evidence), found[0].evidence
     elif knows is False and arch < min(nvcc_archs(release)):
         assert ids[0] == "gpu-arch-unsupported", (paste, ids)
+    elif knows is False and arch > max(nvcc_archs(release)):
+        # round twenty-nine (c): a release that predates the architecture never knew it, so it did
+        # not drop it: the toolkit is older than the GPU
+        assert ids[0] == "cuda-lib-mismatch", (paste, ids)
     else:
         assert ids[:2] == alone[:2], (paste, ids, alone)
 
