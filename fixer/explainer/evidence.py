@@ -848,10 +848,6 @@ def _release_verdict(value: str, named: Sequence[Seen]) -> Optional[Tuple[str, S
             f"The nvcc / ptxas that ran is not CUDA {v}'s, which knows {value}: an older toolkit "
             "comes first (PATH, CUDA_HOME, /usr/bin/nvcc)",
         )
-    dropped = all(
-        nvcc_compiles_for(r, arch) is False and arch < min(nvcc_archs(r), default=arch + 1)
-        for _, r in releases
-    )
     older = all(
         nvcc_compiles_for(r, arch) is False and arch > max(nvcc_archs(r), default=arch)
         for _, r in releases
@@ -868,6 +864,10 @@ def _release_verdict(value: str, named: Sequence[Seen]) -> Optional[Tuple[str, S
             f"CUDA {v} is older than {value}: the toolkit that builds predates this GPU (a newer "
             "CUDA release compiles for it)",
         )
+    dropped = all(
+        nvcc_compiles_for(r, arch) is False and arch < min(nvcc_archs(r), default=arch + 1)
+        for _, r in releases
+    )
     if not dropped:
         return None
     v = named[0].version
@@ -888,8 +888,10 @@ def toolkit_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
     architecture means the nvcc or ptxas that ran is another one (cuda-lib-mismatch first, an
     older toolkit earlier on PATH or CUDA_HOME); every release named having dropped it (the
     architecture below the release's lowest) means the toolkit cannot build for this GPU any
-    more (gpu-arch-unsupported first). A release older than the architecture, a table that
-    cannot say, or no release named: the rule's own order stands. Returns the reading that
+    more (gpu-arch-unsupported first); every release named older than the architecture (CUDA
+    7.5 and compute_60) means the toolkit predates the GPU (cuda-lib-mismatch first). A table
+    that cannot say, releases that disagree, or no release named: the rule's own order stands.
+    Returns the reading that
     takes first place where it was the alternative; marks the line that decided on a first
     reading."""
     named = [
