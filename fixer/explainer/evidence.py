@@ -49,7 +49,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 from fixer.explainer import copies
 from fixer.explainer.catalogue import Catalogue
 from fixer.explainer.hits import DISPLACED, MAX, Hit, displaced, wanted_major
-from fixer.explainer.loader import line_at
+from fixer.explainer.loader import LINE_CUT, line_at
 from fixer.model import FindingId
 from fixer.rules import decode_cudnn_version, nvcc_archs, nvcc_compiles_for
 from fixer.system.versions import version_key
@@ -82,6 +82,8 @@ _DENIED = re.compile(
 #: a clause ends at punctuation, and where a double quote opens or closes: users quote the error
 #: inside their sentence ('I have AMD GPU I get this error "Torch not compiled with CUDA enabled"'),
 #: and the error's own words deny nothing the sentence says
+#: the turn of a sentence after a copy named present: ", but I keep getting this error"
+_BUT = re.compile(r",?[ \t]{1,3}but[ \t]{1,3}", re.I)
 _CLAUSE_END = re.compile(r"[,;:!?\n\"“”]|\.(?:\s|$)")
 #: a parenthetical on one line: its own clause when the match is inside it ("(OSX) Torch not
 #: compiled ..."), left out of the clause around it otherwise ("cuDNN 7.4.1 on Windows 10 (Python
@@ -224,7 +226,7 @@ def read_evidence(text: str, cat: Catalogue) -> List[Seen]:
                             )
                         )
                     continue
-                if ev.kind not in _ANY_LINE and _FAILURE.search(line):
+                if ev.kind not in _ANY_LINE and _FAILURE.search(_before_but(text, m)):
                     continue
                 g = m.groupdict()
                 share = None
@@ -243,6 +245,19 @@ def read_evidence(text: str, cat: Catalogue) -> List[Seen]:
                 out.append(Seen(kind, line, m.start(), _major(g), name, share, _version(kind, g)))
     out.sort(key=lambda s: s.offset)
     return out
+
+
+def _before_but(text: str, m: "re.Match[str]") -> str:
+    """The match's line up to a "but" after the match: in "I installed CUDA 9.0 and cuDNN v7, but
+    I keep getting this error" the failure is the other clause's, and the copy is still named as
+    present. A failure before the match, or with no "but" after it, stays on the line."""
+    lo, hi = max(0, m.start() - LINE_CUT), min(len(text), m.end() + LINE_CUT)
+    nl = text.rfind("\n", lo, m.start())
+    start = nl + 1 if nl >= 0 else lo
+    stop = text.find("\n", m.end(), hi)
+    line = text[start : stop if stop >= 0 else hi]
+    turn = _BUT.search(line, m.end() - start)
+    return line[: turn.start()] if turn else line
 
 
 def _shows_nothing(kind: str, text: str, m: "re.Match[str]") -> bool:
