@@ -69,9 +69,11 @@ _FRAMEWORK_WORDS = {
 _WINDOWS_TEXT = re.compile(
     r"\.dll\b|\[WinError \d+\]|\bDLL load failed\b|LoadLibrary failed|[A-Za-z]:\\\\?[\w ]+\\", re.I
 )
-_COLAB_TEXT = re.compile(
-    r"/content/|google\.colab|\bcolab\b|/usr/local/lib/python3\.\d+/dist-packages", re.I
-)
+#: Colab named, or its paths (/content/ is its working directory). Not the packages directory
+#: /usr/local/lib/python3.X/dist-packages: every Debian or Ubuntu Python installs pip's packages
+#: there when pip runs as root (Debian's Python policy, "site-packages and dist-packages"; Docker
+#: images built from ubuntu or nvidia/cuda do), so it names no Colab runtime (round thirty).
+_COLAB_TEXT = re.compile(r"/content/|google\.colab|\bcolab\b", re.I)
 _LOADER_CONFIDENCE = {
     "missing": 0.9,
     "symbol": 0.88,

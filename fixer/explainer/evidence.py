@@ -1131,6 +1131,7 @@ def cudart_ignored(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
         if h.finding.id == "cuda-lib-missing" and h.alternative_of is None and h.offset < at
     ]
     nvidia = next((s for s in seen if s.kind == "nvidia-gpu"), None)
+    absent = next((s for s in seen if s.kind in ("other-gpu", "no-nvidia-gpu-said")), None)
     if not before:
         return _cudart_unshown(said[-1], nvidia)
     cudart = max(before, key=lambda h: h.offset)
@@ -1159,6 +1160,28 @@ def cudart_ignored(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
             confidence=round(max(0.05, min(cudart.finding.confidence, max(later) - 0.05)), 3),
         )
         cudart.decisive = False
+    elif absent is not None:
+        # the machine has no NVIDIA GPU (round thirty): the condition of TensorFlow's own line
+        # holds, so its harmless reading takes the place of the libraries it could not load (kept
+        # as its alternatives)
+        stub = said[-1]
+        _with(
+            stub,
+            evidence=stub.finding.evidence
+            + (
+                f"decided by: {absent.line} (no NVIDIA GPU: TensorFlow runs on the CPU, and its "
+                "next line says to ignore the dlerror then)",
+            ),
+            confidence=round(max(stub.finding.confidence, cudart.finding.confidence), 3),
+        )
+        stub.decisive = True
+        stub.benign = True
+        for h in before:  # every CUDA library TensorFlow could not load before it
+            h.finding = dataclasses.replace(
+                h.finding, confidence=round(h.finding.confidence - DISPLACED, 3)
+            )
+            h.decisive = False
+            h.alternative_of = "log-noise"
     else:
         _with(
             cudart,

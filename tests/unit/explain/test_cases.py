@@ -246,7 +246,8 @@ twenty-nine (c) (140 of 159 after it). Sets 89-92, collected blind after that, w
 unread on the session's first tree and on the tree of round (c) (134 of 160 both times), then read
 for round twenty-nine (d) (140 of 160). Sets 93-94 were the session's final test
 (docs/measurements/runs-2026-11-29c); the twenty-first session read them for round thirty (a)
-(47 -> 52 of 57)."""
+(47 -> 52 of 57). Sets 95-98 were collected blind in that session, measured unread (113 of 140),
+then read for round thirty (c)."""
 
 from __future__ import annotations
 
@@ -545,6 +546,15 @@ SET92_GUARD = 35
 #: 24 and 28 (52 of 57), set 94 guarded at that; set 93 is below the 30 a guarded set needs.
 #: The guess trains on neither.
 SET94_GUARD = 28
+#: sets 95-98 (30, 41, 27 and 42 reports; leans: 2017-2020; 2021-2023; 2024-2026; beyond the big
+#: frameworks; every earlier URL excluded: 3828) collected blind in the twenty-first session,
+#: measured unread on its first tree (f80f93d) and after rounds thirty (a) and (b) (e07d37a): 24,
+#: 37, 23, 29 both times (113 of 140; docs/measurements/runs-2026-11-29d). Then read for round
+#: thirty (c) (test_emitters_round30.py): 27, 41, 23, 35, guarded at that but set 97, below the
+#: 30 a guarded set needs. The guess trains on none of them.
+SET95_GUARD = 27
+SET96_GUARD = 41
+SET98_GUARD = 35
 #: set 64 (19 reports, 17 right at 129b030) is below the 30 a guarded set needs: kept as data, and
 #: its 19 reports count in the measures of docs/measurements/runs-2026-11-28i, not guarded here
 
@@ -636,6 +646,9 @@ HELD_OUT_SETS = {
     "held-out-91": SET91_GUARD,
     "held-out-92": SET92_GUARD,
     "held-out-94": SET94_GUARD,
+    "held-out-95": SET95_GUARD,
+    "held-out-96": SET96_GUARD,
+    "held-out-98": SET98_GUARD,
 }
 
 

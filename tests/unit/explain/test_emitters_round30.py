@@ -219,3 +219,198 @@ def test_tensorflows_diagnostics_showing_two_driver_releases(dso, kernel, host):
         assert "two releases" not in first.title, text
     else:
         assert first.id == "driver-missing" and "two releases" in first.title, text
+
+
+# --- round thirty (c): read from the misses of sets 95-98 (the twenty-first session's first blind
+# sets, measured unread on its first tree and after rounds (a) and (b))
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    said=st.sampled_from(
+        [
+            "I don't have gpu.",
+            "I do not have a GPU on this laptop.",
+            "My machine has no NVIDIA GPU.",
+        ]
+    ),
+    dll=st.sampled_from(["cudart64_101.dll", "cudart64_110.dll", "libcudart.so.11.0"]),
+)
+def test_tensorflows_cudart_warning_on_a_machine_said_to_have_no_gpu_is_harmless(said, dll):
+    text = (
+        f"I am getting this error when importing tensorflow. {said}\n\n"
+        f"W tensorflow/stream_executor/platform/default/dso_loader.cc:55] Could not load dynamic library '{dll}'; dlerror: {dll} not found\n"
+        "I tensorflow/stream_executor/cuda/cudart_stub.cc:29] Ignore above cudart dlerror if you do not have a GPU set up on your machine.\n"
+    )
+    ids = _ids(text)
+    assert ids[0] == "log-noise" and "cuda-lib-missing" in ids[1:], text
+    # with the GPU named instead, the missing runtime is the cause
+    gpu = text.replace(said, "I have an NVIDIA GeForce RTX 3060.")
+    assert _ids(gpu)[0] == "cuda-lib-missing", gpu
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    py=st.sampled_from(["3.5", "3.8", "3.10", "3.12"]),
+    host=st.from_regex(r"\A[0-9a-f]{12}\Z", fullmatch=True),
+)
+def test_debians_dist_packages_directory_names_no_colab(py, host):
+    text = (
+        "$ docker run -it gpt-2 bash\n"
+        f"root@{host}:/gpt-2# python3 src/run.py\n"
+        f'  File "/usr/local/lib/python{py}/dist-packages/tensorflow/python/pywrap_tensorflow.py", line 58, in <module>\n'
+        "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory\n"
+    )
+    assert _ids(text)[0] == "driver-missing", text
+    colab = text.replace("$ docker run -it gpt-2 bash\n", "/content/drive/MyDrive\n")
+    assert _ids(colab)[0] == "gpu-missing", colab
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    where=st.sampled_from(
+        [
+            "from libcublas.so.11. Error: /usr/local/cuda/targets/x86_64-linux/lib/libcublas.so.11: undefined symbol: cublasGetSmCountTarget",
+            "from cublas64_11.dll. Error code 127",
+        ]
+    ),
+    noise=NOISE,
+)
+def test_cudnn_skipping_an_optional_cublas_entry_point_is_harmless(where, noise):
+    text = noise + f"Could not load symbol cublasGetSmCountTarget {where}\n"
+    result = analyze(text)
+    assert result.findings[0].id == "log-noise" and result.benign, text
+    # a failure beside it ranks first
+    failed = text + "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    assert _ids(failed)[0] == "out-of-memory"
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    where=st.sampled_from(
+        [
+            "C:\\opencv\\modules\\dnn\\src\\dnn.cpp:2385: error: (-216:No CUDA support) OpenCV was not built to work with the selected device. Please check CUDA_ARCH_PTX or CUDA_ARCH_BIN in your build configuration. in function 'cv::dnn::dnn4_v20210608::Net::Impl::initCUDABackend'",
+            "/opt/opencv/modules/dnn/src/op_cuda.cpp:30: error: (-216:No CUDA support) OpenCV was not built to work with the selected device. Please check CUDA_ARCH_PTX or CUDA_ARCH_BIN in your build configuration. in function 'initCUDABackend'",
+        ]
+    ),
+    ver=st.sampled_from(["4.5.3", "4.9.0"]),
+)
+def test_opencv_dnn_built_without_the_gpus_architecture(where, ver):
+    text = f"cv2.error: OpenCV({ver}) {where}\n"
+    assert _ids(text)[0] == "gpu-arch-unsupported", text
+    # the same error code for a build without CUDA says so in its own words
+    cpu = "cv2.error: OpenCV(4.10.0) /io/opencv/modules/core/include/opencv2/core/private.cuda.hpp:106: error: (-216:No CUDA support) The library is compiled without CUDA support in function 'throw_no_cuda'\n"
+    assert _ids(cpu)[0] == "cpu-only-build"
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    spell=st.sampled_from(
+        [
+            "Warp CUDA error: Could not open libcuda.so.",
+            "Warp CUDA Error: Could not open nvcuda.dll.",
+        ]
+    ),
+    ver=st.sampled_from(["1.0.2", "1.7.0"]),
+)
+def test_warp_without_the_driver_library(spell, ver):
+    text = (
+        f"{spell}\nWarp {ver} initialized:\n   CUDA Toolkit 12.8, Driver 0.0 (insufficient CUDA driver version!)\n"
+        "   The minimum required CUDA driver version is 12.0, but the installed CUDA driver version is 0.0.\n"
+    )
+    assert _ids(text)[0] == "driver-missing", text
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    gpu=st.sampled_from(
+        [
+            "GK208M [GeForce 920M]",
+            "TU117M [GeForce GTX 1650 Mobile / Max-Q]",
+            "GA104 [GeForce RTX 3070]",
+        ]
+    ),
+    quote=st.sampled_from(["", "> "]),
+)
+def test_an_nvidia_gpu_bound_to_nouveau_has_no_nvidia_driver(gpu, quote):
+    text = (
+        f"{quote}00:02.0 VGA compatible controller: Intel Corporation HD Graphics 5500 (rev 09)\n"
+        f"{quote}        Kernel driver in use: i915\n"
+        f"{quote}08:00.0 3D controller: NVIDIA Corporation {gpu} (rev a1)\n"
+        f"{quote}        Subsystem: Dell Device 06ae\n"
+        f"{quote}        Kernel driver in use: nouveau\n"
+    )
+    assert _ids(text)[0] == "driver-missing", text
+    loaded = text.replace("in use: nouveau", "in use: nvidia")
+    assert "driver-missing" not in _ids(loaded)[:1]
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    ctx=st.sampled_from(["AVHWDeviceContext", "hevc_nvenc", "h264_cuvid"]),
+    lib=st.sampled_from(["libcuda.so.1", "nvcuda.dll"]),
+    addr=st.from_regex(r"\A0x[0-9a-f]{12}\Z", fullmatch=True),
+)
+def test_ffmpeg_without_the_drivers_cuda_library(ctx, lib, addr):
+    text = (
+        f"[{ctx} @ {addr}] Cannot load {lib}\n"
+        f"[{ctx} @ {addr}] Could not dynamically load CUDA\n"
+        "Device creation failed: -1313558101.\n"
+    )
+    assert _ids(text)[0] == "driver-missing", text
+    amd = "GPU: AMD Radeon RX 6600\n" + text
+    assert _ids(amd)[0] == "gpu-missing", amd
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    arch=st.sampled_from(["compute_86", "compute_89", "sm_90"]),
+    cuda=st.sampled_from(["11.0", "10.2"]),
+)
+def test_nvccs_unknown_architecture_in_lower_case(arch, cuda):
+    text = f"unsupported gpu architecture '{arch}'. Unable to build for rtx 3090, cuda {cuda}\n"
+    assert _ids(text)[0] == "cuda-lib-mismatch", text
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    query=st.sampled_from(
+        ["nvmlDeviceGetFanSpeed", "nvmlDeviceGetPowerUsage", "nvmlDeviceGetTemperature"]
+    ),
+    noise=NOISE,
+)
+def test_an_nvml_sensor_the_board_does_not_have_is_harmless(query, noise):
+    text = (
+        noise
+        + f"hashcat (v3.20) starting...\n\n{query}(): Not Supported\n\nOpenCL Platform #1: NVIDIA Corporation\n"
+    )
+    result = analyze(text)
+    assert result.findings[0].id == "log-noise" and result.benign, text
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(words=st.sampled_from(["the latest amd drivers", "AMD graphics drivers", "amd gpu driver"]))
+def test_amds_graphics_driver_named_is_a_machine_without_an_nvidia_gpu(words):
+    text = (
+        f"im using windows 7 and {words}\n\n"
+        "CUDA error 'CUDA driver version is insufficient for CUDA runtime version' in func 'cuda_tromp::getinfo' line 45\n"
+    )
+    assert _ids(text)[0] == "gpu-missing", text
+    chipset = text.replace(words, "the AMD chipset drivers")
+    assert _ids(chipset)[0] != "gpu-missing", chipset
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    ver=st.sampled_from(["1.5.1", "2.0.1", "1.13.0"]),
+    py=st.sampled_from(["Python37-32", "Python38-32"]),
+)
+def test_a_cpu_wheel_pip_could_not_find_is_no_installed_build(ver, py):
+    text = (
+        f"C:\\Python\\{py}\\Scripts>pip install torch=={ver}+cpu -f https://download.pytorch.org/whl/torch_stable.html\n"
+        f"ERROR: Could not find a version that satisfies the requirement torch=={ver}+cpu (from versions: 0.1.2, 0.1.2.post1)\n"
+        f"ERROR: No matching distribution found for torch=={ver}+cpu\n"
+    )
+    assert _ids(text)[0] == "pip-conflict", text
+    installed = f"INFO     Torch {ver}+cpu\nAssertionError: Torch not compiled with CUDA enabled\n"
+    assert _ids(installed)[0] == "cpu-only-build", installed
