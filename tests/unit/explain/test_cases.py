@@ -247,7 +247,7 @@ unread on the session's first tree and on the tree of round (c) (134 of 160 both
 for round twenty-nine (d) (140 of 160). Sets 93-94 were the session's final test
 (docs/measurements/runs-2026-11-29c); the twenty-first session read them for round thirty (a)
 (47 -> 52 of 57). Sets 95-98 were collected blind in that session, measured unread (113 of 140),
-then read for round thirty (c)."""
+then read for round thirty (c). Sets 99-102 were that session's final test, unread."""
 
 from __future__ import annotations
 
@@ -555,6 +555,12 @@ SET94_GUARD = 28
 SET95_GUARD = 27
 SET96_GUARD = 41
 SET98_GUARD = 35
+#: sets 99-102 (26, 26, 19 and 11 reports; leans: the deep-learning frameworks and their
+#: libraries; applications users run; GPU computing beyond deep learning and its platforms; the
+#: cuDNN and driver causes; every earlier URL excluded: 3968) collected blind after 95-98 were
+#: read: the twenty-first session's final test, measured unread on its first tree (f80f93d) and
+#: after round thirty (c): 21, 19, 11, 9 both times (60 of 82). Not read, never trained on; each
+#: is below the 30 a guarded set needs.
 #: set 64 (19 reports, 17 right at 129b030) is below the 30 a guarded set needs: kept as data, and
 #: its 19 reports count in the measures of docs/measurements/runs-2026-11-28i, not guarded here
 
