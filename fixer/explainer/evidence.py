@@ -49,7 +49,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 from fixer.explainer import copies
 from fixer.explainer.catalogue import Catalogue
 from fixer.explainer.hits import DISPLACED, MAX, Hit, displaced, wanted_major
-from fixer.explainer.loader import LINE_CUT, line_at
+from fixer.explainer.loader import line_at, line_span
 from fixer.model import FindingId
 from fixer.rules import decode_cudnn_version, nvcc_archs, nvcc_compiles_for
 from fixer.system.versions import version_key
@@ -96,6 +96,8 @@ _QUERY = re.compile(
 )
 #: the kinds that show a copy on the machine
 _COPY_KINDS = ("cudnn-present", "cudnn-framework-copy")
+#: the evidence that the machine has no NVIDIA GPU: another vendor's graphics, or a sentence saying so
+_NO_NVIDIA_GPU = ("other-gpu", "no-nvidia-gpu-said")
 #: the kinds a denied clause never shows (a copy, a framework's own copy, a GPU: "I don't have a
 #: GeForce", "nvidia-smi doesn't work")
 _PRESENCE = ("cudnn-present", "cudnn-framework-copy", "nvidia-gpu", "other-gpu", "in-container")
@@ -251,11 +253,8 @@ def _before_but(text: str, m: "re.Match[str]") -> str:
     """The match's line up to a "but" after the match: in "I installed CUDA 9.0 and cuDNN v7, but
     I keep getting this error" the failure is the other clause's, and the copy is still named as
     present. A failure before the match, or with no "but" after it, stays on the line."""
-    lo, hi = max(0, m.start() - LINE_CUT), min(len(text), m.end() + LINE_CUT)
-    nl = text.rfind("\n", lo, m.start())
-    start = nl + 1 if nl >= 0 else lo
-    stop = text.find("\n", m.end(), hi)
-    line = text[start : stop if stop >= 0 else hi]
+    start, end = line_span(text, m.start(), m.end())
+    line = text[start:end]
     turn = _BUT.search(line, m.end() - start)
     return line[: turn.start()] if turn else line
 
@@ -736,7 +735,7 @@ def gpu_named(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
     decided. A container runtime that has no GPU device driver (`runtime_nodriver`) is asked
     only by the no-GPU evidence."""
     nvidia = next((s for s in seen if s.kind == "nvidia-gpu"), None)
-    absent = next((s for s in seen if s.kind in ("other-gpu", "no-nvidia-gpu-said")), None)
+    absent = next((s for s in seen if s.kind in _NO_NVIDIA_GPU), None)
     asked = _asked_about_the_gpu(hits, seen, nvidia, absent)
     line = nvidia or absent
     if line is None and not any(s.kind == "driver-version" for s in seen):
@@ -785,9 +784,7 @@ def unavailable_beside_gpu(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
     (CUDA_VISIBLE_DEVICES can still hide the GPU). Returns the reading that takes first place,
     or nothing."""
     nvidia = next((s for s in seen if s.kind == "nvidia-gpu"), None)
-    if nvidia is None or any(
-        s.kind in ("other-gpu", "no-nvidia-gpu-said", "cuda-runtime") for s in seen
-    ):
+    if nvidia is None or any(s.kind in (*_NO_NVIDIA_GPU, "cuda-runtime") for s in seen):
         # another vendor's graphics or a sentence: gpu_named decides; the build's CUDA named
         # (cuda-runtime: +cu118, a conda build string): not a CPU build, and the driver's
         # version against it decides (_driver_reached, _driver_short)
@@ -1131,7 +1128,7 @@ def cudart_ignored(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
         if h.finding.id == "cuda-lib-missing" and h.alternative_of is None and h.offset < at
     ]
     nvidia = next((s for s in seen if s.kind == "nvidia-gpu"), None)
-    absent = next((s for s in seen if s.kind in ("other-gpu", "no-nvidia-gpu-said")), None)
+    absent = next((s for s in seen if s.kind in _NO_NVIDIA_GPU), None)
     if not before:
         return _cudart_unshown(said[-1], nvidia)
     cudart = max(before, key=lambda h: h.offset)
@@ -1161,27 +1158,7 @@ def cudart_ignored(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
         )
         cudart.decisive = False
     elif absent is not None:
-        # the machine has no NVIDIA GPU (round thirty): the condition of TensorFlow's own line
-        # holds, so its harmless reading takes the place of the libraries it could not load (kept
-        # as its alternatives)
-        stub = said[-1]
-        _with(
-            stub,
-            evidence=stub.finding.evidence
-            + (
-                f"decided by: {absent.line} (no NVIDIA GPU: TensorFlow runs on the CPU, and its "
-                "next line says to ignore the dlerror then)",
-            ),
-            confidence=round(max(stub.finding.confidence, cudart.finding.confidence), 3),
-        )
-        stub.decisive = True
-        stub.benign = True
-        for h in before:  # every CUDA library TensorFlow could not load before it
-            h.finding = dataclasses.replace(
-                h.finding, confidence=round(h.finding.confidence - DISPLACED, 3)
-            )
-            h.decisive = False
-            h.alternative_of = "log-noise"
+        _no_gpu_for_cudart(said[-1], before, cudart, absent)
     else:
         _with(
             cudart,
@@ -1193,6 +1170,30 @@ def cudart_ignored(hits: List[Hit], seen: Sequence[Seen]) -> List[Hit]:
         )
         cudart.check = said[-1].check
     return []
+
+
+def _no_gpu_for_cudart(stub: Hit, before: List[Hit], cudart: Hit, absent: Seen) -> None:
+    """The machine has no NVIDIA GPU (round thirty): the condition of TensorFlow's own line holds,
+    so its harmless reading (`stub`) takes the place of every CUDA library TensorFlow could not
+    load before it (`before`, kept as its alternatives; changed in place)."""
+    _with(
+        stub,
+        evidence=stub.finding.evidence
+        + (
+            f"decided by: {absent.line} (no NVIDIA GPU: TensorFlow runs on the CPU, and its "
+            "next line says to ignore the dlerror then)",
+        ),
+        confidence=round(max(stub.finding.confidence, cudart.finding.confidence), 3),
+    )
+    stub.decisive = True
+    stub.benign = True
+    for h in before:
+        moved = displaced(h, "log-noise")
+        h.finding, h.decisive, h.alternative_of = (
+            moved.finding,
+            moved.decisive,
+            moved.alternative_of,
+        )
 
 
 def _is_failure(line: str) -> bool:

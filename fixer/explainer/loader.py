@@ -195,15 +195,23 @@ class LoadFailure:
 LINE_CUT = 300
 
 
+def line_span(text: str, start: int, end: Optional[int] = None) -> Tuple[int, int]:
+    """Where the line(s) around text[start:end] begin and end. Only LINE_CUT characters either side
+    are searched for the line's ends, so that many matches on one very long line cost linear time,
+    not the line's length each."""
+    end = start if end is None else end
+    lo, hi = max(0, start - LINE_CUT), min(len(text), end + LINE_CUT)
+    nl = text.rfind("\n", lo, start)
+    first = nl + 1 if nl >= 0 else lo
+    nl = text.find("\n", end, hi)
+    return first, nl if nl >= 0 else hi
+
+
 def line_at(text: str, offset: int) -> str:
-    """The line around an offset, stripped and cut to LINE_CUT characters (for evidence). Only
-    LINE_CUT characters either side are searched for the line's ends, so that many matches on one
-    very long line cost linear time, not the line's length each."""
-    lo, hi = max(0, offset - LINE_CUT), min(len(text), offset + LINE_CUT)
-    nl = text.rfind("\n", lo, offset)
-    start = nl + 1 if nl >= 0 else lo
-    end = text.find("\n", offset, hi)
-    line = text[start : end if end >= 0 else hi].strip()
+    """The line around an offset (line_span), stripped and cut to LINE_CUT characters (for
+    evidence)."""
+    start, end = line_span(text, offset)
+    line = text[start:end].strip()
     return line if len(line) <= LINE_CUT else line[: LINE_CUT - 3] + "..."
 
 
